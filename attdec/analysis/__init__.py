@@ -1,0 +1,1 @@
+"""Analyses over the record model: stall classification, hotspots, wave listings."""

@@ -1,0 +1,1 @@
+"""One module per CLI command; attdec.cli registers them."""

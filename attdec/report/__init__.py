@@ -1,0 +1,1 @@
+"""Reporters: rich tables, JSON/CSV, and writers of other formats."""
