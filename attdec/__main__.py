@@ -1,0 +1,4 @@
+"""`python -m attdec` runs the CLI."""
+from attdec.cli import main
+
+main()
