@@ -25,7 +25,8 @@ def load(p):
 
 def main():
     args = sys.argv[1:]
-    use_pc = "--pc" in args
+    use_pc = "--pc" in args or "--listing" in args
+    use_listing = "--listing" in args
     use_tl = "--timeline" in args
     verbose = "-v" in args
     dirs = [a for a in args if not a.startswith("-")]
@@ -36,7 +37,12 @@ def main():
         if orc is None:
             continue
         code = None
-        if use_pc:
+        if use_listing:
+            sys.path.insert(0, os.path.dirname(__file__))
+            from listing_codemap import merged
+            code = merged([(os.path.join(d, k["code_object"].rsplit(".", 1)[0] + ".llvm.s"), int(k["base_hex"], 16))
+                           for k in cap["kernels"]])
+        elif use_pc:
             from attdec.commands.decode import build_codemap
             code = build_codemap([f"{os.path.join(d, k['code_object'])}@{k['base_hex']}" for k in cap["kernels"]],
                                  cap["gfx_arch"])
@@ -45,6 +51,9 @@ def main():
             o = od.get((disp["kernel"], disp["exec_tag"]))
             if o is None:
                 continue
+            if use_listing:
+                from listing_codemap import codemap_from_oracle
+                code = codemap_from_oracle(o, code)
             waves, occ = [], []
             for b in disp["blobs"]:
                 se = int(re.search(r"se(\d+)", b).group(1))
