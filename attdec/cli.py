@@ -33,3 +33,5 @@ def main():
 
 
 # Each command lives in its own module under attdec/commands/ and is registered here.
+from attdec.commands.decode import decode  # noqa: E402
+main.add_command(decode)
