@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from attdec.decoders.common import CodeMap
 
-LINE = re.compile(r"^\s+(\S.*?)\s*//\s+([0-9A-Fa-f]+):\s+([0-9A-Fa-f ]+)$")
+LINE = re.compile(r"^\s+(\S.*?)\s*//\s+([0-9A-Fa-f]+):\s+([0-9A-Fa-f ]+?)(?:\s+<.*>)?$")
 
 
 def codemap_from_listing(path: str, base: int) -> CodeMap:

@@ -68,6 +68,7 @@ class TokenTable:
             self.nibbles[hit] = bits // 4
             self.dshift[T[name]] = dlo
             self.dmask[T[name]] = (1 << dlen) - 1
+        self.nibbles32 = self.nibbles.astype(np.int32)
         self.len_by_type = np.zeros(len(TOKEN_NAMES), np.int64)
         for name, _p, _l, bits, _d, _n in encodings:
             self.len_by_type[T[name]] = bits // 4
@@ -195,34 +196,40 @@ def split(data: bytes, fam: Family) -> Tokens:
     low8 = nib[:nn] | (nib[1:nn + 1] << 4)
     tab = fam.table
     ttype = tab.type[low8]
-    # next non-NOP nibble at or after each position
-    idx = np.where(nib[:nn] != 0, np.arange(nn, dtype=np.int64), nn)
-    nextnz = np.minimum.accumulate(idx[::-1])[::-1]
-    nextnz = np.append(nextnz, [nn] * 80)
-    step = tab.nibbles[low8]
-    nxt = nextnz[np.minimum(np.arange(nn, dtype=np.int64) + step, nn + 79)]
+    # next non-NOP nibble at or after each position (int32: this is the big array of the splitter)
+    pad = nn + 79
+    nextnz = np.empty(nn + 80, np.int32)
+    nextnz[nn:] = nn
+    nz = np.flatnonzero(nib[:nn])
+    fill = np.full(nn, nn, np.int32)
+    fill[nz] = nz
+    del nz
+    nextnz[:nn] = np.minimum.accumulate(fill[::-1])[::-1]
+    del fill
+    step = tab.nibbles32[low8]
+    del low8
+    step += np.arange(nn, dtype=np.int32)
+    np.minimum(step, pad, out=step)
+    nxt = nextnz[step]
+    del step
     if fam.gfx12:
         # WAVE_START_EXT: while bit 0 of the next window is 1, skip 8 more bits (VGPR/LDS extension bytes);
         # the state survives NOPs.
-        for p in np.flatnonzero(ttype == T["WAVE_START_EXT"]):
-            q = int(nextnz[min(p + step[p], nn + 79)])
+        for p in np.flatnonzero(ttype == T["WAVE_START_EXT"]).tolist():
+            q = int(nextnz[min(p + 10, pad)])
             while q < nn and nib[q] & 1:
-                q = int(nextnz[min(q + 2, nn + 79)])
+                q = int(nextnz[min(q + 2, pad)])
             nxt[p] = q
-    nxt32 = array("l", nxt.astype(np.int64).tobytes()) if False else nxt.astype(np.int64)
     # follow the chain from the first non-NOP nibble
     starts = array("q")
     p = int(nextnz[0])
-    nxl = nxt32.tolist() if nn < 2_000_000 else None
-    if nxl is not None:
-        while p < nn:
-            starts.append(p)
-            p = nxl[p]
-    else:
-        ar = array("q", nxt32.tobytes())
-        while p < nn:
-            starts.append(p)
-            p = ar[p]
+    del nextnz
+    ar = array("i", nxt.tobytes())
+    del nxt
+    while p < nn:
+        starts.append(p)
+        p = ar[p]
+    del ar
     pos = np.frombuffer(starts, np.int64) if len(starts) else np.zeros(0, np.int64)
     typ = ttype[pos]
     problems = []
