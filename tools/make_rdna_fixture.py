@@ -29,6 +29,7 @@ class Stream:
 
     def data(self, pad_bytes: int = 16) -> bytes:
         n = (self.bits + 7) // 8 + pad_bytes
+        n = (n + 31) // 32 * 32                   # the trace unit writes whole 32-byte lines
         return self.value.to_bytes(n, "little")
 
 

@@ -44,13 +44,15 @@ def build_codemap(specs, arch: str) -> CodeMap:
     code = CodeMap()
     if not specs:
         return code
+    loaded = []
+    for spec in specs:
+        path, base = parse_code_spec(spec)
+        loaded.append((path, base, _read(path)))
     try:
         from attdec.isa import disassemble, load_code_object
     except ImportError:
         raise AttdecError("the ISA layer (attdec.isa) is not available in this build; decode without --code") from None
-    for spec in specs:
-        path, base = parse_code_spec(spec)
-        data = _read(path)
+    for path, base, data in loaded:
         co = load_code_object(data, path)
         co_arch = getattr(co, "arch", None)
         if co_arch and arch and _family(co_arch) != _family(arch):

@@ -147,6 +147,7 @@ class Family:
 
 FAMILIES = {11: Family("gfx11", 3, _GFX11, False), 12: Family("gfx12", 4, _GFX12, True)}
 HEADER_VERSION_FAMILY = {3: 11, 4: 12}
+LINE_BYTES = 32          # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
 
 
 def family_of_arch(arch: str) -> int | None:
@@ -242,9 +243,12 @@ def split(data: bytes, fam: Family) -> Tokens:
     else:
         keep = tok_end <= nbits
         cut = ~keep
-    if cut.any():
-        first = int(pos[np.flatnonzero(cut)[0]])
-        problems.append(f"truncated: token at byte {first // 2} runs past the end of the data ({n} bytes)")
+    if n % LINE_BYTES:
+        # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
+        # not a whole number of lines means the file was cut.
+        where = f"token at byte {int(pos[np.flatnonzero(cut)[0]]) // 2} cut" if cut.any() else "no token cut"
+        problems.append(f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
+                        f"({where}); decoded what comes before")
     unk = typ == T["UNKNOWN"]
     if unk.any():
         k = np.flatnonzero(unk)
@@ -438,6 +442,7 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
     other = []
 
     stitcher = stitch_mod.Stitcher(code, family=fam_no) if code is not None and len(code) else None
+    entry_checked = False
 
     def emit(wv: WaveState):
         waves.append(_finish_wave(wv, stitcher, excl_bw))
@@ -561,6 +566,11 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
             running[loc] = pc
             occ_rows.append((se, cu, simd, wid, 1, tm, pc))
             if is_target:
+                if stitcher is not None and not entry_checked:
+                    entry_checked = True
+                    if code.get(pc) is None:
+                        res.problems.append(f"kernel entry pc {pc:#x} (byte {int(tk.pos[i]) // 2}) is not in any "
+                                            f"loaded code object: wrong --code or load base? PCs stay 0")
                 _push(slots, pending, wid, WaveState(se, cu, simd, wid, tm, pc), emit)
         elif ty == tWE:
             sa, simd, wgp, wid = _f(w, we["sa"]), _f(w, we["simd"]), _f(w, we["wgp"]), _f(w, we["wid"])
