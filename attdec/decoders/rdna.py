@@ -167,6 +167,57 @@ class Tokens:
     __slots__ = ("type", "time", "word", "pos", "lost", "realtime", "problems", "nibbles_used")
 
 
+CHAIN_CHUNK = 2048        # nibbles per chunk of the parallel chain walk
+
+
+def follow_chain(nxt: np.ndarray, first: int, nn: int, seeds: np.ndarray) -> np.ndarray:
+    """Token starts reachable from `first` through `nxt` (int32, strictly increasing steps).
+
+    Walking one token at a time in Python is the splitter's main cost, so the walk runs in parallel:
+    every CHAIN_CHUNK-nibble chunk's chain is followed from its first non-NOP nibble in numpy lock-step,
+    then the chunks are spliced where the true chain enters each one. A chain started anywhere falls
+    into step with the true one within a few tokens (the format is self-synchronising), and from a
+    shared position on two chains are identical, so only those few tokens are walked one by one.
+    """
+    if nn == 0 or first >= nn:
+        return np.zeros(0, np.int32)
+    nch = len(seeds)
+    ends = np.minimum(np.arange(1, nch + 1, dtype=np.int64) * CHAIN_CHUNK, nn).astype(np.int32)
+    cur = seeds.astype(np.int32)
+    rows = []
+    act = np.flatnonzero(cur < ends)
+    while len(act):
+        row = np.full(nch, -1, np.int32)
+        c = cur[act]
+        row[act] = c
+        rows.append(row)
+        c = nxt[c]
+        cur[act] = c
+        act = act[c < ends[act]]
+    cols = np.stack(rows).T.copy() if rows else np.zeros((nch, 0), np.int32)   # chunk -> its chain
+    lens = (cols >= 0).sum(1)
+    out = []
+    e = first
+    while e < nn:
+        k = e // CHAIN_CHUNK
+        col = cols[k, :lens[k]]
+        walked = []
+        while True:
+            j = int(np.searchsorted(col, e))
+            if j < len(col) and col[j] == e:          # in step with chunk k's chain from here on
+                if walked:
+                    out.append(np.array(walked, np.int32))
+                out.append(col[j:])
+                e = int(cur[k])
+                break
+            walked.append(e)
+            e = int(nxt[e])
+            if e >= nn or e // CHAIN_CHUNK != k:
+                out.append(np.array(walked, np.int32))
+                break
+    return np.concatenate(out) if out else np.zeros(0, np.int32)
+
+
 def _windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
     """64-bit little-endian window starting at each nibble position (zero past the end)."""
     b = nib_pos >> 1
@@ -216,22 +267,21 @@ def split(data: bytes, fam: Family) -> Tokens:
     if fam.gfx12:
         # WAVE_START_EXT: while bit 0 of the next window is 1, skip 8 more bits (VGPR/LDS extension bytes);
         # the state survives NOPs.
-        for p in np.flatnonzero(ttype == T["WAVE_START_EXT"]).tolist():
-            q = int(nextnz[min(p + 10, pad)])
-            while q < nn and nib[q] & 1:
-                q = int(nextnz[min(q + 2, pad)])
-            nxt[p] = q
-    # follow the chain from the first non-NOP nibble
-    starts = array("q")
-    p = int(nextnz[0])
+        wse = np.flatnonzero(ttype == T["WAVE_START_EXT"])
+        q = nextnz[np.minimum(wse + 10, pad)]
+        more = np.flatnonzero((q < nn) & (nib[np.minimum(q, nn)] & 1).astype(bool))
+        while len(more):
+            q[more] = nextnz[np.minimum(q[more] + 2, pad)]
+            qm = q[more]
+            more = more[(qm < nn) & (nib[np.minimum(qm, nn)] & 1).astype(bool)]
+        nxt[wse] = q
+    # follow the chain of token starts from the first non-NOP nibble
+    seeds = nextnz[0:nn:CHAIN_CHUNK].copy() if nn else np.zeros(0, np.int32)
+    first = int(nextnz[0])
     del nextnz
-    ar = array("i", nxt.tobytes())
+    pos = follow_chain(nxt, first, nn, seeds)
     del nxt
-    while p < nn:
-        starts.append(p)
-        p = ar[p]
-    del ar
-    pos = np.frombuffer(starts, np.int64) if len(starts) else np.zeros(0, np.int64)
+    pos = pos.astype(np.int64)
     typ = ttype[pos]
     problems = []
     # end of buffer: a token must fit in the data (gfx12 also needs a whole 64-bit window, as the
