@@ -191,6 +191,7 @@ class Stitcher:
         self.view = CodeView(code, family)
         self.family = family
         self.incomplete = 0          # waves whose records did not all get a PC
+        self.memo: dict = {}         # (next line pc, skipped immediates, record category) -> outcome
 
     def stitch(self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False):
         cats = insts["category"].tolist()
@@ -208,23 +209,30 @@ class Stitcher:
         return insts, timeline
 
     def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw):
+        """Assign pcs[i] for each record; returns (records walked, excluded barrier waits, durations changed).
+
+        Records without PC information are matched by `_match`; its outcome depends only on (next line,
+        skipped-immediate count, record category) unless it touched a gfx12 barrier-wait line, so it is
+        memoised per blob: waves of the same kernel repeat the same transitions.
+        """
         view, fam = self.view, self.family
         get = view.get
+        memo = self.memo
         n = len(cats)
         i = 0
-        failed = 0
-        skipped_immed = 0
+        skipped = 0
         pii = 0
-        line = nxt = None
+        npi = len(pc_infos)
+        nxt = None
         barriers = []
         dur_changed = False
-        while i < n and failed < self.MAX_FAILED:
-            while pii < len(pc_infos) and pc_infos[pii][0] <= i:
+        while i < n:
+            while pii < npi and pc_infos[pii][0] <= i:
                 if pc_infos[pii][0] == i:
                     pc = pc_infos[pii][1]
                     if get(pc) is not None:
                         pcs[i] = pc
-                    elif pii + 1 < len(pc_infos):
+                    elif pii + 1 < npi:
                         i = pc_infos[pii + 1][0]
                         if i >= n:
                             return i, barriers, dur_changed
@@ -257,66 +265,94 @@ class Stitcher:
                 continue
             if fam >= 12 and i == 0:
                 return 0, barriers, dur_changed
+            if nxt is None:
+                break
+            key = (nxt.addr, skipped, rec)
+            hit = memo.get(key)
+            if hit is None:
+                hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
+                if hit[4]:
+                    memo[key] = hit
+            pc, nxt_addr, skipped, widen, _ = hit
+            if not pc:
+                break
+            if widen and durs[i] < stalls[i] + 2:
+                durs[i] = stalls[i] + 2
+                dur_changed = True
+            pcs[i] = pc
+            i += 1
+            nxt = get(nxt_addr) if nxt_addr else None
+        return i, barriers, dur_changed
+
+    def _match(self, cats, i, nxt, skipped, excl_bw, barriers):
+        """Walk lines from `nxt` until record i matches one (official stitchWave, one record).
+
+        Returns (pc or 0 to stop, next line's pc or 0, skipped immediates, v_mov_b64 widening, cacheable).
+        """
+        view, fam = self.view, self.family
+        get = view.get
+        rec = cats[i]
+        n = len(cats)
+        failed = 0
+        cacheable = True
+        while failed < self.MAX_FAILED:
             line, nxt = nxt, None
             if line is None or not line.text:
-                break
+                return 0, 0, skipped, False, cacheable
             nxt = get(line.next)
-            if line.cat == L_DONT_KNOW or line.cat == L_SKIP:
-                continue
-            if excl_bw and (line.cat == L_BARRIER_WAIT_EXCLUDED or
-                            (not line.parsed and line.cat == L_IMMED and line.text.startswith("s_barrier_wait"))):
-                add = True
-                if rec == R_IMMED:
-                    kind = 0
-                    look = nxt
-                    idx = i
-                    while idx < n and add and look is not None:
-                        l2, r2 = look.cat, cats[idx]
-                        look = view.jump(look) if (l2 == L_BRANCH and r2 == R_JUMP) else get(look.next)
-                        if l2 == L_DONT_KNOW or l2 == L_SKIP:
-                            idx += 1
-                            continue
-                        add = _elaborate(r2, l2)
-                        if r2 != R_IMMED and l2 != L_VALU:
-                            if kind != 0 and kind != l2:
-                                break
-                            kind = l2
-                        idx += 2
-                if add:
-                    barriers.append((i, line.addr))
-                    line.cat = L_BARRIER_WAIT_EXCLUDED
-                    continue
-            matched = True
             lc = line.cat
+            if lc == L_DONT_KNOW or lc == L_SKIP:
+                continue
+            if excl_bw and (lc == L_BARRIER_WAIT_EXCLUDED or (lc == L_IMMED and line.text.startswith("s_barrier_wait"))):
+                cacheable = False
+                if lc == L_BARRIER_WAIT_EXCLUDED or not line.parsed:
+                    add = True
+                    if rec == R_IMMED:
+                        kind = 0
+                        look = nxt
+                        idx = i
+                        while idx < n and add and look is not None:
+                            l2, r2 = look.cat, cats[idx]
+                            look = view.jump(look) if (l2 == L_BRANCH and r2 == R_JUMP) else get(look.next)
+                            if l2 == L_DONT_KNOW or l2 == L_SKIP:
+                                idx += 1
+                                continue
+                            add = _elaborate(r2, l2)
+                            if r2 != R_IMMED and l2 != L_VALU:
+                                if kind != 0 and kind != l2:
+                                    break
+                                kind = l2
+                            idx += 2
+                    if add:
+                        barriers.append((i, line.addr))
+                        line.cat = L_BARRIER_WAIT_EXCLUDED
+                        continue
+            matched = True
+            widen = False
             if _trivial(rec, lc):
                 pass
             elif lc == L_BRANCH:
                 if rec != R_JUMP:
-                    break
+                    return 0, 0, skipped, False, cacheable
                 nxt = view.jump(line)
             elif fam == 12 and lc == L_V_MOV_B64 and rec == R_VALU:
-                if durs[i] < stalls[i] + 2:
-                    durs[i] = stalls[i] + 2
-                    dur_changed = True
+                widen = True
             else:
                 matched = False
                 if fam != 9 and rec == R_IMMED and _skippable(lc):
                     matched = True
-                    skipped_immed += 1
+                    skipped += 1
                 elif line.text.startswith("s_waitcnt") or "_load_" in line.text:
-                    if skipped_immed > 0 and line.text.startswith("s_waitcnt"):
+                    if skipped > 0 and line.text.startswith("s_waitcnt"):
                         matched = True
-                        skipped_immed -= 1
+                        skipped -= 1
                     elif "scratch_" not in line.text:
-                        break
+                        return 0, 0, skipped, False, cacheable
             if matched:
-                pcs[i] = line.addr
-                i += 1
-                failed = 0
                 line.parsed = True
-            else:
-                failed += 1
-        return i, barriers, dur_changed
+                return line.addr, (nxt.addr if nxt is not None else 0), skipped, widen, cacheable
+            failed += 1
+        return 0, 0, skipped, False, False
 
 
 def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
