@@ -506,9 +506,55 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
     tI, tV, tIO, tIM, tWR = T["INST"], T["VALU_INST"], T["IMM_ONE"], T["IMMEDIATE"], T["WAVE_READY"]
     tWS, tWSX, tWE, tNPC, tREG, tHDR, tMISC = (T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"],
                                                T["NEW_PC"], T["REG"], T["HEADER"], T["MISC"])
+    # Per-token fields, vectorised: wave slot, and for plain issues (VALU_INST, ordinary INST) the
+    # record category and cycles, so the loop below only looks them up.
+    tw = tk.word
+    is_i = tk.type == tI
+    is_v = tk.type == tV
+    wid_a = np.where(is_i, (tw >> np.uint64(iw_lo)) & np.uint64(31), (tw >> np.uint64(7)) & np.uint64(31))
+    op_a = ((tw >> np.uint64(io_lo)) & np.uint64((1 << io_w) - 1)).astype(np.int64)
+    cat_a = np.where(is_v, CAT_VALU, fam.op_cat[op_a])
+    cyc_a = np.where(is_v, 1, fam.op_cycles[op_a])
+    plain = is_v | (is_i & (cat_a > 0) & (cat_a < OTHER) & (cat_a != CAT_IMMED) & (cyc_a > 0)
+                    & (op_a != OP_JUMP) & (op_a != OP_TRAP) & (op_a != OP_RFE))
+    plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
+    del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
+
     for i in range(len(types)):
         ty = types[i]
         tm = times[i]
+        if plain_l[i]:                       # the hot path: one issued instruction (official apply_inst)
+            wv = slots[wid_l[i]]
+            if wv is None:
+                continue
+            if wv.barrier:
+                wv.barrier_ext(tm)
+            if wv.trapped:
+                continue
+            if ty == tI:
+                wv.end = tm
+            cyc = cyc_l[i]
+            last = wv.last
+            state = wv.state
+            if state == STALL and last < tm:
+                st = tm - last
+                wv.t.append(last)
+                wv.dur.append(cyc + st)
+                wv.stall.append(st)
+            else:
+                wv.t.append(tm)
+                wv.dur.append(cyc)
+                wv.stall.append(0)
+            wv.cat.append(cat_l[i])
+            if tm > last:                    # set_state(EXEC, tm), inlined
+                tl = wv.timeline
+                if tl and tl[-1][0] == state:
+                    tl[-1][1] += tm - last
+                else:
+                    tl.append([state, tm - last])
+                wv.last = tm
+            wv.state = EXEC
+            continue
         w = words[i]
         if ty == tI:
             op = (w >> io_lo) & ((1 << io_w) - 1)
