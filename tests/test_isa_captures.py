@@ -43,7 +43,6 @@ def test_size_mnemonic_and_targets_match_llvm(entry):
             assert ins.target == addr + 4 + 4 * (simm - 65536 if simm >= 32768 else simm)
 
 
-@pytest.mark.xfail(reason="operand text still being completed after milestone 1", strict=False)
 def test_full_text_agreement_at_least_99_percent_per_arch():
     per = collections.defaultdict(lambda: [0, 0])
     for entry in _entries():

@@ -206,7 +206,7 @@ def probe_target(mcpu, objdump):
         allf = list(fields_for(gen, enc))
         if enc == "VOP3" and SDST_VOP3.match(mn):
             allf.append(("sdst", 8, 7, 4))
-        fields[enc] = {f[0]: [f[1], f[2]] for f in fields_for(gen, enc)}
+        fields.setdefault(enc, {}).update({f[0]: [f[1], f[2]] for f in allf})
         if not (ok(hit, size) and hit[0].split()[0] == mn):
             hit = run(objdump, mcpu, mach, [ws])[0]
             flds = []
