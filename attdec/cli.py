@@ -33,3 +33,5 @@ def main():
 
 
 # Each command lives in its own module under attdec/commands/ and is registered here.
+from attdec.commands.hotspots import command as _hotspots  # noqa: E402
+main.add_command(_hotspots)
