@@ -35,3 +35,5 @@ def main():
 # Each command lives in its own module under attdec/commands/ and is registered here.
 from attdec.commands.hotspots import command as _hotspots  # noqa: E402
 main.add_command(_hotspots)
+from attdec.commands.waves import command as _waves  # noqa: E402
+main.add_command(_waves)

@@ -12,8 +12,8 @@ from rich.console import Console
 def console() -> Console:
     """stdout console; wide and colourless when piped so tables are not squeezed to 80 columns."""
     if sys.stdout.isatty():
-        return Console(highlight=False)
-    return Console(width=200, no_color=True, highlight=False, soft_wrap=False)
+        return Console(highlight=False, markup=False)
+    return Console(width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
 
 
 def human(n: float) -> str:
