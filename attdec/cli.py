@@ -37,3 +37,5 @@ from attdec.commands.hotspots import command as _hotspots  # noqa: E402
 main.add_command(_hotspots)
 from attdec.commands.waves import command as _waves  # noqa: E402
 main.add_command(_waves)
+from attdec.commands.prune import command as _prune  # noqa: E402
+main.add_command(_prune)
