@@ -39,3 +39,5 @@ from attdec.commands.waves import command as _waves  # noqa: E402
 main.add_command(_waves)
 from attdec.commands.prune import command as _prune  # noqa: E402
 main.add_command(_prune)
+from attdec.commands.demo import command as _demo  # noqa: E402
+main.add_command(_demo)
