@@ -332,6 +332,9 @@ def read_dispatch(files, bar=None) -> Dispatch:
     kernel = kernel_name(code)
     if not kernel:   # zero-wave folders: take the name from the kernel ids this dispatch's rows use
         kernel = ", ".join(names[str(k)] for k in sorted(kids) if str(k) in names and k != 0)
+    if not kernel:   # no rows at all: the name table is process-wide, so use it only if unambiguous
+        named = {v for k, v in names.items() if k != "0"}
+        kernel = named.pop() if len(named) == 1 else ""
     d = Dispatch(name=name, arch=arch, kernel=kernel, code=code, waves=waves, occupancy=occ,
                  realtime=realtime, path=files.label, problems=problems)
     if not full and waves:
@@ -386,10 +389,12 @@ def load_archive(path: Path, bar) -> list[Dispatch]:
                 parent = str(p.parent)
                 f = tar.extractfile(m)
                 folders.setdefault(parent, {})[p.name] = f.read() if f else b""
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise InputError(f"unreadable archive: {e}", str(path)) from None
-    except Exception as e:       # lzma/zlib errors surface under several types
-        raise InputError(f"unreadable archive: {type(e).__name__}: {e}", str(path)) from None
+    except tarfile.ReadError:
+        raise InputError("unreadable archive: not a tar file, or corrupt/unknown compression",
+                         str(path)) from None
+    except Exception as e:       # OSError, EOFError, lzma/zlib errors: several types, one line
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise InputError(f"unreadable archive: {first}", str(path)) from None
     if hasattr(bar, "add"):
         bar.add(sum(1 for fs in folders.values() for n in fs if WAVE_FILE.match(n)))
     out = []
