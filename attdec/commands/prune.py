@@ -158,7 +158,7 @@ def command(roots, yes):
     for name, j in (("", "left"), ("waves", "right"), ("instructions", "right"), ("mapped rows", "right"),
                     ("kernel", "left"), ("dispatch folder", "left")):
         tab.add_column(name, justify=j, no_wrap=True)
-    prefix = common_dir([str(t[3].path) + "/x" for t in ranked])
+    prefix = common_dir([str(t[3].path) for t in ranked])
     for waves, insts, mapped, d in ranked:
         mark = "*" if best[d.kernel] == d.name else ""
         tab.add_row(mark, str(waves), f"{insts:,}", str(mapped), d.kernel or "?",

@@ -29,6 +29,7 @@ def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu):
         rows += sort_rows(wave_rows(d, flt), sort_key)
     if len(dispatches) > 1 and sort_key != "position":
         rows = sort_rows(rows, sort_key)
+    matched = len(rows)
     if top:
         rows = rows[:top]
     if fmt == "json":
@@ -36,4 +37,4 @@ def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu):
     elif fmt == "csv":
         rep.print_csv(rows)
     else:
-        rep.print_table(rows, dispatches)
+        rep.print_table(rows, dispatches, matched)

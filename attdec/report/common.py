@@ -9,11 +9,35 @@ import sys
 from rich.console import Console
 
 
+class _RStrip:
+    """File wrapper that drops the trailing blanks rich pads table lines with (for piped output)."""
+
+    def __init__(self, f):
+        self._f, self._buf = f, ""
+
+    def write(self, s: str) -> int:
+        self._buf += s
+        *lines, self._buf = self._buf.split("\n")
+        for line in lines:
+            self._f.write(line.rstrip() + "\n")
+        return len(s)
+
+    def flush(self) -> None:
+        if self._buf:
+            self._f.write(self._buf)
+            self._buf = ""
+        self._f.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
 def console() -> Console:
     """stdout console; wide and colourless when piped so tables are not squeezed to 80 columns."""
     if sys.stdout.isatty():
         return Console(highlight=False, markup=False)
-    return Console(width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
+    return Console(file=_RStrip(sys.stdout), width=200, no_color=True, highlight=False, soft_wrap=False,
+                   markup=False)
 
 
 def human(n: float) -> str:

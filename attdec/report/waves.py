@@ -29,7 +29,7 @@ def print_csv(rows: list[WaveRow]) -> None:
     write_csv(FIELDS, [[("" if v is None else v) for v in _values(r)] for r in rows])
 
 
-def print_table(rows: list[WaveRow], dispatches) -> None:
+def print_table(rows: list[WaveRow], dispatches, matched: int | None = None) -> None:
     con = console()
     several = len({r.dispatch for r in rows}) > 1
     tab = Table(box=None, pad_edge=False, header_style="bold")
@@ -44,6 +44,7 @@ def print_table(rows: list[WaveRow], dispatches) -> None:
                  human(r.duration), str(r.instructions), human(r.stall), pct(r.share), r.dominant_type or "-"]
         tab.add_row(*(([r.dispatch] if several else []) + cells))
     names = ", ".join(f"{d.kernel or d.name} [{d.name}] {d.arch}" for d in dispatches)
-    con.print(f"{len(rows)} waves of {names}", style="bold")
+    shown = "" if matched in (None, len(rows)) else f" (showing {len(rows)})"
+    con.print(f"{matched if matched is not None else len(rows)} waves of {names}{shown}", style="bold")
     if rows:
         con.print(tab)
