@@ -90,21 +90,22 @@ def _section(con, h: Hotspots, top: int) -> None:
     con.print(f"top {len(rows)} of {len(h.rows)} by {what}, ranked by stall cycles"
               + (f" (paths under {prefix}/)" if prefix else ""), style="bold")
     tab = Table(box=None, pad_edge=False, header_style="bold")
-    tab.add_column("#", justify="right")
-    tab.add_column("stall", justify="right")
-    tab.add_column("share", justify="right")
+    tab.add_column("#", justify="right", no_wrap=True)
+    tab.add_column("stall", justify="right", no_wrap=True)
+    tab.add_column("share", justify="right", no_wrap=True)
     tab.add_column("", no_wrap=True)
-    tab.add_column("hits", justify="right")
-    tab.add_column("latency", justify="right")
-    tab.add_column("idle", justify="right")
+    tab.add_column("hits", justify="right", no_wrap=True)
+    tab.add_column("latency", justify="right", no_wrap=True)
+    tab.add_column("idle", justify="right", no_wrap=True)
     tab.add_column("dominant", no_wrap=True)
     if h.by == "instruction":
-        tab.add_column("instruction", no_wrap=True, overflow="ellipsis", max_width=60)
-        tab.add_column("source", no_wrap=True, overflow="ellipsis")
+        tab.add_column("instruction", overflow="fold", min_width=24, max_width=60)
+        tab.add_column("source", overflow="fold", min_width=14)
     else:
-        tab.add_column(what, no_wrap=True, overflow="ellipsis")
+        tab.add_column(what, overflow="fold")
+    bar_w = 16 if con.width >= 140 else 8
     for n, r in enumerate(rows, 1):
-        cells = [str(n), human(r.stall), pct(r.share), bar(r.share, 16), human(r.hits), human(r.latency),
+        cells = [str(n), human(r.stall), pct(r.share), bar(r.share, bar_w), human(r.hits), human(r.latency),
                  human(r.idle), r.dominant_type or "-"]
         if h.by == "instruction":
             text = r.key

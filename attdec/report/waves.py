@@ -34,10 +34,10 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None = None) -> 
     several = len({r.dispatch for r in rows}) > 1
     tab = Table(box=None, pad_edge=False, header_style="bold")
     if several:
-        tab.add_column("dispatch", no_wrap=True)
+        tab.add_column("dispatch", overflow="fold")
     for name in ("se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instrs", "stall"):
-        tab.add_column(name, justify="right")
-    tab.add_column("stall/dur", justify="right")
+        tab.add_column(name, justify="right", no_wrap=True)
+    tab.add_column("stall/dur", justify="right", no_wrap=True)
     tab.add_column("dominant", no_wrap=True)
     for r in rows:
         cells = [str(r.se), str(r.simd), str(r.slot), str(r.wave), str(r.cu), str(r.begin), str(r.end),
