@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from attdec.analysis.aggregate import aggregate_lines
 from attdec.cli import main
-from attdec.errors import FormatError, InputError
+from attdec.errors import FormatError
 from attdec.sources import open_inputs, resolve
 from conftest import FIXTURES, shared_path
 

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from attdec.errors import AttdecError, InputError
 from attdec.report.common import common_dir, console, strip_dir
-from attdec.sources.ui_output import WAVE_FILE, _DirFiles, read_dispatch
+from attdec.sources.ui_output import WAVE_FILE, read_folder
 
 KNOWN_FILES = re.compile(r"^(filenames|code|occupancy|realtime|snapshots|graph_options|spm)\.json$"
                          r"|^wstates\d+\.json$|^se\d+_perfcounter\.json$|^source_\d+_.*$|^att_output\.csv$")
@@ -142,7 +142,7 @@ def command(roots, yes):
             con.print(f"kept {v.path} ({v.reason})")
             continue
         try:
-            d = read_dispatch(_DirFiles(v.path))
+            d = read_folder(v.path)
         except AttdecError as e:
             con.print(f"kept {v.path} (unreadable: {e})")
             continue

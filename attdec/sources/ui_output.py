@@ -6,7 +6,6 @@ Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recog
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import re
@@ -16,7 +15,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from attdec.errors import FormatError, InputError
-from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
+from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
 from attdec.sources import InputKind, register
 
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
@@ -239,7 +238,7 @@ def parse_wave(doc, where: str, name: str) -> Wave:
                 seq=_int(w.get("id", m.group(4) if m else 0), where, "id"), path=where)
 
 
-# ---- occupancy.json, realtime.json, stats csv ---------------------------------------------------
+# ---- occupancy.json, realtime.json ---------------------------------------------------------------
 
 def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, str]]:
     """All three layouts (§7) -> (OCCUPANCY_DTYPE rows, kernel ids used, dispatches name table)."""
@@ -271,15 +270,6 @@ def parse_realtime(doc) -> list[tuple[int, int]]:
         return []
     ses = sorted((k for k in doc if k.startswith("SE") and k[2:].isdigit()), key=lambda k: int(k[2:]))
     return [(int(a), int(b)) for a, b in doc[ses[0]]] if ses else []
-
-
-def read_stats_csv(path: Path) -> list[dict[str, str]]:
-    """The parent's stats_<dir>.csv (or the older in-folder att_output.csv) as dicts; [] if unusable."""
-    try:
-        with path.open(newline="") as f:
-            return [{k.strip(): v for k, v in row.items() if k} for row in csv.DictReader(f)]
-    except (OSError, csv.Error, UnicodeDecodeError):
-        return []
 
 
 # ---- one folder --------------------------------------------------------------------------------
@@ -365,8 +355,13 @@ def _wave_count(path: Path) -> int:
         return 0
 
 
+def read_folder(path: Path, bar=None) -> Dispatch:
+    """One dispatch folder on disk -> Dispatch."""
+    return read_dispatch(_DirFiles(Path(path)), bar)
+
+
 def load_folder(path: Path, bar) -> list[Dispatch]:
-    return [read_dispatch(_DirFiles(path), bar)]
+    return [read_folder(path, bar)]
 
 
 def _safe_member(name: str) -> PurePosixPath | None:
