@@ -111,3 +111,19 @@ def test_topk_published_figures():
     out = run("hotspots", p)
     for s in ("272.7K", "132.3K", "48.5%", "43.4%"):
         assert s in out
+
+
+def test_header_figures_match_every_published_flydsl_report():
+    """Total cycles / stall / share / listing size against each sample's hotspot_output.txt."""
+    import re
+    root = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples")
+    goldens = sorted(root.glob("*/source/hotspot_output.txt"))
+    assert len(goldens) == 13
+    for g in goldens:
+        text = g.read_text()
+        cycles = re.search(r"Total cycles:\s+(\S+)", text).group(1)
+        stalls, share = re.search(r"Total stalls:\s+(\S+)\s+\((\S+)% of total", text).groups()
+        listing = int(re.search(r"Instructions:\s+([\d,]+)", text).group(1).replace(",", ""))
+        out = run("hotspots", g.parent.parent / "att_viewer", "--top", "1")
+        assert f"total cycles {cycles}   stall {stalls} ({share}% of cycles)" in out, g
+        assert f"({listing:,} in listing)" in out, g
