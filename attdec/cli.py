@@ -41,3 +41,5 @@ from attdec.commands.prune import command as _prune  # noqa: E402
 main.add_command(_prune)
 from attdec.commands.demo import command as _demo  # noqa: E402
 main.add_command(_demo)
+from attdec.commands.decode import decode  # noqa: E402
+main.add_command(decode)
