@@ -507,10 +507,6 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
     res.realtime = [tuple(r) for r in tk.realtime.tolist()]
     res.bytes_decoded = len(data)
 
-    types = tk.type.tolist()
-    times = tk.time.tolist()
-    words = tk.word.tolist()
-    lost = tk.lost.tolist()
 
     # per-family field specs
     ws, we = fam.ws, fam.we
@@ -561,8 +557,10 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
     cyc_a = np.where(is_v, 1, fam.op_cycles[op_a])
     plain = is_v | (is_i & (cat_a > 0) & (cat_a < OTHER) & (cat_a != CAT_IMMED) & (cyc_a > 0)
                     & (op_a != OP_JUMP) & (op_a != OP_TRAP) & (op_a != OP_RFE))
-    kidx = range(len(types))
-    if fast:
+    if not fast:
+        types, times, words, lost = tk.type.tolist(), tk.time.tolist(), tk.word.tolist(), tk.lost.tolist()
+        kidx = range(len(types))
+    else:
         # resolve dprate-coded cycles from the (single) header, and hand every instruction-level token
         # to the vectorised model; the loop below then sees only lifecycle and register tokens
         hdr = tk.word[tk.type == tHDR]
@@ -579,7 +577,10 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
         lost = tk.lost[keep].tolist()
         kidx = np.flatnonzero(keep).tolist()
         ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
-    plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
+    if fast:
+        plain_l = wid_l = cat_l = cyc_l = [False] * len(types)
+    else:
+        plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
     del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
 
     for i in range(len(types)):

@@ -75,17 +75,19 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     cat = np.concatenate([ev["cat"][keep], np.zeros(len(e_k), np.int64)])
     cyc = np.concatenate([ev["cyc"][keep], np.zeros(len(e_k), np.int64)])
     inst = np.concatenate([ev["inst"][keep], np.zeros(len(e_k), bool)])
-    order = np.lexsort((kind == K_END, k, w))          # per wave, in stream order
+    order = np.lexsort((k, w))                        # per wave, in stream order (one event per token)
     k, w, kind, T, cat, cyc, inst = (a[order] for a in (k, w, kind, T, cat, cyc, inst))
+    del order
+    kind = kind.astype(np.int8)
+    cat = cat.astype(np.int16)
+    cyc = cyc.astype(np.int32)
     end_of = np.full(nw, -1, np.int64)
     end_of[e_w] = e_k
     if len(k) and np.any((end_of[w] >= 0) & (k > end_of[w])):
         raise NotVectorisable("instruction tokens after a wave's end")
+    del k, end_of
 
-    n = len(k)
-    bw = begin[w] if n else np.zeros(0, np.int64)
-    first = np.ones(n, bool)
-    first[1:] = w[1:] != w[:-1]
+    n = len(w)
 
     # --- records: issues and immediates; the end of the previous record of the same wave -------------
     is_rec = (kind == K_ISSUE) | (kind == K_IMMED)
@@ -100,44 +102,55 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
         prev_rec = np.empty(n, np.int64)
         prev_rec[0] = -1
         prev_rec[1:] = last_rec[:-1]
+        del last_rec
         has = prev_rec >= 0
-        has &= np.where(has, w[np.maximum(prev_rec, 0)] == w, False)
+        has &= w[np.maximum(prev_rec, 0)] == w
         prev_end[has] = rec_end[prev_rec[has]]
+        del prev_rec
     else:
         has = np.zeros(n, bool)
+    del rec_end
     imm_t0 = np.where(has, np.minimum(T, prev_end), T)
 
     # --- state changes (set_state calls), in order: READY->STALL, ISSUE->EXEC, IMMED->WAIT,EXEC, END->EMPTY
-    ncall = np.select([kind == K_IMMED, kind == K_NONE], [2, 0], 1)
-    cidx = np.repeat(np.arange(n), ncall)                      # event of each call
-    sub = np.arange(len(cidx)) - np.repeat(np.cumsum(ncall) - ncall, ncall)
+    ncall = np.select([kind == K_IMMED, kind == K_NONE], [2, 0], 1).astype(np.int32)
+    starts = np.cumsum(ncall, dtype=np.int64) - ncall
+    cidx = np.repeat(np.arange(n, dtype=np.int32), ncall)       # event of each call
+    second = np.zeros(len(cidx), bool)                          # an immediate's second call (EXEC at T+1)
+    imm_ev = np.flatnonzero(kind == K_IMMED)
+    second[starts[imm_ev] + 1] = True
     ck = kind[cidx]
-    ct = np.where(ck == K_IMMED, np.where(sub == 0, imm_t0[cidx], T[cidx] + 1), T[cidx])
-    cs = np.select([ck == K_READY, ck == K_ISSUE, (ck == K_IMMED) & (sub == 0), ck == K_IMMED],
-                   [STALL, EXEC, WAIT, EXEC], EMPTY)
+    ct = T[cidx]
+    ct[second] += 1
+    first_imm = (ck == K_IMMED) & ~second
+    ct[first_imm] = imm_t0[cidx[first_imm]]
+    cs = np.select([ck == K_READY, ck == K_ISSUE, first_imm, ck == K_IMMED],
+                   [STALL, EXEC, WAIT, EXEC], EMPTY).astype(np.int8)
+    del ck, first_imm, second
     cw = w[cidx]
-    cfirst = np.ones(len(cidx), bool)
+    del cidx
+    cfirst = np.ones(len(cw), bool)
     cfirst[1:] = cw[1:] != cw[:-1]
     cb = begin[cw] if len(cw) else np.zeros(0, np.int64)
     # running maximum of earlier call times (and the wave's begin), per wave
     seg = np.maximum(ct, cb) + cw * OFF
-    cm = np.maximum.accumulate(seg) - cw * OFF if len(seg) else seg
+    if len(seg):
+        np.maximum.accumulate(seg, out=seg)
+        seg -= cw * OFF
     L = np.empty(len(ct), np.int64)
     if len(ct):
-        L[1:] = cm[:-1]
+        L[1:] = seg[:-1]
         L[cfirst] = cb[cfirst]
-    prev_state = np.empty(len(ct), np.int64)
+    del seg, cb
+    prev_state = np.empty(len(ct), np.int8)
     if len(ct):
         prev_state[1:] = cs[:-1]
         prev_state[cfirst] = IDLE
     # an issue's stall: it was stalled (state STALL) since L < T
-    ev_call = np.full(n, -1, np.int64)                          # first call of each event
-    starts = np.cumsum(ncall) - ncall
-    ev_call[ncall > 0] = starts[ncall > 0]
     iss = np.flatnonzero(kind == K_ISSUE)
     stall = np.zeros(n, np.int64)
     if len(iss):
-        c = ev_call[iss]
+        c = starts[iss]
         st = (prev_state[c] == STALL) & (L[c] < T[iss])
         stall[iss[st]] = T[iss[st]] - L[c[st]]
     rtime = np.where(kind == K_ISSUE, T - stall, imm_t0)
@@ -148,6 +161,7 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     # timeline entries: (state before the call, t - L) where t > L, merged per run of equal states
     adv = ct > L
     tl_w, tl_s, tl_d = cw[adv], prev_state[adv], (ct - L)[adv]
+    del adv, ct, L, cw, prev_state, cs, cfirst, starts, ncall
 
     # end-of-wave MESSAGE record (the s_endpgm the trace does not report)
     ends = np.flatnonzero(kind == K_END)
