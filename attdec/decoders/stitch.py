@@ -192,16 +192,37 @@ class Stitcher:
         self.family = family
         self.incomplete = 0          # waves whose records did not all get a PC
         self.memo: dict = {}         # (next line pc, skipped immediates, record category) -> outcome
+        self.wave_memo: dict = {}    # (record categories, PC slots, barrier flag) -> pcs of a whole wave
+        self.widened: list = []
+        self.cacheable = True
 
     def stitch(self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False):
+        # Waves of one kernel usually repeat the same record categories; when a walk touched no
+        # stateful line (gfx12 barrier waits) its outcome depends only on that sequence and the PC
+        # slots, so it is reused.
+        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
+        hit = self.wave_memo.get(key)
+        if hit is not None:
+            pcs_a, widen, done = hit
+            insts["pc"] = pcs_a
+            if len(widen):
+                d, st = insts["duration"], insts["stall"]
+                insts["duration"][widen] = np.maximum(d[widen], st[widen] + 2)
+            if done < len(insts):
+                self.incomplete += 1
+            return insts, timeline
         cats = insts["category"].tolist()
         pcs = [0] * len(cats)
         durs = insts["duration"].tolist() if self.family == 12 else None
         stalls = insts["stall"].tolist() if self.family == 12 else None
+        self.widened = []
+        self.cacheable = True
         done, barriers, dur_changed = self._walk(cats, pcs, durs, stalls, pc_infos, exclude_barrier_wait)
         if done < len(cats):
             self.incomplete += 1
         insts["pc"] = np.array(pcs, np.uint64)
+        if self.cacheable and not barriers:
+            self.wave_memo[key] = (insts["pc"].copy(), np.array(self.widened, np.int64), done)
         if dur_changed:
             insts["duration"] = np.array(durs, np.int64)
         if self.family == 12 and barriers and exclude_barrier_wait:
@@ -273,12 +294,16 @@ class Stitcher:
                 hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
                 if hit[4]:
                     memo[key] = hit
+                else:
+                    self.cacheable = False
             pc, nxt_addr, skipped, widen, _ = hit
             if not pc:
                 break
-            if widen and durs[i] < stalls[i] + 2:
-                durs[i] = stalls[i] + 2
-                dur_changed = True
+            if widen:
+                self.widened.append(i)
+                if durs[i] < stalls[i] + 2:
+                    durs[i] = stalls[i] + 2
+                    dur_changed = True
             pcs[i] = pc
             i += 1
             nxt = get(nxt_addr) if nxt_addr else None
