@@ -440,6 +440,18 @@ class WaveState:
                 self.stall.append(0)
 
 
+def _realtime_pairs(samples) -> list[tuple[int, int]]:
+    """(shader clock, reference clock) pairs; a sample where either clock does not increase is averaged
+    into the previous one (official realtime helper; e.g. two samples at the same shader clock)."""
+    out: list[list[int]] = []
+    for sc, rc in samples:
+        if out and (sc <= out[-1][0] or rc <= out[-1][1]):
+            out[-1] = [(out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2]
+        else:
+            out.append([sc, rc])
+    return [tuple(x) for x in out]
+
+
 def _header(word: int):
     version = (word >> 7) & 0x3F
     dsimd, dwgp, dsa = (word >> 13) & 3, (word >> 15) & 7, (word >> 19) & 1
@@ -504,7 +516,7 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
 
     res = BlobResult(se=se, arch=arch)
     res.problems.extend(tk.problems)
-    res.realtime = [tuple(r) for r in tk.realtime.tolist()]
+    res.realtime = _realtime_pairs(tk.realtime.tolist())
     res.bytes_decoded = len(data)
 
 
@@ -568,6 +580,8 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
             _v, _c, _s, dpr, der, _x = _header(int(hdr[0]))
             cyc_a = np.where(cyc_a == -1, dpr, np.where(cyc_a == -2, dpr * der, cyc_a))
         ev = _vector_events(tk, fam, is_i, is_v, wid_a, cat_a, cyc_a)
+        oth = np.flatnonzero(is_i & (cat_a >= OTHER))
+        other_fast = list(zip(tk.time[oth].tolist(), cyc_a[oth].tolist(), (cat_a[oth] & 0xFF).tolist()))
         skip = is_i | is_v | np.isin(tk.type, [tIO, tIM, tWR])
         plain = np.zeros(len(plain), bool)
         keep = ~skip
@@ -808,7 +822,7 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
         for j, name in enumerate(("se", "cu", "simd", "wave_id", "start", "time", "pc")):
             occ[name] = a[:, j]
     res.occupancy = occ
-    res.other_simd = [(t, c, g) for (t, c, _w, g) in other]
+    res.other_simd = other_fast if fast else [(t, c, g) for (t, c, _w, g) in other]
     return res
 
 
