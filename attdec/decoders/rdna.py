@@ -479,7 +479,6 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
 
     fam_no = family_of_arch(arch)
     fam = FAMILIES[fam_no]
-    res = BlobResult(se=se, arch=arch)
     tk = split(data, fam)
     if vectorised and _vectorisable(tk, fam):
         try:
@@ -511,6 +510,8 @@ def _vectorisable(tk: Tokens, fam: Family) -> bool:
 
 
 def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
+    """The pass over the tokens: lifecycle, registers and occupancy always; instruction-level tokens
+    through the scalar wave model, or (fast) collected for rdna_vec and filled in at the end."""
     from attdec.decoders import rdna_vec
     from attdec.decoders import stitch as stitch_mod
 
@@ -518,7 +519,6 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
     res.problems.extend(tk.problems)
     res.realtime = _realtime_pairs(tk.realtime.tolist())
     res.bytes_decoded = len(data)
-
 
     # per-family field specs
     ws, we = fam.ws, fam.we
