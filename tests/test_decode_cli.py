@@ -180,3 +180,10 @@ def test_wave_state_timelines_match_oracle(rel):
         for w in exp:
             tl = [[s["type"], s["duration"]] if isinstance(s, dict) else list(s) for s in w["timeline"]]
             assert got[(w["se"], w["cu"], w["simd"], w["wave_id"], w["begin_time"])] == tl
+
+
+@pytest.mark.parametrize("name,se", [("k_1_se3.att", 3), ("run/shader_engine_12_x.att", 12), ("se1_k_se0.att", 0),
+                                     ("kernel.att", None)])
+def test_se_from_file_name(name, se):
+    from attdec.commands.decode import se_of
+    assert se_of(name) == se
