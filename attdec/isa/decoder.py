@@ -56,7 +56,7 @@ class Table:
         self._sig = {}
 
     def sig(self, enc: str, op: int):
-        """(fields that must be zero as (lsb, width) pairs, parsed operand signature) or None."""
+        """((lsb, mask, required value) of fixed fields, parsed operand signature) or None."""
         key = (enc, op)
         hit = self._sig.get(key)
         if hit is None:
@@ -65,9 +65,8 @@ class Table:
                 self._sig[key] = hit = False
             else:
                 from attdec.isa.render import _parse_sig
-                fl = self.fields.get(enc, {})
-                zero = tuple(tuple(fl[z]) if z in fl else (8, 7) for z in raw[0])
-                self._sig[key] = hit = (zero, _parse_sig(raw[1]))
+                fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
+                self._sig[key] = hit = (fixed, _parse_sig(raw[1]))
         return hit or None
 
 
@@ -238,8 +237,8 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     sig = tab.sig(enc, op) if sub is None else None
     if sig is not None and sig[0]:
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
-        for lsb, width in sig[0]:   # LLVM rejects words whose unused operand fields are not zero
-            if (bits >> lsb) & ((1 << width) - 1):
+        for lsb, mask, value in sig[0]:   # LLVM rejects words whose unused fields differ from the default
+            if (bits >> lsb) & mask != value:
                 return _unknown(addr, w0)
     target = None
     if mnem in BRANCHES:
