@@ -8,9 +8,10 @@ that enumerate_opcodes.py used (../shared/tools/isa_oracle), then
   * set all used fields at once and record LLVM's operand text with each field's register replaced
     by a placeholder `{field:width:suffix}` (width in registers, suffix '.l' for true16 halves, or
     an LLVM comment it appended).
-Also sets each modifier bit alone: a bit LLVM rejects must keep the template's value.
+Also flips each modifier bit alone: a bit LLVM rejects must keep the template's value ("fixed"); a bit
+that leaves the text unchanged is not printed for that opcode ("ignored").
 Writes attdec/isa/tables/<table>.sig.json: {"fields": {encoding: {field: [bit, width]}},
-"ops": {encoding: {op: [[[bit, width, required value], ...], signature]}}}.
+"ops": {encoding: {op: [fixed [[bit, width, value]...], signature, ignored [[bit, width, value]...]]}}}.
 The result is a table of facts about the ISA (which fields an opcode reads, operand widths), like the
 AMD XML's operand lists; the renderer fills in the real field values and the encoding's modifier bits.
 
@@ -215,16 +216,22 @@ def probe_target(mcpu, objdump):
         for bit, width, val in MODBITS.get(gen, {}).get(enc, []):
             if enc == "VOP3" and SDST_VOP3.match(mn) and 8 <= bit < 15:
                 continue
+            if width == 1:   # flip single bits relative to the template (some must stay set, e.g. gds)
+                idx, lsb = divmod(bit, 32)
+                val = ((ws[idx] >> lsb) & 1) ^ 1
             cands.append(set_field(ws, bit, width, val))
             keys.append((enc, op, ("mod", bit, width, val)))
     res = run(objdump, mcpu, mach, cands)
-    used, badmods = {}, {}
+    base_text = dict(zip(list(chosen), run(objdump, mcpu, mach, [c[0] for c in chosen.values()])))
+    used, badmods, ignored = {}, {}, {}
     for (enc, op, f), hit in zip(keys, res):
         ws, mn, size = chosen[(enc, op)]
         good = ok(hit, size) and hit[0].split()[0] == mn
         if f[0] == "mod":
             if not good:
                 badmods.setdefault((enc, op), []).append(f[1:3])
+            elif hit[0] == base_text[(enc, op)][0]:
+                ignored.setdefault((enc, op), []).append(f[1:3])
         elif good:
             used.setdefault((enc, op), []).append(f)
     # pass 3: all used fields together
@@ -252,7 +259,8 @@ def probe_target(mcpu, objdump):
             tmpl |= x << (32 * i)
         fixed = [[f[1], f[2]] for f in allf if f not in flds] + [list(b) for b in badmods.get((enc, op), [])]
         fixed = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in fixed]
-        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds)]
+        ign = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in ignored.get((enc, op), [])]
+        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign]
     return {"fields": fields, "ops": ops}
 
 
