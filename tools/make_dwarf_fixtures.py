@@ -3,8 +3,8 @@
 
 Writes tests/fixtures/isa/dwarf5_gfx1100.co (DWARF 5) and dwarf4_gfx942.co (DWARF 4), compiled from
 the OpenCL kernel below (two always-inline helpers, so the line table has inlined frames), and
-dwarf_expected.json: for every instruction address, the inline chain caller-first as
-"file:line -> file:line" (llvm-symbolizer-22 --inlining). Needs clang-22, ld.lld-22,
+dwarf_expected.json: for every instruction address, the inline chain as rocprofv3 writes it: the instruction's own
+"file:line" first, then each call site outward (llvm-symbolizer-22 --inlining order). Needs clang-22, ld.lld-22,
 llvm-objdump-22 and llvm-symbolizer-22; tests only read the results.
 """
 from __future__ import annotations
@@ -41,9 +41,10 @@ def chain(co: Path, addrs):
     result = {}
     for addr, block in zip(addrs, out.strip().split("\n\n")):
         locs = [ln for ln in block.splitlines() if re.search(r":\d+:\d+$", ln)]
-        frames = [re.sub(r"^\./", "", ln.rsplit(":", 1)[0]) for ln in locs]
-        frames = [f for f in frames if not f.endswith(":0")]
-        result[hex(addr)] = " -> ".join(reversed(frames))
+        frames = [ln.rsplit(":", 1)[0] for ln in locs if not ln.startswith("??")]
+        # rocprofv3's convention: own location first ("path:?" for line 0), then the call sites outward
+        frames = [f[:-2] + ":?" if f.endswith(":0") and i == 0 else f for i, f in enumerate(frames)]
+        result[hex(addr)] = " -> ".join(f for f in frames if not f.endswith(":0"))
     return result
 
 

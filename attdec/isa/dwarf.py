@@ -1,8 +1,10 @@
-"""DWARF .debug_line + inlined subroutines: vaddr -> 'file:line', or the inline chain caller-first.
+"""DWARF .debug_line + inlined subroutines: vaddr -> 'file:line', or the inline chain.
 
-A chain reads "k.cl:7 -> k.cl:10 -> k.cl:2": the outermost call site first, the innermost
-line-table location last (the reverse of llvm-symbolizer --inlining's frame order). Frames on line 0
-(compiler-generated code) are left out. DWARF 4 file indices are 1-based, DWARF 5 ones 0-based.
+The chain follows rocprofv3's code.json `Source` column: the instruction's own location first, then
+each inlined call site outward, joined by " -> " ("./k.cl:2 -> ./k.cl:5 -> ./k.cl:10 -> ./k.cl:7",
+the order llvm-symbolizer --inlining prints frames). Paths are the compiler's directory + file name,
+unnormalised; an own location on line 0 prints as "path:?", call sites on line 0 are left out.
+DWARF 4 file indices are 1-based, DWARF 5 ones 0-based.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import io
 import os
 
 
-def _path(lp, index: int) -> str:
+def _path(lp, index: int, comp_dir: str = "") -> str:
     """File name of line-program file `index` (version-aware), with its directory."""
     v5 = lp.header["version"] >= 5
     files = lp["file_entry"]
@@ -22,10 +24,13 @@ def _path(lp, index: int) -> str:
     name = fe.name.decode("utf-8", "replace") if isinstance(fe.name, bytes) else str(fe.name)
     dirs = lp["include_directory"]
     d = fe.dir_index if v5 else fe.dir_index - 1
-    if not os.path.isabs(name) and 0 <= d < len(dirs):
-        dn = dirs[d].decode("utf-8", "replace") if isinstance(dirs[d], bytes) else str(dirs[d])
-        name = os.path.join(dn, name)
-    return name[2:] if name.startswith("./") else name
+    if not os.path.isabs(name):
+        if 0 <= d < len(dirs):
+            dn = dirs[d].decode("utf-8", "replace") if isinstance(dirs[d], bytes) else str(dirs[d])
+        else:   # DWARF 4 directory 0: the compilation directory
+            dn = comp_dir
+        name = os.path.join(dn, name) if dn else name
+    return name
 
 
 class LineIndex:
@@ -52,6 +57,8 @@ class LineIndex:
                 lp = dwarf.line_program_for_CU(cu)
                 if lp is None:
                     continue
+                cd = cu.get_top_DIE().attributes.get("DW_AT_comp_dir")
+                comp_dir = cd.value.decode("utf-8", "replace") if cd and isinstance(cd.value, bytes) else ""
                 seq = []
                 for entry in lp.get_entries():
                     st = entry.state
@@ -62,12 +69,12 @@ class LineIndex:
                             rows.append((a, nxt[0], loc))
                         seq = []
                         continue
-                    loc = f"{_path(lp, st.file)}:{st.line}" if st.line else ""
+                    loc = f"{_path(lp, st.file, comp_dir)}:{st.line if st.line else '?'}"
                     if seq and seq[-1][0] == st.address:
                         seq[-1] = (st.address, loc)
                     else:
                         seq.append((st.address, loc))
-                idx._collect_inlined(dwarf, cu, lp)
+                idx._collect_inlined(dwarf, cu, lp, comp_dir)
             rows.sort()
             idx.starts = [r[0] for r in rows]
             idx.rows = [(r[1], r[2]) for r in rows]
@@ -76,7 +83,7 @@ class LineIndex:
             return cls()
         return idx
 
-    def _collect_inlined(self, dwarf, cu, lp):
+    def _collect_inlined(self, dwarf, cu, lp, comp_dir):
         def ranges(die):
             at = die.attributes
             if "DW_AT_low_pc" in at and "DW_AT_high_pc" in at:
@@ -104,7 +111,7 @@ class LineIndex:
                 if child.tag == "DW_TAG_inlined_subroutine":
                     at = child.attributes
                     line = at["DW_AT_call_line"].value if "DW_AT_call_line" in at else 0
-                    file = _path(lp, at["DW_AT_call_file"].value) if "DW_AT_call_file" in at else "?"
+                    file = _path(lp, at["DW_AT_call_file"].value, comp_dir) if "DW_AT_call_file" in at else "?"
                     site = f"{file}:{line}" if line else ""
                     for lo, hi in ranges(child):
                         self.inlined.append((lo, hi, depth, site))
@@ -118,6 +125,5 @@ class LineIndex:
         loc = ""
         if i >= 0 and vaddr < self.rows[i][0]:
             loc = self.rows[i][1]
-        chain = [site for lo, hi, _, site in self.inlined if lo <= vaddr < hi and site]
-        frames = chain + ([loc] if loc else [])
-        return " -> ".join(frames)
+        sites = [site for lo, hi, _, site in self.inlined if lo <= vaddr < hi and site]
+        return " -> ".join(([loc] if loc else []) + sites[::-1])
