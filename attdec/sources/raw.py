@@ -1,0 +1,162 @@
+"""Raw captures (SQTT blobs + code objects) and how they become a `Dispatch`.
+
+Every raw input kind (tinygrad profile, rocprofv3 raw output folder, explicit blobs) is first turned
+into `RawDispatch`es: what one kernel launch left behind before decoding. `decode_dispatch` then
+loads the code objects (attdec.isa), runs the family decoder over each shader engine's blob
+(attdec.decoders) and gives the result a code listing (attdec.analysis.listing), so a raw input ends
+up as the same `Dispatch` a ui_output folder gives.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from attdec.errors import ArchError, AttdecError
+from attdec.model import OCCUPANCY_DTYPE, Dispatch
+
+
+class RawCodeObject(NamedTuple):
+    """A code object's bytes, where it was loaded and its load id (code.json's Codeobj column)."""
+
+    data: bytes
+    base: int                  # load base: absolute PC = base + ELF vaddr
+    name: str                  # file or program name, for messages (and the label of symbol-less kernels)
+    id: int = 1                # rocprofiler code-object id; tinygrad objects are numbered from 1
+
+
+class RawBlob(NamedTuple):
+    """One shader engine's SQTT stream for one dispatch."""
+
+    se: int
+    data: bytes
+    label: str                 # file name or "<kernel>#<tag> se<N>", for messages
+    itrace: bool | None = None  # instruction tracing on for this SE, when the source knows
+
+
+@dataclass
+class RawDispatch:
+    """One traced kernel launch, not decoded yet."""
+
+    name: str                  # "<kernel>#<tag>", "dispatch_<D>", ...
+    arch: str                  # "gfx1100", "gfx950", ... (from the source's device info or code object)
+    code_objects: list[RawCodeObject] = field(default_factory=list)
+    blobs: list[RawBlob] = field(default_factory=list)
+    kernel: str = ""
+    path: str | None = None    # where it came from (pickle, folder)
+
+
+# First-8-bytes format detection (sqtt-format.md §1.2): which SQTT generation a blob is.
+_RDNA_VERSION_FAMILY = {1: 10, 2: 10, 3: 11, 4: 12, 5: 12}
+
+
+def blob_generation(data: bytes) -> int | None:
+    """The gfx generation a blob's header says it is (9, 10, 11, 12), or None if it does not say."""
+    if len(data) < 8:
+        return None
+    h = int.from_bytes(data[:8], "little")
+    legacy, v2 = h & 0x1FFF, (h >> 13) & 7
+    if legacy in (0, 0x11) and 4 <= v2 <= 6:
+        return 9
+    if h & 0x7F == 0x11:
+        return _RDNA_VERSION_FAMILY.get((h >> 7) & 0x3F)
+    return None
+
+
+def arch_generation(arch: str) -> int | None:
+    """gfx950 -> 9, gfx1100 -> 11, gfx1201 -> 12."""
+    digits = arch[3:] if arch.startswith("gfx") else ""
+    if len(digits) == 3:
+        return int(digits[0])
+    if len(digits) == 4 and digits[:2].isdigit():
+        return int(digits[:2])
+    return None
+
+
+def arch_from_target_version(v: int) -> str:
+    """gfx_target_version (major*10000 + minor*100 + stepping) -> "gfx<major><minor:x><stepping:x>"."""
+    major, minor, step = v // 10000, (v // 100) % 100, v % 100
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+def check_blob_arch(blob: RawBlob, arch: str) -> None:
+    """Refuse a blob whose own header names another generation than the dispatch's code object."""
+    gen, want = blob_generation(blob.data), arch_generation(arch)
+    if gen is not None and want is not None and gen != want:
+        raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {arch}", blob.label)
+
+
+@dataclass
+class LoadedDispatchCode:
+    """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
+
+    objects: list        # attdec.analysis.listing.LoadedCode
+    codemap: object      # attdec.decoders.common.CodeMap
+
+
+def load_code(raw: RawDispatch) -> LoadedDispatchCode:
+    """Load and disassemble every code object of a dispatch; check each against the dispatch arch."""
+    from attdec.analysis.listing import LoadedCode
+    from attdec.decoders.common import CodeMap
+    from attdec.isa import disassemble, load_code_object
+
+    codemap = CodeMap()
+    objects = []
+    for co in raw.code_objects:
+        obj = load_code_object(co.data, co.name)
+        arch = getattr(obj, "arch", "") or raw.arch
+        if raw.arch and arch != raw.arch and arch_generation(arch) != arch_generation(raw.arch):
+            raise ArchError(f"code object is {arch} but the trace is {raw.arch}", co.name)
+        insts = disassemble(obj.text, arch, obj.text_vaddr)
+        codemap.add(insts, co.base)
+        objects.append(LoadedCode(id=co.id, base=co.base, name=co.name, co=obj, insts=insts))
+    return LoadedDispatchCode(objects, codemap)
+
+
+Progress = Callable[[str, int, int], None]   # (what, done, total)
+
+
+def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispatch:
+    """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing."""
+    from attdec.analysis.listing import build_listing
+    from attdec.decoders import decode_blob  # lazily: the family decoders are a heavy import
+
+    if not raw.code_objects:
+        raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)",
+                          raw.path and f"{raw.path}: {raw.name}" or raw.name)
+    for b in raw.blobs:
+        check_blob_arch(b, raw.arch)
+    code = load_code(raw)
+    results = []
+    for i, b in enumerate(raw.blobs):
+        if progress:
+            progress(b.label, i, len(raw.blobs))
+        results.append(decode_blob(b.data, raw.arch, code.codemap, b.se))
+    if progress:
+        progress(raw.name, len(raw.blobs), len(raw.blobs))
+    d = merge_results(raw, results)
+    d.code = build_listing(d, code.objects)
+    return d
+
+
+def merge_results(raw: RawDispatch, results) -> Dispatch:
+    """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3)."""
+    d = Dispatch(name=raw.name, arch=raw.arch, kernel=raw.kernel, path=raw.path)
+    seq: dict[tuple[int, int, int], int] = {}
+    occ = []
+    for label, r in zip((b.label for b in raw.blobs), results):
+        for w in r.waves:
+            key = (w.se, w.simd, w.slot)
+            w.seq = seq.get(key, 0)
+            seq[key] = w.seq + 1
+            d.waves.append(w)
+        if len(r.occupancy):
+            occ.append(r.occupancy)
+        if r.realtime:
+            d.realtime_se.setdefault(r.se, []).extend(r.realtime)
+        d.problems.extend(f"{label}: {p}" for p in r.problems)
+    d.occupancy = np.concatenate(occ) if occ else np.zeros(0, OCCUPANCY_DTYPE)
+    if d.realtime_se:   # the flat list holds one SE's samples: clocks of different SEs do not mix
+        d.realtime = list(d.realtime_se[min(d.realtime_se)])
+    return d
