@@ -33,3 +33,5 @@ def main():
 
 
 # Each command lives in its own module under attdec/commands/ and is registered here.
+from attdec.commands.export_ui import export_ui  # noqa: E402
+main.add_command(export_ui)

@@ -21,7 +21,7 @@ class RawCodeObject(NamedTuple):
     """A code object's bytes, where it was loaded and its load id (code.json's Codeobj column)."""
 
     data: bytes
-    base: int                  # load base: absolute PC = base + ELF vaddr
+    base: int | None           # load base: absolute PC = base + ELF vaddr; None = infer from the trace
     name: str                  # file or program name, for messages (and the label of symbol-less kernels)
     id: int = 1                # rocprofiler code-object id; tinygrad objects are numbered from 1
 
@@ -45,6 +45,8 @@ class RawDispatch:
     blobs: list[RawBlob] = field(default_factory=list)
     kernel: str = ""
     path: str | None = None    # where it came from (pickle, folder)
+    agent: int | None = None   # rocprofv3 agent handle and dispatch id, when the source has them
+    dispatch_id: int | None = None
 
 
 # First-8-bytes format detection (sqtt-format.md §1.2): which SQTT generation a blob is.
@@ -91,8 +93,49 @@ def check_blob_arch(blob: RawBlob, arch: str) -> None:
 class LoadedDispatchCode:
     """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
 
+    arch: str
     objects: list        # attdec.analysis.listing.LoadedCode
     codemap: object      # attdec.decoders.common.CodeMap
+    problems: list[str] = field(default_factory=list)
+
+
+PAGE = 0x1000
+
+
+def _entry_pcs(raw: RawDispatch) -> list[int]:
+    """Kernel entry addresses the trace latched (COMPUTE_PGM_LO/HI), last one of each blob."""
+    from attdec.decoders.userdata import scan_userdata
+
+    pcs = []
+    for b in raw.blobs:
+        gen = blob_generation(b.data)
+        if gen is not None:
+            s = scan_userdata(b.data, gen)
+            if s.entry_pcs and s.entry_pcs[-1] not in pcs:
+                pcs.append(s.entry_pcs[-1])
+    return pcs
+
+
+def _kernel_entries(obj) -> list[int]:
+    out = []
+    for k in getattr(obj, "kernels", None) or []:
+        e = k[1] if isinstance(k, tuple) else getattr(k, "entry", getattr(k, "vaddr", None))
+        if isinstance(e, int):
+            out.append(e)
+    return out or [obj.text_vaddr]
+
+
+def _infer_bases(raw: RawDispatch, loaded: list[tuple[RawCodeObject, object]]) -> dict[int, int]:
+    """Load bases for code objects the source could not place: the one whose kernel entry, put on a
+    page-aligned base, lands on the entry PC the trace latched. Ambiguous or no match: not placed."""
+    pcs = _entry_pcs(raw)
+    out: dict[int, int] = {}
+    for pc in pcs:
+        cands = [(i, pc - e) for i, (co, obj) in enumerate(loaded) if co.base is None
+                 for e in _kernel_entries(obj) if pc >= e and (pc - e) % PAGE == 0]
+        if len({i for i, _ in cands}) == 1:
+            out[cands[0][0]] = cands[0][1]
+    return out
 
 
 def load_code(raw: RawDispatch) -> LoadedDispatchCode:
@@ -101,17 +144,34 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     from attdec.decoders.common import CodeMap
     from attdec.isa import disassemble, load_code_object
 
+    loaded = [(co, load_code_object(co.data, co.name)) for co in raw.code_objects]
+    arch = raw.arch
+    for co, obj in loaded:
+        oarch = getattr(obj, "arch", "") or ""
+        if not arch:
+            arch = oarch
+        elif oarch and oarch != arch and arch_generation(oarch) != arch_generation(arch):
+            raise ArchError(f"code object is {oarch} but the trace is {arch}", co.name)
+    inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
     codemap = CodeMap()
-    objects = []
-    for co in raw.code_objects:
-        obj = load_code_object(co.data, co.name)
-        arch = getattr(obj, "arch", "") or raw.arch
-        if raw.arch and arch != raw.arch and arch_generation(arch) != arch_generation(raw.arch):
-            raise ArchError(f"code object is {arch} but the trace is {raw.arch}", co.name)
-        insts = disassemble(obj.text, arch, obj.text_vaddr)
-        codemap.add(insts, co.base)
-        objects.append(LoadedCode(id=co.id, base=co.base, name=co.name, co=obj, insts=insts))
-    return LoadedDispatchCode(objects, codemap)
+    objects, problems, unplaced = [], [], []
+    for i, (co, obj) in enumerate(loaded):
+        base = co.base if co.base is not None else inferred.get(i)
+        if base is None:
+            unplaced.append(co.name)
+            continue
+        if co.base is None:
+            problems.append(f"{co.name}: load base 0x{base:x} inferred from the kernel entry PC in the trace")
+        insts = disassemble(obj.text, getattr(obj, "arch", "") or arch, obj.text_vaddr)
+        codemap.add(insts, base)
+        objects.append(LoadedCode(id=co.id, base=base, name=co.name, co=obj, insts=insts))
+    if not objects:
+        raise AttdecError("no load address for its code object(s): no code-object markers in the trace, no "
+                          "rocprofv3 results file, and the kernel entry PC matches none of them",
+                          raw.path and f"{raw.path}: {raw.name}" or raw.name)
+    if unplaced:
+        problems.append(f"{len(unplaced)} code object(s) with unknown load address left out: {', '.join(unplaced[:3])}")
+    return LoadedDispatchCode(arch, objects, codemap, problems)
 
 
 Progress = Callable[[str, int, int], None]   # (what, done, total)
@@ -120,7 +180,6 @@ Progress = Callable[[str, int, int], None]   # (what, done, total)
 def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispatch:
     """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing."""
     from attdec.analysis.listing import build_listing
-    from attdec.decoders import decode_blob  # lazily: the family decoders are a heavy import
 
     if not raw.code_objects:
         raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)",
@@ -128,14 +187,22 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
     for b in raw.blobs:
         check_blob_arch(b, raw.arch)
     code = load_code(raw)
+    for b in raw.blobs:
+        check_blob_arch(b, code.arch)
+    try:
+        from attdec.decoders import decode_blob  # lazily: the family decoders are a heavy import
+    except ImportError:
+        raise AttdecError("this attdec has no raw SQTT decoder (attdec.decoders.decode_blob)", raw.name) from None
     results = []
     for i, b in enumerate(raw.blobs):
         if progress:
             progress(b.label, i, len(raw.blobs))
-        results.append(decode_blob(b.data, raw.arch, code.codemap, b.se))
+        results.append(decode_blob(b.data, code.arch, code.codemap, b.se))
     if progress:
         progress(raw.name, len(raw.blobs), len(raw.blobs))
     d = merge_results(raw, results)
+    d.arch = code.arch
+    d.problems[:0] = code.problems
     d.code = build_listing(d, code.objects)
     return d
 
