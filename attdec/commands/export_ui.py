@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from attdec.report.progress import decode_progress
+from attdec.report.decode_progress import decode_progress
 from attdec.report.ui_output import write_ui_output
 from attdec.sources.raw import decode_dispatch
 from attdec.sources.raw_inputs import RAW_KINDS, load_raw

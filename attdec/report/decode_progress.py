@@ -1,4 +1,4 @@
-"""A rich progress bar for long decodes, on a terminal only (nothing when stderr is piped)."""
+"""Progress of raw decodes (per dispatch, per blob): a rich bar on a terminal, nothing when stderr is piped."""
 from __future__ import annotations
 
 from contextlib import contextmanager
