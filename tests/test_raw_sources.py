@@ -84,6 +84,9 @@ def test_markers_in_the_trace_give_the_base(tmp_path):
     (host / f"{PID}_gfx1100_code_object_id_4.out").write_bytes(b"\x7fELF")
     (d,) = rocprof_raw.load([host])
     assert [(c.id, c.base) for c in d.code_objects] == [(3, 0x7F00_0000_0000), (4, None)]
+    # one loose .att file: the code objects are found next to it
+    (d,) = rocprof_raw.load([host / f"{PID}_{AGENT}_shader_engine_0_{DISP}.att"])
+    assert [c.id for c in d.code_objects] == [3, 4] and len(d.blobs) == 1
 
 
 def test_missing_code_object_is_one_clear_line(tmp_path):

@@ -6,8 +6,8 @@ rocprofv3 names its raw files (ui-output-format.md §1)
     <prefix>_<gfxname>_code_object_id_<id>.out              every code object the process loaded
 
 where <prefix> is `<pid>` (default `%hostname%/%pid%`) or the `-o` name. Blobs are grouped into
-dispatches by (folder, prefix, agent, dispatch id). Every code object of the same prefix is offered
-to each dispatch (rocprofv3 hands the decoder all of them). Where each was loaded comes from, in
+dispatches by (folder, prefix, agent, dispatch id). Every code object of the same prefix (given, or
+next to the given .att files) is offered to each dispatch (rocprofv3 hands the decoder all of them). Where each was loaded comes from, in
 order: the ROCm code-object markers in the trace itself (attdec.decoders.userdata), a rocprofv3
 results file next to the raw files (results.json or a code-object CSV with Load_Delta/Load_Base), or,
 failing both, is left to `decode_dispatch` to infer from the kernel entry PC in the trace.
@@ -122,6 +122,11 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         m = CO_RE.match(f.name)
         if m:
             cos.setdefault((f.parent, m["prefix"] or ""), []).append((int(m["id"]), m["gfx"] or "", f))
+    for folder, prefix in {(k[0], k[1]) for k in groups} - set(cos):   # loose .att files: objects next to them
+        for f in sorted(folder.glob(f"{prefix}_*code_object_id_*" if prefix else "*code_object_id_*")):
+            m = CO_RE.match(f.name)
+            if m and (m["prefix"] or "") == prefix:
+                cos.setdefault((folder, prefix), []).append((int(m["id"]), m["gfx"] or "", f))
     if not groups:
         raise InputError("no rocprofv3 shader-engine files (<prefix>_<agent>_shader_engine_<SE>_<dispatch>.att)",
                          ", ".join(map(str, paths)))
