@@ -204,6 +204,8 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
     d.arch = code.arch
     d.problems[:0] = code.problems
     d.code = build_listing(d, code.objects)
+    if not d.kernel:    # sources without kernel names (rocprofv3 raw without results): the listed kernel
+        d.kernel = next((c.text[2:] for c in d.code if c.is_label), "")
     return d
 
 

@@ -46,3 +46,79 @@ def load_raw(paths: list[str | Path], fmt: str | None = None) -> list[RawDispatc
     if kind not in RAW_KINDS:
         raise InputError(f"unknown input format {kind!r} (known: {', '.join(RAW_KINDS)})")
     return RAW_KINDS[kind][1](paths)
+
+
+# --- the general input resolver (attdec.sources.register / InputKind, from the ui_output reader's branch) ---
+# Each raw kind is registered as a per-path (detect, load, weight) triple that decodes what it loads, so
+# `attdec hotspots` / `waves` take raw captures like ui_output folders.
+
+def _decoded(raws: list[RawDispatch], bar) -> list:
+    from attdec.sources.raw import decode_dispatch
+
+    out = []
+    for raw in raws:
+        seen = [0]
+
+        def step(label, done, total, seen=seen):
+            if done > seen[0]:
+                bar.advance(done - seen[0])
+                seen[0] = done
+        out.append(decode_dispatch(raw, step))
+    return out
+
+
+def _has_ui_output(raw: RawDispatch) -> bool:
+    """A rocprofv3 dispatch that was decoded already: its ui_output folder sits in the output root."""
+    if raw.dispatch_id is None or not raw.path:
+        return False
+    name = f"ui_output_agent_{raw.agent}_dispatch_{raw.dispatch_id}"
+    return any((Path(raw.path) / up / name / "filenames.json").is_file() for up in ("..", "."))
+
+
+def _rocprof_detect(p: Path) -> bool:
+    if p.is_dir():
+        try:
+            return any(rocprof_raw.ATT_RE.match(q.name) for q in p.iterdir() if q.is_file())
+        except OSError:
+            return False
+    return bool(rocprof_raw.ATT_RE.match(p.name) or rocprof_raw.CO_RE.match(p.name))
+
+
+def _rocprof_load(p: Path, bar) -> list:
+    """A folder: its dispatches not decoded already. A loose .att: its dispatch, once (from its lowest SE
+    file); a loose code object: nothing by itself (the .att files pick it up)."""
+    if p.is_file():
+        m = rocprof_raw.ATT_RE.match(p.name)
+        if not m:
+            return []
+        prefix = f"{m['prefix']}_" if m["prefix"] else ""
+        siblings = p.parent.glob(f"{prefix}{m['agent']}_shader_engine_*_{m['disp']}.att")
+        lowest = min(int(rocprof_raw.ATT_RE.match(q.name)["se"]) for q in siblings)
+        if int(m["se"]) != lowest:
+            return []
+        return _decoded(rocprof_raw.load(sorted(p.parent.glob(f"{prefix}{m['agent']}_shader_engine_*_{m['disp']}.att"))), bar)
+    return _decoded([r for r in rocprof_raw.load([p]) if not _has_ui_output(r)], bar)
+
+
+def _tinygrad_blobs(p: Path) -> int:
+    try:
+        return sum(len(d.blobs) for d in tinygrad.load(p))
+    except Exception:   # noqa: BLE001 - only a progress estimate; load() reports the real error
+        return 1
+
+
+def _register_with_resolver() -> None:
+    import attdec.sources as src
+    register, InputKind = getattr(src, "register", None), getattr(src, "InputKind", None)
+    if register is None or InputKind is None or any(k.name == "tinygrad" for k in getattr(src, "KINDS", [])):
+        return
+    register(InputKind("tinygrad", lambda p: p.is_file() and tinygrad.is_profile(p),
+                       lambda p, bar: _decoded(tinygrad.load(p), bar), weight=_tinygrad_blobs))
+    register(InputKind("rocprof-raw", _rocprof_detect, _rocprof_load,
+                       weight=lambda p: sum(1 for _ in p.glob("*.att")) if p.is_dir() else 1))
+    register(InputKind("capture", lambda p: p.is_dir() and (p / "capture.json").is_file(),
+                       lambda p, bar: _decoded(capture.load([p]), bar),
+                       weight=lambda p: sum(1 for _ in p.glob("*.att"))))
+
+
+_register_with_resolver()
