@@ -139,15 +139,21 @@ def test_zero_wave_dispatch_is_an_empty_shell(tmp_path):
     assert (tmp_path / "stats_ui_output_agent_0_dispatch_2.csv").read_text().count("\n") == 1
 
 
-def test_wstates_reproduce_real_sample():
-    """wstates<k>.json recomputed from the sample's own wave files equals the sample's files."""
-    sample = shared_path(*SAMPLE)
-    waves = []
-    for f in sorted(sample.glob("se*_sm*_sl*_wv*.json")):
-        w = json.loads(f.read_text())["wave"]
-        waves.append(Wave(se=0, cu=w["cu"], simd=w["simd"], slot=w["slot"], begin=w["begin"], end=w["end"],
-                          timeline=[tuple(x) for x in w["timeline"]]))
-    got = wstates(waves)
-    for k in range(1, 5):
-        want = json.loads((sample / f"wstates{k}.json").read_text())
-        assert got[k] == want, k
+def test_wstates_reproduce_real_samples():
+    """wstates<k>.json recomputed from each real sample's own wave files equals that sample's files."""
+    n = 0
+    for fn in sorted(shared_path("ui_output_samples").rglob("filenames.json")):
+        sample = fn.parent
+        waves = []
+        for f in sorted(sample.glob("se*_sm*_sl*_wv*.json")):
+            w = json.loads(f.read_text())["wave"]
+            waves.append(Wave(se=0, cu=w["cu"], simd=w["simd"], slot=w["slot"], begin=w["begin"], end=w["end"],
+                              timeline=[tuple(x) for x in w["timeline"]]))
+        if not waves:
+            continue
+        got = wstates(waves)
+        for k in range(1, 5):
+            want = json.loads((sample / f"wstates{k}.json").read_text())
+            assert got[k] == want, (sample.name, k)
+            n += 1
+    assert n >= 64
