@@ -29,3 +29,13 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
         return ((not se or w.se in se) and (not simd or w.simd in simd) and (not slot or w.slot in slot)
                 and (not wave or w.seq in wave) and (not cu or w.cu in cu))
     return keep
+
+
+INPUT_FORMATS = ["ui_output", "tinygrad", "rocprof-raw", "capture"]
+
+
+def input_format_option(f):
+    """--input-format: take the paths as this kind of input instead of detecting it."""
+    return click.option("--input-format", type=click.Choice(INPUT_FORMATS), default=None,
+                        help="Input kind (ui_output folders/archives, tinygrad profile.pkl, rocprofv3 raw "
+                             ".att output, capture folder); detected when omitted.")(f)

@@ -216,6 +216,8 @@ def merge_results(raw: RawDispatch, results) -> Dispatch:
     occ = []
     for label, r in zip((b.label for b in raw.blobs), results):
         for w in r.waves:
+            if not len(w.insts) and len(w.timeline) < 3:
+                continue    # rocprofv3 writes no file for such a wave: keep raw and ui_output views equal
             key = (w.se, w.simd, w.slot)
             w.seq = seq.get(key, 0)
             seq[key] = w.seq + 1
