@@ -67,3 +67,38 @@ def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
     assert sum(1 for w in back.waves if len(w.insts)) == traced
     assert [(c.line, c.hit, c.latency, c.stall, c.idle) for c in back.code] == \
         [(c.line, c.hit, c.latency, c.stall, c.idle) for c in d.code]
+
+
+def test_hotspots_and_waves_take_raw_inputs(tmp_path):
+    """`hotspots`/`waves` on a tinygrad profile, a capture folder and a rocprofv3 output root (whose
+    already-decoded dispatch is read from its ui_output folder, the other one decoded from raw)."""
+    _need(attdec.decoders, "decode_blob")
+    _need(attdec.isa, "load_code_object")
+    from click.testing import CliRunner
+
+    from attdec.cli import main
+    pkl = shared_path("tinygrad_profiles", "gfx1100", "profile_gemm_run_0.pkl")
+    cap = shared_path("captures", "gfx1100", "gemm_run0")
+    want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]["stall_sum"]
+    for args in ([str(pkl)], [str(cap)], ["--input-format", "tinygrad", str(pkl)]):
+        r = CliRunner().invoke(main, ["hotspots", "--format", "json", *args])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.output[r.output.index("{"):])["totals"]["stall"] == want
+    r = CliRunner().invoke(main, ["waves", "--format", "json", str(pkl)])
+    assert r.exit_code == 0 and r.output.count('"instructions": 59') == 10
+    r = CliRunner().invoke(main, ["hotspots", "--input-format", "rocprof-raw", str(pkl)])
+    assert r.exit_code == 1 and "not a rocprof-raw input" in r.output
+
+    from test_raw_sources import _rocprof_folder
+    out, *_ = _rocprof_folder(tmp_path, cap)
+    host = out / "gpu-host"
+    for f in host.glob("*_7.att"):      # a second dispatch (8) with the same blobs
+        f.with_name(f.name.replace("_7.att", "_8.att")).write_bytes(f.read_bytes())
+    r = CliRunner().invoke(main, ["export-ui", str(host), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    import shutil
+    shutil.rmtree(out / "ui_output_agent_24601_dispatch_8")
+    r = CliRunner().invoke(main, ["hotspots", "--format", "json", str(out)])
+    assert r.exit_code == 0, r.output
+    names = sorted(d["dispatch"] for d in json.loads(r.output[r.output.index("{"):])["dispatches"])
+    assert names == ["dispatch_8", "ui_output_agent_24601_dispatch_7"]
