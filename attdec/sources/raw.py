@@ -197,7 +197,10 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
     for i, b in enumerate(raw.blobs):
         if progress:
             progress(b.label, i, len(raw.blobs))
-        results.append(decode_blob(b.data, code.arch, code.codemap, b.se))
+        try:
+            results.append(decode_blob(b.data, code.arch, code.codemap, b.se))
+        except ImportError:     # a family decoder missing from this build: one line, not a traceback
+            raise AttdecError(f"this attdec has no SQTT decoder for {code.arch}", b.label) from None
     if progress:
         progress(raw.name, len(raw.blobs), len(raw.blobs))
     d = merge_results(raw, results)
