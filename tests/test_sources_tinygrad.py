@@ -12,7 +12,7 @@ import pytest
 
 from attdec.errors import FormatError
 from attdec.sources import tinygrad
-from attdec.sources.raw import arch_from_target_version
+from attdec.isa import arch_from_target_version
 from conftest import shared_path
 
 

@@ -157,3 +157,11 @@ def test_wstates_reproduce_real_samples():
             assert got[k] == want, (sample.name, k)
             n += 1
     assert n >= 64
+
+
+def test_reexport_replaces_stale_files(tmp_path):
+    d = _dispatch()
+    write_ui_output(d, tmp_path, "f")
+    d.waves = d.waves[:1]
+    folder = write_ui_output(d, tmp_path, "f")
+    assert sorted(p.name for p in folder.glob("se*.json")) == ["se0_sm0_sl0_wv0.json"]

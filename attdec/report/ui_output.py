@@ -116,6 +116,7 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"cannot create output folder: {e.strerror}", str(folder)) from None
+    _clear_previous(folder)
     waves = _numbered(d.waves)
     gen = arch_generation(d.arch) or (9 if d.arch.startswith("gfx9") else 0)
 
@@ -140,6 +141,21 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
         _dump(folder / f"wstates{state}.json", obj)
     write_stats_csv(d, out_dir / f"stats_{dirname}.csv")
     return folder
+
+
+_OUR_FILES = ("se*_sm*_sl*_wv*.json", "wstates*.json", "filenames.json", "code.json", "occupancy.json",
+              "realtime.json")
+
+
+def _clear_previous(folder: Path) -> None:
+    """Re-exporting into the same folder: drop the files an earlier export wrote (a stale wave file
+    would otherwise sit next to a filenames.json that no longer lists it)."""
+    for pattern in _OUR_FILES:
+        for f in folder.glob(pattern):
+            try:
+                f.unlink()
+            except OSError as e:
+                raise InputError(f"cannot replace: {e.strerror}", str(f)) from None
 
 
 def write_stats_csv(d: Dispatch, path: Path) -> None:

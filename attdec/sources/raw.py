@@ -76,12 +76,6 @@ def arch_generation(arch: str) -> int | None:
     return None
 
 
-def arch_from_target_version(v: int) -> str:
-    """gfx_target_version (major*10000 + minor*100 + stepping) -> "gfx<major><minor:x><stepping:x>"."""
-    major, minor, step = v // 10000, (v // 100) % 100, v % 100
-    return f"gfx{major}{minor:x}{step:x}"
-
-
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
     """Refuse a blob whose own header names another generation than the dispatch's code object."""
     gen, want = blob_generation(blob.data), arch_generation(arch)

@@ -14,7 +14,8 @@ import pickle
 from pathlib import Path
 
 from attdec.errors import FormatError, InputError
-from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, arch_from_target_version
+from attdec.isa import arch_from_target_version
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
 EVENT_CLASSES = {"ProfileProgramEvent", "ProfileSQTTEvent", "ProfileDeviceEvent", "ProfilePMCEvent",
