@@ -48,7 +48,7 @@ class Record:
         for st in (state, slots):
             if isinstance(st, dict):
                 for k, v in st.items():
-                    if isinstance(k, str) and k not in ("args", "cls_name", "get"):
+                    if isinstance(k, str) and not k.startswith("__") and k not in ("args", "cls_name", "get"):
                         object.__setattr__(self, k, v)
 
     def get(self, name, default=None):
