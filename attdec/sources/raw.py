@@ -49,21 +49,12 @@ class RawDispatch:
     dispatch_id: int | None = None
 
 
-# First-8-bytes format detection (sqtt-format.md §1.2): which SQTT generation a blob is.
-_RDNA_VERSION_FAMILY = {1: 10, 2: 10, 3: 11, 4: 12, 5: 12}
-
-
 def blob_generation(data: bytes) -> int | None:
     """The gfx generation a blob's header says it is (9, 10, 11, 12), or None if it does not say."""
-    if len(data) < 8:
-        return None
-    h = int.from_bytes(data[:8], "little")
-    legacy, v2 = h & 0x1FFF, (h >> 13) & 7
-    if legacy in (0, 0x11) and 4 <= v2 <= 6:
-        return 9
-    if h & 0x7F == 0x11:
-        return _RDNA_VERSION_FAMILY.get((h >> 7) & 0x3F)
-    return None
+    from attdec.decoders import detect_format   # sqtt-format.md §1.2, first 8 bytes
+
+    fam = detect_format(data)
+    return int(fam[3:].split(".")[0]) if fam else None
 
 
 def arch_generation(arch: str) -> int | None:
