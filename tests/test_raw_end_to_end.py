@@ -102,3 +102,28 @@ def test_hotspots_and_waves_take_raw_inputs(tmp_path):
     assert r.exit_code == 0, r.output
     names = sorted(d["dispatch"] for d in json.loads(r.output[r.output.index("{"):])["dispatches"])
     assert names == ["dispatch_8", "ui_output_agent_24601_dispatch_7"]
+
+
+def test_explicit_blobs_with_code(tmp_path):
+    """.att blobs + --code FILE@LOADBASE, as `attdec decode` takes them, in hotspots/waves/export-ui."""
+    _need(attdec.decoders, "decode_blob")
+    _need(attdec.isa, "load_code_object")
+    from click.testing import CliRunner
+
+    from attdec.cli import main
+    cap = shared_path("captures", "gfx1100", "gemm_run0")
+    c = json.loads((cap / "capture.json").read_text())
+    want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]
+    k = c["kernels"][0]
+    code = ["--code", f"{cap / k['code_object']}@{k['base']:#x}"]
+    blobs = [str(cap / f) for f in c["dispatches"][0]["blobs"]]
+    r = CliRunner().invoke(main, ["hotspots", "--format", "json", *code, *blobs])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output[r.output.index("{"):])["totals"]["stall"] == want["stall_sum"]
+    r = CliRunner().invoke(main, ["export-ui", *code, *blobs, "-o", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    files = json.loads((tmp_path / "ui_output_agent_0_dispatch_1" / "filenames.json").read_text())
+    assert sum(len(wv) for simds in files["wave_filenames"].values() for slots in simds.values()
+               for wv in slots.values()) == want["waves_with_instructions"]
+    r = CliRunner().invoke(main, ["waves", "--arch", "gfx950", *code, *blobs])
+    assert r.exit_code == 1 and "code object is gfx1100 but the capture says gfx950" in r.output

@@ -99,9 +99,14 @@ def test_missing_code_object_is_one_clear_line(tmp_path):
 
 
 def test_blob_arch_must_match_code_object(tmp_path):
+    pytest.importorskip("attdec.isa.codeobj")
     gfx9_blob = shared_path("captures", "gfx950", "gemm_run0", "r_32_32_16_2_1_se0.att").read_bytes()
-    raw = RawDispatch("d", "gfx1100", [RawCodeObject(b"", 0, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
+    co = shared_path("captures", "gfx1100", "gemm_run0", "r_32_32_16_2.co").read_bytes()
+    raw = RawDispatch("d", "", [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
     with pytest.raises(ArchError, match="x_se0.att: blob is a gfx9 SQTT stream but the code object is gfx1100"):
+        decode_dispatch(raw)
+    raw.arch = "gfx950"          # the capture's own arch (device props, --arch) disagrees with the ELF
+    with pytest.raises(ArchError, match="k.co: code object is gfx1100 but the capture says gfx950"):
         decode_dispatch(raw)
 
 

@@ -6,7 +6,7 @@ import click
 from attdec.report.decode_progress import decode_progress
 from attdec.report.ui_output import write_ui_output
 from attdec.sources.raw import decode_dispatch
-from attdec.sources.raw_inputs import RAW_KINDS, load_raw
+from attdec.sources.raw_inputs import RAW_KINDS, load_explicit, load_raw
 
 
 def folder_name(raw, index: int) -> str:
@@ -22,10 +22,13 @@ def folder_name(raw, index: int) -> str:
               help="Folder to write ui_output_* folders and stats_*.csv into.")
 @click.option("--input-format", type=click.Choice(sorted(RAW_KINDS)), default=None,
               help="Input kind; detected when omitted.")
-def export_ui(inputs, outdir, input_format):
-    """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder) and write it as
-    ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
-    raws = load_raw(list(inputs), input_format)
+@click.option("--code", multiple=True, metavar="FILE@LOADBASE",
+              help="INPUTS are explicit .att blobs of one dispatch; this is a code object and its load base (repeatable).")
+@click.option("--arch", default=None, help="With --code: the GPU (default: from the code object).")
+def export_ui(inputs, outdir, input_format, code, arch):
+    """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
+    --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
+    raws = [load_explicit(list(inputs), list(code), arch)] if code else load_raw(list(inputs), input_format)
     with decode_progress(len(raws)) as step:
         for i, raw in enumerate(raws):
             d = decode_dispatch(raw, step(i, raw.name))

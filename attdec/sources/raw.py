@@ -136,7 +136,7 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
         if not arch:
             arch = oarch
         elif oarch and oarch != arch and arch_generation(oarch) != arch_generation(arch):
-            raise ArchError(f"code object is {oarch} but the trace is {arch}", co.name)
+            raise ArchError(f"code object is {oarch} but the capture says {arch}", co.name)
     inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
     codemap = CodeMap()
     objects, problems, unplaced = [], [], []
@@ -169,8 +169,6 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
     if not raw.code_objects:
         raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)",
                           raw.path and f"{raw.path}: {raw.name}" or raw.name)
-    for b in raw.blobs:
-        check_blob_arch(b, raw.arch)
     code = load_code(raw)
     for b in raw.blobs:
         check_blob_arch(b, code.arch)

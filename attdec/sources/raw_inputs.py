@@ -11,7 +11,7 @@ from typing import Callable
 
 from attdec.errors import InputError
 from attdec.sources import capture, rocprof_raw, tinygrad
-from attdec.sources.raw import RawDispatch
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 
 def _tinygrad_detect(paths: list[Path]) -> bool:
@@ -23,6 +23,46 @@ RAW_KINDS: dict[str, tuple[Callable[[list[Path]], bool], Callable[[list[Path]], 
     "rocprof-raw": (rocprof_raw.detect, rocprof_raw.load),
     "capture": (capture.detect, capture.load),
 }
+
+
+def load_explicit(blobs: list[str | Path], code: list[str], arch: str | None = None) -> RawDispatch:
+    """Blobs + `FILE@LOADBASE` code objects named on the command line (as `attdec decode` takes them):
+    one dispatch; each blob's SE from `se<N>` / `shader_engine_<N>` in its name, else its position.
+    The arch, when not given, comes from the first code object (at decode time)."""
+    from attdec.commands.decode import parse_code_spec, se_of
+
+    if not code:
+        raise InputError("explicit blobs need at least one --code FILE@LOADBASE")
+    cos = []
+    for i, spec in enumerate(code):
+        path, base = parse_code_spec(spec)
+        cos.append(RawCodeObject(_read(Path(path)), base, path, i + 1))
+    raws = []
+    for i, b in enumerate(blobs):
+        se = se_of(str(b))
+        raws.append(RawBlob(i if se is None else se, _read(Path(b)), str(b)))
+    if len({b.se for b in raws}) != len(raws):
+        raise InputError("two blobs for the same shader engine; name them ..._se<N>.att",
+                         ", ".join(str(b) for b in blobs))
+    name = Path(blobs[0]).name if len(blobs) == 1 else "explicit"
+    return RawDispatch(name=name, arch=arch or "", code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent))
+
+
+def _read(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", str(p)) from None
+
+
+def open_explicit(blobs, code, arch=None) -> list:
+    """The decoded Dispatch of explicit blobs + code objects (hotspots/waves --code)."""
+    from attdec.report.progress import progress
+    from attdec.sources.raw import decode_dispatch
+
+    raw = load_explicit(list(blobs), list(code), arch)
+    with progress(len(raw.blobs), "decoding", minimum=1) as bar:
+        return _decoded([raw], bar)
 
 
 def detect_raw(paths: list[Path]) -> str | None:
