@@ -322,8 +322,12 @@ class _Wave:
         self.pc_infos[i][1] = pc
 
     def finish(self, t: int) -> None:
-        """WAVE_END at t. (The published source ends the wave 4 cycles later; the official output does not.)"""
-        if self.insts and self.timeline and t > self.state_start:
+        """WAVE_END at t: close the last state run.
+
+        The published source ends the wave at t + 4 and closes the run only for waves with records; the
+        official output (gfx950 captures) ends it at t and closes the run for every wave.
+        """
+        if t > self.state_start:
             self.timeline.append([self.state, t - self.state_start])
         self.state, self.state_start, self.end = S_EMPTY, t, t
         self.complete = True
