@@ -258,3 +258,17 @@ def test_demo_stream_covers_every_token_type():
     _, types, _ = gfx9.split_tokens(words)
     assert set(types.tolist()) == set(range(16)) - {gfx9.REG_CS_PRIV} | {gfx9.REG_CS_PRIV}
     assert CATEGORY["MESSAGE"] in [int(c) for w in decode(enc.demo()).waves for c in w.insts["category"]]
+
+
+def test_realtime_from_rocm_instrumentation():
+    e = enc.Encoder().reg(0xC343, 5).reg(0xC343, 1).reg(0xC343, 2).reg(0xC343, 3)   # not activated: ignored
+    e.reg(0xC342, 0x434F5200)                                                          # "\0ROC"
+    e.advance(40).reg(0xC343, 5).reg(0xC343, 0x10).reg(0xC343, 0x7).reg(0xC343, 0x20)  # RT_TIMESTAMP + 3 words
+    e.advance(40).reg(0xC343, 7).reg(0xC343, 0x5)                                      # LO32 wraps: high + 1
+    e.reg(0xC343, 9, enable=0)                                                         # disabled write: ignored
+    assert decode(e).realtime == [(40, 0x20 | 0x7 << 32), (80, 0x5 | 0x8 << 32)]
+
+
+def test_wave_alloc_with_bad_slot_stops_like_official():
+    r = decode(enc.Encoder().wave_start(3, 0, 0).wave_alloc(3, 0, 11))
+    assert any("WAVE_ALLOC for wave slot 11" in p for p in r.problems)

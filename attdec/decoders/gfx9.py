@@ -333,6 +333,66 @@ class _Wave:
         self.complete = True
 
 
+class _Instrumentation:
+    """The ROCm instrumentation protocol on SQ_THREAD_TRACE_USERDATA_2/3 (sqtt-format.md §4, §9.1).
+
+    USERDATA_2 carries a "\\0ROC" activation word then 32-bit packet headers (opcode [0..7], type [8..11],
+    data20 [12..31]); agent info and code-object markers live there. USERDATA_3 carries realtime samples:
+    opcode 5 (RT_TIMESTAMP, 3 words) or 7 (RT_TIMESTAMP_LO32, 1 word), delivered when the last word arrives.
+    Code-object markers are only tracked to stay in step: attdec reports absolute PCs.
+    """
+
+    WAIT_FOR_HEADER = -1
+    RT_DELTA, RT_HI, RT_LOW = 0, 1, 2
+
+    def __init__(self):
+        self.active = False
+        self.state = self.WAIT_FOR_HEADER
+        self.rt_frequency = 0
+        self.count = 0
+        self.known = False
+        self.values = [0, 0, 0]
+
+    def userdata2(self, data: int) -> None:
+        if not self.active:
+            if data == 0x434F5200:                      # bytes 00 'R' 'O' 'C'
+                self.active = True
+                self.state = self.WAIT_FOR_HEADER
+            return
+        if self.state == self.WAIT_FOR_HEADER:
+            opcode, typ, data20 = data & 0xFF, (data >> 8) & 0xF, data >> 12
+            if opcode == 6 and typ == 0:
+                self.rt_frequency = data20 * 1000
+            elif opcode == 4 and data20 == 0:
+                self.state = typ
+            return
+        self.state = self.WAIT_FOR_HEADER              # one payload word per marker header
+
+    def realtime_word(self, t: int, data: int):
+        if not self.active:
+            return None
+        if self.count == 0:
+            opcode, data20 = data & 0xFF, data >> 12
+            if opcode == 5:
+                self.count, self.known = data20 or 3, True
+            elif opcode == 7:
+                self.count, self.known = data20 or 1, True
+                self.values[self.RT_LOW] = self.values[self.RT_DELTA]
+            else:
+                self.count, self.known = data20, False
+            return None
+        self.count -= 1
+        if not self.known or self.count < 0:
+            return None
+        if self.count < 3:
+            self.values[self.count] = data
+        if self.count > 0:
+            return None
+        if self.values[self.RT_DELTA] < self.values[self.RT_LOW]:
+            self.values[self.RT_HI] += 1
+        return (t, self.values[self.RT_DELTA] | self.values[self.RT_HI] << 32)
+
+
 def _mend(prev: list, t: int) -> None:
     """Trim a record so that it ends no later than t (never below 4 cycles)."""
     if t < prev[0] + prev[2]:
@@ -362,8 +422,8 @@ def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None
     times, delivered = token_times(types, vals, truncated is not None)
     res.bytes_decoded = HEADER_BYTES + (2 * truncated if truncated is not None else 2 * len(words))
 
-    keep = delivered & np.isin(types, (MISC, WAVE_START, WAVE_END, INST, INST_PC, ISSUE, REG, REG_CS,
-                                       REG_CS_PRIV))
+    keep = delivered & np.isin(types, (MISC, WAVE_START, WAVE_ALLOC, WAVE_END, INST, INST_PC, ISSUE, REG, REG_CS,
+                                       REG_CS_PRIV, SHADERDATA))
     misc_sub = (vals >> np.uint64(13)) & np.uint64(7)
     keep &= (types != MISC) | (misc_sub == MISC_PACKET_LOST) | (misc_sub == MISC_SAVE_CONTEXT)
     sel = np.flatnonzero(keep)
@@ -383,17 +443,21 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
     packet_lost = False
     done = []                      # finished _Wave objects, in emission order
     seq = {}
+    issue_pairs = {}               # ISSUE status field -> [(slot, status)] for the non-zero slots
+    instr = _Instrumentation()
 
     def emit(w):
         done.append(w)
 
     for ty, v, t, off in zip(types, vals, times, offsets):
         if ty == ISSUE:
-            simd = (v >> 5) & 3
-            row = slots[simd]
-            for i in range(10):
-                st = (v >> (8 + 2 * i)) & 3
-                if st and row[i]:
+            row = slots[(v >> 5) & 3]
+            field = (v >> 8) & 0xFFFFF
+            pairs = issue_pairs.get(field)
+            if pairs is None:
+                pairs = issue_pairs[field] = [(i, (field >> 2 * i) & 3) for i in range(10) if (field >> 2 * i) & 3]
+            for i, st in pairs:
+                if row[i]:
                     row[i][-1].issue(st, t)
         elif ty == INST:
             slot, simd, itype = (v >> 5) & 0xF, (v >> 9) & 3, (v >> 11) & 0x1F
@@ -475,7 +539,21 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
                     for ws in row:
                         if ws and ws[-1].end == 0:
                             ws[-1].trap = TRAP_REQUEST
-        # REG (instrumentation, realtime): tinygrad captures do not use the ROCm protocol; see docs.
+        elif ty == REG:
+            if not (v >> 15) & 1:
+                continue           # write not enabled
+            addr, data = (v >> 16) & 0xFFFF, (v >> 32) & 0xFFFFFFFF
+            if addr == USERDATA_3:
+                sample = instr.realtime_word(t, data)
+                if sample:
+                    res.realtime.append(sample)
+            elif addr == USERDATA_2:
+                instr.userdata2(data)
+        elif ty == WAVE_ALLOC or ty == SHADERDATA:
+            if (v >> 10) & 0xF > 9:
+                res.problems.append(f"{where or 'blob'}: {TOKEN_NAMES[ty]} for wave slot {(v >> 10) & 0xF} at byte "
+                                    f"offset {off}; the official decoder aborts here, decoding stopped")
+                break
 
     for row in slots:
         for ws in row:
