@@ -21,6 +21,26 @@ from attdec.decoders.common import CodeMap  # noqa: E402
 from attdec.model import CATEGORIES  # noqa: E402
 
 
+LINE = re.compile(r"^\s+(\S.*?)\s*//\s+([0-9A-Fa-f]+):\s+([0-9A-Fa-f ]+?)(?:\s+<.*>)?$")
+
+
+def listing_map(cdir, cap):
+    """Dev aid: a code map from the capture's llvm-objdump listing (what the official decoder was fed)."""
+    from types import SimpleNamespace
+    cm = CodeMap()
+    for k in cap["kernels"]:
+        lst = os.path.join(cdir, k["code_object"][:-3] + ".llvm.s")
+        ins = []
+        for ln in open(lst):
+            m = LINE.match(ln)
+            if m:
+                text, addr, words = m.group(1).strip(), int(m.group(2), 16), m.group(3).split()
+                ins.append(SimpleNamespace(address=addr, size=4 * len(words), text=text,
+                                           mnemonic=text.split(" ")[0], target=None))
+        cm.add(ins, k["base"])
+    return cm
+
+
 def code_map(cdir, cap):
     cm = CodeMap()
     try:
@@ -39,6 +59,7 @@ def main():
     ap.add_argument("captures", nargs="+")
     ap.add_argument("--no-pc", action="store_true")
     ap.add_argument("--target-cu", type=int)
+    ap.add_argument("--listing", action="store_true", help="code from the .llvm.s listing instead of attdec.isa")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
     tot = collections.Counter()
@@ -46,7 +67,7 @@ def main():
         cap = json.load(open(os.path.join(cdir, "capture.json")))
         opath = os.path.join(cdir, "oracle.json")
         oracle = json.load(open(opath)) if os.path.exists(opath) else None
-        cm = code_map(cdir, cap) if not a.no_pc else CodeMap()
+        cm = CodeMap() if a.no_pc else listing_map(cdir, cap) if a.listing else code_map(cdir, cap)
         for disp in cap["dispatches"]:
             waves, occ, dt = [], [], 0.0
             for b in disp["blobs"]:

@@ -558,8 +558,9 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
     for row in slots:
         for ws in row:
             done.extend(ws)
+    stitcher = make_stitcher(code)
     for w in done:
-        res.waves.append(_to_wave(w, res.se, code, seq))
+        res.waves.append(_to_wave(w, res.se, stitcher, seq))
     rows = occ_front + occ
     o = np.zeros(len(rows), OCCUPANCY_DTYPE)
     if rows:
@@ -570,28 +571,29 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
     res.occupancy = o
 
 
-def _to_wave(w: _Wave, se: int, code: CodeMap, seq: dict) -> Wave:
+def _to_wave(w: _Wave, se: int, stitcher, seq: dict) -> Wave:
     """Stitch PCs onto a finished wave and turn it into the record model."""
-    stitch_gfx9(w, code)
-    end = w.end
-    if not w.complete:
-        for r in w.insts:
-            end = max(end, r[0] + r[2] + 4)
-    key = (w.simd, w.slot)
-    seq[key] = seq.get(key, -1) + 1
     a = empty_insts(len(w.insts))
     if w.insts:
-        arr = np.asarray(w.insts, dtype=object)
-        a["time"] = arr[:, 0].astype(np.int64)
-        cats = arr[:, 1].astype(np.int64)
-        a["category"] = np.where(cats == C_NOT_FINISHED, C_NONE, cats)
-        a["duration"] = arr[:, 2].astype(np.int64)
-        a["stall"] = arr[:, 3].astype(np.int64)
-        a["pc"] = arr[:, 4].astype(np.uint64)
+        arr = np.asarray(w.insts, dtype=np.int64)
+        a["time"], a["category"], a["duration"], a["stall"] = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+    timeline = [(s, d) for s, d in w.timeline]
+    if stitcher is not None and w.pc_infos:
+        # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
+        a, timeline = stitcher.stitch(a, [tuple(x) for x in w.pc_infos], timeline, w.begin, end=w.end)
+    end = w.end
+    if not w.complete and len(a):
+        end = max(end, int((a["time"] + a["duration"]).max()) + 4)
+    a["category"][a["category"] == C_NOT_FINISHED] = C_NONE
+    key = (w.simd, w.slot)
+    seq[key] = seq.get(key, -1) + 1
     return Wave(se=se, cu=w.cu, simd=w.simd, slot=w.slot, begin=w.begin, end=end, insts=a,
-                timeline=[(s, d) for s, d in w.timeline], seq=seq[key], contexts=w.contexts)
+                timeline=timeline, seq=seq[key], contexts=w.contexts)
 
 
-def stitch_gfx9(w: _Wave, code: CodeMap) -> None:
-    """Give every record its PC (the PC walk of sqtt-format.md §8 with the gfx9 rules). Placeholder."""
-    return None
+def make_stitcher(code: CodeMap | None):
+    """The shared PC walk (attdec/decoders/stitch.py) in its gfx9 mode, or None without code."""
+    if code is None or not len(code):
+        return None
+    from attdec.decoders.stitch import Stitcher  # noqa: PLC0415 - shared module, gfx9 rules inside
+    return Stitcher(code, 9)
