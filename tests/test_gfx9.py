@@ -272,3 +272,27 @@ def test_realtime_from_rocm_instrumentation():
 def test_wave_alloc_with_bad_slot_stops_like_official():
     r = decode(enc.Encoder().wave_start(3, 0, 0).wave_alloc(3, 0, 11))
     assert any("WAVE_ALLOC for wave slot 11" in p for p in r.problems)
+
+
+def _reference_split(words):
+    """The plain hop-by-hop walk the vectorized split must reproduce."""
+    wl = gfx9.TOKEN_WORDS[words & 15].tolist()
+    starts, i = [], 0
+    while i < len(words):
+        starts.append(i)
+        i += wl[i]
+    trunc = starts.pop() if i > len(words) else None
+    return starts, trunc
+
+
+@pytest.mark.parametrize("chunk", [gfx9.SPLIT_CHUNK, 1000])
+def test_vectorized_split_equals_hop_by_hop_walk(chunk, monkeypatch):
+    monkeypatch.setattr(gfx9, "SPLIT_CHUNK", chunk)
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 4, 5, 511, 512, 513, 999, 1000, 1001, 2003, 30000):
+        for _ in range(3):
+            w = rng.integers(0, 65536, n).astype(np.uint16)
+            s, t, trunc = gfx9.split_tokens(w)
+            ref, rtrunc = _reference_split(w)
+            assert s.tolist() == ref and trunc == rtrunc
+            assert t.tolist() == [int(w[i]) & 15 for i in ref]

@@ -79,25 +79,80 @@ def parse_header(data: bytes, where: str = "") -> dict:
             "dsa": (h >> 25) & 1, "seid": (h >> 26) & 0x3F, "double_buffer": (h >> 32) & 1}
 
 
+SPLIT_BLOCK = 512                 # words per block of the vectorized split
+SPLIT_CHUNK = 1 << 22             # words per pass (bounds the 4-lane scratch memory to ~4 bytes per word)
+
+
 def split_tokens(words: np.ndarray):
     """Token start positions (word index) and types; the index where a token ran past the end, or None.
 
-    Lengths depend only on the type nibble, so the only sequential step is hopping from start to start:
-    done over a plain list of per-word lengths (the one loop the format forces on us).
+    Lengths depend only on the type nibble, so finding the starts is a chain of hops. It is vectorized by
+    blocks: a token is at most 4 words, so the chain enters every block of SPLIT_BLOCK words at one of its
+    first 4 words. All blocks walk all 4 possible entries at once (numpy, one step per token); then one
+    cheap pass over the blocks picks the real entry of each from the previous block's exit.
     """
     n = len(words)
-    wl = TOKEN_WORDS[words & 15].tolist()
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), None
+    lens = TOKEN_WORDS[words & 15]
     starts = []
-    append = starts.append
-    i = 0
-    while i < n:
-        append(i)
-        i += wl[i]
+    entry = 0
+    for lo in range(0, n, SPLIT_CHUNK):
+        hi = min(n, lo + SPLIT_CHUNK)
+        if entry >= hi - lo:                   # a long token crossed the whole (tiny) remainder
+            entry -= hi - lo
+            continue
+        part, entry = _split_chunk(lens[lo:hi], entry)
+        starts.append(part + lo)
+    s = np.concatenate(starts) if starts else np.zeros(0, np.int64)
     truncated = None
-    if i > n:                      # the last token runs past the end: the official reader drops it
-        truncated = starts.pop()
-    s = np.asarray(starts, np.int64)
-    return s, (words[s] & 15).astype(np.int64) if len(s) else np.zeros(0, np.int64), truncated
+    if len(s) and s[-1] + lens[s[-1]] > n:     # the last token runs past the end: the official reader drops it
+        truncated = int(s[-1])
+        s = s[:-1]
+    return s, (words[s] & 15).astype(np.int64), truncated
+
+
+def _split_chunk(lens: np.ndarray, entry: int):
+    """Token starts in one chunk entered at word `entry` (< 4), and the entry offset into the next chunk.
+
+    Every block is walked from its first word, all blocks at once. The real chain enters a block at one of
+    its first 4 words and almost always lands on that walk within a token or two; the few words before it
+    merges are walked in Python.
+    """
+    n = len(lens)
+    B = SPLIT_BLOCK
+    nb = (n + B - 1) // B
+    idx = np.arange(n, dtype=np.int64)
+    hop = idx + lens
+    block_end = np.minimum((idx // B + 1) * B, n)
+    out = hop >= block_end
+    hop[out] = n + (hop[out] - block_end[out])          # leaving the block: park at sink n + exit offset
+    hop = np.concatenate([hop, np.arange(n, n + 4, dtype=np.int64)])   # sinks stay put
+    visit = np.zeros(n + 4, bool)
+    pos = np.arange(nb, dtype=np.int64) * B
+    while True:
+        visit[pos] = True
+        new = hop[pos]
+        if np.array_equal(new, pos):
+            break
+        pos = new
+    exits = (pos - n).tolist()                          # exit offset of each block's own walk
+    seen = visit
+    merge = np.empty(nb, np.int64)                      # from here on, the block's own walk is the chain
+    extra = []                                          # chain words before it merges
+    e = entry
+    for k in range(nb):
+        p = k * B + e
+        end = min(p - e + B, n)
+        while p < end and not seen[p]:
+            extra.append(p)
+            p += int(lens[p])
+        merge[k] = p
+        e = exits[k] if p < end else p - end
+    on = seen[:n] & (idx >= np.repeat(merge, B)[:n])
+    if extra:
+        on[np.asarray(extra, np.int64)] = True
+    return np.flatnonzero(on), e
 
 
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
