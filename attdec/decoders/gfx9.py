@@ -252,7 +252,15 @@ class _Wave:
             return
         prev_state = self.state
         insts = self.insts
-        if status == 3:
+        tl = self.timeline
+        if status == 2:
+            self.state = S_EXEC
+            self.issued.append(len(insts))
+            insts.append([t, C_NOT_FINISHED, 0, 0, 0])
+        elif status == 1:
+            self.state = S_STALL
+            self.stall_starts.append(t)
+        else:
             start = t
             if insts and insts[-1][1] != C_NOT_FINISHED:
                 last = insts[-1]
@@ -261,21 +269,17 @@ class _Wave:
             cycles = 4 + max(0, t - start)
             insts.append([start, C_IMMED, cycles, cycles, 0])
             if self.state_start < start:
-                self._add_state(self.state, start - self.state_start)
+                self._add_state(prev_state, start - self.state_start)
             self.state = S_EXEC
-            self.timeline.append([S_WAIT, cycles])
+            tl.append([S_WAIT, cycles])
             self.state_start = start + cycles
-        elif status == 1:
-            self.state = S_STALL
-            self.stall_starts.append(t)
-        elif status == 2:
-            self.state = S_EXEC
-            self.issued.append(len(insts))
-            insts.append([t, C_NOT_FINISHED, 0, 0, 0])
         d = t - self.state_start
         if d > 0:
-            self._add_state(prev_state, d)
-        self.state_start = max(t, self.state_start)
+            if tl and tl[-1][0] == prev_state:
+                tl[-1][1] += d
+            else:
+                tl.append([prev_state, d])
+            self.state_start = t
 
     def inst(self, itype: int, t: int, simd: int, phase_box: list) -> str | None:
         """INST token of type `itype` at time t: describes the oldest issued placeholder."""
