@@ -33,3 +33,13 @@ def main():
 
 
 # Each command lives in its own module under attdec/commands/ and is registered here.
+from attdec.commands.hotspots import command as _hotspots  # noqa: E402
+main.add_command(_hotspots)
+from attdec.commands.waves import command as _waves  # noqa: E402
+main.add_command(_waves)
+from attdec.commands.prune import command as _prune  # noqa: E402
+main.add_command(_prune)
+from attdec.commands.demo import command as _demo  # noqa: E402
+main.add_command(_demo)
+from attdec.commands.decode import decode  # noqa: E402
+main.add_command(decode)

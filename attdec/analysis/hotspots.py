@@ -1,0 +1,172 @@
+"""Rank source lines, instructions or files of one or more dispatches by stall cycles.
+
+Works on the model only: per-instruction totals come from the code listing (code.json's columns) or,
+when the waves are restricted, are recomputed from the chosen waves with `aggregate_lines`.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable
+
+from attdec.analysis.aggregate import aggregate_lines
+from attdec.analysis.classify import STALL_TYPES, classify
+from attdec.isa.categories import family_of
+from attdec.model import CodeLine, Dispatch, Wave
+
+NO_SOURCE = "(no source line)"
+NO_FILE = "(no source file)"
+BY = ("line", "instruction", "file")
+FRAMES = ("inner", "outer")
+
+
+@dataclass
+class InstStat:
+    """One listing instruction with its totals over the chosen waves and its stall type."""
+
+    dispatch: str
+    code: CodeLine
+    hit: int
+    latency: int
+    stall: int
+    idle: int
+    type: str
+    counters: dict[str, int]
+
+
+@dataclass
+class Row:
+    key: str
+    stall: int = 0
+    latency: int = 0
+    hits: int = 0
+    idle: int = 0
+    share: float = 0.0
+    dominant_type: str | None = None
+    by_type: dict[str, int] = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Hotspots:
+    names: list[str]                 # dispatches covered (one unless merged)
+    kernel: str
+    arch: str
+    waves: int
+    listing: int                     # instructions in the listing (labels excluded)
+    totals: dict[str, int]           # hits, latency, stall, idle
+    by_type: list[tuple[str, int, float]]   # (type, stall, share of stall), largest first
+    rows: list[Row]                  # all rows, largest stall first
+    by: str = "line"
+    problems: list[str] = field(default_factory=list)
+
+
+def frames(source: str) -> list[str]:
+    """Source chain -> frames, innermost (the instruction's own location) first."""
+    return [f.strip() for f in source.split(" -> ") if f.strip()] if source else []
+
+
+def frame_of(source: str, frame: str = "inner") -> str:
+    fs = frames(source)
+    if not fs:
+        return ""
+    return fs[0] if frame == "inner" else fs[-1]
+
+
+def file_of(location: str) -> str:
+    """'a/b.py:12' -> 'a/b.py' (the part before the last ':')."""
+    return location.rsplit(":", 1)[0] if ":" in location else location
+
+
+def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None) -> list[InstStat]:
+    """Every listing instruction with totals: code.json's, or recomputed over `waves` when given."""
+    fam = family_of(dispatch.arch)
+    totals = aggregate_lines(waves).as_dict() if waves is not None else None
+    out = []
+    for c in dispatch.code:
+        if c.is_label:
+            continue
+        h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else \
+            (c.hit, c.latency, c.stall, c.idle)
+        t, counters = classify(c.text, fam)
+        out.append(InstStat(dispatch.name, c, h, la, s, i, t, counters))
+    return out
+
+
+def _key(st: InstStat, by: str, frame: str, merged: bool) -> tuple[str, dict]:
+    loc = frame_of(st.code.source, frame)
+    if by == "file":
+        return (file_of(loc) if loc else NO_FILE), {}
+    if by == "line":
+        return (loc or NO_SOURCE), {}
+    extra = {"line": st.code.line, "vaddr": st.code.vaddr, "source": loc, "type": st.type}
+    if st.counters:
+        extra["counters"] = st.counters
+    key = st.code.text
+    if merged:
+        extra["dispatch"] = st.dispatch
+    return key, extra
+
+
+def rank(stats: list[InstStat], by: str = "line", frame: str = "inner", merged: bool = False) -> list[Row]:
+    """Group instruction stats into rows and sort them by stall (then latency), largest first."""
+    if by not in BY:
+        raise ValueError(by)
+    total_stall = sum(s.stall for s in stats)
+    rows: dict = {}
+    for st in stats:
+        if st.hit == 0:
+            continue
+        key, extra = _key(st, by, frame, merged)
+        ident = (key,) if by != "instruction" else (st.dispatch, st.code.line)
+        r = rows.get(ident)
+        if r is None:
+            r = rows[ident] = Row(key=key, extra=extra)
+        r.stall += st.stall
+        r.latency += st.latency
+        r.hits += st.hit
+        r.idle += st.idle
+        r.by_type[st.type] = r.by_type.get(st.type, 0) + st.stall
+        if by != "instruction":
+            r.extra["instructions"] = r.extra.get("instructions", 0) + 1
+    for r in rows.values():
+        r.share = r.stall / total_stall if total_stall else 0.0
+        if r.stall:
+            r.dominant_type = max(r.by_type.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0]
+    out = sorted(rows.values(), key=lambda r: (-r.stall, -r.latency, -r.hits, r.key))
+    return out
+
+
+def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
+    acc: dict[str, int] = defaultdict(int)
+    for s in stats:
+        if s.stall:
+            acc[s.type] += s.stall
+    total = sum(acc.values())
+    return sorted(((t, v, v / total if total else 0.0) for t, v in acc.items()),
+                  key=lambda x: (-x[1], STALL_TYPES.index(x[0])))
+
+
+WaveFilter = Callable[[Wave], bool]
+
+
+def hotspots(dispatches: list[Dispatch], by: str = "line", frame: str = "inner",
+             wave_filter: WaveFilter | None = None) -> Hotspots:
+    """Hotspots over the given dispatches taken together (pass one dispatch for a per-folder report)."""
+    stats, nwaves, listing, problems = [], 0, 0, []
+    for d in dispatches:
+        waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
+        stats += instruction_stats(d, waves)
+        nwaves += len(d.waves) if waves is None else len(waves)
+        listing += sum(1 for c in d.code if not c.is_label)
+        problems += [f"{d.name}: {p}" if len(dispatches) > 1 else p for p in d.problems]
+    totals = {"hits": sum(s.hit for s in stats), "latency": sum(s.latency for s in stats),
+              "stall": sum(s.stall for s in stats), "idle": sum(s.idle for s in stats)}
+    kernels = []
+    for d in dispatches:
+        if d.kernel and d.kernel not in kernels:
+            kernels.append(d.kernel)
+    archs = sorted({d.arch for d in dispatches})
+    return Hotspots(names=[d.name for d in dispatches], kernel=", ".join(kernels), arch=", ".join(archs),
+                    waves=nwaves, listing=listing, totals=totals, by_type=by_type(stats),
+                    rows=rank(stats, by, frame, merged=len(dispatches) > 1), by=by, problems=problems)

@@ -1,0 +1,179 @@
+"""`attdec decode`: decode raw per-SE SQTT blobs of one dispatch against its code objects.
+
+    attdec decode --arch gfx1100 --code kernel.co@0x200001006000 kernel_se0.att kernel_se1.att [--format json]
+
+Each blob is decoded on its own (its SE from `se<N>` / `shader_engine_<N>` in the file name, or --se).
+The JSON form is what tools/conformance.py compares with AMD's decoder; it is written as a stream, wave
+by wave, so memory stays bounded by one wave's rows.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+
+import json
+
+import click
+
+from attdec.decoders import CodeMap, decode_blob
+from attdec.errors import AttdecError, ArchError, FormatError, InputError
+from attdec.model import CATEGORIES
+
+SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
+
+
+def se_of(path: str) -> int | None:
+    m = SE_RE.search(os.path.basename(path))
+    return int(m.group(1)) if m else None
+
+
+def parse_code_spec(spec: str) -> tuple[str, int]:
+    path, sep, base = spec.rpartition("@")
+    if not sep or not path:
+        raise InputError(f"--code wants FILE@LOADBASE, got {spec!r}")
+    try:
+        return path, int(base, 0)
+    except ValueError:
+        raise InputError(f"--code: load base {base!r} is not a number (e.g. 0x200001006000)") from None
+
+
+def build_codemap(specs, arch: str) -> CodeMap:
+    """Load and disassemble every --code FILE@LOADBASE into one absolute-PC map."""
+    code = CodeMap()
+    if not specs:
+        return code
+    loaded = []
+    for spec in specs:
+        path, base = parse_code_spec(spec)
+        loaded.append((path, base, _read(path)))
+    try:
+        from attdec.isa import disassemble, load_code_object
+    except ImportError:
+        raise AttdecError("the ISA layer (attdec.isa) is not available in this build; decode without --code") from None
+    for path, base, data in loaded:
+        co = load_code_object(data, path)
+        co_arch = getattr(co, "arch", None)
+        if co_arch and arch and _family(co_arch) != _family(arch):
+            raise ArchError(f"code object is for {co_arch}, not {arch}", path)
+        code.add(disassemble(co.text, co_arch or arch, co.text_vaddr), base)
+    return code
+
+
+def _family(arch: str) -> str:
+    from attdec.decoders import family_of_arch
+    return family_of_arch(arch) or arch
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", path) from None
+    except OSError as e:
+        raise InputError(e.strerror or str(e), path) from None
+
+
+def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int | None = None):
+    """Yield (path, BlobResult, seconds) for each blob."""
+    code = build_codemap(codes, arch)
+    for path in blobs:
+        s = se if se is not None else se_of(path)
+        if s is None:
+            raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", path)
+        data = _read(path)
+        t0 = time.perf_counter()
+        res = decode_blob(data, arch, code, s, where=path, target_cu=target_cu)
+        yield path, res, time.perf_counter() - t0
+
+
+@click.command("decode")
+@click.option("--arch", required=True, help="gfx1100, gfx1201, gfx942, ... (must match the trace)")
+@click.option("--code", "codes", multiple=True, metavar="FILE@LOADBASE",
+              help="code object and the address it was loaded at; repeat for several")
+@click.option("--se", type=int, default=None, help="shader engine of the blob(s), if not in the file name")
+@click.option("--target-cu", type=int, default=None, help="gfx9: CU whose waves get instruction detail")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.argument("blobs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def decode(arch, codes, se, target_cu, fmt, blobs):
+    """Decode raw SQTT blobs (one per shader engine) of one dispatch."""
+    results = decode_files(arch, codes, blobs, se, target_cu)
+    if fmt == "json":
+        write_json(results, sys.stdout)
+    else:
+        print_summary(results)
+
+
+def _warn(path, res):
+    for p in res.problems:
+        click.echo(f"attdec: warning: {path}: {p}", err=True)
+
+
+def write_json(results, out) -> None:
+    """Stream {"dispatches": [{"waves": [...], "occupancy": [...], ...}]} wave by wave."""
+    w = out.write
+    w('{"dispatches": [{"waves": [')
+    occ, realtime, other, problems = [], [], [], []
+    first = True
+    for path, res, _dt in results:
+        _warn(path, res)
+        problems += [f"{path}: {p}" for p in res.problems]
+        for wave in res.waves:
+            if not first:
+                w(",\n")
+            first = False
+            _write_wave(w, wave)
+        occ.append(res.occupancy)
+        realtime += [[res.se, int(a), int(b)] for a, b in res.realtime]
+        other += [[res.se, int(t), int(c), int(g)] for t, c, g in res.other_simd]
+    w('],\n"occupancy": [')
+    parts = []
+    for o in occ:
+        if len(o):
+            cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
+            parts.append(",".join(f"[{a},{b},{c},{d},{e},{f},{g}]" for a, b, c, d, e, f, g in zip(*cols)))
+    w(",\n".join(p for p in parts if p))
+    w('],\n"realtime": ' + json.dumps(realtime))
+    w(',\n"inst_other_simd": ' + json.dumps([[s, t, c, CATEGORIES[g]] for s, t, c, g in other]))
+    w(',\n"problems": ' + json.dumps(problems))
+    w("}]}\n")
+
+
+def _write_wave(w, wave) -> None:
+    a = wave.insts
+    w(f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "wave_id": {wave.slot}, '
+      f'"begin_time": {wave.begin}, "end_time": {wave.end}, "contexts": {wave.contexts}, '
+      f'"timeline": [{",".join(f"[{s},{d}]" for s, d in wave.timeline)}], "instructions": [')
+    if len(a):
+        names = [f'"{c}"' for c in CATEGORIES]
+        w(",".join(f"[{p},{t},{d},{s},{names[c]}]" for p, t, d, s, c in
+                   zip(a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(),
+                       a["category"].tolist())))
+    w("]}")
+
+
+def print_summary(results) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    t = Table(title="SQTT decode", show_lines=False)
+    for col in ("blob", "SE", "waves", "traced", "instructions", "no pc", "stall", "occupancy", "ms"):
+        t.add_column(col, justify="right" if col not in ("blob",) else "left")
+    for path, res, dt in results:
+        _warn(path, res)
+        n_inst = sum(len(w.insts) for w in res.waves)
+        nopc = sum(int((w.insts["pc"] == 0).sum()) for w in res.waves)
+        stall = sum(int(w.insts["stall"].sum()) for w in res.waves)
+        traced = sum(1 for w in res.waves if len(w.insts))
+        starts = int((res.occupancy["start"] == 1).sum()) if len(res.occupancy) else 0
+        t.add_row(os.path.basename(path), str(res.se), str(len(res.waves)), str(traced), f"{n_inst:,}",
+                  f"{nopc:,}", f"{stall:,}", f"{starts:,} starts", f"{dt * 1000:.0f}")
+    con.print(t)
+
+
+__all__ = ["decode", "build_codemap", "decode_files", "se_of", "write_json", "FormatError"]

@@ -1,0 +1,36 @@
+"""`attdec hotspots PATH...`: which source lines / instructions / files lose the most cycles, and why."""
+from __future__ import annotations
+
+import click
+
+from attdec.analysis.hotspots import BY, FRAMES, hotspots
+from attdec.commands.common import FORMATS, make_wave_filter, wave_filter_options
+from attdec.report import hotspots as rep
+from attdec.sources import open_inputs
+
+
+def run(paths, by="line", top=20, frame="inner", merge=False, fmt="table", wave_filter=None):
+    dispatches = open_inputs(paths)
+    groups = [dispatches] if merge else [[d] for d in dispatches]
+    reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter) for g in groups]
+    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top)
+
+
+@click.command("hotspots")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--by", type=click.Choice(BY), default="line", show_default=True,
+              help="Rank source lines, single instructions, or whole source files.")
+@click.option("--top", type=int, default=20, show_default=True, help="Rows to show (0 = all).")
+@click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True,
+              help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
+                   "(inner, the first) or the outermost call site (outer, the last).")
+@click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report.")
+@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
+@wave_filter_options
+def command(paths, by, top, frame, merge, fmt, se, simd, slot, wave):
+    """Rank source lines (or instructions, files) by stall cycles, with the dominant stall type.
+
+    PATHS are ui_output dispatch folders, parents holding many, globs, or .tar.xz archives of a folder.
+    With --se/--simd/--slot/--wave the totals are recomputed from those waves only.
+    """
+    run(paths, by, top, frame, merge, fmt, make_wave_filter(se, simd, slot, wave))

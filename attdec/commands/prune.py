@@ -1,0 +1,168 @@
+"""`attdec prune-empty ROOT...`: find rocprofv3 dispatch folders with zero waves and remove them.
+
+An "empty shell" (ui-output-format.md §13) is a folder with a thread-trace `filenames.json`, no
+`se*_sm*_sl*_wv*.json`, no wave listed, no subfolder and only files rocprofv3 writes there. Anything
+else is kept: a folder with a wave file, a PC-sampling folder, a folder holding other files. Dry run by
+default; `--yes` deletes, printing every deletion.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from attdec.errors import AttdecError, InputError
+from attdec.report.common import common_dir, console, strip_dir
+from attdec.sources.ui_output import WAVE_FILE, read_folder
+
+KNOWN_FILES = re.compile(r"^(filenames|code|occupancy|realtime|snapshots|graph_options|spm)\.json$"
+                         r"|^wstates\d+\.json$|^se\d+_perfcounter\.json$|^source_\d+_.*$|^att_output\.csv$")
+
+
+@dataclass
+class Verdict:
+    path: Path
+    empty: bool
+    reason: str
+    size: int
+    stats_csv: Path | None = None
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def judge(path: Path) -> Verdict:
+    """Is this dispatch folder an empty shell that may be deleted, and why (not)?"""
+    entries = list(path.iterdir())
+    size = _size(path)
+    if any(WAVE_FILE.match(e.name) for e in entries):
+        return Verdict(path, False, "has wave files", size)
+    if any(e.is_dir() or e.is_symlink() for e in entries):
+        return Verdict(path, False, "holds a subfolder or link", size)
+    others = [e.name for e in entries if not KNOWN_FILES.match(e.name)]
+    if others:
+        return Verdict(path, False, f"holds files rocprofv3 does not write ({others[0]})", size)
+    try:
+        fn = json.loads((path / "filenames.json").read_bytes())
+    except (OSError, ValueError):
+        return Verdict(path, False, "filenames.json unreadable", size)
+    if not isinstance(fn, dict):
+        return Verdict(path, False, "filenames.json is not an object", size)
+    if fn.get("thread_trace") is False or fn.get("pc_sampling"):
+        return Verdict(path, False, "PC-sampling folder, not a thread trace", size)
+    if fn.get("wave_filenames"):
+        return Verdict(path, False, "waves are listed but their files are missing", size)
+    csv = path.parent / f"stats_{path.name}.csv"
+    if csv.is_file():
+        try:
+            lines = [ln for ln in csv.read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            lines = ["?", "?"]
+        if len(lines) <= 1:
+            size += csv.stat().st_size
+        else:
+            csv = None
+    else:
+        csv = None
+    return Verdict(path, True, "zero waves", size, csv)
+
+
+def find_dispatch_folders(root: Path) -> list[Path]:
+    """Every folder with a filenames.json at or below root (not following links)."""
+    if (root / "filenames.json").is_file():
+        return [root]
+    out = []
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames.sort()
+        if "filenames.json" in files:
+            out.append(Path(dirpath))
+            dirnames[:] = []
+    return out
+
+
+def _kb(n: int) -> str:
+    return f"{n / 1024:,.1f} KB"
+
+
+@click.command("prune-empty")
+@click.argument("roots", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--yes", is_flag=True, help="Really delete (default: dry run, print what would go).")
+def command(roots, yes):
+    """Remove dispatch folders with zero waves (dry run unless --yes).
+
+    Prints what would go, with sizes, then the surviving dispatches ranked by (waves, instructions,
+    source-mapped rows) with the best dispatch per kernel marked.
+    """
+    con = console()
+    folders = []
+    for root in roots:
+        if not root.exists():
+            raise InputError("no such folder", str(root))
+        found = find_dispatch_folders(root)
+        if not found:
+            raise InputError("no ui_output dispatch folder (filenames.json) below this folder", str(root))
+        folders += found
+    verdicts = [judge(p) for p in folders]
+    empty = [v for v in verdicts if v.empty]
+    kept = [v for v in verdicts if not v.empty]
+
+    verb = "removed" if yes else "would remove"
+    for v in empty:
+        if yes:
+            try:
+                shutil.rmtree(v.path)
+                if v.stats_csv:
+                    v.stats_csv.unlink()
+            except OSError as e:
+                raise AttdecError(f"cannot delete: {e.strerror}", str(v.path)) from None
+        con.print(f"{verb} {v.path}  ({_kb(v.size)}, {v.reason})")
+        if v.stats_csv:
+            con.print(f"{verb} {v.stats_csv}  (its header-only stats CSV)")
+    total = sum(v.size for v in empty)
+    con.print(f"{len(empty)} empty dispatch folder(s), {_kb(total)}"
+              + ("" if yes or not empty else "; run again with --yes to delete them"), style="bold")
+
+    ranked = []
+    for v in kept:
+        if v.reason != "has wave files":
+            con.print(f"kept {v.path} ({v.reason})")
+            continue
+        try:
+            d = read_folder(v.path)
+        except AttdecError as e:
+            con.print(f"kept {v.path} (unreadable: {e})")
+            continue
+        mapped = sum(1 for c in d.code if not c.is_label and c.source)
+        ranked.append((len(d.waves), sum(len(w.insts) for w in d.waves), mapped, d))
+    if not ranked:
+        return
+    ranked.sort(key=lambda t: (-t[0], -t[1], -t[2], t[3].name))
+    best = {}
+    for t in ranked:
+        best.setdefault(t[3].kernel, t[3].name)
+    tab = Table(box=None, pad_edge=False, header_style="bold")
+    for name, j in (("", "left"), ("waves", "right"), ("instructions", "right"), ("mapped rows", "right"),
+                    ("kernel", "left"), ("dispatch folder", "left")):
+        tab.add_column(name, justify=j, no_wrap=True)
+    prefix = common_dir([str(t[3].path) for t in ranked])
+    for waves, insts, mapped, d in ranked:
+        mark = "*" if best[d.kernel] == d.name else ""
+        tab.add_row(mark, str(waves), f"{insts:,}", str(mapped), d.kernel or "?",
+                    strip_dir(str(d.path), prefix) or ".")
+    con.print(f"{len(ranked)} dispatch(es) with waves kept (* = best of its kernel)"
+              + (f", under {prefix}/:" if prefix else ":"), style="bold")
+    con.print(tab)

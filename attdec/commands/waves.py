@@ -1,0 +1,40 @@
+"""`attdec waves PATH...`: one row per traced wave (where, when, how long, how much it stalled, on what)."""
+from __future__ import annotations
+
+import click
+
+from attdec.analysis.waves import SORT_KEYS, sort_rows, wave_rows
+from attdec.commands.common import FORMATS, make_wave_filter, wave_filter_options
+from attdec.report import waves as rep
+from attdec.sources import open_inputs
+
+
+@click.command("waves")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--sort", "sort_key", type=click.Choice(SORT_KEYS), default="position", show_default=True,
+              help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.")
+@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
+@click.option("--top", type=int, default=0, help="Only the first N rows after sorting (0 = all).")
+@wave_filter_options
+@click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable).")
+def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu):
+    """One row per wave file: se, simd, slot, wave, cu, begin, end, duration, instructions, stall.
+
+    begin/end are the wave's cycles exactly as in filenames.json and the wave file.
+    """
+    dispatches = open_inputs(paths)
+    flt = make_wave_filter(se, simd, slot, wave, cu)
+    rows = []
+    for d in dispatches:
+        rows += sort_rows(wave_rows(d, flt), sort_key)
+    if len(dispatches) > 1 and sort_key != "position":
+        rows = sort_rows(rows, sort_key)
+    matched = len(rows)
+    if top:
+        rows = rows[:top]
+    if fmt == "json":
+        rep.print_json(rows)
+    elif fmt == "csv":
+        rep.print_csv(rows)
+    else:
+        rep.print_table(rows, dispatches, matched)

@@ -1,0 +1,713 @@
+"""RDNA3 / RDNA4 (gfx11, gfx12) raw SQTT decoder: token tables, splitter, wave and timing model.
+
+Layering (docs/sqtt-rdna.md has the facts and where they come from):
+
+1. `split()`: the token stream as numpy arrays. The token at each nibble is identified from its low 8
+   bits through a 256-entry table built from per-family encodings (data below); the chain of token
+   starts is followed with a precomputed "next token" array, and every per-token field (delta, time,
+   wave slot, opcode) is extracted vectorised.
+2. `decode()`: one pass over the tokens that matter (wave lifecycle, instruction tokens, registers),
+   running the official per-wave timing model (sqtt-format.md §7.1). Per-instruction data goes into
+   compact arrays; waves are stitched to PCs (attdec.decoders.stitch) when their slot is reused or at
+   the end of the blob, so state stays bounded by the number of live wave slots.
+"""
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+from attdec.decoders.common import BlobResult, CodeMap
+from attdec.model import CATEGORY, INST_DTYPE, OCCUPANCY_DTYPE, Wave
+
+# ----------------------------------------------------------------------------------------------------
+# Token types and per-family encodings
+# ----------------------------------------------------------------------------------------------------
+TOKEN_NAMES = ("NOP", "TIME", "REG", "IMM_ONE", "ALU_EXEC", "VMEM_EXEC", "INST", "VALU_INST", "IMMEDIATE",
+               "WAVE_READY", "WAVE_START", "WAVE_START_EXT", "WAVE_ALLOC", "WAVE_END", "SHADER_DATA",
+               "SHADER_DATA_SHORT", "EXEC_POPCOUNT1", "EXEC_POPCOUNT3", "TIMESTAMP", "HEADER", "NEW_PC",
+               "UTIL_COUNTER", "MISC", "REG_INIT", "EVENT", "EVENT_SYNC", "UNKNOWN")
+T = {n: i for i, n in enumerate(TOKEN_NAMES)}
+
+# (type, id pattern, pattern bits, token bits, delta first bit, delta bits). Later rows overwrite
+# earlier ones in the lookup table, as in the official table builder.
+_GFX11 = [
+    ("TIME", 0x8, 4, 8, 4, 4), ("REG", 0x9, 4, 64, 4, 3), ("IMM_ONE", 0xD, 4, 12, 4, 3),
+    ("ALU_EXEC", 0xE, 4, 8, 4, 2), ("VMEM_EXEC", 0xF, 4, 8, 4, 2),
+    ("INST", 0b010, 3, 20, 4, 3), ("VALU_INST", 0b011, 3, 12, 3, 3),
+    ("IMMEDIATE", 0x04, 5, 24, 5, 3), ("WAVE_READY", 0x14, 5, 24, 5, 3),
+    ("WAVE_START", 0x0C, 5, 32, 5, 2), ("WAVE_START_EXT", 0x1C, 5, 48, 5, 2),
+    ("WAVE_ALLOC", 0x05, 5, 20, 5, 3), ("WAVE_END", 0x15, 5, 20, 5, 3),
+    ("SHADER_DATA", 0x06, 5, 52, 5, 3), ("SHADER_DATA_SHORT", 0x16, 5, 28, 5, 3),
+    ("TIMESTAMP", 0x01, 7, 48, 0, 0), ("HEADER", 0x11, 7, 64, 0, 0), ("NEW_PC", 0x21, 7, 64, 8, 3),
+    ("UTIL_COUNTER", 0x31, 7, 48, 7, 2), ("MISC", 0x51, 7, 24, 7, 9), ("REG_INIT", 0x71, 7, 64, 7, 3),
+    ("EVENT", 0x61, 8, 24, 8, 3), ("EVENT_SYNC", 0xE1, 8, 32, 8, 3),
+    ("NOP", 0x0, 4, 4, 0, 0),
+]
+_GFX12 = _GFX11 + [
+    ("INST", 0b010, 3, 20, 3, 3),
+    ("SHADER_DATA", 0x06, 7, 56, 7, 3), ("SHADER_DATA_SHORT", 0x46, 7, 32, 7, 3),
+    ("EXEC_POPCOUNT1", 0x66, 7, 24, 7, 3), ("EXEC_POPCOUNT3", 0x16, 6, 48, 6, 3),
+    ("NEW_PC", 0x21, 7, 72, 8, 3), ("WAVE_START_EXT", 0x1C, 5, 40, 5, 2),
+    ("WAVE_ALLOC", 0x05, 5, 24, 5, 3), ("TIMESTAMP", 0x01, 7, 64, 0, 0),
+]
+
+
+class TokenTable:
+    """256-entry lookup: low 8 bits of a token -> type, length in nibbles, delta field."""
+
+    def __init__(self, encodings):
+        self.type = np.full(256, T["UNKNOWN"], np.uint8)
+        self.nibbles = np.ones(256, np.int64)          # unknown ids: skip one nibble (reported as desync)
+        self.dshift = np.zeros(len(TOKEN_NAMES), np.uint64)
+        self.dmask = np.zeros(len(TOKEN_NAMES), np.uint64)
+        v = np.arange(256)
+        for name, pat, plen, bits, dlo, dlen in encodings:
+            hit = (v & ((1 << plen) - 1)) == pat
+            self.type[hit] = T[name]
+            self.nibbles[hit] = bits // 4
+            self.dshift[T[name]] = dlo
+            self.dmask[T[name]] = (1 << dlen) - 1
+        self.nibbles32 = self.nibbles.astype(np.int32)
+        self.len_by_type = np.zeros(len(TOKEN_NAMES), np.int64)
+        for name, _p, _l, bits, _d, _n in encodings:
+            self.len_by_type[T[name]] = bits // 4
+
+
+# ----------------------------------------------------------------------------------------------------
+# INST opcodes -> (category, cycles). cycles -1 = dprate, -2 = dprate * derate. OTHER marks other-SIMD.
+# ----------------------------------------------------------------------------------------------------
+OTHER = 0x100
+C = CATEGORY
+
+
+def _opcodes(gfx12: bool) -> dict[int, tuple[int, int]]:
+    t = {0: (C["SALU"], 1), 1: (C["SMEM"], 1), 2: (C["SMEM"], 1), 3: (C["JUMP"], 1), 4: (C["NEXT"], 1),
+         5: (C["SALU"], 1), 6: (C["CONTEXT"], 1), 7: (C["SALU"], 1), 8: (C["CONTEXT"], 1),
+         9: (C["MESSAGE"], 1), 11: (C["VALU"], 4), 12: (C["VALU"], 1), 13: (C["VALU"], 2), 14: (C["VALU"], 4),
+         18: (C["VALU"], 1), 19: (C["IMMED"], 1), 28: (C["FLAT"], 2)}
+    t.update({29 + i: (C["FLAT"], 3 + i) for i in range(4)})                  # flat_wr_3..6
+    t.update({33: (C["VMEM"], 1), 34: (C["VMEM"], 2)})                         # sgmem_rd_1/2
+    t.update({35 + i: (C["VMEM"], 1 + i) for i in range(6)})                  # sgmem_wr_1..6
+    t.update({41: (C["LDS"], 1)})
+    t.update({42 + i: (C["LDS"], 1 + i) for i in range(5)})                    # lds_wr_1..5
+    t.update({47: (C["VMEM"], 1), 48: (C["VMEM"], 2)})
+    t.update({49 + i: (C["VMEM"], 1 + i) for i in range(6)})                   # buf_wr_1..6
+    t.update({55 + i: (C["VMEM"], 1 + i) for i in range(12)})                  # img_sample_1..12
+    t.update({68 + i: (C["VMEM"], 1 + i) for i in range(4)})                   # img_rd_1..4
+    t.update({72 + i: (C["VMEM"], 2 + i) for i in range(7)})                   # img_wr_2..8
+    t.update({80 + i: (OTHER | C["LDS"], 1 + i) for i in range(5)})            # lds_other_simd_1..5
+    t.update({85 + i: (OTHER | C["FLAT"], 2 + i) for i in range(5)})           # flat_other_simd_2..6
+    t.update({103: (C["BVH"], 8), 104: (C["BVH"], 9), 105: (C["BVH"], 11), 106: (C["BVH"], 12)})
+    t.update({110: (C["LDS"], 1), 111: (C["LDS"], 1), 114: (C["SALU"], 1), 115: (C["VALU"], 1),
+              116: (C["VALU"], 2), 117: (C["SALU"], 1), 119: (OTHER | C["LDS"], 6)})
+    if not gfx12:
+        t.update({10: (C["VALU"], -1), 15: (C["VALU"], 16), 16: (C["VALU"], 1), 17: (C["VALU"], 1),
+                  112: (C["SALU"], 1), 113: (C["SALU"], 1), 118: (C["LDS"], 6)})
+        t.update({90 + i: (OTHER | C["VMEM"], 1 + i) for i in range(12)})      # vmem_other_simd_1..12
+    else:
+        t.update({10: (C["VALU"], 1), 15: (C["VALU"], 16), 118: (C["BVH"], 6), 120: (OTHER | C["LDS"], 10),
+                  121: (C["BVH"], 10), 122: (C["MESSAGE"], 1), 135: (C["SALU"], 1), 136: (C["SALU"], 1),
+                  137: (C["SALU"], 1), 138: (C["MESSAGE"], 1), 140: (C["VALU"], 8), 141: (C["VALU"], 16),
+                  142: (C["VALU"], 32), 143: (C["VALU"], 64), 146: (C["VALU"], -1), 147: (C["VALU"], -2),
+                  150: (C["SMEM"], 1), 151: (C["SMEM"], 1), 152: (C["SALU"], 3), 153: (C["VALU"], 1),
+                  155: (C["SALU"], 2), 156: (C["SALU"], 5)})
+        t.update({op: (OTHER | C["VMEM"], op - 187) for op in range(188, 222)})
+        t.update({op: (C["VMEM"], op - 221) for op in range(222, 256)})
+    return t
+
+
+OP_JUMP, OP_TRAP, OP_RFE = 5, 6, 117
+BARRIER_EXTENSION = False
+
+
+class Family:
+    """Everything that differs between gfx11 and gfx12, as data."""
+
+    def __init__(self, name: str, version: int, encodings, gfx12: bool):
+        self.name, self.version, self.gfx12 = name, version, gfx12
+        self.table = TokenTable(encodings)
+        ops = _opcodes(gfx12)
+        self.op_cat = np.zeros(256, np.int64)
+        self.op_cycles = np.zeros(256, np.int64)
+        for op, (cat, cyc) in ops.items():
+            self.op_cat[op], self.op_cycles[op] = cat, cyc
+        # field positions (first bit, width)
+        if gfx12:
+            self.inst_wid, self.inst_op = (7, 5), (12, 8)
+            self.ws = dict(sa=(7, 1), simd=(8, 2), wgp=(10, 4), wid=(15, 5), pipe=(20, 2), me=(22, 1),
+                           count=(25, 7))
+            self.we = dict(sa=(8, 1), simd=(9, 2), wgp=(11, 4), wid=(15, 5))
+        else:
+            self.inst_wid, self.inst_op = (8, 5), (13, 7)
+            self.ws = dict(sa=(7, 1), simd=(8, 2), wgp=(10, 3), wid=(13, 5), pipe=(21, 2), me=(23, 1),
+                           count=(25, 7))
+            self.we = dict(sa=(8, 1), simd=(9, 2), wgp=(11, 3), wid=(15, 5))
+
+
+FAMILIES = {11: Family("gfx11", 3, _GFX11, False), 12: Family("gfx12", 4, _GFX12, True)}
+HEADER_VERSION_FAMILY = {3: 11, 4: 12}
+LINE_BYTES = 32          # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
+
+
+def family_of_arch(arch: str) -> int | None:
+    if arch.startswith("gfx11"):
+        return 11
+    if arch.startswith("gfx12"):
+        return 12
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------
+# 1. Token splitting (vectorised)
+# ----------------------------------------------------------------------------------------------------
+class Tokens:
+    """The tokens of one blob that the wave model needs, as parallel numpy arrays in stream order."""
+
+    __slots__ = ("type", "time", "word", "pos", "lost", "realtime", "problems", "nibbles_used")
+
+
+CHAIN_CHUNK = 2048        # nibbles per chunk of the parallel chain walk
+
+
+def follow_chain(nxt: np.ndarray, first: int, nn: int, seeds: np.ndarray) -> np.ndarray:
+    """Token starts reachable from `first` through `nxt` (int32, strictly increasing steps).
+
+    Walking one token at a time in Python is the splitter's main cost, so the walk runs in parallel:
+    every CHAIN_CHUNK-nibble chunk's chain is followed from its first non-NOP nibble in numpy lock-step,
+    then the chunks are spliced where the true chain enters each one. A chain started anywhere falls
+    into step with the true one within a few tokens (the format is self-synchronising), and from a
+    shared position on two chains are identical, so only those few tokens are walked one by one.
+    """
+    if nn == 0 or first >= nn:
+        return np.zeros(0, np.int32)
+    nch = len(seeds)
+    ends = np.minimum(np.arange(1, nch + 1, dtype=np.int64) * CHAIN_CHUNK, nn).astype(np.int32)
+    cur = seeds.astype(np.int32)
+    rows = []
+    act = np.flatnonzero(cur < ends)
+    while len(act):
+        row = np.full(nch, -1, np.int32)
+        c = cur[act]
+        row[act] = c
+        rows.append(row)
+        c = nxt[c]
+        cur[act] = c
+        act = act[c < ends[act]]
+    cols = np.stack(rows).T.copy() if rows else np.zeros((nch, 0), np.int32)   # chunk -> its chain
+    lens = (cols >= 0).sum(1)
+    out = []
+    e = first
+    while e < nn:
+        k = e // CHAIN_CHUNK
+        col = cols[k, :lens[k]]
+        walked = []
+        while True:
+            j = int(np.searchsorted(col, e))
+            if j < len(col) and col[j] == e:          # in step with chunk k's chain from here on
+                if walked:
+                    out.append(np.array(walked, np.int32))
+                out.append(col[j:])
+                e = int(cur[k])
+                break
+            walked.append(e)
+            e = int(nxt[e])
+            if e >= nn or e // CHAIN_CHUNK != k:
+                out.append(np.array(walked, np.int32))
+                break
+    return np.concatenate(out) if out else np.zeros(0, np.int32)
+
+
+def _windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
+    """64-bit little-endian window starting at each nibble position (zero past the end)."""
+    b = nib_pos >> 1
+    w = np.zeros(len(nib_pos), np.uint64)
+    for i in range(8):
+        w |= buf[b + i].astype(np.uint64) << np.uint64(8 * i)
+    odd = (nib_pos & 1).astype(bool)
+    if odd.any():
+        w[odd] = (w[odd] >> np.uint64(4)) | (buf[b[odd] + 8].astype(np.uint64) << np.uint64(60))
+    return w
+
+
+def _field(w, lo: int, width: int):
+    return (w >> np.uint64(lo)) & np.uint64((1 << width) - 1)
+
+
+def split(data: bytes, fam: Family) -> Tokens:
+    """Split one SE stream into tokens and give every token its time (sqtt-format.md §2)."""
+    n = len(data)
+    nbits = 8 * n
+    buf = np.zeros(n + 24, np.uint8)
+    buf[:n] = np.frombuffer(data, np.uint8)
+    nn = 2 * n
+    nib = np.empty(nn + 2, np.uint8)
+    nib[0:nn:2] = buf[:n] & 15
+    nib[1:nn:2] = buf[:n] >> 4
+    nib[nn:] = 0
+    low8 = nib[:nn] | (nib[1:nn + 1] << 4)
+    tab = fam.table
+    ttype = tab.type[low8]
+    # next non-NOP nibble at or after each position (int32: this is the big array of the splitter)
+    pad = nn + 79
+    nextnz = np.empty(nn + 80, np.int32)
+    nextnz[nn:] = nn
+    nz = np.flatnonzero(nib[:nn])
+    fill = np.full(nn, nn, np.int32)
+    fill[nz] = nz
+    del nz
+    nextnz[:nn] = np.minimum.accumulate(fill[::-1])[::-1]
+    del fill
+    step = tab.nibbles32[low8]
+    del low8
+    step += np.arange(nn, dtype=np.int32)
+    np.minimum(step, pad, out=step)
+    nxt = nextnz[step]
+    del step
+    if fam.gfx12:
+        # WAVE_START_EXT: while bit 0 of the next window is 1, skip 8 more bits (VGPR/LDS extension bytes);
+        # the state survives NOPs.
+        wse = np.flatnonzero(ttype == T["WAVE_START_EXT"])
+        q = nextnz[np.minimum(wse + 10, pad)]
+        more = np.flatnonzero((q < nn) & (nib[np.minimum(q, nn)] & 1).astype(bool))
+        while len(more):
+            q[more] = nextnz[np.minimum(q[more] + 2, pad)]
+            qm = q[more]
+            more = more[(qm < nn) & (nib[np.minimum(qm, nn)] & 1).astype(bool)]
+        nxt[wse] = q
+    # follow the chain of token starts from the first non-NOP nibble
+    seeds = nextnz[0:nn:CHAIN_CHUNK].copy() if nn else np.zeros(0, np.int32)
+    first = int(nextnz[0])
+    del nextnz
+    pos = follow_chain(nxt, first, nn, seeds)
+    del nxt
+    pos = pos.astype(np.int64)
+    typ = ttype[pos]
+    problems = []
+    # end of buffer: a token must fit in the data (gfx12 also needs a whole 64-bit window, as the
+    # official reader does); a token cut by the end is truncation.
+    tok_end = pos * 4 + tab.len_by_type[typ] * 4
+    if fam.gfx12:
+        keep = pos * 4 + 64 <= nbits
+        cut = (~keep) & (tok_end > nbits)
+    else:
+        keep = tok_end <= nbits
+        cut = ~keep
+    if n % LINE_BYTES:
+        # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
+        # not a whole number of lines means the file was cut.
+        where = f"token at byte {int(pos[np.flatnonzero(cut)[0]]) // 2} cut" if cut.any() else "no token cut"
+        problems.append(f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
+                        f"({where}); decoded what comes before")
+    unk = typ == T["UNKNOWN"]
+    if unk.any():
+        k = np.flatnonzero(unk)
+        problems.append(f"lost sync: {len(k)} unknown token ids, first at byte {int(pos[k[0]]) // 2}")
+    pos, typ = pos[keep], typ[keep]
+    w = _windows(buf, pos)
+    delta = (w >> tab.dshift[typ]) & tab.dmask[typ]
+    delta = delta.astype(np.int64)
+    delta[typ == T["TIME"]] += 4
+    ts = np.flatnonzero(typ == T["TIMESTAMP"])
+    tw = w[ts]
+    if fam.gfx12:
+        rt, pl, val = _field(tw, 7, 1), _field(tw, 8, 1), tw >> np.uint64(12)
+    else:
+        rt, pl, val = _field(tw, 9, 1), _field(tw, 8, 1), _field(tw, 12, 36)
+    rt, pl, val = rt.astype(bool), pl.astype(bool), val.astype(np.int64)
+    delta[ts[~rt]] = val[~rt]
+    time = np.cumsum(delta)
+    rtk = rt & ~pl
+    realtime = np.stack([time[ts[rtk]], val[rtk]], 1) if rtk.any() else np.zeros((0, 2), np.int64)
+    lost_ts = ts[pl & ~rt]
+    # gfx12 NEW_PC: the official reader decodes it from the window 8 bits into the token
+    if fam.gfx12:
+        npc = np.flatnonzero(typ == T["NEW_PC"])
+        if len(npc):
+            w[npc] = _windows(buf, pos[npc] + 2)
+    # keep only tokens the wave model looks at
+    useful = np.zeros(len(TOKEN_NAMES), bool)
+    for name in ("REG", "IMM_ONE", "INST", "VALU_INST", "IMMEDIATE", "WAVE_READY", "WAVE_START",
+                 "WAVE_START_EXT", "WAVE_END", "HEADER", "NEW_PC", "MISC", "SHADER_DATA",
+                 "SHADER_DATA_SHORT", "REG_INIT", "EVENT"):
+        useful[T[name]] = True
+    sel = useful[typ]
+    lost = np.zeros(len(typ), bool)
+    if len(lost_ts):
+        # the packet-lost flag is consumed by the next delivered token
+        nxt_sel = np.searchsorted(np.flatnonzero(sel), lost_ts, side="right")
+        cand = np.flatnonzero(sel)
+        lost[cand[nxt_sel[nxt_sel < len(cand)]]] = True
+    tk = Tokens()
+    tk.type, tk.time, tk.word, tk.pos, tk.lost = typ[sel], time[sel], w[sel], pos[sel], lost[sel]
+    tk.realtime, tk.problems, tk.nibbles_used = realtime, problems, int(pos[-1]) if len(pos) else 0
+    if not fam.gfx12:
+        _ready_reorder(tk)
+    return tk
+
+
+def _ready_reorder(tk: Tokens) -> None:
+    """gfx11: WAVE_READY is stamped one cycle early and moved ahead of same-cycle tokens (§2.5 item 6)."""
+    r = tk.type == T["WAVE_READY"]
+    if not r.any():
+        return
+    tk.time = tk.time.copy()
+    tk.time[r] -= 1
+    order = np.argsort(tk.time, kind="stable")
+    # only same-cycle neighbours move: a stable sort on time does exactly that for a monotonic stream
+    for name in ("type", "time", "word", "pos", "lost"):
+        setattr(tk, name, getattr(tk, name)[order])
+
+
+# ----------------------------------------------------------------------------------------------------
+# 2. Wave model
+# ----------------------------------------------------------------------------------------------------
+EMPTY, IDLE, EXEC, WAIT, STALL = range(5)
+CAT_CONTEXT, CAT_IMMED, CAT_MESSAGE, CAT_VALU = C["CONTEXT"], C["IMMED"], C["MESSAGE"], C["VALU"]
+
+
+class WaveState:
+    """One traced wave while its tokens arrive (official `wave_t`)."""
+
+    __slots__ = ("cu", "simd", "wid", "begin", "end", "t", "cat", "dur", "stall", "pc_infos", "timeline",
+                 "state", "last", "complete", "trapped", "barrier", "contexts", "se")
+
+    def __init__(self, se, cu, simd, wid, begin, entry_pc):
+        self.se, self.cu, self.simd, self.wid = se, cu, simd, wid
+        self.begin = self.end = begin
+        self.t, self.cat, self.dur, self.stall = array("q"), array("b"), array("q"), array("q")
+        self.pc_infos = [[0, entry_pc]]
+        self.timeline = []
+        self.state, self.last = IDLE, begin
+        self.complete = self.trapped = self.barrier = False
+        self.contexts = 0
+
+    def set_state(self, new, time):
+        if time > self.last:
+            tl = self.timeline
+            if tl and tl[-1][0] == self.state:
+                tl[-1][1] += time - self.last
+            else:
+                tl.append([self.state, time - self.last])
+            self.last = time
+        self.state = new
+
+    def barrier_ext(self, time):
+        """gfx11 s_barrier: the IMMED record becomes a MESSAGE covering the whole wait."""
+        self.barrier = False
+        if self.cat and self.cat[-1] == CAT_IMMED:
+            self.set_state(WAIT, self.t[-1] + self.dur[-1])
+            self.set_state(EXEC, time + 1)
+            self.dur[-1] = max(0, time - self.t[-1])
+            self.cat[-1] = CAT_MESSAGE
+
+    def issue(self, time, cat, cycles):
+        """INST / VALU_INST of a non-immediate category at token time `time`."""
+        if self.state == STALL and self.last < time:
+            st = time - self.last
+            self.t.append(self.last)
+            self.dur.append(cycles + st)
+            self.stall.append(st)
+        else:
+            self.t.append(time)
+            self.dur.append(cycles)
+            self.stall.append(0)
+        self.cat.append(cat)
+        self.set_state(EXEC, time)
+
+    def immediate(self, time):
+        t0 = time
+        if self.t:
+            t0 = min(time, self.t[-1] + self.dur[-1])
+        st = time - t0
+        self.t.append(t0)
+        self.cat.append(CAT_IMMED)
+        self.dur.append(st + 1)
+        self.stall.append(st)
+        self.set_state(WAIT, t0)
+        self.set_state(EXEC, time + 1)
+
+    def finish(self, time):
+        self.set_state(EMPTY, time)
+        self.end = time
+        self.complete = True
+        if self.t:
+            last_end = self.t[-1] + self.dur[-1]
+            if last_end < time and not self.trapped:
+                self.t.append(last_end)
+                self.cat.append(CAT_MESSAGE)
+                self.dur.append(time - last_end)
+                self.stall.append(0)
+
+
+def _header(word: int):
+    version = (word >> 7) & 0x3F
+    dsimd, dwgp, dsa = (word >> 13) & 3, (word >> 15) & 7, (word >> 19) & 1
+    mask = 0xF if version < 3 else 7
+    dpr = ((word >> 28) & 0xF) & mask
+    dprate = (1 << (dpr - 1)) if dpr else 1
+    derate = 1 << ((word >> 33) & 7)
+    exclude_bw = bool((word >> 59) & 1) if version == 4 else False
+    return version, (dsa << 7) | dwgp, dsimd, dprate, derate, exclude_bw
+
+
+def _f(word: int, spec) -> int:
+    lo, width = spec
+    return (word >> lo) & ((1 << width) - 1)
+
+
+def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "", **_opts) -> BlobResult:
+    """Decode one RDNA SE blob into waves (stitched to PCs when `code` is given), occupancy, realtime."""
+    from attdec.decoders import stitch as stitch_mod
+
+    fam_no = family_of_arch(arch)
+    fam = FAMILIES[fam_no]
+    res = BlobResult(se=se, arch=arch)
+    tk = split(data, fam)
+    res.problems.extend(tk.problems)
+    res.realtime = [tuple(r) for r in tk.realtime.tolist()]
+    res.bytes_decoded = len(data)
+
+    types = tk.type.tolist()
+    times = tk.time.tolist()
+    words = tk.word.tolist()
+    lost = tk.lost.tolist()
+
+    # per-family field specs
+    ws, we = fam.ws, fam.we
+    iw_lo, iw_w = fam.inst_wid
+    io_lo, io_w = fam.inst_op
+    op_cat = fam.op_cat.tolist()
+    op_cyc = fam.op_cycles.tolist()
+
+    target_cu, target_simd, dprate, derate, version, excl_bw = 0, 0, 1, 1, fam.version, False
+    regs: dict[tuple[int, int], dict[int, int]] = {}
+    running: dict[int, int] = {}
+    saved: dict[int, int] = {}
+    occ_rows: list[tuple] = []
+    occ_front: list[tuple] = []
+    slots: list[WaveState | None] = [None] * 32
+    pending: list[list[WaveState]] = [[] for _ in range(32)]
+    waves: list[Wave] = []
+    other = []
+
+    stitcher = stitch_mod.Stitcher(code, family=fam_no) if code is not None and len(code) else None
+    entry_checked = False
+
+    def emit(wv: WaveState):
+        waves.append(_finish_wave(wv, stitcher, excl_bw))
+
+    def entry_pc(me, pipe):
+        r = regs.get((me & 1, pipe))
+        if not r:
+            return 0
+        return (((r.get(0x0D, 0) << 32) | r.get(0x0C, 0)) << 8) & ((1 << 48) - 1)
+
+    tI, tV, tIO, tIM, tWR = T["INST"], T["VALU_INST"], T["IMM_ONE"], T["IMMEDIATE"], T["WAVE_READY"]
+    tWS, tWSX, tWE, tNPC, tREG, tHDR, tMISC = (T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"],
+                                               T["NEW_PC"], T["REG"], T["HEADER"], T["MISC"])
+    for i in range(len(types)):
+        ty = types[i]
+        tm = times[i]
+        w = words[i]
+        if ty == tI:
+            op = (w >> io_lo) & ((1 << io_w) - 1)
+            cat = op_cat[op]
+            wv = slots[(w >> iw_lo) & 31]
+            if cat & OTHER:
+                cyc = op_cyc[op]
+                other.append((tm, cyc, target_cu, cat & 0xFF))
+                continue
+            if wv is None:
+                continue
+            if wv.barrier:
+                wv.barrier_ext(tm)
+            if op == OP_RFE:
+                wv.pc_infos.append([len(wv.t), 0])
+                wv.trapped = False
+                if wv.cat and wv.cat[-1] == CAT_CONTEXT:
+                    wv.dur[-1] = max(wv.dur[-1], tm + 1 - wv.t[-1])
+                continue
+            if op == OP_TRAP:
+                wv.t.append(tm); wv.cat.append(CAT_CONTEXT); wv.dur.append(1); wv.stall.append(0)  # noqa: E702
+                wv.trapped = True
+            if wv.trapped:
+                continue
+            wv.end = tm
+            if cat == CAT_IMMED:
+                wv.immediate(tm)
+                wv.barrier = BARRIER_EXTENSION and version <= 3
+                continue
+            if cat == 0:
+                continue
+            cyc = op_cyc[op]
+            if cyc < 0:
+                cyc = dprate if cyc == -1 else dprate * derate
+            wv.issue(tm, cat, cyc)
+            if op == OP_JUMP:
+                wv.pc_infos.append([len(wv.t), 0])
+        elif ty == tV:
+            wv = slots[(w >> 7) & 31]
+            if wv is None:
+                continue
+            if wv.barrier:
+                wv.barrier_ext(tm)
+            if not wv.trapped:
+                wv.issue(tm, CAT_VALU, 1)
+        elif ty == tWR:
+            m = (w >> 8) & 0xFFFF
+            while m:
+                b = m & -m
+                wv = slots[b.bit_length() - 1]
+                m ^= b
+                if wv is not None:
+                    if wv.barrier:
+                        wv.barrier_ext(tm - 1)
+                    wv.set_state(STALL, tm)
+        elif ty == tIO or ty == tIM:
+            if ty == tIO:
+                m = 1 << ((w >> 7) & 31)
+            else:
+                m = (w >> 8) & 0xFFFF
+            while m:
+                b = m & -m
+                wv = slots[b.bit_length() - 1]
+                m ^= b
+                if wv is not None:
+                    if wv.barrier:
+                        wv.barrier_ext(tm)
+                    if not wv.trapped:
+                        wv.immediate(tm)
+        elif ty == tWS or ty == tWSX:
+            sa, simd, wgp, wid = _f(w, ws["sa"]), _f(w, ws["simd"]), _f(w, ws["wgp"]), _f(w, ws["wid"])
+            me, pipe, count = _f(w, ws["me"]), _f(w, ws["pipe"]), _f(w, ws["count"])
+            cu = (sa << 7) | wgp
+            loc = (cu << 7) | (simd << 5) | wid
+            pc = entry_pc(me, pipe)
+            is_target = cu == target_cu and simd == target_simd
+            if 66 <= count < 90:
+                k = count - 66
+                is_save, is_restore = (0b0000110011 >> k) & 1, (0b1111001100 >> k) & 1
+                if is_target:
+                    wv = slots[wid]
+                    if is_save and wv is not None:
+                        wv.trapped = True
+                        wv.contexts += 1
+                        wv.t.append(tm); wv.cat.append(CAT_CONTEXT); wv.dur.append(1); wv.stall.append(0)  # noqa
+                    if is_restore:
+                        if wv is None or wv.complete:
+                            wv = WaveState(se, cu, simd, wid, tm, 0)
+                            _push(slots, pending, wid, wv, emit)
+                        if wv.cat and wv.cat[-1] == CAT_CONTEXT:
+                            wv.dur[-1] = max(wv.dur[-1], tm + 1 - wv.t[-1])
+                        wv.trapped = True
+                        wv.contexts += 1
+                if is_save:
+                    if loc in running:
+                        occ_rows.append((se, cu, simd, wid, 0, tm, running[loc]))
+                        saved[loc] = running[loc]
+                elif is_restore:
+                    addr = saved.pop(loc, 0)
+                    running[loc] = addr
+                    occ_rows.append((se, cu, simd, wid, 1, tm, addr))
+                continue
+            if lost[i] and loc in running:
+                occ_rows.append((se, cu, simd, wid, 0, tm - 1, 0))
+            running[loc] = pc
+            occ_rows.append((se, cu, simd, wid, 1, tm, pc))
+            if is_target:
+                if stitcher is not None and not entry_checked:
+                    entry_checked = True
+                    if code.get(pc) is None:
+                        res.problems.append(f"kernel entry pc {pc:#x} (byte {int(tk.pos[i]) // 2}) is not in any "
+                                            f"loaded code object: wrong --code or load base? PCs stay 0")
+                _push(slots, pending, wid, WaveState(se, cu, simd, wid, tm, pc), emit)
+        elif ty == tWE:
+            sa, simd, wgp, wid = _f(w, we["sa"]), _f(w, we["simd"]), _f(w, we["wgp"]), _f(w, we["wid"])
+            cu = (sa << 7) | wgp
+            loc = (cu << 7) | (simd << 5) | wid
+            if cu == target_cu and simd == target_simd and slots[wid] is not None:
+                slots[wid].finish(tm)
+            if loc in running:
+                pc = running.pop(loc)
+            else:
+                pc = 0
+                occ_front.append((se, cu, simd, wid, 1, 0, 0))
+            occ_rows.append((se, cu, simd, wid, 0, tm, pc))
+        elif ty == tNPC:
+            wid = (w >> 11) & 31 if not fam.gfx12 else (w >> 3) & 31
+            pcv = ((w >> 16) & ((1 << 46) - 1)) if not fam.gfx12 else ((w >> 8) & ((1 << 55) - 1))
+            wv = slots[wid]
+            if wv is not None:
+                if wv.barrier:
+                    wv.barrier_ext(tm)
+                if wv.pc_infos and not wv.trapped:
+                    infos = wv.pc_infos
+                    k = len(infos)
+                    while k > 0 and not infos[k - 1][1]:
+                        k -= 1
+                    if k == len(infos):
+                        infos.append([len(wv.t), 0])
+                    infos[k][1] = pcv << 2
+        elif ty == tREG:
+            if (w >> 15) & 1:  # CS register write
+                me, pipe, addr, val = (w >> 9) & 3, (w >> 7) & 3, (w >> 16) & 0xFFFF, w >> 32
+                regs.setdefault((me & 1, pipe), {})[addr] = val
+        elif ty == tHDR:
+            v, target_cu, target_simd, dprate, derate, excl_bw = _header(w)
+            if v in HEADER_VERSION_FAMILY and HEADER_VERSION_FAMILY[v] != fam_no:
+                from attdec.errors import ArchError
+                raise ArchError(f"the trace is {('gfx%d' % HEADER_VERSION_FAMILY[v])} (header version {v}), "
+                                f"not {arch}", where or None)
+            version = v
+        elif ty == tMISC:
+            if (w >> 19) & 1:  # save context: running waves go to standby
+                for wv in slots:
+                    if wv is not None and not wv.trapped:
+                        wv.trapped = True
+
+    for wid in range(32):
+        for wv in pending[wid]:
+            emit(wv)
+        if slots[wid] is not None:
+            emit(slots[wid])
+    res.waves = waves
+    rows = occ_front + occ_rows
+    occ = np.zeros(len(rows), OCCUPANCY_DTYPE)
+    if rows:
+        a = np.array(rows, dtype=np.int64)
+        for j, name in enumerate(("se", "cu", "simd", "wave_id", "start", "time", "pc")):
+            occ[name] = a[:, j]
+    res.occupancy = occ
+    res.other_simd = [(t, c, g) for (t, c, _w, g) in other]
+    return res
+
+
+def _push(slots, pending, wid, wv, emit):
+    """A new wave takes slot `wid`; completed waves there are finished (the official stitch point)."""
+    old = slots[wid]
+    if old is not None:
+        if old.complete:
+            emit(old)
+        else:
+            pending[wid].append(old)
+    slots[wid] = wv
+
+
+def _finish_wave(wv: WaveState, stitcher, excl_bw: bool) -> Wave:
+    n = len(wv.t)
+    insts = np.zeros(n, INST_DTYPE)
+    insts["line"] = -1
+    if n:
+        insts["time"] = np.frombuffer(wv.t, np.int64)
+        insts["category"] = np.frombuffer(wv.cat, np.int8).astype(np.uint8)
+        insts["duration"] = np.frombuffer(wv.dur, np.int64)
+        insts["stall"] = np.frombuffer(wv.stall, np.int64)
+    timeline = [tuple(x) for x in wv.timeline]
+    if stitcher is not None and n:
+        insts, timeline = stitcher.stitch(insts, wv.pc_infos, timeline, wv.begin, excl_bw)
+    end = wv.end
+    if not wv.complete and len(insts):
+        end = max(end, int((insts["time"] + insts["duration"] + 4).max()))
+    return Wave(se=wv.se, cu=wv.cu, simd=wv.simd, slot=wv.wid, begin=wv.begin, end=end, insts=insts,
+                timeline=timeline, contexts=wv.contexts)

@@ -1,0 +1,273 @@
+"""ISA facts per family that the disassembler and the stall classifier share.
+
+* `category_of(mnemonic, family)`: coarse ISA category of an instruction (SALU, SMEM, VALU, MFMA, ...).
+* `counters_incremented(mnemonic, family, operands)`: which wait counters the instruction bumps.
+* `parse_wait(text, family)`: which counters a wait instruction waits on, and down to what count.
+
+Families are "gfx9" (CDNA: gfx90a/gfx942/gfx950), "gfx11" (RDNA3/3.5; gfx10 uses the same rules)
+and "gfx12" (RDNA4). `family_of("gfx1100")` maps a target name to its family. Rules follow
+../shared/docs/isa-decoding.md §4-§6 (LLVM SIInsertWaitcnts.cpp and AMDGPUBaseInfo.cpp); they work on
+LLVM mnemonics, with or without operands, and with or without `_e32/_e64/_dpp/_sdwa` suffixes.
+"""
+from __future__ import annotations
+
+import re
+
+FAMILIES = ("gfx9", "gfx11", "gfx12")
+
+# Categories, in no particular order. VMEM_LOAD/VMEM_STORE cover buffer/global/scratch/image;
+# FLAT is the flat_* segment (may touch LDS as well as memory).
+SALU, SMEM, VALU, MFMA = "SALU", "SMEM", "VALU", "MFMA"
+VMEM_LOAD, VMEM_STORE, FLAT, LDS = "VMEM_LOAD", "VMEM_STORE", "FLAT", "LDS"
+BRANCH, WAITCNT, BARRIER, MESSAGE = "BRANCH", "WAITCNT", "BARRIER", "MESSAGE"
+EXPORT, NOP, OTHER = "EXPORT", "NOP", "OTHER"
+ALL_CATEGORIES = (SALU, SMEM, VALU, MFMA, VMEM_LOAD, VMEM_STORE, FLAT, LDS, BRANCH, WAITCNT, BARRIER,
+                  MESSAGE, EXPORT, NOP, OTHER)
+
+# Wait counters per family (gfx10 folds into gfx11: vscnt exists there too).
+COUNTERS = {
+    "gfx9": ("vmcnt", "lgkmcnt", "expcnt"),
+    "gfx11": ("vmcnt", "vscnt", "lgkmcnt", "expcnt"),
+    "gfx12": ("loadcnt", "storecnt", "samplecnt", "bvhcnt", "dscnt", "kmcnt", "expcnt"),
+}
+
+_SUFFIX = re.compile(r"_(e32|e64|dpp|dpp8|sdwa|e64_dpp)$")
+
+# Memory-counter waits (category WAITCNT).
+_WAITCNT = {"s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt",
+            "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt", "s_wait_expcnt",
+            "s_wait_dscnt", "s_wait_kmcnt", "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"}
+# Dependency waits and hazard padding: no memory counter, the wave just waits (category NOP).
+_NOP = {"s_nop", "s_waitcnt_depctr", "s_wait_alu", "s_delay_alu", "s_wait_idle", "s_wait_event",
+        "s_sleep", "s_sleep_var"}
+_BARRIER = {"s_barrier", "s_barrier_signal", "s_barrier_signal_isfirst", "s_barrier_wait",
+            "s_barrier_init", "s_barrier_join", "s_barrier_leave", "s_get_barrier_state", "ds_gws_barrier"}
+_BRANCH = {"s_branch", "s_call_b64", "s_setpc_b64", "s_swappc_b64", "s_getpc_b64", "s_rfe_b64",
+           "s_cbranch_i_fork", "s_cbranch_g_fork", "s_cbranch_join", "s_trap", "s_endpgm",
+           "s_endpgm_saved", "s_endpgm_ordered_ps_done", "s_code_end"}
+_MESSAGE = {"s_sendmsg", "s_sendmsghalt", "s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64", "s_ttracedata",
+            "s_ttracedata_imm"}
+_SMEM_PREFIXES = ("s_load_", "s_buffer_load_", "s_store_", "s_buffer_store_", "s_scratch_", "s_atomic_",
+                  "s_buffer_atomic_", "s_dcache_", "s_atc_probe", "s_prefetch_", "s_buffer_prefetch_")
+_SMEM = {"s_memtime", "s_memrealtime"}
+_MFMA_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
+_VMEM_PREFIXES = ("buffer_", "tbuffer_", "global_", "scratch_", "image_")
+_LDS_EXTRA = {"lds_param_load", "lds_direct_load"}
+_CACHE_CONTROL = {"buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_wbinvl1_sc",
+                  "buffer_gl0_inv", "buffer_gl1_inv", "global_wb", "global_inv", "global_wbinv"}
+
+
+def family_of(arch: str) -> str:
+    """'gfx950' -> 'gfx9', 'gfx1100' -> 'gfx11', 'gfx1201' -> 'gfx12', 'gfx9 (chip unknown)' -> 'gfx9'."""
+    m = re.match(r"gfx(\d+)", arch.strip().lower())
+    if not m:
+        return "gfx9"
+    digits = m.group(1)
+    if len(digits) >= 4 and digits.startswith("12"):
+        return "gfx12"
+    if len(digits) >= 4 and digits[:2] in ("10", "11"):
+        return "gfx11"
+    if digits in ("10", "11"):
+        return "gfx11"
+    if digits == "12":
+        return "gfx12"
+    return "gfx9"
+
+
+def mnemonic_of(text: str) -> str:
+    """The bare LLVM mnemonic of an instruction text ('v_add_f32_e32 v0, v1, v2' -> 'v_add_f32')."""
+    t = text.strip().split(None, 1)
+    if not t:
+        return ""
+    m = t[0].lower()
+    return _SUFFIX.sub("", m)
+
+
+def _is_store(m: str) -> bool:
+    return "_store" in m
+
+
+def _is_atomic(m: str) -> bool:
+    return "_atomic" in m
+
+
+def _atomic_returns(operands: str, family: str) -> bool:
+    """An atomic returns data (and counts as a load) with glc/sc0 (gfx9/gfx11) or th:*RETURN (gfx12)."""
+    ops = operands.lower()
+    if family == "gfx12":
+        return "return" in ops
+    return bool(re.search(r"\b(glc|sc0)\b", ops))
+
+
+def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
+    """ISA category of an instruction; `mnemonic` may be the whole instruction text.
+
+    `operands` only matters for atomics (with return = load, without = store); when the mnemonic is
+    the full text, the operands are taken from it.
+    """
+    text = mnemonic.strip()
+    m = mnemonic_of(text)
+    if not operands and " " in text:
+        operands = text.split(None, 1)[1]
+    if not m or m.startswith(";"):
+        return OTHER
+    if m in _WAITCNT:
+        return WAITCNT
+    if m in _NOP:
+        return NOP
+    if m in _BARRIER:
+        return BARRIER
+    if m in _BRANCH or m.startswith("s_cbranch_"):
+        return BRANCH
+    if m in _MESSAGE:
+        return MESSAGE
+    if m in _SMEM or m.startswith(_SMEM_PREFIXES):
+        return SMEM
+    if m.startswith("s_"):
+        return SALU
+    if m.startswith(_MFMA_PREFIXES):
+        return MFMA
+    if m.startswith("v_"):
+        return VALU
+    if m.startswith("ds_") or m in _LDS_EXTRA:
+        return LDS
+    if m.startswith("flat_"):
+        return FLAT
+    if m in _CACHE_CONTROL:
+        return VMEM_STORE if m in ("buffer_wbl2", "global_wb", "global_wbinv") else OTHER
+    if m.startswith(_VMEM_PREFIXES):
+        if _is_atomic(m):
+            return VMEM_LOAD if _atomic_returns(operands, family) else VMEM_STORE
+        return VMEM_STORE if _is_store(m) else VMEM_LOAD
+    if m in ("exp", "export") or m.startswith("exp_"):
+        return EXPORT
+    return OTHER
+
+
+def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = "") -> tuple[str, ...]:
+    """The wait counters an instruction increments when issued (empty for most ALU work).
+
+    Follows the table in isa-decoding.md §5: gfx9 has one vmcnt for loads and stores; gfx10/11 count
+    stores on vscnt; gfx12 splits loads/stores/samples/BVH and separates LDS (dscnt) from SMEM and
+    messages (kmcnt). FLAT bumps the VM counter and the LDS counter; GDS/GWS also bump expcnt.
+    """
+    text = mnemonic.strip()
+    m = mnemonic_of(text)
+    if not operands and " " in text:
+        operands = text.split(None, 1)[1]
+    ops = operands.lower()
+    g12 = family == "gfx12"
+    lgkm = "dscnt" if g12 else "lgkmcnt"
+    cat = category_of(m, family, operands)
+
+    def vm(store: bool) -> str:
+        if g12:
+            return "storecnt" if store else "loadcnt"
+        return "vscnt" if (store and family == "gfx11") else "vmcnt"
+
+    if cat == LDS or m == "ds_gws_barrier":
+        if m in ("lds_param_load", "lds_direct_load", "ds_param_load", "ds_direct_load"):
+            return ("expcnt",)
+        if m.startswith("ds_gws_") or m == "ds_ordered_count" or re.search(r"\bgds\b", ops):
+            return (lgkm, "expcnt")
+        return (lgkm,)
+    if cat == SMEM:
+        if g12 and m in ("s_memtime", "s_memrealtime"):
+            return ()
+        return ("kmcnt",) if g12 else ("lgkmcnt",)
+    if cat == MESSAGE and m.startswith("s_sendmsg"):
+        return ("kmcnt",) if g12 else ("lgkmcnt",)
+    if g12 and m in ("s_barrier_signal_isfirst", "s_get_barrier_state", "s_barrier_leave"):
+        return ("kmcnt",)
+    if cat == FLAT:
+        store = _is_store(m) or (_is_atomic(m) and not _atomic_returns(ops, family))
+        return (vm(store), lgkm)
+    if cat in (VMEM_LOAD, VMEM_STORE):
+        if m in _CACHE_CONTROL:
+            return ()
+        if m.startswith("image_bvh"):
+            return ("bvhcnt",) if g12 else ("vmcnt",)
+        if m.startswith(("image_sample", "image_gather")) and g12:
+            return ("samplecnt",)
+        # LDS DMA (buffer_load ... lds, global_load_lds_*) counts as a load even though it writes LDS.
+        return (vm(cat == VMEM_STORE),)
+    if cat == EXPORT:
+        return ("expcnt",)
+    return ()
+
+
+# ---- wait instructions -------------------------------------------------------------------------
+
+# s_waitcnt simm16 bit fields per family: counter -> list of (lo, width) pieces, low bits first.
+_WAITCNT_FIELDS = {
+    "gfx9": {"vmcnt": [(0, 4), (14, 2)], "expcnt": [(4, 3)], "lgkmcnt": [(8, 4)]},
+    "gfx10": {"vmcnt": [(0, 4), (14, 2)], "expcnt": [(4, 3)], "lgkmcnt": [(8, 6)]},
+    "gfx11": {"vmcnt": [(10, 6)], "expcnt": [(0, 3)], "lgkmcnt": [(4, 6)]},
+}
+_SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> counter
+    "s_wait_loadcnt": "loadcnt", "s_wait_storecnt": "storecnt", "s_wait_samplecnt": "samplecnt",
+    "s_wait_bvhcnt": "bvhcnt", "s_wait_expcnt": "expcnt", "s_wait_dscnt": "dscnt",
+    "s_wait_kmcnt": "kmcnt", "s_waitcnt_vscnt": "vscnt", "s_waitcnt_vmcnt": "vmcnt",
+    "s_waitcnt_expcnt": "expcnt", "s_waitcnt_lgkmcnt": "lgkmcnt",
+}
+_PAIR_WAIT = {"s_wait_loadcnt_dscnt": ("loadcnt", "dscnt"), "s_wait_storecnt_dscnt": ("storecnt", "dscnt")}
+_NAMED = re.compile(r"([a-z]+cnt)\s*\(\s*(\d+)\s*\)")
+
+
+def _int(tok: str) -> int | None:
+    try:
+        return int(tok, 0)
+    except ValueError:
+        return None
+
+
+def _decode_waitcnt_imm(imm: int, family: str) -> dict[str, int]:
+    fields = _WAITCNT_FIELDS.get(family, _WAITCNT_FIELDS["gfx9"])
+    out = {}
+    for counter, pieces in fields.items():
+        value, shift, width = 0, 0, 0
+        for lo, w in pieces:
+            value |= ((imm >> lo) & ((1 << w) - 1)) << shift
+            shift += w
+            width += w
+        if value != (1 << width) - 1:      # all ones = don't wait on this counter
+            out[counter] = value
+    return out
+
+
+def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
+    """Counters a memory-wait instruction waits on -> the count it waits down to.
+
+    `s_waitcnt vmcnt(0) lgkmcnt(1)` -> {'vmcnt': 0, 'lgkmcnt': 1}; `s_wait_loadcnt 0x0` -> {'loadcnt': 0};
+    `s_waitcnt_vscnt null, 0x0` -> {'vscnt': 0}; `s_wait_loadcnt_dscnt 0x102` -> {'loadcnt': 1,
+    'dscnt': 2}; a raw `s_waitcnt 0xc07f` is decoded with the family's bit layout. Anything that is not
+    a memory-counter wait gives {}. Counters keep the order they were written in.
+    """
+    m = mnemonic_of(text)
+    parts = text.strip().split(None, 1)
+    ops = parts[1].strip().lower() if len(parts) > 1 else ""
+    named = {c: int(n) for c, n in _NAMED.findall(ops)}
+    if m == "s_waitcnt":
+        if named:
+            return named
+        imm = _int(ops.split(",")[-1].strip()) if ops else None
+        return _decode_waitcnt_imm(imm, family) if imm is not None else {}
+    if m in _SPLIT_WAIT:
+        if named:
+            return named
+        imm = _int(ops.split(",")[-1].strip()) if ops else None
+        return {_SPLIT_WAIT[m]: imm} if imm is not None else {}
+    if m in _PAIR_WAIT:
+        if named:
+            return named
+        imm = _int(ops.split(",")[-1].strip()) if ops else None
+        if imm is None:
+            return {}
+        hi, lo = _PAIR_WAIT[m]
+        out = {}
+        if (imm >> 8) & 0x3F != 0x3F:
+            out[hi] = (imm >> 8) & 0x3F
+        if imm & 0x3F != 0x3F:
+            out[lo] = imm & 0x3F
+        return out
+    return {}

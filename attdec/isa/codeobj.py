@@ -1,0 +1,226 @@
+"""AMDGPU HSA code objects: target, .text, symbols, kernels, metadata note, DWARF lines.
+
+Reads normal ELF code objects with pyelftools, and tinygrad's hand-written "minimal" containers
+(no e_machine, sometimes a zeroed e_ident; only section headers) with a small section-header parser.
+Facts and quirks: shared/docs/code-object.md and docs/isa.md.
+"""
+from __future__ import annotations
+
+import bisect
+import io
+import os
+import struct
+from dataclasses import dataclass, field
+
+from attdec.errors import FormatError
+from attdec.isa.arch import MACH_TO_ARCH
+
+EM_AMDGPU = 224
+NT_AMDGPU_METADATA = 32
+SHT_NOTE = 7
+
+
+@dataclass
+class Symbol:
+    name: str
+    vaddr: int
+    size: int
+    kind: str                      # "func", "object", "other"
+
+
+@dataclass
+class Kernel:
+    """A kernel: its name and where its code starts (ELF vaddr), plus what the metadata says."""
+
+    name: str
+    entry: int
+    size: int = 0                  # code bytes (FUNC symbol size), 0 if unknown
+    kd: int | None = None          # kernel descriptor vaddr
+    sgpr_count: int | None = None
+    vgpr_count: int | None = None
+    agpr_count: int | None = None
+    lds_size: int | None = None    # group segment bytes
+    scratch_size: int | None = None  # private segment bytes per lane
+    wavefront_size: int | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class CodeObject:
+    arch: str                      # "gfx1100"...; "" when the file does not say (minimal containers)
+    text: bytes
+    text_vaddr: int
+    symbols: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)   # the NT_AMDGPU_METADATA map, {} if none
+    container: str = "elf"         # "elf" or "tinygrad-minimal"
+    e_flags: int = 0
+    where: str = ""
+    _lines: object = None          # lazily built DWARF line/inline index
+    _elf_bytes: bytes = b""
+
+    @property
+    def text_end(self) -> int:
+        return self.text_vaddr + len(self.text)
+
+    def kernel(self, name: str) -> Kernel | None:
+        return next((k for k in self.kernels if k.name == name), None)
+
+    def symbol_at(self, vaddr: int) -> Symbol | None:
+        """The function symbol covering vaddr, if any."""
+        for s in self.symbols:
+            if s.kind == "func" and s.vaddr <= vaddr < s.vaddr + max(s.size, 1):
+                return s
+        return None
+
+    def source_of(self, vaddr: int) -> str:
+        """'file:line' of the instruction at vaddr, 'a:1 -> b:2' (caller first) when inlined, '' if unknown."""
+        if self._lines is None:
+            from attdec.isa.dwarf import LineIndex
+            self._lines = LineIndex.build(self._elf_bytes, self.where)
+        return self._lines.source_of(vaddr)
+
+
+def load_code_object(data: bytes, where: str = "", arch: str | None = None) -> CodeObject:
+    """Parse a code object. `arch` overrides / supplies the target (needed for minimal containers)."""
+    where = where or "<code object>"
+    if len(data) < 64:
+        raise FormatError(f"too short for a code object ({len(data)} bytes)", where)
+    e_machine = struct.unpack_from("<H", data, 18)[0]
+    if data[:4] == b"\x7fELF" and data[4] == 2 and e_machine == EM_AMDGPU:
+        co = _load_elf(data, where)
+    else:
+        co = _load_minimal(data, where)
+    if arch:
+        co.arch = arch
+    return co
+
+
+# ---------------------------------------------------------------------------------------------
+def _load_elf(data: bytes, where: str) -> CodeObject:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        text = elf.get_section_by_name(".text")
+        if text is None:
+            raise FormatError("ELF has no .text section", where)
+        e_flags = elf["e_flags"]
+        co = CodeObject(MACH_TO_ARCH.get(e_flags & 0xFF, ""), text.data(), text["sh_addr"],
+                        e_flags=e_flags, where=where, _elf_bytes=data)
+        sections = [(s["sh_addr"], s["sh_size"], s["sh_offset"], s["sh_type"]) for s in elf.iter_sections()
+                    if s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"]
+        symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
+        seen = set()
+        for tabname in (".dynsym", ".symtab"):
+            tab = elf.get_section_by_name(tabname)
+            if tab is None:
+                continue
+            for s in tab.iter_symbols():
+                if not s.name or s["st_shndx"] in ("SHN_UNDEF", "SHN_ABS") or (s.name, s["st_value"]) in seen:
+                    continue
+                seen.add((s.name, s["st_value"]))
+                kind = {"STT_FUNC": "func", "STT_OBJECT": "object"}.get(s["st_info"]["type"], "other")
+                co.symbols.append(Symbol(s.name, s["st_value"], s["st_size"], kind))
+        del symtab
+        co.symbols.sort(key=lambda s: (s.vaddr, s.name))
+        co.metadata = _metadata_note(elf, where)
+        co.kernels = _kernels(co, data, sections)
+        return co
+    except ELFError as e:
+        raise FormatError(f"bad ELF: {e}", where) from None
+    except (struct.error, ValueError, IndexError, KeyError) as e:
+        raise FormatError(f"bad ELF: {e}", where) from None
+
+
+def _read_vaddr(data: bytes, sections, vaddr: int, size: int) -> bytes | None:
+    for addr, sz, off, _ in sections:
+        if addr <= vaddr and vaddr + size <= addr + sz:
+            return data[off + vaddr - addr: off + vaddr - addr + size]
+    return None
+
+
+def _metadata_note(elf, where: str) -> dict:
+    import msgpack
+    for sec in elf.iter_sections():
+        if sec["sh_type"] != "SHT_NOTE":
+            continue
+        for note in sec.iter_notes():
+            if note["n_name"] == "AMDGPU" and note["n_type"] == NT_AMDGPU_METADATA:
+                desc = note["n_descdata"]
+                if isinstance(desc, str):
+                    desc = desc.encode("latin-1")
+                try:
+                    meta = msgpack.unpackb(bytes(desc), raw=False, strict_map_key=False)
+                except Exception as e:  # noqa: BLE001 - msgpack raises many types
+                    raise FormatError(f"unreadable NT_AMDGPU_METADATA note: {e}", where) from None
+                return meta if isinstance(meta, dict) else {}
+    return {}
+
+
+def _kernels(co: CodeObject, data: bytes, sections) -> list:
+    meta_by_symbol = {}
+    for k in co.metadata.get("amdhsa.kernels", []) or []:
+        if isinstance(k, dict):
+            meta_by_symbol[k.get(".symbol") or (str(k.get(".name", "")) + ".kd")] = k
+    funcs = {s.name: s for s in co.symbols if s.kind == "func"}
+    out = []
+    for s in co.symbols:
+        if s.kind != "object" or not s.name.endswith(".kd"):
+            continue
+        name = s.name[:-3]
+        kd = _read_vaddr(data, sections, s.vaddr, 64)
+        entry = s.vaddr + struct.unpack_from("<q", kd, 16)[0] if kd else None
+        fn = funcs.get(name)
+        if entry is None and fn is not None:
+            entry = fn.vaddr
+        if entry is None:
+            continue
+        m = meta_by_symbol.get(s.name, {})
+        k = Kernel(m.get(".name", name), entry, fn.size if fn else 0, s.vaddr,
+                   m.get(".sgpr_count"), m.get(".vgpr_count"), m.get(".agpr_count"),
+                   m.get(".group_segment_fixed_size"), m.get(".private_segment_fixed_size"),
+                   m.get(".wavefront_size"), m)
+        if kd and k.lds_size is None:
+            k.lds_size, k.scratch_size = struct.unpack_from("<II", kd, 0)
+        if kd and k.wavefront_size is None and not co.arch.startswith("gfx9"):
+            k.wavefront_size = 32 if struct.unpack_from("<H", kd, 56)[0] & 0x400 else 64
+        out.append(k)
+    if not out:   # no descriptors: every function symbol is an entry point
+        out = [Kernel(f.name, f.vaddr, f.size) for f in funcs.values()]
+    out.sort(key=lambda k: k.entry)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+def _load_minimal(data: bytes, where: str) -> CodeObject:
+    """tinygrad's minimal container: ELF64 LE section headers only (e_ident/e_machine may be zero)."""
+    try:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        shentsize = shentsize or 64
+        if not (0 < shnum < 256) or shoff + shnum * shentsize > len(data) or shstrndx >= shnum:
+            raise FormatError("not an ELF code object (no ELF magic and no readable section headers)", where)
+        secs = []
+        for i in range(shnum):
+            name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+            secs.append((name, typ, addr, off, size))
+        _, _, _, stroff, strsize = secs[shstrndx]
+        strtab = data[stroff:stroff + strsize]
+
+        def nm(i):
+            end = strtab.find(b"\0", i)
+            return strtab[i:end if end >= 0 else None].decode("latin-1")
+        named = {nm(s[0]): s for s in secs}
+        t = named.get(".text")
+        if t is None or t[3] + t[4] > len(data):
+            raise FormatError("minimal container without a readable .text section", where)
+    except struct.error:
+        raise FormatError("not an ELF code object (truncated header)", where) from None
+    text = data[t[3]:t[3] + t[4]]
+    stem = os.path.splitext(os.path.basename(where))[0] if where and not where.startswith("<") else "kernel"
+    co = CodeObject("", text, t[2], container="tinygrad-minimal", where=where)
+    co.symbols = [Symbol(stem, t[2], len(text), "func")]
+    # The KD in .rodata points (-len(.text)) at the code; the code starts at .text (docs/isa.md).
+    co.kernels = [Kernel(stem, t[2], len(text))]
+    return co

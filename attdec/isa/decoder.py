@@ -1,0 +1,281 @@
+"""Table-driven AMDGPU instruction decoder: length, mnemonic, operand text, branch target.
+
+The opcode tables (attdec/isa/tables, generated from LLVM-derived data by tools/gen_isa_tables.py)
+say what each opcode of each encoding is; this module knows how to find the encoding of a word and
+how long the instruction is (literal / DPP / SDWA / NSA extensions). Operand text is in render.py.
+Never raises on bad words: they become `.long 0x...` of 4 bytes, exactly like llvm-objdump.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from attdec.isa.arch import canonical_arch, family_of
+
+TABLES = Path(__file__).resolve().parent / "tables"
+
+
+@dataclass(slots=True)
+class Instruction:
+    """One decoded instruction. `text` is what llvm-objdump prints (mnemonic + operands)."""
+
+    address: int                   # ELF virtual address
+    size: int                      # bytes
+    mnemonic: str
+    operands: str
+    text: str
+    target: int | None = None      # direct branch / call target (vaddr), else None
+    category: str = ""
+    encoding: str = ""             # SOPP, VOP3, ... ("" for an undecodable word)
+    words: tuple = ()              # the instruction's dwords
+
+    @property
+    def is_unknown(self) -> bool:
+        return not self.encoding
+
+
+class Table:
+    """One target's opcode tables: encoding -> (op lsb, op mask, {op: (mnemonic, template size)})."""
+
+    def __init__(self, arch: str):
+        self.arch = arch
+        self.family = family_of(arch)
+        index = json.loads((TABLES / "index.json").read_text())
+        data = json.loads((TABLES / index[arch]).read_text())
+        self.enc = {}
+        for name, e in data["encodings"].items():
+            ops = {int(k): (v[0], v[1]) for k, v in e["ops"].items()}
+            self.enc[name] = (e["op_lsb"], (1 << e["op_bits"]) - 1, ops)
+        sig_path = TABLES / index[arch].replace(".json", ".sig.json")
+        sig = json.loads(sig_path.read_text()) if sig_path.exists() else {"fields": {}, "ops": {}}
+        self.fields = sig["fields"]
+        self._sig_raw = sig["ops"]
+        self._sig = {}
+
+    def sig(self, enc: str, op: int):
+        """(fields that must be zero as (lsb, width) pairs, parsed operand signature) or None."""
+        key = (enc, op)
+        hit = self._sig.get(key)
+        if hit is None:
+            raw = self._sig_raw.get(enc, {}).get(str(op))
+            if raw is None:
+                self._sig[key] = hit = False
+            else:
+                from attdec.isa.render import _parse_sig
+                fl = self.fields.get(enc, {})
+                zero = tuple(tuple(fl[z]) if z in fl else (8, 7) for z in raw[0])
+                self._sig[key] = hit = (zero, _parse_sig(raw[1]))
+        return hit or None
+
+
+@lru_cache(maxsize=None)
+def table_for(arch: str) -> Table:
+    return Table(canonical_arch(arch))
+
+
+# ---------------------------------------------------------------------------------------------
+# encoding identification from the first dword (shared/docs/isa-decoding.md section 2)
+# ---------------------------------------------------------------------------------------------
+def _scalar_or_vop(w: int) -> str | None:
+    """Encodings common to all families: SOP*, VOP1/VOPC/VOP2."""
+    if w >> 31 == 0:
+        top7 = w >> 25
+        return "VOP1" if top7 == 0x3F else "VOPC" if top7 == 0x3E else "VOP2"
+    if w >> 30 == 2:
+        top9 = w >> 23
+        if top9 == 0x17D:
+            return "SOP1"
+        if top9 == 0x17E:
+            return "SOPC"
+        if top9 == 0x17F:
+            return "SOPP"
+        return "SOPK" if w >> 28 == 0xB else "SOP2"
+    return None
+
+
+def encoding_gfx9(w: int) -> str | None:
+    e = _scalar_or_vop(w)
+    if e:
+        return e
+    t6 = w >> 26
+    if t6 == 0x34:
+        return "VOP3"          # VOP3P (0xD38...) shares the VOP3 table at op >= 0x380
+    if t6 == 0x37:
+        return ("FLAT", "SCRATCH", "GLOBAL", None)[(w >> 14) & 3]
+    return {0x30: "SMEM", 0x31: "EXP", 0x35: "VINTRP", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF",
+            0x3C: "MIMG"}.get(t6)
+
+
+def encoding_gfx11(w: int) -> str | None:
+    e = _scalar_or_vop(w)
+    if e:
+        return e
+    t8 = w >> 24
+    if t8 == 0xCC:
+        return "VOP3P"
+    if t8 == 0xCD:
+        return "VINTERP"
+    if t8 == 0xCE:
+        return "LDSDIR"
+    t6 = w >> 26
+    if t6 == 0x37:
+        return ("FLAT", "SCRATCH", "GLOBAL", None)[(w >> 16) & 3]
+    return {0x32: "VOPD", 0x35: "VOP3", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF", 0x3C: "MIMG",
+            0x3D: "SMEM", 0x3E: "EXP"}.get(t6)
+
+
+def encoding_gfx12(w: int) -> str | None:
+    e = _scalar_or_vop(w)
+    if e:
+        return e
+    t8 = w >> 24
+    if t8 == 0xCC:
+        return "VOP3P"
+    if t8 == 0xCD:
+        return "VINTERP"
+    if t8 == 0xCE:
+        return "VDSDIR"
+    if t8 == 0xEC:
+        return "VFLAT"
+    if t8 == 0xED:
+        return "VSCRATCH"
+    if t8 == 0xEE:
+        return "VGLOBAL"
+    return {0x31: "VBUFFER", 0x32: "VOPD", 0x34: "VIMAGE", 0x35: "VOP3", 0x36: "DS", 0x39: "VSAMPLE",
+            0x3D: "SMEM", 0x3E: "VEXPORT"}.get(w >> 26)
+
+
+ENCODING_OF = {"gfx9": encoding_gfx9, "gfx11": encoding_gfx11, "gfx12": encoding_gfx12}
+
+# Base byte length of each encoding (before literal / DPP / SDWA / NSA).
+BASE_SIZE = {"SOP1": 4, "SOP2": 4, "SOPC": 4, "SOPK": 4, "SOPP": 4, "VOP1": 4, "VOP2": 4, "VOPC": 4,
+             "LDSDIR": 4, "VDSDIR": 4, "VINTRP": 4,
+             "VBUFFER": 12, "VIMAGE": 12, "VSAMPLE": 12, "VFLAT": 12, "VSCRATCH": 12, "VGLOBAL": 12}
+
+BRANCHES = frozenset(("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
+                      "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
+                      "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user", "s_call_b64"))
+
+
+def _unknown(addr: int, w0: int) -> Instruction:
+    t = f".long 0x{w0:08x}"
+    return Instruction(addr, 4, ".long", f"0x{w0:08x}", t, None, "", "", (w0,))
+
+
+def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
+    """Decode the instruction whose first dword is words[i] (n = number of dwords available)."""
+    from attdec.isa import render
+    w0 = words[i]
+    fam = tab.family
+    enc = ENCODING_OF[fam](w0)
+    if enc is None:
+        return _unknown(addr, w0)
+    sub = None
+    if enc == "VOPD":
+        lsbx, mx, opsx = tab.enc["VOPD_X"][:3]
+        lsby, my, opsy = tab.enc["VOPD_Y"]
+        x = opsx.get((w0 >> lsbx) & mx)
+        y = opsy.get((w0 >> lsby) & my)
+        if x is None or y is None:
+            return _unknown(addr, w0)
+        mnem, tsize = x[0], max(x[1], y[1])
+        sub = y[0]
+    else:
+        entry = tab.enc.get(enc)
+        if entry is None:
+            return _unknown(addr, w0)
+        lsb, mask, ops = entry
+        hit = ops.get((w0 >> lsb) & mask)
+        if hit is None:
+            return _unknown(addr, w0)
+        mnem, tsize = hit
+        op = (w0 >> lsb) & mask
+    base = BASE_SIZE.get(enc, 8)
+    size = max(tsize, base)
+    always_literal = tsize > base
+    ext = ""
+    # --- extensions: DPP / SDWA / DPP8 markers, literal constant, NSA, gfx950 scale pairs ---
+    if enc in ("VOP1", "VOP2", "VOPC"):
+        s0 = w0 & 0x1FF
+        if s0 == 250:
+            size, ext = 8, "dpp"
+        elif s0 == 249 and fam == "gfx9":
+            size, ext = 8, "sdwa"
+        elif s0 in (233, 234) and fam != "gfx9":
+            size, ext = 8, "dpp8"
+        elif s0 == 255 and not always_literal:
+            size += 4
+    elif enc in ("SOP1", "SOP2", "SOPC"):
+        if not always_literal and ((w0 & 0xFF) == 255 or (enc != "SOP1" and (w0 >> 8) & 0xFF == 255)):
+            size += 4
+    elif enc in ("VOP3", "VOP3P") and fam != "gfx9" and i + 1 < n:
+        w1 = words[i + 1]
+        s0 = w1 & 0x1FF
+        if s0 == 250:
+            size, ext = 12, "dpp"
+        elif s0 in (233, 234):
+            size, ext = 12, "dpp8"
+        elif (s0 == 255 or (w1 >> 9) & 0x1FF == 255 or (w1 >> 18) & 0x1FF == 255) and not always_literal:
+            size += 4
+    elif enc == "VOPD" and i + 1 < n:
+        if not always_literal and ((w0 & 0x1FF) == 255 or (words[i + 1] & 0x1FF) == 255):
+            size += 4
+    elif enc == "MIMG" and fam == "gfx11" and w0 & 1:
+        size += 4
+    elif enc == "VOP3" and fam == "gfx9" and ((w0 >> 16) & 0x3FF) == 0x3AC and i + 3 < n:
+        nxt = words[i + 2]
+        if nxt >> 23 == 0x1A7:   # v_mfma_ld_scale_b32 + MFMA = one 16-byte v_mfma_scale_* instruction
+            hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
+            if hit and hit[0].startswith("v_mfma_"):
+                size, mnem, ext = 16, "v_mfma_scale_" + hit[0][len("v_mfma_"):], "scale"
+    nw = size // 4
+    if i + nw > n:
+        return _unknown(addr, w0)
+    ws = tuple(words[i:i + nw])
+    sig = tab.sig(enc, op) if sub is None else None
+    if sig is not None and sig[0]:
+        bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
+        for lsb, width in sig[0]:   # LLVM rejects words whose unused operand fields are not zero
+            if (bits >> lsb) & ((1 << width) - 1):
+                return _unknown(addr, w0)
+    target = None
+    if mnem in BRANCHES:
+        simm = w0 & 0xFFFF
+        target = addr + 4 + 4 * (simm - 0x10000 if simm & 0x8000 else simm)
+    try:
+        mnem, operands = render.render(mnem, enc, ext, ws, fam, tab, sub, sig)
+    except Exception:  # rendering must never break the walk
+        operands = ""
+    text = f"{mnem} {operands}" if operands else mnem
+    return Instruction(addr, size, mnem, operands, text, target, "", enc, ws)
+
+
+def _category_of():
+    """The shared mnemonic -> category classifier (attdec/isa/categories.py, owned by the stall
+    classifier's authors), or None while it has not landed: category stays ""."""
+    try:
+        from attdec.isa.categories import category_of
+    except ImportError:
+        return None
+    return category_of
+
+
+def disassemble(code: bytes, arch: str, vaddr: int = 0) -> list[Instruction]:
+    """Decode every instruction of `code` (loaded at `vaddr`) for target `arch`; never raises on bad words."""
+    tab = table_for(arch)
+    n = len(code) // 4
+    words = struct.unpack_from(f"<{n}I", code, 0)
+    out = []
+    i = 0
+    fam = tab.family
+    classify = _category_of()
+    while i < n:
+        ins = decode_one(words, i, n, vaddr + 4 * i, tab)
+        if classify is not None:
+            ins.category = classify(ins.mnemonic, fam)
+        out.append(ins)
+        i += ins.size // 4
+    return out

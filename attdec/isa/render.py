@@ -1,0 +1,527 @@
+"""Operand text, printed the way llvm-objdump 22 prints it.
+
+Operand order, register widths and which field feeds which operand come from the probed signature
+tables (`tables/<target>.sig.json`, made by tools/probe_isa.py); this module formats field values
+(register names, inline constants, literals) and each encoding's modifier bits.
+"""
+from __future__ import annotations
+
+import re
+
+FLOATS = {240: "0.5", 241: "-0.5", 242: "1.0", 243: "-1.0", 244: "2.0", 245: "-2.0", 246: "4.0", 247: "-4.0",
+          248: "0.15915494"}
+SPECIAL = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_base", 238: "src_private_limit",
+           239: "src_pops_exiting_wave_id", 251: "src_vccz", 252: "src_execz", 253: "src_scc",
+           254: "src_lds_direct"}
+PLACEHOLDER = re.compile(r"\{(\w+):([vsa]):(\d+):(\.[lh])?(/\*[^*]*\*/)?\}")
+
+
+def reg_range(prefix: str, n: int, width: int) -> str:
+    return f"{prefix}{n}" if width == 1 else f"{prefix}[{n}:{n + width - 1}]"
+
+
+def scalar_name(v: int, width: int, fam: str) -> str | None:
+    """Names of scalar operand values 0..127 (SGPRs and special registers)."""
+    if v <= 105 and not (fam == "gfx9" and v >= 102):
+        return reg_range("s", v, width)
+    pairs = {106: "vcc", 126: "exec"}
+    if fam == "gfx9":
+        pairs.update({102: "flat_scratch", 104: "xnack_mask"})
+    if v in pairs or v - 1 in pairs:
+        base = v if v in pairs else v - 1
+        if width >= 2 and v == base:
+            return pairs[base]
+        return pairs[base] + ("_lo" if v == base else "_hi")
+    if 108 <= v <= 123:
+        return reg_range("ttmp", v - 108, width)
+    if v == 124:
+        return "m0" if fam == "gfx9" else "null"
+    if v == 125:
+        return "null" if fam == "gfx9" else "m0"
+    return None
+
+
+def src_text(v: int, width: int, fam: str, literal: int | None, kind: str = "v") -> str:
+    """A 9-bit source operand (or an 8-bit scalar one)."""
+    if v >= 256:
+        return reg_range("a" if kind == "a" else "v", v - 256, width)
+    if v < 128:
+        return scalar_name(v, width, fam) or str(v)
+    if v <= 192:
+        return str(v - 128)
+    if v <= 208:
+        return str(192 - v)
+    if v in FLOATS:
+        return FLOATS[v]
+    if v == 255:
+        return f"0x{literal:x}" if literal is not None else "0x0"
+    return SPECIAL.get(v, str(v))
+
+
+class Fields:
+    """Bit-field access over an instruction's dwords."""
+
+    __slots__ = ("bits",)
+
+    def __init__(self, ws):
+        b = 0
+        for i, w in enumerate(ws):
+            b |= w << (32 * i)
+        self.bits = b
+
+    def __call__(self, lsb: int, width: int) -> int:
+        return (self.bits >> lsb) & ((1 << width) - 1)
+
+
+MODIFIER = re.compile(r" (op_sel_hi|op_sel|neg_lo|neg_hi|wait_exp|wait_vdst|wait_va_vdst|wait_vm_vsrc|format|offset|"
+                      r"dmask|dim|cbsz|abid|blgp)(:\S*)?")
+
+
+def _parse_sig(sig: str):
+    """Split a signature into literal text and placeholders; modifier text is dropped (rebuilt from bits)."""
+    sig = MODIFIER.sub("", sig)
+    parts, pos = [], 0
+    for m in PLACEHOLDER.finditer(sig):
+        if m.start() > pos:
+            parts.append(sig[pos:m.start()])
+        parts.append((m.group(1), m.group(2), int(m.group(3)), m.group(4) or "", m.group(5) or ""))
+        pos = m.end()
+    if pos < len(sig):
+        parts.append(sig[pos:])
+    return parts
+
+
+# ---------------------------------------------------------------------------------------------
+# SOPP / SOPK immediates
+# ---------------------------------------------------------------------------------------------
+DELAY_ID = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1",
+            "TRANS32_DEP_2", "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2",
+            "SALU_CYCLE_3")
+DELAY_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
+
+
+def delay_alu_text(imm: int) -> str:
+    id0, skip, id1 = imm & 0xF, (imm >> 4) & 7, (imm >> 7) & 0xF
+    if id0 >= len(DELAY_ID) or skip >= len(DELAY_SKIP) or id1 >= len(DELAY_ID):
+        return f"0x{imm:x}"
+    out = []
+    if id0:
+        out.append(f"instid0({DELAY_ID[id0]})")
+    if skip:
+        out.append(f"instskip({DELAY_SKIP[skip]})")
+    if id1:
+        out.append(f"instid1({DELAY_ID[id1]})")
+    return " | ".join(out) if out else "0"
+
+
+def waitcnt_fields(imm: int, family: str) -> dict:
+    """Decode an `s_waitcnt` simm16 into {counter: value} (all three counters; max = no wait)."""
+    if family == "gfx9":
+        return {"vmcnt": (imm & 0xF) | ((imm >> 10) & 0x30), "expcnt": (imm >> 4) & 7, "lgkmcnt": (imm >> 8) & 0xF}
+    return {"vmcnt": (imm >> 10) & 0x3F, "expcnt": imm & 7, "lgkmcnt": (imm >> 4) & 0x3F}
+
+
+WAIT_MAX = {"gfx9": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 15}, "gfx11": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63},
+            "gfx12": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63}}
+
+
+def waitcnt_text(imm: int, fam: str) -> str:
+    f = waitcnt_fields(imm, fam)
+    mx = WAIT_MAX[fam]
+    out = [f"{k}({v})" for k, v in f.items() if v != mx[k]]
+    if not out:   # nothing waited on: LLVM prints every field at its maximum
+        return " ".join(f"{k}({v})" for k, v in f.items())
+    return " ".join(out)
+
+
+MSG_GFX11 = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE", 5: "MSG_STALL_WAVE_GEN",
+             6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE", 10: "MSG_GS_ALLOC_REQ", 11: "MSG_GET_DOORBELL",
+             12: "MSG_GET_DDID", 3 + 0x100: "", 0x80: "MSG_RTN_GET_DOORBELL", 0x81: "MSG_RTN_GET_DDID",
+             0x82: "MSG_RTN_GET_TMA", 0x83: "MSG_RTN_GET_REALTIME", 0x84: "MSG_RTN_SAVE_WAVE",
+             0x85: "MSG_RTN_GET_TBA", 0x86: "MSG_RTN_GET_SE_AID_ID"}
+MSG_GFX9 = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE", 5: "MSG_STALL_WAVE_GEN",
+            6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE", 8: "MSG_EARLY_PRIM_DEALLOC", 9: "MSG_GS_ALLOC_REQ",
+            10: "MSG_GET_DOORBELL", 11: "MSG_GET_DDID", 15: "MSG_SYSMSG"}
+
+
+def sendmsg_text(imm: int, fam: str) -> str:
+    if fam == "gfx9":
+        msg, rest = imm & 0xF, imm >> 4
+        name = MSG_GFX9.get(msg)
+    else:
+        msg, rest = imm & 0xFF, imm >> 8
+        name = "MSG_DEALLOC_VGPRS" if msg == 3 else MSG_GFX11.get(msg)
+    if name and rest == 0:
+        return f"sendmsg({name})"
+    if name and msg in (2, 3) and fam == "gfx9":
+        op, stream = rest & 3, (rest >> 4) & 3
+        ops = ("GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT")
+        return f"sendmsg({name}, {ops[op]}, {stream})" if stream else f"sendmsg({name}, {ops[op]})"
+    return f"sendmsg({msg}, {(rest) & 7}, {(rest >> 3) & 3})" if rest else f"sendmsg({msg})"
+
+
+HWREG_GFX9 = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID", 5: "HW_REG_GPR_ALLOC",
+              6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES", 16: "HW_REG_TBA_LO",
+              17: "HW_REG_TBA_HI", 18: "HW_REG_TMA_LO", 19: "HW_REG_TMA_HI", 20: "HW_REG_FLAT_SCR_LO",
+              21: "HW_REG_FLAT_SCR_HI", 22: "HW_REG_XNACK_MASK", 23: "HW_REG_HW_ID1", 24: "HW_REG_HW_ID2",
+              25: "HW_REG_POPS_PACKER", 29: "HW_REG_SHADER_CYCLES"}
+HWREG_GFX11 = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 5: "HW_REG_GPR_ALLOC",
+               6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES", 18: "HW_REG_PERF_SNAPSHOT_PC_LO",
+               19: "HW_REG_PERF_SNAPSHOT_PC_HI", 20: "HW_REG_FLAT_SCR_LO", 21: "HW_REG_FLAT_SCR_HI",
+               23: "HW_REG_HW_ID1", 24: "HW_REG_HW_ID2", 26: "HW_REG_EXCP_FLAG_PRIV", 27: "HW_REG_EXCP_FLAG_USER",
+               28: "HW_REG_TRAP_CTRL", 29: "HW_REG_SCRATCH_BASE_LO", 30: "HW_REG_SCRATCH_BASE_HI",
+               31: "HW_REG_SHADER_CYCLES"}
+
+
+def hwreg_text(imm: int, fam: str) -> str:
+    rid, off, size = imm & 0x3F, (imm >> 6) & 0x1F, ((imm >> 11) & 0x1F) + 1
+    name = (HWREG_GFX9 if fam == "gfx9" else HWREG_GFX11).get(rid, str(rid))
+    if off == 0 and size == 32 and not name.isdigit():
+        return f"hwreg({name})"
+    return f"hwreg({name}, {off}, {size})"
+
+
+def simm16_text(mnem: str, sig: str, imm: int, fam: str) -> str:
+    if mnem == "s_waitcnt":
+        return waitcnt_text(imm, fam)
+    if mnem in ("s_wait_alu", "s_waitcnt_depctr"):
+        return depctr_text(imm, fam)
+    if mnem == "s_delay_alu":
+        return delay_alu_text(imm)
+    if mnem.startswith("s_sendmsg"):
+        return sendmsg_text(imm, fam)
+    if mnem == "s_version":
+        return sig if imm == 0 else f"0x{imm:x}"
+    if "hwreg" in sig:
+        return hwreg_text(imm, fam)
+    if mnem == "s_barrier_wait":
+        return "0" if imm == 0 else f"0x{imm:x}"
+    if sig.startswith("0x"):
+        return f"0x{imm:x}"
+    if sig == "-1" or sig.lstrip("-").isdigit():
+        if mnem.startswith(("s_branch", "s_cbranch", "s_call", "s_nop", "s_sleep", "s_setprio", "s_trap")):
+            return str(imm)
+        return str(imm - 0x10000 if imm & 0x8000 else imm)
+    return sig
+
+
+# ---------------------------------------------------------------------------------------------
+def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
+    """-> (mnemonic as printed, operand text)."""
+    if enc == "VOPD":
+        return mnem, vopd_text(mnem, sub, ws, fam)
+    if sig_entry is None:
+        return mnem, ""
+    zero, parts = sig_entry
+    f = Fields(ws)
+    w0 = ws[0]
+    if enc == "SOPP":
+        txt = "".join(p for p in parts if isinstance(p, str))
+        return mnem, simm16_text(mnem, txt, w0 & 0xFFFF, fam) if txt else ""
+    fields = tab.fields.get(enc, {})
+    literal = None
+    nbase = 1 if enc in ("SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC") else 2
+    if len(ws) > nbase and ext == "":
+        literal = ws[-1]
+    vop3 = enc in ("VOP3", "VOP3P", "VINTERP")
+    mfma = fam == "gfx9" and enc == "VOP3" and mnem.startswith(("v_mfma", "v_smfmac"))
+    packed = fam == "gfx9" and enc == "VOP3" and (w0 >> 23) == 0x1A7 and not mfma
+    sd = enc == "VOP3" and "sdst" in fields and any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
+    abs_bits = f(8, 3) if vop3 and enc == "VOP3" and not packed and not mfma and not sd else 0
+    neg_bits = f(61, 3) if vop3 and not mfma and not packed and enc != "VOP3P" else 0
+    opsel = f(11, 4) if vop3 and not mfma and not sd else 0
+    if enc == "SMEM":
+        return mnem, smem_text(mnem, parts, f, fam, fields)
+    acc = 0
+    if fam == "gfx9" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF") and tab.arch != "gfx90a" or \
+            tab.arch == "gfx90a" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"):
+        acc = (w0 >> 25) & 1 if enc == "DS" else (f(55, 1) if enc in ("FLAT", "GLOBAL", "SCRATCH") else f(55, 1))
+    out, nsrc, t16 = [], 0, False
+    for p in parts:
+        if isinstance(p, str):
+            out.append(p)
+            continue
+        name, kind, width, half, comment = p
+        lsb, nb = fields[name]
+        v = f(lsb, nb)
+        if name in ("src0", "src1", "src2", "ssrc0", "ssrc1"):
+            k = kind
+            if mfma and name in ("src0", "src1"):
+                k = "a" if f(59 + (name == "src1"), 1) else "v"
+            elif mfma and name == "src2":
+                k = "a" if f(15, 1) else "v"
+            t = src_text(v, width, fam, literal, k)
+            if half and v >= 256:
+                if enc in ("VOP1", "VOP2", "VOPC"):
+                    n = v - 256
+                    half = ".h" if n >= 128 else ".l"
+                    t = f"v{n & 127}"
+                else:
+                    idx = int(name[-1])
+                    half = ".h" if (opsel >> idx) & 1 else ".l"
+                t16 = True
+            elif half:
+                half = ""
+            if comment and v < 256:
+                comment = ""
+            if name.startswith("src"):
+                i = int(name[-1])
+                nsrc = max(nsrc, i + 1)
+                if (neg_bits >> i) & 1:
+                    t = "-" + t
+                if (abs_bits >> i) & 1:
+                    t = f"|{t}|"
+        elif name == "sbase":
+            t = scalar_name(2 * v, width, fam) or str(v)
+        elif name == "srsrc":
+            t = scalar_name(4 * v, width, fam) or str(v)
+        elif kind == "s":
+            t = (scalar_name(v, width, fam) or src_text(v, width, fam, literal)) if v < 128 else src_text(v, width, fam, literal)
+            if name == "saddr" and v == (0x7F if fam == "gfx9" else 0x7C):
+                t = "off"
+        else:
+            if name in ("addr", "vaddr") and enc in ("FLAT", "GLOBAL", "VFLAT", "VGLOBAL") and width == 1:
+                sv = f(*fields["saddr"])
+                if sv == (0x7F if fam == "gfx9" else 0x7C) or enc in ("FLAT", "VFLAT"):
+                    width = 2
+            k = kind
+            if mfma and name == "vdst":
+                k = "a" if f(15, 1) else "v"
+            elif acc and name in ("vdst", "data", "data0", "data1", "vdata"):
+                k = "a"
+            if half and k == "v":
+                if enc in ("VOP1", "VOP2", "VOPC"):
+                    half = ".h" if v >= 128 else ".l"
+                    v &= 127
+                else:
+                    half = ".h" if (opsel >> 3) & 1 else ".l"
+                t16 = True
+            t = reg_range(k, v, width)
+        out.append(t + half + comment)
+    ops = "".join(out)
+    if enc == "SOPK":
+        ops = _sopk(mnem, ops, w0 & 0xFFFF, fam, literal)
+    mods = MODS.get(enc)
+    if enc == "VOP3":
+        mods = mods_gfx9_vop3 if fam == "gfx9" else mods_vop3
+    if mods:
+        ops += mods(mnem, f, fam, nsrc, t16, opsel, tab)
+    if mfma:
+        ops += "".join(f" {n}:{v}" for n, v in (("cbsz", f(8, 3)), ("abid", f(11, 4)), ("blgp", f(61, 3))) if v)
+    return mnem, ops
+
+
+def _sopk(mnem, ops, imm, fam, literal):
+    if "hwreg(" in ops:
+        ops = re.sub(r"hwreg\([^)]*\)", hwreg_text(imm, fam), ops)
+        if mnem == "s_setreg_imm32_b32" and literal is not None:
+            ops = ops.rsplit(", ", 1)[0] + ", " + (str(literal) if literal <= 64 else f"0x{literal:x}")
+        return ops
+    if mnem == "s_version":
+        return ops if imm == 0 else f"0x{imm:x}"
+    if ops.endswith(", 0x0"):
+        return ops[:-3] + f"0x{imm:x}"
+    if ops.endswith(", 0"):
+        simm = imm - 0x10000 if imm & 0x8000 and not mnem.startswith("s_call") else imm
+        return ops[:-1] + str(simm)
+    return ops
+
+
+def _bits_list(bits: int, n: int) -> str:
+    return "[" + ",".join(str((bits >> i) & 1) for i in range(n)) + "]"
+
+
+def mods_vop3(mnem, f, fam, nsrc, t16, opsel, tab):
+    out = ""
+    if fam != "gfx9" and opsel and not t16:
+        out += " op_sel:" + _bits_list(opsel & ((1 << nsrc) - 1) | ((opsel >> 3) & 1) << nsrc, nsrc + 1)
+    elif fam == "gfx9" and opsel:
+        out += " op_sel:" + _bits_list(opsel & ((1 << nsrc) - 1) | ((opsel >> 3) & 1) << nsrc, nsrc + 1)
+    if f(15, 1):
+        out += " clamp"
+    omod = f(59, 2)
+    if omod:
+        out += (" mul:2", " mul:4", " div:2")[omod - 1]
+    return out
+
+
+def mods_vop3p(mnem, f, fam, nsrc, t16, opsel, tab):
+    out = ""
+    n = nsrc
+    sel = f(11, 3) & ((1 << n) - 1)
+    hi = (f(59, 2) | f(14, 1) << 2) & ((1 << n) - 1)
+    if sel:
+        out += " op_sel:" + _bits_list(sel, n)
+    mix = "_mix" in mnem
+    if mix or hi != (1 << n) - 1:
+        if mix and hi == 0 and fam != "gfx9":
+            pass
+        else:
+            out += " op_sel_hi:" + _bits_list(hi, n)
+    nlo, nhi = f(61, 3) & ((1 << n) - 1), f(8, 3) & ((1 << n) - 1)
+    if nlo:
+        out += " neg_lo:" + _bits_list(nlo, n)
+    if nhi:
+        out += " neg_hi:" + _bits_list(nhi, n)
+    if f(15, 1):
+        out += " clamp"
+    return out
+
+
+def mods_gfx9_vop3(mnem, f, fam, nsrc, t16, opsel, tab):
+    if (f(0, 32) >> 23) == 0x1A7:
+        return mods_vop3p(mnem, f, fam, nsrc, t16, opsel, tab) if not mnem.startswith(("v_mfma", "v_smfmac")) else ""
+    return mods_vop3(mnem, f, fam, nsrc, t16, opsel, tab)
+
+
+def mods_ds(mnem, f, fam, nsrc, t16, opsel, tab):
+    o0, o1 = f(0, 8), f(8, 8)
+    out = ""
+    if "2addr" in mnem or mnem.startswith(("ds_read2", "ds_write2")) or "st64" in mnem and "2" in mnem:
+        if o0:
+            out += f" offset0:{o0}"
+        if o1:
+            out += f" offset1:{o1}"
+    elif o0 | o1 << 8:
+        out += f" offset:{o0 | o1 << 8}"
+    gds_bit = 16 if fam == "gfx9" else 17
+    if f(gds_bit, 1):
+        out += " gds"
+    return out
+
+
+def mods_flat(mnem, f, fam, nsrc, t16, opsel, tab):
+    if fam == "gfx9":
+        off = f(0, 13)
+        if not mnem.startswith("flat_"):
+            off = off - 0x2000 if off & 0x1000 else off
+        else:
+            off &= 0xFFF
+        out = f" offset:{off}" if off else ""
+        if tab.arch == "gfx90a":
+            out += " glc" * f(16, 1) + " slc" * f(17, 1) + " scc" * f(25, 1)
+        else:
+            out += " sc0" * f(16, 1) + " nt" * f(17, 1) + " sc1" * f(25, 1)
+        if f(13, 1):
+            out += " lds"
+        return out
+    off = f(0, 13)
+    if not mnem.startswith("flat_"):
+        off = off - 0x2000 if off & 0x1000 else off
+    else:
+        off &= 0xFFF
+    out = f" offset:{off}" if off else ""
+    return out + " glc" * f(14, 1) + " slc" * f(15, 1) + " dlc" * f(13, 1)
+
+
+TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_BYPASS", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LOAD_RT_NT",
+           "TH_LOAD_NT_HT")
+TH_STORE = ("", "TH_STORE_NT", "TH_STORE_HT", "TH_STORE_BYPASS", "TH_STORE_LU", "TH_STORE_NT_RT",
+            "TH_STORE_RT_NT", "TH_STORE_NT_HT")
+TH_ATOMIC = ("", "TH_ATOMIC_RETURN", "TH_ATOMIC_NT", "TH_ATOMIC_NT_RETURN", "TH_ATOMIC_CASCADE_RT",
+             "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_CASCADE_NT")
+SCOPES = ("", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
+
+
+def _th_scope(mnem, th, scope):
+    table = TH_ATOMIC if "_atomic" in mnem else TH_STORE if "_store" in mnem else TH_LOAD
+    out = f" th:{table[th]}" if th else ""
+    return out + (f" scope:{SCOPES[scope]}" if scope else "")
+
+
+def mods_vflat(mnem, f, fam, nsrc, t16, opsel, tab):
+    off = f(72, 24)
+    off = off - (1 << 24) if off & (1 << 23) else off
+    out = f" offset:{off}" if off else ""
+    return out + _th_scope(mnem, f(52, 3), f(50, 2))
+
+
+def mods_vinterp(mnem, f, fam, nsrc, t16, opsel, tab):
+    out = " clamp" * f(15, 1)
+    if opsel and not t16:
+        out += " op_sel:" + _bits_list(opsel, 4)
+    return out + f" wait_exp:{f(8, 3)}"
+
+
+def smem_text(mnem, parts, f, fam, fields):
+    regs = []
+    for p in parts:
+        if isinstance(p, str):
+            continue
+        name, kind, width, half, comment = p
+        v = f(*fields[name])
+        regs.append(scalar_name(2 * v, width, fam) if name == "sbase" else scalar_name(v, width, fam) or str(v))
+    if fam == "gfx9":
+        imm, soe = f(17, 1), f(14, 1)
+        off = f(32, 21)
+        if soe:
+            so = scalar_name(f(57, 7), 1, fam)
+            tail = f"{so} offset:0x{off:x}" if imm and off else so
+        elif imm:
+            tail = f"0x{off:x}"
+        else:
+            tail = scalar_name(off & 0x7F, 1, fam) or str(off)
+        mods = " glc" * f(16, 1) + " nv" * f(15, 1)
+    else:
+        nb = 21 if fam == "gfx11" else 24
+        off = f(32, nb)
+        off = off - (1 << nb) if off >> (nb - 1) else off
+        so = f(57, 7)
+        offs = f"0x{off:x}" if off >= 0 else f"-0x{-off:x}"
+        if so == 0x7C:
+            tail = "null" if off == 0 and fam == "gfx11" else offs
+        else:
+            tail = scalar_name(so, 1, fam) + (f" offset:{offs}" if off else "")
+        if mnem.startswith(("s_prefetch", "s_buffer_prefetch")):
+            regs = [r for p, r in zip([p for p in parts if not isinstance(p, str)], regs) if p[0] != "sdata"]
+            return ", ".join(regs + [offs, scalar_name(so, 1, fam) or str(so), str(f(6, 7))])
+        if fam == "gfx11":
+            mods = " glc" * f(14, 1) + " dlc" * f(13, 1)
+        else:
+            mods = _th_scope(mnem, f(23, 2), f(21, 2))
+    return ", ".join(regs + [tail]) + mods
+
+
+DEPCTR = (("depctr_hold_cnt", 7, 1), ("depctr_sa_sdst", 0, 1), ("depctr_va_vdst", 12, 4), ("depctr_va_sdst", 9, 3),
+          ("depctr_va_ssrc", 8, 1), ("depctr_va_vcc", 1, 1), ("depctr_vm_vsrc", 2, 3))
+
+
+def depctr_text(imm: int, fam: str) -> str:
+    fields = DEPCTR if fam == "gfx12" else DEPCTR[1:]
+    known = 0
+    for _, lsb, nb in fields:
+        known |= ((1 << nb) - 1) << lsb
+    if imm & ~known & 0xFFFF:
+        return f"0x{imm:x}"
+    vals = [(n, (imm >> lsb) & ((1 << nb) - 1), (1 << nb) - 1) for n, lsb, nb in fields]
+    out = [f"{n}({v})" for n, v, mx in vals if v != mx]
+    return " ".join(out) if out else " ".join(f"{n}({v})" for n, v, mx in vals)
+
+
+MODS = {"VOP3": None, "VINTERP": mods_vinterp, "VOP3P": mods_vop3p, "DS": mods_ds, "FLAT": mods_flat, "GLOBAL": mods_flat,
+        "SCRATCH": mods_flat, "VFLAT": mods_vflat, "VGLOBAL": mods_vflat, "VSCRATCH": mods_vflat}
+
+
+# ---------------------------------------------------------------------------------------------
+def vopd_text(xm, ym, ws, fam):
+    """`v_dual_X ... :: v_dual_Y ...` (the X mnemonic is returned as the instruction's mnemonic)."""
+    w0, w1 = ws[0], ws[1]
+    literal = ws[2] if len(ws) > 2 else None
+    vdx = w1 >> 24
+    vdy = (((w1 >> 17) & 0x7F) << 1) | ((vdx & 1) ^ 1)
+
+    def half(m, vd, s0, vs1):
+        a = src_text(s0, 1, fam, literal)
+        b = f"v{vs1}"
+        if m == "v_dual_mov_b32":
+            return f"{m} v{vd}, {a}"
+        if m == "v_dual_fmaak_f32":
+            return f"{m} v{vd}, {a}, {b}, 0x{literal:x}"
+        if m == "v_dual_fmamk_f32":
+            return f"{m} v{vd}, {a}, 0x{literal:x}, {b}"
+        if m == "v_dual_cndmask_b32":
+            return f"{m} v{vd}, {a}, {b}, vcc_lo"
+        return f"{m} v{vd}, {a}, {b}"
+    x = half(xm, vdx, w0 & 0x1FF, (w0 >> 9) & 0xFF)
+    y = half(ym, vdy, w1 & 0x1FF, (w1 >> 9) & 0xFF)
+    return x.split(" ", 1)[1] + " :: " + y

@@ -1,0 +1,405 @@
+"""Read rocprofv3 `--att` ui_output dispatch folders (and .tar.xz archives of them) into `Dispatch`es.
+
+Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recognised by its
+`filenames.json`, never by its name. Everything layout-specific stays here; analyses see only the model.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import tarfile
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from attdec.errors import FormatError, InputError
+from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
+from attdec.sources import InputKind, register
+
+WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
+DISPATCH_NAME = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)")
+ARCHIVE_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar")
+
+
+# ---- where the files come from: a folder on disk or an archive read into memory ---------------
+
+class _DirFiles:
+    """The files of a dispatch folder on disk."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.label = str(path)
+        self.parent = path.parent            # where stats_*.csv and *_agent_info.csv live
+
+    def names(self) -> list[str]:
+        return sorted(os.listdir(self.path))
+
+    def has(self, name: str) -> bool:
+        return (self.path / name).is_file()
+
+    def where(self, name: str) -> str:
+        return str(self.path / name)
+
+    def read(self, name: str) -> bytes:
+        try:
+            return (self.path / name).read_bytes()
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
+
+
+class _MemFiles:
+    """The files of one dispatch folder inside an archive (read once, sequentially, never extracted)."""
+
+    def __init__(self, archive: Path, folder: str, files: dict[str, bytes]):
+        self.label = f"{archive}:{folder}"
+        self.parent = archive.parent
+        self.folder = folder
+        self._files = files
+
+    def names(self) -> list[str]:
+        return sorted(self._files)
+
+    def has(self, name: str) -> bool:
+        return name in self._files
+
+    def where(self, name: str) -> str:
+        return f"{self.label}/{name}"
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self._files[name]
+        except KeyError:
+            raise InputError("missing file", self.where(name)) from None
+
+
+def _json(files, name: str):
+    """Parse one JSON file; malformed JSON is a FormatError naming the file and position."""
+    data = files.read(name)
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {e.start})", files.where(name)) from None
+    except json.JSONDecodeError as e:
+        raise FormatError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})",
+                          files.where(name)) from None
+
+
+def _int(v, where: str, what: str) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise FormatError(f"{what} is not an integer: {v!r}", where) from None
+
+
+# ---- architecture ------------------------------------------------------------------------------
+
+def _target_name(version: int) -> str:
+    """rocprofv3 Gfx_Target_Version (major*10000 + minor*100 + stepping) -> 'gfx950', 'gfx90a', 'gfx1100'."""
+    major, minor, step = version // 10000, (version // 100) % 100, version % 100
+    return f"gfx{major}{minor}{step:x}"
+
+
+def _agent_targets(folder: Path) -> set[str]:
+    """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
+    out = set()
+    try:
+        candidates = sorted(p for p in folder.iterdir() if p.name.endswith("agent_info.csv"))
+    except OSError:
+        return out
+    for p in candidates:
+        try:
+            with p.open(newline="") as f:
+                for row in csv.DictReader(f):
+                    if row.get("Agent_Type", "").strip('"') != "GPU":
+                        continue
+                    v = int(row.get("Gfx_Target_Version") or 0)
+                    if v:
+                        out.add(_target_name(v))
+        except (OSError, ValueError, csv.Error):
+            continue
+    return out
+
+
+def detect_arch(gfxip, search: list[Path]) -> str:
+    """The chip when rocprofv3's agent table next to the run names exactly one matching GPU target;
+    otherwise 'gfx<gfxip> (chip unknown)' (gfxip 9 covers gfx90a, gfx942 and gfx950 alike)."""
+    family = f"gfx{gfxip}" if isinstance(gfxip, int) else "gfx?"
+    for folder in search:
+        targets = _agent_targets(folder)
+        if isinstance(gfxip, int):
+            targets = {t for t in targets if _family_digits(t) == gfxip}
+        if len(targets) == 1:
+            return targets.pop()
+        if targets:
+            break                          # several different GPUs: we cannot tell which one ran it
+    return f"{family} (chip unknown)"
+
+
+def _family_digits(target: str) -> int:
+    d = target[3:]
+    return int(d[:2]) if len(d) == 4 else int(d[:1])
+
+
+# ---- code.json ---------------------------------------------------------------------------------
+
+def parse_code(doc, where: str) -> tuple[list[CodeLine], bool, list[str]]:
+    """code.json -> (rows, has_stall_idle, problems). Columns are read by position (§5)."""
+    if not isinstance(doc, dict):
+        raise FormatError("code.json is not a JSON object", where)
+    rows = doc.get("code")
+    if rows is None:
+        return [], True, []
+    if not isinstance(rows, list):
+        raise FormatError("'code' is neither a list nor null", where)
+    legacy = "top_n" in doc           # rocprofv2: ISA, type, jump, source, index, line, hit, cycles
+    out, full, problems = [], True, []
+    for i, r in enumerate(rows):
+        if not isinstance(r, list) or len(r) < 8:
+            raise FormatError(f"row {i} has {len(r) if isinstance(r, list) else 'no'} columns, "
+                              "expected at least 8", where)
+        text = str(r[0]) if r[0] is not None else ""
+        src = r[3] if isinstance(r[3], str) else ""
+        try:
+            if legacy:
+                line, codeobj, vaddr = int(r[5]), 0, 0
+                hit, lat, stall, idle = int(r[6]), int(r[7]), 0, 0
+                full = False
+            else:
+                line, codeobj, vaddr = int(r[2]), int(r[4]), int(r[5])
+                hit, lat = int(r[6]), int(r[7])
+                if len(r) >= 10:
+                    stall, idle = int(r[8]), int(r[9])
+                else:
+                    stall, idle, full = 0, 0, False
+        except (TypeError, ValueError):
+            raise FormatError(f"row {i} has a non-integer column: {r[:10]!r}", where) from None
+        if not legacy and len(r) == 8 and r[1] == 100 and not text.startswith(";"):
+            text = "; " + text             # early C++ writer: label rows marked by type 100
+        out.append(CodeLine(line=line, text=text, source=src, codeobj=codeobj, vaddr=vaddr,
+                            hit=hit, latency=lat, stall=stall, idle=idle))
+    if not full and out:
+        problems.append("code.json has no Stall/Idle columns: they were recomputed from the wave files")
+    return out, full, problems
+
+
+def kernel_name(code: list[CodeLine]) -> str:
+    """Kernel name(s) from the label rows: the demangled name when there is one, else the symbol."""
+    names = []
+    for c in code:
+        if c.is_label:
+            n = c.source.strip() or c.text[1:].strip()
+            if n not in names:
+                names.append(n)
+    return ", ".join(names)
+
+
+# ---- wave files --------------------------------------------------------------------------------
+
+def listed_waves(fn_doc) -> dict[str, tuple[int, int, int, int, int, int]]:
+    """filenames.json wave_filenames -> {file: (se, simd, slot, wv, begin, end)}."""
+    out = {}
+    tree = fn_doc.get("wave_filenames") if isinstance(fn_doc, dict) else None
+    if not isinstance(tree, dict):
+        return out
+    for se, simds in tree.items():
+        for simd, slots in (simds or {}).items():
+            for slot, wvs in (slots or {}).items():
+                for wv, entry in (wvs or {}).items():
+                    if isinstance(entry, list) and len(entry) >= 3:
+                        out[str(entry[0])] = (int(se), int(simd), int(slot), int(wv),
+                                              int(entry[1]), int(entry[2]))
+    return out
+
+
+def parse_wave(doc, where: str, name: str) -> Wave:
+    """One se*_sm*_sl*_wv*.json -> Wave (instructions [time, category, stall, duration, line])."""
+    w = doc.get("wave") if isinstance(doc, dict) else None
+    if not isinstance(w, dict):
+        raise FormatError("no 'wave' object", where)
+    m = WAVE_FILE.match(name)
+    se = int(m.group(1)) if m else _int(str(doc.get("name", "SE0"))[2:], where, "name")
+    raw = w.get("instructions") or []
+    try:
+        arr = np.asarray(raw, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise FormatError("instructions are not rows of integers", where) from None
+    if arr.size and (arr.ndim != 2 or arr.shape[1] < 5):
+        raise FormatError(f"instructions have shape {arr.shape}, expected [n, 5]", where)
+    insts = empty_insts(len(raw))
+    if len(raw):
+        insts["time"], insts["category"], insts["stall"] = arr[:, 0], arr[:, 1], arr[:, 2]
+        insts["duration"], insts["line"] = arr[:, 3], arr[:, 4]
+    timeline = [(int(s), int(d)) for s, d in (w.get("timeline") or [])]
+    return Wave(se=se, cu=_int(w.get("cu", 0), where, "cu"), simd=_int(w.get("simd", 0), where, "simd"),
+                slot=_int(w.get("slot", 0), where, "slot"), begin=_int(w.get("begin", 0), where, "begin"),
+                end=_int(w.get("end", 0), where, "end"), insts=insts, timeline=timeline,
+                seq=_int(w.get("id", m.group(4) if m else 0), where, "id"), path=where)
+
+
+# ---- occupancy.json, realtime.json ---------------------------------------------------------------
+
+def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, str]]:
+    """All three layouts (§7) -> (OCCUPANCY_DTYPE rows, kernel ids used, dispatches name table)."""
+    if not isinstance(doc, dict):
+        raise FormatError("occupancy.json is not a JSON object", where)
+    rows, kids = [], set()
+    for key, val in doc.items():
+        if not key.isdigit() or not isinstance(val, list):
+            continue
+        se = int(key)
+        for r in val:
+            if isinstance(r, list) and len(r) >= 6:          # [time, cu, simd, slot, start, kernel_id, ...]
+                t, cu, simd, slot, start, kid = (int(x) for x in r[:6])
+            elif isinstance(r, int):                          # early packed layout
+                kid, simd, slot = r & 0xFFF, (r >> 12) & 3, (r >> 14) & 0xF
+                start, cu, t = (r >> 18) & 1, (r >> 19) & 0xF, (r >> 23) * 8
+            else:
+                raise FormatError(f"SE {key}: occupancy row {r!r} has an unknown layout", where)
+            rows.append((se, cu, simd, slot, start, t, 0))
+            kids.add(kid)
+    occ = np.array(rows, dtype=OCCUPANCY_DTYPE) if rows else np.zeros(0, OCCUPANCY_DTYPE)
+    names = doc.get("dispatches") if isinstance(doc.get("dispatches"), dict) else {}
+    return occ, kids, {str(k): str(v) for k, v in names.items()}
+
+
+def parse_realtime(doc) -> list[tuple[int, int]]:
+    """realtime.json -> (shader clock, reference clock) pairs of the lowest-numbered SE."""
+    if not isinstance(doc, dict):
+        return []
+    ses = sorted((k for k in doc if k.startswith("SE") and k[2:].isdigit()), key=lambda k: int(k[2:]))
+    return [(int(a), int(b)) for a, b in doc[ses[0]]] if ses else []
+
+
+# ---- one folder --------------------------------------------------------------------------------
+
+def read_dispatch(files, bar=None) -> Dispatch:
+    """Everything in one dispatch folder -> Dispatch. Wave instructions keep their code.json line ids."""
+    if not files.has("filenames.json"):
+        raise InputError("not a ui_output folder (no filenames.json)", files.label)
+    fn = _json(files, "filenames.json")
+    if not isinstance(fn, dict):
+        raise FormatError("filenames.json is not a JSON object", files.where("filenames.json"))
+    name = PurePosixPath(files.label.replace(":", "/")).name
+    parent = files.parent
+    arch = detect_arch(fn.get("gfxip"), [getattr(files, "path", parent), parent, parent.parent])
+    problems = []
+    if fn.get("thread_trace") is False:
+        problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
+
+    code, full = [], True
+    if files.has("code.json"):
+        code, full, probs = parse_code(_json(files, "code.json"), files.where("code.json"))
+        problems += probs
+    else:
+        problems.append("no code.json")
+
+    listed = listed_waves(fn)
+    present = {n for n in files.names() if WAVE_FILE.match(n)}
+    for n in sorted(set(listed) - present):
+        problems.append(f"wave file listed in filenames.json is missing: {n}")
+    waves = []
+    for n in sorted(present, key=_wave_order):
+        w = parse_wave(_json(files, n), files.where(n), n)
+        if n in listed:
+            se, simd, slot, wv, b, e = listed[n]
+            if (b, e) != (w.begin, w.end):
+                problems.append(f"{n}: begin/end {w.begin}/{w.end} differ from filenames.json {b}/{e}")
+        waves.append(w)
+        if bar is not None:
+            bar.advance()
+
+    occ, kids = np.zeros(0, OCCUPANCY_DTYPE), set()
+    names: dict[str, str] = {}
+    if files.has("occupancy.json"):
+        occ, kids, names = parse_occupancy(_json(files, "occupancy.json"), files.where("occupancy.json"))
+    realtime = parse_realtime(_json(files, "realtime.json")) if files.has("realtime.json") else []
+    for n in ("snapshots.json",) + tuple(x for x in files.names() if x.startswith("wstates")):
+        if files.has(n):
+            _json(files, n)        # not used by the analyses, but a malformed file is still an error
+
+    kernel = kernel_name(code)
+    if not kernel:   # zero-wave folders: take the name from the kernel ids this dispatch's rows use
+        kernel = ", ".join(names[str(k)] for k in sorted(kids) if str(k) in names and k != 0)
+    if not kernel:   # no rows at all: the name table is process-wide, so use it only if unambiguous
+        named = {v for k, v in names.items() if k != "0"}
+        kernel = named.pop() if len(named) == 1 else ""
+    d = Dispatch(name=name, arch=arch, kernel=kernel, code=code, waves=waves, occupancy=occ,
+                 realtime=realtime, path=files.label, problems=problems)
+    if not full and waves:
+        from attdec.analysis.aggregate import fill_code_totals
+        fill_code_totals(d)
+    return d
+
+
+def _wave_order(name: str):
+    m = WAVE_FILE.match(name)
+    return tuple(int(x) for x in m.groups()) if m else (1 << 30,)
+
+
+# ---- input kinds -------------------------------------------------------------------------------
+
+def is_dispatch_folder(path: Path) -> bool:
+    return path.is_dir() and (path / "filenames.json").is_file()
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def _wave_count(path: Path) -> int:
+    try:
+        return sum(1 for n in os.listdir(path) if WAVE_FILE.match(n))
+    except OSError:
+        return 0
+
+
+def read_folder(path: Path, bar=None) -> Dispatch:
+    """One dispatch folder on disk -> Dispatch."""
+    return read_dispatch(_DirFiles(Path(path)), bar)
+
+
+def load_folder(path: Path, bar) -> list[Dispatch]:
+    return [read_folder(path, bar)]
+
+
+def _safe_member(name: str) -> PurePosixPath | None:
+    """Archive member path, or None for absolute paths, '..' components and other escapes."""
+    p = PurePosixPath(name)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        return None
+    return p
+
+
+def load_archive(path: Path, bar) -> list[Dispatch]:
+    """Read a tar archive of dispatch folder(s) in one sequential pass, in memory, never extracting."""
+    folders: dict[str, dict[str, bytes]] = {}
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            for m in tar:
+                p = _safe_member(m.name)
+                if p is None or not m.isfile() or len(p.parts) < 1:
+                    continue
+                parent = str(p.parent)
+                f = tar.extractfile(m)
+                folders.setdefault(parent, {})[p.name] = f.read() if f else b""
+    except tarfile.ReadError:
+        raise InputError("unreadable archive: not a tar file, or corrupt/unknown compression",
+                         str(path)) from None
+    except Exception as e:       # OSError, EOFError, lzma/zlib errors: several types, one line
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise InputError(f"unreadable archive: {first}", str(path)) from None
+    if hasattr(bar, "add"):
+        bar.add(sum(1 for fs in folders.values() for n in fs if WAVE_FILE.match(n)))
+    out = []
+    for folder in sorted(folders):
+        if "filenames.json" in folders[folder]:
+            out.append(read_dispatch(_MemFiles(path, folder, folders[folder]), bar))
+    if not out:
+        raise InputError("archive holds no ui_output folder (no filenames.json)", str(path))
+    return out
+
+
+register(InputKind("ui_output", is_dispatch_folder, load_folder, weight=_wave_count))
+register(InputKind("ui_output archive", is_archive, load_archive, weight=lambda p: 0))

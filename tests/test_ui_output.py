@@ -1,0 +1,193 @@
+"""The ui_output reader on synthesized fixtures (tools/make_fixtures.py) and on the real samples.
+
+Hand-derived figures of the `tiny` fixture (3 waves x 8 instructions, see tools/make_fixtures.py):
+hits 24; latency A 416 + B 320 + C 176 = 912; stall A 368 + B 272 + C 128 = 768;
+idle A 8 + B 8 + C 4 = 20 (gaps before lines 1 and 4 of A, 4 and 8 of B, 4 of C).
+"""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from attdec.analysis.aggregate import aggregate_lines
+from attdec.cli import main
+from attdec.errors import FormatError
+from attdec.sources import open_inputs, resolve
+from conftest import FIXTURES, shared_path
+
+TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
+
+
+def totals(d):
+    return (sum(c.hit for c in d.code), sum(c.latency for c in d.code), sum(c.stall for c in d.code),
+            sum(c.idle for c in d.code))
+
+
+def test_tiny_reads_exact_figures():
+    [d] = open_inputs([TINY])
+    assert d.name == "ui_output_agent_7_dispatch_3"
+    assert d.kernel == "tiny_kernel"
+    assert d.arch == "gfx9 (chip unknown)"
+    assert totals(d) == (24, 912, 768, 20)
+    assert [(w.se, w.simd, w.slot, w.seq, w.begin, w.end) for w in d.waves] == [
+        (0, 0, 0, 0, 100, 524), (1, 2, 1, 0, 200, 528), (1, 2, 1, 1, 600, 780)]
+    assert d.waves[0].insts["line"].tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert d.code[5].source == "/src/k.py:7 -> /src/main.py:40"
+    assert len(d.occupancy) == 6 and d.realtime and not d.problems
+
+
+def test_aggregate_matches_code_json_and_subsets():
+    [d] = open_inputs([TINY])
+    t = aggregate_lines(d.waves).as_dict()
+    for c in d.code:
+        assert t.get(c.line, (0, 0, 0, 0)) == (c.hit, c.latency, c.stall, c.idle)
+    only_c = aggregate_lines([d.waves[2]])
+    assert int(only_c.stall.sum()) == 128 and int(only_c.idle.sum()) == 4
+
+
+def test_early_8_column_layout_and_packed_occupancy():
+    [d] = open_inputs([FIXTURES / "early8"])
+    assert d.code[0].is_label and d.kernel == "tiny_kernel"
+    assert totals(d) == (24, 912, 768, 20)          # Stall/Idle recomputed from the waves
+    assert any("no Stall/Idle" in p for p in d.problems)
+    [ref] = open_inputs([TINY])
+    cols = ["se", "cu", "simd", "wave_id", "start", "time"]
+    ref.occupancy["time"] = ref.occupancy["time"] // 8 * 8        # the packed layout stores time / 8
+    assert np.array_equal(np.sort(d.occupancy[cols]), np.sort(ref.occupancy[cols]))
+
+
+def test_python_writer_layout():
+    [d] = open_inputs([FIXTURES / "python31"])
+    assert d.kernel == "_tiny_kernel" and totals(d) == (24, 912, 768, 20)
+    assert len(d.occupancy) == 6
+
+
+def test_empty_shells_and_pc_sampling():
+    ds = {d.path.rsplit("/", 1)[-1]: d for d in open_inputs([FIXTURES / "empty"])}
+    assert ds["ui_output_agent_7_dispatch_9"].code == [] and not ds["ui_output_agent_7_dispatch_9"].waves
+    assert ds["ui_output_agent_7_dispatch_9"].kernel == "tiny_kernel"      # from occupancy's table
+    z = ds["ui_output_agent_7_dispatch_10"]
+    assert len(z.code) == 9 and totals(z) == (0, 0, 0, 0) and not z.waves
+    [p] = open_inputs([FIXTURES / "pcs"])
+    assert len(p.code) == 9 and not p.waves and "PC-sampling" in p.problems[0]
+
+
+def test_arch_from_agent_table_only_when_it_fits(tmp_path):
+    [d] = open_inputs([FIXTURES / "gfx12"])
+    assert d.arch == "gfx1201"
+    shutil.copytree(TINY, tmp_path / "run" / TINY.name)
+    (tmp_path / "run" / "x_agent_info.csv").write_text(
+        '"Agent_Type","Gfx_Target_Version"\n"GPU",110000\n')        # an RDNA chip for a gfxip-9 trace
+    assert open_inputs([tmp_path / "run"])[0].arch == "gfx9 (chip unknown)"
+    (tmp_path / "run" / "x_agent_info.csv").write_text(
+        '"Agent_Type","Gfx_Target_Version"\n"GPU",90010\n"GPU",90010\n')
+    assert open_inputs([tmp_path / "run"])[0].arch == "gfx90a"
+
+
+def test_globs_parents_and_duplicates():
+    items = resolve([str(FIXTURES / "empty" / "ui_output_*"), FIXTURES / "empty"])
+    assert len(items) == 3
+
+
+def _tar(path, folder, extra=None):
+    with tarfile.open(path, "w:xz") as tar:
+        tar.add(folder, arcname=folder.name)
+        for name, data in (extra or {}).items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_archive_is_read_in_memory_and_safely(tmp_path):
+    arc = tmp_path / "d.tar.xz"
+    _tar(arc, TINY, {"../escape/filenames.json": b"{}", "/abs/filenames.json": b"{}"})
+    [d] = open_inputs([arc])
+    assert totals(d) == (24, 912, 768, 20) and len(d.waves) == 3
+    assert d.path == f"{arc}:{TINY.name}"
+    assert not (tmp_path.parent / "escape").exists() and not (tmp_path / TINY.name).exists()
+
+
+def _cli(*args):
+    r = CliRunner().invoke(main, list(map(str, args)))
+    return r.exit_code, r.output
+
+
+@pytest.mark.parametrize("setup,needle", [
+    ("missing", "no such file or folder"),
+    ("not_ui", "not a ui_output folder"),
+    ("bad_json", "code.json: malformed JSON"),
+    ("bad_wave", "se0_sm0_sl0_wv0.json: malformed JSON"),
+    ("bad_archive", "unreadable archive"),
+    ("no_match", "no file or folder matches"),
+])
+def test_bad_input_is_one_line_and_exit_1(tmp_path, setup, needle):
+    target = tmp_path / "x"
+    if setup == "not_ui":
+        target.mkdir()
+        (target / "readme.txt").write_text("hi")
+    elif setup in ("bad_json", "bad_wave"):
+        shutil.copytree(TINY, target)
+        f = target / ("code.json" if setup == "bad_json" else "se0_sm0_sl0_wv0.json")
+        f.write_text(f.read_text()[:-7])
+    elif setup == "bad_archive":
+        target = tmp_path / "x.tar.xz"
+        target.write_bytes(b"\xfd7zXZ\x00garbage")
+    elif setup == "no_match":
+        target = tmp_path / "nothing*"
+    for cmd in ("hotspots", "waves"):
+        code, out = _cli(cmd, target)
+        assert code == 1, out
+        assert out.startswith("attdec: error: ") and needle in out and out.count("\n") == 1, out
+        assert "Traceback" not in out
+
+
+def test_malformed_json_names_position(tmp_path):
+    shutil.copytree(TINY, tmp_path / "d")
+    (tmp_path / "d" / "filenames.json").write_text('{"gfxip": 9,\n "wave_filenames": [}')
+    with pytest.raises(FormatError) as e:
+        open_inputs([tmp_path / "d"])
+    assert "line 2 column" in str(e.value) and str(tmp_path / "d" / "filenames.json") in str(e.value)
+
+
+def test_missing_listed_wave_is_a_problem_not_an_error(tmp_path):
+    shutil.copytree(TINY, tmp_path / "d")
+    (tmp_path / "d" / "se1_sm2_sl1_wv1.json").unlink()
+    [d] = open_inputs([tmp_path / "d"])
+    assert len(d.waves) == 2 and any("missing: se1_sm2_sl1_wv1.json" in p for p in d.problems)
+
+
+# ---- real samples ------------------------------------------------------------------------------
+
+def test_every_real_sample_matches_code_json():
+    root = shared_path("ui_output_samples")
+    ds = open_inputs([root])
+    att = [d for d in ds if d.waves]
+    assert len(ds) == 18 and len(att) == 17
+    for d in att:
+        t = aggregate_lines(d.waves).as_dict()
+        assert all(t.get(c.line, (0, 0, 0, 0)) == (c.hit, c.latency, c.stall, c.idle) for c in d.code), d.name
+        assert d.arch == "gfx9 (chip unknown)" and not d.problems, (d.name, d.problems)
+    moe = [d for d in ds if d.name == "ui_output_agent_42768_dispatch_39"]
+    assert len(moe) == 1 and len(moe[0].waves) == 4112
+    assert sum(len(w.insts) for w in moe[0].waves) == 622968
+
+
+def test_real_wave_begin_end_match_filenames_json():
+    d = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "vec_add")
+    [disp] = open_inputs([d])
+    folder = next(d.rglob("filenames.json")).parent
+    fn = json.loads((folder / "filenames.json").read_text())
+    listed = {}
+    for se, a in fn["wave_filenames"].items():
+        for simd, b in a.items():
+            for slot, c in b.items():
+                for wv, (name, begin, end) in c.items():
+                    listed[(int(se), int(simd), int(slot), int(wv))] = (begin, end)
+    assert len(listed) == len(disp.waves) == 632
+    assert all(listed[(w.se, w.simd, w.slot, w.seq)] == (w.begin, w.end) for w in disp.waves)

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Probe LLVM's disassembler for the operand signature of every opcode (dev tool; needs llvm-objdump).
+
+For each target table in attdec/isa/tables and each opcode, start from the register-only template
+that enumerate_opcodes.py used (../shared/tools/isa_oracle), then
+  * set each operand field alone to a distinctive register number: if LLVM still decodes the word,
+    the opcode uses the field (LLVM rejects words whose unused operand fields are not zero);
+  * set all used fields at once and record LLVM's operand text with each field's register replaced
+    by a placeholder `{field:width:suffix}` (width in registers, suffix '.l' for true16 halves, or
+    an LLVM comment it appended).
+Writes attdec/isa/tables/<table>.sig.json: {encoding: {op: [template words, used fields, signature]}}.
+The result is a table of facts about the ISA (which fields an opcode reads, operand widths), like the
+AMD XML's operand lists; the renderer fills in the real field values and the encoding's modifier bits.
+
+    python3 tools/probe_isa.py [--shared ../shared]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLES = ROOT / "attdec/isa/tables"
+SLOT = 16
+
+V = 256  # 9-bit source fields: VGPR n is 256 + n
+
+# (field, bit offset in the instruction, width, probe value).  Probe values are distinct, aligned for
+# register tuples, and map back to the field through the register number LLVM prints.
+FIELDS = {
+    "common": {
+        "SOP1": [("sdst", 16, 7, 4), ("ssrc0", 0, 8, 8)],
+        "SOP2": [("sdst", 16, 7, 4), ("ssrc0", 0, 8, 8), ("ssrc1", 8, 8, 12)],
+        "SOPC": [("ssrc0", 0, 8, 8), ("ssrc1", 8, 8, 12)],
+        "SOPK": [("sdst", 16, 7, 4)],
+        "VOP1": [("vdst", 17, 8, 16), ("src0", 0, 9, V + 32)],
+        "VOP2": [("vdst", 17, 8, 16), ("src0", 0, 9, V + 32), ("vsrc1", 9, 8, 48)],
+        "VOPC": [("src0", 0, 9, V + 32), ("vsrc1", 9, 8, 48)],
+        "VOP3": [("vdst", 0, 8, 16), ("src0", 32, 9, V + 32), ("src1", 41, 9, V + 48), ("src2", 50, 9, V + 64)],
+        "VOP3P": [("vdst", 0, 8, 16), ("src0", 32, 9, V + 32), ("src1", 41, 9, V + 48), ("src2", 50, 9, V + 64)],
+        "VINTERP": [("vdst", 0, 8, 16), ("src0", 32, 9, V + 32), ("src1", 41, 9, V + 48), ("src2", 50, 9, V + 64)],
+        "LDSDIR": [("vdst", 0, 8, 16)],
+        "VDSDIR": [("vdst", 0, 8, 16)],
+        "DS": [("vdst", 56, 8, 16), ("addr", 32, 8, 32), ("data0", 40, 8, 48), ("data1", 48, 8, 64)],
+        "FLAT": [("vdst", 56, 8, 16), ("addr", 32, 8, 32), ("data", 40, 8, 48), ("saddr", 48, 7, 4)],
+        "SCRATCH": [("vdst", 56, 8, 16), ("addr", 32, 8, 32), ("data", 40, 8, 48), ("saddr", 48, 7, 4)],
+        "GLOBAL": [("vdst", 56, 8, 16), ("addr", 32, 8, 32), ("data", 40, 8, 48), ("saddr", 48, 7, 4)],
+        "MUBUF": [("vdata", 40, 8, 16), ("vaddr", 32, 8, 32), ("srsrc", 48, 5, 2), ("soffset", 56, 8, 12)],
+        "MTBUF": [("vdata", 40, 8, 16), ("vaddr", 32, 8, 32), ("srsrc", 48, 5, 2), ("soffset", 56, 8, 12)],
+        "SMEM": [("sdata", 6, 7, 20), ("sbase", 0, 6, 4)],
+        "VFLAT": [("vdst", 32, 8, 16), ("vaddr", 64, 8, 32), ("vsrc", 55, 8, 48), ("saddr", 0, 7, 4)],
+        "VSCRATCH": [("vdst", 32, 8, 16), ("vaddr", 64, 8, 32), ("vsrc", 55, 8, 48), ("saddr", 0, 7, 4)],
+        "VGLOBAL": [("vdst", 32, 8, 16), ("vaddr", 64, 8, 32), ("vsrc", 55, 8, 48), ("saddr", 0, 7, 4)],
+        "VBUFFER": [("vdata", 32, 8, 16), ("vaddr", 64, 8, 32), ("rsrc", 41, 9, 8), ("soffset", 0, 7, 12)],
+    },
+    "gfx9": {"SMEM": [("sdata", 6, 7, 20), ("sbase", 0, 6, 4)]},
+}
+# VOP3 opcodes with a scalar carry/condition destination in bits [14:8] (VOP3b / VOP3SD).
+SDST_VOP3 = re.compile(r"^v_(add|sub|subrev)_co_(ci_)?u32|^v_(addc|subb|subbrev)_co_u32|^v_div_scale_"
+                       r"|^v_mad_(co_)?[iu]64_[iu]32")
+
+REG = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+))(\.[lh])?(/\*[^*]*\*/)?")
+
+
+def fields_for(gen: str, enc: str):
+    return FIELDS.get(gen, {}).get(enc) or FIELDS["common"].get(enc, [])
+
+
+def set_field(words, bit, width, value):
+    w = list(words)
+    idx, lsb = divmod(bit, 32)
+    mask = ((1 << width) - 1) << lsb
+    w[idx] = (w[idx] & ~mask) | ((value << lsb) & mask)
+    return w
+
+
+def field_of_reg(kind, base, fields_used):
+    """Which probed field a printed register came from."""
+    for name, bit, width, val in fields_used:
+        if kind == "v" and val in (base, V + base) and (name not in ("sdst", "ssrc0", "ssrc1", "sbase",
+                                                                        "saddr", "srsrc", "soffset", "rsrc")):
+            return name
+        if kind == "a" and val in (base, V + base):
+            return name
+        if kind == "s":
+            if name == "sbase" and base == 2 * val:
+                return name
+            if name == "srsrc" and base == 4 * val:
+                return name
+            if name == "rsrc" and base == val:
+                return name
+            if val == base and name in ("sdst", "ssrc0", "ssrc1", "sdata", "saddr", "soffset", "src0",
+                                        "src1", "src2", "vdst"):
+                return name
+            if name in ("src0", "src1", "src2", "sdst") and val == base:
+                return name
+    return None
+
+
+def signature(text, fields_used):
+    ops = text.split(" ", 1)[1] if " " in text else ""
+
+    def sub(m):
+        kind, lo, hi, one, half, comment = m.groups()
+        base = int(lo if lo is not None else one)
+        width = int(hi) - int(lo) + 1 if lo is not None else 1
+        name = field_of_reg(kind, base, fields_used)
+        if name is None:
+            return m.group(0)
+        return "{%s:%s:%d:%s%s}" % (name, kind, width, half or "", comment or "")
+    return REG.sub(sub, ops)
+
+
+def run(objdump, mcpu, mach, words_list):
+    sys.path.insert(0, str(SHARED / "tools/isa_oracle"))
+    from enumerate_opcodes import make_elf  # noqa: E402
+    code = bytearray()
+    for ws in words_list:
+        blob = b"".join(struct.pack("<I", w & 0xFFFFFFFF) for w in ws)
+        code += blob + b"\0" * (SLOT - len(blob))
+    fd, path = tempfile.mkstemp(suffix=".o")
+    with os.fdopen(fd, "wb") as f:
+        f.write(make_elf(bytes(code), mach))
+    try:
+        out = subprocess.run([objdump, "-d", "-z", f"--mcpu={mcpu}", path], capture_output=True, text=True,
+                             check=True).stdout
+    finally:
+        os.unlink(path)
+    line = re.compile(r"^\s*(?P<text>.*?)\s*//\s*(?P<addr>[0-9A-Fa-f]+):\s*(?P<words>[0-9A-Fa-f]{8}(?:\s+[0-9A-Fa-f]{8})*)")
+    at = {}
+    for ln in out.splitlines():
+        m = line.match(ln)
+        if m:
+            at[int(m.group("addr"), 16)] = (" ".join(m.group("text").split()), 4 * len(m.group("words").split()))
+    return [at.get(i * SLOT, (".long", 4)) for i in range(len(words_list))]
+
+
+def ok(hit, size):
+    return not hit[0].startswith(".long") and hit[1] == size
+
+
+def probe_target(mcpu, objdump):
+    sys.path.insert(0, str(SHARED / "tools/isa_oracle"))
+    import enumerate_opcodes as eo  # noqa: E402
+    from dump import MACH_TO_GPU  # noqa: E402
+    gen, formats = eo.generation(mcpu)
+    mach = next((k for k, v in MACH_TO_GPU.items() if v == mcpu), 0)
+    table = json.loads((TABLES / f"{mcpu}.json").read_text())
+    fmt = {f[0]: f for f in formats}
+    templates = {}
+    for name, base, lsb, width, extra in formats:
+        templates.setdefault(name, []).append((base, extra))
+    for vname, ormask, vextra in eo.VARIANTS.get(gen, []):
+        if vname in fmt:
+            templates[vname].append((fmt[vname][1] | ormask, vextra))
+    # pass 1: find the first template each opcode decodes with
+    cands, keys = [], []
+    for enc, e in table["encodings"].items():
+        if enc in ("VOPD_X", "VOPD_Y") or enc not in templates:
+            continue
+        for op, (mn, size) in e["ops"].items():
+            for t, (base, extra) in enumerate(templates[enc]):
+                cands.append([base | (int(op) << e["op_lsb"])] + list(extra))
+                keys.append((enc, op, t, mn, size))
+    res = run(objdump, mcpu, mach, cands)
+    chosen = {}
+    for k, hit, ws in zip(keys, res, cands):
+        enc, op, t, mn, size = k
+        if (enc, op) not in chosen and ok(hit, size) and hit[0].split()[0] == mn:
+            chosen[(enc, op)] = (ws, mn, size)
+    # pass 2: each field alone
+    cands, keys = [], []
+    for (enc, op), (ws, mn, size) in chosen.items():
+        flds = list(fields_for(gen, enc))
+        if enc == "VOP3" and SDST_VOP3.match(mn):
+            flds.append(("sdst", 8, 7, 4))
+        for f in flds:
+            cands.append(set_field(ws, f[1], f[2], f[3]))
+            keys.append((enc, op, f))
+    res = run(objdump, mcpu, mach, cands)
+    used = {}
+    for (enc, op, f), hit in zip(keys, res):
+        ws, mn, size = chosen[(enc, op)]
+        if ok(hit, size) and hit[0].split()[0] == mn:
+            used.setdefault((enc, op), []).append(f)
+    # pass 3: all used fields together
+    cands, keys = [], []
+    for (enc, op), (ws, mn, size) in chosen.items():
+        w = ws
+        for f in used.get((enc, op), []):
+            w = set_field(w, f[1], f[2], f[3])
+        cands.append(w)
+        keys.append((enc, op))
+    res = run(objdump, mcpu, mach, cands)
+    ops, fields = {}, {}
+    for (enc, op), hit, w in zip(keys, res, cands):
+        ws, mn, size = chosen[(enc, op)]
+        flds = used.get((enc, op), [])
+        allf = list(fields_for(gen, enc))
+        if enc == "VOP3" and SDST_VOP3.match(mn):
+            allf.append(("sdst", 8, 7, 4))
+        fields.setdefault(enc, {}).update({f[0]: [f[1], f[2]] for f in allf})
+        if not (ok(hit, size) and hit[0].split()[0] == mn):
+            hit = run(objdump, mcpu, mach, [ws])[0]
+            flds = []
+        zero = [f[0] for f in allf if f not in flds]
+        ops.setdefault(enc, {})[op] = [zero, signature(hit[0], flds)]
+    return {"fields": fields, "ops": ops}
+
+
+def main() -> int:
+    global SHARED
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--objdump", default="llvm-objdump-22")
+    ap.add_argument("--only")
+    args = ap.parse_args()
+    SHARED = Path(args.shared)
+    index = json.loads((TABLES / "index.json").read_text())
+    for mcpu in sorted(set(v[:-5] for v in index.values())):
+        if args.only and mcpu != args.only:
+            continue
+        sig = probe_target(mcpu, args.objdump)
+        (TABLES / f"{mcpu}.sig.json").write_text(json.dumps(sig, sort_keys=True, separators=(",", ":")) + "\n")
+        print(mcpu, sum(len(v) for v in sig.values()), "opcodes probed", file=sys.stderr)
+    return 0
+
+
+SHARED = ROOT.parent / "shared"
+if __name__ == "__main__":
+    sys.exit(main())
