@@ -21,6 +21,7 @@ R_SMEM, R_SALU, R_VMEM, R_FLAT, R_LDS, R_VALU = (CATEGORY[n] for n in ("SMEM", "
                                                                         "VALU"))
 R_JUMP, R_NEXT, R_IMMED, R_CONTEXT, R_MESSAGE = (CATEGORY[n] for n in ("JUMP", "NEXT", "IMMED", "CONTEXT",
                                                                        "MESSAGE"))
+R_NOT_FINISHED = 14      # gfx9: an ISSUE no INST token described (internal category); the walk stops there
 # Line categories: the record categories a line can be, plus the walk's own kinds.
 L_SKIP, L_SMEM, L_SALU, L_VMEM, L_FLAT, L_LDS, L_VALU, L_IMMED, L_BVH = 0, 1, 2, 3, 4, 5, 6, 9, 12
 L_DONT_KNOW, L_BRANCH, L_BARRIER_WAIT_EXCLUDED, L_MFMA_SCALE, L_GFX9_BARRIER, L_V_MOV_B64 = range(20, 26)
@@ -192,14 +193,19 @@ class Stitcher:
         self.family = family
         self.incomplete = 0          # waves whose records did not all get a PC
 
-    def stitch(self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False):
+    def stitch(self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False,
+               end: int = 0):
+        """`end`: the wave's end time so far (gfx9 v_mfma_scale widening looks at it)."""
         cats = insts["category"].tolist()
         pcs = [0] * len(cats)
-        durs = insts["duration"].tolist() if self.family == 12 else None
+        durs = insts["duration"].tolist() if self.family in (9, 12) else None
         stalls = insts["stall"].tolist() if self.family == 12 else None
-        done, barriers, dur_changed = self._walk(cats, pcs, durs, stalls, pc_infos, exclude_barrier_wait)
+        g9 = _Gfx9Walk(insts, durs, begin, end) if self.family == 9 else None
+        done, barriers, dur_changed = self._walk(cats, pcs, durs, stalls, pc_infos, exclude_barrier_wait, g9)
         if done < len(cats):
             self.incomplete += 1
+        if g9 is not None:
+            insts = g9.result()
         insts["pc"] = np.array(pcs, np.uint64)
         if dur_changed:
             insts["duration"] = np.array(durs, np.int64)
@@ -207,7 +213,7 @@ class Stitcher:
             insts, timeline = _insert_barrier_waits(insts, timeline, barriers, begin)
         return insts, timeline
 
-    def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw):
+    def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw, g9=None):
         view, fam = self.view, self.family
         get = view.get
         n = len(cats)
@@ -258,7 +264,7 @@ class Stitcher:
             if fam >= 12 and i == 0:
                 return 0, barriers, dur_changed
             line, nxt = nxt, None
-            if line is None or not line.text:
+            if line is None or not line.text or rec == R_NOT_FINISHED:
                 break
             nxt = get(line.next)
             if line.cat == L_DONT_KNOW or line.cat == L_SKIP:
@@ -298,9 +304,24 @@ class Stitcher:
                 if durs[i] < stalls[i] + 2:
                     durs[i] = stalls[i] + 2
                     dur_changed = True
+            elif g9 is not None and lc == L_MFMA_SCALE and rec == R_VALU:
+                g9.mfma_scale(i)
+            elif g9 is not None and lc == L_GFX9_BARRIER:
+                if rec == R_MESSAGE:             # barrier entry (MESSAGE) and exit (IMMED) share the PC
+                    pcs[i] = line.addr
+                    if i + 1 < n and cats[i + 1] == R_IMMED:
+                        pcs[i + 1] = line.addr
+                    i += 2
+                    failed = 0
+                    line.parsed = True
+                    continue
+                matched = rec == R_IMMED
             else:
                 matched = False
-                if fam != 9 and rec == R_IMMED and _skippable(lc):
+                if g9 is not None and i + 1 < n and g9.swapped_match(cats, i, line, get):
+                    g9.swap(cats, pcs, i)
+                    nxt = line
+                elif fam != 9 and rec == R_IMMED and _skippable(lc):
                     matched = True
                     skipped_immed += 1
                 elif line.text.startswith("s_waitcnt") or "_load_" in line.text:
@@ -317,6 +338,45 @@ class Stitcher:
             else:
                 failed += 1
         return i, barriers, dur_changed
+
+
+class _Gfx9Walk:
+    """gfx9 extras of the walk (sqtt-format.md §8.4, official `stitchWave` with gfxip 9): adjacent records
+    swapped when that makes both match, and v_mfma_scale records widened by 4 cycles. Keeps the record
+    order and the times it changes; `result` applies them."""
+
+    def __init__(self, insts, durs, begin, end):
+        self.insts, self.durs, self.begin, self.end = insts, durs, begin, end
+        self.times = insts["time"].tolist()
+        self.order = list(range(len(insts)))
+
+    @staticmethod
+    def swapped_match(cats, i, line, get):
+        nxt = get(line.next)
+        return nxt is not None and cats[i + 1] == line.cat and cats[i] == nxt.cat
+
+    def swap(self, cats, pcs, i):
+        for a in (cats, pcs, self.times, self.durs, self.order):
+            a[i], a[i + 1] = a[i + 1], a[i]
+
+    def mfma_scale(self, i):
+        """The scale load starts 4 cycles earlier and ends with the MFMA, if the neighbours leave room."""
+        t, d = self.times, self.durs
+        prev_end = t[i - 1] + d[i - 1] if i > 0 else self.begin
+        next_start = t[i + 1] if i < len(t) - 1 else self.end
+        d[i] += 4
+        if t[i] > prev_end:
+            t[i] -= 4
+            if t[i] + d[i] < next_start:
+                d[i] += 4
+        elif t[i] + d[i] > next_start:
+            d[i] -= 4
+
+    def result(self):
+        out = self.insts[np.array(self.order, np.int64)] if len(self.order) else self.insts
+        out["time"] = self.times
+        out["duration"] = self.durs
+        return out
 
 
 def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
