@@ -58,7 +58,7 @@ def decode_blob(data: bytes, arch: str, code: CodeMap | None, se: int, where: st
         raise ArchError(f"the trace is {got}, not {arch} (--arch)", where or None)
     if fam == "gfx9":
         from attdec.decoders import gfx9  # noqa: PLC0415 - lands from its own branch
-        return gfx9.decode(data, arch, code, se, target_cu=opts.get("target_cu"))
+        return gfx9.decode(data, arch, code, se, target_cu=opts.get("target_cu"), where=where)
     if fam in ("gfx11", "gfx12"):
         from attdec.decoders import rdna
         return rdna.decode(data, arch, code, se, where=where)

@@ -474,7 +474,7 @@ def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None
     words = np.frombuffer(body[: len(body) & ~1], "<u2")
     starts, types, truncated = split_tokens(words)
     if truncated is not None:
-        res.problems.append(f"{where or 'blob'}: truncated token at byte offset "
+        res.problems.append(f"truncated token at byte offset "
                             f"{HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[int(words[truncated]) & 15]}, "
                             f"{len(body) - 2 * truncated} of {2 * TOKEN_WORDS[int(words[truncated]) & 15]} bytes)")
     vals = token_values(words, starts, types)
@@ -504,6 +504,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
     seq = {}
     issue_pairs = {}               # ISSUE status field -> [(slot, status)] for the non-zero slots
     instr = _Instrumentation()
+    entry_checked = False
 
     def emit(w):
         done.append(w)
@@ -521,7 +522,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
         elif ty == INST:
             slot, simd, itype = (v >> 5) & 0xF, (v >> 9) & 3, (v >> 11) & 0x1F
             if slot > 9:
-                res.problems.append(f"{where or 'blob'}: INST for wave slot {slot} at byte offset {off}; "
+                res.problems.append(f"INST for wave slot {slot} at byte offset {off}; "
                                     "the official decoder aborts here, decoding stopped")
                 break
             ws = slots[simd][slot]
@@ -529,11 +530,11 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
                 ws.append(_Wave(tcu, simd, slot, t, 0))
             err = ws[-1].inst(itype, t, simd, phase_box)
             if err:
-                res.problems.append(f"{where or 'blob'}: {err} at byte offset {off}")
+                res.problems.append(f"{err} at byte offset {off}")
         elif ty == WAVE_START or ty == WAVE_END:
             sh, cu, slot, simd = (v >> 5) & 1, (v >> 6) & 0xF, (v >> 10) & 0xF, (v >> 14) & 3
             if slot > 9:
-                res.problems.append(f"{where or 'blob'}: wave slot {slot} at byte offset {off}; "
+                res.problems.append(f"wave slot {slot} at byte offset {off}; "
                                     "the official decoder aborts here, decoding stopped")
                 break
             me, pipe = (v >> 18) & 3, (v >> 16) & 3
@@ -556,6 +557,11 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
                         continue
                     if not ws or ws[-1].end:
                         ws.append(_Wave(tcu, simd, slot, t, pc))
+                        if not entry_checked and code is not None and len(code):
+                            entry_checked = True
+                            if code.get(pc) is None:
+                                res.problems.append(f"kernel entry pc {pc:#x} (byte offset {off}) is not in any "
+                                                    "loaded code object: wrong --code or load base? PCs stay 0")
                 if loc not in running:
                     occ.append((cu, simd, slot, 1, t, pc))
                 running[loc] = pc
@@ -575,7 +581,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
         elif ty == INST_PC:
             slot, simd = (v >> 5) & 0xF, (v >> 9) & 3
             if slot > 9:
-                res.problems.append(f"{where or 'blob'}: INST_PC for wave slot {slot} at byte offset {off}; "
+                res.problems.append(f"INST_PC for wave slot {slot} at byte offset {off}; "
                                     "the official decoder aborts here, decoding stopped")
                 break
             ws = slots[simd][slot]
@@ -592,7 +598,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
             sub = (v >> 13) & 7
             if sub == MISC_PACKET_LOST:
                 packet_lost = True
-                res.problems.append(f"{where or 'blob'}: hardware reported packet loss at byte offset {off}")
+                res.problems.append(f"hardware reported packet loss at byte offset {off}")
             elif sub == MISC_SAVE_CONTEXT:
                 for row in slots:
                     for ws in row:
@@ -610,7 +616,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, 
                 instr.userdata2(data)
         elif ty == WAVE_ALLOC or ty == SHADERDATA:
             if (v >> 10) & 0xF > 9:
-                res.problems.append(f"{where or 'blob'}: {TOKEN_NAMES[ty]} for wave slot {(v >> 10) & 0xF} at byte "
+                res.problems.append(f"{TOKEN_NAMES[ty]} for wave slot {(v >> 10) & 0xF} at byte "
                                     f"offset {off}; the official decoder aborts here, decoding stopped")
                 break
 
