@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SHARED, shared_path
+from conftest import FIXTURES, ROOT, shared_path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import sqtt_gfx9_encoder as enc  # noqa: E402

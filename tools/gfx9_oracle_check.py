@@ -15,30 +15,17 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from attdec.decoders import gfx9  # noqa: E402
 from attdec.decoders.common import CodeMap  # noqa: E402
 from attdec.model import CATEGORIES  # noqa: E402
 
 
-LINE = re.compile(r"^\s+(\S.*?)\s*//\s+([0-9A-Fa-f]+):\s+([0-9A-Fa-f ]+?)(?:\s+<.*>)?$")
-
-
 def listing_map(cdir, cap):
     """Dev aid: a code map from the capture's llvm-objdump listing (what the official decoder was fed)."""
-    from types import SimpleNamespace
-    cm = CodeMap()
-    for k in cap["kernels"]:
-        lst = os.path.join(cdir, k["code_object"][:-3] + ".llvm.s")
-        ins = []
-        for ln in open(lst):
-            m = LINE.match(ln)
-            if m:
-                text, addr, words = m.group(1).strip(), int(m.group(2), 16), m.group(3).split()
-                ins.append(SimpleNamespace(address=addr, size=4 * len(words), text=text,
-                                           mnemonic=text.split(" ")[0], target=None))
-        cm.add(ins, k["base"])
-    return cm
+    from listing_codemap import merged
+    return merged([(os.path.join(cdir, k["code_object"][:-3] + ".llvm.s"), k["base"]) for k in cap["kernels"]])
 
 
 def code_map(cdir, cap):

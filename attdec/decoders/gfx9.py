@@ -463,9 +463,10 @@ def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None
            where: str = "") -> BlobResult:
     """Decode one SE's gfx9 SQTT buffer (header included).
 
-    target_cu: the CU whose waves get instruction detail. None = the header's DCU field, as the official
-    decoder does. tinygrad writes the SE index over those bits (odd SEs then name CU 16, which does not exist,
-    and get no wave records); it really traces CU 0 of every SE, so pass 0 to see the odd SEs' waves too.
+    target_cu: the CU whose waves get wave records and instruction detail. None = the header's DCU field,
+    as the official decoder does. tinygrad writes the SE index over those bits: odd SEs name CU 16, which
+    does not exist, and (as the hardware was programmed the same way) carry no instruction tokens; see
+    docs/sqtt-gfx9.md. Problems (truncation, lost sync, packet loss) go to `problems` with byte offsets.
     """
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
@@ -487,11 +488,11 @@ def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None
     keep &= (types != MISC) | (misc_sub == MISC_PACKET_LOST) | (misc_sub == MISC_SAVE_CONTEXT)
     sel = np.flatnonzero(keep)
     _run(res, types[sel].tolist(), vals[sel].tolist(), times[sel].tolist(), (2 * starts[sel] + 8).tolist(),
-         tcu, code, where)
+         tcu, code)
     return res
 
 
-def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap, where: str) -> None:
+def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None) -> None:
     """The official MISQTTParser::sqtt_simd_analysis over the tokens that matter."""
     slots = [[[] for _ in range(10)] for _ in range(4)]     # per (simd, slot): waves, newest last
     running = {}                   # location -> entry pc (occupancy)
