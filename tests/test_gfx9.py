@@ -296,3 +296,35 @@ def test_vectorized_split_equals_hop_by_hop_walk(chunk, monkeypatch):
             ref, rtrunc = _reference_split(w)
             assert s.tolist() == ref and trunc == rtrunc
             assert t.tolist() == [int(w[i]) & 15 for i in ref]
+
+
+def test_many_pending_issues_stay_linear():
+    """200k ISSUEs then 200k INSTs for one wave: queue pops must not be quadratic."""
+    e = enc.Encoder(target_cu=0).wave_start(0, 0, 0)
+    for _ in range(200_000):
+        e.issue(0, {0: 2})
+    for _ in range(200_000):
+        e.inst(0, 0, 5)
+    t0 = time.perf_counter()
+    r = decode(e)
+    assert time.perf_counter() - t0 < 30
+    assert len(r.waves[0].insts) == 200_000
+
+
+def test_pc_slots_fill_oldest_unknown_first_and_stay_linear():
+    wv = gfx9._Wave(0, 0, 0, 0, 0x1000)
+    for k in range(3):                          # three PC-type instructions, each opening a slot
+        wv.issue(2, 4 * k + 4)
+        wv.inst(gfx9.INST_PC_TYPE, 4 * k + 4, 0, [15])
+    wv.new_pc(0)                                # a zero PC fills nothing for good
+    wv.new_pc(0x2000)
+    wv.new_pc(0x3000)
+    assert wv.pc_infos == [[0, 0x1000], [1, 0x2000], [2, 0x3000], [3, 0]]
+    e = enc.Encoder(target_cu=0).kernel_entry(0x1000).wave_start(0, 0, 0)
+    for _ in range(50_000):
+        e.issue(0, {0: 2}).inst(0, 0, 7)
+    for _ in range(50_000):
+        e.inst_pc(0, 0, 0)
+    t0 = time.perf_counter()
+    decode(e)
+    assert time.perf_counter() - t0 < 30

@@ -11,6 +11,8 @@ Layers (rules and their provenance: docs/sqtt-gfx9.md, spec: sqtt-format.md §1.
 """
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 
 from attdec.decoders.common import BlobResult, CodeMap
@@ -225,17 +227,18 @@ class _Wave:
     """One traced wave while it is being decoded (the official gfx9 wave_t)."""
 
     __slots__ = ("cu", "simd", "slot", "begin", "end", "insts", "pc_infos", "trap", "state", "state_start",
-                 "timeline", "stall_starts", "issued", "xnack", "contexts", "complete", "trapping")
+                 "timeline", "stall_starts", "issued", "xnack", "contexts", "complete", "trapping", "pc_tail")
 
     def __init__(self, cu, simd, slot, begin, entry_pc):
         self.cu, self.simd, self.slot, self.begin, self.end = cu, simd, slot, begin, 0
         self.insts = []            # [time, category, duration, stall, pc]
         self.pc_infos = [[0, entry_pc]] if entry_pc else []     # [record index, pc]
+        self.pc_tail = len(self.pc_infos)       # start of the trailing run of still-unknown PCs
         self.trap = TRAP_RESTORED
         self.state, self.state_start = S_IDLE, begin
         self.timeline = []         # [state, duration]
-        self.stall_starts = []
-        self.issued = []
+        self.stall_starts = deque()    # deques: adversarial streams must not make the pops quadratic
+        self.issued = deque()
         self.xnack = [0] * N_XNACK
         self.contexts = 0
         self.complete = self.trapping = False
@@ -292,7 +295,7 @@ class _Wave:
             return None
         if self.trap != TRAP_RESTORED or not self.issued:
             return None
-        idx = self.issued.pop(0)
+        idx = self.issued.popleft()
         if idx >= len(insts):      # the official .at() would throw here (after a replay erase)
             return f"INST for a record that no longer exists (wave {simd}/{self.slot})"
         p = insts[idx]
@@ -339,7 +342,7 @@ class _Wave:
             prev_end = insts[idx - 1][0] + insts[idx - 1][2] if idx > 0 else 0
             stall_start = p[0]
             while ss and p[0] > ss[0]:
-                stall_start = max(ss.pop(0), prev_end)
+                stall_start = max(ss.popleft(), prev_end)
             p[3] = max(p[0] - stall_start, 0)
             p[2] = max(p[0] + p[2] - stall_start, 4)
             p[0] = stall_start
@@ -373,12 +376,12 @@ class _Wave:
         """INST_PC: fill the oldest slot of the trailing run of still-unknown PCs (or open one)."""
         if not self.pc_infos or self.trap != TRAP_RESTORED:
             return
-        i = len(self.pc_infos)
-        while i > 0 and not self.pc_infos[i - 1][1]:
-            i -= 1
+        i = self.pc_tail
         if i == len(self.pc_infos):
             self.pc_infos.append([len(self.insts), 0])
         self.pc_infos[i][1] = pc
+        if pc:
+            self.pc_tail = i + 1
 
     def finish(self, t: int) -> None:
         """WAVE_END at t: close the last state run.
