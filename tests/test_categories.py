@@ -95,3 +95,12 @@ def test_parse_wait(text, family, waits):
                                       ("gfx9 (chip unknown)", "gfx9"), ("gfx12", "gfx12")])
 def test_family_of(arch, fam):
     assert family_of(arch) == fam
+
+
+def test_arch_names_are_accepted_as_families():
+    assert counters_incremented("global_store_b32 v0, v1, s[0:1]", "gfx1100") == ("vscnt",)
+    assert counters_incremented("global_store_b32 v0, v1, s[0:1]", "gfx1201") == ("storecnt",)
+    assert category_of("s_wait_loadcnt 0x0", "gfx1200") == "WAITCNT"
+    # gfx10 s_waitcnt: lgkmcnt is bits [13:8] (6 bits), vmcnt [3:0]+[15:14]
+    assert parse_wait("s_waitcnt 0xf07f", "gfx1030") == {"lgkmcnt": 0x30}
+    assert parse_wait("s_waitcnt 0xf07f", "gfx9") == {"lgkmcnt": 0}

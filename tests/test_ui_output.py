@@ -191,3 +191,21 @@ def test_real_wave_begin_end_match_filenames_json():
                     listed[(int(se), int(simd), int(slot), int(wv))] = (begin, end)
     assert len(listed) == len(disp.waves) == 632
     assert all(listed[(w.se, w.simd, w.slot, w.seq)] == (w.begin, w.end) for w in disp.waves)
+
+
+@pytest.mark.parametrize("name,body,needle", [
+    ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [[1, 2]]}}, "expected [n, 5]"),
+    ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [], "timeline": [[1]]}}, "unexpected structure"),
+    ("se0_sm0_sl0_wv0.json", {"nothing": 1}, "no 'wave' object"),
+    ("occupancy.json", {"0": [["a"]]}, "unknown layout"),
+    ("code.json", {"code": [["s_nop 0", 0, "x", "", 1, 2, 3, 4, 5, 6]]}, "non-integer column"),
+    ("code.json", [1, 2], "not a JSON object"),
+    ("filenames.json", {"wave_filenames": {"0": {"0": {"0": {"0": ["a.json", "b", 1]}}}}},
+     "unexpected structure"),
+])
+def test_wrong_json_shapes_are_format_errors(tmp_path, name, body, needle):
+    shutil.copytree(TINY, tmp_path / "d")
+    (tmp_path / "d" / name).write_text(json.dumps(body))
+    r = CliRunner().invoke(main, ["hotspots", str(tmp_path / "d")])
+    assert r.exit_code == 1 and needle in r.output and name in r.output, r.output
+    assert r.output.count("\n") == 1

@@ -74,6 +74,11 @@ def family_of(arch: str) -> str:
     return "gfx9"
 
 
+def _fam(family: str) -> str:
+    """Accept a family ('gfx11') or a target/arch name ('gfx1100', 'gfx9 (chip unknown)')."""
+    return family if family in FAMILIES else family_of(family)
+
+
 def mnemonic_of(text: str) -> str:
     """The bare LLVM mnemonic of an instruction text ('v_add_f32_e32 v0, v1, v2' -> 'v_add_f32')."""
     t = text.strip().split(None, 1)
@@ -105,6 +110,7 @@ def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
     `operands` only matters for atomics (with return = load, without = store); when the mnemonic is
     the full text, the operands are taken from it.
     """
+    family = _fam(family)
     text = mnemonic.strip()
     m = mnemonic_of(text)
     if not operands and " " in text:
@@ -151,6 +157,7 @@ def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = ""
     stores on vscnt; gfx12 splits loads/stores/samples/BVH and separates LDS (dscnt) from SMEM and
     messages (kmcnt). FLAT bumps the VM counter and the LDS counter; GDS/GWS also bump expcnt.
     """
+    family = _fam(family)
     text = mnemonic.strip()
     m = mnemonic_of(text)
     if not operands and " " in text:
@@ -243,6 +250,7 @@ def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
     'dscnt': 2}; a raw `s_waitcnt 0xc07f` is decoded with the family's bit layout. Anything that is not
     a memory-counter wait gives {}. Counters keep the order they were written in.
     """
+    layout = "gfx10" if family.startswith("gfx10") else _fam(family)   # gfx10 lgkmcnt is 6 bits wide
     m = mnemonic_of(text)
     parts = text.strip().split(None, 1)
     ops = parts[1].strip().lower() if len(parts) > 1 else ""
@@ -251,7 +259,7 @@ def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
         if named:
             return named
         imm = _int(ops.split(",")[-1].strip()) if ops else None
-        return _decode_waitcnt_imm(imm, family) if imm is not None else {}
+        return _decode_waitcnt_imm(imm, layout) if imm is not None else {}
     if m in _SPLIT_WAIT:
         if named:
             return named

@@ -34,7 +34,10 @@ class _DirFiles:
         self.parent = path.parent            # where stats_*.csv and *_agent_info.csv live
 
     def names(self) -> list[str]:
-        return sorted(os.listdir(self.path))
+        try:
+            return sorted(os.listdir(self.path))
+        except OSError as e:
+            raise InputError(f"cannot list folder: {e.strerror}", self.label) from None
 
     def has(self, name: str) -> bool:
         return (self.path / name).is_file()
@@ -84,6 +87,15 @@ def _json(files, name: str):
     except json.JSONDecodeError as e:
         raise FormatError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})",
                           files.where(name)) from None
+
+
+def _parse(files, name: str, parse, *args):
+    """Run a parser on one file; JSON of the wrong shape becomes a FormatError naming the file."""
+    doc = _json(files, name)
+    try:
+        return parse(doc, *args)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as e:
+        raise FormatError(f"unexpected structure ({type(e).__name__}: {e})", files.where(name)) from None
 
 
 def _int(v, where: str, what: str) -> int:
@@ -282,6 +294,8 @@ def read_dispatch(files, bar=None) -> Dispatch:
     if not isinstance(fn, dict):
         raise FormatError("filenames.json is not a JSON object", files.where("filenames.json"))
     name = PurePosixPath(files.label.replace(":", "/")).name
+    if name in ("", "."):                       # an archive with the files at its top level
+        name = Path(files.label.split(":")[0]).name
     parent = files.parent
     arch = detect_arch(fn.get("gfxip"), [getattr(files, "path", parent), parent, parent.parent])
     problems = []
@@ -290,18 +304,18 @@ def read_dispatch(files, bar=None) -> Dispatch:
 
     code, full = [], True
     if files.has("code.json"):
-        code, full, probs = parse_code(_json(files, "code.json"), files.where("code.json"))
+        code, full, probs = _parse(files, "code.json", parse_code, files.where("code.json"))
         problems += probs
     else:
         problems.append("no code.json")
 
-    listed = listed_waves(fn)
+    listed = _parse(files, "filenames.json", listed_waves)
     present = {n for n in files.names() if WAVE_FILE.match(n)}
     for n in sorted(set(listed) - present):
         problems.append(f"wave file listed in filenames.json is missing: {n}")
     waves = []
     for n in sorted(present, key=_wave_order):
-        w = parse_wave(_json(files, n), files.where(n), n)
+        w = _parse(files, n, parse_wave, files.where(n), n)
         if n in listed:
             se, simd, slot, wv, b, e = listed[n]
             if (b, e) != (w.begin, w.end):
@@ -313,8 +327,8 @@ def read_dispatch(files, bar=None) -> Dispatch:
     occ, kids = np.zeros(0, OCCUPANCY_DTYPE), set()
     names: dict[str, str] = {}
     if files.has("occupancy.json"):
-        occ, kids, names = parse_occupancy(_json(files, "occupancy.json"), files.where("occupancy.json"))
-    realtime = parse_realtime(_json(files, "realtime.json")) if files.has("realtime.json") else []
+        occ, kids, names = _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
+    realtime = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else []
     for n in ("snapshots.json",) + tuple(x for x in files.names() if x.startswith("wstates")):
         if files.has(n):
             _json(files, n)        # not used by the analyses, but a malformed file is still an error
