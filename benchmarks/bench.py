@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Speed and memory of attdec on the project's real data (not part of the test suite).
 
-Each case runs in a fresh Python process, five times; it prints wall time (median, min, max), MB/s,
-records/s and that process's peak RSS, next to the reference figures the issues give:
+Each case runs in a fresh Python process, five times; it prints wall time (median, min, max), CPU
+(process) time (median, min), MB/s and records/s (from the median wall time) and that process's peak
+RSS, with the load average (the machines are shared: wall time under load is inflated), next to the
+reference figures the issues give:
 
   decode gfx1200/gemm_gfx1200_run0   AMD's C++ decoder 1.31 s, tinygrad's Python token decoder 3.6 s
                                      (tokens only, 1.1 MB/s); target <= 1.3 s and <= 300 MB peak
@@ -82,11 +84,13 @@ CHILD = """
 import resource, sys, time, json
 sys.path.insert(0, {root!r})
 {setup}
-times = []
+times, cpu = [], []
 for _ in range({runs}):
-    t0 = time.perf_counter(); nbytes, nrec = run(); times.append(time.perf_counter() - t0)
+    t0, c0 = time.perf_counter(), time.process_time()
+    nbytes, nrec = run()
+    times.append(time.perf_counter() - t0); cpu.append(time.process_time() - c0)
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({{"times": times, "bytes": nbytes, "records": nrec, "peak_rss_mb": rss}}))
+print(json.dumps({{"times": times, "cpu": cpu, "bytes": nbytes, "records": nrec, "peak_rss_mb": rss}}))
 """
 
 
@@ -124,7 +128,9 @@ def main():
     if not os.path.isdir(CAPTURES):
         sys.exit(f"no captures at {CAPTURES} (set ATTDEC_SHARED)")
     results = {}
-    print(f"{'case':22} {'median s':>9} {'min':>7} {'max':>7} {'MB/s':>7} {'records/s':>11} {'peak MB':>8}  reference")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; wall seconds, CPU = process time")
+    print(f"{'case':22} {'median s':>9} {'min':>7} {'max':>7} {'CPU med':>8} {'CPU min':>8} {'MB/s':>7} "
+          f"{'records/s':>11} {'peak MB':>8}  reference")
     for name, (setup, ref) in cases().items():
         if a.only and name not in a.only:
             continue
@@ -135,9 +141,11 @@ def main():
             continue
         r = json.loads(p.stdout.strip().splitlines()[-1])
         med = statistics.median(r["times"])
-        r.update(median=med, min=min(r["times"]), max=max(r["times"]))
+        r.update(median=med, min=min(r["times"]), max=max(r["times"]), cpu_median=statistics.median(r["cpu"]),
+                 cpu_min=min(r["cpu"]), load=os.getloadavg()[0])
         results[name] = r
-        print(f"{name:22} {med:9.3f} {r['min']:7.3f} {r['max']:7.3f} {r['bytes'] / med / 1e6:7.2f} "
+        print(f"{name:22} {med:9.3f} {r['min']:7.3f} {r['max']:7.3f} {r['cpu_median']:8.3f} {r['cpu_min']:8.3f} "
+              f"{r['bytes'] / med / 1e6:7.2f} "
               f"{r['records'] / med:11,.0f} {r['peak_rss_mb']:8.0f}  {ref}")
     if a.json:
         with open(a.json, "w") as f:
