@@ -68,7 +68,18 @@ class TokenTable:
             self.nibbles[hit] = bits // 4
             self.dshift[T[name]] = dlo
             self.dmask[T[name]] = (1 << dlen) - 1
-        self.nibbles32 = self.nibbles.astype(np.int32)
+        # time delta straight from the low 8 bits where the field lies there (TIME counts 4 more);
+        # delta_far marks the types whose field lies further (they read the token's window) and TIMESTAMP
+        self.delta8 = np.zeros(256, np.int64)
+        self.delta_far = np.zeros(len(TOKEN_NAMES), bool)
+        for name, _p, _l, _b, dlo, dlen in encodings:
+            if dlo + dlen > 8:
+                self.delta_far[T[name]] = True
+        self.delta_far[T["TIMESTAMP"]] = True
+        near = ~self.delta_far[self.type]
+        dt = self.type.astype(np.int64)
+        self.delta8[near] = (v[near] >> self.dshift[dt[near]].astype(np.int64)) & self.dmask[dt[near]].astype(np.int64)
+        self.delta8[self.type == T["TIME"]] += 4
         self.len_by_type = np.zeros(len(TOKEN_NAMES), np.int64)
         for name, _p, _l, bits, _d, _n in encodings:
             self.len_by_type[T[name]] = bits // 4
@@ -127,6 +138,11 @@ class Family:
     def __init__(self, name: str, version: int, encodings, gfx12: bool):
         self.name, self.version, self.gfx12 = name, version, gfx12
         self.table = TokenTable(encodings)
+        # the chain walk's step by low 8 bits; 0 = gfx12 WAVE_START_EXT, whose length depends on what follows
+        self.walk_len = self.table.nibbles.copy()
+        if gfx12:
+            self.walk_len[self.table.type == T["WAVE_START_EXT"]] = 0
+        self.walk_mark = np.where(self.table.type == T["NOP"], 0x100, 0x100 | np.arange(256)).astype(np.uint16)
         ops = _opcodes(gfx12)
         self.op_cat = np.zeros(256, np.int64)
         self.op_cycles = np.zeros(256, np.int64)
@@ -167,64 +183,115 @@ class Tokens:
     __slots__ = ("type", "time", "word", "pos", "lost", "realtime", "problems", "nibbles_used")
 
 
-CHAIN_CHUNK = 2048        # nibbles per chunk of the parallel chain walk
+CHAIN_CHUNK = 1024        # nibbles per chunk of the parallel chain walk
 
 
-def follow_chain(nxt: np.ndarray, first: int, nn: int, seeds: np.ndarray) -> np.ndarray:
-    """Token starts reachable from `first` through `nxt` (int32, strictly increasing steps).
+def _u64_view(buf: np.ndarray) -> np.ndarray:
+    """The 8 bytes starting at every byte offset, as little-endian uint64 (an unaligned, copy-free view)."""
+    return np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))
 
-    Walking one token at a time in Python is the splitter's main cost, so the walk runs in parallel:
-    every CHAIN_CHUNK-nibble chunk's chain is followed from its first non-NOP nibble in numpy lock-step,
-    then the chunks are spliced where the true chain enters each one. A chain started anywhere falls
-    into step with the true one within a few tokens (the format is self-synchronising), and from a
-    shared position on two chains are identical, so only those few tokens are walked one by one.
+
+def _nibble(buf: np.ndarray, q: int) -> int:
+    return (int(buf[q >> 1]) >> ((q & 1) << 2)) & 15
+
+
+def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, int]:
+    """(low 8 bits of the token at nibble p, start of the next token): the scalar walk of the rare paths."""
+    v = ((int(buf[p >> 1]) | (int(buf[(p >> 1) + 1]) << 8)) >> ((p & 1) << 2)) & 0xFF
+    step = int(walk_len[v])
+    if step:
+        return v, p + step
+    # gfx12 WAVE_START_EXT: while bit 0 of the next non-NOP nibble is 1, that byte is a VGPR/LDS extension
+    # byte and is skipped (NOPs in between do not end the token).
+    q = p + 10
+    while True:
+        while q < nn and _nibble(buf, q) == 0:
+            q += 1
+        if q < nn and _nibble(buf, q) & 1:
+            q += 2
+            continue
+        return v, min(q, nn)
+
+
+def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.ndarray) -> np.ndarray:
+    """Per nibble (uint16): 0x100 at every NOP of the stream, 0x100 | low 8 bits at every other token
+    start, else 0.
+
+    Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
+    every CHAIN_CHUNK-nibble chunk's chain is followed from the chunk's first nibble in numpy lock-step,
+    marking the token starts it visits. A chain started anywhere falls into step with the true one within
+    a few tokens (the format is self-synchronising), and from a shared position on two chains are
+    identical. So if the true chain enters chunk k at a marked position, chunk k's marks from there on are
+    right and only the marks before it are cleared; the rare chunk whose own chain synchronises later
+    than that is re-walked one token at a time from the true entry. `walk_len` gives the token length in
+    nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`); `walk_mark` the mark.
     """
-    if nn == 0 or first >= nn:
-        return np.zeros(0, np.int32)
-    nch = len(seeds)
-    ends = np.minimum(np.arange(1, nch + 1, dtype=np.int64) * CHAIN_CHUNK, nn).astype(np.int32)
-    cur = seeds.astype(np.int32)
-    rows = []
-    act = np.flatnonzero(cur < ends)
-    while len(act):
-        row = np.full(nch, -1, np.int32)
-        c = cur[act]
-        row[act] = c
-        rows.append(row)
-        c = nxt[c]
-        cur[act] = c
-        act = act[c < ends[act]]
-    cols = np.stack(rows).T.copy() if rows else np.zeros((nch, 0), np.int32)   # chunk -> its chain
-    lens = (cols >= 0).sum(1)
-    out = []
-    e = first
-    while e < nn:
-        k = e // CHAIN_CHUNK
-        col = cols[k, :lens[k]]
-        walked = []
-        while True:
-            j = int(np.searchsorted(col, e))
-            if j < len(col) and col[j] == e:          # in step with chunk k's chain from here on
-                if walked:
-                    out.append(np.array(walked, np.int32))
-                out.append(col[j:])
-                e = int(cur[k])
+    mark = np.zeros(nn + 1, np.uint16)
+    if nn == 0:
+        return mark[:nn]
+    w16 = np.ndarray((len(buf) - 1,), "<u2", buf, 0, (1,))
+    nch = -(-nn // CHAIN_CHUNK)
+    starts = np.arange(nch, dtype=np.int64) * CHAIN_CHUNK
+    ends = np.minimum(starts + CHAIN_CHUNK, nn)
+    exits = np.empty(nch, np.int64)
+    ids = np.arange(nch)
+    c, e = starts.copy(), ends.copy()
+    variable = not walk_len.all()
+    while True:
+        v = (w16[c >> 1] >> ((c & 1) << 2)) & 0xFF
+        mark[c] = walk_mark[v]
+        step = walk_len[v]
+        if variable and not step.all():
+            for j in np.flatnonzero(step == 0).tolist():
+                step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
+        c += step
+        done = c >= e
+        if done.any():
+            exits[ids[done]] = c[done]
+            keep = ~done
+            c, e, ids = c[keep], e[keep], ids[keep]
+            if not len(c):
                 break
-            walked.append(e)
-            e = int(nxt[e])
-            if e >= nn or e // CHAIN_CHUNK != k:
-                out.append(np.array(walked, np.int32))
-                break
-    return np.concatenate(out) if out else np.zeros(0, np.int32)
+    # splice: the true chain enters chunk k where it leaves chunk k-1
+    entry = np.empty(nch, np.int64)
+    entry[0] = 0
+    entry[1:] = exits[:-1]
+    ok = entry < ends
+    ok[ok] = mark[entry[ok]] != 0
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        while k < nch:
+            if ok[k]:
+                k += 1
+                continue
+            x, end = int(entry[k]), int(ends[k])
+            walked = []
+            while x < end and not mark[x]:
+                v, nx = _step(buf, nn, walk_len, x)
+                walked.append((x, v))
+                x = nx
+            meet = min(x, end)
+            mark[int(starts[k]):meet] = 0
+            for q, v in walked:
+                mark[q] = walk_mark[v]
+            entry[k] = starts[k]                      # nothing more to clear
+            new_exit = x if x >= end else int(exits[k])
+            ok[k] = True
+            if k + 1 < nch and new_exit != entry[k + 1]:
+                exits[k] = new_exit
+                entry[k + 1] = new_exit
+                ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
+            k += 1
+    for k in np.flatnonzero(entry > starts).tolist():
+        mark[k * CHAIN_CHUNK:int(entry[k])] = 0
+    return mark[:nn]
 
 
 def _windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
     """64-bit little-endian window starting at each nibble position (zero past the end)."""
     b = nib_pos >> 1
-    w = np.zeros(len(nib_pos), np.uint64)
-    for i in range(8):
-        w |= buf[b + i].astype(np.uint64) << np.uint64(8 * i)
     odd = (nib_pos & 1).astype(bool)
+    w = _u64_view(buf)[b]
     if odd.any():
         w[odd] = (w[odd] >> np.uint64(4)) | (buf[b[odd] + 8].astype(np.uint64) << np.uint64(60))
     return w
@@ -234,6 +301,12 @@ def _field(w, lo: int, width: int):
     return (w >> np.uint64(lo)) & np.uint64((1 << width) - 1)
 
 
+USEFUL = np.zeros(len(TOKEN_NAMES), bool)       # tokens the wave model looks at
+for _name in ("REG", "IMM_ONE", "INST", "VALU_INST", "IMMEDIATE", "WAVE_READY", "WAVE_START", "WAVE_START_EXT",
+              "WAVE_END", "HEADER", "NEW_PC", "MISC", "SHADER_DATA", "SHADER_DATA_SHORT", "REG_INIT", "EVENT"):
+    USEFUL[T[_name]] = True
+
+
 def split(data: bytes, fam: Family) -> Tokens:
     """Split one SE stream into tokens and give every token its time (sqtt-format.md §2)."""
     n = len(data)
@@ -241,54 +314,20 @@ def split(data: bytes, fam: Family) -> Tokens:
     buf = np.zeros(n + 24, np.uint8)
     buf[:n] = np.frombuffer(data, np.uint8)
     nn = 2 * n
-    nib = np.empty(nn + 2, np.uint8)
-    nib[0:nn:2] = buf[:n] & 15
-    nib[1:nn:2] = buf[:n] >> 4
-    nib[nn:] = 0
-    low8 = nib[:nn] | (nib[1:nn + 1] << 4)
     tab = fam.table
-    ttype = tab.type[low8]
-    # next non-NOP nibble at or after each position (int32: this is the big array of the splitter)
-    pad = nn + 79
-    nextnz = np.empty(nn + 80, np.int32)
-    nextnz[nn:] = nn
-    nz = np.flatnonzero(nib[:nn])
-    fill = np.full(nn, nn, np.int32)
-    fill[nz] = nz
-    del nz
-    nextnz[:nn] = np.minimum.accumulate(fill[::-1])[::-1]
-    del fill
-    step = tab.nibbles32[low8]
-    del low8
-    step += np.arange(nn, dtype=np.int32)
-    np.minimum(step, pad, out=step)
-    nxt = nextnz[step]
-    del step
-    if fam.gfx12:
-        # WAVE_START_EXT: while bit 0 of the next window is 1, skip 8 more bits (VGPR/LDS extension bytes);
-        # the state survives NOPs.
-        wse = np.flatnonzero(ttype == T["WAVE_START_EXT"])
-        q = nextnz[np.minimum(wse + 10, pad)]
-        more = np.flatnonzero((q < nn) & (nib[np.minimum(q, nn)] & 1).astype(bool))
-        while len(more):
-            q[more] = nextnz[np.minimum(q[more] + 2, pad)]
-            qm = q[more]
-            more = more[(qm < nn) & (nib[np.minimum(qm, nn)] & 1).astype(bool)]
-        nxt[wse] = q
-    # follow the chain of token starts from the first non-NOP nibble
-    seeds = nextnz[0:nn:CHAIN_CHUNK].copy() if nn else np.zeros(0, np.int32)
-    first = int(nextnz[0])
-    del nextnz
-    pos = follow_chain(nxt, first, nn, seeds)
-    del nxt
-    pos = pos.astype(np.int64)
-    typ = ttype[pos]
+    mark = chain_marks(buf, nn, fam.walk_len, fam.walk_mark)
+    pos = np.flatnonzero(mark > 0x100)             # token starts without the NOPs
+    low8 = mark[pos] & 0xFF
+    del mark
+    typ = tab.type[low8]
     problems = []
     # end of buffer: a token must fit in the data (gfx12 also needs a whole 64-bit window, as the
-    # official reader does); a token cut by the end is truncation.
-    tok_end = pos * 4 + tab.len_by_type[typ] * 4
+    # official reader does); a token cut by the end is truncation. Only the last few tokens can be.
+    t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
+    tp, tt = pos[t0:], typ[t0:]
+    tok_end = tp * 4 + tab.len_by_type[tt] * 4
     if fam.gfx12:
-        keep = pos * 4 + 64 <= nbits
+        keep = tp * 4 + 64 <= nbits
         cut = (~keep) & (tok_end > nbits)
     else:
         keep = tok_end <= nbits
@@ -296,20 +335,23 @@ def split(data: bytes, fam: Family) -> Tokens:
     if n % LINE_BYTES:
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
         # not a whole number of lines means the file was cut.
-        where = f"token at byte {int(pos[np.flatnonzero(cut)[0]]) // 2} cut" if cut.any() else "no token cut"
+        where = f"token at byte {int(tp[np.flatnonzero(cut)[0]]) // 2} cut" if cut.any() else "no token cut"
         problems.append(f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
                         f"({where}); decoded what comes before")
-    unk = typ == T["UNKNOWN"]
-    if unk.any():
-        k = np.flatnonzero(unk)
-        problems.append(f"lost sync: {len(k)} unknown token ids, first at byte {int(pos[k[0]]) // 2}")
-    pos, typ = pos[keep], typ[keep]
-    w = _windows(buf, pos)
-    delta = (w >> tab.dshift[typ]) & tab.dmask[typ]
-    delta = delta.astype(np.int64)
-    delta[typ == T["TIME"]] += 4
-    ts = np.flatnonzero(typ == T["TIMESTAMP"])
-    tw = w[ts]
+    unk = np.flatnonzero(typ == T["UNKNOWN"])
+    if len(unk):
+        problems.append(f"lost sync: {len(unk)} unknown token ids, first at byte {int(pos[unk[0]]) // 2}")
+    if not keep.all():
+        kept = np.concatenate([np.ones(t0, bool), keep])
+        pos, typ, low8 = pos[kept], typ[kept], low8[kept]
+    # time deltas: from the low 8 bits where the field lies there, else from the token's window
+    delta = tab.delta8[low8]
+    far = np.flatnonzero(tab.delta_far[typ])
+    wf = _windows(buf, pos[far])
+    tf = typ[far]
+    delta[far] = ((wf >> tab.dshift[tf]) & tab.dmask[tf]).astype(np.int64)
+    tsel = tf == T["TIMESTAMP"]
+    ts, tw = far[tsel], wf[tsel]
     if fam.gfx12:
         rt, pl, val = _field(tw, 7, 1), _field(tw, 8, 1), tw >> np.uint64(12)
     else:
@@ -317,29 +359,27 @@ def split(data: bytes, fam: Family) -> Tokens:
     rt, pl, val = rt.astype(bool), pl.astype(bool), val.astype(np.int64)
     delta[ts[~rt]] = val[~rt]
     time = np.cumsum(delta)
+    del delta
     rtk = rt & ~pl
     realtime = np.stack([time[ts[rtk]], val[rtk]], 1) if rtk.any() else np.zeros((0, 2), np.int64)
     lost_ts = ts[pl & ~rt]
+    # keep only tokens the wave model looks at
+    cand = np.flatnonzero(USEFUL[typ])
+    tk = Tokens()
+    tk.pos = pos[cand]
+    tk.type = typ[cand]
+    tk.time = time[cand]
+    tk.word = _windows(buf, tk.pos)
     # gfx12 NEW_PC: the official reader decodes it from the window 8 bits into the token
     if fam.gfx12:
-        npc = np.flatnonzero(typ == T["NEW_PC"])
+        npc = np.flatnonzero(tk.type == T["NEW_PC"])
         if len(npc):
-            w[npc] = _windows(buf, pos[npc] + 2)
-    # keep only tokens the wave model looks at
-    useful = np.zeros(len(TOKEN_NAMES), bool)
-    for name in ("REG", "IMM_ONE", "INST", "VALU_INST", "IMMEDIATE", "WAVE_READY", "WAVE_START",
-                 "WAVE_START_EXT", "WAVE_END", "HEADER", "NEW_PC", "MISC", "SHADER_DATA",
-                 "SHADER_DATA_SHORT", "REG_INIT", "EVENT"):
-        useful[T[name]] = True
-    sel = useful[typ]
-    lost = np.zeros(len(typ), bool)
+            tk.word[npc] = _windows(buf, tk.pos[npc] + 2)
+    tk.lost = np.zeros(len(cand), bool)
     if len(lost_ts):
         # the packet-lost flag is consumed by the next delivered token
-        nxt_sel = np.searchsorted(np.flatnonzero(sel), lost_ts, side="right")
-        cand = np.flatnonzero(sel)
-        lost[cand[nxt_sel[nxt_sel < len(cand)]]] = True
-    tk = Tokens()
-    tk.type, tk.time, tk.word, tk.pos, tk.lost = typ[sel], time[sel], w[sel], pos[sel], lost[sel]
+        nxt_sel = np.searchsorted(cand, lost_ts, side="right")
+        tk.lost[nxt_sel[nxt_sel < len(cand)]] = True
     tk.realtime, tk.problems, tk.nibbles_used = realtime, problems, int(pos[-1]) if len(pos) else 0
     if not fam.gfx12:
         _ready_reorder(tk)
