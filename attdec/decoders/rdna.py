@@ -184,6 +184,7 @@ class Tokens:
 
 
 CHAIN_CHUNK = 1024        # nibbles per chunk of the parallel chain walk
+CHAIN_WARMUP = 48         # nibbles each chunk's chain is walked before its chunk
 
 
 def _u64_view(buf: np.ndarray) -> np.ndarray:
@@ -235,16 +236,27 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     ends = np.minimum(starts + CHAIN_CHUNK, nn)
     exits = np.empty(nch, np.int64)
     ids = np.arange(nch)
-    c, e = starts.copy(), ends.copy()
     variable = not walk_len.all()
-    while True:
-        v = (w16[c >> 1] >> ((c & 1) << 2)) & 0xFF
-        mark[c] = walk_mark[v]
+
+    def advance(c, v):
         step = walk_len[v]
         if variable and not step.all():
             for j in np.flatnonzero(step == 0).tolist():
                 step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
         c += step
+
+    # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
+    # step with the true chain by the time it enters the chunk
+    c = np.maximum(starts - CHAIN_WARMUP, 0)
+    while True:
+        early = np.flatnonzero(c < starts)
+        if not len(early):
+            break
+        ce = c[early]
+        advance(ce, (w16[ce >> 1] >> ((ce & 1) << 2)) & 0xFF)
+        c[early] = ce
+    e = ends.copy()
+    while True:
         done = c >= e
         if done.any():
             exits[ids[done]] = c[done]
@@ -252,6 +264,9 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
             c, e, ids = c[keep], e[keep], ids[keep]
             if not len(c):
                 break
+        v = (w16[c >> 1] >> ((c & 1) << 2)) & 0xFF
+        mark[c] = walk_mark[v]
+        advance(c, v)
     # splice: the true chain enters chunk k where it leaves chunk k-1
     entry = np.empty(nch, np.int64)
     entry[0] = 0
@@ -522,10 +537,10 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
     tk = split(data, fam)
     if vectorised and _vectorisable(tk, fam):
         try:
-            return _decode(tk, fam, fam_no, data, arch, code, se, where, fast=True)
+            return _decode_fast(tk, fam, fam_no, data, arch, code, se, where)
         except rdna_vec.NotVectorisable:
             pass
-    return _decode(tk, fam, fam_no, data, arch, code, se, where, fast=False)
+    return _decode(tk, fam, fam_no, data, arch, code, se, where)
 
 
 def _vectorisable(tk: Tokens, fam: Family) -> bool:
@@ -549,10 +564,9 @@ def _vectorisable(tk: Tokens, fam: Family) -> bool:
     return len(np.unique(w[typ == T["HEADER"]])) <= 1
 
 
-def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
-    """The pass over the tokens: lifecycle, registers and occupancy always; instruction-level tokens
-    through the scalar wave model, or (fast) collected for rdna_vec and filled in at the end."""
-    from attdec.decoders import rdna_vec
+def _decode(tk, fam, fam_no, data, arch, code, se, where):
+    """The scalar pass over the tokens (the reference model): lifecycle, registers, occupancy and the
+    per-wave timing model, token by token."""
     from attdec.decoders import stitch as stitch_mod
 
     res = BlobResult(se=se, arch=arch)
@@ -581,13 +595,8 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
     stitcher = stitch_mod.Stitcher(code, family=fam_no) if code is not None and len(code) else None
     entry_checked = False
 
-    emitted: list[WaveState] = []
-
     def emit(wv: WaveState):
-        if fast:
-            emitted.append(wv)       # finished after the vectorised model has filled it in
-        else:
-            waves.append(_finish_wave(wv, stitcher, excl_bw))
+        waves.append(_finish_wave(wv, stitcher, excl_bw))
 
     def entry_pc(me, pipe):
         r = regs.get((me & 1, pipe))
@@ -609,32 +618,8 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
     cyc_a = np.where(is_v, 1, fam.op_cycles[op_a])
     plain = is_v | (is_i & (cat_a > 0) & (cat_a < OTHER) & (cat_a != CAT_IMMED) & (cyc_a > 0)
                     & (op_a != OP_JUMP) & (op_a != OP_TRAP) & (op_a != OP_RFE))
-    if not fast:
-        types, times, words, lost = tk.type.tolist(), tk.time.tolist(), tk.word.tolist(), tk.lost.tolist()
-        kidx = range(len(types))
-    else:
-        # resolve dprate-coded cycles from the (single) header, and hand every instruction-level token
-        # to the vectorised model; the loop below then sees only lifecycle and register tokens
-        hdr = tk.word[tk.type == tHDR]
-        if len(hdr):
-            _v, _c, _s, dpr, der, _x = _header(int(hdr[0]))
-            cyc_a = np.where(cyc_a == -1, dpr, np.where(cyc_a == -2, dpr * der, cyc_a))
-        ev = _vector_events(tk, fam, is_i, is_v, wid_a, cat_a, cyc_a)
-        oth = np.flatnonzero(is_i & (cat_a >= OTHER))
-        other_fast = list(zip(tk.time[oth].tolist(), cyc_a[oth].tolist(), (cat_a[oth] & 0xFF).tolist()))
-        skip = is_i | is_v | np.isin(tk.type, [tIO, tIM, tWR])
-        plain = np.zeros(len(plain), bool)
-        keep = ~skip
-        types = tk.type[keep].tolist()
-        times = tk.time[keep].tolist()
-        words = tk.word[keep].tolist()
-        lost = tk.lost[keep].tolist()
-        kidx = np.flatnonzero(keep).tolist()
-        ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
-    if fast:
-        plain_l = wid_l = cat_l = cyc_l = [False] * len(types)
-    else:
-        plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
+    types, times, words, lost = tk.type.tolist(), tk.time.tolist(), tk.word.tolist(), tk.lost.tolist()
+    plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
     del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
 
     for i in range(len(types)):
@@ -782,25 +767,16 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
                 if stitcher is not None and not entry_checked:
                     entry_checked = True
                     if code.get(pc) is None:
-                        res.problems.append(f"kernel entry pc {pc:#x} (byte {int(tk.pos[kidx[i]]) // 2}) is not in any "
+                        res.problems.append(f"kernel entry pc {pc:#x} (byte {int(tk.pos[i]) // 2}) is not in any "
                                             f"loaded code object: wrong --code or load base? PCs stay 0")
                 wv = WaveState(se, cu, simd, wid, tm, pc)
-                if fast:
-                    ws_k.append(kidx[i])
-                    ws_slot.append(wid)
-                    ws_waves.append(wv)
                 _push(slots, pending, wid, wv, emit)
         elif ty == tWE:
             sa, simd, wgp, wid = _f(w, we["sa"]), _f(w, we["simd"]), _f(w, we["wgp"]), _f(w, we["wid"])
             cu = (sa << 7) | wgp
             loc = (cu << 7) | (simd << 5) | wid
             if cu == target_cu and simd == target_simd and slots[wid] is not None:
-                if fast:
-                    slots[wid].complete = True
-                    we_k.append(kidx[i])
-                    we_slot.append(wid)
-                else:
-                    slots[wid].finish(tm)
+                slots[wid].finish(tm)
             if loc in running:
                 pc = running.pop(loc)
             else:
@@ -844,16 +820,6 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
             emit(wv)
         if slots[wid] is not None:
             emit(slots[wid])
-    if fast:
-        i64 = lambda x: np.array(x, np.int64)  # noqa: E731
-        begin = i64([wv.begin for wv in ws_waves])
-        per_wave = rdna_vec.compute(ev, tk.time, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot),
-                                    CAT_MESSAGE, CAT_IMMED)
-        for wv, (t_, c_, d_, s_, tl, end, complete) in zip(ws_waves, per_wave):
-            wv.t, wv.cat, wv.dur, wv.stall = t_, c_, d_, s_
-            wv.timeline, wv.end, wv.complete = tl, end, complete
-        for wv in emitted:
-            waves.append(_finish_wave(wv, stitcher, excl_bw))
     res.waves = waves
     rows = occ_front + occ_rows
     occ = np.zeros(len(rows), OCCUPANCY_DTYPE)
@@ -862,7 +828,162 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
         for j, name in enumerate(("se", "cu", "simd", "wave_id", "start", "time", "pc")):
             occ[name] = a[:, j]
     res.occupancy = occ
-    res.other_simd = other_fast if fast else [(t, c, g) for (t, c, _w, g) in other]
+    res.other_simd = [(t, c, g) for (t, c, _w, g) in other]
+    return res
+
+
+def _decode_fast(tk, fam, fam_no, data, arch, code, se, where):
+    """`_decode` for a vectorisable blob, without a pass over the tokens in Python.
+
+    Occupancy is a per-location lookup (a wave runs at a location when the previous lifecycle token
+    there was a WAVE_START), entry PCs come from the latest COMPUTE_PGM_LO/HI register writes before each
+    WAVE_START, the timing model is rdna_vec's; only the traced waves' own starts and ends are walked
+    one by one (to keep the official stitch order). Same results as the scalar pass."""
+    from attdec.decoders import rdna_vec
+    from attdec.decoders import stitch as stitch_mod
+
+    res = BlobResult(se=se, arch=arch)
+    res.problems.extend(tk.problems)
+    res.realtime = _realtime_pairs(tk.realtime.tolist())
+    res.bytes_decoded = len(data)
+    typ, tw, times = tk.type, tk.word, tk.time
+    u = np.uint64
+
+    # header: target WGP/SIMD, dprate, barrier-wait flag (all HEADER tokens are equal here); tokens
+    # before the first header see target 0/0, as in the scalar pass
+    target_cu = target_simd = 0
+    dprate, derate, excl_bw, first_hdr = 1, 1, False, len(typ)
+    hdr = np.flatnonzero(typ == T["HEADER"])
+    if len(hdr):
+        v, target_cu, target_simd, dprate, derate, excl_bw = _header(int(tw[hdr[0]]))
+        if v in HEADER_VERSION_FAMILY and HEADER_VERSION_FAMILY[v] != fam_no:
+            from attdec.errors import ArchError
+            raise ArchError(f"the trace is {('gfx%d' % HEADER_VERSION_FAMILY[v])} (header version {v}), "
+                            f"not {arch}", where or None)
+        first_hdr = int(hdr[0])
+
+    # instruction-level tokens -> events of the vectorised model
+    iw_lo, _ = fam.inst_wid
+    io_lo, io_w = fam.inst_op
+    is_i = typ == T["INST"]
+    is_v = typ == T["VALU_INST"]
+    wid_a = np.where(is_i, (tw >> u(iw_lo)) & u(31), (tw >> u(7)) & u(31))
+    op_a = ((tw >> u(io_lo)) & u((1 << io_w) - 1)).astype(np.int64)
+    cat_a = np.where(is_v, CAT_VALU, fam.op_cat[op_a])
+    cyc_a = np.where(is_v, 1, fam.op_cycles[op_a])
+    cyc_a = np.where(cyc_a == -1, dprate, np.where(cyc_a == -2, dprate * derate, cyc_a))
+    ev = _vector_events(tk, fam, is_i, is_v, wid_a, cat_a, cyc_a)
+    oth = np.flatnonzero(is_i & (cat_a >= OTHER))
+    res.other_simd = list(zip(times[oth].tolist(), cyc_a[oth].tolist(), (cat_a[oth] & 0xFF).tolist()))
+    del is_i, is_v, wid_a, op_a, cat_a, cyc_a
+
+    # lifecycle tokens, vectorised
+    life = np.flatnonzero((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"]))
+    lw, lt = tw[life], times[life]
+    is_ws = typ[life] != T["WAVE_END"]
+
+    def field(name):
+        (a, wa), (b, wb) = fam.ws[name], fam.we[name]
+        return np.where(is_ws, (lw >> u(a)) & u((1 << wa) - 1), (lw >> u(b)) & u((1 << wb) - 1)).astype(np.int64)
+
+    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
+    cu = (sa << 7) | wgp
+    loc = (cu << 7) | (simd << 5) | wid
+    # entry PC of each WAVE_START: COMPUTE_PGM_LO/HI (0x0C/0x0D) of its (me & 1, pipe), latest write before
+    (a, wa), (b, wb) = fam.ws["me"], fam.ws["pipe"]
+    key = (((lw >> u(a)) & u((1 << wa) - 1)) << u(2)) | ((lw >> u(b)) & u((1 << wb) - 1))
+    reg = np.flatnonzero(typ == T["REG"])
+    rw = tw[reg]
+    cs = ((rw >> u(15)) & u(1)).astype(bool)
+    reg, rw = reg[cs], rw[cs]
+    rkey = (((rw >> u(9)) & u(1)) << u(2)) | ((rw >> u(7)) & u(3))
+    raddr = (rw >> u(16)) & u(0xFFFF)
+    lo = np.zeros(len(life), np.uint64)
+    hi = np.zeros(len(life), np.uint64)
+    for addr, dst in ((0x0C, lo), (0x0D, hi)):
+        for kv in np.unique(rkey[raddr == addr]).tolist():
+            wsel = np.flatnonzero((raddr == addr) & (rkey == kv))
+            lsel = np.flatnonzero(key == kv)
+            j = np.searchsorted(reg[wsel], life[lsel]) - 1
+            ok = j >= 0
+            dst[lsel[ok]] = rw[wsel[j[ok]]] >> u(32)
+    pc = (((hi << u(32)) | lo) << u(8)) & u((1 << 48) - 1)
+    pc[~is_ws] = 0
+    del lo, hi, key
+    # occupancy: a location runs a wave when its previous lifecycle token was a WAVE_START
+    order = np.argsort(loc, kind="stable")
+    sl = loc[order]
+    has_prev = np.zeros(len(order), bool)
+    has_prev[1:] = sl[1:] == sl[:-1]
+    prev = np.empty(len(order), np.int64)
+    if len(order):
+        prev[0] = 0
+        prev[1:] = order[:-1]
+    running = np.zeros(len(life), bool)
+    running[order] = has_prev & is_ws[prev]
+    run_pc = np.zeros(len(life), np.uint64)
+    run_pc[order] = pc[prev]
+    run_pc[~running] = 0
+    del order, sl, has_prev, prev
+    lost_end = is_ws & tk.lost[life] & running            # a start at a running location ends it first
+    nrow = 1 + lost_end
+    first = np.cumsum(nrow) - nrow
+    front = np.flatnonzero(~is_ws & ~running)              # an end with no start: a start at time 0 first
+    nf = len(front)
+    occ = np.zeros(nf + int(nrow.sum()), OCCUPANCY_DTYPE)
+    main = nf + first + lost_end                          # the row of each token's own start/end
+    extra = nf + first[lost_end]
+    for name, col in (("se", se), ("cu", cu), ("simd", simd), ("wave_id", wid)):
+        occ[name][:nf] = col if np.isscalar(col) else col[front]
+        occ[name][main] = col
+        occ[name][extra] = col if np.isscalar(col) else col[lost_end]
+    occ["start"][:nf] = 1
+    occ["start"][main] = is_ws
+    occ["time"][main] = lt
+    occ["time"][extra] = lt[lost_end] - 1
+    occ["pc"][main] = np.where(is_ws, pc, run_pc)
+    res.occupancy = occ
+
+    # the traced waves, in stream order (WaveState slots and the official stitch order)
+    before = life < first_hdr
+    tgt = (cu == np.where(before, 0, target_cu)) & (simd == np.where(before, 0, target_simd))
+    stitcher = stitch_mod.Stitcher(code, family=fam_no) if code is not None and len(code) else None
+    slots: list[WaveState | None] = [None] * 32
+    pending: list[list[WaveState]] = [[] for _ in range(32)]
+    emitted: list[WaveState] = []
+    ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
+    entry_checked = stitcher is None
+    ti = np.flatnonzero(tgt)
+    for k, start, c_, s_, w_, t_, p_ in zip(life[ti].tolist(), is_ws[ti].tolist(), cu[ti].tolist(),
+                                            simd[ti].tolist(), wid[ti].tolist(), lt[ti].tolist(), pc[ti].tolist()):
+        if start:
+            if not entry_checked:
+                entry_checked = True
+                if code.get(p_) is None:
+                    res.problems.append(f"kernel entry pc {p_:#x} (byte {int(tk.pos[k]) // 2}) is not in any "
+                                        f"loaded code object: wrong --code or load base? PCs stay 0")
+            wv = WaveState(se, c_, s_, w_, t_, p_)
+            ws_k.append(k)
+            ws_slot.append(w_)
+            ws_waves.append(wv)
+            _push(slots, pending, w_, wv, emitted.append)
+        elif slots[w_] is not None:
+            slots[w_].complete = True
+            we_k.append(k)
+            we_slot.append(w_)
+    for w_ in range(32):
+        emitted.extend(pending[w_])
+        if slots[w_] is not None:
+            emitted.append(slots[w_])
+
+    i64 = lambda x: np.array(x, np.int64)  # noqa: E731
+    begin = i64([wv.begin for wv in ws_waves])
+    per_wave = rdna_vec.compute(ev, times, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot),
+                                CAT_MESSAGE, CAT_IMMED)
+    for wv, (t_, c_, d_, s_, tl, end, complete) in zip(ws_waves, per_wave):
+        wv.t, wv.cat, wv.dur, wv.stall = t_, c_, d_, s_
+        wv.timeline, wv.end, wv.complete = tl, end, complete
+    res.waves = [_finish_wave(wv, stitcher, excl_bw) for wv in emitted]
     return res
 
 
