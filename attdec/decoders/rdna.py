@@ -425,7 +425,7 @@ class WaveState:
     """One traced wave while its tokens arrive (official `wave_t`)."""
 
     __slots__ = ("cu", "simd", "wid", "begin", "end", "t", "cat", "dur", "stall", "pc_infos", "timeline",
-                 "state", "last", "complete", "trapped", "barrier", "contexts", "se")
+                 "state", "last", "complete", "trapped", "barrier", "contexts", "se", "insts")
 
     def __init__(self, se, cu, simd, wid, begin, entry_pc):
         self.se, self.cu, self.simd, self.wid = se, cu, simd, wid
@@ -436,6 +436,7 @@ class WaveState:
         self.state, self.last = IDLE, begin
         self.complete = self.trapped = self.barrier = False
         self.contexts = 0
+        self.insts = None            # the vectorised model's records (a slice of the blob's record array)
 
     def set_state(self, new, time):
         if time > self.last:
@@ -872,7 +873,7 @@ def _decode_fast(tk, fam, fam_no, data, arch, code, se, where):
     cat_a = np.where(is_v, CAT_VALU, fam.op_cat[op_a])
     cyc_a = np.where(is_v, 1, fam.op_cycles[op_a])
     cyc_a = np.where(cyc_a == -1, dprate, np.where(cyc_a == -2, dprate * derate, cyc_a))
-    ev = _vector_events(tk, fam, is_i, is_v, wid_a, cat_a, cyc_a)
+    ev = _vector_events(tk, is_i, is_v, wid_a, cat_a, cyc_a)
     oth = np.flatnonzero(is_i & (cat_a >= OTHER))
     res.other_simd = list(zip(times[oth].tolist(), cyc_a[oth].tolist(), (cat_a[oth] & 0xFF).tolist()))
     del is_i, is_v, wid_a, op_a, cat_a, cyc_a
@@ -978,44 +979,41 @@ def _decode_fast(tk, fam, fam_no, data, arch, code, se, where):
 
     i64 = lambda x: np.array(x, np.int64)  # noqa: E731
     begin = i64([wv.begin for wv in ws_waves])
-    per_wave = rdna_vec.compute(ev, times, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot),
-                                CAT_MESSAGE, CAT_IMMED)
-    for wv, (t_, c_, d_, s_, tl, end, complete) in zip(ws_waves, per_wave):
-        wv.t, wv.cat, wv.dur, wv.stall = t_, c_, d_, s_
-        wv.timeline, wv.end, wv.complete = tl, end, complete
+    recs, bounds, timelines, end, complete = rdna_vec.compute(ev, times, i64(ws_k), i64(ws_slot), begin,
+                                                              i64(we_k), i64(we_slot), CAT_MESSAGE, CAT_IMMED)
+    bounds = bounds.tolist()
+    for x, (wv, tl, e_, c_) in enumerate(zip(ws_waves, timelines, end.tolist(), complete.tolist())):
+        wv.insts = recs[bounds[x]:bounds[x + 1]]
+        wv.timeline, wv.end, wv.complete = tl, e_, c_
     res.waves = [_finish_wave(wv, stitcher, excl_bw) for wv in emitted]
     return res
 
 
-def _vector_events(tk, fam, is_i, is_v, wid_a, cat_a, cyc_a):
-    """Instruction-level tokens as per-wave-slot events for rdna_vec (ready, issue, immediate, none)."""
+def _vector_events(tk, is_i, is_v, wid_a, cat_a, cyc_a):
+    """Instruction-level tokens as per-wave-slot events for rdna_vec, in stream order: one per INST (not
+    other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks."""
     from attdec.decoders import rdna_vec as V
 
     typ, tw = tk.type, tk.word
-    k_all = np.arange(len(typ), dtype=np.int64)
-    parts = []
-    # INST (not other-SIMD) and VALU_INST
-    sel = np.flatnonzero((is_i & (cat_a < OTHER)) | is_v)
-    c = cat_a[sel]
-    kind = np.where(c == CAT_IMMED, V.K_IMMED, np.where(c == 0, V.K_NONE, V.K_ISSUE))
-    parts.append((sel, wid_a[sel].astype(np.int64), kind, c, cyc_a[sel], is_i[sel]))
-    # IMM_ONE
-    sel = np.flatnonzero(typ == T["IMM_ONE"])
-    wid = ((tw[sel] >> np.uint64(7)) & np.uint64(31)).astype(np.int64)
-    parts.append((sel, wid, np.full(len(sel), V.K_IMMED), np.zeros(len(sel), np.int64),
-                  np.zeros(len(sel), np.int64), np.zeros(len(sel), bool)))
-    # IMMEDIATE and WAVE_READY masks, one event per set bit
-    for name, kd in (("IMMEDIATE", V.K_IMMED), ("WAVE_READY", V.K_READY)):
-        sel = np.flatnonzero(typ == T[name])
-        kk, bit = V._expand_mask(k_all[sel], (tw[sel] >> np.uint64(8)) & np.uint64(0xFFFF))
-        parts.append((kk, bit, np.full(len(kk), kd), np.zeros(len(kk), np.int64), np.zeros(len(kk), np.int64),
-                      np.zeros(len(kk), bool)))
-    k = np.concatenate([p[0] for p in parts])
-    return {"k": k, "slot": np.concatenate([p[1] for p in parts]),
-            "kind": np.concatenate([p[2] for p in parts]).astype(np.int64),
-            "T": tk.time[k], "cat": np.concatenate([p[3] for p in parts]).astype(np.int64),
-            "cyc": np.concatenate([p[4] for p in parts]).astype(np.int64),
-            "inst": np.concatenate([p[5] for p in parts])}
+    is_io = typ == T["IMM_ONE"]
+    multi = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
+    mask = (tw[multi] >> np.uint64(8)) & np.uint64(0xFFFF)
+    cnt = ((is_i & (cat_a < OTHER)) | is_v | is_io).astype(np.int64)
+    cnt[multi] = np.bitwise_count(mask)
+    tok = np.repeat(np.arange(len(typ), dtype=np.int64), cnt)        # event -> token
+    # per token: kind, slot (INST/VALU_INST/IMM_ONE), category and cycles (INST/VALU_INST)
+    kind = np.where(cat_a == CAT_IMMED, V.K_IMMED, np.where(cat_a == 0, V.K_NONE, V.K_ISSUE)).astype(np.int8)
+    kind[is_io] = V.K_IMMED
+    kind[multi] = np.where(typ[multi] == T["IMMEDIATE"], V.K_IMMED, V.K_READY)
+    iv = is_i | is_v
+    slot = wid_a.astype(np.int64)[tok]
+    _k, bit = V._expand_mask(multi, mask)
+    is_multi = np.zeros(len(typ), bool)
+    is_multi[multi] = True
+    slot[is_multi[tok]] = bit
+    return {"k": tok, "slot": slot, "kind": kind[tok], "T": tk.time[tok],
+            "cat": np.where(iv, cat_a, 0).astype(np.int16)[tok],
+            "cyc": np.where(iv, cyc_a, 0).astype(np.int32)[tok], "inst": is_i[tok]}
 
 
 def _push(slots, pending, wid, wv, emit):
@@ -1030,17 +1028,19 @@ def _push(slots, pending, wid, wv, emit):
 
 
 def _finish_wave(wv: WaveState, stitcher, excl_bw: bool) -> Wave:
-    n = len(wv.t)
-    insts = np.zeros(n, INST_DTYPE)
-    insts["line"] = -1
-    if n:
-        arr = (lambda a, dt: a if isinstance(a, np.ndarray) else np.frombuffer(a, dt))  # noqa: E731
-        insts["time"] = arr(wv.t, np.int64)
-        insts["category"] = arr(wv.cat, np.int8)
-        insts["duration"] = arr(wv.dur, np.int64)
-        insts["stall"] = arr(wv.stall, np.int64)
-    timeline = [tuple(x) for x in wv.timeline]
-    if stitcher is not None and n:
+    if wv.insts is not None:
+        insts, timeline = wv.insts, wv.timeline
+    else:
+        n = len(wv.t)
+        insts = np.zeros(n, INST_DTYPE)
+        insts["line"] = -1
+        if n:
+            insts["time"] = np.frombuffer(wv.t, np.int64)
+            insts["category"] = np.frombuffer(wv.cat, np.int8)
+            insts["duration"] = np.frombuffer(wv.dur, np.int64)
+            insts["stall"] = np.frombuffer(wv.stall, np.int64)
+        timeline = [tuple(x) for x in wv.timeline]
+    if stitcher is not None and len(insts):
         insts, timeline = stitcher.stitch(insts, wv.pc_infos, timeline, wv.begin, excl_bw)
     end = wv.end
     if not wv.complete and len(insts):

@@ -38,24 +38,29 @@ def _expand_mask(k, mask, nbits=16):
 def _wave_of(ev_k, ev_slot, ws_k, ws_slot):
     """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot), or -1."""
     out = np.full(len(ev_k), -1, np.int64)
-    for s in np.unique(ev_slot).tolist():
-        sel = np.flatnonzero(ev_slot == s)
-        wsel = np.flatnonzero(ws_slot == s)
-        if not len(wsel):
-            continue
-        j = np.searchsorted(ws_k[wsel], ev_k[sel], side="right") - 1
-        ok = j >= 0
-        out[sel[ok]] = wsel[j[ok]]
+    if not len(ws_k) or not len(ev_k):
+        return out
+    key = (ws_slot << 32) | ws_k
+    o = np.argsort(key, kind="stable")
+    key = key[o]
+    j = np.searchsorted(key, (ev_slot << 32) | ev_k, side="right") - 1
+    ok = j >= 0
+    ok[ok] = ws_slot[o[j[ok]]] == ev_slot[ok]
+    out[ok] = o[j[ok]]
     return out
 
 
 def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_immed):
     """Records and timelines of every wave.
 
-    `ev`: dict of per-event arrays from the blob (k token index, slot, kind, T, cat, cyc, inst flag);
-    `times`: every token's time; ws_* / we_*: target WAVE_START / WAVE_END token indices and slots.
-    Returns per-wave lists: (time, category, duration, stall) arrays, timeline, end, complete.
+    `ev`: dict of per-event arrays from the blob, in stream order (k token index, slot, kind, T, cat, cyc,
+    inst flag); `times`: every token's time; ws_* / we_*: target WAVE_START / WAVE_END token indices and
+    slots. Returns (records, bounds, timelines, end, complete): one INST_DTYPE array with every wave's
+    records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall filled, line
+    -1), per-wave timeline lists and end times, and whether each wave ended.
     """
+    from attdec.model import INST_DTYPE
+
     nw = len(ws_k)
     # wave end events
     if len(we_k):
@@ -67,25 +72,29 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     if len(e_w) != len(np.unique(e_w)):
         raise NotVectorisable("a wave ends twice")
     w = _wave_of(ev["k"], ev["slot"], ws_k, ws_slot)
-    keep = w >= 0
-    k = np.concatenate([ev["k"][keep], e_k])
-    w = np.concatenate([w[keep], e_w])
-    kind = np.concatenate([ev["kind"][keep], np.full(len(e_k), K_END, np.int64)])
-    T = np.concatenate([ev["T"][keep], times[e_k]])
-    cat = np.concatenate([ev["cat"][keep], np.zeros(len(e_k), np.int64)])
-    cyc = np.concatenate([ev["cyc"][keep], np.zeros(len(e_k), np.int64)])
-    inst = np.concatenate([ev["inst"][keep], np.zeros(len(e_k), bool)])
-    order = np.lexsort((k, w))                        # per wave, in stream order (one event per token)
-    k, w, kind, T, cat, cyc, inst = (a[order] for a in (k, w, kind, T, cat, cyc, inst))
-    del order
-    kind = kind.astype(np.int8)
-    cat = cat.astype(np.int16)
-    cyc = cyc.astype(np.int32)
-    end_of = np.full(nw, -1, np.int64)
+    keep = np.flatnonzero(w >= 0)
+    w = w[keep]
+    end_of = np.full(nw, np.iinfo(np.int64).max, np.int64)
     end_of[e_w] = e_k
-    if len(k) and np.any((end_of[w] >= 0) & (k > end_of[w])):
+    if np.any(ev["k"][keep] > end_of[w]):
         raise NotVectorisable("instruction tokens after a wave's end")
-    del k, end_of
+    del end_of
+    inst_last = np.full(nw, -1, np.int64)
+    ii = keep[ev["inst"][keep]]
+    if len(ii):
+        np.maximum.at(inst_last, w[ev["inst"][keep]], ev["T"][ii])
+    # per wave, in stream order: events are in stream order and a wave's end comes after all of its
+    # events, so a stable sort on the wave alone is enough (a radix sort for small wave counts)
+    order = np.argsort(np.concatenate([w, e_w]).astype(np.int16 if nw < 2 ** 15 else np.int64), kind="stable")
+    ne = len(e_w)
+
+    def pick(name, at_end):
+        a = ev[name]
+        return np.concatenate([a[keep], np.full(ne, at_end, a.dtype) if np.isscalar(at_end) else at_end])[order]
+
+    w = np.concatenate([w, e_w])[order]
+    kind, T, cat, cyc = pick("kind", K_END), pick("T", times[e_k]), pick("cat", 0), pick("cyc", 0)
+    del order, keep
 
     n = len(w)
 
@@ -153,56 +162,36 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
         c = starts[iss]
         st = (prev_state[c] == STALL) & (L[c] < T[iss])
         stall[iss[st]] = T[iss[st]] - L[c[st]]
-    rtime = np.where(kind == K_ISSUE, T - stall, imm_t0)
-    rdur = np.where(kind == K_ISSUE, cyc + stall, T - imm_t0 + 1)
-    rstall = np.where(kind == K_ISSUE, stall, T - imm_t0)
-    rcat = np.where(kind == K_ISSUE, cat, cat_immed)
 
     # timeline entries: (state before the call, t - L) where t > L, merged per run of equal states
     adv = ct > L
     tl_w, tl_s, tl_d = cw[adv], prev_state[adv], (ct - L)[adv]
     del adv, ct, L, cw, prev_state, cs, cfirst, starts, ncall
+    if len(tl_s):
+        st = np.concatenate([[0], np.flatnonzero((tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])) + 1])
+        tl_w, tl_s, tl_d = tl_w[st], tl_s[st].tolist(), np.add.reduceat(tl_d, st).tolist()
+    tb = np.searchsorted(tl_w, np.arange(nw + 1)).tolist()
+    timelines = [list(zip(tl_s[tb[x]:tb[x + 1]], tl_d[tb[x]:tb[x + 1]])) for x in range(nw)]
 
-    # end-of-wave MESSAGE record (the s_endpgm the trace does not report)
+    # records: issues, immediates and the end-of-wave MESSAGE (the s_endpgm the trace does not report),
+    # which starts where the previous record ended
     ends = np.flatnonzero(kind == K_END)
-    msg = ends[has[ends] & (prev_end[ends] < T[ends])] if len(ends) else ends
+    msg = ends[has[ends] & (prev_end[ends] < T[ends])]
+    is_rec[msg] = True
+    r = np.flatnonzero(is_rec)
+    kr, Tr, t0, sr = kind[r], T[r], imm_t0[r], stall[r]
+    issue, m = kr == K_ISSUE, kr == K_END
+    recs = np.empty(len(r), INST_DTYPE)
+    recs["time"] = np.where(issue, Tr - sr, t0)
+    recs["category"] = np.where(issue, cat[r], np.where(m, cat_message, cat_immed))
+    recs["duration"] = np.where(issue, cyc[r] + sr, Tr - t0 + np.where(m, 0, 1))
+    recs["stall"] = np.where(issue, sr, np.where(m, 0, Tr - t0))
+    recs["pc"] = 0
+    recs["line"] = -1
+    bounds = np.searchsorted(w[r], np.arange(nw + 1))
 
-    # --- per wave ---------------------------------------------------------------------------------
-    out = []
-    rec_sel = np.flatnonzero(is_rec)
-    r_w = w[rec_sel]
-    rb = np.searchsorted(r_w, np.arange(nw + 1))
-    mb = np.searchsorted(w[msg], np.arange(nw + 1)) if len(msg) else np.zeros(nw + 1, np.int64)
-    tb = np.searchsorted(tl_w, np.arange(nw + 1))
-    inst_last = np.full(nw, -1, np.int64)
-    ii = np.flatnonzero(inst)
-    if len(ii):
-        np.maximum.at(inst_last, w[ii], T[ii])
-    end_t = np.full(nw, -1, np.int64)
     complete = np.zeros(nw, bool)
-    if len(ends):
-        end_t[w[ends]] = T[ends]
-        complete[w[ends]] = True
-    for x in range(nw):
-        sl = rec_sel[rb[x]:rb[x + 1]]
-        t_, c_, d_, s_ = rtime[sl], rcat[sl], rdur[sl], rstall[sl]
-        if mb[x + 1] > mb[x]:
-            e = msg[mb[x]]
-            t_ = np.append(t_, prev_end[e])
-            c_ = np.append(c_, cat_message)
-            d_ = np.append(d_, T[e] - prev_end[e])
-            s_ = np.append(s_, 0)
-        a, b = tb[x], tb[x + 1]
-        s, d = tl_s[a:b], tl_d[a:b]
-        if len(s):
-            brk = np.flatnonzero(np.diff(s)) + 1
-            st = np.concatenate([[0], brk])
-            timeline = list(zip(s[st].tolist(), np.add.reduceat(d, st).tolist()))
-        else:
-            timeline = []
-        if complete[x]:
-            end = int(end_t[x])
-        else:
-            end = int(max(inst_last[x], begin[x]))
-        out.append((t_, c_, d_, s_, timeline, end, bool(complete[x])))
-    return out
+    complete[w[ends]] = True
+    end = np.maximum(inst_last, begin)
+    end[w[ends]] = T[ends]
+    return recs, bounds, timelines, end, complete
