@@ -252,15 +252,41 @@ def parse_wave(doc, where: str, name: str) -> Wave:
 
 # ---- occupancy.json, realtime.json ---------------------------------------------------------------
 
+def _int_rows(val) -> np.ndarray | None:
+    """`val` as an int64 [n, >=6] array when every row is a list of at least 6 plain ints, else None."""
+    if not val or not isinstance(val[0], list):
+        return None
+    try:
+        a = np.array(val)
+    except (ValueError, TypeError):
+        return None
+    if a.dtype.kind != "i" or a.ndim != 2 or a.shape[1] < 6:
+        return None
+    a = a.astype(np.int64, copy=False)
+    small = a[:, 1:4]
+    if len(a) and (small.min() < -2 ** 31 or small.max() >= 2 ** 31 or a[:, 4].min() < 0 or a[:, 4].max() > 255):
+        return None                                  # let the row-by-row path report / cast as it always did
+    return a
+
+
 def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, str]]:
     """All three layouts (§7) -> (OCCUPANCY_DTYPE rows, kernel ids used, dispatches name table)."""
     if not isinstance(doc, dict):
         raise FormatError("occupancy.json is not a JSON object", where)
-    rows, kids = [], set()
+    rows, kids, parts = [], set(), []
     for key, val in doc.items():
         if not key.isdigit() or not isinstance(val, list):
             continue
         se = int(key)
+        a = _int_rows(val)
+        if a is not None:                                     # the common case, vectorised
+            part = np.zeros(len(a), OCCUPANCY_DTYPE)
+            part["se"] = se
+            for j, name in enumerate(("time", "cu", "simd", "wave_id", "start")):
+                part[name] = a[:, j]
+            parts.append(part)
+            kids.update(np.unique(a[:, 5]).tolist())
+            continue
         for r in val:
             if isinstance(r, list) and len(r) >= 6:          # [time, cu, simd, slot, start, kernel_id, ...]
                 t, cu, simd, slot, start, kid = (int(x) for x in r[:6])
@@ -271,7 +297,10 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
                 raise FormatError(f"SE {key}: occupancy row {r!r} has an unknown layout", where)
             rows.append((se, cu, simd, slot, start, t, 0))
             kids.add(kid)
-    occ = np.array(rows, dtype=OCCUPANCY_DTYPE) if rows else np.zeros(0, OCCUPANCY_DTYPE)
+        if rows:
+            parts.append(np.array(rows, dtype=OCCUPANCY_DTYPE))
+            rows = []
+    occ = np.concatenate(parts) if parts else np.zeros(0, OCCUPANCY_DTYPE)
     names = doc.get("dispatches") if isinstance(doc.get("dispatches"), dict) else {}
     return occ, kids, {str(k): str(v) for k, v in names.items()}
 
