@@ -169,9 +169,11 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     del adv, ct, L, cw, prev_state, cs, cfirst, starts, ncall
     if len(tl_s):
         st = np.concatenate([[0], np.flatnonzero((tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])) + 1])
-        tl_w, tl_s, tl_d = tl_w[st], tl_s[st].tolist(), np.add.reduceat(tl_d, st).tolist()
+        tl_w, tl_s, tl_d = tl_w[st], tl_s[st], np.add.reduceat(tl_d, st)
     tb = np.searchsorted(tl_w, np.arange(nw + 1)).tolist()
-    timelines = [list(zip(tl_s[tb[x]:tb[x + 1]], tl_d[tb[x]:tb[x + 1]])) for x in range(nw)]
+    entries = list(zip(tl_s.tolist(), tl_d.tolist()))
+    timelines = [entries[tb[x]:tb[x + 1]] for x in range(nw)]
+    del entries
 
     # records: issues, immediates and the end-of-wave MESSAGE (the s_endpgm the trace does not report),
     # which starts where the previous record ended
