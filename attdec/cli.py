@@ -45,3 +45,5 @@ from attdec.commands.demo import command as _demo  # noqa: E402
 main.add_command(_demo)
 from attdec.commands.decode import decode  # noqa: E402
 main.add_command(decode)
+from attdec.commands.disasm import command as _disasm  # noqa: E402
+main.add_command(_disasm)
