@@ -77,7 +77,7 @@ def main() -> int:
             for op, (mn, size) in e["ops"].items():
                 if enc in ("VOPD_X", "VOPD_Y"):
                     continue
-                zero, _ = sig["ops"].get(enc, {}).get(op, [[], ""])
+                zero = sig["ops"].get(enc, {}).get(op, [[], ""])[0]
                 tmpl = [base | (int(op) << e["op_lsb"])] + list(extra)
                 for variant in (0, 1):
                     w = list(tmpl)
@@ -91,6 +91,24 @@ def main() -> int:
                             w = P.set_field(w, bit, width, rng.getrandbits(width))
                     w.append(rng.getrandbits(32))   # a literal / next-dword candidate
                     words.append(w)
+                # (c) DPP16 / DPP8 / SDWA forms of VOP1/VOP2/VOPC (and VOP3 DPP on gfx11+)
+                markers = [250, 249] if gen == "gfx9" else [250, 233]
+                if enc in ("VOP1", "VOP2", "VOPC") or (enc == "VOP3" and gen != "gfx9"):
+                    for marker in markers:
+                        w = list(tmpl)
+                        for name, bit, width, _ in P.fields_for(gen, enc):
+                            if name not in ("src0",) and (bit, width) not in {(b, wd) for b, wd, _ in zero}:
+                                w = P.set_field(w, bit, width, rng.choice(VALUES.get(name, [1])))
+                        w = P.set_field(w, 32 if enc == "VOP3" else 0, 9, marker)
+                        ctrl = rng.choice([0x1B, 0xE4, 0x101, 0x111, 0x11F, 0x121, 0x130, 0x138, 0x140, 0x141,
+                                           0x142, 0x143, 0x150, 0x15F, 0x161])
+                        dpp = (rng.choice([1, 5, 20]) | ctrl << 8 | rng.getrandbits(8) << 18 | 0xF << 24
+                               | rng.choice([0xF, 0xA]) << 28)
+                        if marker == 249:
+                            dpp = rng.getrandbits(32) & 0x3F3F3FFF | rng.choice([1, 5, 20])
+                        if marker == 233:
+                            dpp = rng.getrandbits(32) & 0xFFFFFF00 | rng.choice([1, 5, 20])
+                        words.append(w + [dpp])
         if "VOPD_X" in table["encodings"]:
             xs, ys = table["encodings"]["VOPD_X"]["ops"], table["encodings"]["VOPD_Y"]["ops"]
             for x in xs:

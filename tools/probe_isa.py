@@ -69,20 +69,20 @@ FIELDS = {
 # with the bit set must have it clear. Only feeds the "must equal the template" list, not the signature.
 _VOP3_BITS = [(b, 1, 1) for b in list(range(8, 16)) + [59, 60, 61, 62, 63]]
 MODBITS = {
-    "gfx9": {"VOP3": _VOP3_BITS, "DS": [(0, 8, 0x10), (8, 8, 0x10), (16, 1, 1)],
+    "gfx9": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "DS": [(0, 8, 0x10), (8, 8, 0x10), (16, 1, 1)],
              "FLAT": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
              "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
              "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
              "SMEM": [(14, 1, 1), (15, 1, 1), (16, 1, 1), (17, 1, 1)],
              "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 18)] + [(25, 1, 1)]},
-    "gfx11": {"VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
+    "gfx11": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
               "DS": [(0, 8, 0x10), (8, 8, 0x10), (17, 1, 1)],
               "FLAT": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
               "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
               "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
               "SMEM": [(13, 1, 1), (14, 1, 1), (32, 12, 0x10)],
               "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 16)] + [(53, 1, 1), (54, 1, 1)]},
-    "gfx12": {"VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
+    "gfx12": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
               "DS": [(0, 8, 0x10), (8, 8, 0x10)],
               "VFLAT": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
               "VGLOBAL": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
@@ -243,8 +243,24 @@ def probe_target(mcpu, objdump):
         cands.append(w)
         keys.append((enc, op))
     res = run(objdump, mcpu, mach, cands)
+    all_words = dict(zip(keys, cands))
+    res3, keys3 = res, keys
+    # pass 4: what LLVM appends to a source operand holding a constant or an SGPR
+    cands, keys = [], []
+    for (enc, op), ws in all_words.items():
+        for f in used.get((enc, op), []):
+            if f[0] in ("src0", "src1", "src2", "ssrc0", "ssrc1"):
+                for label, val in (("const", 129), ("sgpr", 3)):
+                    cands.append(set_field(ws, f[1], f[2], val))
+                    keys.append((enc, op, f[0], label))
+    res = run(objdump, mcpu, mach, cands)
+    notes = {}
+    for (enc, op, name, label), hit in zip(keys, res):
+        m = re.search((r"(?<![\w.])1" if label == "const" else r"\bs3") + r"(/\*[^*]*\*/)", hit[0])
+        if m and not hit[0].startswith(".long"):
+            notes.setdefault((enc, op), {}).setdefault(name, {})[label] = m.group(1)
     ops, fields = {}, {}
-    for (enc, op), hit, w in zip(keys, res, cands):
+    for (enc, op), hit in zip(keys3, res3):
         ws, mn, size = chosen[(enc, op)]
         flds = used.get((enc, op), [])
         allf = list(fields_for(gen, enc))
@@ -260,7 +276,7 @@ def probe_target(mcpu, objdump):
         fixed = [[f[1], f[2]] for f in allf if f not in flds] + [list(b) for b in badmods.get((enc, op), [])]
         fixed = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in fixed]
         ign = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in ignored.get((enc, op), [])]
-        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign]
+        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign] + ([notes[(enc, op)]] if (enc, op) in notes else [])
     return {"fields": fields, "ops": ops}
 
 

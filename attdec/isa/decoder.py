@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from attdec.isa import render
 from attdec.isa.arch import canonical_arch, family_of
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -66,8 +67,11 @@ class Table:
             else:
                 from attdec.isa.render import _parse_sig
                 fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
-                ignored = frozenset(b for b, w, v in (raw[2] if len(raw) > 2 else ()))
-                self._sig[key] = hit = (fixed, _parse_sig(raw[1]), ignored)
+                ignored = tuple((b, ((1 << w) - 1) << b) for b, w, v in (raw[2] if len(raw) > 2 else ()))
+                parts = _parse_sig(raw[1])
+                has_sdst = any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
+                notes = raw[3] if len(raw) > 3 else {}
+                self._sig[key] = hit = (fixed, parts, ignored, has_sdst, notes)
         return hit or None
 
 
@@ -171,7 +175,6 @@ def _unknown(addr: int, w0: int) -> Instruction:
 
 def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     """Decode the instruction whose first dword is words[i] (n = number of dwords available)."""
-    from attdec.isa import render
     w0 = words[i]
     fam = tab.family
     enc = ENCODING_OF[fam](w0)
@@ -257,6 +260,7 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
         mnem, operands = render.render(mnem, enc, ext, ws, fam, tab, sub, sig)
     except Exception:  # rendering must never break the walk
         operands = ""
+    operands = operands.strip()
     text = f"{mnem} {operands}" if operands else mnem
     return Instruction(addr, size, mnem, operands, text, target, "", enc, ws)
 
@@ -280,10 +284,14 @@ def disassemble(code: bytes, arch: str, vaddr: int = 0) -> list[Instruction]:
     i = 0
     fam = tab.family
     classify = _category_of()
+    cats = {}
     while i < n:
         ins = decode_one(words, i, n, vaddr + 4 * i, tab)
         if classify is not None:
-            ins.category = classify(ins.mnemonic, fam)
+            c = cats.get(ins.mnemonic)
+            if c is None:
+                c = cats[ins.mnemonic] = classify(ins.mnemonic, fam)
+            ins.category = c
         out.append(ins)
         i += ins.size // 4
     return out

@@ -240,13 +240,13 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         return mnem, vopd_text(mnem, sub, ws, fam)
     if sig_entry is None:
         return mnem, ""
-    zero, parts, ignored = sig_entry
+    zero, parts, ignored, has_sdst, notes = sig_entry
     f = Fields(ws)
     keep = (14, 59, 60) if enc == "VOP3P" or (fam == "gfx9" and (ws[0] >> 23) == 0x1A7) else ()
-    for b in ignored:   # bits LLVM does not print for this opcode
+    for b, mask in ignored:   # fields LLVM does not print for this opcode
         if b not in keep:
-            f.bits &= ~(1 << b)
-    f.ignored = ignored
+            f.bits &= ~mask
+    f.ignored = frozenset(b for b, _ in ignored)
     w0 = ws[0]
     if enc == "SOPP":
         txt = "".join(p for p in parts if isinstance(p, str))
@@ -261,12 +261,14 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
     vop3 = enc in ("VOP3", "VOP3P", "VINTERP")
     mfma = fam == "gfx9" and enc == "VOP3" and mnem.startswith(("v_mfma", "v_smfmac"))
     packed = fam == "gfx9" and enc == "VOP3" and (w0 >> 23) == 0x1A7 and not mfma
-    sd = enc == "VOP3" and "sdst" in fields and any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
+    sd = enc == "VOP3" and has_sdst
     abs_bits = f(8, 3) if vop3 and enc == "VOP3" and not packed and not mfma and not sd else 0
     neg_bits = f(61, 3) if vop3 and not mfma and not packed and enc != "VOP3P" else 0
     opsel = f(11, 4) if vop3 and not mfma and not sd else 0
     if enc == "SMEM":
         return mnem, smem_text(mnem, parts, f, fam, fields)
+    if ext in ("dpp", "dpp8", "sdwa"):
+        return ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields)
     acc = 0
     if fam == "gfx9" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF") and tab.arch != "gfx90a" or \
             tab.arch == "gfx90a" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"):
@@ -305,6 +307,9 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 half = ""
             if comment and v < 256:
                 comment = ""
+            note = notes.get(name)
+            if note and v < 256:
+                comment = note.get("sgpr" if v < 128 else "const", "")
             if mnem.startswith("v_readfirstlane_b32") and 128 <= v < 256 and v not in SPECIAL:
                 comment = "/*Invalid immediate*/"
             if name.startswith("src"):
@@ -349,6 +354,8 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 comment = f"/*Invalid register, operand has '{cls}_{32 * width}_Align2' register class*/"
         out.append(t + half + comment)
     ops = "".join(out)
+    if literal is not None and re.search(r"_(fmamk|fmaak|madmk|madak)_", mnem + "_"):
+        ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{literal:x}", ops, count=1)
     if enc in ("FLAT", "GLOBAL", "SCRATCH") and "_atomic" in mnem and f(16 if fam == "gfx9" else 14, 1):
         dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "data"), 1)
         dw = max(1, dw // 2) if "cmpswap" in mnem else dw
@@ -531,6 +538,11 @@ def smem_text(mnem, parts, f, fam, fields):
     if not any(not isinstance(p, str) for p in parts) and "".join(parts).strip() == "":
         return ""
     regs = []
+    if fam == "gfx9" and not any(not isinstance(p, str) and p[0] == "sbase" for p in parts):
+        for p in parts:
+            if not isinstance(p, str):
+                regs.append(scalar_name(f(*fields[p[0]]), p[2], fam))
+        return ", ".join(regs)
     for p in parts:
         if isinstance(p, str):
             continue
@@ -634,6 +646,128 @@ MODS = {"MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": m
 
 
 # ---------------------------------------------------------------------------------------------
+# DPP16 / DPP8 / SDWA forms
+SDWA_SEL = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
+SDWA_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
+
+
+def dpp_ctrl_text(c: int, fam: str, arch: str) -> str | None:
+    if c <= 0xFF:
+        return "quad_perm:[" + ",".join(str((c >> (2 * i)) & 3) for i in range(4)) + "]"
+    for base, name in ((0x100, "row_shl"), (0x110, "row_shr"), (0x120, "row_ror")):
+        if base < c <= base + 0xF:
+            return f"{name}:{c - base}"
+    if c == 0x140:
+        return "row_mirror"
+    if c == 0x141:
+        return "row_half_mirror"
+    if fam == "gfx9":
+        named = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
+                 0x142: "row_bcast:15", 0x143: "row_bcast:31"}
+        if c in named:
+            return named[c]
+        if arch != "gfx942" and arch != "gfx950" and 0x150 <= c <= 0x15F:
+            return f"row_newbcast:{c - 0x150}"
+        if arch in ("gfx942", "gfx950") and 0x150 <= c <= 0x15F:
+            return f"row_newbcast:{c - 0x150}"
+        return None
+    if 0x150 <= c <= 0x15F:
+        return f"row_share:{c - 0x150}"
+    if 0x160 <= c <= 0x16F:
+        return f"row_xmask:{c - 0x160}"
+    return None
+
+
+def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
+    """VOP1/VOP2/VOPC (and gfx11+ VOP3) with a DPP16, DPP8 or SDWA dword."""
+    d = ws[-1]
+    vop3 = enc in ("VOP3", "VOP3P")
+    base = mnem[:-4] if mnem.endswith("_e32") else mnem
+    if vop3 and not base.endswith("_e64"):
+        base += "_e64"
+    out_m = base + ("_sdwa" if ext == "sdwa" else "_dpp")
+    src0_reg = d & 0xFF
+    sdwa_sgpr = ext == "sdwa" and (d >> 23) & 1
+    out = []
+    for p in parts:
+        if isinstance(p, str):
+            out.append(p)
+            continue
+        name, kind, width, half, comment = p
+        v = f(*fields[name])
+        if name == "src0":
+            t = scalar_name(src0_reg, width, fam) if sdwa_sgpr else reg_range("v", src0_reg, width)
+        elif name in ("src1", "src2") and vop3:
+            t = src_text(v, width, fam, None)
+        elif name == "vsrc1" and ext == "sdwa" and (d >> 31) & 1:
+            t = scalar_name(v, width, fam)
+        elif kind == "s":
+            t = scalar_name(v, width, fam) or str(v)
+        else:
+            t = reg_range(kind, v, width)
+        if vop3 and name in ("src0", "src1", "src2") and enc == "VOP3":
+            i = int(name[-1])
+            if f(8 + i, 1):
+                t = f"|{t}|"
+            if f(61 + i, 1):
+                t = f"neg({t})" if re.match(r"-?\d+$|0x", t) else "-" + t
+        if name in ("src0", "vsrc1", "src1") and not vop3:
+            i = 0 if name == "src0" else 1
+            if ext == "sdwa":
+                if (d >> (19 + 8 * i)) & 1:
+                    t = f"sext({t})"
+                neg, ab = (d >> (20 + 8 * i)) & 1, (d >> (21 + 8 * i)) & 1
+            elif ext == "dpp":
+                neg, ab = (d >> (20 + 2 * i)) & 1, (d >> (21 + 2 * i)) & 1
+            else:
+                neg = ab = 0
+            if ab:
+                t = f"|{t}|"
+            if neg:
+                t = "-" + t
+        out.append(t + (half if half and not vop3 else ""))
+    ops = "".join(out)
+    if ext == "sdwa" and enc == "VOPC" and (d >> 15) & 1:
+        ops = ops.replace("vcc", scalar_name((d >> 8) & 0x7F, 2, fam), 1)
+    mods = ""
+    if ext == "sdwa":
+        if (d >> 13) & 1:
+            mods += " clamp"
+        omod = (d >> 14) & 3
+        if omod and enc != "VOPC":
+            mods += (" mul:2", " mul:4", " div:2")[omod - 1]
+        if enc != "VOPC":
+            ds, du = (d >> 8) & 7, (d >> 11) & 3
+            mods += f" dst_sel:{SDWA_SEL[ds] if ds < 7 else ds} dst_unused:{SDWA_UNUSED[du] if du < 3 else du}"
+        s0 = (d >> 16) & 7
+        mods += f" src0_sel:{SDWA_SEL[s0] if s0 < 7 else s0}"
+        if enc != "VOP1":
+            s1 = (d >> 24) & 7
+            mods += f" src1_sel:{SDWA_SEL[s1] if s1 < 7 else s1}"
+        return out_m, ops + mods
+    if vop3:
+        mods = MODS_VOP3_EXT(mnem, f, fam)
+    if ext == "dpp8":
+        sel = ",".join(str((d >> (8 + 3 * i)) & 7) for i in range(8))
+        fi = (ws[0] & 0x1FF if not vop3 else (ws[1] & 0x1FF)) == 234
+        return out_m, ops + mods + f" dpp8:[{sel}]" + (" fi:1" if fi else "")
+    ctrl = dpp_ctrl_text((d >> 8) & 0x1FF, fam, tab.arch)
+    if ctrl is None:
+        return out_m, ops + mods + f" /* invalid dpp_ctrl 0x{(d >> 8) & 0x1FF:x} */"
+    txt = f" {ctrl} row_mask:0x{d >> 28:x} bank_mask:0x{(d >> 24) & 0xF:x}"
+    if (d >> 19) & 1:
+        txt += " bound_ctrl:1"
+    if fam != "gfx9" and (d >> 18) & 1:
+        txt += " fi:1"
+    return out_m, ops + mods + txt
+
+
+def MODS_VOP3_EXT(mnem, f, fam):
+    out = " clamp" * f(15, 1)
+    omod = f(59, 2)
+    return out + ((" mul:2", " mul:4", " div:2")[omod - 1] if omod else "")
+
+
 def vopd_text(xm, ym, ws, fam):
     """`v_dual_X ... :: v_dual_Y ...` (the X mnemonic is returned as the instruction's mnemonic)."""
     w0, w1 = ws[0], ws[1]
