@@ -45,7 +45,7 @@ def run_safe(objdump, mcpu, mach, words, crashed):
     except subprocess.CalledProcessError:
         if len(words) == 1:
             crashed.append(words[0])
-            return [None]
+            return ["crash"]
         h = len(words) // 2
         return run_safe(objdump, mcpu, mach, words[:h], crashed) + run_safe(objdump, mcpu, mach, words[h:], crashed)
 
@@ -119,7 +119,7 @@ def main() -> int:
         crashed = []
         res = run_safe(args.objdump, mcpu, mach, words, crashed)
         for w, hit in zip(words, res):
-            if hit is not None:
+            if hit is not None and hit != "crash":
                 rows.append([mcpu, " ".join(f"{x:08x}" for x in w), hit[1], hit[0]])
         print(mcpu, len(words), "words;", len(crashed), "crash llvm-objdump:",
               " ".join(f"{c[0]:08x}" for c in crashed), file=sys.stderr)

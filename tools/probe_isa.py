@@ -31,7 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ROOT / "attdec/isa/tables"
-SLOT = 16
+SLOT = 32  # bytes per probe: the words, then s_nop padding so a stray dword cannot swallow the next probe
+NOP = {"gfx9": 0xBF800000, "gfx11": 0xBF800000, "gfx12": 0xBF800000}
 
 V = 256  # 9-bit source fields: VGPR n is 256 + n
 
@@ -153,7 +154,7 @@ def run(objdump, mcpu, mach, words_list):
     code = bytearray()
     for ws in words_list:
         blob = b"".join(struct.pack("<I", w & 0xFFFFFFFF) for w in ws)
-        code += blob + b"\0" * (SLOT - len(blob))
+        code += blob + b"\0" * 4 + struct.pack("<I", 0xBF800000) * ((SLOT - len(blob)) // 4 - 1)
     fd, path = tempfile.mkstemp(suffix=".o")
     with os.fdopen(fd, "wb") as f:
         f.write(make_elf(bytes(code), mach))
@@ -168,11 +169,11 @@ def run(objdump, mcpu, mach, words_list):
         m = line.match(ln)
         if m:
             at[int(m.group("addr"), 16)] = (" ".join(m.group("text").split()), 4 * len(m.group("words").split()))
-    return [at.get(i * SLOT, (".long", 4)) for i in range(len(words_list))]
+    return [at.get(i * SLOT) for i in range(len(words_list))]   # None: LLVM never started an instruction there
 
 
 def ok(hit, size):
-    return not hit[0].startswith(".long") and hit[1] == size
+    return hit is not None and not hit[0].startswith(".long") and hit[1] == size
 
 
 def probe_target(mcpu, objdump):
@@ -230,7 +231,7 @@ def probe_target(mcpu, objdump):
         if f[0] == "mod":
             if not good:
                 badmods.setdefault((enc, op), []).append(f[1:3])
-            elif hit[0] == base_text[(enc, op)][0]:
+            elif base_text[(enc, op)] is not None and hit[0] == base_text[(enc, op)][0]:
                 ignored.setdefault((enc, op), []).append(f[1:3])
         elif good:
             used.setdefault((enc, op), []).append(f)
@@ -256,8 +257,10 @@ def probe_target(mcpu, objdump):
     res = run(objdump, mcpu, mach, cands)
     notes = {}
     for (enc, op, name, label), hit in zip(keys, res):
+        if hit is None or hit[0].startswith(".long"):
+            continue
         m = re.search((r"(?<![\w.])1" if label == "const" else r"\bs3") + r"(/\*[^*]*\*/)", hit[0])
-        if m and not hit[0].startswith(".long"):
+        if m:
             notes.setdefault((enc, op), {}).setdefault(name, {})[label] = m.group(1)
     ops, fields = {}, {}
     for (enc, op), hit in zip(keys3, res3):
