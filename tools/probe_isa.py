@@ -81,14 +81,14 @@ MODBITS = {
               "FLAT": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
               "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
               "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
-              "SMEM": [(13, 1, 1), (14, 1, 1), (32, 12, 0x10)],
+              "SMEM": [(13, 1, 1), (14, 1, 1), (32, 21, 0x10)],
               "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 16)] + [(53, 1, 1), (54, 1, 1)]},
     "gfx12": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
               "DS": [(0, 8, 0x10), (8, 8, 0x10)],
-              "VFLAT": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "VGLOBAL": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "VSCRATCH": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "SMEM": [(21, 2, 3), (23, 2, 3), (32, 12, 0x10)],
+              "VFLAT": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "VGLOBAL": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "VSCRATCH": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "SMEM": [(21, 2, 3), (23, 2, 3), (32, 24, 0x10)],
               "VBUFFER": [(72, 12, 0x10), (50, 2, 3), (52, 3, 7), (62, 1, 1), (63, 1, 1)]},
 }
 
@@ -254,12 +254,20 @@ def probe_target(mcpu, objdump):
                 for label, val in (("const", 129), ("sgpr", 3)):
                     cands.append(set_field(ws, f[1], f[2], val))
                     keys.append((enc, op, f[0], label))
+            if f[0] not in ("sdst", "ssrc0", "ssrc1", "sbase", "saddr", "srsrc", "soffset", "rsrc", "sdata"):
+                cands.append(set_field(ws, f[1], f[2], f[3] + 1))   # an odd register: tuple alignment note
+                keys.append((enc, op, f[0], "odd"))
     res = run(objdump, mcpu, mach, cands)
     notes = {}
     for (enc, op, name, label), hit in zip(keys, res):
         if hit is None or hit[0].startswith(".long"):
             continue
-        m = re.search((r"(?<![\w.])1" if label == "const" else r"\bs3") + r"(/\*[^*]*\*/)", hit[0])
+        if label == "odd":
+            val = next(f[3] + 1 for f in used[(enc, op)] if f[0] == name) % 256
+            pat = r"\b[va]\[%d:\d+\]" % val
+        else:
+            pat = r"(?<![\w.])1" if label == "const" else r"\bs3"
+        m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
         if m:
             notes.setdefault((enc, op), {}).setdefault(name, {})[label] = m.group(1)
     ops, fields = {}, {}

@@ -51,7 +51,7 @@ def literal_bits(mnem: str) -> int:
     """Width of a literal constant as LLVM prints it: 16 when the source type is 16-bit."""
     base = re.sub(r"_(e32|e64|dpp|sdwa)$", "", mnem)
     types = [t for t in base.split("_")[1:] if TYPE.match(t)]
-    if not types or mnem.startswith(("v_pk_", "v_cvt_pk", "v_dot", "v_wmma", "v_swmmac", "v_mfma")):
+    if not types or mnem.startswith(("v_pk_", "v_cvt_pk", "v_dot", "v_wmma", "v_swmmac", "v_mfma")) or "_pk_" in mnem:
         return 32
     if mnem.startswith("s_"):
         return 16 if types[-1] == "f16" else 32
@@ -90,7 +90,7 @@ def src_text(v: int, width: int, fam: str, literal: int | None, kind: str = "v")
 class Fields:
     """Bit-field access over an instruction's dwords."""
 
-    __slots__ = ("bits", "ignored")
+    __slots__ = ("bits", "ignored", "sgpr_opsel", "vdst_v")
 
     def __init__(self, ws):
         self.ignored = frozenset()
@@ -174,6 +174,11 @@ MSG_GFX9 = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE"
             10: "MSG_GET_DOORBELL", 11: "MSG_GET_DDID", 15: "MSG_SYSMSG"}
 
 
+MSG_RTN = {128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
+           131: "MSG_RTN_GET_REALTIME", 132: "MSG_RTN_SAVE_WAVE", 133: "MSG_RTN_GET_TBA",
+           134: "MSG_RTN_GET_TBA_TO_PC", 135: "MSG_RTN_GET_SE_AID_ID"}
+
+
 def sendmsg_text(imm: int, fam: str) -> str:
     if fam == "gfx9":
         msg, rest = imm & 0xF, imm >> 4
@@ -250,7 +255,9 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
     w0 = ws[0]
     if enc == "SOPP":
         txt = "".join(p for p in parts if isinstance(p, str))
-        return mnem, simm16_text(mnem, txt, w0 & 0xFFFF, fam) if txt else ""
+        if not txt:   # LLVM shows an immediate the opcode does not use only when it is not zero
+            return mnem, str(w0 & 0xFFFF) if w0 & 0xFFFF else ""
+        return mnem, simm16_text(mnem, txt, w0 & 0xFFFF, fam)
     fields = tab.fields.get(enc, {})
     literal = None
     nbase = 1 if enc in ("SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC") else 2
@@ -273,7 +280,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
     if fam == "gfx9" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF") and tab.arch != "gfx90a" or \
             tab.arch == "gfx90a" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"):
         acc = (w0 >> 25) & 1 if enc == "DS" else (f(55, 1) if enc in ("FLAT", "GLOBAL", "SCRATCH") else f(55, 1))
-    out, nsrc, t16 = [], 0, False
+    out, nsrc, t16, sgpr_opsel = [], 0, False, False
     for p in parts:
         if isinstance(p, str):
             out.append(p)
@@ -281,6 +288,9 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         name, kind, width, half, comment = p
         lsb, nb = fields[name]
         v = f(lsb, nb)
+        if name == "ssrc0" and mnem.startswith("s_sendmsg_rtn"):
+            out.append(f"sendmsg({MSG_RTN[v]})" if v in MSG_RTN else f"sendmsg({v}, 0, 0)")
+            continue
         if name in ("src0", "src1", "src2", "ssrc0", "ssrc1"):
             k = kind
             if mfma and name in ("src0", "src1"):
@@ -293,7 +303,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
             if half:
                 t16 = True
             if v >= 256 and width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
-                comment = f"/*Invalid register, operand has 'VS_{32 * width}_Align2' register class*/"
+                comment = (notes.get(name) or {}).get("odd", "")
             if half and v >= 256:
                 if enc in ("VOP1", "VOP2", "VOPC"):
                     n = v - 256
@@ -315,12 +325,14 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
             if name.startswith("src"):
                 i = int(name[-1])
                 nsrc = max(nsrc, i + 1)
-                if comment:
-                    t, comment = t + comment, ""
+                if comment or half:
+                    t, comment, half = t + half + comment, "", ""
                 if (abs_bits >> i) & 1:
                     t = f"|{t}|"
                 if (neg_bits >> i) & 1:
-                    t = f"neg({t})" if re.match(r"-?\d+$|0x", t) else "-" + t
+                    t = f"neg({t})" if 128 <= v <= 255 and not (abs_bits >> i) & 1 else "-" + t
+                if t16 and v < 256 and (opsel >> i) & 1:
+                    sgpr_opsel = True
         elif name == "sbase":
             t = scalar_name(2 * v, width, fam) or str(v)
         elif name == "srsrc":
@@ -348,20 +360,25 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 t16 = True
             t = reg_range(k, v, width)
             if width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
-                cls = "AReg" if k == "a" else "VReg"
-                if name == "vdst" and tab.arch != "gfx90a" and re.search(r"read|load", mnem):
-                    cls = "AV"
-                comment = f"/*Invalid register, operand has '{cls}_{32 * width}_Align2' register class*/"
+                comment = (notes.get(name) or {}).get("odd", "")
+                if k == "a":
+                    comment = comment.replace("'VReg_", "'AReg_")
         out.append(t + half + comment)
     ops = "".join(out)
     if literal is not None and re.search(r"_(fmamk|fmaak|madmk|madak)_", mnem + "_"):
         ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{literal:x}", ops, count=1)
+    if enc in ("VFLAT", "VGLOBAL", "VSCRATCH") and "_atomic" in mnem and f(52, 1):
+        dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "vsrc"), 1)
+        dw = max(1, dw // 2) if "cmpswap" in mnem else dw
+        ops = reg_range("v", f(32, 8), dw) + ", " + ops
     if enc in ("FLAT", "GLOBAL", "SCRATCH") and "_atomic" in mnem and f(16 if fam == "gfx9" else 14, 1):
         dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "data"), 1)
         dw = max(1, dw // 2) if "cmpswap" in mnem else dw
         ops = reg_range("a" if acc else "v", f(56, 8), dw) + ", " + ops
     if enc == "SOPK":
         ops = _sopk(mnem, ops, w0 & 0xFFFF, fam, literal)
+    f.sgpr_opsel = sgpr_opsel
+    f.vdst_v = any(not isinstance(p, str) and p[0] == "vdst" and p[1] == "v" for p in parts)
     mods = MODS.get(enc)
     if enc == "VOP3":
         mods = mods_gfx9_vop3 if fam == "gfx9" else mods_vop3
@@ -394,10 +411,14 @@ def _bits_list(bits: int, n: int) -> str:
 
 def mods_vop3(mnem, f, fam, nsrc, t16, opsel, tab):
     out = ""
-    if fam != "gfx9" and opsel and not t16:
+    if t16 and getattr(f, "sgpr_opsel", False):
+        n = nsrc + (1 if f.vdst_v else 0)
+        bits = (opsel & ((1 << nsrc) - 1)) | (((opsel >> 3) & 1) << nsrc if f.vdst_v else 0)
+        out += " op_sel:" + _bits_list(bits, n)
+    elif fam != "gfx9" and opsel and not t16:
         out += " op_sel:" + _bits_list(opsel & ((1 << nsrc) - 1) | ((opsel >> 3) & 1) << nsrc, nsrc + 1)
     elif fam == "gfx9" and opsel:
-        out += " op_sel:" + _bits_list(opsel & ((1 << nsrc) - 1) | ((opsel >> 3) & 1) << nsrc, nsrc + 1)
+        out += " op_sel:" + _bits_list(opsel, 4)
     if f(15, 1):
         out += " clamp"
     omod = f(59, 2)
@@ -507,7 +528,7 @@ TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LO
 TH_STORE = ("", "TH_STORE_NT", "TH_STORE_HT", "TH_STORE_WB", "TH_STORE_NT_RT", "TH_STORE_RT_NT",
             "TH_STORE_NT_HT", "TH_STORE_NT_WB")
 TH_ATOMIC = ("", "TH_ATOMIC_RETURN", "TH_ATOMIC_NT", "TH_ATOMIC_NT_RETURN", "TH_ATOMIC_CASCADE_RT",
-             "TH_ATOMIC_CASCADE_RT_RETURN", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_CASCADE_NT_RETURN")
+             "TH_ATOMIC_0x5", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_0x7")
 SCOPES = ("", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 
 
