@@ -56,6 +56,10 @@ def test_branch_target_and_waitcnt_fields():
     assert waitcnt_fields(0xC07F, "gfx9") == {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 0}
     assert waitcnt_fields(0x0007, "gfx11") == {"vmcnt": 0, "expcnt": 7, "lgkmcnt": 0}
     assert disassemble(bytes.fromhex("7fc08cbf"), "gfx942", 0)[0].text == "s_waitcnt lgkmcnt(0)"
+    split = disassemble(bytes.fromhex("0102c8bf"), "gfx1201", 0)[0]
+    assert (split.text, waitcnt_fields(split, "gfx12")) == ("s_wait_loadcnt_dscnt 0x201", {"loadcnt": 2, "dscnt": 1})
+    vs = disassemble(bytes.fromhex("03007cbc"), "gfx1100", 0)[0]
+    assert (vs.text, waitcnt_fields(vs, "gfx11")) == ("s_waitcnt_vscnt null, 0x3", {"vscnt": 3})
     assert disassemble(bytes.fromhex("f70389bf"), "gfx1100", 0)[0].text == "s_waitcnt vmcnt(0)"
 
 

@@ -144,8 +144,24 @@ def delay_alu_text(imm: int) -> str:
     return " | ".join(out) if out else "0"
 
 
-def waitcnt_fields(imm: int, family: str) -> dict:
-    """Decode an `s_waitcnt` simm16 into {counter: value} (all three counters; max = no wait)."""
+def waitcnt_fields(inst, family: str) -> dict:
+    """{counter: count} a wait instruction waits for (a counter at its maximum means "no wait").
+
+    `inst` is an Instruction (any wait: s_waitcnt, the gfx10/11 SOPK s_waitcnt_<cnt>, the gfx12
+    s_wait_<cnt> family) or a raw `s_waitcnt` simm16. Non-wait instructions give {}.
+    """
+    if not isinstance(inst, int):
+        m, imm = inst.mnemonic, inst.words[0] & 0xFFFF if inst.words else 0
+        if m == "s_waitcnt":
+            return waitcnt_fields(imm, family)
+        if m in ("s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt"):
+            return {m[len("s_waitcnt_"):]: imm}
+        if m in ("s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"):
+            return {m.split("_")[2]: (imm >> 8) & 0x3F, "dscnt": imm & 0x3F}
+        if m.startswith("s_wait_") and m.endswith("cnt"):
+            return {m[len("s_wait_"):]: imm}
+        return {}
+    imm = inst
     if family == "gfx9":
         return {"vmcnt": (imm & 0xF) | ((imm >> 10) & 0x30), "expcnt": (imm >> 4) & 7, "lgkmcnt": (imm >> 8) & 0xF}
     return {"vmcnt": (imm >> 10) & 0x3F, "expcnt": imm & 7, "lgkmcnt": (imm >> 4) & 0x3F}
