@@ -132,15 +132,16 @@ DELAY_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
 
 def delay_alu_text(imm: int) -> str:
     id0, skip, id1 = imm & 0xF, (imm >> 4) & 7, (imm >> 7) & 0xF
-    if id0 >= len(DELAY_ID) or skip >= len(DELAY_SKIP) or id1 >= len(DELAY_ID):
+    if imm >> 11:
         return f"0x{imm:x}"
+    bad_id, bad_skip = "/* invalid instid value */", "/* invalid instskip value */"
     out = []
     if id0:
-        out.append(f"instid0({DELAY_ID[id0]})")
+        out.append(f"instid0({DELAY_ID[id0] if id0 < len(DELAY_ID) else bad_id})")
     if skip:
-        out.append(f"instskip({DELAY_SKIP[skip]})")
+        out.append(f"instskip({DELAY_SKIP[skip] if skip < len(DELAY_SKIP) else bad_skip})")
     if id1:
-        out.append(f"instid1({DELAY_ID[id1]})")
+        out.append(f"instid1({DELAY_ID[id1] if id1 < len(DELAY_ID) else bad_id})")
     return " | ".join(out) if out else "0"
 
 
@@ -381,6 +382,12 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                     comment = comment.replace("'VReg_", "'AReg_")
         out.append(t + half + comment)
     ops = "".join(out)
+    if enc in ("LDSDIR", "VDSDIR"):
+        ops = re.sub(r"attr\d+\.[xyzw]", f"attr{f(10, 6)}.{'xyzw'[f(8, 2)]}", ops)
+    if mnem.startswith("s_sendmsg_rtn"):
+        v = w0 & 0xFF
+        name = MSG_RTN.get(v) or ("MSG_DEALLOC_VGPRS" if v == 3 and fam != "gfx9" else MSG_GFX11.get(v))
+        ops = re.sub(r"sendmsg\([^)]*\)", f"sendmsg({name})" if name else f"sendmsg({v}, 0, 0)", ops)
     if literal is not None and re.search(r"_(fmamk|fmaak|madmk|madak)_", mnem + "_"):
         ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{literal:x}", ops, count=1)
     if enc in ("VFLAT", "VGLOBAL", "VSCRATCH") and "_atomic" in mnem and f(52, 1):
@@ -607,6 +614,8 @@ def smem_text(mnem, parts, f, fam, fields):
             tail = "null" if off == 0 and fam == "gfx11" else offs
         else:
             tail = scalar_name(so, 1, fam) + (f" offset:{offs}" if off else "")
+        if mnem.startswith("s_atc_probe"):
+            regs = [str(f(6, 7))] + regs[1:]
         if mnem.startswith(("s_prefetch", "s_buffer_prefetch")):
             regs = [r for p, r in zip([p for p in parts if not isinstance(p, str)], regs) if p[0] != "sdata"]
             return ", ".join(regs + [offs, scalar_name(so, 1, fam) or str(so), str(f(6, 7))])
@@ -677,7 +686,13 @@ def mods_vimage(mnem, f, fam, nsrc, t16, opsel, tab):
     return out + f" dim:{DIMS[f(0, 3)]}"
 
 
-MODS = {"MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
+def mods_ldsdir(mnem, f, fam, nsrc, t16, opsel, tab):
+    if fam == "gfx12":
+        return f" wait_va_vdst:{f(16, 4)} wait_vm_vsrc:{f(23, 1)}"
+    return f" wait_vdst:{f(16, 4)}"
+
+
+MODS = {"LDSDIR": mods_ldsdir, "VDSDIR": mods_ldsdir, "MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
         "VSAMPLE": mods_vimage, "VOP3": None, "VINTERP": mods_vinterp, "VOP3P": mods_vop3p, "DS": mods_ds, "FLAT": mods_flat, "GLOBAL": mods_flat,
         "SCRATCH": mods_flat, "VFLAT": mods_vflat, "VGLOBAL": mods_vflat, "VSCRATCH": mods_vflat}
 
