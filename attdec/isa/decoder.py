@@ -37,6 +37,26 @@ class Instruction:
     def is_unknown(self) -> bool:
         return not self.encoding
 
+    @property
+    def flow(self) -> str | None:
+        """How the instruction changes control flow (see `flow_of`), None when it falls through."""
+        return flow_of(self.mnemonic)
+
+
+def flow_of(mnemonic: str) -> str | None:
+    """'jump' (s_branch), 'branch' (s_cbranch_*: taken or falls through), 'call' (s_call_b64 direct,
+    s_swappc_b64 indirect), 'indirect' (s_setpc_b64), 'return' (s_rfe_b64), 'end' (s_endpgm*),
+    'trap' (s_trap), 'pc' (s_getpc_b64 reads the PC), or None."""
+    if mnemonic == "s_branch":
+        return "jump"
+    if mnemonic.startswith("s_cbranch_"):
+        return "branch"
+    return _FLOW.get(mnemonic) or ("end" if mnemonic.startswith("s_endpgm") else None)
+
+
+_FLOW = {"s_call_b64": "call", "s_swappc_b64": "call", "s_setpc_b64": "indirect", "s_rfe_b64": "return",
+         "s_trap": "trap", "s_getpc_b64": "pc"}
+
 
 class Table:
     """One target's opcode tables: encoding -> (op lsb, op mask, {op: (mnemonic, template size)})."""
