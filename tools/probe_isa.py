@@ -270,6 +270,25 @@ def probe_target(mcpu, objdump):
         m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
         if m:
             notes.setdefault((enc, op), {}).setdefault(name, {})[label] = m.group(1)
+    # pass 5: does LLVM accept the opcode with a DPP16 / SDWA / DPP8 extension dword?
+    # "ok" = decoded as the extended form, "plain" = the marker is ignored (base-size instruction),
+    # absent = rejected (.long).
+    cands, keys = [], []
+    ext_markers = [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("sdwa", 249, 0x06060600),
+                   ("sdwa_negabs", 249, 0x36360600), ("sdwa_sext", 249, 0x0E0E0600)] if gen == "gfx9" else \
+        [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("dpp8", 233, 0x00FAC688)]
+    for (enc, op), (ws, mn, size) in chosen.items():
+        if enc in ("VOP1", "VOP2", "VOPC") or (enc in ("VOP3", "VOP3P") and gen != "gfx9"):
+            for ext, marker, dword in ext_markers:
+                w = set_field(ws, 32 if enc in ("VOP3", "VOP3P") else 0, 9, marker)
+                cands.append(list(w[:2 if enc in ("VOP3", "VOP3P") else 1]) + [dword | 5])
+                keys.append((enc, op, ext, size))
+    res = run(objdump, mcpu, mach, cands)
+    exts = {}
+    for (enc, op, ext, size), hit in zip(keys, res):
+        if hit is None or hit[0].startswith(".long"):
+            continue
+        exts.setdefault((enc, op), {})[ext] = "ok" if hit[1] > size else "plain"
     ops, fields = {}, {}
     for (enc, op), hit in zip(keys3, res3):
         ws, mn, size = chosen[(enc, op)]
@@ -287,7 +306,8 @@ def probe_target(mcpu, objdump):
         fixed = [[f[1], f[2]] for f in allf if f not in flds] + [list(b) for b in badmods.get((enc, op), [])]
         fixed = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in fixed]
         ign = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in ignored.get((enc, op), [])]
-        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign] + ([notes[(enc, op)]] if (enc, op) in notes else [])
+        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign, notes.get((enc, op), {}),
+                                       exts.get((enc, op), {})]
     return {"fields": fields, "ops": ops}
 
 

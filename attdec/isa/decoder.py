@@ -91,7 +91,7 @@ class Table:
                 parts = _parse_sig(raw[1])
                 has_sdst = any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
                 notes = raw[3] if len(raw) > 3 else {}
-                self._sig[key] = hit = (fixed, parts, ignored, has_sdst, notes)
+                self._sig[key] = hit = (fixed, parts, ignored, has_sdst, notes, raw[4] if len(raw) > 4 else {})
         return hit or None
 
 
@@ -188,6 +188,14 @@ BRANCHES = frozenset(("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch
                       "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user", "s_call_b64"))
 
 
+def _sdwa_ok(enc: str, d: int) -> bool:
+    """SDWA dword fields LLVM accepts: selects 0-6, dst_unused 0-2, no sext together with neg/abs."""
+    sels = [(d >> 16) & 7, (d >> 24) & 7] + ([(d >> 8) & 7] if enc != "VOPC" else [])
+    if any(x > 6 for x in sels) or (enc != "VOPC" and (d >> 11) & 3 == 3):
+        return False
+    return not any((d >> (19 + 8 * k)) & 1 and (d >> (20 + 8 * k)) & 3 for k in (0, 1))
+
+
 def _unknown(addr: int, w0: int) -> Instruction:
     t = f".long 0x{w0:08x}"
     return Instruction(addr, 4, ".long", f"0x{w0:08x}", t, None, "", "", (w0,))
@@ -262,11 +270,28 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
             hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
             if hit and hit[0].startswith("v_mfma_"):
                 size, mnem, ext = 16, "v_mfma_scale_" + hit[0][len("v_mfma_"):], "scale"
+    sig = tab.sig(enc, op) if sub is None else None
+    if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
+        key = ext
+        if enc in ("VOP1", "VOP2", "VOPC") and ext != "dpp8" and i + 1 < n:
+            d = words[i + 1]
+            if ext == "dpp" and (d >> 20) & 0xF:
+                key = "dpp_negabs"
+            elif ext == "sdwa" and d & 0x30300000:
+                key = "sdwa_negabs"
+            elif ext == "sdwa" and d & 0x08080000:
+                key = "sdwa_sext"
+        how = sig[5].get(key)           # what LLVM does with this opcode + extension (tools/probe_isa.py)
+        if how is None:
+            return _unknown(addr, w0)
+        if how == "plain":
+            size, ext = max(tsize, base), ""
+        elif ext == "sdwa" and i + 1 < n and not _sdwa_ok(enc, words[i + 1]):
+            return _unknown(addr, w0)
     nw = size // 4
     if i + nw > n:
         return _unknown(addr, w0)
     ws = tuple(words[i:i + nw])
-    sig = tab.sig(enc, op) if sub is None else None
     if sig is not None and sig[0]:
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
         for lsb, mask, value in sig[0]:   # LLVM rejects words whose unused fields differ from the default

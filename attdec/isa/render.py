@@ -262,7 +262,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         return mnem, vopd_text(mnem, sub, ws, fam)
     if sig_entry is None:
         return mnem, ""
-    zero, parts, ignored, has_sdst, notes = sig_entry
+    zero, parts, ignored, has_sdst, notes, _exts = sig_entry
     f = Fields(ws)
     keep = (14, 59, 60) if enc == "VOP3P" or (fam == "gfx9" and (ws[0] >> 23) == 0x1A7) else ()
     for b, mask in ignored:   # fields LLVM does not print for this opcode
@@ -738,6 +738,8 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
     if vop3 and not base.endswith("_e64"):
         base += "_e64"
     out_m = base + ("_sdwa" if ext == "sdwa" else "_dpp")
+    if enc == "VOPC" and fam != "gfx9" and ext != "sdwa":
+        out_m = base   # LLVM prints gfx11+ VOPC DPP without the _dpp suffix
     src0_reg = d & 0xFF
     sdwa_sgpr = ext == "sdwa" and (d >> 23) & 1
     out = []
@@ -757,6 +759,17 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
             t = scalar_name(v, width, fam) or str(v)
         else:
             t = reg_range(kind, v, width)
+        if half:
+            if vop3:
+                idx = 3 if name == "vdst" else int(name[-1]) if name[-1].isdigit() else 0
+                half = ".h" if (f(11, 4) >> idx) & 1 else ".l"
+            elif kind == "v" and name != "src0" and v >= 128:
+                t, half = reg_range("v", v - 128, width), ".h"
+            else:
+                half = ".l"
+            if not t.startswith("v"):
+                half = ""
+            t, half = t + half, ""
         if vop3 and name in ("src0", "src1", "src2") and enc == "VOP3":
             i = int(name[-1])
             if f(8 + i, 1):
@@ -777,13 +790,13 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
                 t = f"|{t}|"
             if neg:
                 t = "-" + t
-        out.append(t + (half if half and not vop3 else ""))
+        out.append(t)
     ops = "".join(out)
     if ext == "sdwa" and enc == "VOPC" and (d >> 15) & 1:
         ops = ops.replace("vcc", scalar_name((d >> 8) & 0x7F, 2, fam), 1)
     mods = ""
     if ext == "sdwa":
-        if (d >> 13) & 1:
+        if (d >> 13) & 1 and enc != "VOPC":
             mods += " clamp"
         omod = (d >> 14) & 3
         if omod and enc != "VOPC":
@@ -804,6 +817,10 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
         fi = (ws[0] & 0x1FF if not vop3 else (ws[1] & 0x1FF)) == 234
         return out_m, ops + mods + f" dpp8:[{sel}]" + (" fi:1" if fi else "")
     ctrl = dpp_ctrl_text((d >> 8) & 0x1FF, fam, tab.arch)
+    gone = {0x130: "wave_shl", 0x134: "wave_rol", 0x138: "wave_shr", 0x13C: "wave_ror", 0x142: "row_bcast",
+            0x143: "row_bcast"}
+    if ctrl is None and fam != "gfx9" and (d >> 8) & 0x1FF in gone:
+        ctrl = f"/* {gone[(d >> 8) & 0x1FF]} is not supported starting from GFX10 */"
     if ctrl is None:
         return out_m, ops + mods + f" /* invalid dpp_ctrl 0x{(d >> 8) & 0x1FF:x} */"
     txt = f" {ctrl} row_mask:0x{d >> 28:x} bank_mask:0x{(d >> 24) & 0xF:x}"
