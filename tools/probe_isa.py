@@ -266,7 +266,7 @@ def probe_target(mcpu, objdump):
             val = next(f[3] + 1 for f in used[(enc, op)] if f[0] == name) % 256
             pat = r"\b[va]\[%d:\d+\]" % val
         else:
-            pat = r"(?<![\w.])1" if label == "const" else r"\bs3"
+            pat = r"(?<![\w.])1" if label == "const" else r"\bs(?:3|\[\d+:\d+\])"
         m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
         if m:
             notes.setdefault((enc, op), {}).setdefault(name, {})[label] = m.group(1)

@@ -759,6 +759,8 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
             t = scalar_name(v, width, fam) or str(v)
         else:
             t = reg_range(kind, v, width)
+        if t.startswith("v[") and (int(t[2:t.index(":")]) & 1) and tab.arch in ALIGN2:
+            t += f"/*Invalid register, operand has 'VReg_{32 * width}_Align2' register class*/"
         if half:
             if vop3:
                 idx = 3 if name == "vdst" else int(name[-1]) if name[-1].isdigit() else 0
@@ -817,6 +819,8 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
         fi = (ws[0] & 0x1FF if not vop3 else (ws[1] & 0x1FF)) == 234
         return out_m, ops + mods + f" dpp8:[{sel}]" + (" fi:1" if fi else "")
     ctrl = dpp_ctrl_text((d >> 8) & 0x1FF, fam, tab.arch)
+    if tab.arch in ALIGN2 and "_f64" in mnem and not (ctrl or "").startswith("row_newbcast"):
+        ctrl = "/* DP ALU dpp only supports row_newbcast */"
     gone = {0x130: "wave_shl", 0x134: "wave_rol", 0x138: "wave_shr", 0x13C: "wave_ror", 0x142: "row_bcast",
             0x143: "row_bcast"}
     if ctrl is None and fam != "gfx9" and (d >> 8) & 0x1FF in gone:
