@@ -16,7 +16,7 @@ from attdec.isa.decoder import decode_one, table_for
 from tests.conftest import FIXTURES, ROOT, SHARED
 
 # Measured agreement at the time of writing (see docs/isa.md); the test guards against regressions.
-MIN_SIZE, MIN_MNEMONIC, MIN_TEXT = 0.99, 0.99, 0.96
+MIN_SIZE, MIN_MNEMONIC, MIN_TEXT = 0.995, 0.995, 0.975
 
 
 def _agreement():
