@@ -49,7 +49,8 @@ def build_codemap(specs, arch: str) -> CodeMap:
         path, base = parse_code_spec(spec)
         loaded.append((path, base, _read(path)))
     try:
-        from attdec.isa import disassemble, load_code_object
+        from attdec.decoders.walkisa import disassemble_for_walk as disassemble
+        from attdec.isa import load_code_object
     except ImportError:
         raise AttdecError("the ISA layer (attdec.isa) is not available in this build; decode without --code") from None
     for path, base, data in loaded:
