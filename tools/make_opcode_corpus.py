@@ -67,7 +67,7 @@ def main() -> int:
         gen, formats = eo.generation(mcpu)
         mach = next(k for k, v in MACH_TO_GPU.items() if v == mcpu)
         table = json.loads((P.TABLES / f"{mcpu}.json").read_text())
-        sig = json.loads((P.TABLES / f"{mcpu}.sig.json").read_text())
+        sig = json.loads(gzip.decompress((P.TABLES / f"{mcpu}.sig.json.gz").read_bytes()))
         fmt = {f[0]: f for f in formats}
         words = []
         for enc, e in table["encodings"].items():

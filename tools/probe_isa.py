@@ -10,7 +10,7 @@ that enumerate_opcodes.py used (../shared/tools/isa_oracle), then
     an LLVM comment it appended).
 Also flips each modifier bit alone: a bit LLVM rejects must keep the template's value ("fixed"); a bit
 that leaves the text unchanged is not printed for that opcode ("ignored").
-Writes attdec/isa/tables/<table>.sig.json: {"fields": {encoding: {field: [bit, width]}},
+Writes attdec/isa/tables/<table>.sig.json.gz (gzipped JSON): {"fields": {encoding: {field: [bit, width]}},
 "ops": {encoding: {op: [fixed [[bit, width, value]...], signature, ignored [[bit, width, value]...]]}}}.
 The result is a table of facts about the ISA (which fields an opcode reads, operand widths), like the
 AMD XML's operand lists; the renderer fills in the real field values and the encoding's modifier bits.
@@ -20,6 +20,7 @@ AMD XML's operand lists; the renderer fills in the real field values and the enc
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -97,6 +98,15 @@ SDST_VOP3 = re.compile(r"^v_(add|sub|subrev)_co_(ci_)?u32|^v_(addc|subb|subbrev)
                        r"|^v_mad_(co_)?[iu]64_[iu]32")
 
 REG = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+))(\.[lh])?(/\*[^*]*\*/)?")
+
+
+def compact_note(comment: str) -> str:
+    """LLVM's operand note in table form: "imm" for /*Invalid immediate*/, the register class name for
+    /*Invalid register, operand has 'X' register class*/, else the comment itself."""
+    if comment == "/*Invalid immediate*/":
+        return "imm"
+    m = re.fullmatch(r"/\*Invalid register, operand has '(\w+)' register class\*/", comment)
+    return m.group(1) if m else comment
 
 
 def fields_for(gen: str, enc: str):
@@ -269,7 +279,7 @@ def probe_target(mcpu, objdump):
             pat = r"(?<![\w.])1" if label == "const" else r"\bs(?:3|\[\d+:\d+\])"
         m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
         if m:
-            notes.setdefault((enc, op), {}).setdefault(name, {})[label] = m.group(1)
+            notes.setdefault((enc, op), {}).setdefault(name, {})[label] = compact_note(m.group(1))
     # pass 5: does LLVM accept the opcode with a DPP16 / SDWA / DPP8 extension dword?
     # "ok" = decoded as the extended form, "plain" = the marker is ignored (base-size instruction),
     # absent = rejected (.long).
@@ -324,7 +334,8 @@ def main() -> int:
         if args.only and mcpu != args.only:
             continue
         sig = probe_target(mcpu, args.objdump)
-        (TABLES / f"{mcpu}.sig.json").write_text(json.dumps(sig, sort_keys=True, separators=(",", ":")) + "\n")
+        blob = (json.dumps(sig, sort_keys=True, separators=(",", ":")) + "\n").encode()
+        (TABLES / f"{mcpu}.sig.json.gz").write_bytes(gzip.compress(blob, mtime=0))
         print(mcpu, sum(len(v) for v in sig.values()), "opcodes probed", file=sys.stderr)
     return 0
 

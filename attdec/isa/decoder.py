@@ -7,6 +7,7 @@ Never raises on bad words: they become `.long 0x...` of 4 bytes, exactly like ll
 """
 from __future__ import annotations
 
+import gzip
 import json
 import struct
 from dataclasses import dataclass
@@ -70,8 +71,8 @@ class Table:
         for name, e in data["encodings"].items():
             ops = {int(k): (v[0], v[1]) for k, v in e["ops"].items()}
             self.enc[name] = (e["op_lsb"], (1 << e["op_bits"]) - 1, ops)
-        sig_path = TABLES / index[arch].replace(".json", ".sig.json")
-        sig = json.loads(sig_path.read_text()) if sig_path.exists() else {"fields": {}, "ops": {}}
+        sig_path = TABLES / index[arch].replace(".json", ".sig.json.gz")
+        sig = json.loads(gzip.decompress(sig_path.read_bytes())) if sig_path.exists() else {"fields": {}, "ops": {}}
         self.fields = sig["fields"]
         self._sig_raw = sig["ops"]
         self._sig = {}

@@ -1,7 +1,7 @@
 """Operand text, printed the way llvm-objdump 22 prints it.
 
 Operand order, register widths and which field feeds which operand come from the probed signature
-tables (`tables/<target>.sig.json`, made by tools/probe_isa.py); this module formats field values
+tables (`tables/<target>.sig.json.gz`, made by tools/probe_isa.py); this module formats field values
 (register names, inline constants, literals) and each encoding's modifier bits.
 """
 from __future__ import annotations
@@ -15,6 +15,15 @@ SPECIAL = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_ba
            254: "src_lds_direct"}
 ALIGN2 = ("gfx90a", "gfx942", "gfx950")   # even-aligned VGPR tuples
 PLACEHOLDER = re.compile(r"\{(\w+):([vsa]):(\d+):(\.[lh])?(/\*[^*]*\*/)?\}")
+
+
+def note_text(note: str) -> str:
+    """Expand a table note (tools/probe_isa.py compact_note) back into LLVM's comment."""
+    if not note or note.startswith("/*"):
+        return note or ""
+    if note == "imm":
+        return "/*Invalid immediate*/"
+    return f"/*Invalid register, operand has '{note}' register class*/"
 
 
 def reg_range(prefix: str, n: int, width: int) -> str:
@@ -320,7 +329,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
             if half:
                 t16 = True
             if v >= 256 and width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
-                comment = (notes.get(name) or {}).get("odd", "")
+                comment = note_text((notes.get(name) or {}).get("odd", ""))
             if half and v >= 256:
                 if enc in ("VOP1", "VOP2", "VOPC"):
                     n = v - 256
@@ -336,7 +345,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 comment = ""
             note = notes.get(name)
             if note and v < 256:
-                comment = note.get("sgpr" if v < 128 else "const", "")
+                comment = note_text(note.get("sgpr" if v < 128 else "const", ""))
             if mnem.startswith("v_readfirstlane_b32") and 128 <= v < 256 and v not in SPECIAL:
                 comment = "/*Invalid immediate*/"
             if name.startswith("src"):
@@ -377,7 +386,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 t16 = True
             t = reg_range(k, v, width)
             if width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
-                comment = (notes.get(name) or {}).get("odd", "")
+                comment = note_text((notes.get(name) or {}).get("odd", ""))
                 if k == "a":
                     comment = comment.replace("'VReg_", "'AReg_")
         out.append(t + half + comment)
