@@ -63,7 +63,7 @@ def literal_bits(mnem: str) -> int:
     if not types or mnem.startswith(("v_pk_", "v_cvt_pk", "v_dot", "v_wmma", "v_swmmac", "v_mfma")) or "_pk_" in mnem:
         return 32
     if mnem.startswith("s_"):
-        return 16 if types[-1] == "f16" else 32
+        return 16 if types[-1] == "f16" and "_hi_" not in mnem else 32
     return 16 if types[-1].endswith("16") and not types[-1].endswith("_16") else 32
 
 
@@ -141,8 +141,6 @@ DELAY_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
 
 def delay_alu_text(imm: int) -> str:
     id0, skip, id1 = imm & 0xF, (imm >> 4) & 7, (imm >> 7) & 0xF
-    if imm >> 11:
-        return f"0x{imm:x}"
     bad_id, bad_skip = "/* invalid instid value */", "/* invalid instskip value */"
     out = []
     if id0:
@@ -398,7 +396,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         name = MSG_RTN.get(v) or ("MSG_DEALLOC_VGPRS" if v == 3 and fam != "gfx9" else MSG_GFX11.get(v))
         ops = re.sub(r"sendmsg\([^)]*\)", f"sendmsg({name})" if name else f"sendmsg({v}, 0, 0)", ops)
     if literal is not None and re.search(r"_(fmamk|fmaak|madmk|madak)_", mnem + "_"):
-        ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{literal:x}", ops, count=1)
+        ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{ws[-1]:x}", ops, count=1)   # K prints as the whole dword
     if enc in ("VFLAT", "VGLOBAL", "VSCRATCH") and "_atomic" in mnem and f(52, 1):
         dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "vsrc"), 1)
         dw = max(1, dw // 2) if "cmpswap" in mnem else dw
@@ -469,11 +467,8 @@ def mods_vop3p(mnem, f, fam, nsrc, t16, opsel, tab):
     mix = "_mix" in mnem
     if {14, 59, 60} <= f.ignored or (n < 3 and {59, 60} <= f.ignored):
         pass
-    elif mix or hi != (1 << n) - 1:
-        if mix and hi == 0 and fam != "gfx9":
-            pass
-        else:
-            out += " op_sel_hi:" + _bits_list(hi, n)
+    elif (mix and hi) or (not mix and hi != (1 << n) - 1):   # mix ops default to [0,0,0], others to all 1s
+        out += " op_sel_hi:" + _bits_list(hi, n)
     nlo, nhi = f(61, 3) & ((1 << n) - 1), f(8, 3) & ((1 << n) - 1)
     if nlo:
         out += " neg_lo:" + _bits_list(nlo, n)
@@ -795,6 +790,9 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
                 neg, ab = (d >> (20 + 8 * i)) & 1, (d >> (21 + 8 * i)) & 1
             elif ext == "dpp":
                 neg, ab = (d >> (20 + 2 * i)) & 1, (d >> (21 + 2 * i)) & 1
+                types = [x for x in base.split("_")[1:] if TYPE.match(x)]
+                if types and not types[-1].startswith("f"):   # integer ops accept but do not show them
+                    neg = ab = 0
             else:
                 neg = ab = 0
             if ab:
