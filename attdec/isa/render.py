@@ -696,7 +696,18 @@ def mods_ldsdir(mnem, f, fam, nsrc, t16, opsel, tab):
     return f" wait_vdst:{f(16, 4)}"
 
 
-MODS = {"LDSDIR": mods_ldsdir, "VDSDIR": mods_ldsdir, "MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
+def mods_vbuffer(mnem, f, fam, nsrc, t16, opsel, tab):
+    out = ""
+    if mnem.startswith("tbuffer"):
+        fmt = f(55, 7)
+        out += " format:[BUF_FMT_INVALID]" if fmt == 0 else f" format:{fmt}"
+    out += " idxen" * f(63, 1) + " offen" * f(62, 1)
+    off = f(72, 24)
+    out += f" offset:{off}" if off else ""
+    return out + _th_scope(mnem, f(52, 3), f(50, 2))
+
+
+MODS = {"VBUFFER": mods_vbuffer, "LDSDIR": mods_ldsdir, "VDSDIR": mods_ldsdir, "MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
         "VSAMPLE": mods_vimage, "VOP3": None, "VINTERP": mods_vinterp, "VOP3P": mods_vop3p, "DS": mods_ds, "FLAT": mods_flat, "GLOBAL": mods_flat,
         "SCRATCH": mods_flat, "VFLAT": mods_vflat, "VGLOBAL": mods_vflat, "VSCRATCH": mods_vflat}
 
