@@ -311,33 +311,69 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     return Instruction(addr, size, mnem, operands, text, target, "", enc, ws)
 
 
-def _category_of():
-    """The shared mnemonic -> category classifier (attdec/isa/categories.py, owned by the stall
-    classifier's authors), or None while it has not landed: category stays ""."""
-    try:
-        from attdec.isa.categories import category_of
-    except ImportError:
-        return None
-    return category_of
+# Lenient reading (disassemble(lenient=True)): what the official decoder's ISA source made of words that
+# LLVM refuses. A known opcode whose unused operand fields are not zero keeps its mnemonic and length;
+# an unknown opcode becomes `<class>_unknown` with its encoding's base length. The PC walk over trace
+# tokens needs both (line category and next PC) to follow kernels full of such words (tinygrad's
+# discover_ops), where llvm-objdump prints 4-byte `.long`s and loses the instruction boundaries.
+UNKNOWN_NAME = {
+    "SOP1": "s_unknown", "SOP2": "s_unknown", "SOPC": "s_unknown", "SOPK": "s_unknown", "SOPP": "s_unknown",
+    "SMEM": "s_unknown", "VOP1": "v_unknown", "VOP2": "v_unknown", "VOPC": "v_unknown", "VOP3": "v_unknown",
+    "VOP3P": "v_unknown", "VOPD": "v_unknown", "VINTERP": "v_unknown", "VINTRP": "v_unknown", "DS": "ds_unknown",
+    "FLAT": "flat_unknown", "GLOBAL": "global_unknown", "SCRATCH": "scratch_unknown", "VFLAT": "flat_unknown",
+    "VGLOBAL": "global_unknown", "VSCRATCH": "scratch_unknown", "MUBUF": "buffer_unknown",
+    "MTBUF": "tbuffer_unknown", "VBUFFER": "buffer_unknown", "MIMG": "image_unknown", "VIMAGE": "image_unknown",
+    "VSAMPLE": "image_unknown", "EXP": "exp_unknown", "VEXPORT": "exp_unknown", "LDSDIR": "lds_unknown",
+    "VDSDIR": "ds_unknown",
+}
 
 
-def disassemble(code: bytes, arch: str, vaddr: int = 0) -> list[Instruction]:
-    """Decode every instruction of `code` (loaded at `vaddr`) for target `arch`; never raises on bad words."""
+class _Lenient:
+    """A table view without the "unused operand fields must be zero" rule."""
+
+    def __init__(self, tab):
+        self._tab = tab
+
+    def __getattr__(self, name):
+        return getattr(self._tab, name)
+
+    def sig(self, enc, op):
+        s = self._tab.sig(enc, op)
+        return ((),) + tuple(s[1:]) if s else s
+
+
+
+
+def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -> list[Instruction]:
+    """Decode every instruction of `code` (loaded at `vaddr`) for target `arch`; never raises on bad words.
+
+    lenient=False prints exactly what llvm-objdump prints; lenient=True is the reading above.
+    """
+    from attdec.isa.categories import category_of
+
     tab = table_for(arch)
+    loose = _Lenient(tab) if lenient else None
     n = len(code) // 4
     words = struct.unpack_from(f"<{n}I", code, 0)
     out = []
     i = 0
     fam = tab.family
-    classify = _category_of()
     cats = {}
     while i < n:
-        ins = decode_one(words, i, n, vaddr + 4 * i, tab)
-        if classify is not None:
-            c = cats.get(ins.mnemonic)
-            if c is None:
-                c = cats[ins.mnemonic] = classify(ins.mnemonic, fam)
-            ins.category = c
+        addr = vaddr + 4 * i
+        ins = decode_one(words, i, n, addr, tab)
+        if loose is not None and ins.is_unknown:
+            enc = ENCODING_OF[fam](words[i])
+            if enc is not None:
+                ins = decode_one(words, i, n, addr, loose)
+                if ins.is_unknown:
+                    size = min(BASE_SIZE.get(enc, 8), 4 * (n - i))
+                    name = UNKNOWN_NAME.get(enc, "unknown")
+                    ins = Instruction(addr, size, name, "", name, None, "", enc, tuple(words[i:i + size // 4]))
+        c = cats.get(ins.mnemonic)
+        if c is None:
+            c = cats[ins.mnemonic] = category_of(ins.mnemonic, fam)
+        ins.category = c
         out.append(ins)
-        i += ins.size // 4
+        i += max(ins.size, 4) // 4
     return out

@@ -127,7 +127,6 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     """Load and disassemble every code object of a dispatch; check each against the dispatch arch."""
     from attdec.analysis.listing import LoadedCode
     from attdec.decoders.common import CodeMap
-    from attdec.decoders.walkisa import disassemble_for_walk
     from attdec.isa import disassemble, load_code_object
 
     loaded = [(co, load_code_object(co.data, co.name)) for co in raw.code_objects]
@@ -150,7 +149,7 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
             problems.append(f"{co.name}: load base 0x{base:x} inferred from the kernel entry PC in the trace")
         obj_arch = getattr(obj, "arch", "") or arch
         insts = disassemble(obj.text, obj_arch, obj.text_vaddr)        # what users read (as LLVM prints)
-        codemap.add(disassemble_for_walk(obj.text, obj_arch, obj.text_vaddr), base)  # what the PC walk reads
+        codemap.add(disassemble(obj.text, obj_arch, obj.text_vaddr, lenient=True), base)  # what the PC walk reads
         objects.append(LoadedCode(id=co.id, base=base, name=co.name, co=obj, insts=insts))
     if not objects:
         raise AttdecError("no load address for its code object(s): no code-object markers in the trace, no "
