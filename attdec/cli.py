@@ -33,6 +33,8 @@ def main():
 
 
 # Each command lives in its own module under attdec/commands/ and is registered here.
+from attdec.commands.export_ui import export_ui  # noqa: E402
+main.add_command(export_ui)
 from attdec.commands.hotspots import command as _hotspots  # noqa: E402
 main.add_command(_hotspots)
 from attdec.commands.waves import command as _waves  # noqa: E402
@@ -43,3 +45,5 @@ from attdec.commands.demo import command as _demo  # noqa: E402
 main.add_command(_demo)
 from attdec.commands.decode import decode  # noqa: E402
 main.add_command(decode)
+from attdec.commands.disasm import command as _disasm  # noqa: E402
+main.add_command(_disasm)

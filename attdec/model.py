@@ -86,5 +86,7 @@ class Dispatch:
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
     realtime: list[tuple[int, int]] = field(default_factory=list)   # (shader clock, reference clock)
+    # The same samples per shader engine (realtime.json keeps them per SE; SE clocks are not aligned).
+    realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file

@@ -160,3 +160,30 @@ def test_captures_without_oracle_decode_cleanly(arch):
             json.loads(p.stdout)
             n += 1
     assert n > 0
+
+
+@needs_isa
+@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/sync_run0", "gfx1201/handwritten_run0"])
+def test_wave_state_timelines_match_oracle(rel):
+    """The per-wave state timeline (EMPTY/IDLE/EXEC/WAIT/STALL durations) of every traced wave."""
+    cap_dir = shared_path("captures", *rel.split("/"))
+    cap = json.loads((cap_dir / "capture.json").read_text())
+    oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads((cap_dir / "oracle.json").read_text())["dispatches"]}
+    for disp in cap["dispatches"]:
+        codes = [f"{k['code_object']}@{k['base_hex']}" for k in cap["kernels"] if k["name"] == disp["kernel"]]
+        args = ["--arch", cap["gfx_arch"]] + [a for c in codes for a in ("--code", c)]
+        p = run(*args, *disp["blobs"], "--format", "json", cwd=cap_dir)
+        got = {(w["se"], w["cu"], w["simd"], w["wave_id"], w["begin_time"]): w["timeline"]
+               for w in json.loads(p.stdout)["dispatches"][0]["waves"]}
+        exp = oracle[(disp["kernel"], disp["exec_tag"])]["waves"]
+        assert exp
+        for w in exp:
+            tl = [[s["type"], s["duration"]] if isinstance(s, dict) else list(s) for s in w["timeline"]]
+            assert got[(w["se"], w["cu"], w["simd"], w["wave_id"], w["begin_time"])] == tl
+
+
+@pytest.mark.parametrize("name,se", [("k_1_se3.att", 3), ("run/shader_engine_12_x.att", 12), ("se1_k_se0.att", 0),
+                                     ("kernel.att", None)])
+def test_se_from_file_name(name, se):
+    from attdec.commands.decode import se_of
+    assert se_of(name) == se

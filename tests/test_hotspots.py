@@ -127,3 +127,14 @@ def test_header_figures_match_every_published_flydsl_report():
         out = run("hotspots", g.parent.parent / "att_viewer", "--top", "1")
         assert f"total cycles {cycles}   stall {stalls} ({share}% of cycles)" in out, g
         assert f"({listing:,} in listing)" in out, g
+
+
+def test_no_source_lines_ranks_by_instruction_and_says_why():
+    d = open_inputs([TINY], show_progress=False)[0]
+    for c in d.code:
+        c.source = ""
+    h = hotspots([d], by=None)
+    assert h.by == "instruction" and any("no source lines" in p for p in h.problems)
+    assert hotspots([d], by="line").by == "line"           # asked for explicitly: honoured
+    d2 = open_inputs([TINY], show_progress=False)[0]
+    assert hotspots([d2], by=None).by == "line"            # has source lines: the default stays

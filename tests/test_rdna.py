@@ -151,3 +151,47 @@ def test_garbage_after_header_reports_lost_sync():
     data = _tiny("gfx1100")[:8] + rng.integers(0, 256, 4000, dtype=np.uint8).tobytes()
     res = decode_blob(data, "gfx1100", None, 0)
     assert any("lost sync" in p for p in res.problems)
+
+
+@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0",
+                                 "gfx1201/handwritten_run0", "gfx1200/wmma_run0"])
+def test_vectorised_model_equals_scalar_model(rel):
+    """rdna_vec must give exactly the scalar reference model's waves, timelines and occupancy."""
+    cap = shared_path("captures", *rel.split("/"))
+    arch = "gfx1100" if rel.startswith("gfx11") else "gfx1201"
+    n = 0
+    for f in sorted(cap.glob("*.att")):
+        data = f.read_bytes()
+        a = rdna.decode(data, arch, None, 0, vectorised=False)
+        b = rdna.decode(data, arch, None, 0, vectorised=True)
+        assert a.occupancy.tobytes() == b.occupancy.tobytes()
+        assert len(a.waves) == len(b.waves)
+        for x, y in zip(a.waves, b.waves):
+            assert (x.cu, x.simd, x.slot, x.begin, x.end) == (y.cu, y.simd, y.slot, y.begin, y.end)
+            assert x.insts.tobytes() == y.insts.tobytes()
+            assert [tuple(t) for t in x.timeline] == [tuple(t) for t in y.timeline]
+            n += len(x.insts)
+    assert n > 0
+
+
+@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/py_run0", "gfx1201/handwritten_run0",
+                                 "gfx1200/test_gemm_run0"])
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
+    import json
+    import re
+
+    from attdec.model import CATEGORIES
+    cap_dir = shared_path("captures", *rel.split("/"))
+    cap = json.loads((cap_dir / "capture.json").read_text())
+    oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads((cap_dir / "oracle.json").read_text())["dispatches"]}
+    for disp in cap["dispatches"]:
+        exp = oracle[(disp["kernel"], disp["exec_tag"])]
+        rt, other = [], []
+        for b in disp["blobs"]:
+            se = int(re.search(r"se(\d+)", b).group(1))
+            r = rdna.decode((cap_dir / b).read_bytes(), cap["gfx_arch"], None, se, vectorised=vectorised)
+            rt += [[se, a, c] for a, c in r.realtime]
+            other += [[se, t, c, CATEGORIES[g]] for t, c, g in r.other_simd]
+        assert sorted(rt) == sorted(x[:3] for x in exp["realtime"])
+        assert sorted(other) == sorted([x[0], x[1], x[2], x[4]] for x in exp["inst_other_simd"])

@@ -8,7 +8,10 @@ that enumerate_opcodes.py used (../shared/tools/isa_oracle), then
   * set all used fields at once and record LLVM's operand text with each field's register replaced
     by a placeholder `{field:width:suffix}` (width in registers, suffix '.l' for true16 halves, or
     an LLVM comment it appended).
-Writes attdec/isa/tables/<table>.sig.json: {encoding: {op: [template words, used fields, signature]}}.
+Also flips each modifier bit alone: a bit LLVM rejects must keep the template's value ("fixed"); a bit
+that leaves the text unchanged is not printed for that opcode ("ignored").
+Writes attdec/isa/tables/<table>.sig.json: {"fields": {encoding: {field: [bit, width]}},
+"ops": {encoding: {op: [fixed [[bit, width, value]...], signature, ignored [[bit, width, value]...]]}}}.
 The result is a table of facts about the ISA (which fields an opcode reads, operand widths), like the
 AMD XML's operand lists; the renderer fills in the real field values and the encoding's modifier bits.
 
@@ -62,6 +65,32 @@ FIELDS = {
     },
     "gfx9": {"SMEM": [("sdata", 6, 7, 20), ("sbase", 0, 6, 4)]},
 }
+# Modifier bits probed one at a time (bit offset, width, probe value): an opcode whose word LLVM rejects
+# with the bit set must have it clear. Only feeds the "must equal the template" list, not the signature.
+_VOP3_BITS = [(b, 1, 1) for b in list(range(8, 16)) + [59, 60, 61, 62, 63]]
+MODBITS = {
+    "gfx9": {"VOP3": _VOP3_BITS, "DS": [(0, 8, 0x10), (8, 8, 0x10), (16, 1, 1)],
+             "FLAT": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
+             "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
+             "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
+             "SMEM": [(14, 1, 1), (15, 1, 1), (16, 1, 1), (17, 1, 1)],
+             "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 18)] + [(25, 1, 1)]},
+    "gfx11": {"VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
+              "DS": [(0, 8, 0x10), (8, 8, 0x10), (17, 1, 1)],
+              "FLAT": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
+              "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
+              "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
+              "SMEM": [(13, 1, 1), (14, 1, 1), (32, 12, 0x10)],
+              "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 16)] + [(53, 1, 1), (54, 1, 1)]},
+    "gfx12": {"VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
+              "DS": [(0, 8, 0x10), (8, 8, 0x10)],
+              "VFLAT": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "VGLOBAL": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "VSCRATCH": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "SMEM": [(21, 2, 3), (23, 2, 3), (32, 12, 0x10)],
+              "VBUFFER": [(72, 12, 0x10), (50, 2, 3), (52, 3, 7), (62, 1, 1), (63, 1, 1)]},
+}
+
 # VOP3 opcodes with a scalar carry/condition destination in bits [14:8] (VOP3b / VOP3SD).
 SDST_VOP3 = re.compile(r"^v_(add|sub|subrev)_co_(ci_)?u32|^v_(addc|subb|subbrev)_co_u32|^v_div_scale_"
                        r"|^v_mad_(co_)?[iu]64_[iu]32")
@@ -184,11 +213,26 @@ def probe_target(mcpu, objdump):
         for f in flds:
             cands.append(set_field(ws, f[1], f[2], f[3]))
             keys.append((enc, op, f))
+        for bit, width, val in MODBITS.get(gen, {}).get(enc, []):
+            if enc == "VOP3" and SDST_VOP3.match(mn) and 8 <= bit < 15:
+                continue
+            if width == 1:   # flip single bits relative to the template (some must stay set, e.g. gds)
+                idx, lsb = divmod(bit, 32)
+                val = ((ws[idx] >> lsb) & 1) ^ 1
+            cands.append(set_field(ws, bit, width, val))
+            keys.append((enc, op, ("mod", bit, width, val)))
     res = run(objdump, mcpu, mach, cands)
-    used = {}
+    base_text = dict(zip(list(chosen), run(objdump, mcpu, mach, [c[0] for c in chosen.values()])))
+    used, badmods, ignored = {}, {}, {}
     for (enc, op, f), hit in zip(keys, res):
         ws, mn, size = chosen[(enc, op)]
-        if ok(hit, size) and hit[0].split()[0] == mn:
+        good = ok(hit, size) and hit[0].split()[0] == mn
+        if f[0] == "mod":
+            if not good:
+                badmods.setdefault((enc, op), []).append(f[1:3])
+            elif hit[0] == base_text[(enc, op)][0]:
+                ignored.setdefault((enc, op), []).append(f[1:3])
+        elif good:
             used.setdefault((enc, op), []).append(f)
     # pass 3: all used fields together
     cands, keys = [], []
@@ -210,8 +254,13 @@ def probe_target(mcpu, objdump):
         if not (ok(hit, size) and hit[0].split()[0] == mn):
             hit = run(objdump, mcpu, mach, [ws])[0]
             flds = []
-        zero = [f[0] for f in allf if f not in flds]
-        ops.setdefault(enc, {})[op] = [zero, signature(hit[0], flds)]
+        tmpl = 0
+        for i, x in enumerate(ws):
+            tmpl |= x << (32 * i)
+        fixed = [[f[1], f[2]] for f in allf if f not in flds] + [list(b) for b in badmods.get((enc, op), [])]
+        fixed = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in fixed]
+        ign = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in ignored.get((enc, op), [])]
+        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign]
     return {"fields": fields, "ops": ops}
 
 

@@ -29,3 +29,29 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
         return ((not se or w.se in se) and (not simd or w.simd in simd) and (not slot or w.slot in slot)
                 and (not wave or w.seq in wave) and (not cu or w.cu in cu))
     return keep
+
+
+INPUT_FORMATS = ["ui_output", "tinygrad", "rocprof-raw", "capture"]
+
+
+def input_options(f):
+    """--input-format, and --code/--arch for explicit SQTT blobs (as `attdec decode` takes them)."""
+    opts = [click.option("--input-format", type=click.Choice(INPUT_FORMATS), default=None,
+                         help="Input kind (ui_output folders/archives, tinygrad profile.pkl, rocprofv3 raw "
+                              ".att output, capture folder); detected when omitted."),
+            click.option("--code", multiple=True, metavar="FILE@LOADBASE",
+                         help="With explicit .att blobs as PATHS: a code object and its load base (repeatable)."),
+            click.option("--arch", default=None, help="With --code: the GPU (default: from the code object).")]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def open_dispatches(paths, input_format=None, code=(), arch=None):
+    """The dispatches the command line names: explicit blobs with --code, else the input resolver."""
+    from attdec.sources import open_inputs
+
+    if code:
+        from attdec.sources.raw_inputs import open_explicit
+        return open_explicit(paths, code, arch)
+    return open_inputs(paths, input_format=input_format)

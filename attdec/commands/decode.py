@@ -18,7 +18,7 @@ import json
 import click
 
 from attdec.decoders import CodeMap, decode_blob
-from attdec.errors import AttdecError, ArchError, FormatError, InputError
+from attdec.errors import FormatError, InputError
 from attdec.model import CATEGORIES
 
 SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
@@ -40,30 +40,16 @@ def parse_code_spec(spec: str) -> tuple[str, int]:
 
 
 def build_codemap(specs, arch: str) -> CodeMap:
-    """Load and disassemble every --code FILE@LOADBASE into one absolute-PC map."""
-    code = CodeMap()
+    """Load and disassemble every --code FILE@LOADBASE into one absolute-PC map (as raw inputs do)."""
+    from attdec.sources.raw import RawCodeObject, RawDispatch, load_code
+
     if not specs:
-        return code
-    loaded = []
+        return CodeMap()
+    objs = []
     for spec in specs:
         path, base = parse_code_spec(spec)
-        loaded.append((path, base, _read(path)))
-    try:
-        from attdec.isa import disassemble, load_code_object
-    except ImportError:
-        raise AttdecError("the ISA layer (attdec.isa) is not available in this build; decode without --code") from None
-    for path, base, data in loaded:
-        co = load_code_object(data, path)
-        co_arch = getattr(co, "arch", None)
-        if co_arch and arch and _family(co_arch) != _family(arch):
-            raise ArchError(f"code object is for {co_arch}, not {arch}", path)
-        code.add(disassemble(co.text, co_arch or arch, co.text_vaddr), base)
-    return code
-
-
-def _family(arch: str) -> str:
-    from attdec.decoders import family_of_arch
-    return family_of_arch(arch) or arch
+        objs.append(RawCodeObject(_read(path), base, path))
+    return load_code(RawDispatch(name="decode", arch=arch, code_objects=objs)).codemap
 
 
 def _read(path: str) -> bytes:

@@ -4,13 +4,13 @@ from __future__ import annotations
 import click
 
 from attdec.analysis.hotspots import BY, FRAMES, hotspots
-from attdec.commands.common import FORMATS, make_wave_filter, wave_filter_options
+from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
 from attdec.report import hotspots as rep
-from attdec.sources import open_inputs
 
 
-def run(paths, by="line", top=20, frame="inner", merge=False, fmt="table", wave_filter=None):
-    dispatches = open_inputs(paths)
+def run(paths, by=None, top=20, frame="inner", merge=False, fmt="table", wave_filter=None, input_format=None,
+        code=(), arch=None):
+    dispatches = open_dispatches(paths, input_format, code, arch)
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter) for g in groups]
     {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top)
@@ -18,8 +18,9 @@ def run(paths, by="line", top=20, frame="inner", merge=False, fmt="table", wave_
 
 @click.command("hotspots")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--by", type=click.Choice(BY), default="line", show_default=True,
-              help="Rank source lines, single instructions, or whole source files.")
+@click.option("--by", type=click.Choice(BY), default=None,
+              help="Rank source lines (default; instructions when there are no source lines), single "
+                   "instructions, or whole source files.")
 @click.option("--top", type=int, default=20, show_default=True, help="Rows to show (0 = all).")
 @click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True,
               help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
@@ -27,10 +28,13 @@ def run(paths, by="line", top=20, frame="inner", merge=False, fmt="table", wave_
 @click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report.")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 @wave_filter_options
-def command(paths, by, top, frame, merge, fmt, se, simd, slot, wave):
+@input_options
+def command(paths, by, top, frame, merge, fmt, se, simd, slot, wave, input_format, code, arch):
     """Rank source lines (or instructions, files) by stall cycles, with the dominant stall type.
 
-    PATHS are ui_output dispatch folders, parents holding many, globs, or .tar.xz archives of a folder.
+    PATHS are ui_output dispatch folders, parents holding many, globs, or .tar.xz archives of a folder;
+    or raw captures, decoded on the fly: rocprofv3 raw output (*_shader_engine_*.att + code objects),
+    a tinygrad profile.pkl, a capture folder (capture.json), or .att blobs with --code FILE@LOADBASE.
     With --se/--simd/--slot/--wave the totals are recomputed from those waves only.
     """
-    run(paths, by, top, frame, merge, fmt, make_wave_filter(se, simd, slot, wave))
+    run(paths, by, top, frame, merge, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)

@@ -4,9 +4,8 @@ from __future__ import annotations
 import click
 
 from attdec.analysis.waves import SORT_KEYS, sort_rows, wave_rows
-from attdec.commands.common import FORMATS, make_wave_filter, wave_filter_options
+from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
 from attdec.report import waves as rep
-from attdec.sources import open_inputs
 
 
 @click.command("waves")
@@ -17,12 +16,13 @@ from attdec.sources import open_inputs
 @click.option("--top", type=int, default=0, help="Only the first N rows after sorting (0 = all).")
 @wave_filter_options
 @click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable).")
-def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu):
+@input_options
+def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, code, arch):
     """One row per wave file: se, simd, slot, wave, cu, begin, end, duration, instructions, stall.
 
     begin/end are the wave's cycles exactly as in filenames.json and the wave file.
     """
-    dispatches = open_inputs(paths)
+    dispatches = open_dispatches(paths, input_format, code, arch)
     flt = make_wave_filter(se, simd, slot, wave, cu)
     rows = []
     for d in dispatches:

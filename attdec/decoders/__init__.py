@@ -57,7 +57,10 @@ def decode_blob(data: bytes, arch: str, code: CodeMap | None, se: int, where: st
     if got != fam:
         raise ArchError(f"the trace is {got}, not {arch} (--arch)", where or None)
     if fam == "gfx9":
-        from attdec.decoders import gfx9  # noqa: PLC0415 - lands from its own branch
+        try:
+            from attdec.decoders import gfx9  # noqa: PLC0415 - lands from its own branch
+        except ImportError:
+            raise ArchError("the gfx9 (CDNA) decoder is not part of this build", where or None) from None
         return gfx9.decode(data, arch, code, se, target_cu=opts.get("target_cu"), where=where)
     if fam in ("gfx11", "gfx12"):
         from attdec.decoders import rdna

@@ -440,6 +440,18 @@ class WaveState:
                 self.stall.append(0)
 
 
+def _realtime_pairs(samples) -> list[tuple[int, int]]:
+    """(shader clock, reference clock) pairs; a sample where either clock does not increase is averaged
+    into the previous one (official realtime helper; e.g. two samples at the same shader clock)."""
+    out: list[list[int]] = []
+    for sc, rc in samples:
+        if out and (sc <= out[-1][0] or rc <= out[-1][1]):
+            out[-1] = [(out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2]
+        else:
+            out.append([sc, rc])
+    return [tuple(x) for x in out]
+
+
 def _header(word: int):
     version = (word >> 7) & 0x3F
     dsimd, dwgp, dsa = (word >> 13) & 3, (word >> 15) & 7, (word >> 19) & 1
@@ -456,22 +468,57 @@ def _f(word: int, spec) -> int:
     return (word >> lo) & ((1 << width) - 1)
 
 
-def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "", **_opts) -> BlobResult:
-    """Decode one RDNA SE blob into waves (stitched to PCs when `code` is given), occupancy, realtime."""
-    from attdec.decoders import stitch as stitch_mod
+def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "", vectorised: bool = True,
+           **_opts) -> BlobResult:
+    """Decode one RDNA SE blob into waves (stitched to PCs when `code` is given), occupancy, realtime.
+
+    With `vectorised`, blobs without traps, context switches, jumps or NEW_PC run the timing model in
+    numpy (rdna_vec); otherwise, and whenever that model declines, the scalar model below runs.
+    """
+    from attdec.decoders import rdna_vec
 
     fam_no = family_of_arch(arch)
     fam = FAMILIES[fam_no]
-    res = BlobResult(se=se, arch=arch)
     tk = split(data, fam)
-    res.problems.extend(tk.problems)
-    res.realtime = [tuple(r) for r in tk.realtime.tolist()]
-    res.bytes_decoded = len(data)
+    if vectorised and _vectorisable(tk, fam):
+        try:
+            return _decode(tk, fam, fam_no, data, arch, code, se, where, fast=True)
+        except rdna_vec.NotVectorisable:
+            pass
+    return _decode(tk, fam, fam_no, data, arch, code, se, where, fast=False)
 
-    types = tk.type.tolist()
-    times = tk.time.tolist()
-    words = tk.word.tolist()
-    lost = tk.lost.tolist()
+
+def _vectorisable(tk: Tokens, fam: Family) -> bool:
+    """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save."""
+    typ, w = tk.type, tk.word
+    if (typ == T["NEW_PC"]).any():
+        return False
+    inst = w[typ == T["INST"]]
+    op = (inst >> np.uint64(fam.inst_op[0])) & np.uint64((1 << fam.inst_op[1]) - 1)
+    if np.isin(op, [OP_JUMP, OP_TRAP, OP_RFE]).any():
+        return False
+    if BARRIER_EXTENSION and not fam.gfx12 and (op == 19).any():
+        return False
+    ws = w[(typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"])]
+    count = (ws >> np.uint64(25)) & np.uint64(127)
+    if ((count >= 66) & (count < 90)).any():
+        return False
+    misc = w[typ == T["MISC"]]
+    if ((misc >> np.uint64(19)) & np.uint64(1)).any():
+        return False
+    return len(np.unique(w[typ == T["HEADER"]])) <= 1
+
+
+def _decode(tk, fam, fam_no, data, arch, code, se, where, fast):
+    """The pass over the tokens: lifecycle, registers and occupancy always; instruction-level tokens
+    through the scalar wave model, or (fast) collected for rdna_vec and filled in at the end."""
+    from attdec.decoders import rdna_vec
+    from attdec.decoders import stitch as stitch_mod
+
+    res = BlobResult(se=se, arch=arch)
+    res.problems.extend(tk.problems)
+    res.realtime = _realtime_pairs(tk.realtime.tolist())
+    res.bytes_decoded = len(data)
 
     # per-family field specs
     ws, we = fam.ws, fam.we
@@ -494,8 +541,13 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
     stitcher = stitch_mod.Stitcher(code, family=fam_no) if code is not None and len(code) else None
     entry_checked = False
 
+    emitted: list[WaveState] = []
+
     def emit(wv: WaveState):
-        waves.append(_finish_wave(wv, stitcher, excl_bw))
+        if fast:
+            emitted.append(wv)       # finished after the vectorised model has filled it in
+        else:
+            waves.append(_finish_wave(wv, stitcher, excl_bw))
 
     def entry_pc(me, pipe):
         r = regs.get((me & 1, pipe))
@@ -506,9 +558,80 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
     tI, tV, tIO, tIM, tWR = T["INST"], T["VALU_INST"], T["IMM_ONE"], T["IMMEDIATE"], T["WAVE_READY"]
     tWS, tWSX, tWE, tNPC, tREG, tHDR, tMISC = (T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"],
                                                T["NEW_PC"], T["REG"], T["HEADER"], T["MISC"])
+    # Per-token fields, vectorised: wave slot, and for plain issues (VALU_INST, ordinary INST) the
+    # record category and cycles, so the loop below only looks them up.
+    tw = tk.word
+    is_i = tk.type == tI
+    is_v = tk.type == tV
+    wid_a = np.where(is_i, (tw >> np.uint64(iw_lo)) & np.uint64(31), (tw >> np.uint64(7)) & np.uint64(31))
+    op_a = ((tw >> np.uint64(io_lo)) & np.uint64((1 << io_w) - 1)).astype(np.int64)
+    cat_a = np.where(is_v, CAT_VALU, fam.op_cat[op_a])
+    cyc_a = np.where(is_v, 1, fam.op_cycles[op_a])
+    plain = is_v | (is_i & (cat_a > 0) & (cat_a < OTHER) & (cat_a != CAT_IMMED) & (cyc_a > 0)
+                    & (op_a != OP_JUMP) & (op_a != OP_TRAP) & (op_a != OP_RFE))
+    if not fast:
+        types, times, words, lost = tk.type.tolist(), tk.time.tolist(), tk.word.tolist(), tk.lost.tolist()
+        kidx = range(len(types))
+    else:
+        # resolve dprate-coded cycles from the (single) header, and hand every instruction-level token
+        # to the vectorised model; the loop below then sees only lifecycle and register tokens
+        hdr = tk.word[tk.type == tHDR]
+        if len(hdr):
+            _v, _c, _s, dpr, der, _x = _header(int(hdr[0]))
+            cyc_a = np.where(cyc_a == -1, dpr, np.where(cyc_a == -2, dpr * der, cyc_a))
+        ev = _vector_events(tk, fam, is_i, is_v, wid_a, cat_a, cyc_a)
+        oth = np.flatnonzero(is_i & (cat_a >= OTHER))
+        other_fast = list(zip(tk.time[oth].tolist(), cyc_a[oth].tolist(), (cat_a[oth] & 0xFF).tolist()))
+        skip = is_i | is_v | np.isin(tk.type, [tIO, tIM, tWR])
+        plain = np.zeros(len(plain), bool)
+        keep = ~skip
+        types = tk.type[keep].tolist()
+        times = tk.time[keep].tolist()
+        words = tk.word[keep].tolist()
+        lost = tk.lost[keep].tolist()
+        kidx = np.flatnonzero(keep).tolist()
+        ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
+    if fast:
+        plain_l = wid_l = cat_l = cyc_l = [False] * len(types)
+    else:
+        plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
+    del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
+
     for i in range(len(types)):
         ty = types[i]
         tm = times[i]
+        if plain_l[i]:                       # the hot path: one issued instruction (official apply_inst)
+            wv = slots[wid_l[i]]
+            if wv is None:
+                continue
+            if wv.barrier:
+                wv.barrier_ext(tm)
+            if wv.trapped:
+                continue
+            if ty == tI:
+                wv.end = tm
+            cyc = cyc_l[i]
+            last = wv.last
+            state = wv.state
+            if state == STALL and last < tm:
+                st = tm - last
+                wv.t.append(last)
+                wv.dur.append(cyc + st)
+                wv.stall.append(st)
+            else:
+                wv.t.append(tm)
+                wv.dur.append(cyc)
+                wv.stall.append(0)
+            wv.cat.append(cat_l[i])
+            if tm > last:                    # set_state(EXEC, tm), inlined
+                tl = wv.timeline
+                if tl and tl[-1][0] == state:
+                    tl[-1][1] += tm - last
+                else:
+                    tl.append([state, tm - last])
+                wv.last = tm
+            wv.state = EXEC
+            continue
         w = words[i]
         if ty == tI:
             op = (w >> io_lo) & ((1 << io_w) - 1)
@@ -619,15 +742,25 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
                 if stitcher is not None and not entry_checked:
                     entry_checked = True
                     if code.get(pc) is None:
-                        res.problems.append(f"kernel entry pc {pc:#x} (byte {int(tk.pos[i]) // 2}) is not in any "
+                        res.problems.append(f"kernel entry pc {pc:#x} (byte {int(tk.pos[kidx[i]]) // 2}) is not in any "
                                             f"loaded code object: wrong --code or load base? PCs stay 0")
-                _push(slots, pending, wid, WaveState(se, cu, simd, wid, tm, pc), emit)
+                wv = WaveState(se, cu, simd, wid, tm, pc)
+                if fast:
+                    ws_k.append(kidx[i])
+                    ws_slot.append(wid)
+                    ws_waves.append(wv)
+                _push(slots, pending, wid, wv, emit)
         elif ty == tWE:
             sa, simd, wgp, wid = _f(w, we["sa"]), _f(w, we["simd"]), _f(w, we["wgp"]), _f(w, we["wid"])
             cu = (sa << 7) | wgp
             loc = (cu << 7) | (simd << 5) | wid
             if cu == target_cu and simd == target_simd and slots[wid] is not None:
-                slots[wid].finish(tm)
+                if fast:
+                    slots[wid].complete = True
+                    we_k.append(kidx[i])
+                    we_slot.append(wid)
+                else:
+                    slots[wid].finish(tm)
             if loc in running:
                 pc = running.pop(loc)
             else:
@@ -671,6 +804,16 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
             emit(wv)
         if slots[wid] is not None:
             emit(slots[wid])
+    if fast:
+        i64 = lambda x: np.array(x, np.int64)  # noqa: E731
+        begin = i64([wv.begin for wv in ws_waves])
+        per_wave = rdna_vec.compute(ev, tk.time, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot),
+                                    CAT_MESSAGE, CAT_IMMED)
+        for wv, (t_, c_, d_, s_, tl, end, complete) in zip(ws_waves, per_wave):
+            wv.t, wv.cat, wv.dur, wv.stall = t_, c_, d_, s_
+            wv.timeline, wv.end, wv.complete = tl, end, complete
+        for wv in emitted:
+            waves.append(_finish_wave(wv, stitcher, excl_bw))
     res.waves = waves
     rows = occ_front + occ_rows
     occ = np.zeros(len(rows), OCCUPANCY_DTYPE)
@@ -679,8 +822,39 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
         for j, name in enumerate(("se", "cu", "simd", "wave_id", "start", "time", "pc")):
             occ[name] = a[:, j]
     res.occupancy = occ
-    res.other_simd = [(t, c, g) for (t, c, _w, g) in other]
+    res.other_simd = other_fast if fast else [(t, c, g) for (t, c, _w, g) in other]
     return res
+
+
+def _vector_events(tk, fam, is_i, is_v, wid_a, cat_a, cyc_a):
+    """Instruction-level tokens as per-wave-slot events for rdna_vec (ready, issue, immediate, none)."""
+    from attdec.decoders import rdna_vec as V
+
+    typ, tw = tk.type, tk.word
+    k_all = np.arange(len(typ), dtype=np.int64)
+    parts = []
+    # INST (not other-SIMD) and VALU_INST
+    sel = np.flatnonzero((is_i & (cat_a < OTHER)) | is_v)
+    c = cat_a[sel]
+    kind = np.where(c == CAT_IMMED, V.K_IMMED, np.where(c == 0, V.K_NONE, V.K_ISSUE))
+    parts.append((sel, wid_a[sel].astype(np.int64), kind, c, cyc_a[sel], is_i[sel]))
+    # IMM_ONE
+    sel = np.flatnonzero(typ == T["IMM_ONE"])
+    wid = ((tw[sel] >> np.uint64(7)) & np.uint64(31)).astype(np.int64)
+    parts.append((sel, wid, np.full(len(sel), V.K_IMMED), np.zeros(len(sel), np.int64),
+                  np.zeros(len(sel), np.int64), np.zeros(len(sel), bool)))
+    # IMMEDIATE and WAVE_READY masks, one event per set bit
+    for name, kd in (("IMMEDIATE", V.K_IMMED), ("WAVE_READY", V.K_READY)):
+        sel = np.flatnonzero(typ == T[name])
+        kk, bit = V._expand_mask(k_all[sel], (tw[sel] >> np.uint64(8)) & np.uint64(0xFFFF))
+        parts.append((kk, bit, np.full(len(kk), kd), np.zeros(len(kk), np.int64), np.zeros(len(kk), np.int64),
+                      np.zeros(len(kk), bool)))
+    k = np.concatenate([p[0] for p in parts])
+    return {"k": k, "slot": np.concatenate([p[1] for p in parts]),
+            "kind": np.concatenate([p[2] for p in parts]).astype(np.int64),
+            "T": tk.time[k], "cat": np.concatenate([p[3] for p in parts]).astype(np.int64),
+            "cyc": np.concatenate([p[4] for p in parts]).astype(np.int64),
+            "inst": np.concatenate([p[5] for p in parts])}
 
 
 def _push(slots, pending, wid, wv, emit):
@@ -699,10 +873,11 @@ def _finish_wave(wv: WaveState, stitcher, excl_bw: bool) -> Wave:
     insts = np.zeros(n, INST_DTYPE)
     insts["line"] = -1
     if n:
-        insts["time"] = np.frombuffer(wv.t, np.int64)
-        insts["category"] = np.frombuffer(wv.cat, np.int8).astype(np.uint8)
-        insts["duration"] = np.frombuffer(wv.dur, np.int64)
-        insts["stall"] = np.frombuffer(wv.stall, np.int64)
+        arr = (lambda a, dt: a if isinstance(a, np.ndarray) else np.frombuffer(a, dt))  # noqa: E731
+        insts["time"] = arr(wv.t, np.int64)
+        insts["category"] = arr(wv.cat, np.int8)
+        insts["duration"] = arr(wv.dur, np.int64)
+        insts["stall"] = arr(wv.stall, np.int64)
     timeline = [tuple(x) for x in wv.timeline]
     if stitcher is not None and n:
         insts, timeline = stitcher.stitch(insts, wv.pc_infos, timeline, wv.begin, excl_bw)

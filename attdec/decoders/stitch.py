@@ -192,28 +192,65 @@ class Stitcher:
         self.view = CodeView(code, family)
         self.family = family
         self.incomplete = 0          # waves whose records did not all get a PC
+        self.memo: dict = {}         # (next line pc, skipped immediates, record category) -> outcome
+        self.wave_memo: dict = {}    # (record categories, PC slots, barrier flag) -> pcs of a whole wave
+        self.widened: list = []
+        self.cacheable = True
 
     def stitch(self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False,
                end: int = 0):
-        """`end`: the wave's end time so far (gfx9 v_mfma_scale widening looks at it)."""
+        """Fill insts["pc"] (and apply the walk's timing tweaks); returns (insts, timeline).
+
+        `end`: the wave's end time so far (gfx9 v_mfma_scale widening looks at it)."""
+        if self.family == 9:
+            return self._stitch_gfx9(insts, pc_infos, timeline, begin, exclude_barrier_wait, end)
+        # Waves of one kernel usually repeat the same record categories; when a walk touched no
+        # stateful line (gfx12 barrier waits) its outcome depends only on that sequence and the PC
+        # slots, so it is reused.
+        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
+        hit = self.wave_memo.get(key)
+        if hit is not None:
+            pcs_a, widen, done = hit
+            insts["pc"] = pcs_a
+            if len(widen):
+                d, st = insts["duration"], insts["stall"]
+                insts["duration"][widen] = np.maximum(d[widen], st[widen] + 2)
+            if done < len(insts):
+                self.incomplete += 1
+            return insts, timeline
         cats = insts["category"].tolist()
         pcs = [0] * len(cats)
-        durs = insts["duration"].tolist() if self.family in (9, 12) else None
+        durs = insts["duration"].tolist() if self.family == 12 else None
         stalls = insts["stall"].tolist() if self.family == 12 else None
-        g9 = _Gfx9Walk(insts, durs, begin, end) if self.family == 9 else None
-        done, barriers, dur_changed = self._walk(cats, pcs, durs, stalls, pc_infos, exclude_barrier_wait, g9)
+        self.widened = []
+        self.cacheable = True
+        done, barriers, dur_changed = self._walk(cats, pcs, durs, stalls, pc_infos, exclude_barrier_wait)
         if done < len(cats):
             self.incomplete += 1
-        if g9 is not None:
-            insts = g9.result()
         insts["pc"] = np.array(pcs, np.uint64)
+        if self.cacheable and not barriers:
+            self.wave_memo[key] = (insts["pc"].copy(), np.array(self.widened, np.int64), done)
         if dur_changed:
             insts["duration"] = np.array(durs, np.int64)
         if self.family == 12 and barriers and exclude_barrier_wait:
             insts, timeline = _insert_barrier_waits(insts, timeline, barriers, begin)
         return insts, timeline
 
-    def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw, g9=None):
+    def _stitch_gfx9(self, insts, pc_infos, timeline, begin, excl_bw, end):
+        cats = insts["category"].tolist()
+        pcs = [0] * len(cats)
+        durs = insts["duration"].tolist()
+        g9 = _Gfx9Walk(insts, durs, begin, end)
+        done, _barriers, _changed = self._walk_gfx9(cats, pcs, durs, None, pc_infos, excl_bw, g9)
+        if done < len(cats):
+            self.incomplete += 1
+        insts = g9.result()
+        insts["pc"] = np.array(pcs, np.uint64)
+        return insts, timeline
+
+    def _walk_gfx9(self, cats, pcs, durs, stalls, pc_infos, excl_bw, g9):
+        """The walk one line at a time, with the gfx9 rules of §8.4 (records may be swapped or widened,
+        so nothing is memoised). Written by the gfx9 decoder's author on the walk's first version."""
         view, fam = self.view, self.family
         get = view.get
         n = len(cats)
@@ -338,6 +375,156 @@ class Stitcher:
             else:
                 failed += 1
         return i, barriers, dur_changed
+
+    def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw):
+        """Assign pcs[i] for each record; returns (records walked, excluded barrier waits, durations changed).
+
+        Records without PC information are matched by `_match`; its outcome depends only on (next line,
+        skipped-immediate count, record category) unless it touched a gfx12 barrier-wait line, so it is
+        memoised per blob: waves of the same kernel repeat the same transitions.
+        """
+        view, fam = self.view, self.family
+        get = view.get
+        memo = self.memo
+        n = len(cats)
+        i = 0
+        skipped = 0
+        pii = 0
+        npi = len(pc_infos)
+        nxt = None
+        barriers = []
+        dur_changed = False
+        while i < n:
+            while pii < npi and pc_infos[pii][0] <= i:
+                if pc_infos[pii][0] == i:
+                    pc = pc_infos[pii][1]
+                    if get(pc) is not None:
+                        pcs[i] = pc
+                    elif pii + 1 < npi:
+                        i = pc_infos[pii + 1][0]
+                        if i >= n:
+                            return i, barriers, dur_changed
+                pii += 1
+            rec = cats[i]
+            if rec == R_CONTEXT:
+                i += 1
+                continue
+            if pcs[i]:
+                cur = i
+                i += 1
+                nxt = None
+                line = get(pcs[cur])
+                if line is None:
+                    return 0, barriers, dur_changed
+                while line.cat == L_SKIP and line.next:
+                    pcs[cur] = line.next
+                    line = get(line.next)
+                    if line is None:    # the official lookup throws here: no next line
+                        break
+                if line is None:
+                    continue
+                if line.cat == L_GFX9_BARRIER and i < n:
+                    pcs[i] = pcs[cur]
+                    i += 1
+                if line.cat == L_BRANCH and rec == R_JUMP:
+                    nxt = view.jump(line)
+                else:
+                    nxt = get(line.next)
+                continue
+            if fam >= 12 and i == 0:
+                return 0, barriers, dur_changed
+            if nxt is None:
+                break
+            key = (nxt.addr, skipped, rec)
+            hit = memo.get(key)
+            if hit is None:
+                hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
+                if hit[4]:
+                    memo[key] = hit
+                else:
+                    self.cacheable = False
+            pc, nxt_addr, skipped, widen, _ = hit
+            if not pc:
+                break
+            if widen:
+                self.widened.append(i)
+                if durs[i] < stalls[i] + 2:
+                    durs[i] = stalls[i] + 2
+                    dur_changed = True
+            pcs[i] = pc
+            i += 1
+            nxt = get(nxt_addr) if nxt_addr else None
+        return i, barriers, dur_changed
+
+    def _match(self, cats, i, nxt, skipped, excl_bw, barriers):
+        """Walk lines from `nxt` until record i matches one (official stitchWave, one record).
+
+        Returns (pc or 0 to stop, next line's pc or 0, skipped immediates, v_mov_b64 widening, cacheable).
+        """
+        view, fam = self.view, self.family
+        get = view.get
+        rec = cats[i]
+        n = len(cats)
+        failed = 0
+        cacheable = True
+        while failed < self.MAX_FAILED:
+            line, nxt = nxt, None
+            if line is None or not line.text:
+                return 0, 0, skipped, False, cacheable
+            nxt = get(line.next)
+            lc = line.cat
+            if lc == L_DONT_KNOW or lc == L_SKIP:
+                continue
+            if excl_bw and (lc == L_BARRIER_WAIT_EXCLUDED or (lc == L_IMMED and line.text.startswith("s_barrier_wait"))):
+                cacheable = False
+                if lc == L_BARRIER_WAIT_EXCLUDED or not line.parsed:
+                    add = True
+                    if rec == R_IMMED:
+                        kind = 0
+                        look = nxt
+                        idx = i
+                        while idx < n and add and look is not None:
+                            l2, r2 = look.cat, cats[idx]
+                            look = view.jump(look) if (l2 == L_BRANCH and r2 == R_JUMP) else get(look.next)
+                            if l2 == L_DONT_KNOW or l2 == L_SKIP:
+                                idx += 1
+                                continue
+                            add = _elaborate(r2, l2)
+                            if r2 != R_IMMED and l2 != L_VALU:
+                                if kind != 0 and kind != l2:
+                                    break
+                                kind = l2
+                            idx += 2
+                    if add:
+                        barriers.append((i, line.addr))
+                        line.cat = L_BARRIER_WAIT_EXCLUDED
+                        continue
+            matched = True
+            widen = False
+            if _trivial(rec, lc):
+                pass
+            elif lc == L_BRANCH:
+                if rec != R_JUMP:
+                    return 0, 0, skipped, False, cacheable
+                nxt = view.jump(line)
+            elif fam == 12 and lc == L_V_MOV_B64 and rec == R_VALU:
+                widen = True
+            else:
+                matched = False
+                if fam != 9 and rec == R_IMMED and _skippable(lc):
+                    matched = True
+                    skipped += 1
+                elif line.text.startswith("s_waitcnt") or "_load_" in line.text:
+                    if skipped > 0 and line.text.startswith("s_waitcnt"):
+                        matched = True
+                        skipped -= 1
+                    elif "scratch_" not in line.text:
+                        return 0, 0, skipped, False, cacheable
+            if matched:
+                line.parsed = True
+                return line.addr, (nxt.addr if nxt is not None else 0), skipped, widen, cacheable
+            failed += 1
+        return 0, 0, skipped, False, False
 
 
 class _Gfx9Walk:

@@ -74,7 +74,8 @@ class CodeObject:
         return None
 
     def source_of(self, vaddr: int) -> str:
-        """'file:line' of the instruction at vaddr, 'a:1 -> b:2' (caller first) when inlined, '' if unknown."""
+        """'file:line' of the instruction at vaddr; when inlined 'own:line -> call site -> ... outer call
+        site' (rocprofv3's order); '' without debug info."""
         if self._lines is None:
             from attdec.isa.dwarf import LineIndex
             self._lines = LineIndex.build(self._elf_bytes, self.where)

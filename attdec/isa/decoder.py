@@ -56,7 +56,7 @@ class Table:
         self._sig = {}
 
     def sig(self, enc: str, op: int):
-        """(fields that must be zero as (lsb, width) pairs, parsed operand signature) or None."""
+        """((lsb, mask, required value) of fixed fields, parsed operand signature) or None."""
         key = (enc, op)
         hit = self._sig.get(key)
         if hit is None:
@@ -65,9 +65,9 @@ class Table:
                 self._sig[key] = hit = False
             else:
                 from attdec.isa.render import _parse_sig
-                fl = self.fields.get(enc, {})
-                zero = tuple(tuple(fl[z]) if z in fl else (8, 7) for z in raw[0])
-                self._sig[key] = hit = (zero, _parse_sig(raw[1]))
+                fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
+                ignored = frozenset(b for b, w, v in (raw[2] if len(raw) > 2 else ()))
+                self._sig[key] = hit = (fixed, _parse_sig(raw[1]), ignored)
         return hit or None
 
 
@@ -155,6 +155,10 @@ BASE_SIZE = {"SOP1": 4, "SOP2": 4, "SOPC": 4, "SOPK": 4, "SOPP": 4, "VOP1": 4, "
              "LDSDIR": 4, "VDSDIR": 4, "VINTRP": 4,
              "VBUFFER": 12, "VIMAGE": 12, "VSAMPLE": 12, "VFLAT": 12, "VSCRATCH": 12, "VGLOBAL": 12}
 
+# gfx9 targets whose VOP3 takes a trailing 32-bit literal (LLVM 22 decodes one on gfx950; on gfx90a and
+# gfx942 it rejects the form - and llvm-objdump 22 crashes on some such words, see docs/isa.md).
+VOP3_LITERAL = ("gfx950",)
+
 BRANCHES = frozenset(("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
                       "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
                       "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user", "s_call_b64"))
@@ -183,6 +187,10 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
             return _unknown(addr, w0)
         mnem, tsize = x[0], max(x[1], y[1])
         sub = y[0]
+        w1 = words[i + 1] if i + 1 < n else 0
+        # a v_dual_mov_b32 half has no vsrc1: LLVM rejects the word unless that field is zero
+        if (x[0] == "v_dual_mov_b32" and (w0 >> 9) & 0xFF) or (y[0] == "v_dual_mov_b32" and (w1 >> 9) & 0xFF):
+            return _unknown(addr, w0)
     else:
         entry = tab.enc.get(enc)
         if entry is None:
@@ -211,7 +219,7 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     elif enc in ("SOP1", "SOP2", "SOPC"):
         if not always_literal and ((w0 & 0xFF) == 255 or (enc != "SOP1" and (w0 >> 8) & 0xFF == 255)):
             size += 4
-    elif enc in ("VOP3", "VOP3P") and fam != "gfx9" and i + 1 < n:
+    elif enc in ("VOP3", "VOP3P") and (fam != "gfx9" or tab.arch in VOP3_LITERAL) and i + 1 < n:
         w1 = words[i + 1]
         s0 = w1 & 0x1FF
         if s0 == 250:
@@ -238,8 +246,8 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     sig = tab.sig(enc, op) if sub is None else None
     if sig is not None and sig[0]:
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
-        for lsb, width in sig[0]:   # LLVM rejects words whose unused operand fields are not zero
-            if (bits >> lsb) & ((1 << width) - 1):
+        for lsb, mask, value in sig[0]:   # LLVM rejects words whose unused fields differ from the default
+            if (bits >> lsb) & mask != value:
                 return _unknown(addr, w0)
     target = None
     if mnem in BRANCHES:

@@ -13,6 +13,7 @@ FLOATS = {240: "0.5", 241: "-0.5", 242: "1.0", 243: "-1.0", 244: "2.0", 245: "-2
 SPECIAL = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_base", 238: "src_private_limit",
            239: "src_pops_exiting_wave_id", 251: "src_vccz", 252: "src_execz", 253: "src_scc",
            254: "src_lds_direct"}
+ALIGN2 = ("gfx90a", "gfx942", "gfx950")   # even-aligned VGPR tuples
 PLACEHOLDER = re.compile(r"\{(\w+):([vsa]):(\d+):(\.[lh])?(/\*[^*]*\*/)?\}")
 
 
@@ -22,6 +23,8 @@ def reg_range(prefix: str, n: int, width: int) -> str:
 
 def scalar_name(v: int, width: int, fam: str) -> str | None:
     """Names of scalar operand values 0..127 (SGPRs and special registers)."""
+    if width >= 2 and v < 124:   # LLVM decodes a tuple from the aligned register number
+        v &= ~1 if width == 2 else ~3
     if v <= 105 and not (fam == "gfx9" and v >= 102):
         return reg_range("s", v, width)
     pairs = {106: "vcc", 126: "exec"}
@@ -39,6 +42,32 @@ def scalar_name(v: int, width: int, fam: str) -> str | None:
     if v == 125:
         return "null" if fam == "gfx9" else "m0"
     return None
+
+
+TYPE = re.compile(r"^[fiub](8|16|32|64)$")
+
+
+def literal_bits(mnem: str) -> int:
+    """Width of a literal constant as LLVM prints it: 16 when the source type is 16-bit."""
+    base = re.sub(r"_(e32|e64|dpp|sdwa)$", "", mnem)
+    types = [t for t in base.split("_")[1:] if TYPE.match(t)]
+    if not types or mnem.startswith(("v_pk_", "v_cvt_pk", "v_dot", "v_wmma", "v_swmmac", "v_mfma")):
+        return 32
+    if mnem.startswith("s_"):
+        return 16 if types[-1] == "f16" else 32
+    return 16 if types[-1].endswith("16") and not types[-1].endswith("_16") else 32
+
+
+F16 = {240: 0x3800, 241: 0xB800, 242: 0x3C00, 243: 0xBC00, 244: 0x4000, 245: 0xC000, 246: 0x4400, 247: 0xC400,
+       248: 0x3118}
+
+
+def int16_operands(mnem: str) -> bool:
+    base = re.sub(r"_(e32|e64|dpp|sdwa)$", "", mnem)
+    types = [t for t in base.split("_")[1:] if TYPE.match(t)]
+    if mnem.startswith("s_"):
+        return bool(types) and types[-1] == "f16"
+    return bool(types) and types[-1] in ("i16", "u16", "b16") and not mnem.startswith(("v_pk_", "v_dot"))
 
 
 def src_text(v: int, width: int, fam: str, literal: int | None, kind: str = "v") -> str:
@@ -61,9 +90,10 @@ def src_text(v: int, width: int, fam: str, literal: int | None, kind: str = "v")
 class Fields:
     """Bit-field access over an instruction's dwords."""
 
-    __slots__ = ("bits",)
+    __slots__ = ("bits", "ignored")
 
     def __init__(self, ws):
+        self.ignored = frozenset()
         b = 0
         for i, w in enumerate(ws):
             b |= w << (32 * i)
@@ -194,14 +224,12 @@ def simm16_text(mnem: str, sig: str, imm: int, fam: str) -> str:
         return sig if imm == 0 else f"0x{imm:x}"
     if "hwreg" in sig:
         return hwreg_text(imm, fam)
-    if mnem == "s_barrier_wait":
-        return "0" if imm == 0 else f"0x{imm:x}"
     if sig.startswith("0x"):
         return f"0x{imm:x}"
     if sig == "-1" or sig.lstrip("-").isdigit():
-        if mnem.startswith(("s_branch", "s_cbranch", "s_call", "s_nop", "s_sleep", "s_setprio", "s_trap")):
+        if mnem.startswith(("s_branch", "s_cbranch", "s_call")):
             return str(imm)
-        return str(imm - 0x10000 if imm & 0x8000 else imm)
+        return str(imm) if imm <= 64 else f"0x{imm:x}"   # inline-constant range in decimal, else hex
     return sig
 
 
@@ -212,8 +240,13 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         return mnem, vopd_text(mnem, sub, ws, fam)
     if sig_entry is None:
         return mnem, ""
-    zero, parts = sig_entry
+    zero, parts, ignored = sig_entry
     f = Fields(ws)
+    keep = (14, 59, 60) if enc == "VOP3P" or (fam == "gfx9" and (ws[0] >> 23) == 0x1A7) else ()
+    for b in ignored:   # bits LLVM does not print for this opcode
+        if b not in keep:
+            f.bits &= ~(1 << b)
+    f.ignored = ignored
     w0 = ws[0]
     if enc == "SOPP":
         txt = "".join(p for p in parts if isinstance(p, str))
@@ -223,6 +256,8 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
     nbase = 1 if enc in ("SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC") else 2
     if len(ws) > nbase and ext == "":
         literal = ws[-1]
+        if enc.startswith(("VOP", "SOP")) and literal_bits(mnem) == 16:
+            literal &= 0xFFFF
     vop3 = enc in ("VOP3", "VOP3P", "VINTERP")
     mfma = fam == "gfx9" and enc == "VOP3" and mnem.startswith(("v_mfma", "v_smfmac"))
     packed = fam == "gfx9" and enc == "VOP3" and (w0 >> 23) == 0x1A7 and not mfma
@@ -251,6 +286,12 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
             elif mfma and name == "src2":
                 k = "a" if f(15, 1) else "v"
             t = src_text(v, width, fam, literal, k)
+            if v in F16 and int16_operands(mnem):
+                t = f"0x{F16[v]:x}"
+            if half:
+                t16 = True
+            if v >= 256 and width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
+                comment = f"/*Invalid register, operand has 'VS_{32 * width}_Align2' register class*/"
             if half and v >= 256:
                 if enc in ("VOP1", "VOP2", "VOPC"):
                     n = v - 256
@@ -264,13 +305,17 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 half = ""
             if comment and v < 256:
                 comment = ""
+            if mnem.startswith("v_readfirstlane_b32") and 128 <= v < 256 and v not in SPECIAL:
+                comment = "/*Invalid immediate*/"
             if name.startswith("src"):
                 i = int(name[-1])
                 nsrc = max(nsrc, i + 1)
-                if (neg_bits >> i) & 1:
-                    t = "-" + t
+                if comment:
+                    t, comment = t + comment, ""
                 if (abs_bits >> i) & 1:
                     t = f"|{t}|"
+                if (neg_bits >> i) & 1:
+                    t = f"neg({t})" if re.match(r"-?\d+$|0x", t) else "-" + t
         elif name == "sbase":
             t = scalar_name(2 * v, width, fam) or str(v)
         elif name == "srsrc":
@@ -297,8 +342,17 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                     half = ".h" if (opsel >> 3) & 1 else ".l"
                 t16 = True
             t = reg_range(k, v, width)
+            if width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
+                cls = "AReg" if k == "a" else "VReg"
+                if name == "vdst" and tab.arch != "gfx90a" and re.search(r"read|load", mnem):
+                    cls = "AV"
+                comment = f"/*Invalid register, operand has '{cls}_{32 * width}_Align2' register class*/"
         out.append(t + half + comment)
     ops = "".join(out)
+    if enc in ("FLAT", "GLOBAL", "SCRATCH") and "_atomic" in mnem and f(16 if fam == "gfx9" else 14, 1):
+        dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "data"), 1)
+        dw = max(1, dw // 2) if "cmpswap" in mnem else dw
+        ops = reg_range("a" if acc else "v", f(56, 8), dw) + ", " + ops
     if enc == "SOPK":
         ops = _sopk(mnem, ops, w0 & 0xFFFF, fam, literal)
     mods = MODS.get(enc)
@@ -353,7 +407,9 @@ def mods_vop3p(mnem, f, fam, nsrc, t16, opsel, tab):
     if sel:
         out += " op_sel:" + _bits_list(sel, n)
     mix = "_mix" in mnem
-    if mix or hi != (1 << n) - 1:
+    if {14, 59, 60} <= f.ignored or (n < 3 and {59, 60} <= f.ignored):
+        pass
+    elif mix or hi != (1 << n) - 1:
         if mix and hi == 0 and fam != "gfx9":
             pass
         else:
@@ -374,10 +430,35 @@ def mods_gfx9_vop3(mnem, f, fam, nsrc, t16, opsel, tab):
     return mods_vop3(mnem, f, fam, nsrc, t16, opsel, tab)
 
 
+def swizzle_text(imm: int) -> str:
+    if imm & 0xFF00 == 0x8000:
+        return "swizzle(QUAD_PERM," + ",".join(str((imm >> (2 * i)) & 3) for i in range(4)) + ")"
+    a, o, x = imm & 0x1F, (imm >> 5) & 0x1F, (imm >> 10) & 0x1F
+    if a == 0x1F and o == 0 and x and x & (x - 1) == 0:
+        return f"swizzle(SWAP,{x})"
+    if a == 0x1F and o == 0 and x and (x + 1) & x == 0:
+        return f"swizzle(REVERSE,{x + 1})"
+    g = 32 - a
+    if imm & 0x8000:
+        return str(imm)
+    if a and g & (g - 1) == 0 and o < g and x == 0:
+        return f"swizzle(BROADCAST,{g},{o})"
+    chars = []
+    for i in range(4, -1, -1):
+        m = 1 << i
+        if a & m:
+            chars.append("i" if x & m else "p")
+        else:
+            chars.append("1" if o & m else "0") if not x & m else chars.append("i" if not o & m else "p")
+    return 'swizzle(BITMASK_PERM,"' + "".join(chars) + '")'
+
+
 def mods_ds(mnem, f, fam, nsrc, t16, opsel, tab):
     o0, o1 = f(0, 8), f(8, 8)
     out = ""
-    if "2addr" in mnem or mnem.startswith(("ds_read2", "ds_write2")) or "st64" in mnem and "2" in mnem:
+    if mnem == "ds_swizzle_b32" and (o0 | o1 << 8):
+        return " offset:" + swizzle_text(o0 | o1 << 8) + (" gds" if f(16 if fam == "gfx9" else 17, 1) else "")
+    if re.search(r"2addr|^ds_(read|write|wrxchg)2", mnem):
         if o0:
             out += f" offset0:{o0}"
         if o1:
@@ -414,18 +495,21 @@ def mods_flat(mnem, f, fam, nsrc, t16, opsel, tab):
     return out + " glc" * f(14, 1) + " slc" * f(15, 1) + " dlc" * f(13, 1)
 
 
-TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_BYPASS", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LOAD_RT_NT",
-           "TH_LOAD_NT_HT")
-TH_STORE = ("", "TH_STORE_NT", "TH_STORE_HT", "TH_STORE_BYPASS", "TH_STORE_LU", "TH_STORE_NT_RT",
-            "TH_STORE_RT_NT", "TH_STORE_NT_HT")
+TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LOAD_RT_NT", "TH_LOAD_NT_HT",
+           "0x7")
+TH_STORE = ("", "TH_STORE_NT", "TH_STORE_HT", "TH_STORE_WB", "TH_STORE_NT_RT", "TH_STORE_RT_NT",
+            "TH_STORE_NT_HT", "TH_STORE_NT_WB")
 TH_ATOMIC = ("", "TH_ATOMIC_RETURN", "TH_ATOMIC_NT", "TH_ATOMIC_NT_RETURN", "TH_ATOMIC_CASCADE_RT",
-             "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_CASCADE_NT")
+             "TH_ATOMIC_CASCADE_RT_RETURN", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_CASCADE_NT_RETURN")
 SCOPES = ("", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 
 
 def _th_scope(mnem, th, scope):
     table = TH_ATOMIC if "_atomic" in mnem else TH_STORE if "_store" in mnem else TH_LOAD
-    out = f" th:{table[th]}" if th else ""
+    name = table[th]
+    if th == 3 and scope == 3 and table is not TH_ATOMIC:
+        name = "TH_LOAD_BYPASS" if table is TH_LOAD else "TH_STORE_BYPASS"
+    out = f" th:{name}" if th else ""
     return out + (f" scope:{SCOPES[scope]}" if scope else "")
 
 
@@ -444,6 +528,8 @@ def mods_vinterp(mnem, f, fam, nsrc, t16, opsel, tab):
 
 
 def smem_text(mnem, parts, f, fam, fields):
+    if not any(not isinstance(p, str) for p in parts) and "".join(parts).strip() == "":
+        return ""
     regs = []
     for p in parts:
         if isinstance(p, str):
@@ -498,7 +584,52 @@ def depctr_text(imm: int, fam: str) -> str:
     return " ".join(out) if out else " ".join(f"{n}({v})" for n, v, mx in vals)
 
 
-MODS = {"VOP3": None, "VINTERP": mods_vinterp, "VOP3P": mods_vop3p, "DS": mods_ds, "FLAT": mods_flat, "GLOBAL": mods_flat,
+def mods_mubuf(mnem, f, fam, nsrc, t16, opsel, tab):
+    off = f(0, 12)
+    out = f" offset:{off}" if off else ""
+    if fam == "gfx9":
+        cache = (" glc" * f(14, 1) + " slc" * f(17, 1)) if tab.arch == "gfx90a" else (" sc0" * f(14, 1) + " nt" * f(17, 1))
+        out += cache + (" lds" * f(16, 1) if mnem.startswith("buffer") else "")
+    else:
+        out += " glc" * f(14, 1) + " slc" * f(12, 1) + " dlc" * f(13, 1)
+    return out
+
+
+def mods_mtbuf(mnem, f, fam, nsrc, t16, opsel, tab):
+    fmt = f(19, 7)
+    if fmt == 0:
+        out = " format:[BUF_DATA_FORMAT_INVALID]" if fam == "gfx9" else " format:[BUF_FMT_INVALID]"
+    else:
+        out = f" format:{fmt}"
+    off = f(0, 12)
+    out += f" offset:{off}" if off else ""
+    if fam == "gfx9":
+        out += (" glc" * f(14, 1) + " slc" * f(54, 1)) if tab.arch == "gfx90a" else (" sc0" * f(14, 1) + " nt" * f(54, 1))
+    else:
+        out += " glc" * f(14, 1) + " slc" * f(12, 1) + " dlc" * f(13, 1)
+    return out
+
+
+DIMS = ("SQ_RSRC_IMG_1D", "SQ_RSRC_IMG_2D", "SQ_RSRC_IMG_3D", "SQ_RSRC_IMG_CUBE", "SQ_RSRC_IMG_1D_ARRAY",
+        "SQ_RSRC_IMG_2D_ARRAY", "SQ_RSRC_IMG_2D_MSAA", "SQ_RSRC_IMG_2D_MSAA_ARRAY")
+
+
+def mods_mimg(mnem, f, fam, nsrc, t16, opsel, tab):
+    dmask = f(8, 4)
+    out = f" dmask:0x{dmask:x}" if dmask else ""
+    if fam == "gfx11":
+        out += f" dim:{DIMS[f(2, 3)]}"
+    return out
+
+
+def mods_vimage(mnem, f, fam, nsrc, t16, opsel, tab):
+    dmask = f(22, 4)
+    out = f" dmask:0x{dmask:x}" if dmask else ""
+    return out + f" dim:{DIMS[f(0, 3)]}"
+
+
+MODS = {"MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
+        "VSAMPLE": mods_vimage, "VOP3": None, "VINTERP": mods_vinterp, "VOP3P": mods_vop3p, "DS": mods_ds, "FLAT": mods_flat, "GLOBAL": mods_flat,
         "SCRATCH": mods_flat, "VFLAT": mods_vflat, "VGLOBAL": mods_vflat, "VSCRATCH": mods_vflat}
 
 
@@ -519,8 +650,6 @@ def vopd_text(xm, ym, ws, fam):
             return f"{m} v{vd}, {a}, {b}, 0x{literal:x}"
         if m == "v_dual_fmamk_f32":
             return f"{m} v{vd}, {a}, 0x{literal:x}, {b}"
-        if m == "v_dual_cndmask_b32":
-            return f"{m} v{vd}, {a}, {b}, vcc_lo"
         return f"{m} v{vd}, {a}, {b}"
     x = half(xm, vdx, w0 & 0x1FF, (w0 >> 9) & 0xFF)
     y = half(ym, vdy, w1 & 0x1FF, (w1 >> 9) & 0xFF)

@@ -34,9 +34,9 @@ def register(kind: InputKind, first: bool = False) -> None:
     KINDS.insert(0, kind) if first else KINDS.append(kind)
 
 
-def kind_of(path: Path) -> InputKind | None:
+def kind_of(path: Path, only: str | None = None) -> InputKind | None:
     for kind in KINDS:
-        if kind.detect(path):
+        if (only is None or kind.name.split()[0] == only) and kind.detect(path):
             return kind
     return None
 
@@ -55,7 +55,7 @@ def _expand_globs(paths) -> list[Path]:
     return out
 
 
-def _walk(root: Path) -> list[tuple[InputKind, Path]]:
+def _walk(root: Path, only: str | None = None) -> list[tuple[InputKind, Path]]:
     """Every recognised input below `root`, not descending into recognised folders."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -63,7 +63,7 @@ def _walk(root: Path) -> list[tuple[InputKind, Path]]:
         keep = []
         for d in dirnames:
             sub = Path(dirpath, d)
-            k = kind_of(sub)
+            k = kind_of(sub, only)
             if k:
                 found.append((k, sub))
             else:
@@ -71,26 +71,32 @@ def _walk(root: Path) -> list[tuple[InputKind, Path]]:
         dirnames[:] = keep
         for f in sorted(filenames):
             sub = Path(dirpath, f)
-            k = kind_of(sub)
+            k = kind_of(sub, only)
             if k:
                 found.append((k, sub))
     return found
 
 
-def resolve(paths) -> list[tuple[InputKind, Path]]:
-    """(kind, path) for every input named by `paths`, in command-line then name order, no duplicates."""
+def resolve(paths, only: str | None = None) -> list[tuple[InputKind, Path]]:
+    """(kind, path) for every input named by `paths`, in command-line then name order, no duplicates.
+    `only` restricts recognition to the input kind of that name (--input-format)."""
+    if only is not None and all(k.name.split()[0] != only for k in KINDS):
+        raise InputError(f"unknown input format {only!r} (known: {', '.join(k.name for k in KINDS)})")
     out, seen = [], set()
     for p in _expand_globs(paths):
         if not p.exists():
             raise InputError("no such file or folder", str(p))
         if not os.access(p, os.R_OK):
             raise InputError("permission denied", str(p))
-        k = kind_of(p)
-        items = [(k, p)] if k else (_walk(p) if p.is_dir() else [])
+        k = kind_of(p, only)
+        items = [(k, p)] if k else (_walk(p, only) if p.is_dir() else [])
         if not items:
             what = "folder" if p.is_dir() else "file"
+            if only is not None:
+                raise InputError(f"not a {only} input", str(p))
             raise InputError(f"not a ui_output {what} (no filenames.json; expected a rocprofv3 --att "
-                             "ui_output_agent_* folder, a parent of some, or a .tar.xz of one)", str(p))
+                             "ui_output_agent_* folder, a parent of some, a .tar.xz of one, or a raw capture: "
+                             "rocprofv3 *_shader_engine_*.att files, a tinygrad profile.pkl, a capture folder)", str(p))
         for k, q in items:
             key = os.path.realpath(q)
             if key not in seen:
@@ -99,9 +105,9 @@ def resolve(paths) -> list[tuple[InputKind, Path]]:
     return out
 
 
-def open_inputs(paths, show_progress: bool = True) -> list[Dispatch]:
+def open_inputs(paths, show_progress: bool = True, input_format: str | None = None) -> list[Dispatch]:
     """Load every dispatch the paths name; a progress bar on a terminal when there is much to read."""
-    items = resolve(paths)
+    items = resolve(paths, input_format)
     total = sum(k.weight(p) for k, p in items)
     out: list[Dispatch] = []
     if not show_progress:
@@ -116,3 +122,4 @@ def open_inputs(paths, show_progress: bool = True) -> list[Dispatch]:
 
 # Built-in kinds. Imported last: they register themselves with this module.
 from attdec.sources import ui_output  # noqa: E402,F401
+from attdec.sources import raw_inputs  # noqa: E402,F401  (tinygrad, rocprof-raw, capture; decoded on load)

@@ -1,0 +1,162 @@
+"""The code listing of a decoded dispatch, built the way rocprofv3's writer builds code.json.
+
+ui-output-format.md §5: every kernel a traced wave touched is listed whole (one `"; <symbol>"` label
+row, then each instruction, Hit 0 for those never executed), line ids run in listing order (a label
+takes the id just before its kernel's first instruction), and per-instruction totals are
+
+  Hit     = executions over all traced waves
+  Latency = sum of duration
+  Stall   = sum of stall
+  Idle    = sum of max(0, time - prev_end), prev_end = wave begin, then max(prev_end, time + duration)
+
+Instructions with pc 0 (not resolved by the decoder) are skipped entirely, as the writer skips PC
+(0, 0) records: they get no row, count nowhere and do not move prev_end (an assumption: the samples
+cannot tell, none of them has such records).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attdec.model import CodeLine, Dispatch
+
+
+@dataclass
+class LoadedCode:
+    """A code object as loaded for one dispatch: load id, base, the CodeObject and its disassembly."""
+
+    id: int
+    base: int
+    name: str
+    co: object                  # attdec.isa.CodeObject
+    insts: list = field(default_factory=list)   # attdec.isa.Instruction, in address order
+
+
+def _kernel_ranges(lc: LoadedCode) -> list[tuple[int, int, str]]:
+    """(start vaddr, end vaddr, symbol) of each kernel of a code object, in address order.
+
+    A kernel runs to its symbol size when known, else to the next kernel or the end of .text. A code
+    object without kernel symbols (tinygrad's minimal containers) is one kernel named after the object.
+    """
+    text_lo = lc.co.text_vaddr
+    text_hi = text_lo + len(lc.co.text)
+    ks = []
+    for k in getattr(lc.co, "kernels", None) or []:
+        if isinstance(k, tuple):
+            name, entry, size = (k + (None,))[:3]
+        else:
+            name = k.name
+            entry = getattr(k, "entry", None)
+            if entry is None:
+                entry = getattr(k, "vaddr", None)
+            size = getattr(k, "size", None)
+        if entry is not None and text_lo <= entry < text_hi:
+            ks.append((entry, size, name))
+    if not ks:
+        return [(text_lo, text_hi, lc.name)]
+    ks.sort()
+    out = []
+    for i, (entry, size, name) in enumerate(ks):
+        nxt = ks[i + 1][0] if i + 1 < len(ks) else text_hi
+        end = min(entry + size, nxt) if size else nxt
+        out.append((entry, end, name))
+    return out
+
+
+def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
+    """pc -> (hit, latency, stall, idle) over all waves (pc 0 skipped)."""
+    parts = []
+    for w in waves:
+        a = w.insts[w.insts["pc"] != 0]
+        if not len(a):
+            continue
+        t, du = a["time"], a["duration"]
+        # prev_end before each instruction: running max of the wave begin and earlier t + duration
+        prev_end = np.maximum.accumulate(np.concatenate(([w.begin], t + du)))[:-1]
+        parts.append((a["pc"], du, a["stall"], np.maximum(0, t - prev_end)))
+    if not parts:
+        return {}
+    pcs, du, st, idle = (np.concatenate(x) for x in zip(*parts))
+    upc, inv = np.unique(pcs, return_inverse=True)
+    sums = np.zeros((len(upc), 4), np.int64)
+    np.add.at(sums, (inv, 0), 1)
+    np.add.at(sums, (inv, 1), du)
+    np.add.at(sums, (inv, 2), st)
+    np.add.at(sums, (inv, 3), idle)
+    return {pc: tuple(r) for pc, r in zip(upc.tolist(), sums.tolist())}
+
+
+def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[CodeLine]:
+    """Rows of code.json for `dispatch`'s waves; also sets every wave's `insts["line"]`.
+
+    PCs inside no code object (or no kernel) get one row each after the kernels, with Codeobj 0 and
+    the raw address as Vaddr, as the C++ writer does; `dispatch.problems` says how many.
+    """
+    totals = _totals(dispatch.waves)
+    # Which kernels are touched: (codeobj index, kernel index) per PC.
+    spans = []   # (abs start, abs end, object index, kernel range)
+    for oi, lc in enumerate(code_objects):
+        for kr in _kernel_ranges(lc):
+            spans.append((lc.base + kr[0], lc.base + kr[1], oi, kr))
+    spans.sort(key=lambda s: s[0])
+    starts = [s[0] for s in spans]
+    touched: set[int] = set()
+    unknown: list[int] = []
+    for pc in sorted(totals):
+        i = bisect_right(starts, pc) - 1
+        if i >= 0 and pc < spans[i][1]:
+            touched.add(i)
+        else:
+            unknown.append(pc)
+
+    rows: list[CodeLine] = []
+    line_of_pc: dict[int, int] = {}
+    order = sorted(touched, key=lambda i: (code_objects[spans[i][2]].id, spans[i][3][0]))
+    for i in order:
+        lo, hi, oi, (klo, khi, sym) = spans[i]
+        lc = code_objects[oi]
+        rows.append(CodeLine(line=len(rows), text=f"; {sym}", source="", codeobj=lc.id, vaddr=klo))
+        for ins in lc.insts:
+            if not klo <= ins.address < khi:
+                continue
+            pc = lc.base + ins.address
+            hit, lat, stall, idle = totals.get(pc, (0, 0, 0, 0))
+            line = len(rows)
+            line_of_pc[pc] = line
+            rows.append(CodeLine(line=line, text=ins.text, source=_source(lc.co, ins.address),
+                                 codeobj=lc.id, vaddr=ins.address, hit=hit, latency=lat, stall=stall, idle=idle))
+    for pc in unknown:
+        hit, lat, stall, idle = totals[pc]
+        line_of_pc[pc] = len(rows)
+        rows.append(CodeLine(line=len(rows), text=f"<pc 0x{pc:x} outside the code objects>", codeobj=0,
+                             vaddr=pc, hit=hit, latency=lat, stall=stall, idle=idle))
+    missing = [pc for pc in totals if pc not in line_of_pc]
+    if unknown:
+        dispatch.problems.append(f"{len(unknown)} traced PC(s) outside every loaded kernel, first 0x{unknown[0]:x}")
+    if missing:
+        dispatch.problems.append(f"{len(missing)} traced PC(s) fall between instructions, first 0x{missing[0]:x}")
+
+    if line_of_pc:
+        pcs = np.fromiter(line_of_pc.keys(), np.uint64, len(line_of_pc))
+        lines = np.fromiter(line_of_pc.values(), np.int64, len(line_of_pc))
+        srt = np.argsort(pcs)
+        pcs, lines = pcs[srt], lines[srt]
+    for w in dispatch.waves:
+        a = w.insts
+        if not len(a):
+            continue
+        a["line"] = -1
+        if not line_of_pc:
+            continue
+        j = np.searchsorted(pcs, a["pc"])
+        j = np.minimum(j, len(pcs) - 1)
+        ok = (pcs[j] == a["pc"]) & (a["pc"] != 0)
+        a["line"][ok] = lines[j[ok]]
+    return rows
+
+
+def _source(co, vaddr: int) -> str:
+    f = getattr(co, "source_of", None)
+    return (f(vaddr) or "") if f else ""

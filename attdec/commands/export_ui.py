@@ -1,0 +1,40 @@
+"""`attdec export-ui`: decode a raw capture and write one rocprofv3 ui_output folder per dispatch."""
+from __future__ import annotations
+
+import click
+
+from attdec.report.decode_progress import decode_progress
+from attdec.report.ui_output import write_ui_output
+from attdec.sources.raw import decode_dispatch
+from attdec.sources.raw_inputs import RAW_KINDS, load_explicit, load_raw
+
+
+def folder_name(raw, index: int) -> str:
+    """rocprofv3's own name when the source knows agent and dispatch id, else numbered from 1."""
+    if raw.dispatch_id is not None:
+        return f"ui_output_agent_{raw.agent or 0}_dispatch_{raw.dispatch_id}"
+    return f"ui_output_agent_0_dispatch_{index + 1}"
+
+
+@click.command("export-ui")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path())
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write ui_output_* folders and stats_*.csv into.")
+@click.option("--input-format", type=click.Choice(sorted(RAW_KINDS)), default=None,
+              help="Input kind; detected when omitted.")
+@click.option("--code", multiple=True, metavar="FILE@LOADBASE",
+              help="INPUTS are explicit .att blobs of one dispatch; this is a code object and its load base (repeatable).")
+@click.option("--arch", default=None, help="With --code: the GPU (default: from the code object).")
+def export_ui(inputs, outdir, input_format, code, arch):
+    """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
+    --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
+    raws = [load_explicit(list(inputs), list(code), arch)] if code else load_raw(list(inputs), input_format)
+    with decode_progress(len(raws)) as step:
+        for i, raw in enumerate(raws):
+            d = decode_dispatch(raw, step(i, raw.name))
+            folder = write_ui_output(d, outdir, folder_name(raw, i))
+            traced = sum(1 for w in d.waves if len(w.insts))
+            click.echo(f"{folder}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "
+                       f"{len(d.code)} listing rows")
+            for p in d.problems:
+                click.echo(f"attdec: warning: {raw.name}: {p}", err=True)

@@ -1,0 +1,47 @@
+"""Unpacked capture folders (../shared/captures layout): blobs + code objects + capture.json -> RawDispatches.
+
+capture.json names each dispatch's blob files and SEs and each kernel's code object and load base
+(see captures/README.md); this is the "explicit blobs + code objects" input in folder form.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from attdec.errors import FormatError, InputError
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
+
+
+def detect(paths: list[Path]) -> bool:
+    return len(paths) == 1 and (paths[0] / "capture.json").is_file()
+
+
+def load(paths: list[str | Path]) -> list[RawDispatch]:
+    folder = Path(paths[0])
+    cj = folder / "capture.json"
+    try:
+        cap = json.loads(cj.read_text())
+        kernels = {k["name"]: k for k in cap["kernels"]}
+        blobs = {b["file"]: b for b in cap["blobs"]}
+        out = []
+        for d in cap["dispatches"]:
+            k = kernels[d["kernel"]]
+            co_path = folder / k["code_object"]
+            tag = d.get("exec_tag")
+            raw = RawDispatch(name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"], arch=cap["gfx_arch"],
+                              code_objects=[RawCodeObject(_read(co_path), int(k["base"]), k["code_object"], 1)],
+                              kernel=d["kernel"], path=str(folder))
+            for f in d["blobs"]:
+                b = blobs[f]
+                raw.blobs.append(RawBlob(int(b["se"]), _read(folder / f), str(folder / f), b.get("itrace")))
+            out.append(raw)
+        return out
+    except (KeyError, TypeError, ValueError) as e:
+        raise FormatError(f"not a capture.json this reader knows ({type(e).__name__}: {e})", str(cj)) from None
+
+
+def _read(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", str(p)) from None

@@ -1,0 +1,221 @@
+"""Raw captures (SQTT blobs + code objects) and how they become a `Dispatch`.
+
+Every raw input kind (tinygrad profile, rocprofv3 raw output folder, explicit blobs) is first turned
+into `RawDispatch`es: what one kernel launch left behind before decoding. `decode_dispatch` then
+loads the code objects (attdec.isa), runs the family decoder over each shader engine's blob
+(attdec.decoders) and gives the result a code listing (attdec.analysis.listing), so a raw input ends
+up as the same `Dispatch` a ui_output folder gives.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from attdec.errors import ArchError, AttdecError
+from attdec.model import OCCUPANCY_DTYPE, Dispatch
+
+
+class RawCodeObject(NamedTuple):
+    """A code object's bytes, where it was loaded and its load id (code.json's Codeobj column)."""
+
+    data: bytes
+    base: int | None           # load base: absolute PC = base + ELF vaddr; None = infer from the trace
+    name: str                  # file or program name, for messages (and the label of symbol-less kernels)
+    id: int = 1                # rocprofiler code-object id; tinygrad objects are numbered from 1
+
+
+class RawBlob(NamedTuple):
+    """One shader engine's SQTT stream for one dispatch."""
+
+    se: int
+    data: bytes
+    label: str                 # file name or "<kernel>#<tag> se<N>", for messages
+    itrace: bool | None = None  # instruction tracing on for this SE, when the source knows
+
+
+@dataclass
+class RawDispatch:
+    """One traced kernel launch, not decoded yet."""
+
+    name: str                  # "<kernel>#<tag>", "dispatch_<D>", ...
+    arch: str                  # "gfx1100", "gfx950", ... (from the source's device info or code object)
+    code_objects: list[RawCodeObject] = field(default_factory=list)
+    blobs: list[RawBlob] = field(default_factory=list)
+    kernel: str = ""
+    path: str | None = None    # where it came from (pickle, folder)
+    agent: int | None = None   # rocprofv3 agent handle and dispatch id, when the source has them
+    dispatch_id: int | None = None
+
+
+def blob_generation(data: bytes) -> int | None:
+    """The gfx generation a blob's header says it is (9, 10, 11, 12), or None if it does not say."""
+    from attdec.decoders import detect_format   # sqtt-format.md §1.2, first 8 bytes
+
+    fam = detect_format(data)
+    return int(fam[3:].split(".")[0]) if fam else None
+
+
+def arch_generation(arch: str) -> int | None:
+    """gfx950 -> 9, gfx1100 -> 11, gfx1201 -> 12."""
+    digits = arch[3:] if arch.startswith("gfx") else ""
+    if len(digits) == 3:
+        return int(digits[0])
+    if len(digits) == 4 and digits[:2].isdigit():
+        return int(digits[:2])
+    return None
+
+
+def check_blob_arch(blob: RawBlob, arch: str) -> None:
+    """Refuse a blob whose own header names another generation than the dispatch's code object."""
+    gen, want = blob_generation(blob.data), arch_generation(arch)
+    if gen is not None and want is not None and gen != want:
+        raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {arch}", blob.label)
+
+
+@dataclass
+class LoadedDispatchCode:
+    """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
+
+    arch: str
+    objects: list        # attdec.analysis.listing.LoadedCode
+    codemap: object      # attdec.decoders.common.CodeMap
+    problems: list[str] = field(default_factory=list)
+
+
+PAGE = 0x1000
+
+
+def _entry_pcs(raw: RawDispatch) -> list[int]:
+    """Kernel entry addresses the trace latched (COMPUTE_PGM_LO/HI), last one of each blob."""
+    from attdec.decoders.userdata import scan_userdata
+
+    pcs = []
+    for b in raw.blobs:
+        gen = blob_generation(b.data)
+        if gen is not None:
+            s = scan_userdata(b.data, gen)
+            if s.entry_pcs and s.entry_pcs[-1] not in pcs:
+                pcs.append(s.entry_pcs[-1])
+    return pcs
+
+
+def _kernel_entries(obj) -> list[int]:
+    out = []
+    for k in getattr(obj, "kernels", None) or []:
+        e = k[1] if isinstance(k, tuple) else getattr(k, "entry", getattr(k, "vaddr", None))
+        if isinstance(e, int):
+            out.append(e)
+    return out or [obj.text_vaddr]
+
+
+def _infer_bases(raw: RawDispatch, loaded: list[tuple[RawCodeObject, object]]) -> dict[int, int]:
+    """Load bases for code objects the source could not place: the one whose kernel entry, put on a
+    page-aligned base, lands on the entry PC the trace latched. Ambiguous or no match: not placed."""
+    pcs = _entry_pcs(raw)
+    out: dict[int, int] = {}
+    for pc in pcs:
+        cands = [(i, pc - e) for i, (co, obj) in enumerate(loaded) if co.base is None
+                 for e in _kernel_entries(obj) if pc >= e and (pc - e) % PAGE == 0]
+        if len({i for i, _ in cands}) == 1:
+            out[cands[0][0]] = cands[0][1]
+    return out
+
+
+def load_code(raw: RawDispatch) -> LoadedDispatchCode:
+    """Load and disassemble every code object of a dispatch; check each against the dispatch arch."""
+    from attdec.analysis.listing import LoadedCode
+    from attdec.decoders.common import CodeMap
+    from attdec.decoders.walkisa import disassemble_for_walk
+    from attdec.isa import disassemble, load_code_object
+
+    loaded = [(co, load_code_object(co.data, co.name)) for co in raw.code_objects]
+    arch = raw.arch
+    for co, obj in loaded:
+        oarch = getattr(obj, "arch", "") or ""
+        if not arch:
+            arch = oarch
+        elif oarch and oarch != arch and arch_generation(oarch) != arch_generation(arch):
+            raise ArchError(f"code object is {oarch} but the capture says {arch}", co.name)
+    inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
+    codemap = CodeMap()
+    objects, problems, unplaced = [], [], []
+    for i, (co, obj) in enumerate(loaded):
+        base = co.base if co.base is not None else inferred.get(i)
+        if base is None:
+            unplaced.append(co.name)
+            continue
+        if co.base is None:
+            problems.append(f"{co.name}: load base 0x{base:x} inferred from the kernel entry PC in the trace")
+        obj_arch = getattr(obj, "arch", "") or arch
+        insts = disassemble(obj.text, obj_arch, obj.text_vaddr)        # what users read (as LLVM prints)
+        codemap.add(disassemble_for_walk(obj.text, obj_arch, obj.text_vaddr), base)  # what the PC walk reads
+        objects.append(LoadedCode(id=co.id, base=base, name=co.name, co=obj, insts=insts))
+    if not objects:
+        raise AttdecError("no load address for its code object(s): no code-object markers in the trace, no "
+                          "rocprofv3 results file, and the kernel entry PC matches none of them",
+                          raw.path and f"{raw.path}: {raw.name}" or raw.name)
+    if unplaced:
+        problems.append(f"{len(unplaced)} code object(s) with unknown load address left out: {', '.join(unplaced[:3])}")
+    return LoadedDispatchCode(arch, objects, codemap, problems)
+
+
+Progress = Callable[[str, int, int], None]   # (what, done, total)
+
+
+def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispatch:
+    """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing."""
+    from attdec.analysis.listing import build_listing
+
+    if not raw.code_objects:
+        raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)",
+                          raw.path and f"{raw.path}: {raw.name}" or raw.name)
+    code = load_code(raw)
+    for b in raw.blobs:
+        check_blob_arch(b, code.arch)
+    try:
+        from attdec.decoders import decode_blob  # lazily: the family decoders are a heavy import
+    except ImportError:
+        raise AttdecError("this attdec has no raw SQTT decoder (attdec.decoders.decode_blob)", raw.name) from None
+    results = []
+    for i, b in enumerate(raw.blobs):
+        if progress:
+            progress(b.label, i, len(raw.blobs))
+        try:
+            results.append(decode_blob(b.data, code.arch, code.codemap, b.se))
+        except ImportError:     # a family decoder missing from this build: one line, not a traceback
+            raise AttdecError(f"this attdec has no SQTT decoder for {code.arch}", b.label) from None
+    if progress:
+        progress(raw.name, len(raw.blobs), len(raw.blobs))
+    d = merge_results(raw, results)
+    d.arch = code.arch
+    d.problems[:0] = code.problems
+    d.code = build_listing(d, code.objects)
+    if not d.kernel:    # sources without kernel names (rocprofv3 raw without results): the listed kernel
+        d.kernel = next((c.text[2:] for c in d.code if c.is_label), "")
+    return d
+
+
+def merge_results(raw: RawDispatch, results) -> Dispatch:
+    """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3)."""
+    d = Dispatch(name=raw.name, arch=raw.arch, kernel=raw.kernel, path=raw.path)
+    seq: dict[tuple[int, int, int], int] = {}
+    occ = []
+    for label, r in zip((b.label for b in raw.blobs), results):
+        for w in r.waves:
+            if not len(w.insts) and len(w.timeline) < 3:
+                continue    # rocprofv3 writes no file for such a wave: keep raw and ui_output views equal
+            key = (w.se, w.simd, w.slot)
+            w.seq = seq.get(key, 0)
+            seq[key] = w.seq + 1
+            d.waves.append(w)
+        if len(r.occupancy):
+            occ.append(r.occupancy)
+        if r.realtime:
+            d.realtime_se.setdefault(r.se, []).extend(r.realtime)
+        d.problems.extend(f"{label}: {p}" for p in r.problems)
+    d.occupancy = np.concatenate(occ) if occ else np.zeros(0, OCCUPANCY_DTYPE)
+    if d.realtime_se:   # the flat list holds one SE's samples: clocks of different SEs do not mix
+        d.realtime = list(d.realtime_se[min(d.realtime_se)])
+    return d

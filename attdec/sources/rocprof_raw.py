@@ -1,0 +1,183 @@
+"""rocprofv3 raw ATT output (a folder, its `<hostname>/` subfolder, or loose files) -> RawDispatches.
+
+rocprofv3 names its raw files (ui-output-format.md §1)
+
+    <prefix>_<agent>_shader_engine_<SE>_<dispatch>.att      one per shader engine and dispatch
+    <prefix>_<gfxname>_code_object_id_<id>.out              every code object the process loaded
+
+where <prefix> is `<pid>` (default `%hostname%/%pid%`) or the `-o` name. Blobs are grouped into
+dispatches by (folder, prefix, agent, dispatch id). Every code object of the same prefix (given, or
+next to the given .att files) is offered to each dispatch (rocprofv3 hands the decoder all of them). Where each was loaded comes from, in
+order: the ROCm code-object markers in the trace itself (attdec.decoders.userdata), a rocprofv3
+results file next to the raw files (results.json or a code-object CSV with Load_Delta/Load_Base), or,
+failing both, is left to `decode_dispatch` to infer from the kernel entry PC in the trace.
+Assumptions (no real raw folder was available): a marker's address and a results file's load
+delta/base are the amount added to ELF vaddrs (they coincide for HSA code objects, whose first
+segment is at vaddr 0); a results file's `load_delta` wins over `load_base`.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+from attdec.decoders.userdata import scan_userdata
+from attdec.errors import FormatError, InputError
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, blob_generation
+
+ATT_RE = re.compile(r"^(?:(?P<prefix>.+)_)?(?P<agent>\d+)_shader_engine_(?P<se>\d+)_(?P<disp>\d+)\.att$")
+CO_RE = re.compile(r"^(?:(?P<prefix>.+?)_)?(?:(?P<gfx>gfx[0-9a-f]+)_)?code_object_id_(?P<id>\d+)\.(?:out|hsaco|co)$")
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    """The candidate files: loose files as given, folders and their immediate subfolders (<hostname>/)."""
+    out = []
+    for p in paths:
+        if p.is_dir():
+            for q in sorted(p.iterdir()):
+                if q.is_file():
+                    out.append(q)
+                elif q.is_dir():
+                    out.extend(sorted(r for r in q.iterdir() if r.is_file()))
+        else:
+            out.append(p)
+    return out
+
+
+def detect(paths: list[Path]) -> bool:
+    """True if the inputs hold at least one rocprofv3-named shader-engine .att file."""
+    try:
+        return any(ATT_RE.match(p.name) for p in _files(paths))
+    except OSError:
+        return False
+
+
+def _load_table(folders: set[Path]) -> tuple[dict[int, int], dict[int, str]]:
+    """Code-object id -> load delta and dispatch id -> kernel name, from rocprofv3 results files."""
+    bases: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for folder in folders:
+        for f in sorted(folder.glob("*results.json")):
+            try:
+                doc = json.loads(f.read_text())
+            except (OSError, ValueError) as e:
+                raise FormatError(f"not readable JSON: {e}", str(f)) from None
+            symbols: dict[int, str] = {}
+            dispatch_kernel: dict[int, int] = {}
+            stack = [doc]
+            while stack:
+                x = stack.pop()
+                if isinstance(x, list):
+                    stack.extend(x)
+                    continue
+                if not isinstance(x, dict):
+                    continue
+                stack.extend(v for v in x.values() if isinstance(v, (dict, list)))
+                if "code_object_id" in x and ("load_delta" in x or "load_base" in x) and "kernel_id" not in x:
+                    base = x.get("load_delta", x.get("load_base"))
+                    if isinstance(base, int) and isinstance(x["code_object_id"], int):
+                        bases[x["code_object_id"]] = base
+                elif "kernel_id" in x and "kernel_name" in x and "dispatch_id" not in x:
+                    symbols[x["kernel_id"]] = str(x["kernel_name"])
+                elif "dispatch_id" in x and "kernel_id" in x:
+                    dispatch_kernel[x["dispatch_id"]] = x["kernel_id"]
+            names.update({d: symbols[k] for d, k in dispatch_kernel.items() if k in symbols})
+        for f in sorted(folder.glob("*.csv")):
+            _csv_bases(f, bases, names)
+    return bases, names
+
+
+def _csv_bases(f: Path, bases: dict[int, int], names: dict[int, str]) -> None:
+    try:
+        with open(f, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, csv.Error, UnicodeDecodeError):
+        return
+    for r in rows:
+        low = {k.strip().lower(): (v or "").strip() for k, v in r.items() if k}
+        try:
+            if "code_object_id" in low and ("load_delta" in low or "load_base" in low):
+                bases[int(low["code_object_id"], 0)] = int(low.get("load_delta") or low["load_base"], 0)
+            elif "dispatch_id" in low and "kernel_name" in low:
+                names[int(low["dispatch_id"], 0)] = low["kernel_name"]
+        except ValueError:
+            continue
+
+
+def load(paths: list[str | Path]) -> list[RawDispatch]:
+    paths = [Path(p) for p in paths]
+    for p in paths:
+        if not p.exists():
+            raise InputError("no such file or folder", str(p))
+    files = _files(paths)
+    groups: dict[tuple, list[tuple[int, Path]]] = {}
+    cos: dict[tuple, list[tuple[int, str, Path]]] = {}
+    for f in files:
+        m = ATT_RE.match(f.name)
+        if m:
+            key = (f.parent, m["prefix"] or "", int(m["agent"]), int(m["disp"]))
+            groups.setdefault(key, []).append((int(m["se"]), f))
+            continue
+        m = CO_RE.match(f.name)
+        if m:
+            cos.setdefault((f.parent, m["prefix"] or ""), []).append((int(m["id"]), m["gfx"] or "", f))
+    for folder, prefix in {(k[0], k[1]) for k in groups} - set(cos):   # loose .att files: objects next to them
+        for f in sorted(folder.glob(f"{prefix}_*code_object_id_*" if prefix else "*code_object_id_*")):
+            m = CO_RE.match(f.name)
+            if m and (m["prefix"] or "") == prefix:
+                cos.setdefault((folder, prefix), []).append((int(m["id"]), m["gfx"] or "", f))
+    if not groups:
+        raise InputError("no rocprofv3 shader-engine files (<prefix>_<agent>_shader_engine_<SE>_<dispatch>.att)",
+                         ", ".join(map(str, paths)))
+    folders = {k[0] for k in groups} | {k[0].parent for k in groups}
+    table_bases, table_names = _load_table(folders)
+
+    out = []
+    for (folder, prefix, agent, disp), ses in sorted(groups.items(), key=lambda kv: (kv[0][3], kv[0][2], str(kv[0][0]))):
+        where = str(folder / f"{prefix + '_' if prefix else ''}{agent}_shader_engine_*_{disp}.att")
+        blobs = []
+        markers: dict[int, int] = {}
+        for se, f in sorted(ses):
+            data = _read(f)
+            blobs.append(RawBlob(se, data, str(f)))
+            gen = blob_generation(data)
+            if gen is not None:
+                for m in scan_userdata(data, gen).markers:
+                    if m.unload:
+                        markers.pop(m.id, None)
+                    else:
+                        markers[m.id] = m.addr
+        objs = sorted(cos.get((folder, prefix), []))
+        if not objs:
+            raise InputError(f"missing code object for dispatch {disp}: no {prefix + '_' if prefix else ''}"
+                             f"<gfx>_code_object_id_<id>.out next to its .att files", where)
+        gens = {blob_generation(b.data) for b in blobs} - {None}
+        arch = _pick_arch([g for _, g, _ in objs], gens)
+        code_objects = []
+        for co_id, gfx, f in objs:
+            if gfx and arch and gfx != arch:
+                continue
+            base = markers.get(co_id, table_bases.get(co_id))
+            code_objects.append(RawCodeObject(_read(f), base, str(f), co_id))
+        kernel = table_names.get(disp, "")
+        out.append(RawDispatch(name=f"dispatch_{disp}" + (f" {kernel}" if kernel else ""), arch=arch or "",
+                               code_objects=code_objects, blobs=blobs, kernel=kernel, path=str(folder),
+                               agent=agent, dispatch_id=disp))
+    return out
+
+
+def _pick_arch(gfx_names: list[str], gens: set[int]) -> str:
+    """The gfx name of the code objects whose generation matches the blobs' (multi-GPU runs mix them)."""
+    from attdec.sources.raw import arch_generation
+
+    named = sorted({g for g in gfx_names if g})
+    fit = [g for g in named if not gens or arch_generation(g) in gens]
+    return (fit or named or [""])[0]
+
+
+def _read(f: Path) -> bytes:
+    try:
+        return f.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", str(f)) from None

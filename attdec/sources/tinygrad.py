@@ -1,0 +1,183 @@
+"""tinygrad profile pickles (`profile.pkl`, VIZ=-2) -> RawDispatches.
+
+A profile is untrusted input, so it is never unpickled normally: `_Unpickler.find_class` hands out
+only inert record classes of our own for an allow-list of tinygrad class names, and refuses every
+other global. Since pickle can only call what find_class returned, no REDUCE/NEWOBJ/BUILD of the
+stream can reach anything but those records (which just store their arguments) and a checked
+`decimal.Decimal` constructor.
+"""
+from __future__ import annotations
+
+import decimal
+import io
+import pickle
+from pathlib import Path
+
+from attdec.errors import FormatError, InputError
+from attdec.isa import arch_from_target_version
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
+
+# Event classes we read, by class name (tinygrad moved them between modules over time).
+EVENT_CLASSES = {"ProfileProgramEvent", "ProfileSQTTEvent", "ProfileDeviceEvent", "ProfilePMCEvent",
+                 "ProfileRangeEvent", "ProfilePointEvent", "ProfileGraphEvent", "ProfileGraphEntry"}
+# Classes that appear inside events we skip (range names, exec metadata): built as inert records.
+OPAQUE_CLASSES = {"TracingKey", "PMCSample", "DType", "PtrDType", "ImageDType", "AddrSpace", "UOp",
+                  "Ops", "AxisType", "KernelInfo", "Metadata", "BufferSpec", "Estimates"}
+# Instruction encodings of tinygrad's assembler (SOP1, VOP3P, ...), pickled in hand-written kernels'
+# metadata: any name under these modules is an inert record too.
+OPAQUE_MODULE_PREFIXES = ("tinygrad.runtime.autogen.amd.",)
+
+
+class Record:
+    """A tinygrad object rebuilt as plain data: constructor args in `args`, pickled state as attributes."""
+
+    cls_name = "Record"
+
+    def __new__(cls, *args, **kwargs):
+        obj = object.__new__(cls)
+        obj.args = args
+        return obj
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __setstate__(self, state):
+        slots = None
+        if isinstance(state, tuple) and len(state) == 2:   # (dict or None, slot dict)
+            state, slots = state
+        for st in (state, slots):
+            if isinstance(st, dict):
+                for k, v in st.items():
+                    if isinstance(k, str) and not k.startswith("__") and k not in ("args", "cls_name", "get"):
+                        object.__setattr__(self, k, v)
+
+    def get(self, name, default=None):
+        return getattr(self, name, default)
+
+    def __repr__(self):
+        return f"{self.cls_name}({', '.join(f'{k}={v!r:.40}' for k, v in vars(self).items())})"
+
+
+_RECORDS: dict[str, type] = {}
+
+
+def _record_class(name: str) -> type:
+    if name not in _RECORDS:
+        _RECORDS[name] = type(name, (Record,), {"cls_name": name, "__module__": __name__})
+    return _RECORDS[name]
+
+
+def _decimal(value="0", *rest):
+    """decimal.Decimal, only from the plain values tinygrad pickles (a string or a number)."""
+    if rest or not isinstance(value, (str, int, float, tuple)):
+        raise pickle.UnpicklingError("Decimal from an unexpected argument")
+    return decimal.Decimal(value)
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) == ("decimal", "Decimal"):
+            return _decimal
+        if module.startswith("tinygrad.") or module == "tinygrad":
+            if name in EVENT_CLASSES or name in OPAQUE_CLASSES or module.startswith(OPAQUE_MODULE_PREFIXES):
+                return _record_class(name)
+        raise _Refused(f"{module}.{name}")
+
+    def persistent_load(self, pid):
+        raise _Refused(f"persistent id {pid!r:.40}")
+
+
+class _Refused(pickle.UnpicklingError):
+    pass
+
+
+def load_events(data: bytes, where: str) -> list:
+    """Unpickle a profile into records. Anything but a list of known tinygrad events is a FormatError."""
+    try:
+        events = _Unpickler(io.BytesIO(data)).load()
+    except _Refused as e:
+        raise FormatError(f"refusing to unpickle unknown class {e} (not a tinygrad profile event)", where) from None
+    except RecursionError:
+        raise FormatError("pickle nests too deeply", where) from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError,
+            KeyError, decimal.InvalidOperation, MemoryError, UnicodeDecodeError) as e:
+        raise FormatError(f"not a readable pickle: {type(e).__name__}: {e}", where) from None
+    if not isinstance(events, list):
+        raise FormatError(f"a tinygrad profile is a list of events, this pickle holds a {type(events).__name__}", where)
+    return [e for e in events if isinstance(e, Record)]
+
+
+def _int(v, what, where):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise FormatError(f"{what} is {type(v).__name__}, expected an integer", where)
+    return v
+
+
+def _bytes(v, what, where):
+    if not isinstance(v, (bytes, bytearray, memoryview)):
+        raise FormatError(f"{what} is {type(v).__name__}, expected bytes", where)
+    return bytes(v)
+
+
+def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
+    """Group a profile's SQTT blobs into dispatches (kernel + exec_tag), in pickle order.
+
+    `ProfileSQTTEvent.kern` is the program's `tag` in current profiles and its name in old ones
+    (whose programs have no tag). Each dispatch gets the code object of its own program only:
+    programs can reuse load addresses, so mixing them in one PC map would be wrong.
+    """
+    archs: dict[str, str] = {}
+    for e in events:
+        if e.cls_name == "ProfileDeviceEvent" and isinstance(e.get("props"), dict):
+            v = e.props.get("gfx_target_version")
+            if isinstance(v, int) and v:
+                archs[str(e.get("device"))] = arch_from_target_version(v)
+    programs: dict[object, Record] = {}
+    for e in events:
+        if e.cls_name == "ProfileProgramEvent":
+            if e.get("tag") is not None:
+                programs.setdefault((e.get("device"), e.get("tag")), e)
+            programs.setdefault((e.get("device"), e.get("name")), e)
+
+    groups: dict[tuple, RawDispatch] = {}
+    for e in events:
+        if e.cls_name != "ProfileSQTTEvent":
+            continue
+        dev, kern, tag = e.get("device"), e.get("kern"), e.get("exec_tag")
+        prog = programs.get((dev, kern))
+        if prog is None:
+            raise FormatError(f"SQTT blob of kernel {kern!r} on {dev} has no program (code object) in the profile", where)
+        name = str(prog.get("name"))
+        key = (dev, kern, tag)
+        if key not in groups:
+            arch = archs.get(str(dev)) or archs.get(str(dev).split(":")[0])
+            if arch is None:
+                raise FormatError(f"no device properties (gfx_target_version) for device {dev}", where)
+            dname = f"{name}#{tag}" if tag is not None else name
+            co = RawCodeObject(_bytes(prog.get("lib"), f"program {name} lib", where),
+                               _int(prog.get("base"), f"program {name} base", where), name, 1)
+            groups[key] = RawDispatch(name=dname, arch=arch, code_objects=[co], kernel=name, path=where)
+        d = groups[key]
+        se = _int(e.get("se"), "SQTT se", where)
+        itrace = e.get("itrace")
+        d.blobs.append(RawBlob(se, _bytes(e.get("blob"), "SQTT blob", where), f"{where}: {d.name} se{se}",
+                               itrace if isinstance(itrace, bool) else None))
+    return list(groups.values())
+
+
+def is_profile(path: Path) -> bool:
+    """A pickle file (protocol 2+ opcode first) that is not obviously something else."""
+    if not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        head = f.read(2)
+    return len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5
+
+
+def load(path: str | Path) -> list[RawDispatch]:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", str(path)) from None
+    return dispatches_from_events(load_events(data, str(path)), str(path))

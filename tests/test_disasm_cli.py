@@ -1,0 +1,41 @@
+"""`attdec disasm`: JSON listing equal to LLVM's, labels, errors as one line."""
+from __future__ import annotations
+
+import gzip
+import json
+
+from click.testing import CliRunner
+
+from attdec.cli import main
+from tests.conftest import FIXTURES, shared_path
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_json_listing_matches_llvm_for_a_capture():
+    entries = json.loads(gzip.open(FIXTURES / "isa" / "captures_llvm.json.gz", "rt").read())
+    entry = next(e for e in entries if e["path"].endswith("handwritten_run0/custom_handwritten.co"))
+    path = shared_path(entry["path"])
+    r = run("disasm", str(path), "--arch", entry["arch"], "--format", "json")
+    assert r.exit_code == 0, r.output
+    got = [(i["address"], i["size"], i["text"]) for i in json.loads(r.output)["instructions"]]
+    assert got == [(a, s, t) for a, s, t, _ in entry["instructions"]]
+
+
+def test_text_listing_has_kernel_label_branch_label_and_source():
+    r = run("disasm", str(FIXTURES / "isa" / "dwarf5_gfx1100.co"), "--kernel", "kern")
+    assert r.exit_code == 0, r.output
+    assert "kern:" in r.output and "s_cbranch_execz 23  <.LBB_1680>" in r.output
+    assert "; ./k.cl:2 -> ./k.cl:5 -> ./k.cl:10 -> ./k.cl:7" in r.output
+    assert "__clang_ocl_kern_imp_kern" not in r.output   # --kernel keeps to that kernel
+
+
+def test_errors_are_one_line():
+    r = run("disasm", "/no/such.co")
+    assert r.exit_code == 1 and r.output.strip().endswith("/no/such.co: no such file")
+    r = run("disasm", str(FIXTURES / "isa" / "dwarf5_gfx1100.co"), "--kernel", "nope")
+    assert r.exit_code == 1 and "no kernel 'nope' (kernels: kern" in r.output
+    r = run("disasm", str(FIXTURES / "isa" / "dwarf5_gfx1100.co"), "--arch", "gfx803")
+    assert r.exit_code == 1 and "unsupported architecture" in r.output

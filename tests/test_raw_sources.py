@@ -1,0 +1,201 @@
+"""rocprofv3 raw folders (synthesized from a real capture in rocprofv3's naming), capture folders,
+input detection, and decode_dispatch/export-ui with stand-in ISA and decoder layers."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import types
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from attdec.cli import main
+from attdec.decoders.common import BlobResult
+from attdec.errors import ArchError, AttdecError, InputError
+from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
+from attdec.sources import capture, rocprof_raw
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_dispatch
+from attdec.sources.raw_inputs import detect_raw, load_raw
+from conftest import shared_path
+from sqtt_synth import RdnaStream, roc_marker_words
+
+PID, AGENT, DISP = 31337, 24601, 7
+
+
+def _rocprof_folder(tmp_path, cap_dir, results=True, code_object=True):
+    """A rocprofv3 output folder made of a capture's files: <out>/<host>/<pid>_<agent>_shader_engine_<SE>_<D>.att,
+    <pid>_<gfx>_code_object_id_1.out, and (optionally) <pid>_results.json giving the load base."""
+    cap = json.loads((cap_dir / "capture.json").read_text())
+    (disp,) = cap["dispatches"]
+    k = next(k for k in cap["kernels"] if k["name"] == disp["kernel"])
+    host = tmp_path / "out" / "gpu-host"
+    host.mkdir(parents=True)
+    blobs = {b["file"]: b for b in cap["blobs"]}
+    for f in disp["blobs"]:
+        shutil.copy(cap_dir / f, host / f"{PID}_{AGENT}_shader_engine_{blobs[f]['se']}_{DISP}.att")
+    if code_object:
+        shutil.copy(cap_dir / k["code_object"], host / f"{PID}_{cap['gfx_arch']}_code_object_id_1.out")
+    if results:
+        doc = {"rocprofiler-sdk-tool": [{
+            "code_objects": [{"size": 0, "code_object_id": 1, "uri": "file:///tmp/a.out", "load_base": k["base"],
+                              "load_size": 0x3000, "load_delta": k["base"], "storage_type": 1}],
+            "kernel_symbols": [{"kernel_id": 4, "code_object_id": 1, "kernel_name": k["name"]}],
+            "buffer_records": {"kernel_dispatch": [{"dispatch_info": {"dispatch_id": DISP, "kernel_id": 4,
+                                                                      "agent_id": {"handle": 1}}}]}}]}
+        (host / f"{PID}_results.json").write_text(json.dumps(doc))
+    return tmp_path / "out", cap, disp, k
+
+
+def test_rocprof_folder_groups_and_places_code_objects(tmp_path):
+    cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
+    out, cap, disp, k = _rocprof_folder(tmp_path, cap_dir)
+    assert detect_raw([out]) == "rocprof-raw"
+    (d,) = load_raw([out])
+    assert (d.agent, d.dispatch_id, d.arch, d.kernel) == (AGENT, DISP, "gfx1100", k["name"])
+    blobs = {b["file"]: b for b in cap["blobs"]}
+    assert [b.se for b in d.blobs] == sorted(blobs[f]["se"] for f in disp["blobs"])
+    for b in d.blobs:
+        f = next(f for f in disp["blobs"] if blobs[f]["se"] == b.se)
+        assert b.data == (cap_dir / f).read_bytes()
+    (co,) = d.code_objects
+    assert (co.id, co.base) == (1, k["base"]) and co.data == (cap_dir / k["code_object"]).read_bytes()
+
+
+def test_loose_files_without_results_leave_the_base_to_inference(tmp_path):
+    cap_dir = shared_path("captures", "gfx950", "gemm_run0")
+    out, cap, disp, k = _rocprof_folder(tmp_path, cap_dir, results=False)
+    files = sorted((out / "gpu-host").iterdir())
+    (d,) = load_raw(files)
+    assert len(d.blobs) == 32 and d.code_objects[0].base is None and d.arch == "gfx950"
+    # the base inference, given a code object whose kernel entry is known (stand-in for attdec.isa)
+    from attdec.sources.raw import _infer_bases
+    fake = types.SimpleNamespace(kernels=[(k["name"], k["entry_vaddr"])], text_vaddr=k["text_vaddr"])
+    assert _infer_bases(d, [(d.code_objects[0], fake)]) == {0: k["base"]}
+
+
+def test_markers_in_the_trace_give_the_base(tmp_path):
+    host = tmp_path / "h"
+    host.mkdir()
+    blob = RdnaStream(3).userdata(roc_marker_words(3, 0x7F00_0000_0000, 0x2000)).bytes()
+    (host / f"{PID}_{AGENT}_shader_engine_0_{DISP}.att").write_bytes(blob)
+    (host / f"{PID}_gfx1100_code_object_id_3.out").write_bytes(b"\x7fELF")
+    (host / f"{PID}_gfx1100_code_object_id_4.out").write_bytes(b"\x7fELF")
+    (d,) = rocprof_raw.load([host])
+    assert [(c.id, c.base) for c in d.code_objects] == [(3, 0x7F00_0000_0000), (4, None)]
+    # one loose .att file: the code objects are found next to it
+    (d,) = rocprof_raw.load([host / f"{PID}_{AGENT}_shader_engine_0_{DISP}.att"])
+    assert [c.id for c in d.code_objects] == [3, 4] and len(d.blobs) == 1
+
+
+def test_missing_code_object_is_one_clear_line(tmp_path):
+    cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
+    out, *_ = _rocprof_folder(tmp_path, cap_dir, code_object=False)
+    r = CliRunner().invoke(main, ["export-ui", str(out), "-o", str(tmp_path / "x")])
+    assert r.exit_code == 1
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and "missing code object for dispatch 7" in lines[0] and lines[0].startswith("attdec: error: ")
+
+
+def test_blob_arch_must_match_code_object(tmp_path):
+    pytest.importorskip("attdec.isa.codeobj")
+    gfx9_blob = shared_path("captures", "gfx950", "gemm_run0", "r_32_32_16_2_1_se0.att").read_bytes()
+    co = shared_path("captures", "gfx1100", "gemm_run0", "r_32_32_16_2.co").read_bytes()
+    raw = RawDispatch("d", "", [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
+    with pytest.raises(ArchError, match="x_se0.att: blob is a gfx9 SQTT stream but the code object is gfx1100"):
+        decode_dispatch(raw)
+    raw.arch = "gfx950"          # the capture's own arch (device props, --arch) disagrees with the ELF
+    with pytest.raises(ArchError, match="k.co: code object is gfx1100 but the capture says gfx950"):
+        decode_dispatch(raw)
+
+
+def test_capture_folders_load():
+    n = 0
+    for cj in sorted(shared_path("captures").glob("*/*/capture.json")):
+        cap = json.loads(cj.read_text())
+        assert detect_raw([cj.parent]) == "capture"
+        ds = capture.load([cj.parent])
+        assert [d.kernel for d in ds] == [d["kernel"] for d in cap["dispatches"]]
+        assert all(d.arch == cap["gfx_arch"] and d.blobs for d in ds)
+        n += len(ds)
+    assert n >= 59
+
+
+def test_unknown_input_is_a_clear_error(tmp_path):
+    (tmp_path / "x.txt").write_text("hello")
+    with pytest.raises(InputError, match="not a raw capture"):
+        load_raw([tmp_path / "x.txt"])
+    with pytest.raises(InputError, match="no such file"):
+        load_raw([tmp_path / "nope"])
+
+
+# --- decode_dispatch and export-ui end to end, with stand-ins for attdec.isa and the decoders ---------
+
+class _Ins:
+    def __init__(self, address, text):
+        self.address, self.size, self.text = address, 4, text
+
+
+class _CO:
+    arch, text_vaddr = "gfx1100", 0x100
+    text = bytes(16)
+    kernels = [("k", 0x100)]
+
+    def source_of(self, vaddr):
+        return f"k.py:{vaddr}"
+
+
+@pytest.fixture
+def fake_layers(monkeypatch):
+    isa = types.ModuleType("attdec.isa")
+    isa.load_code_object = lambda data, where="": _CO()
+    isa.disassemble = lambda code, arch, vaddr: [_Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)]
+    monkeypatch.setitem(sys.modules, "attdec.isa", isa)
+    import attdec
+    monkeypatch.setattr(attdec, "isa", isa, raising=False)
+    calls = []
+
+    def decode_blob(data, arch, code, se):
+        calls.append((se, arch, len(code)))
+        base = 0x5000_0000
+        a = empty_insts(3)
+        a["time"], a["stall"], a["duration"] = [10, 20, 40], [0, 5 + se, 1], [4, 9, 4]
+        a["pc"] = [base + 0x100, base + 0x104, base + 0x100]
+        w = Wave(se=se, cu=0, simd=0, slot=1, begin=0, end=60, insts=a, timeline=[(1, 10), (2, 50)])
+        occ = np.zeros(2, OCCUPANCY_DTYPE)
+        occ[:] = [(se, 0, 0, 1, 1, 0, 0), (se, 0, 0, 1, 0, 60, 0)]
+        return BlobResult(se=se, arch=arch, waves=[w], occupancy=occ, realtime=[(5, 100)])
+
+    monkeypatch.setattr("attdec.decoders.decode_blob", decode_blob, raising=False)
+    return calls
+
+
+def test_decode_dispatch_and_export(tmp_path, fake_layers):
+    blob = RdnaStream(3).bytes()
+    raw = RawDispatch("k#1", "gfx1100", [RawCodeObject(b"elf", 0x5000_0000, "k.co", 2)],
+                      [RawBlob(0, blob, "se0"), RawBlob(1, blob, "se1")], kernel="k")
+    seen = []
+    d = decode_dispatch(raw, lambda label, done, total: seen.append((label, done, total)))
+    assert fake_layers == [(0, "gfx1100", 4), (1, "gfx1100", 4)]
+    assert seen[-1] == ("k#1", 2, 2)
+    assert [r.text for r in d.code] == ["; k", "op0", "op1", "op2", "op3"]
+    assert [(r.hit, r.stall) for r in d.code[1:3]] == [(4, 2), (2, 5 + 6)]
+    assert d.code[1].codeobj == 2 and d.realtime_se == {0: [(5, 100)], 1: [(5, 100)]}
+    assert all(w.insts["line"].tolist() == [1, 2, 1] for w in d.waves)
+
+    # export-ui on a capture-like folder, through the CLI
+    src = tmp_path / "cap"
+    src.mkdir()
+    (src / "k.co").write_bytes(b"elf")
+    (src / "k_1_se0.att").write_bytes(blob)
+    (src / "capture.json").write_text(json.dumps({
+        "gfx_arch": "gfx1100", "kernels": [{"name": "k", "code_object": "k.co", "base": 0x5000_0000}],
+        "blobs": [{"file": "k_1_se0.att", "se": 0}], "dispatches": [{"kernel": "k", "exec_tag": 1, "blobs": ["k_1_se0.att"]}]}))
+    r = CliRunner().invoke(main, ["export-ui", str(src), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    folder = tmp_path / "o" / "ui_output_agent_0_dispatch_1"
+    code = json.loads((folder / "code.json").read_text())["code"]
+    assert code[1][:3] == ["op0", 0, 1] and code[1][6] == 2
+    assert (tmp_path / "o" / "stats_ui_output_agent_0_dispatch_1.csv").exists()
+    assert "\x1b[" not in r.output         # no progress bar when not on a terminal

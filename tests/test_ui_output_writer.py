@@ -1,0 +1,175 @@
+"""The ui_output writer: structure and field types as in real rocprofv3 folders, totals that read back."""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attdec.analysis.listing import build_listing
+from attdec.model import OCCUPANCY_DTYPE, Dispatch, Wave
+from attdec.report.ui_output import wstates, write_ui_output
+from conftest import shared_path
+from test_listing import BASE, _code, _wave
+
+SAMPLE = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "flash_attn_func",
+          "att_viewer", "small", "ui_output_agent_32235_dispatch_44")
+
+
+def _norm(key: str) -> str:
+    return re.sub(r"\d+", "#", key)
+
+
+def fits(ours, sample, path="") -> None:
+    """`ours` has the same keys (digits normalised) and value types as `sample`, recursively."""
+    if isinstance(sample, dict):
+        assert isinstance(ours, dict), path
+        s_keys = {_norm(k): k for k in sample}
+        o_keys = {_norm(k): k for k in ours}
+        assert set(o_keys) == set(s_keys), f"{path}: keys {sorted(o_keys)} != {sorted(s_keys)}"
+        for nk, ok in o_keys.items():
+            fits(ours[ok], sample[s_keys[nk]], f"{path}.{nk}")
+    elif isinstance(sample, list):
+        assert isinstance(ours, list), path
+        if not ours or not sample:
+            return
+        for i, o in enumerate(ours[:30]):
+            if isinstance(o, (dict, list)):
+                fits(o, sample[min(i, len(sample) - 1)], f"{path}[{i}]")
+            else:
+                assert any(type(o) is type(s) for s in sample[:30]), f"{path}[{i}]: {type(o).__name__}"
+    else:
+        assert type(ours) is type(sample), f"{path}: {type(ours).__name__} != {type(sample).__name__}"
+
+
+def _dispatch() -> Dispatch:
+    w1 = _wave(100, [(110, 2, 0, 4, BASE + 0x110), (120, 9, 30, 34, BASE + 0x114), (130, 6, 0, 8, 0),
+                     (200, 6, 2, 8, BASE + 0x118), (300, 11, 0, 4, BASE + 0x12c)])
+    w1.timeline = [(1, 10), (2, 10), (4, 30), (2, 250)]
+    w2 = _wave(50, [(60, 2, 0, 4, BASE + 0x110), (90, 1, 5, 20, BASE + 0x114)])
+    w2.simd, w2.timeline = 1, [(1, 10), (3, 30), (2, 30)]
+    w3 = _wave(400, [(410, 2, 1, 4, BASE + 0x110)])     # same slot as w1, later
+    w3.timeline = [(1, 10), (2, 4)]
+    bare = Wave(se=1, cu=0, simd=0, slot=0, begin=0, end=5, timeline=[(1, 5)])   # gets no file
+    occ = np.zeros(4, OCCUPANCY_DTYPE)
+    occ[:] = [(0, 0, 0, 0, 1, 100, 0), (0, 0, 0, 0, 0, 1100, 0), (1, 2, 1, 3, 1, 7, 0), (1, 2, 1, 3, 0, 9, 0)]
+    d = Dispatch(name="k#1", arch="gfx1100", kernel="b", waves=[w1, w2, w3, bare], occupancy=occ,
+                 realtime_se={0: [(10, 1000), (5000, 3000)], 1: [(12, 1000)]})
+    d.code = build_listing(d, _code())
+    return d
+
+
+def test_structure_matches_real_sample(tmp_path):
+    sample = shared_path(*SAMPLE)
+    folder = write_ui_output(_dispatch(), tmp_path, "ui_output_agent_0_dispatch_1")
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["attdec_agent_info.csv", "code.json", "filenames.json", "occupancy.json", "realtime.json",
+                     "se0_sm0_sl0_wv0.json", "se0_sm0_sl0_wv1.json", "se0_sm1_sl0_wv0.json",
+                     "wstates1.json", "wstates2.json", "wstates3.json", "wstates4.json"]
+    for f in ("filenames.json", "code.json", "occupancy.json", "realtime.json", "wstates1.json"):
+        fits(json.loads((folder / f).read_text()), json.loads((sample / f).read_text()), f)
+    fits(json.loads((folder / "se0_sm0_sl0_wv0.json").read_text()),
+         json.loads((sample / "se3_sm0_sl0_wv0.json").read_text()), "wave")
+    fn = json.loads((folder / "filenames.json").read_text())
+    assert fn["gfxip"] == 11 and fn["gfxv"] == "navi" and fn["version"] == "3.0.0"
+    # every listed file exists with the listed begin/end, and vice versa (as on the real samples)
+    listed = {}
+    for se, simds in fn["wave_filenames"].items():
+        for simd, slots in simds.items():
+            for slot, wvs in slots.items():
+                for wv, (f, b, e) in wvs.items():
+                    assert f == f"se{se}_sm{simd}_sl{slot}_wv{wv}.json"
+                    w = json.loads((folder / f).read_text())["wave"]
+                    assert (w["begin"], w["end"], w["id"]) == (b, e, int(wv))
+                    listed[f] = 1
+    assert set(listed) == {n for n in names if n.startswith("se")}
+    code = json.loads((folder / "code.json").read_text())
+    assert code["header"] == "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
+    assert all(len(r) == 10 for r in code["code"])
+    occ = json.loads((folder / "occupancy.json").read_text())
+    assert occ["0"] == [[100, 0, 0, 0, 1, 1], [1100, 0, 0, 0, 0, 1]] and occ["dispatches"]["1"] == "b"
+    rt = json.loads((folder / "realtime.json").read_text())
+    assert rt["SE0"] == [[10, 1000], [5000, 3000]] and rt["metadata"]["frequency"] == 100_000_000
+
+
+def test_totals_read_back(tmp_path):
+    """code.json and the stats CSV hold what the wave files give under ui-output-format §5.1."""
+    d = _dispatch()
+    folder = write_ui_output(d, tmp_path, "ui_output_x")
+    code = json.loads((folder / "code.json").read_text())["code"]
+    tot = defaultdict(lambda: [0, 0, 0, 0])
+    total_stall = 0
+    for f in folder.glob("se*_sm*_sl*_wv*.json"):
+        w = json.loads(f.read_text())["wave"]
+        prev_end = w["begin"]
+        for t, c, s, du, line in w["instructions"]:
+            total_stall += s
+            if line == 0:        # unresolved PC (line 0 is the first label row)
+                continue
+            r = tot[line]
+            r[0] += 1
+            r[1] += du
+            r[2] += s
+            r[3] += max(0, t - prev_end)
+            prev_end = max(prev_end, t + du)
+    assert total_stall == sum(int(w.insts["stall"].sum()) for w in d.waves) == 38
+    for row in code:
+        if not row[0].startswith(";"):
+            assert row[6:10] == tot.get(row[2], [0, 0, 0, 0]), row
+    with open(tmp_path / "stats_ui_output_x.csv") as f:
+        stats = list(csv.reader(f))
+    assert stats[0] == ["CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle", "Source"]
+    assert len(stats) == 1 + len(code) and stats[1][2] == "; b"
+    assert sorted((int(r[0]), int(r[1]), int(r[5])) for r in stats[1:]) == \
+        sorted((r[4], r[5], r[8]) for r in code)
+    assert (tmp_path / "stats_ui_output_x.csv").read_text().splitlines()[1].startswith('3,272,"; b"')
+
+
+def test_zero_wave_dispatch_is_an_empty_shell(tmp_path):
+    d = Dispatch(name="e", arch="gfx950", kernel="E")
+    folder = write_ui_output(d, tmp_path, "ui_output_agent_0_dispatch_2")
+    fn = json.loads((folder / "filenames.json").read_text())
+    assert fn["wave_filenames"] is None and fn["gfxip"] == 9 and fn["gfxv"] == "vega"
+    assert json.loads((folder / "code.json").read_text())["code"] is None
+    assert not (folder / "realtime.json").exists()
+    assert (tmp_path / "stats_ui_output_agent_0_dispatch_2.csv").read_text().count("\n") == 1
+
+
+def test_wstates_reproduce_real_samples():
+    """wstates<k>.json recomputed from each real sample's own wave files equals that sample's files."""
+    n = 0
+    for fn in sorted(shared_path("ui_output_samples").rglob("filenames.json")):
+        sample = fn.parent
+        waves = []
+        for f in sorted(sample.glob("se*_sm*_sl*_wv*.json")):
+            w = json.loads(f.read_text())["wave"]
+            waves.append(Wave(se=0, cu=w["cu"], simd=w["simd"], slot=w["slot"], begin=w["begin"], end=w["end"],
+                              timeline=[tuple(x) for x in w["timeline"]]))
+        if not waves:
+            continue
+        got = wstates(waves)
+        for k in range(1, 5):
+            want = json.loads((sample / f"wstates{k}.json").read_text())
+            assert got[k] == want, (sample.name, k)
+            n += 1
+    assert n >= 64
+
+
+def test_reexport_replaces_stale_files(tmp_path):
+    d = _dispatch()
+    write_ui_output(d, tmp_path, "f")
+    d.waves = d.waves[:1]
+    folder = write_ui_output(d, tmp_path, "f")
+    assert sorted(p.name for p in folder.glob("se*.json")) == ["se0_sm0_sl0_wv0.json"]
+
+
+def test_agent_info_names_the_chip():
+    from attdec.isa import arch_from_target_version
+    from attdec.report.ui_output import target_version
+    for arch in ("gfx1100", "gfx1151", "gfx1201", "gfx950", "gfx942", "gfx90a"):
+        assert arch_from_target_version(target_version(arch)) == arch
+    assert target_version("gfx9 (chip unknown)") is None
