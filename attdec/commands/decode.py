@@ -143,13 +143,14 @@ def _write_wave(w, wave) -> None:
 
 
 def print_summary(results) -> None:
-    from rich.console import Console
+    """One row per blob: waves, traced waves, instruction records (and how many lack a PC), stall."""
     from rich.table import Table
 
-    con = Console()
-    t = Table(title="SQTT decode", show_lines=False)
-    for col in ("blob", "SE", "waves", "traced", "instructions", "no pc", "stall", "occupancy", "ms"):
-        t.add_column(col, justify="right" if col not in ("blob",) else "left")
+    from attdec.report.common import console
+
+    t = Table(box=None, pad_edge=False)
+    for col in ("blob", "se", "waves", "traced", "instructions", "no pc", "stall", "wave starts", "ms"):
+        t.add_column(col, justify="left" if col == "blob" else "right")
     for path, res, dt in results:
         _warn(path, res)
         n_inst = sum(len(w.insts) for w in res.waves)
@@ -158,8 +159,8 @@ def print_summary(results) -> None:
         traced = sum(1 for w in res.waves if len(w.insts))
         starts = int((res.occupancy["start"] == 1).sum()) if len(res.occupancy) else 0
         t.add_row(os.path.basename(path), str(res.se), str(len(res.waves)), str(traced), f"{n_inst:,}",
-                  f"{nopc:,}", f"{stall:,}", f"{starts:,} starts", f"{dt * 1000:.0f}")
-    con.print(t)
+                  f"{nopc:,}", f"{stall:,}", f"{starts:,}", f"{dt * 1000:.0f}")
+    console().print(t)
 
 
 __all__ = ["decode", "build_codemap", "decode_files", "se_of", "write_json", "FormatError"]
