@@ -18,7 +18,7 @@ import json
 import click
 
 from attdec.decoders import CodeMap, decode_blob
-from attdec.errors import FormatError, InputError
+from attdec.errors import FormatError, InputError, read_bytes
 from attdec.model import CATEGORIES
 
 SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
@@ -48,20 +48,9 @@ def build_codemap(specs, arch: str) -> CodeMap:
     objs = []
     for spec in specs:
         path, base = parse_code_spec(spec)
-        objs.append(RawCodeObject(_read(path), base, path))
+        objs.append(RawCodeObject(read_bytes(path), base, path))
     return load_code(RawDispatch(name="decode", arch=arch, code_objects=objs)).codemap
 
-
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", path) from None
-    except OSError as e:
-        raise InputError(e.strerror or str(e), path) from None
 
 
 def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int | None = None):
@@ -71,7 +60,7 @@ def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int 
         s = se if se is not None else se_of(path)
         if s is None:
             raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", path)
-        data = _read(path)
+        data = read_bytes(path)
         t0 = time.perf_counter()
         res = decode_blob(data, arch, code, s, where=path, target_cu=target_cu)
         yield path, res, time.perf_counter() - t0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from attdec.errors import InputError
+from attdec.errors import InputError, read_bytes
 from attdec.sources import capture, rocprof_raw, tinygrad
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
@@ -36,11 +36,11 @@ def load_explicit(blobs: list[str | Path], code: list[str], arch: str | None = N
     cos = []
     for i, spec in enumerate(code):
         path, base = parse_code_spec(spec)
-        cos.append(RawCodeObject(_read(Path(path)), base, path, i + 1))
+        cos.append(RawCodeObject(read_bytes(Path(path)), base, path, i + 1))
     raws = []
     for i, b in enumerate(blobs):
         se = se_of(str(b))
-        raws.append(RawBlob(i if se is None else se, _read(Path(b)), str(b)))
+        raws.append(RawBlob(i if se is None else se, read_bytes(Path(b)), str(b)))
     if len({b.se for b in raws}) != len(raws):
         raise InputError("two blobs for the same shader engine; name them ..._se<N>.att",
                          ", ".join(str(b) for b in blobs))
@@ -48,17 +48,10 @@ def load_explicit(blobs: list[str | Path], code: list[str], arch: str | None = N
     return RawDispatch(name=name, arch=arch or "", code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent))
 
 
-def _read(p: Path) -> bytes:
-    try:
-        return p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", str(p)) from None
-
 
 def open_explicit(blobs, code, arch=None) -> list:
     """The decoded Dispatch of explicit blobs + code objects (hotspots/waves --code)."""
     from attdec.report.progress import progress
-    from attdec.sources.raw import decode_dispatch
 
     raw = load_explicit(list(blobs), list(code), arch)
     with progress(sum(_blob_steps(len(b.data)) for b in raw.blobs), "decoding") as bar:
