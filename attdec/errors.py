@@ -24,3 +24,16 @@ class FormatError(AttdecError):
 
 class ArchError(AttdecError):
     """An architecture that is unknown, unsupported, or does not match the trace or code object."""
+
+
+def read_bytes(path) -> bytes:
+    """A file's bytes, or an InputError that names the file and says why it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise InputError("no such file", str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, expected a file", str(path)) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", str(path)) from None

@@ -127,3 +127,23 @@ def test_header_figures_match_every_published_flydsl_report():
         out = run("hotspots", g.parent.parent / "att_viewer", "--top", "1")
         assert f"total cycles {cycles}   stall {stalls} ({share}% of cycles)" in out, g
         assert f"({listing:,} in listing)" in out, g
+
+
+def test_no_source_lines_ranks_by_instruction_and_says_why():
+    d = open_inputs([TINY], show_progress=False)[0]
+    for c in d.code:
+        c.source = ""
+    h = hotspots([d], by=None)
+    assert h.by == "instruction" and any("no source lines" in p for p in h.problems)
+    assert hotspots([d], by="line").by == "line"           # asked for explicitly: honoured
+    d2 = open_inputs([TINY], show_progress=False)[0]
+    assert hotspots([d2], by=None).by == "line"            # has source lines: the default stays
+
+
+def test_raw_capture_without_dwarf_shows_addresses():
+    pkl = shared_path("tinygrad_profiles", "gfx950", "profile_gemm_run_0.pkl")
+    out = run("hotspots", pkl, "--top", "3")
+    assert "ranked by instruction" in out or "by instruction" in out
+    rows = [ln.split() for ln in out.splitlines() if ln[:2].strip().isdigit()]
+    addrs = [r[-1] for r in rows]
+    assert len(rows) == 3 and all(a.startswith("0x") for a in addrs) and len(set(addrs)) == 3

@@ -150,7 +150,7 @@ class _CO:
 def fake_layers(monkeypatch):
     isa = types.ModuleType("attdec.isa")
     isa.load_code_object = lambda data, where="": _CO()
-    isa.disassemble = lambda code, arch, vaddr: [_Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)]
+    isa.disassemble = lambda code, arch, vaddr, lenient=False: [_Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)]
     monkeypatch.setitem(sys.modules, "attdec.isa", isa)
     import attdec
     monkeypatch.setattr(attdec, "isa", isa, raising=False)

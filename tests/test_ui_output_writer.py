@@ -67,7 +67,7 @@ def test_structure_matches_real_sample(tmp_path):
     sample = shared_path(*SAMPLE)
     folder = write_ui_output(_dispatch(), tmp_path, "ui_output_agent_0_dispatch_1")
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["code.json", "filenames.json", "occupancy.json", "realtime.json",
+    assert names == ["attdec_agent_info.csv", "code.json", "filenames.json", "occupancy.json", "realtime.json",
                      "se0_sm0_sl0_wv0.json", "se0_sm0_sl0_wv1.json", "se0_sm1_sl0_wv0.json",
                      "wstates1.json", "wstates2.json", "wstates3.json", "wstates4.json"]
     for f in ("filenames.json", "code.json", "occupancy.json", "realtime.json", "wstates1.json"):
@@ -165,3 +165,11 @@ def test_reexport_replaces_stale_files(tmp_path):
     d.waves = d.waves[:1]
     folder = write_ui_output(d, tmp_path, "f")
     assert sorted(p.name for p in folder.glob("se*.json")) == ["se0_sm0_sl0_wv0.json"]
+
+
+def test_agent_info_names_the_chip():
+    from attdec.isa import arch_from_target_version
+    from attdec.report.ui_output import target_version
+    for arch in ("gfx1100", "gfx1151", "gfx1201", "gfx950", "gfx942", "gfx90a"):
+        assert arch_from_target_version(target_version(arch)) == arch
+    assert target_version("gfx9 (chip unknown)") is None

@@ -45,7 +45,7 @@ def run_safe(objdump, mcpu, mach, words, crashed):
     except subprocess.CalledProcessError:
         if len(words) == 1:
             crashed.append(words[0])
-            return [None]
+            return ["crash"]
         h = len(words) // 2
         return run_safe(objdump, mcpu, mach, words[:h], crashed) + run_safe(objdump, mcpu, mach, words[h:], crashed)
 
@@ -67,7 +67,7 @@ def main() -> int:
         gen, formats = eo.generation(mcpu)
         mach = next(k for k, v in MACH_TO_GPU.items() if v == mcpu)
         table = json.loads((P.TABLES / f"{mcpu}.json").read_text())
-        sig = json.loads((P.TABLES / f"{mcpu}.sig.json").read_text())
+        sig = json.loads(gzip.decompress((P.TABLES / f"{mcpu}.sig.json.gz").read_bytes()))
         fmt = {f[0]: f for f in formats}
         words = []
         for enc, e in table["encodings"].items():
@@ -77,7 +77,7 @@ def main() -> int:
             for op, (mn, size) in e["ops"].items():
                 if enc in ("VOPD_X", "VOPD_Y"):
                     continue
-                zero, _ = sig["ops"].get(enc, {}).get(op, [[], ""])
+                zero = sig["ops"].get(enc, {}).get(op, [[], ""])[0]
                 tmpl = [base | (int(op) << e["op_lsb"])] + list(extra)
                 for variant in (0, 1):
                     w = list(tmpl)
@@ -91,6 +91,24 @@ def main() -> int:
                             w = P.set_field(w, bit, width, rng.getrandbits(width))
                     w.append(rng.getrandbits(32))   # a literal / next-dword candidate
                     words.append(w)
+                # (c) DPP16 / DPP8 / SDWA forms of VOP1/VOP2/VOPC (and VOP3 DPP on gfx11+)
+                markers = [250, 249] if gen == "gfx9" else [250, 233]
+                if enc in ("VOP1", "VOP2", "VOPC") or (enc == "VOP3" and gen != "gfx9"):
+                    for marker in markers:
+                        w = list(tmpl)
+                        for name, bit, width, _ in P.fields_for(gen, enc):
+                            if name not in ("src0",) and (bit, width) not in {(b, wd) for b, wd, _ in zero}:
+                                w = P.set_field(w, bit, width, rng.choice(VALUES.get(name, [1])))
+                        w = P.set_field(w, 32 if enc == "VOP3" else 0, 9, marker)
+                        ctrl = rng.choice([0x1B, 0xE4, 0x101, 0x111, 0x11F, 0x121, 0x130, 0x138, 0x140, 0x141,
+                                           0x142, 0x143, 0x150, 0x15F, 0x161])
+                        dpp = (rng.choice([1, 5, 20]) | ctrl << 8 | rng.getrandbits(8) << 18 | 0xF << 24
+                               | rng.choice([0xF, 0xA]) << 28)
+                        if marker == 249:
+                            dpp = rng.getrandbits(32) & 0x3F3F3FFF | rng.choice([1, 5, 20])
+                        if marker == 233:
+                            dpp = rng.getrandbits(32) & 0xFFFFFF00 | rng.choice([1, 5, 20])
+                        words.append(w + [dpp])
         if "VOPD_X" in table["encodings"]:
             xs, ys = table["encodings"]["VOPD_X"]["ops"], table["encodings"]["VOPD_Y"]["ops"]
             for x in xs:
@@ -101,7 +119,7 @@ def main() -> int:
         crashed = []
         res = run_safe(args.objdump, mcpu, mach, words, crashed)
         for w, hit in zip(words, res):
-            if hit is not None:
+            if hit is not None and hit != "crash":
                 rows.append([mcpu, " ".join(f"{x:08x}" for x in w), hit[1], hit[0]])
         print(mcpu, len(words), "words;", len(crashed), "crash llvm-objdump:",
               " ".join(f"{c[0]:08x}" for c in crashed), file=sys.stderr)

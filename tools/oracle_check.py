@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare the RDNA token layer + timing model with oracle.json, PC column optional.
+"""Compare the decoders (every family, through decode_blob) with oracle.json, PC column optional.
 
 Usage: PYTHONPATH=. python3 tools/oracle_check.py [--pc] [--timeline] CAPTURE_DIR...
 Prints per dispatch: waves matched / exact, rows equal, occupancy equal, and the first differences.

@@ -10,7 +10,7 @@ that enumerate_opcodes.py used (../shared/tools/isa_oracle), then
     an LLVM comment it appended).
 Also flips each modifier bit alone: a bit LLVM rejects must keep the template's value ("fixed"); a bit
 that leaves the text unchanged is not printed for that opcode ("ignored").
-Writes attdec/isa/tables/<table>.sig.json: {"fields": {encoding: {field: [bit, width]}},
+Writes attdec/isa/tables/<table>.sig.json.gz (gzipped JSON): {"fields": {encoding: {field: [bit, width]}},
 "ops": {encoding: {op: [fixed [[bit, width, value]...], signature, ignored [[bit, width, value]...]]}}}.
 The result is a table of facts about the ISA (which fields an opcode reads, operand widths), like the
 AMD XML's operand lists; the renderer fills in the real field values and the encoding's modifier bits.
@@ -20,6 +20,7 @@ AMD XML's operand lists; the renderer fills in the real field values and the enc
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -31,7 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ROOT / "attdec/isa/tables"
-SLOT = 16
+SLOT = 32  # bytes per probe: the words, then s_nop padding so a stray dword cannot swallow the next probe
+NOP = {"gfx9": 0xBF800000, "gfx11": 0xBF800000, "gfx12": 0xBF800000}
 
 V = 256  # 9-bit source fields: VGPR n is 256 + n
 
@@ -69,25 +71,25 @@ FIELDS = {
 # with the bit set must have it clear. Only feeds the "must equal the template" list, not the signature.
 _VOP3_BITS = [(b, 1, 1) for b in list(range(8, 16)) + [59, 60, 61, 62, 63]]
 MODBITS = {
-    "gfx9": {"VOP3": _VOP3_BITS, "DS": [(0, 8, 0x10), (8, 8, 0x10), (16, 1, 1)],
+    "gfx9": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "DS": [(0, 8, 0x10), (8, 8, 0x10), (16, 1, 1)],
              "FLAT": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
              "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
              "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
              "SMEM": [(14, 1, 1), (15, 1, 1), (16, 1, 1), (17, 1, 1)],
              "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 18)] + [(25, 1, 1)]},
-    "gfx11": {"VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
+    "gfx11": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
               "DS": [(0, 8, 0x10), (8, 8, 0x10), (17, 1, 1)],
               "FLAT": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
               "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
               "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
-              "SMEM": [(13, 1, 1), (14, 1, 1), (32, 12, 0x10)],
+              "SMEM": [(13, 1, 1), (14, 1, 1), (32, 21, 0x10)],
               "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 16)] + [(53, 1, 1), (54, 1, 1)]},
-    "gfx12": {"VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
+    "gfx12": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
               "DS": [(0, 8, 0x10), (8, 8, 0x10)],
-              "VFLAT": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "VGLOBAL": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "VSCRATCH": [(72, 12, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "SMEM": [(21, 2, 3), (23, 2, 3), (32, 12, 0x10)],
+              "VFLAT": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "VGLOBAL": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "VSCRATCH": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+              "SMEM": [(21, 2, 3), (23, 2, 3), (32, 24, 0x10)],
               "VBUFFER": [(72, 12, 0x10), (50, 2, 3), (52, 3, 7), (62, 1, 1), (63, 1, 1)]},
 }
 
@@ -96,6 +98,15 @@ SDST_VOP3 = re.compile(r"^v_(add|sub|subrev)_co_(ci_)?u32|^v_(addc|subb|subbrev)
                        r"|^v_mad_(co_)?[iu]64_[iu]32")
 
 REG = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+))(\.[lh])?(/\*[^*]*\*/)?")
+
+
+def compact_note(comment: str) -> str:
+    """LLVM's operand note in table form: "imm" for /*Invalid immediate*/, the register class name for
+    /*Invalid register, operand has 'X' register class*/, else the comment itself."""
+    if comment == "/*Invalid immediate*/":
+        return "imm"
+    m = re.fullmatch(r"/\*Invalid register, operand has '(\w+)' register class\*/", comment)
+    return m.group(1) if m else comment
 
 
 def fields_for(gen: str, enc: str):
@@ -153,7 +164,7 @@ def run(objdump, mcpu, mach, words_list):
     code = bytearray()
     for ws in words_list:
         blob = b"".join(struct.pack("<I", w & 0xFFFFFFFF) for w in ws)
-        code += blob + b"\0" * (SLOT - len(blob))
+        code += blob + b"\0" * 4 + struct.pack("<I", 0xBF800000) * ((SLOT - len(blob)) // 4 - 1)
     fd, path = tempfile.mkstemp(suffix=".o")
     with os.fdopen(fd, "wb") as f:
         f.write(make_elf(bytes(code), mach))
@@ -168,11 +179,11 @@ def run(objdump, mcpu, mach, words_list):
         m = line.match(ln)
         if m:
             at[int(m.group("addr"), 16)] = (" ".join(m.group("text").split()), 4 * len(m.group("words").split()))
-    return [at.get(i * SLOT, (".long", 4)) for i in range(len(words_list))]
+    return [at.get(i * SLOT) for i in range(len(words_list))]   # None: LLVM never started an instruction there
 
 
 def ok(hit, size):
-    return not hit[0].startswith(".long") and hit[1] == size
+    return hit is not None and not hit[0].startswith(".long") and hit[1] == size
 
 
 def probe_target(mcpu, objdump):
@@ -230,7 +241,7 @@ def probe_target(mcpu, objdump):
         if f[0] == "mod":
             if not good:
                 badmods.setdefault((enc, op), []).append(f[1:3])
-            elif hit[0] == base_text[(enc, op)][0]:
+            elif base_text[(enc, op)] is not None and hit[0] == base_text[(enc, op)][0]:
                 ignored.setdefault((enc, op), []).append(f[1:3])
         elif good:
             used.setdefault((enc, op), []).append(f)
@@ -243,8 +254,53 @@ def probe_target(mcpu, objdump):
         cands.append(w)
         keys.append((enc, op))
     res = run(objdump, mcpu, mach, cands)
+    all_words = dict(zip(keys, cands))
+    res3, keys3 = res, keys
+    # pass 4: what LLVM appends to a source operand holding a constant or an SGPR
+    cands, keys = [], []
+    for (enc, op), ws in all_words.items():
+        for f in used.get((enc, op), []):
+            if f[0] in ("src0", "src1", "src2", "ssrc0", "ssrc1"):
+                for label, val in (("const", 129), ("sgpr", 3)):
+                    cands.append(set_field(ws, f[1], f[2], val))
+                    keys.append((enc, op, f[0], label))
+            if f[0] not in ("sdst", "ssrc0", "ssrc1", "sbase", "saddr", "srsrc", "soffset", "rsrc", "sdata"):
+                cands.append(set_field(ws, f[1], f[2], f[3] + 1))   # an odd register: tuple alignment note
+                keys.append((enc, op, f[0], "odd"))
+    res = run(objdump, mcpu, mach, cands)
+    notes = {}
+    for (enc, op, name, label), hit in zip(keys, res):
+        if hit is None or hit[0].startswith(".long"):
+            continue
+        if label == "odd":
+            val = next(f[3] + 1 for f in used[(enc, op)] if f[0] == name) % 256
+            pat = r"\b[va]\[%d:\d+\]" % val
+        else:
+            pat = r"(?<![\w.])1" if label == "const" else r"\bs(?:3|\[\d+:\d+\])"
+        m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
+        if m:
+            notes.setdefault((enc, op), {}).setdefault(name, {})[label] = compact_note(m.group(1))
+    # pass 5: does LLVM accept the opcode with a DPP16 / SDWA / DPP8 extension dword?
+    # "ok" = decoded as the extended form, "plain" = the marker is ignored (base-size instruction),
+    # absent = rejected (.long).
+    cands, keys = [], []
+    ext_markers = [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("sdwa", 249, 0x06060600),
+                   ("sdwa_negabs", 249, 0x36360600), ("sdwa_sext", 249, 0x0E0E0600)] if gen == "gfx9" else \
+        [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("dpp8", 233, 0x00FAC688)]
+    for (enc, op), (ws, mn, size) in chosen.items():
+        if enc in ("VOP1", "VOP2", "VOPC") or (enc in ("VOP3", "VOP3P") and gen != "gfx9"):
+            for ext, marker, dword in ext_markers:
+                w = set_field(ws, 32 if enc in ("VOP3", "VOP3P") else 0, 9, marker)
+                cands.append(list(w[:2 if enc in ("VOP3", "VOP3P") else 1]) + [dword | 5])
+                keys.append((enc, op, ext, size))
+    res = run(objdump, mcpu, mach, cands)
+    exts = {}
+    for (enc, op, ext, size), hit in zip(keys, res):
+        if hit is None or hit[0].startswith(".long"):
+            continue
+        exts.setdefault((enc, op), {})[ext] = "ok" if hit[1] > size else "plain"
     ops, fields = {}, {}
-    for (enc, op), hit, w in zip(keys, res, cands):
+    for (enc, op), hit in zip(keys3, res3):
         ws, mn, size = chosen[(enc, op)]
         flds = used.get((enc, op), [])
         allf = list(fields_for(gen, enc))
@@ -260,7 +316,8 @@ def probe_target(mcpu, objdump):
         fixed = [[f[1], f[2]] for f in allf if f not in flds] + [list(b) for b in badmods.get((enc, op), [])]
         fixed = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in fixed]
         ign = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in ignored.get((enc, op), [])]
-        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign]
+        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign, notes.get((enc, op), {}),
+                                       exts.get((enc, op), {})]
     return {"fields": fields, "ops": ops}
 
 
@@ -277,7 +334,8 @@ def main() -> int:
         if args.only and mcpu != args.only:
             continue
         sig = probe_target(mcpu, args.objdump)
-        (TABLES / f"{mcpu}.sig.json").write_text(json.dumps(sig, sort_keys=True, separators=(",", ":")) + "\n")
+        blob = (json.dumps(sig, sort_keys=True, separators=(",", ":")) + "\n").encode()
+        (TABLES / f"{mcpu}.sig.json.gz").write_bytes(gzip.compress(blob, mtime=0))
         print(mcpu, sum(len(v) for v in sig.values()), "opcodes probed", file=sys.stderr)
     return 0
 

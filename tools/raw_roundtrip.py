@@ -45,8 +45,22 @@ def oracle_summary(path: Path, name: str) -> dict | None:
     for od in json.loads(f.read_text())["dispatches"]:
         tag = od.get("exec_tag")
         if (f"{od['kernel']}#{tag}" if tag is not None else od["kernel"]) == name:
-            return od["summary"]
+            return alone_summary(od)
     return None
+
+
+def alone_summary(od: dict) -> dict:
+    """The oracle summary with each SE blob decoded alone (as attdec and rocprofiler-sdk do): the oracle
+    sums the combined decode and lists, per wave, where the alone decode differs."""
+    s = dict(od["summary"])
+    for diff in (od.get("per_se_decode") or {}).get("differences", []):
+        a, c = diff.get("alone"), diff.get("combined")
+        if a and c:
+            s["instructions"] += a["n_instructions"] - c["n_instructions"]
+            for key, col in (("stall_sum", 4), ("duration_sum", 3)):
+                if isinstance(a["instructions"], list) and isinstance(c["instructions"], list):
+                    s[key] += sum(r[col] for r in a["instructions"]) - sum(r[col] for r in c["instructions"])
+    return s
 
 
 def readback(folder: Path) -> dict:

@@ -150,10 +150,18 @@ def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
 WaveFilter = Callable[[Wave], bool]
 
 
-def hotspots(dispatches: list[Dispatch], by: str = "line", frame: str = "inner",
+def hotspots(dispatches: list[Dispatch], by: str | None = "line", frame: str = "inner",
              wave_filter: WaveFilter | None = None) -> Hotspots:
-    """Hotspots over the given dispatches taken together (pass one dispatch for a per-folder report)."""
+    """Hotspots over the given dispatches taken together (pass one dispatch for a per-folder report).
+
+    `by=None` ranks source lines, or instructions when no instruction has a source line (a code object
+    built without debug info): one "(no source line)" row would tell the user nothing.
+    """
     stats, nwaves, listing, problems = [], 0, 0, []
+    if by is None:
+        by = "line" if any(c.source for d in dispatches for c in d.code if not c.is_label) else "instruction"
+        if by == "instruction":
+            problems.append("no source lines (the code object has no DWARF line table): ranked by instruction")
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         stats += instruction_stats(d, waves)

@@ -18,7 +18,7 @@ import json
 import click
 
 from attdec.decoders import CodeMap, decode_blob
-from attdec.errors import AttdecError, ArchError, FormatError, InputError
+from attdec.errors import FormatError, InputError, read_bytes
 from attdec.model import CATEGORIES
 
 SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
@@ -40,43 +40,17 @@ def parse_code_spec(spec: str) -> tuple[str, int]:
 
 
 def build_codemap(specs, arch: str) -> CodeMap:
-    """Load and disassemble every --code FILE@LOADBASE into one absolute-PC map."""
-    code = CodeMap()
+    """Load and disassemble every --code FILE@LOADBASE into one absolute-PC map (as raw inputs do)."""
+    from attdec.sources.raw import RawCodeObject, RawDispatch, load_code
+
     if not specs:
-        return code
-    loaded = []
+        return CodeMap()
+    objs = []
     for spec in specs:
         path, base = parse_code_spec(spec)
-        loaded.append((path, base, _read(path)))
-    try:
-        from attdec.decoders.walkisa import disassemble_for_walk as disassemble
-        from attdec.isa import load_code_object
-    except ImportError:
-        raise AttdecError("the ISA layer (attdec.isa) is not available in this build; decode without --code") from None
-    for path, base, data in loaded:
-        co = load_code_object(data, path)
-        co_arch = getattr(co, "arch", None)
-        if co_arch and arch and _family(co_arch) != _family(arch):
-            raise ArchError(f"code object is for {co_arch}, not {arch}", path)
-        code.add(disassemble(co.text, co_arch or arch, co.text_vaddr), base)
-    return code
+        objs.append(RawCodeObject(read_bytes(path), base, path))
+    return load_code(RawDispatch(name="decode", arch=arch, code_objects=objs)).codemap
 
-
-def _family(arch: str) -> str:
-    from attdec.decoders import family_of_arch
-    return family_of_arch(arch) or arch
-
-
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", path) from None
-    except OSError as e:
-        raise InputError(e.strerror or str(e), path) from None
 
 
 def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int | None = None):
@@ -86,7 +60,7 @@ def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int 
         s = se if se is not None else se_of(path)
         if s is None:
             raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", path)
-        data = _read(path)
+        data = read_bytes(path)
         t0 = time.perf_counter()
         res = decode_blob(data, arch, code, s, where=path, target_cu=target_cu)
         yield path, res, time.perf_counter() - t0
@@ -158,13 +132,14 @@ def _write_wave(w, wave) -> None:
 
 
 def print_summary(results) -> None:
-    from rich.console import Console
+    """One row per blob: waves, traced waves, instruction records (and how many lack a PC), stall."""
     from rich.table import Table
 
-    con = Console()
-    t = Table(title="SQTT decode", show_lines=False)
-    for col in ("blob", "SE", "waves", "traced", "instructions", "no pc", "stall", "occupancy", "ms"):
-        t.add_column(col, justify="right" if col not in ("blob",) else "left")
+    from attdec.report.common import console
+
+    t = Table(box=None, pad_edge=False)
+    for col in ("blob", "se", "waves", "traced", "instructions", "no pc", "stall", "wave starts", "ms"):
+        t.add_column(col, justify="left" if col == "blob" else "right")
     for path, res, dt in results:
         _warn(path, res)
         n_inst = sum(len(w.insts) for w in res.waves)
@@ -173,8 +148,8 @@ def print_summary(results) -> None:
         traced = sum(1 for w in res.waves if len(w.insts))
         starts = int((res.occupancy["start"] == 1).sum()) if len(res.occupancy) else 0
         t.add_row(os.path.basename(path), str(res.se), str(len(res.waves)), str(traced), f"{n_inst:,}",
-                  f"{nopc:,}", f"{stall:,}", f"{starts:,} starts", f"{dt * 1000:.0f}")
-    con.print(t)
+                  f"{nopc:,}", f"{stall:,}", f"{starts:,}", f"{dt * 1000:.0f}")
+    console().print(t)
 
 
 __all__ = ["decode", "build_codemap", "decode_files", "se_of", "write_json", "FormatError"]

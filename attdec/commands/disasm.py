@@ -6,25 +6,14 @@ import sys
 
 import click
 
-from attdec.errors import ArchError, InputError
+from attdec.errors import ArchError, InputError, read_bytes
 
-
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a code object", path) from None
-    except OSError as e:
-        raise InputError(e.strerror or str(e), path) from None
 
 
 def listing(path: str, arch: str | None = None, kernel: str | None = None):
     """(code object, instructions, labels {vaddr: name}) for the whole .text or one kernel."""
     from attdec.isa import canonical_arch, disassemble, load_code_object
-    co = load_code_object(_read(path), path, arch=arch)
+    co = load_code_object(read_bytes(path), path, arch=arch)
     if not co.arch:
         raise ArchError("the code object does not name its target (tinygrad minimal container): pass --arch", path)
     canonical_arch(co.arch, path)

@@ -8,7 +8,7 @@ from attdec.commands.common import FORMATS, input_options, make_wave_filter, ope
 from attdec.report import hotspots as rep
 
 
-def run(paths, by="line", top=20, frame="inner", merge=False, fmt="table", wave_filter=None, input_format=None,
+def run(paths, by=None, top=20, frame="inner", merge=False, fmt="table", wave_filter=None, input_format=None,
         code=(), arch=None):
     dispatches = open_dispatches(paths, input_format, code, arch)
     groups = [dispatches] if merge else [[d] for d in dispatches]
@@ -18,8 +18,9 @@ def run(paths, by="line", top=20, frame="inner", merge=False, fmt="table", wave_
 
 @click.command("hotspots")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--by", type=click.Choice(BY), default="line", show_default=True,
-              help="Rank source lines, single instructions, or whole source files.")
+@click.option("--by", type=click.Choice(BY), default=None,
+              help="Rank source lines (default; instructions when there are no source lines), single "
+                   "instructions, or whole source files.")
 @click.option("--top", type=int, default=20, show_default=True, help="Rows to show (0 = all).")
 @click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True,
               help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "

@@ -11,6 +11,8 @@ Layers (rules and their provenance: docs/sqtt-gfx9.md, spec: sqtt-format.md §1.
 """
 from __future__ import annotations
 
+import gc
+from array import array
 from collections import deque
 
 import numpy as np
@@ -62,6 +64,10 @@ INST_TYPES = {
 REPLAY_OF = {19: 0, 20: 16, 21: 2, 22: 3, 23: 4, 24: 14}
 N_XNACK = 17                      # size of the official last_inst_for_xnack table
 
+# Token types the state machine looks at (MISC only for packet loss and context save).
+RELEVANT = np.zeros(16, bool)
+RELEVANT[[MISC, WAVE_START, WAVE_ALLOC, WAVE_END, INST, INST_PC, ISSUE, REG, REG_CS, REG_CS_PRIV, SHADERDATA]] = True
+
 # Compute register offsets (REG_CS regaddr) the decoder latches.
 COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
 ADDR_MASK = (1 << 48) - 1
@@ -82,21 +88,20 @@ def parse_header(data: bytes, where: str = "") -> dict:
 
 
 SPLIT_BLOCK = 512                 # words per block of the vectorized split
-SPLIT_CHUNK = 1 << 22             # words per pass (bounds the 4-lane scratch memory to ~4 bytes per word)
+SPLIT_CHUNK = 1 << 20             # words (or tokens) per numpy pass: bounds the scratch arrays
 
 
 def split_tokens(words: np.ndarray):
     """Token start positions (word index) and types; the index where a token ran past the end, or None.
 
     Lengths depend only on the type nibble, so finding the starts is a chain of hops. It is vectorized by
-    blocks: a token is at most 4 words, so the chain enters every block of SPLIT_BLOCK words at one of its
-    first 4 words. All blocks walk all 4 possible entries at once (numpy, one step per token); then one
-    cheap pass over the blocks picks the real entry of each from the previous block's exit.
+    blocks of SPLIT_BLOCK words (see _split_chunk); the result equals the hop-by-hop walk (tested).
     """
     n = len(words)
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), None
-    lens = TOKEN_WORDS[words & 15]
+        return np.zeros(0, np.int64), np.zeros(0, np.uint8), None
+    lens = TOKEN_WORDS.astype(np.uint8)[words & 15]
+    idx_type = np.int32 if n < (1 << 31) - 8 else np.int64     # 4 bytes a token where it fits
     starts = []
     entry = 0
     for lo in range(0, n, SPLIT_CHUNK):
@@ -105,13 +110,13 @@ def split_tokens(words: np.ndarray):
             entry -= hi - lo
             continue
         part, entry = _split_chunk(lens[lo:hi], entry)
-        starts.append(part + lo)
-    s = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+        starts.append((part + lo).astype(idx_type))
+    s = np.concatenate(starts) if starts else np.zeros(0, idx_type)
     truncated = None
     if len(s) and s[-1] + lens[s[-1]] > n:     # the last token runs past the end: the official reader drops it
         truncated = int(s[-1])
         s = s[:-1]
-    return s, (words[s] & 15).astype(np.int64), truncated
+    return s, (words[s] & 15).astype(np.uint8), truncated
 
 
 def _split_chunk(lens: np.ndarray, entry: int):
@@ -125,7 +130,7 @@ def _split_chunk(lens: np.ndarray, entry: int):
     B = SPLIT_BLOCK
     nb = (n + B - 1) // B
     idx = np.arange(n, dtype=np.int64)
-    hop = idx + lens
+    hop = idx + lens.astype(np.int64)
     block_end = np.minimum((idx // B + 1) * B, n)
     out = hop >= block_end
     hop[out] = n + (hop[out] - block_end[out])          # leaving the block: park at sink n + exit offset
@@ -158,69 +163,100 @@ def _split_chunk(lens: np.ndarray, entry: int):
 
 
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
-    """Every token's full little-endian value (up to 64 bits) as uint64."""
-    padded = np.concatenate([words.astype(np.uint64), np.zeros(3, np.uint64)])
+    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts`."""
+    padded = np.concatenate([words, np.zeros(3, words.dtype)])
     nw = TOKEN_WORDS[types]
-    val = padded[starts].copy()
+    val = padded[starts].astype(np.uint64)
     for k in (1, 2, 3):
-        part = padded[starts + k] << np.uint64(16 * k)
+        part = padded[starts + k].astype(np.uint64) << np.uint64(16 * k)
         val |= np.where(nw > k, part, np.uint64(0))
     return val
 
 
-def token_times(types: np.ndarray, vals: np.ndarray, ended_partial: bool):
-    """Time of every token and which tokens are delivered (all but TIMESTAMP and TIME_RESET).
+def _relevant(f: np.ndarray) -> np.ndarray:
+    """Tokens (by first word) the state machine looks at; MISC only for packet loss and context save."""
+    ty = f & 15
+    sub = (f >> 13) & 7
+    return RELEVANT[ty] & ((ty != MISC) | (sub == MISC_PACKET_LOST) | (sub == MISC_SAVE_CONTEXT))
+
+
+def token_times(first: np.ndarray, ts_of, ended_partial: bool, select=_relevant):
+    """Indices of the selected tokens and their times (int64), from the tokens' first words.
 
     Mirrors MITokenGenerator::next/patch_time: each token adds 4*delta (MISC: bits [4..11], others: bit 4).
     A TIME_RESET scans ahead for the next TIMESTAMP (consumed, its own delta never added) and re-anchors the
     time on it; a second TIME_RESET met during that scan stops it and is dropped unseen. When the scan runs
-    into a truncated last token, the official reader hands it a zero timestamp.
-    """
-    n = len(types)
-    is_misc = types == MISC
-    delta = np.where(is_misc, (vals >> np.uint64(4)) & np.uint64(0xFF), (vals >> np.uint64(4)) & np.uint64(1))
-    inc = delta.astype(np.int64) * 4
-    misc_type = ((vals >> np.uint64(13)) & np.uint64(7)).astype(np.int64)
-    is_reset = is_misc & (misc_type == MISC_TIME_RESET)
-    is_ts = types == TIMESTAMP
-    raw_ts = ((vals >> np.uint64(16)) & np.uint64((1 << 46) - 1)).astype(np.int64)
-    ts = np.where(raw_ts >= (1 << 45), raw_ts - (1 << 46), raw_ts)      # the official 46-bit signed field
+    into a truncated last token, the official reader hands it a zero timestamp. TIMESTAMP and TIME_RESET
+    are never delivered, so never selected. `ts_of(i)` gives the (46-bit signed, as in the official token)
+    timestamp of TIMESTAMP token i; only those few are read.
 
-    special = np.flatnonzero(is_reset | is_ts)
+    Two chunked passes (specials and selection, then running sums) keep memory to the selected tokens.
+    """
+    n = len(first)
+    C = SPLIT_CHUNK
+    resets, specials, sels = [], [], []
+    for lo in range(0, n, C):
+        f = first[lo:lo + C]
+        ty = f & 15
+        is_reset = (ty == MISC) & (((f >> 13) & 7) == MISC_TIME_RESET)
+        is_special = is_reset | (ty == TIMESTAMP)
+        resets.append(np.flatnonzero(is_reset) + lo)
+        specials.append(np.flatnonzero(is_special) + lo)
+        sels.append(np.flatnonzero(select(f) & ~is_special) + lo)
+    reset_at = set(np.concatenate(resets).tolist()) if n else set()
+    sp = np.concatenate(specials).tolist() if n else []
+    sel = np.concatenate(sels) if n else np.zeros(0, np.int64)
+
     resyncs = []                   # (reset index, timestamp value)
+    silenced = []                  # tokens whose delta is never added
     k = 0
-    while k < len(special):
-        r = special[k]
+    while k < len(sp):
+        r = sp[k]
         k += 1
-        if not is_reset[r]:
+        if r not in reset_at:
             continue               # a TIMESTAMP in normal flow: only its delta counts
-        if k < len(special):
-            s = special[k]
+        if k < len(sp):
+            s = sp[k]
             k += 1
-            inc[s] = 0             # consumed by the scan (TIMESTAMP) or dropped unseen (TIME_RESET)
-            if is_ts[s]:
-                resyncs.append((r, int(ts[s])))
+            silenced.append(s)     # consumed by the scan (TIMESTAMP) or dropped unseen (TIME_RESET)
+            if s not in reset_at:
+                resyncs.append((r, ts_of(s)))
         elif ended_partial:
             resyncs.append((r, 0))
-    cs = np.cumsum(inc)
-    seg_starts, offs = [], []
+    silenced = np.asarray(silenced, np.int64)
+    at_reset = np.asarray([r for r, _ in resyncs], np.int64)
+
+    # running time (before resync offsets) at the selected tokens and at the resync resets
+    t_sel = np.empty(len(sel), np.int64)
+    t_reset = np.empty(len(at_reset), np.int64)
+    carry = 0
+    for lo in range(0, n, C):
+        f = first[lo:lo + C]
+        inc = ((f >> 4) & np.where((f & 15) == MISC, 0xFF, 1).astype(f.dtype)).astype(np.int64)
+        a, b = np.searchsorted(silenced, [lo, lo + len(f)])
+        inc[silenced[a:b] - lo] = 0
+        cs = np.cumsum(inc, out=inc)
+        cs *= 4
+        cs += carry
+        carry = int(cs[-1])
+        a, b = np.searchsorted(sel, [lo, lo + len(f)])
+        t_sel[a:b] = cs[sel[a:b] - lo]
+        a, b = np.searchsorted(at_reset, [lo, lo + len(f)])
+        t_reset[a:b] = cs[at_reset[a:b] - lo]
+
+    offs = [0]                     # offset in force after each resync, from the running times
     off, base = 0, 0
-    for r, t in resyncs:
-        g = int(cs[r]) + off
+    for (r, t), g0 in zip(resyncs, t_reset.tolist()):
+        g = g0 + off
         if base == 0:
             base = t - g + 4
         if t > base:
             g = (t - base) & ~3
-        off = g - int(cs[r])
-        seg_starts.append(r)
+        off = g - g0
         offs.append(off)
-    time = cs.copy()
-    if seg_starts:
-        seg = np.searchsorted(np.asarray(seg_starts), np.arange(n), side="left")  # resets before token i
-        offs_arr = np.concatenate([[0], np.asarray(offs, np.int64)])
-        time += offs_arr[seg]
-    delivered = ~(is_reset | is_ts)
-    return time, delivered
+    if resyncs:
+        t_sel += np.asarray(offs, np.int64)[np.searchsorted(at_reset, sel, side="left")]
+    return sel, t_sel
 
 
 class _Wave:
@@ -472,35 +508,55 @@ def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None
     docs/sqtt-gfx9.md. Problems (truncation, lost sync, packet loss) go to `problems` with byte offsets.
     """
     hdr = parse_header(data, where)
+    was_enabled = gc.isenabled()
+    gc.disable()                   # millions of small records: the cyclic GC would rescan them over and over
+    try:
+        return _decode(data, arch, code, se, hdr, target_cu, where)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _decode(data, arch, code, se, hdr, target_cu, where) -> BlobResult:
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
     res = BlobResult(se=se, arch=arch)
-    body = data[HEADER_BYTES:]
-    words = np.frombuffer(body[: len(body) & ~1], "<u2")
-    starts, types, truncated = split_tokens(words)
+    nbody = len(data) - HEADER_BYTES
+    words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)     # no copy of the blob
+    starts, _, truncated = split_tokens(words)
     if truncated is not None:
         res.problems.append(f"truncated token at byte offset "
                             f"{HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[int(words[truncated]) & 15]}, "
-                            f"{len(body) - 2 * truncated} of {2 * TOKEN_WORDS[int(words[truncated]) & 15]} bytes)")
-    vals = token_values(words, starts, types)
-    times, delivered = token_times(types, vals, truncated is not None)
-    res.bytes_decoded = HEADER_BYTES + (2 * truncated if truncated is not None else 2 * len(words))
+                            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[int(words[truncated]) & 15]} bytes)")
+    first = words[starts]
 
-    keep = delivered & np.isin(types, (MISC, WAVE_START, WAVE_ALLOC, WAVE_END, INST, INST_PC, ISSUE, REG, REG_CS,
-                                       REG_CS_PRIV, SHADERDATA))
-    misc_sub = (vals >> np.uint64(13)) & np.uint64(7)
-    keep &= (types != MISC) | (misc_sub == MISC_PACKET_LOST) | (misc_sub == MISC_SAVE_CONTEXT)
-    sel = np.flatnonzero(keep)
-    _run(res, types[sel].tolist(), vals[sel].tolist(), times[sel].tolist(), (2 * starts[sel] + 8).tolist(),
-         tcu, code)
+    def ts_of(i):
+        w = int(starts[i])         # a TIMESTAMP is 4 words; bits [16..63] are words 1..3
+        raw = (int(words[w + 1]) | int(words[w + 2]) << 16 | int(words[w + 3]) << 32) & ((1 << 46) - 1)
+        return raw - (1 << 46) if raw >= 1 << 45 else raw      # the official 46-bit signed time field
+
+    sel, times = token_times(first, ts_of, truncated is not None)
+    res.bytes_decoded = HEADER_BYTES + (2 * truncated if truncated is not None else 2 * len(words))
+    del first
+    at = starts[sel]
+    del starts
+    types = (words[at] & 15).astype(np.uint8)
+    _run(res, types, token_values(words, at, types), times, 2 * at.astype(np.int64) + HEADER_BYTES, tcu, code)
     return res
 
 
+def _slices(*arrays, size: int = 1 << 18):
+    """Rows of parallel numpy arrays as Python ints, a slice at a time (bounded list memory)."""
+    n = len(arrays[0])
+    for lo in range(0, n, size):
+        yield from zip(*(a[lo:lo + size].tolist() for a in arrays))
+
+
 def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None) -> None:
-    """The official MISQTTParser::sqtt_simd_analysis over the tokens that matter."""
+    """The official MISQTTParser::sqtt_simd_analysis over the tokens that matter (numpy arrays in)."""
     slots = [[[] for _ in range(10)] for _ in range(4)]     # per (simd, slot): waves, newest last
     running = {}                   # location -> entry pc (occupancy)
-    occ = []                       # (cu, simd, slot, start, time, pc)
-    occ_front = []                 # synthetic starts for ends without a start, placed first
+    occ = array("q")               # flat (cu, simd, slot, start, time, pc) rows: 48 bytes a row
+    occ_front = array("q")         # synthetic starts for ends without a start, placed first
     pgm = {}                       # (me & 1, pipe) -> PGM address register (>> 8)
     phase_box = [15]               # the SE-wide CYCLE_START_PHASE
     packet_lost = False
@@ -513,7 +569,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
     def emit(w):
         done.append(w)
 
-    for ty, v, t, off in zip(types, vals, times, offsets):
+    for ty, v, t, off in _slices(types, vals, times, offsets):
         if ty == ISSUE:
             row = slots[(v >> 5) & 3]
             field = (v >> 8) & 0xFFFFF
@@ -567,7 +623,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
                                 res.problems.append(f"kernel entry pc {pc:#x} (byte offset {off}) is not in any "
                                                     "loaded code object: wrong --code or load base? PCs stay 0")
                 if loc not in running:
-                    occ.append((cu, simd, slot, 1, t, pc))
+                    occ.extend((cu, simd, slot, 1, t, pc))
                 running[loc] = pc
             else:
                 if cu == tcu and sh == 0:
@@ -578,10 +634,10 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
                     w.finish(t)
                     emit(w)
                 if loc in running:
-                    occ.append((cu, simd, slot, 0, t, running.pop(loc)))
+                    occ.extend((cu, simd, slot, 0, t, running.pop(loc)))
                 elif not packet_lost:
-                    occ_front.append((cu, simd, slot, 1, 0, 0))
-                    occ.append((cu, simd, slot, 0, 0, 0))
+                    occ_front.extend((cu, simd, slot, 1, 0, 0))
+                    occ.extend((cu, simd, slot, 0, 0, 0))
         elif ty == INST_PC:
             slot, simd = (v >> 5) & 0xF, (v >> 9) & 3
             if slot > 9:
@@ -630,13 +686,11 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
     stitcher = make_stitcher(code)
     for w in done:
         res.waves.append(_to_wave(w, res.se, stitcher, seq))
-    rows = occ_front + occ
-    o = np.zeros(len(rows), OCCUPANCY_DTYPE)
-    if rows:
-        a = np.asarray(rows, np.int64)
-        o["se"] = res.se
-        o["cu"], o["simd"], o["wave_id"], o["start"], o["time"] = a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4]
-        o["pc"] = a[:, 5].astype(np.uint64)
+    a = np.frombuffer(occ_front + occ, np.int64).reshape(-1, 6)
+    o = np.zeros(len(a), OCCUPANCY_DTYPE)
+    o["se"] = res.se
+    o["cu"], o["simd"], o["wave_id"], o["start"], o["time"] = a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4]
+    o["pc"] = a[:, 5].astype(np.uint64)
     res.occupancy = o
 
 

@@ -6,7 +6,6 @@ Facts and quirks: shared/docs/code-object.md and docs/isa.md.
 """
 from __future__ import annotations
 
-import bisect
 import io
 import os
 import struct

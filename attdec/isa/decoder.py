@@ -7,12 +7,14 @@ Never raises on bad words: they become `.long 0x...` of 4 bytes, exactly like ll
 """
 from __future__ import annotations
 
+import gzip
 import json
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from attdec.isa import render
 from attdec.isa.arch import canonical_arch, family_of
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -36,6 +38,26 @@ class Instruction:
     def is_unknown(self) -> bool:
         return not self.encoding
 
+    @property
+    def flow(self) -> str | None:
+        """How the instruction changes control flow (see `flow_of`), None when it falls through."""
+        return flow_of(self.mnemonic)
+
+
+def flow_of(mnemonic: str) -> str | None:
+    """'jump' (s_branch), 'branch' (s_cbranch_*: taken or falls through), 'call' (s_call_b64 direct,
+    s_swappc_b64 indirect), 'indirect' (s_setpc_b64), 'return' (s_rfe_b64), 'end' (s_endpgm*),
+    'trap' (s_trap), 'pc' (s_getpc_b64 reads the PC), or None."""
+    if mnemonic == "s_branch":
+        return "jump"
+    if mnemonic.startswith("s_cbranch_"):
+        return "branch"
+    return _FLOW.get(mnemonic) or ("end" if mnemonic.startswith("s_endpgm") else None)
+
+
+_FLOW = {"s_call_b64": "call", "s_swappc_b64": "call", "s_setpc_b64": "indirect", "s_rfe_b64": "return",
+         "s_trap": "trap", "s_getpc_b64": "pc"}
+
 
 class Table:
     """One target's opcode tables: encoding -> (op lsb, op mask, {op: (mnemonic, template size)})."""
@@ -49,8 +71,8 @@ class Table:
         for name, e in data["encodings"].items():
             ops = {int(k): (v[0], v[1]) for k, v in e["ops"].items()}
             self.enc[name] = (e["op_lsb"], (1 << e["op_bits"]) - 1, ops)
-        sig_path = TABLES / index[arch].replace(".json", ".sig.json")
-        sig = json.loads(sig_path.read_text()) if sig_path.exists() else {"fields": {}, "ops": {}}
+        sig_path = TABLES / index[arch].replace(".json", ".sig.json.gz")
+        sig = json.loads(gzip.decompress(sig_path.read_bytes())) if sig_path.exists() else {"fields": {}, "ops": {}}
         self.fields = sig["fields"]
         self._sig_raw = sig["ops"]
         self._sig = {}
@@ -66,8 +88,11 @@ class Table:
             else:
                 from attdec.isa.render import _parse_sig
                 fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
-                ignored = frozenset(b for b, w, v in (raw[2] if len(raw) > 2 else ()))
-                self._sig[key] = hit = (fixed, _parse_sig(raw[1]), ignored)
+                ignored = tuple((b, ((1 << w) - 1) << b) for b, w, v in (raw[2] if len(raw) > 2 else ()))
+                parts = _parse_sig(raw[1])
+                has_sdst = any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
+                notes = raw[3] if len(raw) > 3 else {}
+                self._sig[key] = hit = (fixed, parts, ignored, has_sdst, notes, raw[4] if len(raw) > 4 else {})
         return hit or None
 
 
@@ -164,6 +189,14 @@ BRANCHES = frozenset(("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch
                       "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user", "s_call_b64"))
 
 
+def _sdwa_ok(enc: str, d: int) -> bool:
+    """SDWA dword fields LLVM accepts: selects 0-6, dst_unused 0-2, no sext together with neg/abs."""
+    sels = [(d >> 16) & 7, (d >> 24) & 7] + ([(d >> 8) & 7] if enc != "VOPC" else [])
+    if any(x > 6 for x in sels) or (enc != "VOPC" and (d >> 11) & 3 == 3):
+        return False
+    return not any((d >> (19 + 8 * k)) & 1 and (d >> (20 + 8 * k)) & 3 for k in (0, 1))
+
+
 def _unknown(addr: int, w0: int) -> Instruction:
     t = f".long 0x{w0:08x}"
     return Instruction(addr, 4, ".long", f"0x{w0:08x}", t, None, "", "", (w0,))
@@ -171,7 +204,6 @@ def _unknown(addr: int, w0: int) -> Instruction:
 
 def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     """Decode the instruction whose first dword is words[i] (n = number of dwords available)."""
-    from attdec.isa import render
     w0 = words[i]
     fam = tab.family
     enc = ENCODING_OF[fam](w0)
@@ -239,11 +271,28 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
             hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
             if hit and hit[0].startswith("v_mfma_"):
                 size, mnem, ext = 16, "v_mfma_scale_" + hit[0][len("v_mfma_"):], "scale"
+    sig = tab.sig(enc, op) if sub is None else None
+    if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
+        key = ext
+        if enc in ("VOP1", "VOP2", "VOPC") and ext != "dpp8" and i + 1 < n:
+            d = words[i + 1]
+            if ext == "dpp" and (d >> 20) & 0xF:
+                key = "dpp_negabs"
+            elif ext == "sdwa" and d & 0x30300000:
+                key = "sdwa_negabs"
+            elif ext == "sdwa" and d & 0x08080000:
+                key = "sdwa_sext"
+        how = sig[5].get(key)           # what LLVM does with this opcode + extension (tools/probe_isa.py)
+        if how is None:
+            return _unknown(addr, w0)
+        if how == "plain":
+            size, ext = max(tsize, base), ""
+        elif ext == "sdwa" and i + 1 < n and not _sdwa_ok(enc, words[i + 1]):
+            return _unknown(addr, w0)
     nw = size // 4
     if i + nw > n:
         return _unknown(addr, w0)
     ws = tuple(words[i:i + nw])
-    sig = tab.sig(enc, op) if sub is None else None
     if sig is not None and sig[0]:
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
         for lsb, mask, value in sig[0]:   # LLVM rejects words whose unused fields differ from the default
@@ -257,33 +306,74 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
         mnem, operands = render.render(mnem, enc, ext, ws, fam, tab, sub, sig)
     except Exception:  # rendering must never break the walk
         operands = ""
+    operands = operands.strip()
     text = f"{mnem} {operands}" if operands else mnem
     return Instruction(addr, size, mnem, operands, text, target, "", enc, ws)
 
 
-def _category_of():
-    """The shared mnemonic -> category classifier (attdec/isa/categories.py, owned by the stall
-    classifier's authors), or None while it has not landed: category stays ""."""
-    try:
-        from attdec.isa.categories import category_of
-    except ImportError:
-        return None
-    return category_of
+# Lenient reading (disassemble(lenient=True)): what the official decoder's ISA source made of words that
+# LLVM refuses. A known opcode whose unused operand fields are not zero keeps its mnemonic and length;
+# an unknown opcode becomes `<class>_unknown` with its encoding's base length. The PC walk over trace
+# tokens needs both (line category and next PC) to follow kernels full of such words (tinygrad's
+# discover_ops), where llvm-objdump prints 4-byte `.long`s and loses the instruction boundaries.
+UNKNOWN_NAME = {
+    "SOP1": "s_unknown", "SOP2": "s_unknown", "SOPC": "s_unknown", "SOPK": "s_unknown", "SOPP": "s_unknown",
+    "SMEM": "s_unknown", "VOP1": "v_unknown", "VOP2": "v_unknown", "VOPC": "v_unknown", "VOP3": "v_unknown",
+    "VOP3P": "v_unknown", "VOPD": "v_unknown", "VINTERP": "v_unknown", "VINTRP": "v_unknown", "DS": "ds_unknown",
+    "FLAT": "flat_unknown", "GLOBAL": "global_unknown", "SCRATCH": "scratch_unknown", "VFLAT": "flat_unknown",
+    "VGLOBAL": "global_unknown", "VSCRATCH": "scratch_unknown", "MUBUF": "buffer_unknown",
+    "MTBUF": "tbuffer_unknown", "VBUFFER": "buffer_unknown", "MIMG": "image_unknown", "VIMAGE": "image_unknown",
+    "VSAMPLE": "image_unknown", "EXP": "exp_unknown", "VEXPORT": "exp_unknown", "LDSDIR": "lds_unknown",
+    "VDSDIR": "ds_unknown",
+}
 
 
-def disassemble(code: bytes, arch: str, vaddr: int = 0) -> list[Instruction]:
-    """Decode every instruction of `code` (loaded at `vaddr`) for target `arch`; never raises on bad words."""
+class _Lenient:
+    """A table view without the "unused operand fields must be zero" rule."""
+
+    def __init__(self, tab):
+        self._tab = tab
+
+    def __getattr__(self, name):
+        return getattr(self._tab, name)
+
+    def sig(self, enc, op):
+        s = self._tab.sig(enc, op)
+        return ((),) + tuple(s[1:]) if s else s
+
+
+
+
+def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -> list[Instruction]:
+    """Decode every instruction of `code` (loaded at `vaddr`) for target `arch`; never raises on bad words.
+
+    lenient=False prints exactly what llvm-objdump prints; lenient=True is the reading above.
+    """
+    from attdec.isa.categories import category_of
+
     tab = table_for(arch)
+    loose = _Lenient(tab) if lenient else None
     n = len(code) // 4
     words = struct.unpack_from(f"<{n}I", code, 0)
     out = []
     i = 0
     fam = tab.family
-    classify = _category_of()
+    cats = {}
     while i < n:
-        ins = decode_one(words, i, n, vaddr + 4 * i, tab)
-        if classify is not None:
-            ins.category = classify(ins.mnemonic, fam)
+        addr = vaddr + 4 * i
+        ins = decode_one(words, i, n, addr, tab)
+        if loose is not None and ins.is_unknown:
+            enc = ENCODING_OF[fam](words[i])
+            if enc is not None:
+                ins = decode_one(words, i, n, addr, loose)
+                if ins.is_unknown:
+                    size = min(BASE_SIZE.get(enc, 8), 4 * (n - i))
+                    name = UNKNOWN_NAME.get(enc, "unknown")
+                    ins = Instruction(addr, size, name, "", name, None, "", enc, tuple(words[i:i + size // 4]))
+        c = cats.get(ins.mnemonic)
+        if c is None:
+            c = cats[ins.mnemonic] = category_of(ins.mnemonic, fam)
+        ins.category = c
         out.append(ins)
-        i += ins.size // 4
+        i += max(ins.size, 4) // 4
     return out

@@ -1,7 +1,7 @@
 """Operand text, printed the way llvm-objdump 22 prints it.
 
 Operand order, register widths and which field feeds which operand come from the probed signature
-tables (`tables/<target>.sig.json`, made by tools/probe_isa.py); this module formats field values
+tables (`tables/<target>.sig.json.gz`, made by tools/probe_isa.py); this module formats field values
 (register names, inline constants, literals) and each encoding's modifier bits.
 """
 from __future__ import annotations
@@ -15,6 +15,15 @@ SPECIAL = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_ba
            254: "src_lds_direct"}
 ALIGN2 = ("gfx90a", "gfx942", "gfx950")   # even-aligned VGPR tuples
 PLACEHOLDER = re.compile(r"\{(\w+):([vsa]):(\d+):(\.[lh])?(/\*[^*]*\*/)?\}")
+
+
+def note_text(note: str) -> str:
+    """Expand a table note (tools/probe_isa.py compact_note) back into LLVM's comment."""
+    if not note or note.startswith("/*"):
+        return note or ""
+    if note == "imm":
+        return "/*Invalid immediate*/"
+    return f"/*Invalid register, operand has '{note}' register class*/"
 
 
 def reg_range(prefix: str, n: int, width: int) -> str:
@@ -51,10 +60,10 @@ def literal_bits(mnem: str) -> int:
     """Width of a literal constant as LLVM prints it: 16 when the source type is 16-bit."""
     base = re.sub(r"_(e32|e64|dpp|sdwa)$", "", mnem)
     types = [t for t in base.split("_")[1:] if TYPE.match(t)]
-    if not types or mnem.startswith(("v_pk_", "v_cvt_pk", "v_dot", "v_wmma", "v_swmmac", "v_mfma")):
+    if not types or mnem.startswith(("v_pk_", "v_cvt_pk", "v_dot", "v_wmma", "v_swmmac", "v_mfma")) or "_pk_" in mnem:
         return 32
     if mnem.startswith("s_"):
-        return 16 if types[-1] == "f16" else 32
+        return 16 if types[-1] == "f16" and "_hi_" not in mnem else 32
     return 16 if types[-1].endswith("16") and not types[-1].endswith("_16") else 32
 
 
@@ -90,7 +99,7 @@ def src_text(v: int, width: int, fam: str, literal: int | None, kind: str = "v")
 class Fields:
     """Bit-field access over an instruction's dwords."""
 
-    __slots__ = ("bits", "ignored")
+    __slots__ = ("bits", "ignored", "sgpr_opsel", "vdst_v")
 
     def __init__(self, ws):
         self.ignored = frozenset()
@@ -132,20 +141,35 @@ DELAY_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
 
 def delay_alu_text(imm: int) -> str:
     id0, skip, id1 = imm & 0xF, (imm >> 4) & 7, (imm >> 7) & 0xF
-    if id0 >= len(DELAY_ID) or skip >= len(DELAY_SKIP) or id1 >= len(DELAY_ID):
-        return f"0x{imm:x}"
+    bad_id, bad_skip = "/* invalid instid value */", "/* invalid instskip value */"
     out = []
     if id0:
-        out.append(f"instid0({DELAY_ID[id0]})")
+        out.append(f"instid0({DELAY_ID[id0] if id0 < len(DELAY_ID) else bad_id})")
     if skip:
-        out.append(f"instskip({DELAY_SKIP[skip]})")
+        out.append(f"instskip({DELAY_SKIP[skip] if skip < len(DELAY_SKIP) else bad_skip})")
     if id1:
-        out.append(f"instid1({DELAY_ID[id1]})")
+        out.append(f"instid1({DELAY_ID[id1] if id1 < len(DELAY_ID) else bad_id})")
     return " | ".join(out) if out else "0"
 
 
-def waitcnt_fields(imm: int, family: str) -> dict:
-    """Decode an `s_waitcnt` simm16 into {counter: value} (all three counters; max = no wait)."""
+def waitcnt_fields(inst, family: str) -> dict:
+    """{counter: count} a wait instruction waits for (a counter at its maximum means "no wait").
+
+    `inst` is an Instruction (any wait: s_waitcnt, the gfx10/11 SOPK s_waitcnt_<cnt>, the gfx12
+    s_wait_<cnt> family) or a raw `s_waitcnt` simm16. Non-wait instructions give {}.
+    """
+    if not isinstance(inst, int):
+        m, imm = inst.mnemonic, inst.words[0] & 0xFFFF if inst.words else 0
+        if m == "s_waitcnt":
+            return waitcnt_fields(imm, family)
+        if m in ("s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt"):
+            return {m[len("s_waitcnt_"):]: imm}
+        if m in ("s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"):
+            return {m.split("_")[2]: (imm >> 8) & 0x3F, "dscnt": imm & 0x3F}
+        if m.startswith("s_wait_") and m.endswith("cnt"):
+            return {m[len("s_wait_"):]: imm}
+        return {}
+    imm = inst
     if family == "gfx9":
         return {"vmcnt": (imm & 0xF) | ((imm >> 10) & 0x30), "expcnt": (imm >> 4) & 7, "lgkmcnt": (imm >> 8) & 0xF}
     return {"vmcnt": (imm >> 10) & 0x3F, "expcnt": imm & 7, "lgkmcnt": (imm >> 4) & 0x3F}
@@ -172,6 +196,11 @@ MSG_GFX11 = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE
 MSG_GFX9 = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE", 5: "MSG_STALL_WAVE_GEN",
             6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE", 8: "MSG_EARLY_PRIM_DEALLOC", 9: "MSG_GS_ALLOC_REQ",
             10: "MSG_GET_DOORBELL", 11: "MSG_GET_DDID", 15: "MSG_SYSMSG"}
+
+
+MSG_RTN = {128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
+           131: "MSG_RTN_GET_REALTIME", 132: "MSG_RTN_SAVE_WAVE", 133: "MSG_RTN_GET_TBA",
+           134: "MSG_RTN_GET_TBA_TO_PC", 135: "MSG_RTN_GET_SE_AID_ID"}
 
 
 def sendmsg_text(imm: int, fam: str) -> str:
@@ -240,17 +269,19 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         return mnem, vopd_text(mnem, sub, ws, fam)
     if sig_entry is None:
         return mnem, ""
-    zero, parts, ignored = sig_entry
+    zero, parts, ignored, has_sdst, notes, _exts = sig_entry
     f = Fields(ws)
     keep = (14, 59, 60) if enc == "VOP3P" or (fam == "gfx9" and (ws[0] >> 23) == 0x1A7) else ()
-    for b in ignored:   # bits LLVM does not print for this opcode
+    for b, mask in ignored:   # fields LLVM does not print for this opcode
         if b not in keep:
-            f.bits &= ~(1 << b)
-    f.ignored = ignored
+            f.bits &= ~mask
+    f.ignored = frozenset(b for b, _ in ignored)
     w0 = ws[0]
     if enc == "SOPP":
         txt = "".join(p for p in parts if isinstance(p, str))
-        return mnem, simm16_text(mnem, txt, w0 & 0xFFFF, fam) if txt else ""
+        if not txt:   # LLVM shows an immediate the opcode does not use only when it is not zero
+            return mnem, str(w0 & 0xFFFF) if w0 & 0xFFFF else ""
+        return mnem, simm16_text(mnem, txt, w0 & 0xFFFF, fam)
     fields = tab.fields.get(enc, {})
     literal = None
     nbase = 1 if enc in ("SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC") else 2
@@ -261,17 +292,19 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
     vop3 = enc in ("VOP3", "VOP3P", "VINTERP")
     mfma = fam == "gfx9" and enc == "VOP3" and mnem.startswith(("v_mfma", "v_smfmac"))
     packed = fam == "gfx9" and enc == "VOP3" and (w0 >> 23) == 0x1A7 and not mfma
-    sd = enc == "VOP3" and "sdst" in fields and any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
+    sd = enc == "VOP3" and has_sdst
     abs_bits = f(8, 3) if vop3 and enc == "VOP3" and not packed and not mfma and not sd else 0
     neg_bits = f(61, 3) if vop3 and not mfma and not packed and enc != "VOP3P" else 0
     opsel = f(11, 4) if vop3 and not mfma and not sd else 0
     if enc == "SMEM":
         return mnem, smem_text(mnem, parts, f, fam, fields)
+    if ext in ("dpp", "dpp8", "sdwa"):
+        return ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields)
     acc = 0
     if fam == "gfx9" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF") and tab.arch != "gfx90a" or \
             tab.arch == "gfx90a" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"):
         acc = (w0 >> 25) & 1 if enc == "DS" else (f(55, 1) if enc in ("FLAT", "GLOBAL", "SCRATCH") else f(55, 1))
-    out, nsrc, t16 = [], 0, False
+    out, nsrc, t16, sgpr_opsel = [], 0, False, False
     for p in parts:
         if isinstance(p, str):
             out.append(p)
@@ -279,6 +312,9 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         name, kind, width, half, comment = p
         lsb, nb = fields[name]
         v = f(lsb, nb)
+        if name == "ssrc0" and mnem.startswith("s_sendmsg_rtn"):
+            out.append(f"sendmsg({MSG_RTN[v]})" if v in MSG_RTN else f"sendmsg({v}, 0, 0)")
+            continue
         if name in ("src0", "src1", "src2", "ssrc0", "ssrc1"):
             k = kind
             if mfma and name in ("src0", "src1"):
@@ -291,7 +327,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
             if half:
                 t16 = True
             if v >= 256 and width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
-                comment = f"/*Invalid register, operand has 'VS_{32 * width}_Align2' register class*/"
+                comment = note_text((notes.get(name) or {}).get("odd", ""))
             if half and v >= 256:
                 if enc in ("VOP1", "VOP2", "VOPC"):
                     n = v - 256
@@ -305,17 +341,22 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 half = ""
             if comment and v < 256:
                 comment = ""
+            note = notes.get(name)
+            if note and v < 256:
+                comment = note_text(note.get("sgpr" if v < 128 else "const", ""))
             if mnem.startswith("v_readfirstlane_b32") and 128 <= v < 256 and v not in SPECIAL:
                 comment = "/*Invalid immediate*/"
             if name.startswith("src"):
                 i = int(name[-1])
                 nsrc = max(nsrc, i + 1)
-                if comment:
-                    t, comment = t + comment, ""
+                if comment or half:
+                    t, comment, half = t + half + comment, "", ""
                 if (abs_bits >> i) & 1:
                     t = f"|{t}|"
                 if (neg_bits >> i) & 1:
-                    t = f"neg({t})" if re.match(r"-?\d+$|0x", t) else "-" + t
+                    t = f"neg({t})" if 128 <= v <= 255 and not (abs_bits >> i) & 1 else "-" + t
+                if t16 and v < 256 and (opsel >> i) & 1:
+                    sgpr_opsel = True
         elif name == "sbase":
             t = scalar_name(2 * v, width, fam) or str(v)
         elif name == "srsrc":
@@ -343,18 +384,31 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
                 t16 = True
             t = reg_range(k, v, width)
             if width >= 2 and (v & 1) and tab.arch in ALIGN2 and not comment:
-                cls = "AReg" if k == "a" else "VReg"
-                if name == "vdst" and tab.arch != "gfx90a" and re.search(r"read|load", mnem):
-                    cls = "AV"
-                comment = f"/*Invalid register, operand has '{cls}_{32 * width}_Align2' register class*/"
+                comment = note_text((notes.get(name) or {}).get("odd", ""))
+                if k == "a":
+                    comment = comment.replace("'VReg_", "'AReg_")
         out.append(t + half + comment)
     ops = "".join(out)
+    if enc in ("LDSDIR", "VDSDIR"):
+        ops = re.sub(r"attr\d+\.[xyzw]", f"attr{f(10, 6)}.{'xyzw'[f(8, 2)]}", ops)
+    if mnem.startswith("s_sendmsg_rtn"):
+        v = w0 & 0xFF
+        name = MSG_RTN.get(v) or ("MSG_DEALLOC_VGPRS" if v == 3 and fam != "gfx9" else MSG_GFX11.get(v))
+        ops = re.sub(r"sendmsg\([^)]*\)", f"sendmsg({name})" if name else f"sendmsg({v}, 0, 0)", ops)
+    if literal is not None and re.search(r"_(fmamk|fmaak|madmk|madak)_", mnem + "_"):
+        ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{ws[-1]:x}", ops, count=1)   # K prints as the whole dword
+    if enc in ("VFLAT", "VGLOBAL", "VSCRATCH") and "_atomic" in mnem and f(52, 1):
+        dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "vsrc"), 1)
+        dw = max(1, dw // 2) if "cmpswap" in mnem else dw
+        ops = reg_range("v", f(32, 8), dw) + ", " + ops
     if enc in ("FLAT", "GLOBAL", "SCRATCH") and "_atomic" in mnem and f(16 if fam == "gfx9" else 14, 1):
         dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "data"), 1)
         dw = max(1, dw // 2) if "cmpswap" in mnem else dw
         ops = reg_range("a" if acc else "v", f(56, 8), dw) + ", " + ops
     if enc == "SOPK":
         ops = _sopk(mnem, ops, w0 & 0xFFFF, fam, literal)
+    f.sgpr_opsel = sgpr_opsel
+    f.vdst_v = any(not isinstance(p, str) and p[0] == "vdst" and p[1] == "v" for p in parts)
     mods = MODS.get(enc)
     if enc == "VOP3":
         mods = mods_gfx9_vop3 if fam == "gfx9" else mods_vop3
@@ -387,10 +441,14 @@ def _bits_list(bits: int, n: int) -> str:
 
 def mods_vop3(mnem, f, fam, nsrc, t16, opsel, tab):
     out = ""
-    if fam != "gfx9" and opsel and not t16:
+    if t16 and getattr(f, "sgpr_opsel", False):
+        n = nsrc + (1 if f.vdst_v else 0)
+        bits = (opsel & ((1 << nsrc) - 1)) | (((opsel >> 3) & 1) << nsrc if f.vdst_v else 0)
+        out += " op_sel:" + _bits_list(bits, n)
+    elif fam != "gfx9" and opsel and not t16:
         out += " op_sel:" + _bits_list(opsel & ((1 << nsrc) - 1) | ((opsel >> 3) & 1) << nsrc, nsrc + 1)
     elif fam == "gfx9" and opsel:
-        out += " op_sel:" + _bits_list(opsel & ((1 << nsrc) - 1) | ((opsel >> 3) & 1) << nsrc, nsrc + 1)
+        out += " op_sel:" + _bits_list(opsel, 4)
     if f(15, 1):
         out += " clamp"
     omod = f(59, 2)
@@ -409,11 +467,8 @@ def mods_vop3p(mnem, f, fam, nsrc, t16, opsel, tab):
     mix = "_mix" in mnem
     if {14, 59, 60} <= f.ignored or (n < 3 and {59, 60} <= f.ignored):
         pass
-    elif mix or hi != (1 << n) - 1:
-        if mix and hi == 0 and fam != "gfx9":
-            pass
-        else:
-            out += " op_sel_hi:" + _bits_list(hi, n)
+    elif (mix and hi) or (not mix and hi != (1 << n) - 1):   # mix ops default to [0,0,0], others to all 1s
+        out += " op_sel_hi:" + _bits_list(hi, n)
     nlo, nhi = f(61, 3) & ((1 << n) - 1), f(8, 3) & ((1 << n) - 1)
     if nlo:
         out += " neg_lo:" + _bits_list(nlo, n)
@@ -500,7 +555,7 @@ TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LO
 TH_STORE = ("", "TH_STORE_NT", "TH_STORE_HT", "TH_STORE_WB", "TH_STORE_NT_RT", "TH_STORE_RT_NT",
             "TH_STORE_NT_HT", "TH_STORE_NT_WB")
 TH_ATOMIC = ("", "TH_ATOMIC_RETURN", "TH_ATOMIC_NT", "TH_ATOMIC_NT_RETURN", "TH_ATOMIC_CASCADE_RT",
-             "TH_ATOMIC_CASCADE_RT_RETURN", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_CASCADE_NT_RETURN")
+             "TH_ATOMIC_0x5", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_0x7")
 SCOPES = ("", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 
 
@@ -531,6 +586,11 @@ def smem_text(mnem, parts, f, fam, fields):
     if not any(not isinstance(p, str) for p in parts) and "".join(parts).strip() == "":
         return ""
     regs = []
+    if fam == "gfx9" and not any(not isinstance(p, str) and p[0] == "sbase" for p in parts):
+        for p in parts:
+            if not isinstance(p, str):
+                regs.append(scalar_name(f(*fields[p[0]]), p[2], fam))
+        return ", ".join(regs)
     for p in parts:
         if isinstance(p, str):
             continue
@@ -558,6 +618,8 @@ def smem_text(mnem, parts, f, fam, fields):
             tail = "null" if off == 0 and fam == "gfx11" else offs
         else:
             tail = scalar_name(so, 1, fam) + (f" offset:{offs}" if off else "")
+        if mnem.startswith("s_atc_probe"):
+            regs = [str(f(6, 7))] + regs[1:]
         if mnem.startswith(("s_prefetch", "s_buffer_prefetch")):
             regs = [r for p, r in zip([p for p in parts if not isinstance(p, str)], regs) if p[0] != "sdata"]
             return ", ".join(regs + [offs, scalar_name(so, 1, fam) or str(so), str(f(6, 7))])
@@ -628,12 +690,175 @@ def mods_vimage(mnem, f, fam, nsrc, t16, opsel, tab):
     return out + f" dim:{DIMS[f(0, 3)]}"
 
 
-MODS = {"MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
+def mods_ldsdir(mnem, f, fam, nsrc, t16, opsel, tab):
+    if fam == "gfx12":
+        return f" wait_va_vdst:{f(16, 4)} wait_vm_vsrc:{f(23, 1)}"
+    return f" wait_vdst:{f(16, 4)}"
+
+
+def mods_vbuffer(mnem, f, fam, nsrc, t16, opsel, tab):
+    out = ""
+    if mnem.startswith("tbuffer"):
+        fmt = f(55, 7)
+        out += " format:[BUF_FMT_INVALID]" if fmt == 0 else f" format:{fmt}"
+    out += " idxen" * f(63, 1) + " offen" * f(62, 1)
+    off = f(72, 24)
+    out += f" offset:{off}" if off else ""
+    return out + _th_scope(mnem, f(52, 3), f(50, 2))
+
+
+MODS = {"VBUFFER": mods_vbuffer, "LDSDIR": mods_ldsdir, "VDSDIR": mods_ldsdir, "MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
         "VSAMPLE": mods_vimage, "VOP3": None, "VINTERP": mods_vinterp, "VOP3P": mods_vop3p, "DS": mods_ds, "FLAT": mods_flat, "GLOBAL": mods_flat,
         "SCRATCH": mods_flat, "VFLAT": mods_vflat, "VGLOBAL": mods_vflat, "VSCRATCH": mods_vflat}
 
 
 # ---------------------------------------------------------------------------------------------
+# DPP16 / DPP8 / SDWA forms
+SDWA_SEL = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
+SDWA_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
+
+
+def dpp_ctrl_text(c: int, fam: str, arch: str) -> str | None:
+    if c <= 0xFF:
+        return "quad_perm:[" + ",".join(str((c >> (2 * i)) & 3) for i in range(4)) + "]"
+    for base, name in ((0x100, "row_shl"), (0x110, "row_shr"), (0x120, "row_ror")):
+        if base < c <= base + 0xF:
+            return f"{name}:{c - base}"
+    if c == 0x140:
+        return "row_mirror"
+    if c == 0x141:
+        return "row_half_mirror"
+    if fam == "gfx9":
+        named = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
+                 0x142: "row_bcast:15", 0x143: "row_bcast:31"}
+        if c in named:
+            return named[c]
+        if arch != "gfx942" and arch != "gfx950" and 0x150 <= c <= 0x15F:
+            return f"row_newbcast:{c - 0x150}"
+        if arch in ("gfx942", "gfx950") and 0x150 <= c <= 0x15F:
+            return f"row_newbcast:{c - 0x150}"
+        return None
+    if 0x150 <= c <= 0x15F:
+        return f"row_share:{c - 0x150}"
+    if 0x160 <= c <= 0x16F:
+        return f"row_xmask:{c - 0x160}"
+    return None
+
+
+def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
+    """VOP1/VOP2/VOPC (and gfx11+ VOP3) with a DPP16, DPP8 or SDWA dword."""
+    d = ws[-1]
+    vop3 = enc in ("VOP3", "VOP3P")
+    base = mnem[:-4] if mnem.endswith("_e32") else mnem
+    if vop3 and not base.endswith("_e64"):
+        base += "_e64"
+    out_m = base + ("_sdwa" if ext == "sdwa" else "_dpp")
+    if enc == "VOPC" and fam != "gfx9" and ext != "sdwa":
+        out_m = base   # LLVM prints gfx11+ VOPC DPP without the _dpp suffix
+    src0_reg = d & 0xFF
+    sdwa_sgpr = ext == "sdwa" and (d >> 23) & 1
+    out = []
+    for p in parts:
+        if isinstance(p, str):
+            out.append(p)
+            continue
+        name, kind, width, half, comment = p
+        v = f(*fields[name])
+        if name == "src0":
+            t = scalar_name(src0_reg, width, fam) if sdwa_sgpr else reg_range("v", src0_reg, width)
+        elif name in ("src1", "src2") and vop3:
+            t = src_text(v, width, fam, None)
+        elif name == "vsrc1" and ext == "sdwa" and (d >> 31) & 1:
+            t = scalar_name(v, width, fam)
+        elif kind == "s":
+            t = scalar_name(v, width, fam) or str(v)
+        else:
+            t = reg_range(kind, v, width)
+        if t.startswith("v[") and (int(t[2:t.index(":")]) & 1) and tab.arch in ALIGN2:
+            t += f"/*Invalid register, operand has 'VReg_{32 * width}_Align2' register class*/"
+        if half:
+            if vop3:
+                idx = 3 if name == "vdst" else int(name[-1]) if name[-1].isdigit() else 0
+                half = ".h" if (f(11, 4) >> idx) & 1 else ".l"
+            elif kind == "v" and name != "src0" and v >= 128:
+                t, half = reg_range("v", v - 128, width), ".h"
+            else:
+                half = ".l"
+            if not t.startswith("v"):
+                half = ""
+            t, half = t + half, ""
+        if vop3 and name in ("src0", "src1", "src2") and enc == "VOP3":
+            i = int(name[-1])
+            if f(8 + i, 1):
+                t = f"|{t}|"
+            if f(61 + i, 1):
+                t = f"neg({t})" if re.match(r"-?\d+$|0x", t) else "-" + t
+        if name in ("src0", "vsrc1", "src1") and not vop3:
+            i = 0 if name == "src0" else 1
+            if ext == "sdwa":
+                if (d >> (19 + 8 * i)) & 1:
+                    t = f"sext({t})"
+                neg, ab = (d >> (20 + 8 * i)) & 1, (d >> (21 + 8 * i)) & 1
+            elif ext == "dpp":
+                neg, ab = (d >> (20 + 2 * i)) & 1, (d >> (21 + 2 * i)) & 1
+                types = [x for x in base.split("_")[1:] if TYPE.match(x)]
+                if types and not types[-1].startswith("f"):   # integer ops accept but do not show them
+                    neg = ab = 0
+            else:
+                neg = ab = 0
+            if ab:
+                t = f"|{t}|"
+            if neg:
+                t = "-" + t
+        out.append(t)
+    ops = "".join(out)
+    if ext == "sdwa" and enc == "VOPC" and (d >> 15) & 1:
+        ops = ops.replace("vcc", scalar_name((d >> 8) & 0x7F, 2, fam), 1)
+    mods = ""
+    if ext == "sdwa":
+        if (d >> 13) & 1 and enc != "VOPC":
+            mods += " clamp"
+        omod = (d >> 14) & 3
+        if omod and enc != "VOPC":
+            mods += (" mul:2", " mul:4", " div:2")[omod - 1]
+        if enc != "VOPC":
+            ds, du = (d >> 8) & 7, (d >> 11) & 3
+            mods += f" dst_sel:{SDWA_SEL[ds] if ds < 7 else ds} dst_unused:{SDWA_UNUSED[du] if du < 3 else du}"
+        s0 = (d >> 16) & 7
+        mods += f" src0_sel:{SDWA_SEL[s0] if s0 < 7 else s0}"
+        if enc != "VOP1":
+            s1 = (d >> 24) & 7
+            mods += f" src1_sel:{SDWA_SEL[s1] if s1 < 7 else s1}"
+        return out_m, ops + mods
+    if vop3:
+        mods = MODS_VOP3_EXT(mnem, f, fam)
+    if ext == "dpp8":
+        sel = ",".join(str((d >> (8 + 3 * i)) & 7) for i in range(8))
+        fi = (ws[0] & 0x1FF if not vop3 else (ws[1] & 0x1FF)) == 234
+        return out_m, ops + mods + f" dpp8:[{sel}]" + (" fi:1" if fi else "")
+    ctrl = dpp_ctrl_text((d >> 8) & 0x1FF, fam, tab.arch)
+    if tab.arch in ALIGN2 and "_f64" in mnem and not (ctrl or "").startswith("row_newbcast"):
+        ctrl = "/* DP ALU dpp only supports row_newbcast */"
+    gone = {0x130: "wave_shl", 0x134: "wave_rol", 0x138: "wave_shr", 0x13C: "wave_ror", 0x142: "row_bcast",
+            0x143: "row_bcast"}
+    if ctrl is None and fam != "gfx9" and (d >> 8) & 0x1FF in gone:
+        ctrl = f"/* {gone[(d >> 8) & 0x1FF]} is not supported starting from GFX10 */"
+    if ctrl is None:
+        return out_m, ops + mods + f" /* invalid dpp_ctrl 0x{(d >> 8) & 0x1FF:x} */"
+    txt = f" {ctrl} row_mask:0x{d >> 28:x} bank_mask:0x{(d >> 24) & 0xF:x}"
+    if (d >> 19) & 1:
+        txt += " bound_ctrl:1"
+    if fam != "gfx9" and (d >> 18) & 1:
+        txt += " fi:1"
+    return out_m, ops + mods + txt
+
+
+def MODS_VOP3_EXT(mnem, f, fam):
+    out = " clamp" * f(15, 1)
+    omod = f(59, 2)
+    return out + ((" mul:2", " mul:4", " div:2")[omod - 1] if omod else "")
+
+
 def vopd_text(xm, ym, ws, fam):
     """`v_dual_X ... :: v_dual_Y ...` (the X mnemonic is returned as the instruction's mnemonic)."""
     w0, w1 = ws[0], ws[1]

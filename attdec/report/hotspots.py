@@ -111,7 +111,9 @@ def _section(con, h: Hotspots, top: int) -> None:
             text = r.key
             if r.extra.get("dispatch"):
                 text = f"{r.extra['dispatch']}: {text}"
-            cells += [text, strip_dir(r.extra.get("source", ""), prefix) or "-"]
+            vaddr = r.extra.get("vaddr")
+            where = strip_dir(r.extra.get("source", ""), prefix) or (f"0x{vaddr:x}" if vaddr else "-")
+            cells += [text, where]   # without a source line, the address tells equal texts apart
         else:
             cells.append(strip_dir(r.key, prefix))
         tab.add_row(*cells)

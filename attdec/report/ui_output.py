@@ -22,6 +22,7 @@ from attdec.sources.raw import arch_generation
 VERSION = "3.0.0"
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
 STATS_HEADER = ["CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle", "Source"]
+AGENT_INFO = "attdec_agent_info.csv"    # names the chip for readers (filenames.json only has gfxip)
 REALTIME_HZ = 100_000_000      # reference clock of every known capture (tinygrad assumes it too)
 
 
@@ -139,12 +140,13 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
         _dump(folder / "realtime.json", rt)
     for state, obj in wstates(waves).items():
         _dump(folder / f"wstates{state}.json", obj)
+    write_agent_info(d.arch, folder / AGENT_INFO)
     write_stats_csv(d, out_dir / f"stats_{dirname}.csv")
     return folder
 
 
 _OUR_FILES = ("se*_sm*_sl*_wv*.json", "wstates*.json", "filenames.json", "code.json", "occupancy.json",
-              "realtime.json")
+              "realtime.json", AGENT_INFO)
 
 
 def _clear_previous(folder: Path) -> None:
@@ -156,6 +158,31 @@ def _clear_previous(folder: Path) -> None:
                 f.unlink()
             except OSError as e:
                 raise InputError(f"cannot replace: {e.strerror}", str(f)) from None
+
+
+def target_version(arch: str) -> int | None:
+    """gfx1201 -> 120001, gfx950 -> 90500, gfx90a -> 90010 (the inverse of gfx_target_version naming)."""
+    d = arch[3:] if arch.startswith("gfx") else ""
+    try:
+        if len(d) == 4:
+            return int(d[:2]) * 10000 + int(d[2], 16) * 100 + int(d[3], 16)
+        if len(d) == 3:
+            return int(d[0]) * 10000 + int(d[1], 16) * 100 + int(d[2], 16)
+    except ValueError:
+        pass
+    return None
+
+
+def write_agent_info(arch: str, path: Path) -> None:
+    """A one-GPU rocprofv3-style agent table inside the folder: filenames.json only says gfxip, and
+    readers (attdec's among them) name the chip from `*_agent_info.csv` next to the dispatch."""
+    v = target_version(arch)
+    if v is None:
+        return
+    with open(path, "w", newline="") as f:
+        wr = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+        wr.writerow(["Node_Id", "Logical_Node_Id", "Agent_Type", "Gfx_Target_Version", "Name"])
+        wr.writerow([1, 1, "GPU", v, arch])
 
 
 def write_stats_csv(d: Dispatch, path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attdec.errors import FormatError, InputError
+from attdec.errors import FormatError, read_bytes
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 
@@ -29,19 +29,13 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
             co_path = folder / k["code_object"]
             tag = d.get("exec_tag")
             raw = RawDispatch(name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"], arch=cap["gfx_arch"],
-                              code_objects=[RawCodeObject(_read(co_path), int(k["base"]), k["code_object"], 1)],
+                              code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), k["code_object"], 1)],
                               kernel=d["kernel"], path=str(folder))
             for f in d["blobs"]:
                 b = blobs[f]
-                raw.blobs.append(RawBlob(int(b["se"]), _read(folder / f), str(folder / f), b.get("itrace")))
+                raw.blobs.append(RawBlob(int(b["se"]), read_bytes(folder / f), str(folder / f), b.get("itrace")))
             out.append(raw)
         return out
     except (KeyError, TypeError, ValueError) as e:
         raise FormatError(f"not a capture.json this reader knows ({type(e).__name__}: {e})", str(cj)) from None
 
-
-def _read(p: Path) -> bytes:
-    try:
-        return p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", str(p)) from None

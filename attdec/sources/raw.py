@@ -147,8 +147,9 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
             continue
         if co.base is None:
             problems.append(f"{co.name}: load base 0x{base:x} inferred from the kernel entry PC in the trace")
-        insts = disassemble(obj.text, getattr(obj, "arch", "") or arch, obj.text_vaddr)
-        codemap.add(insts, base)
+        obj_arch = getattr(obj, "arch", "") or arch
+        insts = disassemble(obj.text, obj_arch, obj.text_vaddr)        # what users read (as LLVM prints)
+        codemap.add(disassemble(obj.text, obj_arch, obj.text_vaddr, lenient=True), base)  # what the PC walk reads
         objects.append(LoadedCode(id=co.id, base=base, name=co.name, co=obj, insts=insts))
     if not objects:
         raise AttdecError("no load address for its code object(s): no code-object markers in the trace, no "

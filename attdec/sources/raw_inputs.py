@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from attdec.errors import InputError
+from attdec.errors import InputError, read_bytes
 from attdec.sources import capture, rocprof_raw, tinygrad
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
@@ -36,11 +36,11 @@ def load_explicit(blobs: list[str | Path], code: list[str], arch: str | None = N
     cos = []
     for i, spec in enumerate(code):
         path, base = parse_code_spec(spec)
-        cos.append(RawCodeObject(_read(Path(path)), base, path, i + 1))
+        cos.append(RawCodeObject(read_bytes(Path(path)), base, path, i + 1))
     raws = []
     for i, b in enumerate(blobs):
         se = se_of(str(b))
-        raws.append(RawBlob(i if se is None else se, _read(Path(b)), str(b)))
+        raws.append(RawBlob(i if se is None else se, read_bytes(Path(b)), str(b)))
     if len({b.se for b in raws}) != len(raws):
         raise InputError("two blobs for the same shader engine; name them ..._se<N>.att",
                          ", ".join(str(b) for b in blobs))
@@ -48,20 +48,13 @@ def load_explicit(blobs: list[str | Path], code: list[str], arch: str | None = N
     return RawDispatch(name=name, arch=arch or "", code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent))
 
 
-def _read(p: Path) -> bytes:
-    try:
-        return p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", str(p)) from None
-
 
 def open_explicit(blobs, code, arch=None) -> list:
     """The decoded Dispatch of explicit blobs + code objects (hotspots/waves --code)."""
     from attdec.report.progress import progress
-    from attdec.sources.raw import decode_dispatch
 
     raw = load_explicit(list(blobs), list(code), arch)
-    with progress(len(raw.blobs), "decoding", minimum=1) as bar:
+    with progress(sum(_blob_steps(len(b.data)) for b in raw.blobs), "decoding") as bar:
         return _decoded([raw], bar)
 
 
@@ -92,19 +85,31 @@ def load_raw(paths: list[str | Path], fmt: str | None = None) -> list[RawDispatc
 # Each raw kind is registered as a per-path (detect, load, weight) triple that decodes what it loads, so
 # `attdec hotspots` / `waves` take raw captures like ui_output folders.
 
+UNIT = 1 << 16     # progress is counted in 64 KiB of SQTT (plus one step per blob): big decodes show a bar
+
+
+def _blob_steps(n_bytes: int) -> int:
+    return 1 + n_bytes // UNIT
+
+
 def _decoded(raws: list[RawDispatch], bar) -> list:
     from attdec.sources.raw import decode_dispatch
 
     out = []
     for raw in raws:
+        steps = [_blob_steps(len(b.data)) for b in raw.blobs]
         seen = [0]
 
-        def step(label, done, total, seen=seen):
+        def step(label, done, total, seen=seen, steps=steps):
             if done > seen[0]:
-                bar.advance(done - seen[0])
+                bar.advance(sum(steps[seen[0]:done]))
                 seen[0] = done
         out.append(decode_dispatch(raw, step))
     return out
+
+
+def _att_steps(folder: Path) -> int:
+    return sum(_blob_steps(f.stat().st_size) for f in folder.glob("*.att"))
 
 
 def _has_ui_output(raw: RawDispatch) -> bool:
@@ -140,9 +145,9 @@ def _rocprof_load(p: Path, bar) -> list:
     return _decoded([r for r in rocprof_raw.load([p]) if not _has_ui_output(r)], bar)
 
 
-def _tinygrad_blobs(p: Path) -> int:
+def _tinygrad_steps(p: Path) -> int:
     try:
-        return sum(len(d.blobs) for d in tinygrad.load(p))
+        return sum(_blob_steps(len(b.data)) for d in tinygrad.load(p) for b in d.blobs)
     except Exception:   # noqa: BLE001 - only a progress estimate; load() reports the real error
         return 1
 
@@ -153,12 +158,12 @@ def _register_with_resolver() -> None:
     if register is None or InputKind is None or any(k.name == "tinygrad" for k in getattr(src, "KINDS", [])):
         return
     register(InputKind("tinygrad", lambda p: p.is_file() and tinygrad.is_profile(p),
-                       lambda p, bar: _decoded(tinygrad.load(p), bar), weight=_tinygrad_blobs))
+                       lambda p, bar: _decoded(tinygrad.load(p), bar), weight=_tinygrad_steps))
     register(InputKind("rocprof-raw", _rocprof_detect, _rocprof_load,
-                       weight=lambda p: sum(1 for _ in p.glob("*.att")) if p.is_dir() else 1))
+                       weight=lambda p: _att_steps(p) if p.is_dir() else _blob_steps(p.stat().st_size)))
     register(InputKind("capture", lambda p: p.is_dir() and (p / "capture.json").is_file(),
                        lambda p, bar: _decoded(capture.load([p]), bar),
-                       weight=lambda p: sum(1 for _ in p.glob("*.att"))))
+                       weight=_att_steps))
 
 
 _register_with_resolver()

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from attdec.decoders.userdata import scan_userdata
-from attdec.errors import FormatError, InputError
+from attdec.errors import FormatError, InputError, read_bytes
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, blob_generation
 
 ATT_RE = re.compile(r"^(?:(?P<prefix>.+)_)?(?P<agent>\d+)_shader_engine_(?P<se>\d+)_(?P<disp>\d+)\.att$")
@@ -139,7 +139,7 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         blobs = []
         markers: dict[int, int] = {}
         for se, f in sorted(ses):
-            data = _read(f)
+            data = read_bytes(f)
             blobs.append(RawBlob(se, data, str(f)))
             gen = blob_generation(data)
             if gen is not None:
@@ -159,7 +159,7 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
             if gfx and arch and gfx != arch:
                 continue
             base = markers.get(co_id, table_bases.get(co_id))
-            code_objects.append(RawCodeObject(_read(f), base, str(f), co_id))
+            code_objects.append(RawCodeObject(read_bytes(f), base, str(f), co_id))
         kernel = table_names.get(disp, "")
         out.append(RawDispatch(name=f"dispatch_{disp}" + (f" {kernel}" if kernel else ""), arch=arch or "",
                                code_objects=code_objects, blobs=blobs, kernel=kernel, path=str(folder),
@@ -175,9 +175,3 @@ def _pick_arch(gfx_names: list[str], gens: set[int]) -> str:
     fit = [g for g in named if not gens or arch_generation(g) in gens]
     return (fit or named or [""])[0]
 
-
-def _read(f: Path) -> bytes:
-    try:
-        return f.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", str(f)) from None
