@@ -219,8 +219,8 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     start, else 0.
 
     Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
-    every CHAIN_CHUNK-nibble chunk's chain is followed from the chunk's first nibble in numpy lock-step,
-    marking the token starts it visits. A chain started anywhere falls into step with the true one within
+    every CHAIN_CHUNK-nibble chunk's chain is followed in numpy lock-step, marking the token starts it
+    visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters). A chain started anywhere falls into step with the true one within
     a few tokens (the format is self-synchronising), and from a shared position on two chains are
     identical. So if the true chain enters chunk k at a marked position, chunk k's marks from there on are
     right and only the marks before it are cleared; the rare chunk whose own chain synchronises later
