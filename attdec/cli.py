@@ -1,6 +1,7 @@
 """The `attdec` command line: a click group of thin commands, each in attdec/commands/."""
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -10,7 +11,17 @@ from attdec.errors import AttdecError
 
 
 class Group(click.Group):
-    """Turns attdec's typed errors into one line on stderr and exit status 1, never a traceback."""
+    """Loads commands lazily; turns attdec's typed errors into one line on stderr and exit status 1."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx):
         try:
@@ -32,18 +43,14 @@ def main():
     """
 
 
-# Each command lives in its own module under attdec/commands/ and is registered here.
-from attdec.commands.export_ui import export_ui  # noqa: E402
-main.add_command(export_ui)
-from attdec.commands.hotspots import command as _hotspots  # noqa: E402
-main.add_command(_hotspots)
-from attdec.commands.waves import command as _waves  # noqa: E402
-main.add_command(_waves)
-from attdec.commands.prune import command as _prune  # noqa: E402
-main.add_command(_prune)
-from attdec.commands.demo import command as _demo  # noqa: E402
-main.add_command(_demo)
-from attdec.commands.decode import decode  # noqa: E402
-main.add_command(decode)
-from attdec.commands.disasm import command as _disasm  # noqa: E402
-main.add_command(_disasm)
+# Each command lives in its own module under attdec/commands/; it is imported only when run (or when
+# --help lists it), so `attdec decode` does not pay for importing rich tables, the reader, etc.
+COMMANDS = {
+    "hotspots": "attdec.commands.hotspots:command",
+    "waves": "attdec.commands.waves:command",
+    "prune-empty": "attdec.commands.prune:command",
+    "demo": "attdec.commands.demo:command",
+    "decode": "attdec.commands.decode:decode",
+    "disasm": "attdec.commands.disasm:command",
+    "export-ui": "attdec.commands.export_ui:export_ui",
+}
