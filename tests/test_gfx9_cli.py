@@ -61,7 +61,7 @@ def test_target_cu_override(tmp_path):
 def test_truncated_blob_keeps_what_it_has(tmp_path):
     data = enc.demo().inst_pc(0, 0, 0x4000).data()
     p = run("--arch", "gfx950", blob(tmp_path, data[:-3]), "--format", "json")
-    assert p.returncode == 0 and "Traceback" not in p.stderr
+    assert p.returncode == 3 and "Traceback" not in p.stderr      # decoded, but damaged
     assert "truncated token at byte offset" in p.stderr
     assert len(json.loads(p.stdout)["dispatches"][0]["waves"]) == 2
 
@@ -72,7 +72,7 @@ def test_random_bytes_behind_a_gfx9_header(tmp_path):
     t0 = time.perf_counter()
     p = run("--arch", "gfx950", blob(tmp_path, enc.header() + body), "--format", "json")
     assert time.perf_counter() - t0 < 60
-    assert p.returncode == 0 and "Traceback" not in p.stderr
+    assert p.returncode == (3 if "warning" in p.stderr else 0) and "Traceback" not in p.stderr
     json.loads(p.stdout)
 
 

@@ -126,4 +126,4 @@ def test_explicit_blobs_with_code(tmp_path):
     assert sum(len(wv) for simds in files["wave_filenames"].values() for slots in simds.values()
                for wv in slots.values()) == want["waves_with_instructions"]
     r = CliRunner().invoke(main, ["waves", "--arch", "gfx950", *code, *blobs])
-    assert r.exit_code == 1 and "code object is gfx1100 but the capture says gfx950" in r.output
+    assert r.exit_code == 1 and "code object is gfx1100, but the trace is gfx950" in r.output

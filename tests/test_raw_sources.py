@@ -106,7 +106,7 @@ def test_blob_arch_must_match_code_object(tmp_path):
     with pytest.raises(ArchError, match="x_se0.att: blob is a gfx9 SQTT stream but the code object is gfx1100"):
         decode_dispatch(raw)
     raw.arch = "gfx950"          # the capture's own arch (device props, --arch) disagrees with the ELF
-    with pytest.raises(ArchError, match="k.co: code object is gfx1100 but the capture says gfx950"):
+    with pytest.raises(ArchError, match="k.co: code object is gfx1100, but the trace is gfx950"):
         decode_dispatch(raw)
 
 

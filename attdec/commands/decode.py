@@ -75,12 +75,28 @@ def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int 
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.argument("blobs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def decode(arch, codes, se, target_cu, fmt, blobs):
-    """Decode raw SQTT blobs (one per shader engine) of one dispatch."""
-    results = decode_files(arch, codes, blobs, se, target_cu)
+    """Decode raw SQTT blobs (one per shader engine) of one dispatch.
+
+    Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
+    truncated, lost sync or does not match the code object: what could be decoded is printed and each
+    problem is a warning on stderr with the file and byte offset.
+    """
+    damaged = []
+
+    def noting_problems(results):
+        for path, res, dt in results:
+            if res.problems:
+                damaged.append(path)
+            yield path, res, dt
+
+    results = noting_problems(decode_files(arch, codes, blobs, se, target_cu))
     if fmt == "json":
         write_json(results, sys.stdout)
     else:
         print_summary(results)
+    if damaged:
+        sys.stdout.flush()
+        sys.exit(3)
 
 
 def _warn(path, res):

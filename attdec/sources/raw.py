@@ -136,7 +136,7 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
         if not arch:
             arch = oarch
         elif oarch and oarch != arch and arch_generation(oarch) != arch_generation(arch):
-            raise ArchError(f"code object is {oarch} but the capture says {arch}", co.name)
+            raise ArchError(f"code object is {oarch}, but the trace is {arch}", co.name)
     inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
     codemap = CodeMap()
     objects, problems, unplaced = [], [], []
