@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,3 +19,20 @@ def shared_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"real data not present: {p} (set ATTDEC_SHARED to the shared/ folder)")
     return p
+
+
+def run_decode(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
+    """`attdec decode ARGS` in a fresh process of this tree (what the conformance tool runs)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "attdec", "decode", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def one_line_error(p: subprocess.CompletedProcess, *words: str) -> None:
+    """The CLI refused the input the way users must see it: exit 1, one `attdec: error:` line naming `words`."""
+    assert p.returncode == 1, p.stderr
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attdec: error:"), p.stderr
+    for w in words:
+        assert w in lines[0], lines[0]

@@ -8,22 +8,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SHARED, shared_path
-
-
-def run(*args, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "attdec", "decode", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=120)
-
-
-def one_line_error(p, *words):
-    assert p.returncode == 1, p.stderr
-    assert "Traceback" not in p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("attdec: error:"), p.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
+from conftest import FIXTURES, ROOT, SHARED, one_line_error, run_decode as run, shared_path
 
 
 @pytest.fixture
@@ -103,18 +88,6 @@ def test_bad_code_spec(tiny, tmp_path):
     one_line_error(run("--arch", "gfx1100", "--code", f"{tmp_path / 'x.co'}@0x1000", tiny), "no such file")
 
 
-def _isa_ready():
-    try:
-        from attdec.isa import disassemble, load_code_object  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-needs_isa = pytest.mark.skipif(not _isa_ready(), reason="attdec.isa (load_code_object/disassemble) not merged yet")
-
-
-@needs_isa
 def test_code_object_of_another_arch():
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     co12 = next(shared_path("captures", "gfx1201", "gemm_run0").glob("*.co"))
@@ -122,7 +95,6 @@ def test_code_object_of_another_arch():
     one_line_error(p, "gfx1201", "gfx1100")
 
 
-@needs_isa
 def test_code_object_of_another_kernel():
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     co = next(cap.glob("*.co"))
@@ -130,7 +102,6 @@ def test_code_object_of_another_kernel():
     assert p.returncode == 3 and "not in any loaded code object" in p.stderr
 
 
-@needs_isa
 def test_conformance_every_rdna_capture():
     """AMD's decoder output (oracle.json) must be reproduced exactly on every gfx11/gfx12 capture."""
     tool = shared_path("tools", "conformance.py")
@@ -153,10 +124,9 @@ def test_captures_without_oracle_decode_cleanly(arch):
         cap = json.loads((cap_dir / "capture.json").read_text())
         for disp in cap["dispatches"]:
             args = ["--arch", cap["gfx_arch"]]
-            if _isa_ready():
-                for k in cap["kernels"]:
-                    if k["name"] == disp["kernel"]:
-                        args += ["--code", f"{k['code_object']}@{k['base_hex']}"]
+            for k in cap["kernels"]:
+                if k["name"] == disp["kernel"]:
+                    args += ["--code", f"{k['code_object']}@{k['base_hex']}"]
             p = run(*args, *disp["blobs"], "--format", "json", cwd=cap_dir)
             assert p.returncode == 0 and "Traceback" not in p.stderr, (cap_dir, p.stderr)
             assert "lost sync" not in p.stderr and "truncated" not in p.stderr, (cap_dir, p.stderr)
@@ -165,7 +135,6 @@ def test_captures_without_oracle_decode_cleanly(arch):
     assert n > 0
 
 
-@needs_isa
 @pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/sync_run0", "gfx1201/handwritten_run0"])
 def test_wave_state_timelines_match_oracle(rel):
     """The per-wave state timeline (EMPTY/IDLE/EXEC/WAIT/STALL durations) of every traced wave."""

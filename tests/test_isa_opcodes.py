@@ -6,7 +6,6 @@ import collections
 import gzip
 import json
 import shutil
-import subprocess
 import sys
 
 import pytest

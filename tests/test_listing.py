@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from attdec.analysis.listing import LoadedCode, build_listing
 from attdec.model import Dispatch, Wave, empty_insts

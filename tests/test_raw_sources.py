@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from attdec.cli import main
 from attdec.decoders.common import BlobResult
-from attdec.errors import ArchError, AttdecError, InputError
+from attdec.errors import ArchError, InputError
 from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
 from attdec.sources import capture, rocprof_raw
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_dispatch

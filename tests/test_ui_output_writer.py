@@ -5,10 +5,8 @@ import csv
 import json
 import re
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from attdec.analysis.listing import build_listing
 from attdec.model import OCCUPANCY_DTYPE, Dispatch, Wave
