@@ -201,9 +201,10 @@ class Stitcher:
                end: int = 0):
         """Fill insts["pc"] (and apply the walk's timing tweaks); returns (insts, timeline).
 
-        `end`: the wave's end time so far (gfx9 v_mfma_scale widening looks at it)."""
+        `exclude_barrier_wait`: gfx12 only. `end`: the wave's end time so far (gfx9 v_mfma_scale widening
+        looks at it)."""
         if self.family == 9:
-            return self._stitch_gfx9(insts, pc_infos, timeline, begin, exclude_barrier_wait, end)
+            return self._stitch_gfx9(insts, pc_infos, timeline, begin, end)
         # Waves of one kernel usually repeat the same record categories; when a walk touched no
         # stateful line (gfx12 barrier waits) its outcome depends only on that sequence and the PC
         # slots, so it is reused.
@@ -236,164 +237,27 @@ class Stitcher:
             insts, timeline = _insert_barrier_waits(insts, timeline, barriers, begin)
         return insts, timeline
 
-    def _stitch_gfx9(self, insts, pc_infos, timeline, begin, excl_bw, end):
+    def _stitch_gfx9(self, insts, pc_infos, timeline, begin, end):
         cats = insts["category"].tolist()
+        g9 = _Gfx9Walk(insts, begin, end)
         pcs = [0] * len(cats)
-        durs = insts["duration"].tolist()
-        g9 = _Gfx9Walk(insts, durs, begin, end)
-        done, _barriers, _changed = self._walk_gfx9(cats, pcs, durs, None, pc_infos, excl_bw, g9)
-        if done < len(cats):
+        if self._walk_gfx9(cats, pcs, pc_infos, g9) < len(cats):
             self.incomplete += 1
         insts = g9.result()
         insts["pc"] = np.array(pcs, np.uint64)
         return insts, timeline
 
-    def _walk_gfx9(self, cats, pcs, durs, stalls, pc_infos, excl_bw, g9):
-        """The walk one line at a time, with the gfx9 rules of §8.4 (records may be swapped or widened,
-        so nothing is memoised). Written by the gfx9 decoder's author on the walk's first version."""
-        view, fam = self.view, self.family
-        get = view.get
-        n = len(cats)
-        i = 0
-        failed = 0
-        skipped_immed = 0
-        pii = 0
-        line = nxt = None
-        barriers = []
-        dur_changed = False
-        while i < n and failed < self.MAX_FAILED:
-            while pii < len(pc_infos) and pc_infos[pii][0] <= i:
-                if pc_infos[pii][0] == i:
-                    pc = pc_infos[pii][1]
-                    if get(pc) is not None:
-                        pcs[i] = pc
-                    elif pii + 1 < len(pc_infos):
-                        i = pc_infos[pii + 1][0]
-                        if i >= n:
-                            return i, barriers, dur_changed
-                pii += 1
-            rec = cats[i]
-            if rec == R_CONTEXT:
-                i += 1
-                continue
-            if pcs[i]:
-                cur = i
-                i += 1
-                nxt = None
-                line = get(pcs[cur])
-                if line is None:
-                    return 0, barriers, dur_changed
-                while line.cat == L_SKIP and line.next:
-                    pcs[cur] = line.next
-                    line = get(line.next)
-                    if line is None:    # the official lookup throws here: no next line
-                        break
-                if line is None:
-                    continue
-                if line.cat == L_GFX9_BARRIER and i < n:
-                    pcs[i] = pcs[cur]
-                    i += 1
-                if line.cat == L_BRANCH and rec == R_JUMP:
-                    nxt = view.jump(line)
-                else:
-                    nxt = get(line.next)
-                continue
-            if fam >= 12 and i == 0:
-                return 0, barriers, dur_changed
-            line, nxt = nxt, None
-            if line is None or not line.text or rec == R_NOT_FINISHED:
-                break
-            nxt = get(line.next)
-            if line.cat == L_DONT_KNOW or line.cat == L_SKIP:
-                continue
-            if excl_bw and (line.cat == L_BARRIER_WAIT_EXCLUDED or
-                            (not line.parsed and line.cat == L_IMMED and line.text.startswith("s_barrier_wait"))):
-                add = True
-                if rec == R_IMMED:
-                    kind = 0
-                    look = nxt
-                    idx = i
-                    while idx < n and add and look is not None:
-                        l2, r2 = look.cat, cats[idx]
-                        look = view.jump(look) if (l2 == L_BRANCH and r2 == R_JUMP) else get(look.next)
-                        if l2 == L_DONT_KNOW or l2 == L_SKIP:
-                            idx += 1
-                            continue
-                        add = _elaborate(r2, l2)
-                        if r2 != R_IMMED and l2 != L_VALU:
-                            if kind != 0 and kind != l2:
-                                break
-                            kind = l2
-                        idx += 2
-                if add:
-                    barriers.append((i, line.addr))
-                    line.cat = L_BARRIER_WAIT_EXCLUDED
-                    continue
-            matched = True
-            lc = line.cat
-            if _trivial(rec, lc):
-                pass
-            elif lc == L_BRANCH:
-                if rec != R_JUMP:
-                    break
-                nxt = view.jump(line)
-            elif fam == 12 and lc == L_V_MOV_B64 and rec == R_VALU:
-                if durs[i] < stalls[i] + 2:
-                    durs[i] = stalls[i] + 2
-                    dur_changed = True
-            elif g9 is not None and lc == L_MFMA_SCALE and rec == R_VALU:
-                g9.mfma_scale(i)
-            elif g9 is not None and lc == L_GFX9_BARRIER:
-                if rec == R_MESSAGE:             # barrier entry (MESSAGE) and exit (IMMED) share the PC
-                    pcs[i] = line.addr
-                    if i + 1 < n and cats[i + 1] == R_IMMED:
-                        pcs[i + 1] = line.addr
-                    i += 2
-                    failed = 0
-                    line.parsed = True
-                    continue
-                matched = rec == R_IMMED
-            else:
-                matched = False
-                if g9 is not None and i + 1 < n and g9.swapped_match(cats, i, line, get):
-                    g9.swap(cats, pcs, i)
-                    nxt = line
-                elif fam != 9 and rec == R_IMMED and _skippable(lc):
-                    matched = True
-                    skipped_immed += 1
-                elif line.text.startswith("s_waitcnt") or "_load_" in line.text:
-                    if skipped_immed > 0 and line.text.startswith("s_waitcnt"):
-                        matched = True
-                        skipped_immed -= 1
-                    elif "scratch_" not in line.text:
-                        break
-            if matched:
-                pcs[i] = line.addr
-                i += 1
-                failed = 0
-                line.parsed = True
-            else:
-                failed += 1
-        return i, barriers, dur_changed
+    def _known(self, cats, pcs, pc_infos, i, pii, nxt):
+        """Step over the records the walk does not match, shared by both walks: PC slots from the trace
+        (a PC outside the code skips to the next slot), CONTEXT records, and records that already have a
+        PC (SKIP lines after it are stepped over; the line after it, or its branch target on a JUMP, is
+        the next to match; on gfx9 a barrier's PC goes to the record after it too).
 
-    def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw):
-        """Assign pcs[i] for each record; returns (records walked, excluded barrier waits, durations changed).
-
-        Records without PC information are matched by `_match`; its outcome depends only on (next line,
-        skipped-immediate count, record category) unless it touched a gfx12 barrier-wait line, so it is
-        memoised per blob: waves of the same kernel repeat the same transitions.
-        """
-        view, fam = self.view, self.family
+        Callers test for such a record first, so a record to match costs no call. Returns
+        (i, pii, nxt, end): `end` is the walk's result when it must stop here, else None."""
+        view = self.view
         get = view.get
-        memo = self.memo
-        n = len(cats)
-        i = 0
-        skipped = 0
-        pii = 0
-        npi = len(pc_infos)
-        nxt = None
-        barriers = []
-        dur_changed = False
+        n, npi = len(cats), len(pc_infos)
         while i < n:
             while pii < npi and pc_infos[pii][0] <= i:
                 if pc_infos[pii][0] == i:
@@ -403,34 +267,115 @@ class Stitcher:
                     elif pii + 1 < npi:
                         i = pc_infos[pii + 1][0]
                         if i >= n:
-                            return i, barriers, dur_changed
+                            return i, pii, nxt, i
                 pii += 1
             rec = cats[i]
             if rec == R_CONTEXT:
                 i += 1
                 continue
-            if pcs[i]:
-                cur = i
-                i += 1
-                nxt = None
-                line = get(pcs[cur])
-                if line is None:
-                    return 0, barriers, dur_changed
-                while line.cat == L_SKIP and line.next:
-                    pcs[cur] = line.next
-                    line = get(line.next)
-                    if line is None:    # the official lookup throws here: no next line
-                        break
-                if line is None:
-                    continue
-                if line.cat == L_GFX9_BARRIER and i < n:
-                    pcs[i] = pcs[cur]
-                    i += 1
-                if line.cat == L_BRANCH and rec == R_JUMP:
-                    nxt = view.jump(line)
-                else:
-                    nxt = get(line.next)
+            if not pcs[i]:
+                break
+            cur = i
+            i += 1
+            nxt = None
+            line = get(pcs[cur])
+            if line is None:
+                return i, pii, nxt, 0
+            while line.cat == L_SKIP and line.next:
+                pcs[cur] = line.next
+                line = get(line.next)
+                if line is None:    # the official lookup throws here: no next line
+                    break
+            if line is None:
                 continue
+            if line.cat == L_GFX9_BARRIER and i < n:
+                pcs[i] = pcs[cur]
+                i += 1
+            if line.cat == L_BRANCH and rec == R_JUMP:
+                nxt = view.jump(line)
+            else:
+                nxt = get(line.next)
+        return i, pii, nxt, None
+
+    def _walk_gfx9(self, cats, pcs, pc_infos, g9):
+        """The walk one line at a time, with the gfx9 rules of §8.4 (records may be swapped or widened,
+        so nothing is memoised); returns the records walked."""
+        view = self.view
+        get = view.get
+        n, npi = len(cats), len(pc_infos)
+        i = pii = 0
+        failed = 0
+        nxt = None
+        while i < n and failed < self.MAX_FAILED:
+            if pii < npi and pc_infos[pii][0] <= i or pcs[i] or cats[i] == R_CONTEXT:
+                i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
+                if end is not None:
+                    return end
+                continue
+            rec = cats[i]
+            line, nxt = nxt, None
+            if line is None or not line.text or rec == R_NOT_FINISHED:
+                break
+            nxt = get(line.next)
+            lc = line.cat
+            if lc == L_DONT_KNOW or lc == L_SKIP:
+                continue
+            matched = True
+            if _trivial(rec, lc):
+                pass
+            elif lc == L_BRANCH:
+                if rec != R_JUMP:
+                    break
+                nxt = view.jump(line)
+            elif lc == L_MFMA_SCALE and rec == R_VALU:
+                g9.mfma_scale(i)
+            elif lc == L_GFX9_BARRIER:
+                if rec == R_MESSAGE:             # barrier entry (MESSAGE) and exit (IMMED) share the PC
+                    pcs[i] = line.addr
+                    if i + 1 < n and cats[i + 1] == R_IMMED:
+                        pcs[i + 1] = line.addr
+                    i += 2
+                    failed = 0
+                    continue
+                matched = rec == R_IMMED
+            else:
+                matched = False
+                if i + 1 < n and g9.swapped_match(cats, i, line, get):
+                    g9.swap(cats, pcs, i)
+                    nxt = line
+                elif (line.text.startswith("s_waitcnt") or "_load_" in line.text) and "scratch_" not in line.text:
+                    break               # no skipped immediates on gfx9 to pay an s_waitcnt for
+            if matched:
+                pcs[i] = line.addr
+                i += 1
+                failed = 0
+            else:
+                failed += 1
+        return i
+
+    def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw):
+        """Assign pcs[i] for each record; returns (records walked, excluded barrier waits, durations changed).
+
+        Records without PC information are matched by `_match`; its outcome depends only on (next line,
+        skipped-immediate count, record category) unless it touched a gfx12 barrier-wait line, so it is
+        memoised per blob: waves of the same kernel repeat the same transitions.
+        """
+        fam = self.family
+        get = self.view.get
+        memo = self.memo
+        n, npi = len(cats), len(pc_infos)
+        i = pii = 0
+        skipped = 0
+        nxt = None
+        barriers = []
+        dur_changed = False
+        while i < n:
+            if pii < npi and pc_infos[pii][0] <= i or pcs[i] or cats[i] == R_CONTEXT:
+                i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
+                if end is not None:
+                    return end, barriers, dur_changed
+                continue
+            rec = cats[i]
             if fam >= 12 and i == 0:
                 return 0, barriers, dur_changed
             if nxt is None:
@@ -511,7 +456,7 @@ class Stitcher:
                 widen = True
             else:
                 matched = False
-                if fam != 9 and rec == R_IMMED and _skippable(lc):
+                if rec == R_IMMED and _skippable(lc):
                     matched = True
                     skipped += 1
                 elif line.text.startswith("s_waitcnt") or "_load_" in line.text:
@@ -532,8 +477,9 @@ class _Gfx9Walk:
     swapped when that makes both match, and v_mfma_scale records widened by 4 cycles. Keeps the record
     order and the times it changes; `result` applies them."""
 
-    def __init__(self, insts, durs, begin, end):
-        self.insts, self.durs, self.begin, self.end = insts, durs, begin, end
+    def __init__(self, insts, begin, end):
+        self.insts, self.begin, self.end = insts, begin, end
+        self.durs = insts["duration"].tolist()
         self.times = insts["time"].tolist()
         self.order = list(range(len(insts)))
 
