@@ -121,59 +121,44 @@ def _scalar_or_vop(w: int) -> str | None:
     return None
 
 
-def encoding_gfx9(w: int) -> str | None:
-    e = _scalar_or_vop(w)
-    if e:
-        return e
-    t6 = w >> 26
-    if t6 == 0x34:
-        return "VOP3"          # VOP3P (0xD38...) shares the VOP3 table at op >= 0x380
-    if t6 == 0x37:
-        return ("FLAT", "SCRATCH", "GLOBAL", None)[(w >> 14) & 3]
-    return {0x30: "SMEM", 0x31: "EXP", 0x35: "VINTRP", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF",
-            0x3C: "MIMG"}.get(t6)
+# Per family, after the common SOP/VOP checks: encodings named by the top byte, the FLAT/SCRATCH/GLOBAL
+# major opcode 0x37 with the bit position of its segment field (gfx12 has none), then the 6-bit major opcode.
+ENCODING_TOP8 = {
+    "gfx9": {},
+    "gfx11": {0xCC: "VOP3P", 0xCD: "VINTERP", 0xCE: "LDSDIR"},
+    "gfx12": {0xCC: "VOP3P", 0xCD: "VINTERP", 0xCE: "VDSDIR", 0xEC: "VFLAT", 0xED: "VSCRATCH", 0xEE: "VGLOBAL"},
+}
+FLAT_SEGMENT_SHIFT = {"gfx9": 14, "gfx11": 16, "gfx12": None}
+ENCODING_TOP6 = {
+    "gfx9": {0x30: "SMEM", 0x31: "EXP", 0x34: "VOP3", 0x35: "VINTRP", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF",
+             0x3C: "MIMG"},    # VOP3P (0xD38...) shares the VOP3 table at op >= 0x380
+    "gfx11": {0x32: "VOPD", 0x35: "VOP3", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF", 0x3C: "MIMG", 0x3D: "SMEM",
+              0x3E: "EXP"},
+    "gfx12": {0x31: "VBUFFER", 0x32: "VOPD", 0x34: "VIMAGE", 0x35: "VOP3", 0x36: "DS", 0x39: "VSAMPLE",
+              0x3D: "SMEM", 0x3E: "VEXPORT"},
+}
+FLAT_SEGMENTS = ("FLAT", "SCRATCH", "GLOBAL", None)
 
 
-def encoding_gfx11(w: int) -> str | None:
-    e = _scalar_or_vop(w)
-    if e:
-        return e
-    t8 = w >> 24
-    if t8 == 0xCC:
-        return "VOP3P"
-    if t8 == 0xCD:
-        return "VINTERP"
-    if t8 == 0xCE:
-        return "LDSDIR"
-    t6 = w >> 26
-    if t6 == 0x37:
-        return ("FLAT", "SCRATCH", "GLOBAL", None)[(w >> 16) & 3]
-    return {0x32: "VOPD", 0x35: "VOP3", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF", 0x3C: "MIMG",
-            0x3D: "SMEM", 0x3E: "EXP"}.get(t6)
+def _identifier(fam: str):
+    """The encoding-of-first-dword function of one family, built from the tables above."""
+    top8, top6, flat_shift = ENCODING_TOP8[fam], ENCODING_TOP6[fam], FLAT_SEGMENT_SHIFT[fam]
+
+    def encoding(w: int) -> str | None:
+        e = _scalar_or_vop(w)
+        if e:
+            return e
+        e = top8.get(w >> 24)
+        if e:
+            return e
+        t6 = w >> 26
+        if t6 == 0x37 and flat_shift is not None:
+            return FLAT_SEGMENTS[(w >> flat_shift) & 3]
+        return top6.get(t6)
+    return encoding
 
 
-def encoding_gfx12(w: int) -> str | None:
-    e = _scalar_or_vop(w)
-    if e:
-        return e
-    t8 = w >> 24
-    if t8 == 0xCC:
-        return "VOP3P"
-    if t8 == 0xCD:
-        return "VINTERP"
-    if t8 == 0xCE:
-        return "VDSDIR"
-    if t8 == 0xEC:
-        return "VFLAT"
-    if t8 == 0xED:
-        return "VSCRATCH"
-    if t8 == 0xEE:
-        return "VGLOBAL"
-    return {0x31: "VBUFFER", 0x32: "VOPD", 0x34: "VIMAGE", 0x35: "VOP3", 0x36: "DS", 0x39: "VSAMPLE",
-            0x3D: "SMEM", 0x3E: "VEXPORT"}.get(w >> 26)
-
-
-ENCODING_OF = {"gfx9": encoding_gfx9, "gfx11": encoding_gfx11, "gfx12": encoding_gfx12}
+ENCODING_OF = {fam: _identifier(fam) for fam in ENCODING_TOP8}
 
 # Base byte length of each encoding (before literal / DPP / SDWA / NSA).
 BASE_SIZE = {"SOP1": 4, "SOP2": 4, "SOPC": 4, "SOPK": 4, "SOPP": 4, "VOP1": 4, "VOP2": 4, "VOPC": 4,

@@ -527,27 +527,19 @@ def mods_ds(mnem, f, fam, nsrc, t16, opsel, tab):
 
 
 def mods_flat(mnem, f, fam, nsrc, t16, opsel, tab):
-    if fam == "gfx9":
-        off = f(0, 13)
-        if not mnem.startswith("flat_"):
-            off = off - 0x2000 if off & 0x1000 else off
-        else:
-            off &= 0xFFF
-        out = f" offset:{off}" if off else ""
-        if tab.arch == "gfx90a":
-            out += " glc" * f(16, 1) + " slc" * f(17, 1) + " scc" * f(25, 1)
-        else:
-            out += " sc0" * f(16, 1) + " nt" * f(17, 1) + " sc1" * f(25, 1)
-        if f(13, 1):
-            out += " lds"
-        return out
     off = f(0, 13)
     if not mnem.startswith("flat_"):
-        off = off - 0x2000 if off & 0x1000 else off
+        off = off - 0x2000 if off & 0x1000 else off     # global/scratch: signed 13-bit offset
     else:
         off &= 0xFFF
     out = f" offset:{off}" if off else ""
-    return out + " glc" * f(14, 1) + " slc" * f(15, 1) + " dlc" * f(13, 1)
+    if fam != "gfx9":
+        return out + " glc" * f(14, 1) + " slc" * f(15, 1) + " dlc" * f(13, 1)
+    if tab.arch == "gfx90a":
+        out += " glc" * f(16, 1) + " slc" * f(17, 1) + " scc" * f(25, 1)
+    else:
+        out += " sc0" * f(16, 1) + " nt" * f(17, 1) + " sc1" * f(25, 1)
+    return out + " lds" * f(13, 1)
 
 
 TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LOAD_RT_NT", "TH_LOAD_NT_HT",
