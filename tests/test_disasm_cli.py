@@ -38,4 +38,4 @@ def test_errors_are_one_line():
     r = run("disasm", str(FIXTURES / "isa" / "dwarf5_gfx1100.co"), "--kernel", "nope")
     assert r.exit_code == 1 and "no kernel 'nope' (kernels: kern" in r.output
     r = run("disasm", str(FIXTURES / "isa" / "dwarf5_gfx1100.co"), "--arch", "gfx803")
-    assert r.exit_code == 1 and "unsupported architecture" in r.output
+    assert r.exit_code == 1 and "unknown architecture 'gfx803' (known: gfx908" in r.output

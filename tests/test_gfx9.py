@@ -14,7 +14,7 @@ import pytest
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
 from attdec.errors import FormatError
-from attdec.model import CATEGORY
+from attdec.model import Category
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import sqtt_gfx9_encoder as enc  # noqa: E402
@@ -30,8 +30,8 @@ def rows(w):
 
 
 def gfx9_cat(c):
-    from attdec.model import CATEGORIES
-    return CATEGORIES[int(c)]
+    from attdec.model import Category
+    return Category(int(c)).name
 
 
 def one_wave(setup):
@@ -257,7 +257,7 @@ def test_demo_stream_covers_every_token_type():
     words = np.frombuffer(enc.demo().data()[8:], "<u2")
     _, types, _ = gfx9.split_tokens(words)
     assert set(types.tolist()) == set(range(16))
-    assert CATEGORY["MESSAGE"] in [int(c) for w in decode(enc.demo()).waves for c in w.insts["category"]]
+    assert Category.MESSAGE in [int(c) for w in decode(enc.demo()).waves for c in w.insts["category"]]
 
 
 def test_realtime_from_rocm_instrumentation():

@@ -13,7 +13,7 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
-from attdec.model import CATEGORIES
+from attdec.model import Category
 from tests.conftest import shared_path
 
 CAPTURES = ["empty_run0", "empty_run1", "gemm_run0", "gemm_run1", "plus_run0", "plus_run1"]
@@ -48,7 +48,7 @@ def test_gfx950_capture_matches_oracle_without_pc(name):
         for ew in exp["waves"]:
             g = got[(ew["se"], ew["cu"], ew["simd"], ew["wave_id"], ew["begin_time"])]
             assert g.end == ew["end_time"]
-            assert [[int(r["time"]), int(r["duration"]), int(r["stall"]), CATEGORIES[r["category"]]]
+            assert [[int(r["time"]), int(r["duration"]), int(r["stall"]), Category(r["category"]).name]
                     for r in g.insts] == [r[2:6] for r in ew["instructions"]]
             assert [list(t) for t in g.timeline] == ew["timeline"]
         assert collections.Counter(occ) == collections.Counter(tuple(o[:6]) for o in exp["occupancy"])

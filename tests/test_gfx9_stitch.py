@@ -10,7 +10,7 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
-from attdec.model import CATEGORIES
+from attdec.model import Category
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import sqtt_gfx9_encoder as enc  # noqa: E402
@@ -32,7 +32,7 @@ def run(e, cm):
     r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att")
     assert not r.problems
     (w,) = r.waves
-    return [(int(x["pc"]) - BASE if x["pc"] else None, CATEGORIES[x["category"]], int(x["time"]), int(x["duration"]))
+    return [(int(x["pc"]) - BASE if x["pc"] else None, Category(x["category"]).name, int(x["time"]), int(x["duration"]))
             for x in w.insts]
 
 

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from attdec.isa import disassemble, family_of, load_code_object
+from attdec.isa import disassemble, load_code_object
+from attdec.model.target import target
 from tests.conftest import FIXTURES, shared_path
 
 ORACLE = FIXTURES / "isa" / "captures_llvm.json.gz"
@@ -64,4 +65,4 @@ def test_code_objects_load_with_target_and_kernels():
             assert co.metadata.get("amdhsa.kernels")
         else:
             assert co.arch == "" and co.text_vaddr == 0x100
-        assert family_of(entry["arch"]) in ("gfx9", "gfx11", "gfx12")
+        assert target(entry["arch"]).family in ("gfx9", "gfx11", "gfx12")

@@ -72,7 +72,7 @@ def test_listing_rows_lines_and_totals():
     w1 = _wave(100, [(110, 2, 0, 4, BASE + 0x110), (120, 9, 30, 34, BASE + 0x114), (130, 6, 0, 8, 0),
                      (200, 6, 2, 8, BASE + 0x118), (205, 7, 0, 4, BASE + 0x114), (300, 11, 0, 4, BASE + 0x12c)])
     w2 = _wave(50, [(60, 2, 0, 4, BASE + 0x110), (90, 1, 5, 20, BASE + 0x114), (95, 6, 1, 2, 0xdead0)])
-    d = Dispatch(name="t", arch="gfx1100", waves=[w1, w2])
+    d = Dispatch(name="t", target="gfx1100", waves=[w1, w2])
     rows = build_listing(d, _code())
 
     # only kernel "b" is touched: label + its 8 instructions, then one row for the stray PC
@@ -102,10 +102,10 @@ def test_listing_rows_lines_and_totals():
 def test_symbolless_object_is_one_kernel_named_after_it():
     lc = _code()[1]
     w = _wave(0, [(10, 2, 0, 4, 0x9000_0104)])
-    rows = build_listing(Dispatch(name="t", arch="gfx1100", waves=[w]), [lc])
+    rows = build_listing(Dispatch(name="t", target="gfx1100", waves=[w]), [lc])
     assert [r.text for r in rows] == ["; y.co", "o0", "o1"]
     assert [r.hit for r in rows] == [0, 0, 1] and w.insts["line"][0] == 2
 
 
 def test_no_waves_no_rows():
-    assert build_listing(Dispatch(name="t", arch="gfx1100"), _code()) == []
+    assert build_listing(Dispatch(name="t", target="gfx1100"), _code()) == []

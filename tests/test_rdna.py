@@ -10,7 +10,7 @@ from attdec.decoders import CodeMap, decode_blob, detect_format
 from attdec.decoders import rdna
 from attdec.decoders.stitch import (L_BRANCH, L_DONT_KNOW, L_IMMED, L_SALU, L_SKIP, L_SMEM, L_V_MOV_B64,
                                     L_VALU, line_category)
-from attdec.model import CATEGORY
+from attdec.model import Category
 from conftest import FIXTURES, shared_path
 
 ENTRY = 0x200001006100
@@ -35,7 +35,7 @@ def test_timing_model_on_synthetic_stream(arch, ready):
     w = res.waves[0]
     assert (w.cu, w.simd, w.slot, w.begin, w.end) == (0, 0, 0, 10, 50)
     stall = 30 - ready
-    c = CATEGORY
+    c = Category.__members__
     assert _rows(w) == [
         (20, 1, 0, c["SMEM"]),
         (22, 1, 0, c["VALU"]),
@@ -181,7 +181,7 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
     import json
     import re
 
-    from attdec.model import CATEGORIES
+    from attdec.model import Category
     cap_dir = shared_path("captures", *rel.split("/"))
     cap = json.loads((cap_dir / "capture.json").read_text())
     oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads((cap_dir / "oracle.json").read_text())["dispatches"]}
@@ -192,6 +192,6 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
             se = int(re.search(r"se(\d+)", b).group(1))
             r = rdna.decode((cap_dir / b).read_bytes(), cap["gfx_arch"], None, se, vectorised=vectorised)
             rt += [[se, a, c] for a, c in r.realtime]
-            other += [[se, t, c, CATEGORIES[g]] for t, c, g in r.other_simd]
+            other += [[se, t, c, Category(g).name] for t, c, g in r.other_simd]
         assert sorted(rt) == sorted(x[:3] for x in exp["realtime"])
         assert sorted(other) == sorted([x[0], x[1], x[2], x[4]] for x in exp["inst_other_simd"])

@@ -12,7 +12,7 @@ import pytest
 
 from attdec.errors import FormatError
 from attdec.sources import tinygrad
-from attdec.isa import arch_from_target_version
+from attdec.model.target import from_version
 from conftest import shared_path
 
 
@@ -25,11 +25,11 @@ def _captures_by_pickle():
 
 
 def test_target_version_to_arch():
-    assert arch_from_target_version(120001) == "gfx1201"
-    assert arch_from_target_version(90500) == "gfx950"
-    assert arch_from_target_version(110000) == "gfx1100"
-    assert arch_from_target_version(90010) == "gfx90a"
-    assert arch_from_target_version(110501) == "gfx1151"
+    assert from_version(120001).name == "gfx1201"
+    assert from_version(90500).name == "gfx950"
+    assert from_version(110000).name == "gfx1100"
+    assert from_version(90010).name == "gfx90a"
+    assert from_version(110501).name == "gfx1151"
 
 
 def test_profiles_agree_with_capture_json():

@@ -55,7 +55,7 @@ def _dispatch() -> Dispatch:
     bare = Wave(se=1, cu=0, simd=0, slot=0, begin=0, end=5, timeline=[(1, 5)])   # gets no file
     occ = np.zeros(4, OCCUPANCY_DTYPE)
     occ[:] = [(0, 0, 0, 0, 1, 100, 0), (0, 0, 0, 0, 0, 1100, 0), (1, 2, 1, 3, 1, 7, 0), (1, 2, 1, 3, 0, 9, 0)]
-    d = Dispatch(name="k#1", arch="gfx1100", kernel="b", waves=[w1, w2, w3, bare], occupancy=occ,
+    d = Dispatch(name="k#1", target="gfx1100", kernel="b", waves=[w1, w2, w3, bare], occupancy=occ,
                  realtime_se={0: [(10, 1000), (5000, 3000)], 1: [(12, 1000)]})
     d.code = build_listing(d, _code())
     return d
@@ -128,7 +128,7 @@ def test_totals_read_back(tmp_path):
 
 
 def test_zero_wave_dispatch_is_an_empty_shell(tmp_path):
-    d = Dispatch(name="e", arch="gfx950", kernel="E")
+    d = Dispatch(name="e", target="gfx950", kernel="E")
     folder = write_ui_output(d, tmp_path, "ui_output_agent_0_dispatch_2")
     fn = json.loads((folder / "filenames.json").read_text())
     assert fn["wave_filenames"] is None and fn["gfxip"] == 9 and fn["gfxv"] == "vega"
@@ -163,11 +163,3 @@ def test_reexport_replaces_stale_files(tmp_path):
     d.waves = d.waves[:1]
     folder = write_ui_output(d, tmp_path, "f")
     assert sorted(p.name for p in folder.glob("se*.json")) == ["se0_sm0_sl0_wv0.json"]
-
-
-def test_agent_info_names_the_chip():
-    from attdec.isa import arch_from_target_version
-    from attdec.report.ui_output import target_version
-    for arch in ("gfx1100", "gfx1151", "gfx1201", "gfx950", "gfx942", "gfx90a"):
-        assert arch_from_target_version(target_version(arch)) == arch
-    assert target_version("gfx9 (chip unknown)") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from attdec.decoders.userdata import PGM_HI, PGM_LO, scan_userdata
-from attdec.sources.raw import blob_generation
+from attdec.decoders import stream_generation
 from conftest import shared_path
 from sqtt_synth import Gfx9Stream, RdnaStream, roc_marker_words
 
@@ -17,7 +17,7 @@ def test_framing_holds_on_every_capture_and_finds_the_kernel_entry():
         entry = {k["name"]: k["code_start"] for k in cap["kernels"]}
         for b in cap["blobs"]:
             data = (cj.parent / b["file"]).read_bytes()
-            s = scan_userdata(data, blob_generation(data))
+            s = scan_userdata(data, stream_generation(data))
             assert s.stopped_at is None, (cj.parent.name, b["file"])
             assert s.entry_pcs and s.entry_pcs[-1] == entry[b["kernel"]], (cj.parent.name, b["file"])
             assert not s.markers      # tinygrad writes RGP markers, never the ROCm protocol

@@ -12,7 +12,7 @@ import re
 import sys
 
 from attdec.decoders import decode_blob
-from attdec.model import CATEGORIES
+from attdec.model import Category
 
 
 def load(p):
@@ -82,7 +82,7 @@ def main():
                     diffs.append(f"missing wave {k}")
                     continue
                 grows = [[int(x["pc"]) if use_pc else 0, int(x["time"]), int(x["duration"]), int(x["stall"]),
-                          CATEGORIES[x["category"]]] for x in g.insts]
+                          Category(x["category"]).name] for x in g.insts]
                 same = sum(a == b for a, b in zip(erows, grows))
                 c["rows"] += same
                 ok = same == len(erows) == len(grows) and g.end == ow["end_time"]

@@ -59,8 +59,7 @@ def line_type_table(dispatch) -> "np.ndarray":
     """
     import numpy as np
 
-    from attdec.isa.categories import family_of
-    fam = family_of(dispatch.arch)
+    fam = dispatch.target.family
     size = max((c.line for c in dispatch.code), default=-1) + 1
     table = np.full(max(size, 1), TYPE_INDEX["other"], np.int64)
     for c in dispatch.code:

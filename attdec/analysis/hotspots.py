@@ -11,7 +11,6 @@ from typing import Callable
 
 from attdec.analysis.aggregate import aggregate_lines
 from attdec.analysis.classify import STALL_TYPES, classify
-from attdec.isa.categories import family_of
 from attdec.model import CodeLine, Dispatch, Wave
 
 NO_SOURCE = "(no source line)"
@@ -80,7 +79,7 @@ def file_of(location: str) -> str:
 
 def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None) -> list[InstStat]:
     """Every listing instruction with totals: code.json's, or recomputed over `waves` when given."""
-    fam = family_of(dispatch.arch)
+    fam = dispatch.target.family
     totals = aggregate_lines(waves).as_dict() if waves is not None else None
     out = []
     for c in dispatch.code:

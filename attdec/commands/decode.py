@@ -19,7 +19,7 @@ import click
 
 from attdec.decoders import CodeMap, decode_blob
 from attdec.errors import FormatError, InputError, read_bytes
-from attdec.model import CATEGORIES
+from attdec.model import Category
 
 SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
 
@@ -129,7 +129,7 @@ def write_json(results, out) -> None:
             parts.append(",".join(f"[{a},{b},{c},{d},{e},{f},{g}]" for a, b, c, d, e, f, g in zip(*cols)))
     w(",\n".join(p for p in parts if p))
     w('],\n"realtime": ' + json.dumps(realtime))
-    w(',\n"inst_other_simd": ' + json.dumps([[s, t, c, CATEGORIES[g]] for s, t, c, g in other]))
+    w(',\n"inst_other_simd": ' + json.dumps([[s, t, c, Category(g).name] for s, t, c, g in other]))
     w(',\n"problems": ' + json.dumps(problems))
     w("}]}\n")
 
@@ -140,7 +140,7 @@ def _write_wave(w, wave) -> None:
       f'"begin_time": {wave.begin}, "end_time": {wave.end}, "contexts": {wave.contexts}, '
       f'"timeline": [{",".join(f"[{s},{d}]" for s, d in wave.timeline)}], "instructions": [')
     if len(a):
-        names = [f'"{c}"' for c in CATEGORIES]
+        names = [f'"{c.name}"' for c in Category]
         w(",".join(f"[{p},{t},{d},{s},{names[c]}]" for p, t, d, s, c in
                    zip(a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(),
                        a["category"].tolist())))

@@ -12,11 +12,11 @@ from attdec.errors import ArchError, InputError, read_bytes
 
 def listing(path: str, arch: str | None = None, kernel: str | None = None):
     """(code object, instructions, labels {vaddr: name}) for the whole .text or one kernel."""
-    from attdec.isa import canonical_arch, disassemble, load_code_object
+    from attdec.isa import disassemble, load_code_object, tables_for
     co = load_code_object(read_bytes(path), path, arch=arch)
     if not co.arch:
         raise ArchError("the code object does not name its target (tinygrad minimal container): pass --arch", path)
-    canonical_arch(co.arch, path)
+    tables_for(co.arch, path)
     start, end = co.text_vaddr, co.text_end
     if kernel is not None:
         k = co.kernel(kernel)

@@ -18,7 +18,8 @@ from array import array
 import numpy as np
 
 from attdec.decoders.common import BlobResult, CodeMap
-from attdec.model import CATEGORY, INST_DTYPE, OCCUPANCY_DTYPE, Wave
+from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, Category, Wave
+from attdec.model.target import target
 
 # ----------------------------------------------------------------------------------------------------
 # Token types and per-family encodings
@@ -89,42 +90,41 @@ class TokenTable:
 # INST opcodes -> (category, cycles). cycles -1 = dprate, -2 = dprate * derate. OTHER marks other-SIMD.
 # ----------------------------------------------------------------------------------------------------
 OTHER = 0x100
-C = CATEGORY
 
 
 def _opcodes(gfx12: bool) -> dict[int, tuple[int, int]]:
-    t = {0: (C["SALU"], 1), 1: (C["SMEM"], 1), 2: (C["SMEM"], 1), 3: (C["JUMP"], 1), 4: (C["NEXT"], 1),
-         5: (C["SALU"], 1), 6: (C["CONTEXT"], 1), 7: (C["SALU"], 1), 8: (C["CONTEXT"], 1),
-         9: (C["MESSAGE"], 1), 11: (C["VALU"], 4), 12: (C["VALU"], 1), 13: (C["VALU"], 2), 14: (C["VALU"], 4),
-         18: (C["VALU"], 1), 19: (C["IMMED"], 1), 28: (C["FLAT"], 2)}
-    t.update({29 + i: (C["FLAT"], 3 + i) for i in range(4)})                  # flat_wr_3..6
-    t.update({33: (C["VMEM"], 1), 34: (C["VMEM"], 2)})                         # sgmem_rd_1/2
-    t.update({35 + i: (C["VMEM"], 1 + i) for i in range(6)})                  # sgmem_wr_1..6
-    t.update({41: (C["LDS"], 1)})
-    t.update({42 + i: (C["LDS"], 1 + i) for i in range(5)})                    # lds_wr_1..5
-    t.update({47: (C["VMEM"], 1), 48: (C["VMEM"], 2)})
-    t.update({49 + i: (C["VMEM"], 1 + i) for i in range(6)})                   # buf_wr_1..6
-    t.update({55 + i: (C["VMEM"], 1 + i) for i in range(12)})                  # img_sample_1..12
-    t.update({68 + i: (C["VMEM"], 1 + i) for i in range(4)})                   # img_rd_1..4
-    t.update({72 + i: (C["VMEM"], 2 + i) for i in range(7)})                   # img_wr_2..8
-    t.update({80 + i: (OTHER | C["LDS"], 1 + i) for i in range(5)})            # lds_other_simd_1..5
-    t.update({85 + i: (OTHER | C["FLAT"], 2 + i) for i in range(5)})           # flat_other_simd_2..6
-    t.update({103: (C["BVH"], 8), 104: (C["BVH"], 9), 105: (C["BVH"], 11), 106: (C["BVH"], 12)})
-    t.update({110: (C["LDS"], 1), 111: (C["LDS"], 1), 114: (C["SALU"], 1), 115: (C["VALU"], 1),
-              116: (C["VALU"], 2), 117: (C["SALU"], 1), 119: (OTHER | C["LDS"], 6)})
+    t = {0: (Category.SALU, 1), 1: (Category.SMEM, 1), 2: (Category.SMEM, 1), 3: (Category.JUMP, 1), 4: (Category.NEXT, 1),
+         5: (Category.SALU, 1), 6: (Category.CONTEXT, 1), 7: (Category.SALU, 1), 8: (Category.CONTEXT, 1),
+         9: (Category.MESSAGE, 1), 11: (Category.VALU, 4), 12: (Category.VALU, 1), 13: (Category.VALU, 2), 14: (Category.VALU, 4),
+         18: (Category.VALU, 1), 19: (Category.IMMED, 1), 28: (Category.FLAT, 2)}
+    t.update({29 + i: (Category.FLAT, 3 + i) for i in range(4)})                  # flat_wr_3..6
+    t.update({33: (Category.VMEM, 1), 34: (Category.VMEM, 2)})                         # sgmem_rd_1/2
+    t.update({35 + i: (Category.VMEM, 1 + i) for i in range(6)})                  # sgmem_wr_1..6
+    t.update({41: (Category.LDS, 1)})
+    t.update({42 + i: (Category.LDS, 1 + i) for i in range(5)})                    # lds_wr_1..5
+    t.update({47: (Category.VMEM, 1), 48: (Category.VMEM, 2)})
+    t.update({49 + i: (Category.VMEM, 1 + i) for i in range(6)})                   # buf_wr_1..6
+    t.update({55 + i: (Category.VMEM, 1 + i) for i in range(12)})                  # img_sample_1..12
+    t.update({68 + i: (Category.VMEM, 1 + i) for i in range(4)})                   # img_rd_1..4
+    t.update({72 + i: (Category.VMEM, 2 + i) for i in range(7)})                   # img_wr_2..8
+    t.update({80 + i: (OTHER | Category.LDS, 1 + i) for i in range(5)})            # lds_other_simd_1..5
+    t.update({85 + i: (OTHER | Category.FLAT, 2 + i) for i in range(5)})           # flat_other_simd_2..6
+    t.update({103: (Category.BVH, 8), 104: (Category.BVH, 9), 105: (Category.BVH, 11), 106: (Category.BVH, 12)})
+    t.update({110: (Category.LDS, 1), 111: (Category.LDS, 1), 114: (Category.SALU, 1), 115: (Category.VALU, 1),
+              116: (Category.VALU, 2), 117: (Category.SALU, 1), 119: (OTHER | Category.LDS, 6)})
     if not gfx12:
-        t.update({10: (C["VALU"], -1), 15: (C["VALU"], 16), 16: (C["VALU"], 1), 17: (C["VALU"], 1),
-                  112: (C["SALU"], 1), 113: (C["SALU"], 1), 118: (C["LDS"], 6)})
-        t.update({90 + i: (OTHER | C["VMEM"], 1 + i) for i in range(12)})      # vmem_other_simd_1..12
+        t.update({10: (Category.VALU, -1), 15: (Category.VALU, 16), 16: (Category.VALU, 1), 17: (Category.VALU, 1),
+                  112: (Category.SALU, 1), 113: (Category.SALU, 1), 118: (Category.LDS, 6)})
+        t.update({90 + i: (OTHER | Category.VMEM, 1 + i) for i in range(12)})      # vmem_other_simd_1..12
     else:
-        t.update({10: (C["VALU"], 1), 15: (C["VALU"], 16), 118: (C["BVH"], 6), 120: (OTHER | C["LDS"], 10),
-                  121: (C["BVH"], 10), 122: (C["MESSAGE"], 1), 135: (C["SALU"], 1), 136: (C["SALU"], 1),
-                  137: (C["SALU"], 1), 138: (C["MESSAGE"], 1), 140: (C["VALU"], 8), 141: (C["VALU"], 16),
-                  142: (C["VALU"], 32), 143: (C["VALU"], 64), 146: (C["VALU"], -1), 147: (C["VALU"], -2),
-                  150: (C["SMEM"], 1), 151: (C["SMEM"], 1), 152: (C["SALU"], 3), 153: (C["VALU"], 1),
-                  155: (C["SALU"], 2), 156: (C["SALU"], 5)})
-        t.update({op: (OTHER | C["VMEM"], op - 187) for op in range(188, 222)})
-        t.update({op: (C["VMEM"], op - 221) for op in range(222, 256)})
+        t.update({10: (Category.VALU, 1), 15: (Category.VALU, 16), 118: (Category.BVH, 6), 120: (OTHER | Category.LDS, 10),
+                  121: (Category.BVH, 10), 122: (Category.MESSAGE, 1), 135: (Category.SALU, 1), 136: (Category.SALU, 1),
+                  137: (Category.SALU, 1), 138: (Category.MESSAGE, 1), 140: (Category.VALU, 8), 141: (Category.VALU, 16),
+                  142: (Category.VALU, 32), 143: (Category.VALU, 64), 146: (Category.VALU, -1), 147: (Category.VALU, -2),
+                  150: (Category.SMEM, 1), 151: (Category.SMEM, 1), 152: (Category.SALU, 3), 153: (Category.VALU, 1),
+                  155: (Category.SALU, 2), 156: (Category.SALU, 5)})
+        t.update({op: (OTHER | Category.VMEM, op - 187) for op in range(188, 222)})
+        t.update({op: (Category.VMEM, op - 221) for op in range(222, 256)})
     return t
 
 
@@ -164,14 +164,6 @@ class Family:
 FAMILIES = {11: Family("gfx11", 3, _GFX11, False), 12: Family("gfx12", 4, _GFX12, True)}
 HEADER_VERSION_FAMILY = {3: 11, 4: 12}
 LINE_BYTES = 32          # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
-
-
-def family_of_arch(arch: str) -> int | None:
-    if arch.startswith("gfx11"):
-        return 11
-    if arch.startswith("gfx12"):
-        return 12
-    return None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -418,7 +410,7 @@ def _ready_reorder(tk: Tokens) -> None:
 # 2. Wave model
 # ----------------------------------------------------------------------------------------------------
 EMPTY, IDLE, EXEC, WAIT, STALL = range(5)
-CAT_CONTEXT, CAT_IMMED, CAT_MESSAGE, CAT_VALU = C["CONTEXT"], C["IMMED"], C["MESSAGE"], C["VALU"]
+CAT_CONTEXT, CAT_IMMED, CAT_MESSAGE, CAT_VALU = Category.CONTEXT, Category.IMMED, Category.MESSAGE, Category.VALU
 
 
 class WaveState:
@@ -533,7 +525,7 @@ def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "
     """
     from attdec.decoders import rdna_vec
 
-    fam_no = family_of_arch(arch)
+    fam_no = target(arch).generation
     fam = FAMILIES[fam_no]
     tk = split(data, fam)
     if vectorised and _vectorisable(tk, fam):

@@ -14,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from attdec.decoders.common import CodeMap
-from attdec.model import CATEGORY
+from attdec.model import Category
 
-# Record categories (official public values)
-R_SMEM, R_SALU, R_VMEM, R_FLAT, R_LDS, R_VALU = (CATEGORY[n] for n in ("SMEM", "SALU", "VMEM", "FLAT", "LDS",
-                                                                        "VALU"))
-R_JUMP, R_NEXT, R_IMMED, R_CONTEXT, R_MESSAGE = (CATEGORY[n] for n in ("JUMP", "NEXT", "IMMED", "CONTEXT",
-                                                                       "MESSAGE"))
+# Record categories as plain ints (the walk compares them millions of times)
+R_SMEM, R_SALU, R_VMEM, R_FLAT, R_LDS, R_VALU = (int(c) for c in (Category.SMEM, Category.SALU, Category.VMEM,
+                                                                   Category.FLAT, Category.LDS, Category.VALU))
+R_JUMP, R_NEXT, R_IMMED, R_CONTEXT, R_MESSAGE = (int(c) for c in (Category.JUMP, Category.NEXT, Category.IMMED,
+                                                                  Category.CONTEXT, Category.MESSAGE))
 R_NOT_FINISHED = 14      # gfx9: an ISSUE no INST token described (internal category); the walk stops there
 # Line categories: the record categories a line can be, plus the walk's own kinds.
 L_SKIP, L_SMEM, L_SALU, L_VMEM, L_FLAT, L_LDS, L_VALU, L_IMMED, L_BVH = 0, 1, 2, 3, 4, 5, 6, 9, 12

@@ -4,10 +4,9 @@
     insts = disassemble(co.text, co.arch, co.text_vaddr)  # [Instruction(address, size, mnemonic, operands,
                                                           #               text, target, category)]
 """
-from attdec.isa.arch import ARCHES, arch_from_target_version, canonical_arch, family_of
 from attdec.isa.codeobj import CodeObject, Kernel, Symbol, load_code_object
-from attdec.isa.decoder import Instruction, disassemble, flow_of
+from attdec.isa.decoder import ARCHES, Instruction, disassemble, flow_of, tables_for
 from attdec.isa.render import waitcnt_fields
 
-__all__ = ["ARCHES", "CodeObject", "Instruction", "Kernel", "Symbol", "arch_from_target_version",
-           "canonical_arch", "disassemble", "family_of", "flow_of", "load_code_object", "waitcnt_fields"]
+__all__ = ["ARCHES", "CodeObject", "Instruction", "Kernel", "Symbol", "disassemble", "flow_of", "load_code_object",
+           "tables_for", "waitcnt_fields"]

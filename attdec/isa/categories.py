@@ -5,7 +5,8 @@
 * `parse_wait(text, family)`: which counters a wait instruction waits on, and down to what count.
 
 Families are "gfx9" (CDNA: gfx90a/gfx942/gfx950), "gfx11" (RDNA3/3.5; gfx10 uses the same rules)
-and "gfx12" (RDNA4). `family_of("gfx1100")` maps a target name to its family. Rules follow
+and "gfx12" (RDNA4); every function also takes a target name ("gfx1100"), resolved by
+attdec.model.target (an unknown name is an ArchError). Rules follow
 ../shared/docs/isa-decoding.md §4-§6 (LLVM SIInsertWaitcnts.cpp and AMDGPUBaseInfo.cpp); they work on
 LLVM mnemonics, with or without operands, and with or without `_e32/_e64/_dpp/_sdwa` suffixes.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-FAMILIES = ("gfx9", "gfx11", "gfx12")
+from attdec.model.target import target
 
 # Categories, in no particular order. VMEM_LOAD/VMEM_STORE cover buffer/global/scratch/image;
 # FLAT is the flat_* segment (may touch LDS as well as memory).
@@ -23,13 +24,6 @@ BRANCH, WAITCNT, BARRIER, MESSAGE = "BRANCH", "WAITCNT", "BARRIER", "MESSAGE"
 EXPORT, NOP, OTHER = "EXPORT", "NOP", "OTHER"
 ALL_CATEGORIES = (SALU, SMEM, VALU, MFMA, VMEM_LOAD, VMEM_STORE, FLAT, LDS, BRANCH, WAITCNT, BARRIER,
                   MESSAGE, EXPORT, NOP, OTHER)
-
-# Wait counters per family (gfx10 folds into gfx11: vscnt exists there too).
-COUNTERS = {
-    "gfx9": ("vmcnt", "lgkmcnt", "expcnt"),
-    "gfx11": ("vmcnt", "vscnt", "lgkmcnt", "expcnt"),
-    "gfx12": ("loadcnt", "storecnt", "samplecnt", "bvhcnt", "dscnt", "kmcnt", "expcnt"),
-}
 
 _SUFFIX = re.compile(r"_(e32|e64|dpp|dpp8|sdwa|e64_dpp)$")
 
@@ -57,26 +51,10 @@ _CACHE_CONTROL = {"buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1
                   "buffer_gl0_inv", "buffer_gl1_inv", "global_wb", "global_inv", "global_wbinv"}
 
 
-def family_of(arch: str) -> str:
-    """'gfx950' -> 'gfx9', 'gfx1100' -> 'gfx11', 'gfx1201' -> 'gfx12', 'gfx9 (chip unknown)' -> 'gfx9'."""
-    m = re.match(r"gfx(\d+)", arch.strip().lower())
-    if not m:
-        return "gfx9"
-    digits = m.group(1)
-    if len(digits) >= 4 and digits.startswith("12"):
-        return "gfx12"
-    if len(digits) >= 4 and digits[:2] in ("10", "11"):
-        return "gfx11"
-    if digits in ("10", "11"):
-        return "gfx11"
-    if digits == "12":
-        return "gfx12"
-    return "gfx9"
-
-
 def _fam(family: str) -> str:
-    """Accept a family ('gfx11') or a target/arch name ('gfx1100', 'gfx9 (chip unknown)')."""
-    return family if family in FAMILIES else family_of(family)
+    """The rule family of a family or target name: gfx9, gfx11 (also for gfx10) or gfx12."""
+    fam = target(family).family
+    return "gfx11" if fam == "gfx10" else fam
 
 
 def mnemonic_of(text: str) -> str:
@@ -250,7 +228,7 @@ def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
     'dscnt': 2}; a raw `s_waitcnt 0xc07f` is decoded with the family's bit layout. Anything that is not
     a memory-counter wait gives {}. Counters keep the order they were written in.
     """
-    layout = "gfx10" if family.startswith("gfx10") else _fam(family)   # gfx10 lgkmcnt is 6 bits wide
+    layout = target(family).family      # gfx10's lgkmcnt is 6 bits wide, gfx11's moved
     m = mnemonic_of(text)
     parts = text.strip().split(None, 1)
     ops = parts[1].strip().lower() if len(parts) > 1 else ""

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field
 
 from attdec.errors import FormatError
-from attdec.isa.arch import MACH_TO_ARCH
+from attdec.model.target import from_mach
 
 EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
@@ -106,7 +106,8 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
         if text is None:
             raise FormatError("ELF has no .text section", where)
         e_flags = elf["e_flags"]
-        co = CodeObject(MACH_TO_ARCH.get(e_flags & 0xFF, ""), text.data(), text["sh_addr"],
+        mach = from_mach(e_flags & 0xFF)
+        co = CodeObject(mach.name if mach else "", text.data(), text["sh_addr"],
                         e_flags=e_flags, where=where, _elf_bytes=data)
         sections = [(s["sh_addr"], s["sh_size"], s["sh_offset"], s["sh_type"]) for s in elf.iter_sections()
                     if s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"]

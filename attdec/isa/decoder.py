@@ -15,7 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from attdec.isa import render
-from attdec.isa.arch import canonical_arch, family_of
+from attdec.errors import ArchError
+from attdec.model.target import TARGETS, target
 
 TABLES = Path(__file__).resolve().parent / "tables"
 
@@ -64,7 +65,7 @@ class Table:
 
     def __init__(self, arch: str):
         self.arch = arch
-        self.family = family_of(arch)
+        self.family = target(arch).family
         index = json.loads((TABLES / "index.json").read_text())
         data = json.loads((TABLES / index[arch]).read_text())
         self.enc = {}
@@ -96,9 +97,21 @@ class Table:
         return hit or None
 
 
+# Targets whose instruction tables attdec carries.
+ARCHES = tuple(sorted({t.isa for t in TARGETS.values() if t.isa}, key=lambda a: (len(a), a)))
+
+
+def tables_for(arch: str, where: str | None = None) -> str:
+    """The target whose instruction tables decode `arch` (a close relative's for gfx940, gfx1152, ...)."""
+    t = target(arch, where)
+    if t.isa is None:
+        raise ArchError(f"no instruction tables for {t.display} (attdec disassembles {', '.join(ARCHES)})", where)
+    return t.isa
+
+
 @lru_cache(maxsize=None)
 def table_for(arch: str) -> Table:
-    return Table(canonical_arch(arch))
+    return Table(tables_for(arch))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,8 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from attdec.errors import InputError
-from attdec.model import Dispatch, Wave
-from attdec.sources.raw import arch_generation
+from attdec.model import Dispatch, Target, Wave
 
 VERSION = "3.0.0"
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
@@ -119,7 +118,7 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
         raise InputError(f"cannot create output folder: {e.strerror}", str(folder)) from None
     _clear_previous(folder)
     waves = _numbered(d.waves)
-    gen = arch_generation(d.arch) or (9 if d.arch.startswith("gfx9") else 0)
+    gen = d.target.generation
 
     names: dict[str, dict] = {}
     for w in waves:
@@ -140,7 +139,7 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
         _dump(folder / "realtime.json", rt)
     for state, obj in wstates(waves).items():
         _dump(folder / f"wstates{state}.json", obj)
-    write_agent_info(d.arch, folder / AGENT_INFO)
+    write_agent_info(d.target, folder / AGENT_INFO)
     write_stats_csv(d, out_dir / f"stats_{dirname}.csv")
     return folder
 
@@ -160,29 +159,16 @@ def _clear_previous(folder: Path) -> None:
                 raise InputError(f"cannot replace: {e.strerror}", str(f)) from None
 
 
-def target_version(arch: str) -> int | None:
-    """gfx1201 -> 120001, gfx950 -> 90500, gfx90a -> 90010 (the inverse of gfx_target_version naming)."""
-    d = arch[3:] if arch.startswith("gfx") else ""
-    try:
-        if len(d) == 4:
-            return int(d[:2]) * 10000 + int(d[2], 16) * 100 + int(d[3], 16)
-        if len(d) == 3:
-            return int(d[0]) * 10000 + int(d[1], 16) * 100 + int(d[2], 16)
-    except ValueError:
-        pass
-    return None
-
-
-def write_agent_info(arch: str, path: Path) -> None:
+def write_agent_info(tgt: Target, path: Path) -> None:
     """A one-GPU rocprofv3-style agent table inside the folder: filenames.json only says gfxip, and
     readers (attdec's among them) name the chip from `*_agent_info.csv` next to the dispatch."""
-    v = target_version(arch)
-    if v is None:
+    v = tgt.version
+    if v is None or not tgt.chip_known:
         return
     with open(path, "w", newline="") as f:
         wr = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
         wr.writerow(["Node_Id", "Logical_Node_Id", "Agent_Type", "Gfx_Target_Version", "Name"])
-        wr.writerow([1, 1, "GPU", v, arch])
+        wr.writerow([1, 1, "GPU", v, tgt.name])
 
 
 def write_stats_csv(d: Dispatch, path: Path) -> None:

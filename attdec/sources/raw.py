@@ -14,7 +14,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from attdec.errors import ArchError, AttdecError
+from attdec.decoders import stream_generation
 from attdec.model import OCCUPANCY_DTYPE, Dispatch
+from attdec.model.target import target
 
 
 class RawCodeObject(NamedTuple):
@@ -49,28 +51,10 @@ class RawDispatch:
     dispatch_id: int | None = None
 
 
-def blob_generation(data: bytes) -> int | None:
-    """The gfx generation a blob's header says it is (9, 10, 11, 12), or None if it does not say."""
-    from attdec.decoders import detect_format   # sqtt-format.md §1.2, first 8 bytes
-
-    fam = detect_format(data)
-    return int(fam[3:].split(".")[0]) if fam else None
-
-
-def arch_generation(arch: str) -> int | None:
-    """gfx950 -> 9, gfx1100 -> 11, gfx1201 -> 12."""
-    digits = arch[3:] if arch.startswith("gfx") else ""
-    if len(digits) == 3:
-        return int(digits[0])
-    if len(digits) == 4 and digits[:2].isdigit():
-        return int(digits[:2])
-    return None
-
-
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
     """Refuse a blob whose own header names another generation than the dispatch's code object."""
-    gen, want = blob_generation(blob.data), arch_generation(arch)
-    if gen is not None and want is not None and gen != want:
+    gen = stream_generation(blob.data)
+    if gen is not None and gen != target(arch).generation:
         raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {arch}", blob.label)
 
 
@@ -93,7 +77,7 @@ def _entry_pcs(raw: RawDispatch) -> list[int]:
 
     pcs = []
     for b in raw.blobs:
-        gen = blob_generation(b.data)
+        gen = stream_generation(b.data)
         if gen is not None:
             s = scan_userdata(b.data, gen)
             if s.entry_pcs and s.entry_pcs[-1] not in pcs:
@@ -135,7 +119,7 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
         oarch = getattr(obj, "arch", "") or ""
         if not arch:
             arch = oarch
-        elif oarch and oarch != arch and arch_generation(oarch) != arch_generation(arch):
+        elif oarch and oarch != arch and target(oarch).generation != target(arch).generation:
             raise ArchError(f"code object is {oarch}, but the trace is {arch}", co.name)
     inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
     codemap = CodeMap()
@@ -187,8 +171,7 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
             raise AttdecError(f"this attdec has no SQTT decoder for {code.arch}", b.label) from None
     if progress:
         progress(raw.name, len(raw.blobs), len(raw.blobs))
-    d = merge_results(raw, results)
-    d.arch = code.arch
+    d = merge_results(raw, results, code.arch)
     d.problems[:0] = code.problems
     d.code = build_listing(d, code.objects)
     if not d.kernel:    # sources without kernel names (rocprofv3 raw without results): the listed kernel
@@ -196,9 +179,9 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
     return d
 
 
-def merge_results(raw: RawDispatch, results) -> Dispatch:
+def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3)."""
-    d = Dispatch(name=raw.name, arch=raw.arch, kernel=raw.kernel, path=raw.path)
+    d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path)
     seq: dict[tuple[int, int, int], int] = {}
     occ = []
     for label, r in zip((b.label for b in raw.blobs), results):

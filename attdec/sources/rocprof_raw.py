@@ -24,7 +24,9 @@ from pathlib import Path
 
 from attdec.decoders.userdata import scan_userdata
 from attdec.errors import FormatError, InputError, read_bytes
-from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, blob_generation
+from attdec.decoders import stream_generation
+from attdec.model.target import target
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 ATT_RE = re.compile(r"^(?:(?P<prefix>.+)_)?(?P<agent>\d+)_shader_engine_(?P<se>\d+)_(?P<disp>\d+)\.att$")
 CO_RE = re.compile(r"^(?:(?P<prefix>.+?)_)?(?:(?P<gfx>gfx[0-9a-f]+)_)?code_object_id_(?P<id>\d+)\.(?:out|hsaco|co)$")
@@ -141,7 +143,7 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         for se, f in sorted(ses):
             data = read_bytes(f)
             blobs.append(RawBlob(se, data, str(f)))
-            gen = blob_generation(data)
+            gen = stream_generation(data)
             if gen is not None:
                 for m in scan_userdata(data, gen).markers:
                     if m.unload:
@@ -152,7 +154,7 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         if not objs:
             raise InputError(f"missing code object for dispatch {disp}: no {prefix + '_' if prefix else ''}"
                              f"<gfx>_code_object_id_<id>.out next to its .att files", where)
-        gens = {blob_generation(b.data) for b in blobs} - {None}
+        gens = {stream_generation(b.data) for b in blobs} - {None}
         arch = _pick_arch([g for _, g, _ in objs], gens)
         code_objects = []
         for co_id, gfx, f in objs:
@@ -169,9 +171,7 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
 
 def _pick_arch(gfx_names: list[str], gens: set[int]) -> str:
     """The gfx name of the code objects whose generation matches the blobs' (multi-GPU runs mix them)."""
-    from attdec.sources.raw import arch_generation
-
     named = sorted({g for g in gfx_names if g})
-    fit = [g for g in named if not gens or arch_generation(g) in gens]
+    fit = [g for g in named if not gens or target(g).generation in gens]
     return (fit or named or [""])[0]
 

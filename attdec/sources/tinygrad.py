@@ -14,7 +14,7 @@ import pickle
 from pathlib import Path
 
 from attdec.errors import FormatError, InputError
-from attdec.isa import arch_from_target_version
+from attdec.model.target import from_version
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
@@ -131,7 +131,7 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
         if e.cls_name == "ProfileDeviceEvent" and isinstance(e.get("props"), dict):
             v = e.props.get("gfx_target_version")
             if isinstance(v, int) and v:
-                archs[str(e.get("device"))] = arch_from_target_version(v)
+                archs[str(e.get("device"))] = from_version(v, where).name
     programs: dict[object, Record] = {}
     for e in events:
         if e.cls_name == "ProfileProgramEvent":

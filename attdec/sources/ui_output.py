@@ -14,8 +14,9 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from attdec.errors import FormatError, InputError
+from attdec.errors import ArchError, FormatError, InputError
 from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
+from attdec.model.target import Target, family_target, from_version
 from attdec.sources import InputKind, register
 
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
@@ -107,13 +108,7 @@ def _int(v, where: str, what: str) -> int:
 
 # ---- architecture ------------------------------------------------------------------------------
 
-def _target_name(version: int) -> str:
-    """rocprofv3 Gfx_Target_Version (major*10000 + minor*100 + stepping) -> 'gfx950', 'gfx90a', 'gfx1100'."""
-    major, minor, step = version // 10000, (version // 100) % 100, version % 100
-    return f"gfx{major}{minor}{step:x}"
-
-
-def _agent_targets(folder: Path) -> set[str]:
+def _agent_targets(folder: Path) -> set[Target]:
     """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
     out = set()
     try:
@@ -128,30 +123,24 @@ def _agent_targets(folder: Path) -> set[str]:
                         continue
                     v = int(row.get("Gfx_Target_Version") or 0)
                     if v:
-                        out.add(_target_name(v))
-        except (OSError, ValueError, csv.Error):
+                        out.add(from_version(v))
+        except (OSError, ValueError, csv.Error, ArchError):
             continue
     return out
 
 
-def detect_arch(gfxip, search: list[Path]) -> str:
+def detect_target(gfxip, search: list[Path]) -> Target:
     """The chip when rocprofv3's agent table next to the run names exactly one matching GPU target;
-    otherwise 'gfx<gfxip> (chip unknown)' (gfxip 9 covers gfx90a, gfx942 and gfx950 alike)."""
-    family = f"gfx{gfxip}" if isinstance(gfxip, int) else "gfx?"
+    otherwise the family-only target of `gfxip` (gfxip 9 covers gfx90a, gfx942 and gfx950 alike)."""
     for folder in search:
         targets = _agent_targets(folder)
         if isinstance(gfxip, int):
-            targets = {t for t in targets if _family_digits(t) == gfxip}
+            targets = {t for t in targets if t.generation == gfxip}
         if len(targets) == 1:
             return targets.pop()
         if targets:
             break                          # several different GPUs: we cannot tell which one ran it
-    return f"{family} (chip unknown)"
-
-
-def _family_digits(target: str) -> int:
-    d = target[3:]
-    return int(d[:2]) if len(d) == 4 else int(d[:1])
+    return family_target(gfxip if isinstance(gfxip, int) else 9)
 
 
 # ---- code.json ---------------------------------------------------------------------------------
@@ -326,7 +315,7 @@ def read_dispatch(files, bar=None) -> Dispatch:
     if name in ("", "."):                       # an archive with the files at its top level
         name = Path(files.label.split(":")[0]).name
     parent = files.parent
-    arch = detect_arch(fn.get("gfxip"), [getattr(files, "path", parent), parent, parent.parent])
+    tgt = detect_target(fn.get("gfxip"), [getattr(files, "path", parent), parent, parent.parent])
     problems = []
     if fn.get("thread_trace") is False:
         problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
@@ -368,7 +357,7 @@ def read_dispatch(files, bar=None) -> Dispatch:
     if not kernel:   # no rows at all: the name table is process-wide, so use it only if unambiguous
         named = {v for k, v in names.items() if k != "0"}
         kernel = named.pop() if len(named) == 1 else ""
-    d = Dispatch(name=name, arch=arch, kernel=kernel, code=code, waves=waves, occupancy=occ,
+    d = Dispatch(name=name, target=tgt, kernel=kernel, code=code, waves=waves, occupancy=occ,
                  realtime=realtime, path=files.label, problems=problems)
     if not full and waves:
         from attdec.analysis.aggregate import fill_code_totals

@@ -11,15 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# The official decoder's instruction categories (trace_decoder_types.h `inst_category_t`), by value.
-CATEGORIES = ("NONE", "SMEM", "SALU", "VMEM", "FLAT", "LDS", "VALU", "JUMP", "NEXT", "IMMED",
-              "CONTEXT", "MESSAGE", "BVH")
-CATEGORY = {name: i for i, name in enumerate(CATEGORIES)}
+from attdec.model.target import Target, target
 
-# Wave states of the per-wave timeline (`wave_state_t`), by value.
-WAVE_STATES = ("EMPTY", "IDLE", "EXEC", "WAIT", "STALL")
-
-# One executed instruction of one wave. `pc` is absolute (load base + ELF address), 0 when unknown;
+# One executed instruction of one wave (`category` is an attdec.model.Category). `pc` is absolute (load base + ELF address), 0 when unknown;
 # `line` is the code-listing line id (code.json column 2), -1 when unknown.
 INST_DTYPE = np.dtype([("time", "<i8"), ("category", "u1"), ("stall", "<i8"), ("duration", "<i8"),
                        ("pc", "<u8"), ("line", "<i8")])
@@ -46,7 +40,7 @@ class Wave:
     begin: int
     end: int
     insts: np.ndarray = field(default_factory=empty_insts)   # INST_DTYPE, in time order
-    timeline: list[tuple[int, int]] = field(default_factory=list)  # (state, duration), from `begin`
+    timeline: list[tuple[int, int]] = field(default_factory=list)  # (WaveState, duration), from `begin`
     seq: int = 0                   # n-th wave in this (se, simd, slot): the `wv` of the file name
     contexts: int = 0              # context saves during its life
     path: str | None = None        # wave file it was read from, if any
@@ -80,7 +74,7 @@ class Dispatch:
     """Everything attdec knows about one traced kernel dispatch."""
 
     name: str                      # folder name or "<kernel>#<tag>"
-    arch: str                      # "gfx950", "gfx1100", ... or "gfx9 (chip unknown)"
+    target: Target | str           # the GPU; a family-only Target when the input does not name the chip
     kernel: str = ""
     code: list[CodeLine] = field(default_factory=list)
     waves: list[Wave] = field(default_factory=list)
@@ -90,3 +84,11 @@ class Dispatch:
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
+
+    def __post_init__(self):
+        self.target = target(self.target)        # a name is accepted: Dispatch("k", "gfx1100")
+
+    @property
+    def arch(self) -> str:
+        """The target as users read it: "gfx950", or "gfx9 (chip unknown)"."""
+        return self.target.display
