@@ -1,4 +1,5 @@
 """`python -m attdec` runs the CLI."""
+
 from attdec.cli import main
 
 main()

@@ -1,4 +1,5 @@
 """The `attdec` command line: a click group of thin commands, each in attdec/commands/."""
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
 """Typed errors that say what went wrong and where; the CLI prints them as one line."""
+
 from __future__ import annotations
 
 

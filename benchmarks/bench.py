@@ -14,6 +14,7 @@ reference figures the issues give:
 
     python3 benchmarks/bench.py [--runs 5] [--only decode-gfx1200 ...] [--json OUT]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -101,8 +102,10 @@ def largest(paths):
 def cases():
     cap = lambda *p: os.path.join(CAPTURES, *p)
     out = {
-        "decode-gfx1200": (DECODE.format(cap_dir=cap("gfx1200", "gemm_gfx1200_run0")),
-                           "AMD C++ 1.31 s; tinygrad tokens-only 3.6 s (1.1 MB/s); target <= 1.3 s, <= 300 MB"),
+        "decode-gfx1200": (
+            DECODE.format(cap_dir=cap("gfx1200", "gemm_gfx1200_run0")),
+            "AMD C++ 1.31 s; tinygrad tokens-only 3.6 s (1.1 MB/s); target <= 1.3 s, <= 300 MB",
+        ),
         "decode-gfx950": (DECODE.format(cap_dir=cap("gfx950", "gemm_run0")), ""),
         "decode-gfx1100": (DECODE.format(cap_dir=cap("gfx1100", "gemm_run0")), ""),
     }
@@ -129,8 +132,10 @@ def main():
         sys.exit(f"no captures at {CAPTURES} (set ATTDEC_SHARED)")
     results = {}
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; wall seconds, CPU = process time")
-    print(f"{'case':22} {'median s':>9} {'min':>7} {'max':>7} {'CPU med':>8} {'CPU min':>8} {'MB/s':>7} "
-          f"{'records/s':>11} {'peak MB':>8}  reference")
+    print(
+        f"{'case':22} {'median s':>9} {'min':>7} {'max':>7} {'CPU med':>8} {'CPU min':>8} {'MB/s':>7} "
+        f"{'records/s':>11} {'peak MB':>8}  reference"
+    )
     for name, (setup, ref) in cases().items():
         if a.only and name not in a.only:
             continue
@@ -141,12 +146,20 @@ def main():
             continue
         r = json.loads(p.stdout.strip().splitlines()[-1])
         med = statistics.median(r["times"])
-        r.update(median=med, min=min(r["times"]), max=max(r["times"]), cpu_median=statistics.median(r["cpu"]),
-                 cpu_min=min(r["cpu"]), load=os.getloadavg()[0])
+        r.update(
+            median=med,
+            min=min(r["times"]),
+            max=max(r["times"]),
+            cpu_median=statistics.median(r["cpu"]),
+            cpu_min=min(r["cpu"]),
+            load=os.getloadavg()[0],
+        )
         results[name] = r
-        print(f"{name:22} {med:9.3f} {r['min']:7.3f} {r['max']:7.3f} {r['cpu_median']:8.3f} {r['cpu_min']:8.3f} "
-              f"{r['bytes'] / med / 1e6:7.2f} "
-              f"{r['records'] / med:11,.0f} {r['peak_rss_mb']:8.0f}  {ref}")
+        print(
+            f"{name:22} {med:9.3f} {r['min']:7.3f} {r['max']:7.3f} {r['cpu_median']:8.3f} {r['cpu_min']:8.3f} "
+            f"{r['bytes'] / med / 1e6:7.2f} "
+            f"{r['records'] / med:11,.0f} {r['peak_rss_mb']:8.0f}  {ref}"
+        )
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

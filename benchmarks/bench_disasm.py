@@ -6,6 +6,7 @@
 Prints, per target, the median wall time of `disassemble()` over --repeat runs (each on a fresh
 table cache is not needed: tables load once per process, which the first `load` line shows).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,15 +44,17 @@ def main() -> int:
         table_for(arch)
         load = time.perf_counter() - t0
         co = load_code_object(path.read_bytes(), str(path), arch=arch)
-        text = (co.text * (args.kb * 1024 // len(co.text) + 1))[:args.kb * 1024]
+        text = (co.text * (args.kb * 1024 // len(co.text) + 1))[: args.kb * 1024]
         times, n = [], 0
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             n = len(disassemble(text, arch, 0x1000))
             times.append(time.perf_counter() - t0)
         med = statistics.median(times)
-        print(f"{arch}: {len(text) // 1024} KB .text, {n} instructions: median {med * 1000:.0f} ms "
-              f"(min {min(times) * 1000:.0f} ms, {n / med / 1e3:.0f}k instr/s); table load {load * 1000:.0f} ms")
+        print(
+            f"{arch}: {len(text) // 1024} KB .text, {n} instructions: median {med * 1000:.0f} ms "
+            f"(min {min(times) * 1000:.0f} ms, {n / med / 1e3:.0f}k instr/s); table load {load * 1000:.0f} ms"
+        )
     return 0
 
 

@@ -1,4 +1,5 @@
 """Shared test helpers: where the project's real data (../shared) lives, and a skip when it is absent."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,14 @@ def shared_path(*parts: str) -> Path:
 def run_decode(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
     """`attdec decode ARGS` in a fresh process of this tree (what the conformance tool runs)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "attdec", "decode", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "attdec", "decode", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+    )
 
 
 def one_line_error(p: subprocess.CompletedProcess, *words: str) -> None:

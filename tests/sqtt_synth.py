@@ -1,14 +1,20 @@
 """Tiny synthetic SQTT streams with register writes, for the userdata scanner and raw-folder tests."""
+
 from __future__ import annotations
 
-from attdec.decoders.userdata import OP_CODEOBJ, ROC_MAGIC, USERDATA_2, ADDR_HI, ADDR_LO, ID_LO, SIZE_LO, TAIL
+from attdec.decoders.userdata import ADDR_HI, ADDR_LO, ID_LO, OP_CODEOBJ, ROC_MAGIC, SIZE_LO, TAIL, USERDATA_2
 
 
 def roc_marker_words(co_id: int, addr: int, size: int, unload: bool = False) -> list[int]:
     """USERDATA_2 words announcing one code-object load (sqtt-format.md §4)."""
     words = [ROC_MAGIC]
-    for typ, val in ((ID_LO, co_id), (ADDR_LO, addr & 0xFFFFFFFF), (ADDR_HI, addr >> 32),
-                     (SIZE_LO, size), (TAIL, int(unload))):
+    for typ, val in (
+        (ID_LO, co_id),
+        (ADDR_LO, addr & 0xFFFFFFFF),
+        (ADDR_HI, addr >> 32),
+        (SIZE_LO, size),
+        (TAIL, int(unload)),
+    ):
         words += [OP_CODEOBJ | typ << 8, val]
     return words
 
@@ -18,7 +24,7 @@ class RdnaStream:
 
     def __init__(self, version: int = 3):
         self.bits, self.n = 0, 0
-        self.token(0x11 | version << 7, 64)          # HEADER
+        self.token(0x11 | version << 7, 64)  # HEADER
 
     def token(self, value: int, nbits: int):
         self.bits |= (value & ((1 << nbits) - 1)) << self.n
@@ -40,7 +46,7 @@ class RdnaStream:
         return self
 
     def bytes(self) -> bytes:
-        nbytes = (self.n + 7) // 8 + 32                # trailing zero bytes are NOPs
+        nbytes = (self.n + 7) // 8 + 32  # trailing zero bytes are NOPs
         return self.bits.to_bytes(nbytes, "little")
 
 

@@ -1,4 +1,5 @@
 """`attdec decode` end to end: JSON shape, and bad input giving one clear line (never a traceback)."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-
-from conftest import FIXTURES, ROOT, SHARED, one_line_error, run_decode as run, shared_path
+from conftest import FIXTURES, ROOT, SHARED, one_line_error, shared_path
+from conftest import run_decode as run
 
 
 @pytest.fixture
@@ -33,7 +34,14 @@ def test_human_summary(tiny):
     assert p.returncode == 0
     header, row = p.stdout.splitlines()[:2]
     assert header.split()[:3] == ["blob", "se", "waves"]
-    assert row.split()[:6] == ["tiny_se2.att", "2", "1", "1", "5", "5"]   # 1 wave, traced, 5 records, no code: 5 without pc
+    assert row.split()[:6] == [
+        "tiny_se2.att",
+        "2",
+        "1",
+        "1",
+        "5",
+        "5",
+    ]  # 1 wave, traced, 5 records, no code: 5 without pc
 
 
 def test_se_override_and_missing_se(tmp_path, tiny):
@@ -48,18 +56,18 @@ def test_truncated_blob_decodes_what_it_has(tmp_path, tiny):
     cut = tmp_path / "cut_se0.att"
     cut.write_bytes(tiny.read_bytes()[:40])
     p = run("--arch", "gfx1100", cut, "--format", "json")
-    assert p.returncode == 3 and "Traceback" not in p.stderr      # decoded, but damaged
+    assert p.returncode == 3 and "Traceback" not in p.stderr  # decoded, but damaged
     assert "truncated" in p.stderr and "byte" in p.stderr and "cut_se0.att" in p.stderr
-    assert json.loads(p.stdout)["dispatches"][0]["occupancy"]      # what came before the cut
+    assert json.loads(p.stdout)["dispatches"][0]["occupancy"]  # what came before the cut
 
 
 def test_random_bytes(tmp_path):
     f = tmp_path / "noise_se0.att"
     f.write_bytes(os.urandom(3000))
     p = run("--arch", "gfx1100", f)
-    if p.returncode == 1:                       # no header: refused in one line
+    if p.returncode == 1:  # no header: refused in one line
         one_line_error(p, "noise_se0.att")
-    else:                                       # (a lucky header byte) decoded with reported sync loss
+    else:  # (a lucky header byte) decoded with reported sync loss
         assert p.returncode == 3 and ("lost sync" in p.stderr or "truncated" in p.stderr)
 
 
@@ -105,10 +113,18 @@ def test_code_object_of_another_kernel():
 def test_conformance_every_rdna_capture():
     """AMD's decoder output (oracle.json) must be reproduced exactly on every gfx11/gfx12 capture."""
     tool = shared_path("tools", "conformance.py")
-    caps = [str(p) for a in ("gfx1100", "gfx1200", "gfx1201") for p in sorted((SHARED / "captures" / a).iterdir())
-            if (p / "oracle.json").exists() or (p / "oracle.json.gz").exists()]
-    p = subprocess.run([sys.executable, str(tool), "--attdec", f"env PYTHONPATH={ROOT} {sys.executable} -m attdec",
-                        "--strict", *caps], capture_output=True, text=True, timeout=1800)
+    caps = [
+        str(p)
+        for a in ("gfx1100", "gfx1200", "gfx1201")
+        for p in sorted((SHARED / "captures" / a).iterdir())
+        if (p / "oracle.json").exists() or (p / "oracle.json.gz").exists()
+    ]
+    p = subprocess.run(
+        [sys.executable, str(tool), "--attdec", f"env PYTHONPATH={ROOT} {sys.executable} -m attdec", "--strict", *caps],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert p.returncode == 0 and ", 0 failed" in p.stdout, p.stdout[-3000:]
     assert "(100.0%), instruction rows" in p.stdout
 
@@ -145,8 +161,10 @@ def test_wave_state_timelines_match_oracle(rel):
         codes = [f"{k['code_object']}@{k['base_hex']}" for k in cap["kernels"] if k["name"] == disp["kernel"]]
         args = ["--arch", cap["gfx_arch"]] + [a for c in codes for a in ("--code", c)]
         p = run(*args, *disp["blobs"], "--format", "json", cwd=cap_dir)
-        got = {(w["se"], w["cu"], w["simd"], w["wave_id"], w["begin_time"]): w["timeline"]
-               for w in json.loads(p.stdout)["dispatches"][0]["waves"]}
+        got = {
+            (w["se"], w["cu"], w["simd"], w["wave_id"], w["begin_time"]): w["timeline"]
+            for w in json.loads(p.stdout)["dispatches"][0]["waves"]
+        }
         exp = oracle[(disp["kernel"], disp["exec_tag"])]["waves"]
         assert exp
         for w in exp:
@@ -154,8 +172,10 @@ def test_wave_state_timelines_match_oracle(rel):
             assert got[(w["se"], w["cu"], w["simd"], w["wave_id"], w["begin_time"])] == tl
 
 
-@pytest.mark.parametrize("name,se", [("k_1_se3.att", 3), ("run/shader_engine_12_x.att", 12), ("se1_k_se0.att", 0),
-                                     ("kernel.att", None)])
+@pytest.mark.parametrize(
+    "name,se", [("k_1_se3.att", 3), ("run/shader_engine_12_x.att", 12), ("se1_k_se0.att", 0), ("kernel.att", None)]
+)
 def test_se_from_file_name(name, se):
     from attdec.commands.decode import se_of
+
     assert se_of(name) == se

@@ -1,4 +1,5 @@
 """`attdec disasm`: JSON listing equal to LLVM's, labels, errors as one line."""
+
 from __future__ import annotations
 
 import gzip
@@ -29,7 +30,7 @@ def test_text_listing_has_kernel_label_branch_label_and_source():
     assert r.exit_code == 0, r.output
     assert "kern:" in r.output and "s_cbranch_execz 23  <.LBB_1680>" in r.output
     assert "; ./k.cl:2 -> ./k.cl:5 -> ./k.cl:10 -> ./k.cl:7" in r.output
-    assert "__clang_ocl_kern_imp_kern" not in r.output   # --kernel keeps to that kernel
+    assert "__clang_ocl_kern_imp_kern" not in r.output  # --kernel keeps to that kernel
 
 
 def test_errors_are_one_line():

@@ -1,6 +1,7 @@
 """gfx9 (CDNA) decoder on synthesized streams (tools/sqtt_gfx9_encoder.py): framing, time, the ISSUE/INST
 timing model, occupancy, target CU, PC tokens and bad input. Agreement with AMD is tested on real captures in
 test_gfx9_real.py; these tests pin the rules of docs/sqtt-gfx9.md one by one."""
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,7 @@ from attdec.errors import FormatError
 from attdec.model import Category
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_gfx9_encoder as enc  # noqa: E402
+import sqtt_gfx9_encoder as enc
 
 
 def decode(e, **kw):
@@ -31,6 +32,7 @@ def rows(w):
 
 def gfx9_cat(c):
     from attdec.model import Category
+
     return Category(int(c)).name
 
 
@@ -85,10 +87,10 @@ def test_bit4_and_misc_deltas_count_4_cycles():
 
 def test_time_reset_reanchors_on_next_timestamp():
     e = enc.Encoder().advance(400).wave_start(3, 0, 0)
-    e.resync(10_000_000)                        # first resync: lands at time - 4
+    e.resync(10_000_000)  # first resync: lands at time - 4
     assert e.time == 396
     e.wave_start(3, 0, 1).advance(40)
-    e.resync(10_000_000 + 1000)                 # later resyncs follow the counter
+    e.resync(10_000_000 + 1000)  # later resyncs follow the counter
     assert e.time == 1396
     e.wave_start(3, 0, 2)
     assert decode(e).occupancy["time"].tolist() == [400, 396, 1396]
@@ -110,9 +112,10 @@ def test_timestamp_without_reset_only_adds_its_delta_and_second_reset_is_dropped
 # -- ISSUE / INST timing model (§7.2) -----------------------------------------------------------------------
 def test_issue_inst_pairing_and_phase():
     def body(e):
-        e.advance(8).issue(0, {0: 2}).advance(12).inst(0, 0, 1)      # SALU, phase 15+0+5 -> 20 -> 5 units
-        e.advance(4).issue(0, {0: 2}).advance(8).inst(0, 0, 5)       # VALU
+        e.advance(8).issue(0, {0: 2}).advance(12).inst(0, 0, 1)  # SALU, phase 15+0+5 -> 20 -> 5 units
+        e.advance(4).issue(0, {0: 2}).advance(8).inst(0, 0, 5)  # VALU
         e.advance(4)
+
     w = one_wave(body)
     # SALU: phase = (15 % 4) + 5 = 8 -> 4 + max(12 - 8, 0) = 8; VALU: phase 3+2 = 5 -> 4 + max(8 - 4, 0) = 8
     assert rows(w) == [(8, "SALU", 8, 0), (24, "VALU", 8, 0)]
@@ -123,6 +126,7 @@ def test_stall_moves_record_back_to_stall_start():
         e.advance(4).issue(0, {0: 2}).inst(0, 0, 5)
         e.advance(4).issue(0, {0: 1}).advance(20).issue(0, {0: 2}).inst(0, 0, 5)
         e.advance(4)
+
     w = one_wave(body)
     # the stall began at 8, after the previous VALU (4..8): time 8, stall 20, duration >= stall + 4
     assert rows(w)[1] == (8, "VALU", 24, 20)
@@ -133,15 +137,17 @@ def test_immediate_waits_from_previous_end():
         e.advance(4).issue(0, {0: 2}).inst(0, 0, 1)
         e.advance(100).issue(0, {0: 3})
         e.advance(4)
+
     w = one_wave(body)
     assert rows(w) == [(4, "SALU", 4, 0), (8, "IMMED", 100, 100)]
 
 
 def test_immediate_trims_overlapping_previous():
     def body(e):
-        e.advance(4).issue(0, {0: 2}).advance(40).inst(0, 0, 2)      # VMEM: 4 + 40 = 44 cycles
-        e.issue(0, {0: 3})                                           # an immediate at 44 cuts it
+        e.advance(4).issue(0, {0: 2}).advance(40).inst(0, 0, 2)  # VMEM: 4 + 40 = 44 cycles
+        e.issue(0, {0: 3})  # an immediate at 44 cuts it
         e.advance(4)
+
     w = one_wave(body)
     assert rows(w) == [(4, "VMEM", 40, 0), (44, "IMMED", 4, 4)]
 
@@ -149,21 +155,23 @@ def test_immediate_trims_overlapping_previous():
 def test_message_record_starts_at_previous_end():
     def body(e):
         e.advance(4).issue(0, {0: 2}).inst(0, 0, 5)
-        e.advance(60).issue(0, {0: 2}).inst(0, 0, 15)                # s_endpgm
+        e.advance(60).issue(0, {0: 2}).inst(0, 0, 15)  # s_endpgm
+
     w = one_wave(body)
     assert rows(w) == [(4, "VALU", 4, 0), (8, "MESSAGE", 60, 0)]
 
 
 def test_replay_extends_earlier_instruction_and_drops_placeholder():
     def body(e):
-        e.advance(4).issue(0, {0: 2}).inst(0, 0, 0)                  # SMEM_RD at 4
-        e.advance(4).issue(0, {0: 2}).inst(0, 0, 5)                  # VALU at 8
-        e.advance(4).issue(0, {0: 2}).advance(20).inst(0, 0, 19)     # SMEM_RD_REPLAY at 32
+        e.advance(4).issue(0, {0: 2}).inst(0, 0, 0)  # SMEM_RD at 4
+        e.advance(4).issue(0, {0: 2}).inst(0, 0, 5)  # VALU at 8
+        e.advance(4).issue(0, {0: 2}).advance(20).inst(0, 0, 19)  # SMEM_RD_REPLAY at 32
         e.advance(4)
+
     w = one_wave(body)
     r = rows(w)
     assert [x[1] for x in r] == ["SMEM", "VALU"]
-    assert r[0][0] + r[0][2] == 36 and r[0][3] == r[0][2] - 4       # extended to replay time + 4
+    assert r[0][0] + r[0][2] == 36 and r[0][3] == r[0][2] - 4  # extended to replay time + 4
 
 
 def test_unknown_inst_types_are_dropped():
@@ -172,17 +180,17 @@ def test_unknown_inst_types_are_dropped():
 
 
 def test_inst_without_wave_start_creates_wave_and_unfinished_issue_has_no_category():
-    e = enc.Encoder(target_cu=0).advance(8).issue(2, {4: 2}).inst(2, 4, 5)   # slot has no wave: ISSUE ignored
+    e = enc.Encoder(target_cu=0).advance(8).issue(2, {4: 2}).inst(2, 4, 5)  # slot has no wave: ISSUE ignored
     e.advance(4).issue(2, {4: 2})
     r = decode(e)
     (w,) = r.waves
     assert (w.simd, w.slot, w.begin) == (2, 4, 8)
-    assert rows(w) == [(12, "NONE", 0, 0)]                          # never described by an INST
-    assert w.end == 16                                               # no WAVE_END: last end + 4
+    assert rows(w) == [(12, "NONE", 0, 0)]  # never described by an INST
+    assert w.end == 16  # no WAVE_END: last end + 4
 
 
 def test_other_cu_waves_get_occupancy_only_and_target_cu_override():
-    e = enc.Encoder(target_cu=16)                    # tinygrad odd-SE header: CU 16 does not exist
+    e = enc.Encoder(target_cu=16)  # tinygrad odd-SE header: CU 16 does not exist
     e.kernel_entry(0x7000).wave_start(0, 1, 2).advance(4).issue(1, {2: 2}).advance(4).wave_end(0, 1, 2)
     r = decode(e)
     assert r.waves == [] and len(r.occupancy) == 2
@@ -196,7 +204,7 @@ def test_wave_end_without_start_gives_time0_pair_first_unless_packet_lost():
     e = enc.Encoder().advance(8).wave_start(1, 0, 0).advance(4).wave_end(2, 0, 1)
     occ = decode(e).occupancy
     assert [(int(o["cu"]), int(o["start"]), int(o["time"])) for o in occ] == [(2, 1, 0), (1, 1, 8), (2, 0, 0)]
-    e2 = enc.Encoder().misc(2).wave_end(2, 0, 1)                      # PACKET_LOST first
+    e2 = enc.Encoder().misc(2).wave_end(2, 0, 1)  # PACKET_LOST first
     r = decode(e2)
     assert len(r.occupancy) == 0 and any("packet loss" in p for p in r.problems)
 
@@ -204,11 +212,12 @@ def test_wave_end_without_start_gives_time0_pair_first_unless_packet_lost():
 def test_context_save_adds_context_record_and_waits_for_pc():
     def body(e):
         e.advance(4).issue(0, {0: 2}).inst(0, 0, 5)
-        e.advance(4).misc(6)                                         # SAVE_CONTEXT
-        e.wave_start(0, 0, 0, count=70)                              # -> standby, CONTEXT record
-        e.advance(4).wave_start(0, 0, 0, count=70)                   # -> wait for new PC
-        e.advance(40).inst(0, 0, 7)                                  # PC type ends the wait
+        e.advance(4).misc(6)  # SAVE_CONTEXT
+        e.wave_start(0, 0, 0, count=70)  # -> standby, CONTEXT record
+        e.advance(4).wave_start(0, 0, 0, count=70)  # -> wait for new PC
+        e.advance(40).inst(0, 0, 7)  # PC type ends the wait
         e.advance(4).issue(0, {0: 2}).inst(0, 0, 1).advance(4)
+
     w = one_wave(body)
     assert rows(w) == [(4, "VALU", 4, 0), (8, "CONTEXT", 48, 0), (56, "SALU", 4, 0)]
     assert w.contexts == 1
@@ -217,11 +226,11 @@ def test_context_save_adds_context_record_and_waits_for_pc():
 def test_inst_pc_fills_pending_pc_slot():
     wv = gfx9._Wave(0, 0, 0, 0, 0x1000)
     wv.issue(2, 4)
-    wv.inst(gfx9.INST_PC_TYPE, 4, 0, [15])      # s_setpc: next record's PC comes from INST_PC
+    wv.inst(gfx9.INST_PC_TYPE, 4, 0, [15])  # s_setpc: next record's PC comes from INST_PC
     wv.issue(2, 8)
     wv.new_pc(0x2000)
     assert wv.pc_infos == [[0, 0x1000], [1, 0x2000]]
-    wv.new_pc(0x3000)                           # no pending slot: opens one at the current record index
+    wv.new_pc(0x3000)  # no pending slot: opens one at the current record index
     assert wv.pc_infos[-1] == [2, 0x3000]
 
 
@@ -229,7 +238,7 @@ def test_inst_pc_fills_pending_pc_slot():
 def test_truncated_blob_keeps_partial_results_and_reports_offset():
     e = enc.demo().inst_pc(0, 0, 0x4000)
     data = e.data()
-    cut = data[: len(data) - 3]                 # the 8-byte INST_PC loses 3 bytes
+    cut = data[: len(data) - 3]  # the 8-byte INST_PC loses 3 bytes
     r = decode(cut)
     assert any("truncated token at byte offset" in p for p in r.problems)
     assert len(r.waves) >= 1 and len(r.occupancy) >= 3
@@ -247,7 +256,7 @@ def test_random_bytes_after_header_finish_quickly():
 
 
 def test_bad_wave_slot_stops_with_problem():
-    e = enc.Encoder().wave_start(3, 0, 0).token(10, 12 << 5)      # INST for slot 12
+    e = enc.Encoder().wave_start(3, 0, 0).token(10, 12 << 5)  # INST for slot 12
     r = decode(e)
     assert any("slot 12" in p and "byte offset 12" in p for p in r.problems)
     assert len(r.occupancy) == 1
@@ -261,11 +270,11 @@ def test_demo_stream_covers_every_token_type():
 
 
 def test_realtime_from_rocm_instrumentation():
-    e = enc.Encoder().reg(0xC343, 5).reg(0xC343, 1).reg(0xC343, 2).reg(0xC343, 3)   # not activated: ignored
-    e.reg(0xC342, 0x434F5200)                                                          # "\0ROC"
+    e = enc.Encoder().reg(0xC343, 5).reg(0xC343, 1).reg(0xC343, 2).reg(0xC343, 3)  # not activated: ignored
+    e.reg(0xC342, 0x434F5200)  # "\0ROC"
     e.advance(40).reg(0xC343, 5).reg(0xC343, 0x10).reg(0xC343, 0x7).reg(0xC343, 0x20)  # RT_TIMESTAMP + 3 words
-    e.advance(40).reg(0xC343, 7).reg(0xC343, 0x5)                                      # LO32 wraps: high + 1
-    e.reg(0xC343, 9, enable=0)                                                         # disabled write: ignored
+    e.advance(40).reg(0xC343, 7).reg(0xC343, 0x5)  # LO32 wraps: high + 1
+    e.reg(0xC343, 9, enable=0)  # disabled write: ignored
     assert decode(e).realtime == [(40, 0x20 | 0x7 << 32), (80, 0x5 | 0x8 << 32)]
 
 
@@ -313,10 +322,10 @@ def test_many_pending_issues_stay_linear():
 
 def test_pc_slots_fill_oldest_unknown_first_and_stay_linear():
     wv = gfx9._Wave(0, 0, 0, 0, 0x1000)
-    for k in range(3):                          # three PC-type instructions, each opening a slot
+    for k in range(3):  # three PC-type instructions, each opening a slot
         wv.issue(2, 4 * k + 4)
         wv.inst(gfx9.INST_PC_TYPE, 4 * k + 4, 0, [15])
-    wv.new_pc(0)                                # a zero PC fills nothing for good
+    wv.new_pc(0)  # a zero PC fills nothing for good
     wv.new_pc(0x2000)
     wv.new_pc(0x3000)
     assert wv.pc_infos == [[0, 0x1000], [1, 0x2000], [2, 0x3000], [3, 0]]

@@ -1,4 +1,5 @@
 """`attdec decode` on gfx9 streams end to end: JSON, --target-cu, bad input, and conformance on gfx950."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,11 @@ import sys
 import time
 
 import pytest
-
-from conftest import FIXTURES, ROOT, one_line_error, run_decode as run, shared_path
+from conftest import FIXTURES, ROOT, one_line_error, shared_path
+from conftest import run_decode as run
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_gfx9_encoder as enc  # noqa: E402
+import sqtt_gfx9_encoder as enc
 
 
 def blob(tmp_path, data, name="demo_se3.att"):
@@ -46,7 +47,7 @@ def test_target_cu_override(tmp_path):
 def test_truncated_blob_keeps_what_it_has(tmp_path):
     data = enc.demo().inst_pc(0, 0, 0x4000).data()
     p = run("--arch", "gfx950", blob(tmp_path, data[:-3]), "--format", "json")
-    assert p.returncode == 3 and "Traceback" not in p.stderr      # decoded, but damaged
+    assert p.returncode == 3 and "Traceback" not in p.stderr  # decoded, but damaged
     assert "truncated token at byte offset" in p.stderr
     assert len(json.loads(p.stdout)["dispatches"][0]["waves"]) == 2
 
@@ -72,11 +73,16 @@ def test_conformance_gfx950():
     """AMD's decoder output (oracle.json) must be reproduced exactly on every gfx950 capture."""
     tool = shared_path("tools", "conformance.py")
     caps = [str(p) for p in sorted(shared_path("captures", "gfx950").iterdir()) if (p / "oracle.json").exists()]
-    p = subprocess.run([sys.executable, str(tool), "--attdec", f"env PYTHONPATH={ROOT} {sys.executable} -m attdec",
-                        "--strict", *caps], capture_output=True, text=True, timeout=1800)
+    p = subprocess.run(
+        [sys.executable, str(tool), "--attdec", f"env PYTHONPATH={ROOT} {sys.executable} -m attdec", "--strict", *caps],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert p.returncode == 0 and ", 0 failed" in p.stdout, p.stdout[-3000:]
-    assert "waves exact 64/64 (100.0%), instruction rows 232/232 (100.0%), occupancy rows 2052/2052 (100.0%)" \
-        in p.stdout
+    assert (
+        "waves exact 64/64 (100.0%), instruction rows 232/232 (100.0%), occupancy rows 2052/2052 (100.0%)" in p.stdout
+    )
 
 
 @pytest.mark.parametrize("name", ["empty_run1", "gemm_run1", "plus_run1"])
@@ -88,4 +94,4 @@ def test_captures_without_oracle_decode_cleanly(name):
     p = run("--arch", "gfx950", "--code", f"{cdir / k['code_object']}@{k['base_hex']}", *blobs, "--format", "json")
     assert p.returncode == 0 and p.stderr == "", p.stderr
     d = json.loads(p.stdout)["dispatches"][0]
-    assert d["occupancy"] and all(r[0] for w in d["waves"] for r in w["instructions"])   # every row has a PC
+    assert d["occupancy"] and all(r[0] for w in d["waves"] for r in w["instructions"])  # every row has a PC

@@ -3,6 +3,7 @@
 Compares every wave's begin/end, every instruction row's time, duration, stall and category, and every occupancy
 row. (The pc column needs the PC walk and the disassembler; conformance.py checks it through `attdec decode`.)
 """
+
 from __future__ import annotations
 
 import collections
@@ -41,14 +42,16 @@ def test_gfx950_capture_matches_oracle_without_pc(name):
         assert occ, "every capture has wave starts"
         if oracle is None:
             continue
-        exp = next(d for d in oracle["dispatches"]
-                   if d["kernel"] == disp["kernel"] and d["exec_tag"] == disp["exec_tag"])
+        exp = next(
+            d for d in oracle["dispatches"] if d["kernel"] == disp["kernel"] and d["exec_tag"] == disp["exec_tag"]
+        )
         got = {(w.se, w.cu, w.simd, w.slot, w.begin): w for w in waves}
         assert set(got) == {(w["se"], w["cu"], w["simd"], w["wave_id"], w["begin_time"]) for w in exp["waves"]}
         for ew in exp["waves"]:
             g = got[(ew["se"], ew["cu"], ew["simd"], ew["wave_id"], ew["begin_time"])]
             assert g.end == ew["end_time"]
-            assert [[int(r["time"]), int(r["duration"]), int(r["stall"]), Category(r["category"]).name]
-                    for r in g.insts] == [r[2:6] for r in ew["instructions"]]
+            assert [
+                [int(r["time"]), int(r["duration"]), int(r["stall"]), Category(r["category"]).name] for r in g.insts
+            ] == [r[2:6] for r in ew["instructions"]]
             assert [list(t) for t in g.timeline] == ew["timeline"]
         assert collections.Counter(occ) == collections.Counter(tuple(o[:6]) for o in exp["occupancy"])

@@ -3,6 +3,7 @@
 tiny by type: VMEM-wait = line 4 `s_waitcnt vmcnt(0) lgkmcnt(0)` (tie -> VMEM) 300+200+100 = 600;
 LGKM-wait = line 2 40+60+20 = 120; nop = s_nop 8*3 = 24; MFMA 16; VMEM (global_load) 4; VALU (v_fma) 4.
 """
+
 from __future__ import annotations
 
 import csv
@@ -10,11 +11,11 @@ import io
 import json
 
 from click.testing import CliRunner
+from conftest import FIXTURES, shared_path
 
 from attdec.analysis.hotspots import frame_of, hotspots
 from attdec.cli import main
 from attdec.sources import open_inputs
-from conftest import FIXTURES, shared_path
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
@@ -39,7 +40,13 @@ def test_json_shape_and_exact_figures():
     d = js("hotspots", TINY, "--top", "0")
     assert d["totals"] == {"hits": 24, "latency": 912, "stall": 768, "idle": 20}
     assert [(t["type"], t["stall"]) for t in d["by_type"]] == [
-        ("VMEM-wait", 600), ("LGKM-wait", 120), ("nop", 24), ("MFMA", 16), ("VMEM", 4), ("VALU", 4)]
+        ("VMEM-wait", 600),
+        ("LGKM-wait", 120),
+        ("nop", 24),
+        ("MFMA", 16),
+        ("VMEM", 4),
+        ("VALU", 4),
+    ]
     assert abs(sum(t["share"] for t in d["by_type"]) - 1) < 1e-5
     rows = {r["key"]: r for r in d["rows"]}
     assert set(rows) == {"/src/k.py:6", "/src/k.py:5", "/src/k.py:8", "/src/k.py:7", "(no source line)"}
@@ -65,8 +72,7 @@ def test_outer_frame_and_by_file_and_by_instruction():
 
 
 def test_wave_filters_recompute_from_waves():
-    assert js("hotspots", TINY, "--se", "1")["totals"] == {"hits": 16, "latency": 496, "stall": 400,
-                                                           "idle": 12}
+    assert js("hotspots", TINY, "--se", "1")["totals"] == {"hits": 16, "latency": 496, "stall": 400, "idle": 12}
     assert js("hotspots", TINY, "--wave", "1")["totals"]["stall"] == 128
     assert js("hotspots", TINY, "--simd", "0", "--slot", "0")["totals"]["stall"] == 368
     assert js("hotspots", TINY, "--se", "3")["totals"]["stall"] == 0
@@ -89,19 +95,17 @@ def test_csv_and_table():
     assert rows[0]["key"] == "/src/k.py:6" and rows[0]["stall"] == "604"
     out = run("hotspots", TINY)
     assert "tiny_kernel" in out and "gfx9 (chip unknown)" in out and "VMEM-wait" in out
-    assert "912" in out and "768" in out and "84.2%" in out          # 768 / 912
+    assert "912" in out and "768" in out and "84.2%" in out  # 768 / 912
 
 
 def test_gfx12_split_counters():
     d = js("hotspots", FIXTURES / "gfx12")
     assert d["arch"] == "gfx1201"
-    assert [(t["type"], t["stall"]) for t in d["by_type"]] == [("VMEM-wait", 400), ("LGKM-wait", 56),
-                                                               ("MFMA", 10)]
+    assert [(t["type"], t["stall"]) for t in d["by_type"]] == [("VMEM-wait", 400), ("LGKM-wait", 56), ("MFMA", 10)]
 
 
 def test_topk_published_figures():
-    p = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples",
-                    "topk_gating_softmax")
+    p = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
     d = js("hotspots", p)
     t = d["totals"]
     assert (t["latency"], t["stall"]) == (272728, 132308)
@@ -116,6 +120,7 @@ def test_topk_published_figures():
 def test_header_figures_match_every_published_flydsl_report():
     """Total cycles / stall / share / listing size against each sample's hotspot_output.txt."""
     import re
+
     root = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples")
     goldens = sorted(root.glob("*/source/hotspot_output.txt"))
     assert len(goldens) == 13
@@ -135,9 +140,9 @@ def test_no_source_lines_ranks_by_instruction_and_says_why():
         c.source = ""
     h = hotspots([d], by=None)
     assert h.by == "instruction" and any("no source lines" in p for p in h.problems)
-    assert hotspots([d], by="line").by == "line"           # asked for explicitly: honoured
+    assert hotspots([d], by="line").by == "line"  # asked for explicitly: honoured
     d2 = open_inputs([TINY], show_progress=False)[0]
-    assert hotspots([d2], by=None).by == "line"            # has source lines: the default stays
+    assert hotspots([d2], by=None).by == "line"  # has source lines: the default stays
 
 
 def test_raw_capture_without_dwarf_shows_addresses():

@@ -3,6 +3,7 @@
 The LLVM listings are stored in tests/fixtures/isa/captures_llvm.json.gz (tools/make_isa_fixtures.py),
 so these tests need the capture code objects but not LLVM.
 """
+
 from __future__ import annotations
 
 import collections
@@ -12,7 +13,7 @@ import json
 import pytest
 
 from attdec.isa import disassemble, load_code_object
-from attdec.model.target import target
+from attdec.model import target as resolve_target
 from tests.conftest import FIXTURES, shared_path
 
 ORACLE = FIXTURES / "isa" / "captures_llvm.json.gz"
@@ -34,7 +35,7 @@ def _compare(entry):
 
 @pytest.mark.parametrize("entry", _entries(), ids=lambda e: e["path"])
 def test_size_mnemonic_and_targets_match_llvm(entry):
-    co, rows = _compare(entry)
+    _co, rows = _compare(entry)
     for addr, size, text, target, ins in rows:
         assert ins is not None, f"no instruction starts at {addr:#x} ({text})"
         assert (ins.size, ins.mnemonic) == (size, text.split()[0]), f"{addr:#x}: {ins.text!r} vs {text!r}"
@@ -48,7 +49,7 @@ def test_full_text_agreement_at_least_99_percent_per_arch():
     per = collections.defaultdict(lambda: [0, 0])
     for entry in _entries():
         _, rows = _compare(entry)
-        for addr, size, text, target, ins in rows:
+        for _addr, _size, text, _target, ins in rows:
             per[entry["arch"]][0] += 1
             per[entry["arch"]][1] += ins is not None and ins.text == text
     for arch, (n, same) in per.items():
@@ -65,4 +66,4 @@ def test_code_objects_load_with_target_and_kernels():
             assert co.metadata.get("amdhsa.kernels")
         else:
             assert co.arch == "" and co.text_vaddr == 0x100
-        assert target(entry["arch"]).family in ("gfx9", "gfx11", "gfx12")
+        assert resolve_target(entry["arch"]).family in ("gfx9", "gfx11", "gfx12")

@@ -1,4 +1,5 @@
 """Code objects: DWARF lines and inline chains (LLVM-built fixtures), minimal containers, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,13 @@ def test_source_lines_and_inline_chains_match_llvm_symbolizer(name):
     expected = json.loads((ISA / "dwarf_expected.json").read_text())[name]
     co = load_code_object((ISA / name).read_bytes(), name)
     assert co.arch == expected["arch"]
-    got = {hex(a): co.source_of(a) for a in map(lambda k: int(k, 16), expected["sources"])}
+    got = {hex(a): co.source_of(a) for a in (int(k, 16) for k in expected["sources"])}
     assert got == expected["sources"]
-    assert any(v.count(" -> ") >= 3 for v in got.values())   # the doubly inlined helper
-    assert all(v.split(" -> ")[0].endswith((":2", ":5", ":7", ":8", ":9", ":10", ":11", ":?")) for v in got.values() if v)
-    assert "" in got.values()   # the s_code_end padding has no line
+    assert any(v.count(" -> ") >= 3 for v in got.values())  # the doubly inlined helper
+    assert all(
+        v.split(" -> ")[0].endswith((":2", ":5", ":7", ":8", ":9", ":10", ":11", ":?")) for v in got.values() if v
+    )
+    assert "" in got.values()  # the s_code_end padding has no line
 
 
 def test_elf_kernels_metadata_and_descriptor():
@@ -38,6 +41,7 @@ def test_minimal_container_with_zeroed_identity():
     co = load_code_object(real, "k.co")
     # a tinygrad-style container: zero e_ident/e_machine, section headers only
     import struct
+
     text = co.text[:64]
     shstr = b"\0.text\0.strtab\0"
     body = bytearray(0x100) + text + shstr

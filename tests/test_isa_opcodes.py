@@ -1,5 +1,6 @@
 """Every opcode of every table: synthesized words vs llvm-objdump 22 (fixture from
 tools/make_opcode_corpus.py), plus the wait-counter decoding and a live LLVM re-check when installed."""
+
 from __future__ import annotations
 
 import collections
@@ -53,7 +54,7 @@ def test_branch_target_and_waitcnt_fields():
     ins = disassemble(bytes.fromhex("a3ffa1bf"), "gfx1201", 0x274)[0]
     assert (ins.mnemonic, ins.target, ins.text) == ("s_cbranch_scc0", 0x104, "s_cbranch_scc0 65443")
     assert ins.flow == "branch"
-    end, setpc = disassemble(bytes.fromhex("0000b0bf" "004880be"), "gfx1100", 0)   # s_endpgm; s_setpc_b64 s[0:1]
+    end, setpc = disassemble(bytes.fromhex("0000b0bf004880be"), "gfx1100", 0)  # s_endpgm; s_setpc_b64 s[0:1]
     assert (end.flow, setpc.text, setpc.flow, setpc.target) == ("end", "s_setpc_b64 s[0:1]", "indirect", None)
     assert waitcnt_fields(0xC07F, "gfx9") == {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 0}
     assert waitcnt_fields(0x0007, "gfx11") == {"vmcnt": 0, "expcnt": 7, "lgkmcnt": 0}
@@ -70,6 +71,7 @@ def test_live_llvm_recheck_on_a_fresh_sample(tmp_path):
     """Re-ask LLVM about a slice of the corpus words, so a stale fixture cannot hide a regression."""
     sys.path.insert(0, str(ROOT / "tools"))
     import probe_isa as P
+
     P.SHARED = SHARED
     if not (P.SHARED / "tools/isa_oracle/enumerate_opcodes.py").exists():
         pytest.skip("shared/tools/isa_oracle not present")

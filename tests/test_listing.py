@@ -1,8 +1,8 @@
 """build_listing on a tiny fake code object (the attdec.isa contract: text, text_vaddr, kernels, source_of)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
 
 from attdec.analysis.listing import LoadedCode, build_listing
 from attdec.model import Dispatch, Wave, empty_insts
@@ -40,8 +40,10 @@ def _code():
     co = FakeCodeObject("gfx1100", bytes(0x30), 0x100, [FakeKernel("b", 0x110), FakeKernel("a", 0x100)])
     insts = [FakeInstruction(0x100 + 4 * i, 4, f"op{i}") for i in range(12)]
     other = FakeCodeObject("gfx1100", bytes(8), 0x100, [])
-    return [LoadedCode(3, BASE, "x.co", co, insts),
-            LoadedCode(4, 0x9000_0000, "y.co", other, [FakeInstruction(0x100, 4, "o0"), FakeInstruction(0x104, 4, "o1")])]
+    return [
+        LoadedCode(3, BASE, "x.co", co, insts),
+        LoadedCode(4, 0x9000_0000, "y.co", other, [FakeInstruction(0x100, 4, "o0"), FakeInstruction(0x104, 4, "o1")]),
+    ]
 
 
 def _wave(begin, rows):
@@ -56,7 +58,7 @@ def _expected(waves):
     tot = {}
     for w in waves:
         prev_end = w.begin
-        for t, c, s, d, pc, _ in w.insts.tolist():
+        for t, _c, s, d, pc, _ in w.insts.tolist():
             if pc == 0:
                 continue
             r = tot.setdefault(pc, [0, 0, 0, 0])
@@ -69,9 +71,18 @@ def _expected(waves):
 
 
 def test_listing_rows_lines_and_totals():
-    w1 = _wave(100, [(110, 2, 0, 4, BASE + 0x110), (120, 9, 30, 34, BASE + 0x114), (130, 6, 0, 8, 0),
-                     (200, 6, 2, 8, BASE + 0x118), (205, 7, 0, 4, BASE + 0x114), (300, 11, 0, 4, BASE + 0x12c)])
-    w2 = _wave(50, [(60, 2, 0, 4, BASE + 0x110), (90, 1, 5, 20, BASE + 0x114), (95, 6, 1, 2, 0xdead0)])
+    w1 = _wave(
+        100,
+        [
+            (110, 2, 0, 4, BASE + 0x110),
+            (120, 9, 30, 34, BASE + 0x114),
+            (130, 6, 0, 8, 0),
+            (200, 6, 2, 8, BASE + 0x118),
+            (205, 7, 0, 4, BASE + 0x114),
+            (300, 11, 0, 4, BASE + 0x12C),
+        ],
+    )
+    w2 = _wave(50, [(60, 2, 0, 4, BASE + 0x110), (90, 1, 5, 20, BASE + 0x114), (95, 6, 1, 2, 0xDEAD0)])
     d = Dispatch(name="t", target="gfx1100", waves=[w1, w2])
     rows = build_listing(d, _code())
 
@@ -80,7 +91,7 @@ def test_listing_rows_lines_and_totals():
     assert len(rows) == 1 + 8 + 1
     assert [r.line for r in rows] == list(range(len(rows)))
     assert rows[0].line == rows[1].line - 1 and rows[0].codeobj == 3 and rows[0].vaddr == 0x110
-    assert rows[-1].codeobj == 0 and rows[-1].vaddr == 0xdead0
+    assert rows[-1].codeobj == 0 and rows[-1].vaddr == 0xDEAD0
     assert rows[1].source == "k.py:16" and rows[2].source == ""
 
     exp = _expected([w1, w2])
@@ -88,7 +99,7 @@ def test_listing_rows_lines_and_totals():
     for pc, (hit, lat, stall, idle) in exp.items():
         r = by_pc[pc]
         assert (r.hit, r.latency, r.stall, r.idle) == (hit, lat, stall, idle), hex(pc)
-    assert by_pc[BASE + 0x114].hit == 3 and by_pc[BASE + 0x11c].hit == 0
+    assert by_pc[BASE + 0x114].hit == 3 and by_pc[BASE + 0x11C].hit == 0
     assert sum(r.stall for r in rows) == 30 + 2 + 5 + 1
 
     # waves point at the rows; pc 0 stays unknown (-1)

@@ -1,17 +1,18 @@
 """Raw inputs through the real ISA layer, decoders and ui_output reader (skipped until they are present)."""
+
 from __future__ import annotations
 
 import json
 import re
 
 import pytest
+from conftest import shared_path
 
 import attdec.decoders
 import attdec.isa
 import attdec.sources
 from attdec.analysis.listing import LoadedCode, build_listing
 from attdec.model import Dispatch, Wave, empty_insts
-from conftest import shared_path
 
 
 def _need(mod, name):
@@ -34,11 +35,11 @@ def test_listing_with_real_code_object():
     a = empty_insts(len(pcs) + 1)
     a["time"] = range(10, 10 + 4 * len(a), 4)
     a["duration"], a["stall"] = 4, 1
-    a["pc"] = pcs + [pcs[0]]
+    a["pc"] = [*pcs, pcs[0]]
     d = Dispatch("t", "gfx1100", waves=[Wave(0, 0, 0, 0, 0, 100, insts=a)])
     rows = build_listing(d, [lc])
     assert rows[0].text == f"; {k['name']}" and rows[0].vaddr == k["entry_vaddr"]
-    assert [r.vaddr for r in rows[1:]] == [v for v in want if v >= k["entry_vaddr"]][:len(rows) - 1]
+    assert [r.vaddr for r in rows[1:]] == [v for v in want if v >= k["entry_vaddr"]][: len(rows) - 1]
     assert rows[1].hit == 2 and rows[2].hit == 1 and sum(r.hit for r in rows) == len(a)
 
 
@@ -52,7 +53,7 @@ def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
     from attdec.sources.raw import decode_dispatch
 
     oracle = json.loads(shared_path("captures", "gfx1100", "gemm_run0", "oracle.json").read_text())
-    want = oracle["dispatches"][0]["summary"]          # the same blobs, as the official decoder saw them
+    want = oracle["dispatches"][0]["summary"]  # the same blobs, as the official decoder saw them
     (raw,) = tinygrad.load(shared_path("tinygrad_profiles", "gfx1100", "profile_gemm_run_0.pkl"))
     d = decode_dispatch(raw)
     stall = sum(int(w.insts["stall"].sum()) for w in d.waves)
@@ -65,8 +66,9 @@ def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
     (back,) = open_inputs([folder], show_progress=False)
     assert sum(int(w.insts["stall"].sum()) for w in back.waves) == stall
     assert sum(1 for w in back.waves if len(w.insts)) == traced
-    assert [(c.line, c.hit, c.latency, c.stall, c.idle) for c in back.code] == \
-        [(c.line, c.hit, c.latency, c.stall, c.idle) for c in d.code]
+    assert [(c.line, c.hit, c.latency, c.stall, c.idle) for c in back.code] == [
+        (c.line, c.hit, c.latency, c.stall, c.idle) for c in d.code
+    ]
 
 
 def test_hotspots_and_waves_take_raw_inputs(tmp_path):
@@ -77,30 +79,33 @@ def test_hotspots_and_waves_take_raw_inputs(tmp_path):
     from click.testing import CliRunner
 
     from attdec.cli import main
+
     pkl = shared_path("tinygrad_profiles", "gfx1100", "profile_gemm_run_0.pkl")
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]["stall_sum"]
     for args in ([str(pkl)], [str(cap)], ["--input-format", "tinygrad", str(pkl)]):
         r = CliRunner().invoke(main, ["hotspots", "--format", "json", *args])
         assert r.exit_code == 0, r.output
-        assert json.loads(r.output[r.output.index("{"):])["totals"]["stall"] == want
+        assert json.loads(r.output[r.output.index("{") :])["totals"]["stall"] == want
     r = CliRunner().invoke(main, ["waves", "--format", "json", str(pkl)])
     assert r.exit_code == 0 and r.output.count('"instructions": 59') == 10
     r = CliRunner().invoke(main, ["hotspots", "--input-format", "rocprof-raw", str(pkl)])
     assert r.exit_code == 1 and "not a rocprof-raw input" in r.output
 
     from test_raw_sources import _rocprof_folder
+
     out, *_ = _rocprof_folder(tmp_path, cap)
     host = out / "gpu-host"
-    for f in host.glob("*_7.att"):      # a second dispatch (8) with the same blobs
+    for f in host.glob("*_7.att"):  # a second dispatch (8) with the same blobs
         f.with_name(f.name.replace("_7.att", "_8.att")).write_bytes(f.read_bytes())
     r = CliRunner().invoke(main, ["export-ui", str(host), "-o", str(out)])
     assert r.exit_code == 0, r.output
     import shutil
+
     shutil.rmtree(out / "ui_output_agent_24601_dispatch_8")
     r = CliRunner().invoke(main, ["hotspots", "--format", "json", str(out)])
     assert r.exit_code == 0, r.output
-    names = sorted(d["dispatch"] for d in json.loads(r.output[r.output.index("{"):])["dispatches"])
+    names = sorted(d["dispatch"] for d in json.loads(r.output[r.output.index("{") :])["dispatches"])
     assert names == ["dispatch_8", "ui_output_agent_24601_dispatch_7"]
 
 
@@ -111,6 +116,7 @@ def test_explicit_blobs_with_code(tmp_path):
     from click.testing import CliRunner
 
     from attdec.cli import main
+
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     c = json.loads((cap / "capture.json").read_text())
     want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]
@@ -119,11 +125,13 @@ def test_explicit_blobs_with_code(tmp_path):
     blobs = [str(cap / f) for f in c["dispatches"][0]["blobs"]]
     r = CliRunner().invoke(main, ["hotspots", "--format", "json", *code, *blobs])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output[r.output.index("{"):])["totals"]["stall"] == want["stall_sum"]
+    assert json.loads(r.output[r.output.index("{") :])["totals"]["stall"] == want["stall_sum"]
     r = CliRunner().invoke(main, ["export-ui", *code, *blobs, "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
     files = json.loads((tmp_path / "ui_output_agent_0_dispatch_1" / "filenames.json").read_text())
-    assert sum(len(wv) for simds in files["wave_filenames"].values() for slots in simds.values()
-               for wv in slots.values()) == want["waves_with_instructions"]
+    assert (
+        sum(len(wv) for simds in files["wave_filenames"].values() for slots in simds.values() for wv in slots.values())
+        == want["waves_with_instructions"]
+    )
     r = CliRunner().invoke(main, ["waves", "--arch", "gfx950", *code, *blobs])
     assert r.exit_code == 1 and "code object is gfx1100, but the trace is gfx950" in r.output

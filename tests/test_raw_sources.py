@@ -1,5 +1,6 @@
 """rocprofv3 raw folders (synthesized from a real capture in rocprofv3's naming), capture folders,
 input detection, and decode_dispatch/export-ui with stand-in ISA and decoder layers."""
+
 from __future__ import annotations
 
 import json
@@ -10,6 +11,8 @@ import types
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import shared_path
+from sqtt_synth import RdnaStream, roc_marker_words
 
 from attdec.cli import main
 from attdec.decoders.common import BlobResult
@@ -18,8 +21,6 @@ from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
 from attdec.sources import capture, rocprof_raw
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_dispatch
 from attdec.sources.raw_inputs import detect_raw, load_raw
-from conftest import shared_path
-from sqtt_synth import RdnaStream, roc_marker_words
 
 PID, AGENT, DISP = 31337, 24601, 7
 
@@ -38,12 +39,29 @@ def _rocprof_folder(tmp_path, cap_dir, results=True, code_object=True):
     if code_object:
         shutil.copy(cap_dir / k["code_object"], host / f"{PID}_{cap['gfx_arch']}_code_object_id_1.out")
     if results:
-        doc = {"rocprofiler-sdk-tool": [{
-            "code_objects": [{"size": 0, "code_object_id": 1, "uri": "file:///tmp/a.out", "load_base": k["base"],
-                              "load_size": 0x3000, "load_delta": k["base"], "storage_type": 1}],
-            "kernel_symbols": [{"kernel_id": 4, "code_object_id": 1, "kernel_name": k["name"]}],
-            "buffer_records": {"kernel_dispatch": [{"dispatch_info": {"dispatch_id": DISP, "kernel_id": 4,
-                                                                      "agent_id": {"handle": 1}}}]}}]}
+        doc = {
+            "rocprofiler-sdk-tool": [
+                {
+                    "code_objects": [
+                        {
+                            "size": 0,
+                            "code_object_id": 1,
+                            "uri": "file:///tmp/a.out",
+                            "load_base": k["base"],
+                            "load_size": 0x3000,
+                            "load_delta": k["base"],
+                            "storage_type": 1,
+                        }
+                    ],
+                    "kernel_symbols": [{"kernel_id": 4, "code_object_id": 1, "kernel_name": k["name"]}],
+                    "buffer_records": {
+                        "kernel_dispatch": [
+                            {"dispatch_info": {"dispatch_id": DISP, "kernel_id": 4, "agent_id": {"handle": 1}}}
+                        ]
+                    },
+                }
+            ]
+        }
         (host / f"{PID}_results.json").write_text(json.dumps(doc))
     return tmp_path / "out", cap, disp, k
 
@@ -65,12 +83,13 @@ def test_rocprof_folder_groups_and_places_code_objects(tmp_path):
 
 def test_loose_files_without_results_leave_the_base_to_inference(tmp_path):
     cap_dir = shared_path("captures", "gfx950", "gemm_run0")
-    out, cap, disp, k = _rocprof_folder(tmp_path, cap_dir, results=False)
+    out, _cap, _disp, k = _rocprof_folder(tmp_path, cap_dir, results=False)
     files = sorted((out / "gpu-host").iterdir())
     (d,) = load_raw(files)
     assert len(d.blobs) == 32 and d.code_objects[0].base is None and d.arch == "gfx950"
     # the base inference, given a code object whose kernel entry is known (stand-in for attdec.isa)
     from attdec.sources.raw import _infer_bases
+
     fake = types.SimpleNamespace(kernels=[(k["name"], k["entry_vaddr"])], text_vaddr=k["text_vaddr"])
     assert _infer_bases(d, [(d.code_objects[0], fake)]) == {0: k["base"]}
 
@@ -95,7 +114,9 @@ def test_missing_code_object_is_one_clear_line(tmp_path):
     r = CliRunner().invoke(main, ["export-ui", str(out), "-o", str(tmp_path / "x")])
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and "missing code object for dispatch 7" in lines[0] and lines[0].startswith("attdec: error: ")
+    assert (
+        len(lines) == 1 and "missing code object for dispatch 7" in lines[0] and lines[0].startswith("attdec: error: ")
+    )
 
 
 def test_blob_arch_must_match_code_object(tmp_path):
@@ -103,10 +124,10 @@ def test_blob_arch_must_match_code_object(tmp_path):
     gfx9_blob = shared_path("captures", "gfx950", "gemm_run0", "r_32_32_16_2_1_se0.att").read_bytes()
     co = shared_path("captures", "gfx1100", "gemm_run0", "r_32_32_16_2.co").read_bytes()
     raw = RawDispatch("d", "", [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
-    with pytest.raises(ArchError, match="x_se0.att: blob is a gfx9 SQTT stream but the code object is gfx1100"):
+    with pytest.raises(ArchError, match=r"x_se0\.att: blob is a gfx9 SQTT stream but the code object is gfx1100"):
         decode_dispatch(raw)
-    raw.arch = "gfx950"          # the capture's own arch (device props, --arch) disagrees with the ELF
-    with pytest.raises(ArchError, match="k.co: code object is gfx1100, but the trace is gfx950"):
+    raw.arch = "gfx950"  # the capture's own arch (device props, --arch) disagrees with the ELF
+    with pytest.raises(ArchError, match=r"k\.co: code object is gfx1100, but the trace is gfx950"):
         decode_dispatch(raw)
 
 
@@ -132,6 +153,7 @@ def test_unknown_input_is_a_clear_error(tmp_path):
 
 # --- decode_dispatch and export-ui end to end, with stand-ins for attdec.isa and the decoders ---------
 
+
 class _Ins:
     def __init__(self, address, text):
         self.address, self.size, self.text = address, 4, text
@@ -150,9 +172,12 @@ class _CO:
 def fake_layers(monkeypatch):
     isa = types.ModuleType("attdec.isa")
     isa.load_code_object = lambda data, where="": _CO()
-    isa.disassemble = lambda code, arch, vaddr, lenient=False: [_Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)]
+    isa.disassemble = lambda code, arch, vaddr, lenient=False: [
+        _Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)
+    ]
     monkeypatch.setitem(sys.modules, "attdec.isa", isa)
     import attdec
+
     monkeypatch.setattr(attdec, "isa", isa, raising=False)
     calls = []
 
@@ -173,8 +198,13 @@ def fake_layers(monkeypatch):
 
 def test_decode_dispatch_and_export(tmp_path, fake_layers):
     blob = RdnaStream(3).bytes()
-    raw = RawDispatch("k#1", "gfx1100", [RawCodeObject(b"elf", 0x5000_0000, "k.co", 2)],
-                      [RawBlob(0, blob, "se0"), RawBlob(1, blob, "se1")], kernel="k")
+    raw = RawDispatch(
+        "k#1",
+        "gfx1100",
+        [RawCodeObject(b"elf", 0x5000_0000, "k.co", 2)],
+        [RawBlob(0, blob, "se0"), RawBlob(1, blob, "se1")],
+        kernel="k",
+    )
     seen = []
     d = decode_dispatch(raw, lambda label, done, total: seen.append((label, done, total)))
     assert fake_layers == [(0, "gfx1100", 4), (1, "gfx1100", 4)]
@@ -189,13 +219,20 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
     src.mkdir()
     (src / "k.co").write_bytes(b"elf")
     (src / "k_1_se0.att").write_bytes(blob)
-    (src / "capture.json").write_text(json.dumps({
-        "gfx_arch": "gfx1100", "kernels": [{"name": "k", "code_object": "k.co", "base": 0x5000_0000}],
-        "blobs": [{"file": "k_1_se0.att", "se": 0}], "dispatches": [{"kernel": "k", "exec_tag": 1, "blobs": ["k_1_se0.att"]}]}))
+    (src / "capture.json").write_text(
+        json.dumps(
+            {
+                "gfx_arch": "gfx1100",
+                "kernels": [{"name": "k", "code_object": "k.co", "base": 0x5000_0000}],
+                "blobs": [{"file": "k_1_se0.att", "se": 0}],
+                "dispatches": [{"kernel": "k", "exec_tag": 1, "blobs": ["k_1_se0.att"]}],
+            }
+        )
+    )
     r = CliRunner().invoke(main, ["export-ui", str(src), "-o", str(tmp_path / "o")])
     assert r.exit_code == 0, r.output
     folder = tmp_path / "o" / "ui_output_agent_0_dispatch_1"
     code = json.loads((folder / "code.json").read_text())["code"]
     assert code[1][:3] == ["op0", 0, 1] and code[1][6] == 2
     assert (tmp_path / "o" / "stats_ui_output_agent_0_dispatch_1.csv").exists()
-    assert "\x1b[" not in r.output         # no progress bar when not on a terminal
+    assert "\x1b[" not in r.output  # no progress bar when not on a terminal

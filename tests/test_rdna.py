@@ -1,17 +1,26 @@
 """RDNA decoder: timing model on synthetic streams, the PC walk, the splitter against a scalar reader."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
-from attdec.decoders import CodeMap, decode_blob, detect_format
-from attdec.decoders import rdna
-from attdec.decoders.stitch import (L_BRANCH, L_DONT_KNOW, L_IMMED, L_SALU, L_SKIP, L_SMEM, L_V_MOV_B64,
-                                    L_VALU, line_category)
-from attdec.model import Category
 from conftest import FIXTURES, shared_path
+
+from attdec.decoders import CodeMap, decode_blob, detect_format, rdna
+from attdec.decoders.stitch import (
+    L_BRANCH,
+    L_DONT_KNOW,
+    L_IMMED,
+    L_SALU,
+    L_SKIP,
+    L_SMEM,
+    L_V_MOV_B64,
+    L_VALU,
+    line_category,
+)
+from attdec.model import Category
 
 ENTRY = 0x200001006100
 
@@ -31,7 +40,7 @@ def test_timing_model_on_synthetic_stream(arch, ready):
     # (gfx11 stamps it one cycle early), VALU at 30, immediate at 40, WAVE_END at 50.
     res = decode_blob(_tiny(arch), arch, None, 0)
     assert res.problems == []
-    assert len(res.waves) == 1                      # only the target SIMD gets a wave record
+    assert len(res.waves) == 1  # only the target SIMD gets a wave record
     w = res.waves[0]
     assert (w.cu, w.simd, w.slot, w.begin, w.end) == (0, 0, 0, 10, 50)
     stall = 30 - ready
@@ -39,15 +48,16 @@ def test_timing_model_on_synthetic_stream(arch, ready):
     assert _rows(w) == [
         (20, 1, 0, c["SMEM"]),
         (22, 1, 0, c["VALU"]),
-        (ready, 1 + stall, stall, c["VALU"]),       # issued at 30 after stalling since the ready
-        (31, 10, 9, c["IMMED"]),                    # an immediate waits from the previous end (31)
-        (41, 9, 0, c["MESSAGE"]),                   # synthetic s_endpgm record up to WAVE_END
+        (ready, 1 + stall, stall, c["VALU"]),  # issued at 30 after stalling since the ready
+        (31, 10, 9, c["IMMED"]),  # an immediate waits from the previous end (31)
+        (41, 9, 0, c["MESSAGE"]),  # synthetic s_endpgm record up to WAVE_END
     ]
     # the state timeline covers the wave from begin to end
     assert sum(d for _s, d in w.timeline) == w.end - w.begin
     occ = sorted(tuple(int(x) for x in r) for r in res.occupancy.tolist())
-    assert occ == sorted([(0, 0, 0, 0, 1, 10, ENTRY), (0, 0, 1, 3, 1, 10, ENTRY),
-                          (0, 0, 0, 0, 0, 50, ENTRY), (0, 0, 1, 3, 0, 53, ENTRY)])
+    assert occ == sorted(
+        [(0, 0, 0, 0, 1, 10, ENTRY), (0, 0, 1, 3, 1, 10, ENTRY), (0, 0, 0, 0, 0, 50, ENTRY), (0, 0, 1, 3, 0, 53, ENTRY)]
+    )
 
 
 def _code(lines, base=0x200001006000, vaddr=0x100):
@@ -61,9 +71,16 @@ def _code(lines, base=0x200001006000, vaddr=0x100):
 
 
 def test_pc_walk_skips_delay_alu_and_matches_endpgm():
-    code = _code([("s_load_b64 s[0:1], s[0:1], 0x0", 8), ("v_mov_b32_e32 v0, 0", 4),
-                  ("s_delay_alu instid0(VALU_DEP_1)", 4), ("v_add_f32_e32 v0, v0, v0", 4),
-                  ("s_waitcnt lgkmcnt(0)", 4), ("s_endpgm", 4)])
+    code = _code(
+        [
+            ("s_load_b64 s[0:1], s[0:1], 0x0", 8),
+            ("v_mov_b32_e32 v0, 0", 4),
+            ("s_delay_alu instid0(VALU_DEP_1)", 4),
+            ("v_add_f32_e32 v0, v0, v0", 4),
+            ("s_waitcnt lgkmcnt(0)", 4),
+            ("s_endpgm", 4),
+        ]
+    )
     w = decode_blob(_tiny("gfx1100"), "gfx1100", code, 0).waves[0]
     assert [int(p) - ENTRY for p in w.insts["pc"]] == [0x0, 0x8, 0x10, 0x14, 0x18]
 
@@ -75,14 +92,22 @@ def test_pc_walk_stops_when_code_does_not_fit():
     assert int(w.insts["pc"][0]) == ENTRY and int(w.insts["pc"][1]) == 0
 
 
-@pytest.mark.parametrize("text,family,cat", [
-    ("s_dcache_inv", 11, L_SMEM),             # shortest registered prefix (s_dcache) wins
-    ("s_setprio 2", 11, L_IMMED), ("s_setprio_inc_wg 1", 12, L_SALU),
-    ("s_prefetch_data s[0:1], 0x0, null, 8", 12, L_SALU),   # what the official build answers
-    ("v_mov_b64 v[0:1], v[2:3]", 12, L_V_MOV_B64), ("v_mov_b64 v[0:1], v[2:3]", 11, L_VALU),
-    ("s_cbranch_execz 46", 11, L_BRANCH), ("s_delay_alu instid0(VALU_DEP_1)", 11, L_SKIP),
-    ("s_alloc_vgpr 8", 12, L_SALU), (".long 0xd8540000", 12, L_DONT_KNOW), ("s_wait_alu 0xfffe", 12, L_SKIP),
-])
+@pytest.mark.parametrize(
+    "text,family,cat",
+    [
+        ("s_dcache_inv", 11, L_SMEM),  # shortest registered prefix (s_dcache) wins
+        ("s_setprio 2", 11, L_IMMED),
+        ("s_setprio_inc_wg 1", 12, L_SALU),
+        ("s_prefetch_data s[0:1], 0x0, null, 8", 12, L_SALU),  # what the official build answers
+        ("v_mov_b64 v[0:1], v[2:3]", 12, L_V_MOV_B64),
+        ("v_mov_b64 v[0:1], v[2:3]", 11, L_VALU),
+        ("s_cbranch_execz 46", 11, L_BRANCH),
+        ("s_delay_alu instid0(VALU_DEP_1)", 11, L_SKIP),
+        ("s_alloc_vgpr 8", 12, L_SALU),
+        (".long 0xd8540000", 12, L_DONT_KNOW),
+        ("s_wait_alu 0xfffe", 12, L_SKIP),
+    ],
+)
 def test_line_category(text, family, cat):
     assert line_category(text, family) == cat
 
@@ -116,8 +141,9 @@ def _reference_split(data: bytes, fam) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("rel,fam", [("gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", 11),
-                                     ("gfx1201/sync_run0/custom_wave_sync_1_se1.att", 12)])
+@pytest.mark.parametrize(
+    "rel,fam", [("gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", 11), ("gfx1201/sync_run0/custom_wave_sync_1_se1.att", 12)]
+)
 def test_vectorised_splitter_matches_scalar_reader(rel, fam):
     data = shared_path("captures", *rel.split("/")).read_bytes()
     f = rdna.FAMILIES[fam]
@@ -129,13 +155,31 @@ def test_vectorised_splitter_matches_scalar_reader(rel, fam):
         b = padded[p // 2] | (padded[p // 2 + 1] << 8)
         return (b >> (4 * (p & 1))) & 0xFF
 
-    wanted = {rdna.T[n] for n in ("INST", "VALU_INST", "IMM_ONE", "IMMEDIATE", "WAVE_READY", "WAVE_START",
-                                  "WAVE_START_EXT", "WAVE_END", "REG", "NEW_PC", "HEADER")}
+    wanted = {
+        rdna.T[n]
+        for n in (
+            "INST",
+            "VALU_INST",
+            "IMM_ONE",
+            "IMMEDIATE",
+            "WAVE_READY",
+            "WAVE_START",
+            "WAVE_START_EXT",
+            "WAVE_END",
+            "REG",
+            "NEW_PC",
+            "HEADER",
+        )
+    }
     nbits = 8 * len(data)
-    exp = [p for p in ref if int(f.table.type[low8(p)]) in wanted
-           and 4 * p + (64 if f.gfx12 else 4 * int(f.table.nibbles[low8(p)])) <= nbits]
+    exp = [
+        p
+        for p in ref
+        if int(f.table.type[low8(p)]) in wanted
+        and 4 * p + (64 if f.gfx12 else 4 * int(f.table.nibbles[low8(p)])) <= nbits
+    ]
     got = [p for p, t in zip(tk.pos.tolist(), tk.type.tolist()) if t in wanted]
-    assert len(exp) > 500 and sorted(got) == exp     # gfx11 moves WAVE_READY tokens, so compare sets
+    assert len(exp) > 500 and sorted(got) == exp  # gfx11 moves WAVE_READY tokens, so compare sets
 
 
 def test_truncated_stream_reports_offset():
@@ -143,7 +187,7 @@ def test_truncated_stream_reports_offset():
     cut = data[:40]
     res = decode_blob(cut, "gfx1100", None, 0)
     assert any("truncated" in p and "byte" in p for p in res.problems)
-    assert len(res.occupancy) >= 2                  # kept what it had before the cut
+    assert len(res.occupancy) >= 2  # kept what it had before the cut
 
 
 def test_garbage_after_header_reports_lost_sync():
@@ -153,8 +197,10 @@ def test_garbage_after_header_reports_lost_sync():
     assert any("lost sync" in p for p in res.problems)
 
 
-@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0",
-                                 "gfx1201/handwritten_run0", "gfx1200/wmma_run0"])
+@pytest.mark.parametrize(
+    "rel",
+    ["gfx1100/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0", "gfx1201/handwritten_run0", "gfx1200/wmma_run0"],
+)
 def test_vectorised_model_equals_scalar_model(rel):
     """rdna_vec must give exactly the scalar reference model's waves, timelines and occupancy."""
     cap = shared_path("captures", *rel.split("/"))
@@ -174,14 +220,16 @@ def test_vectorised_model_equals_scalar_model(rel):
     assert n > 0
 
 
-@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/py_run0", "gfx1201/handwritten_run0",
-                                 "gfx1200/test_gemm_run0"])
+@pytest.mark.parametrize(
+    "rel", ["gfx1100/gemm_run0", "gfx1200/py_run0", "gfx1201/handwritten_run0", "gfx1200/test_gemm_run0"]
+)
 @pytest.mark.parametrize("vectorised", [True, False])
 def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
     import json
     import re
 
     from attdec.model import Category
+
     cap_dir = shared_path("captures", *rel.split("/"))
     cap = json.loads((cap_dir / "capture.json").read_text())
     oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads((cap_dir / "oracle.json").read_text())["dispatches"]}

@@ -1,4 +1,5 @@
 """tinygrad profile pickles: restricted unpickling and grouping into dispatches."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,11 +10,11 @@ import types
 from dataclasses import dataclass
 
 import pytest
+from conftest import shared_path
 
 from attdec.errors import FormatError
-from attdec.sources import tinygrad
 from attdec.model.target import from_version
-from conftest import shared_path
+from attdec.sources import tinygrad
 
 
 def _captures_by_pickle():
@@ -60,6 +61,7 @@ def test_profiles_agree_with_capture_json():
 
 # --- synthesized pickles: tinygrad-like classes under a fake module name -------------------------
 
+
 @dataclass
 class ProfileDeviceEvent:
     device: str
@@ -90,8 +92,9 @@ class ProfileWeirdEvent:
     pass
 
 
-def _pickle_as_tinygrad(obj, module="tinygrad.fake_device",
-                        classes=(ProfileDeviceEvent, ProfileProgramEvent, ProfileSQTTEvent)) -> bytes:
+def _pickle_as_tinygrad(
+    obj, module="tinygrad.fake_device", classes=(ProfileDeviceEvent, ProfileProgramEvent, ProfileSQTTEvent)
+) -> bytes:
     """Pickle `obj` with our stand-in classes appearing to live in a tinygrad module."""
     mods = {name: types.ModuleType(name) for name in ("tinygrad", module) if name not in sys.modules}
     saved = {cls: cls.__module__ for cls in classes}
@@ -110,13 +113,16 @@ def _pickle_as_tinygrad(obj, module="tinygrad.fake_device",
 
 def test_synthetic_profile_groups_by_kernel_and_tag():
     import decimal
-    ev = [ProfileDeviceEvent("AMD", decimal.Decimal("1.5"), {"gfx_target_version": 90500}),
-          ProfileProgramEvent("AMD", "k0", b"\x7fELFk0", 0x1000, 0),
-          ProfileProgramEvent("AMD", "k1", b"\x7fELFk1", 0x2000, 1),
-          ProfileSQTTEvent("AMD", 1, 0, b"a", True, 7),
-          ProfileSQTTEvent("AMD", 0, 0, b"b", True, 8),
-          ProfileSQTTEvent("AMD", 1, 1, b"c", False, 7),
-          ProfileSQTTEvent("AMD", 1, 0, b"d", True, 9)]
+
+    ev = [
+        ProfileDeviceEvent("AMD", decimal.Decimal("1.5"), {"gfx_target_version": 90500}),
+        ProfileProgramEvent("AMD", "k0", b"\x7fELFk0", 0x1000, 0),
+        ProfileProgramEvent("AMD", "k1", b"\x7fELFk1", 0x2000, 1),
+        ProfileSQTTEvent("AMD", 1, 0, b"a", True, 7),
+        ProfileSQTTEvent("AMD", 0, 0, b"b", True, 8),
+        ProfileSQTTEvent("AMD", 1, 1, b"c", False, 7),
+        ProfileSQTTEvent("AMD", 1, 0, b"d", True, 9),
+    ]
     ds = tinygrad.dispatches_from_events(tinygrad.load_events(_pickle_as_tinygrad(ev), "x.pkl"), "x.pkl")
     assert [d.name for d in ds] == ["k1#7", "k0#8", "k1#9"]
     assert [(b.se, b.data) for b in ds[0].blobs] == [(0, b"a"), (1, b"c")]
@@ -125,16 +131,17 @@ def test_synthetic_profile_groups_by_kernel_and_tag():
 
 
 def test_old_profiles_name_the_kernel_and_have_no_tags():
-    ev = [ProfileDeviceEvent("AMD", 0, {"gfx_target_version": 110501}),
-          ProfileProgramEvent("AMD", "E_3", b"x", 0x7000, None),
-          ProfileSQTTEvent("AMD", "E_3", 0, b"a", True, None)]
+    ev = [
+        ProfileDeviceEvent("AMD", 0, {"gfx_target_version": 110501}),
+        ProfileProgramEvent("AMD", "E_3", b"x", 0x7000, None),
+        ProfileSQTTEvent("AMD", "E_3", 0, b"a", True, None),
+    ]
     (d,) = tinygrad.dispatches_from_events(tinygrad.load_events(_pickle_as_tinygrad(ev), "y"), "y")
     assert (d.name, d.arch, d.code_objects[0].base) == ("E_3", "gfx1151", 0x7000)
 
 
 def test_blob_without_program_is_one_clear_error():
-    ev = [ProfileDeviceEvent("AMD", 0, {"gfx_target_version": 110000}),
-          ProfileSQTTEvent("AMD", 3, 0, b"a", True, 1)]
+    ev = [ProfileDeviceEvent("AMD", 0, {"gfx_target_version": 110000}), ProfileSQTTEvent("AMD", 3, 0, b"a", True, 1)]
     with pytest.raises(FormatError, match="no program"):
         tinygrad.dispatches_from_events(tinygrad.load_events(_pickle_as_tinygrad(ev), "z"), "z")
 
@@ -142,6 +149,7 @@ def test_blob_without_program_is_one_clear_error():
 class _Evil:
     def __reduce__(self):
         import os
+
         return (os.system, ("touch /tmp/attdec_pwned",))
 
 
@@ -151,7 +159,7 @@ def test_refuses_arbitrary_callables(tmp_path):
         tinygrad.load_events(data, "evil.pkl")
     # builtins reached through REDUCE are refused too
     data = pickle.dumps([getattr])
-    with pytest.raises(FormatError, match="builtins.getattr"):
+    with pytest.raises(FormatError, match=r"builtins\.getattr"):
         tinygrad.load_events(data, "evil2.pkl")
 
 
@@ -172,6 +180,7 @@ def test_cli_refuses_an_unsafe_pickle_in_one_line(tmp_path):
     from click.testing import CliRunner
 
     from attdec.cli import main
+
     p = tmp_path / "profile.pkl"
     p.write_bytes(pickle.dumps([_Evil()], protocol=4))
     r = CliRunner().invoke(main, ["export-ui", str(p), "-o", str(tmp_path / "o")])

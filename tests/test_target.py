@@ -1,15 +1,24 @@
 """The one table of per-architecture facts: names, versions, ELF machine numbers, families."""
+
 import pytest
 
 from attdec.errors import ArchError
 from attdec.model.target import TARGETS, family_target, from_mach, from_version, target
 
 
-@pytest.mark.parametrize("name,family,gen,wave,tables", [
-    ("gfx90a", "gfx9", 9, 64, "gfx90a"), ("gfx942", "gfx9", 9, 64, "gfx942"), ("gfx950", "gfx9", 9, 64, "gfx950"),
-    ("gfx940", "gfx9", 9, 64, "gfx942"), ("gfx1100", "gfx11", 11, 32, "gfx1100"),
-    ("gfx1152", "gfx11", 11, 32, "gfx1151"), ("gfx1201", "gfx12", 12, 32, "gfx1201"),
-    ("gfx1030", "gfx10", 10, 32, None)])
+@pytest.mark.parametrize(
+    "name,family,gen,wave,tables",
+    [
+        ("gfx90a", "gfx9", 9, 64, "gfx90a"),
+        ("gfx942", "gfx9", 9, 64, "gfx942"),
+        ("gfx950", "gfx9", 9, 64, "gfx950"),
+        ("gfx940", "gfx9", 9, 64, "gfx942"),
+        ("gfx1100", "gfx11", 11, 32, "gfx1100"),
+        ("gfx1152", "gfx11", 11, 32, "gfx1151"),
+        ("gfx1201", "gfx12", 12, 32, "gfx1201"),
+        ("gfx1030", "gfx10", 10, 32, None),
+    ],
+)
 def test_facts(name, family, gen, wave, tables):
     t = target(name)
     assert (t.family, t.generation, t.wave_size, t.isa) == (family, gen, wave, tables)

@@ -4,6 +4,7 @@ Hand-derived figures of the `tiny` fixture (3 waves x 8 instructions, see tools/
 hits 24; latency A 416 + B 320 + C 176 = 912; stall A 368 + B 272 + C 128 = 768;
 idle A 8 + B 8 + C 4 = 20 (gaps before lines 1 and 4 of A, 4 and 8 of B, 4 of C).
 """
+
 from __future__ import annotations
 
 import io
@@ -14,19 +15,23 @@ import tarfile
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, shared_path
 
 from attdec.analysis.aggregate import aggregate_lines
 from attdec.cli import main
 from attdec.errors import FormatError
 from attdec.sources import open_inputs, resolve
-from conftest import FIXTURES, shared_path
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
 
 def totals(d):
-    return (sum(c.hit for c in d.code), sum(c.latency for c in d.code), sum(c.stall for c in d.code),
-            sum(c.idle for c in d.code))
+    return (
+        sum(c.hit for c in d.code),
+        sum(c.latency for c in d.code),
+        sum(c.stall for c in d.code),
+        sum(c.idle for c in d.code),
+    )
 
 
 def test_tiny_reads_exact_figures():
@@ -36,7 +41,10 @@ def test_tiny_reads_exact_figures():
     assert d.arch == "gfx9 (chip unknown)"
     assert totals(d) == (24, 912, 768, 20)
     assert [(w.se, w.simd, w.slot, w.seq, w.begin, w.end) for w in d.waves] == [
-        (0, 0, 0, 0, 100, 524), (1, 2, 1, 0, 200, 528), (1, 2, 1, 1, 600, 780)]
+        (0, 0, 0, 0, 100, 524),
+        (1, 2, 1, 0, 200, 528),
+        (1, 2, 1, 1, 600, 780),
+    ]
     assert d.waves[0].insts["line"].tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
     assert d.code[5].source == "/src/k.py:7 -> /src/main.py:40"
     assert len(d.occupancy) == 6 and d.realtime and not d.problems
@@ -54,11 +62,11 @@ def test_aggregate_matches_code_json_and_subsets():
 def test_early_8_column_layout_and_packed_occupancy():
     [d] = open_inputs([FIXTURES / "early8"])
     assert d.code[0].is_label and d.kernel == "tiny_kernel"
-    assert totals(d) == (24, 912, 768, 20)          # Stall/Idle recomputed from the waves
+    assert totals(d) == (24, 912, 768, 20)  # Stall/Idle recomputed from the waves
     assert any("no Stall/Idle" in p for p in d.problems)
     [ref] = open_inputs([TINY])
     cols = ["se", "cu", "simd", "wave_id", "start", "time"]
-    ref.occupancy["time"] = ref.occupancy["time"] // 8 * 8        # the packed layout stores time / 8
+    ref.occupancy["time"] = ref.occupancy["time"] // 8 * 8  # the packed layout stores time / 8
     assert np.array_equal(np.sort(d.occupancy[cols]), np.sort(ref.occupancy[cols]))
 
 
@@ -71,7 +79,7 @@ def test_python_writer_layout():
 def test_empty_shells_and_pc_sampling():
     ds = {d.path.rsplit("/", 1)[-1]: d for d in open_inputs([FIXTURES / "empty"])}
     assert ds["ui_output_agent_7_dispatch_9"].code == [] and not ds["ui_output_agent_7_dispatch_9"].waves
-    assert ds["ui_output_agent_7_dispatch_9"].kernel == "tiny_kernel"      # from occupancy's table
+    assert ds["ui_output_agent_7_dispatch_9"].kernel == "tiny_kernel"  # from occupancy's table
     z = ds["ui_output_agent_7_dispatch_10"]
     assert len(z.code) == 9 and totals(z) == (0, 0, 0, 0) and not z.waves
     [p] = open_inputs([FIXTURES / "pcs"])
@@ -83,10 +91,10 @@ def test_arch_from_agent_table_only_when_it_fits(tmp_path):
     assert d.arch == "gfx1201"
     shutil.copytree(TINY, tmp_path / "run" / TINY.name)
     (tmp_path / "run" / "x_agent_info.csv").write_text(
-        '"Agent_Type","Gfx_Target_Version"\n"GPU",110000\n')        # an RDNA chip for a gfxip-9 trace
+        '"Agent_Type","Gfx_Target_Version"\n"GPU",110000\n'
+    )  # an RDNA chip for a gfxip-9 trace
     assert open_inputs([tmp_path / "run"])[0].arch == "gfx9 (chip unknown)"
-    (tmp_path / "run" / "x_agent_info.csv").write_text(
-        '"Agent_Type","Gfx_Target_Version"\n"GPU",90010\n"GPU",90010\n')
+    (tmp_path / "run" / "x_agent_info.csv").write_text('"Agent_Type","Gfx_Target_Version"\n"GPU",90010\n"GPU",90010\n')
     assert open_inputs([tmp_path / "run"])[0].arch == "gfx90a"
 
 
@@ -118,14 +126,17 @@ def _cli(*args):
     return r.exit_code, r.output
 
 
-@pytest.mark.parametrize("setup,needle", [
-    ("missing", "no such file or folder"),
-    ("not_ui", "not a ui_output folder"),
-    ("bad_json", "code.json: malformed JSON"),
-    ("bad_wave", "se0_sm0_sl0_wv0.json: malformed JSON"),
-    ("bad_archive", "unreadable archive"),
-    ("no_match", "no file or folder matches"),
-])
+@pytest.mark.parametrize(
+    "setup,needle",
+    [
+        ("missing", "no such file or folder"),
+        ("not_ui", "not a ui_output folder"),
+        ("bad_json", "code.json: malformed JSON"),
+        ("bad_wave", "se0_sm0_sl0_wv0.json: malformed JSON"),
+        ("bad_archive", "unreadable archive"),
+        ("no_match", "no file or folder matches"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_1(tmp_path, setup, needle):
     target = tmp_path / "x"
     if setup == "not_ui":
@@ -164,6 +175,7 @@ def test_missing_listed_wave_is_a_problem_not_an_error(tmp_path):
 
 # ---- real samples ------------------------------------------------------------------------------
 
+
 def test_every_real_sample_matches_code_json():
     root = shared_path("ui_output_samples")
     ds = open_inputs([root])
@@ -187,22 +199,24 @@ def test_real_wave_begin_end_match_filenames_json():
     for se, a in fn["wave_filenames"].items():
         for simd, b in a.items():
             for slot, c in b.items():
-                for wv, (name, begin, end) in c.items():
+                for wv, (_name, begin, end) in c.items():
                     listed[(int(se), int(simd), int(slot), int(wv))] = (begin, end)
     assert len(listed) == len(disp.waves) == 632
     assert all(listed[(w.se, w.simd, w.slot, w.seq)] == (w.begin, w.end) for w in disp.waves)
 
 
-@pytest.mark.parametrize("name,body,needle", [
-    ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [[1, 2]]}}, "expected [n, 5]"),
-    ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [], "timeline": [[1]]}}, "unexpected structure"),
-    ("se0_sm0_sl0_wv0.json", {"nothing": 1}, "no 'wave' object"),
-    ("occupancy.json", {"0": [["a"]]}, "unknown layout"),
-    ("code.json", {"code": [["s_nop 0", 0, "x", "", 1, 2, 3, 4, 5, 6]]}, "non-integer column"),
-    ("code.json", [1, 2], "not a JSON object"),
-    ("filenames.json", {"wave_filenames": {"0": {"0": {"0": {"0": ["a.json", "b", 1]}}}}},
-     "unexpected structure"),
-])
+@pytest.mark.parametrize(
+    "name,body,needle",
+    [
+        ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [[1, 2]]}}, "expected [n, 5]"),
+        ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [], "timeline": [[1]]}}, "unexpected structure"),
+        ("se0_sm0_sl0_wv0.json", {"nothing": 1}, "no 'wave' object"),
+        ("occupancy.json", {"0": [["a"]]}, "unknown layout"),
+        ("code.json", {"code": [["s_nop 0", 0, "x", "", 1, 2, 3, 4, 5, 6]]}, "non-integer column"),
+        ("code.json", [1, 2], "not a JSON object"),
+        ("filenames.json", {"wave_filenames": {"0": {"0": {"0": {"0": ["a.json", "b", 1]}}}}}, "unexpected structure"),
+    ],
+)
 def test_wrong_json_shapes_are_format_errors(tmp_path, name, body, needle):
     shutil.copytree(TINY, tmp_path / "d")
     (tmp_path / "d" / name).write_text(json.dumps(body))

@@ -1,4 +1,5 @@
 """The ui_output writer: structure and field types as in real rocprofv3 folders, totals that read back."""
+
 from __future__ import annotations
 
 import csv
@@ -7,15 +8,22 @@ import re
 from collections import defaultdict
 
 import numpy as np
-
-from attdec.analysis.listing import build_listing
-from attdec.model import OCCUPANCY_DTYPE, Dispatch, Wave
-from attdec.report.ui_output import wstates, write_ui_output
 from conftest import shared_path
 from test_listing import BASE, _code, _wave
 
-SAMPLE = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "flash_attn_func",
-          "att_viewer", "small", "ui_output_agent_32235_dispatch_44")
+from attdec.analysis.listing import build_listing
+from attdec.model import OCCUPANCY_DTYPE, Dispatch, Wave
+from attdec.report.ui_output import write_ui_output, wstates
+
+SAMPLE = (
+    "ui_output_samples",
+    "jhinpan__flydsl-kernel-profiling-lib",
+    "examples",
+    "flash_attn_func",
+    "att_viewer",
+    "small",
+    "ui_output_agent_32235_dispatch_44",
+)
 
 
 def _norm(key: str) -> str:
@@ -45,18 +53,32 @@ def fits(ours, sample, path="") -> None:
 
 
 def _dispatch() -> Dispatch:
-    w1 = _wave(100, [(110, 2, 0, 4, BASE + 0x110), (120, 9, 30, 34, BASE + 0x114), (130, 6, 0, 8, 0),
-                     (200, 6, 2, 8, BASE + 0x118), (300, 11, 0, 4, BASE + 0x12c)])
+    w1 = _wave(
+        100,
+        [
+            (110, 2, 0, 4, BASE + 0x110),
+            (120, 9, 30, 34, BASE + 0x114),
+            (130, 6, 0, 8, 0),
+            (200, 6, 2, 8, BASE + 0x118),
+            (300, 11, 0, 4, BASE + 0x12C),
+        ],
+    )
     w1.timeline = [(1, 10), (2, 10), (4, 30), (2, 250)]
     w2 = _wave(50, [(60, 2, 0, 4, BASE + 0x110), (90, 1, 5, 20, BASE + 0x114)])
     w2.simd, w2.timeline = 1, [(1, 10), (3, 30), (2, 30)]
-    w3 = _wave(400, [(410, 2, 1, 4, BASE + 0x110)])     # same slot as w1, later
+    w3 = _wave(400, [(410, 2, 1, 4, BASE + 0x110)])  # same slot as w1, later
     w3.timeline = [(1, 10), (2, 4)]
-    bare = Wave(se=1, cu=0, simd=0, slot=0, begin=0, end=5, timeline=[(1, 5)])   # gets no file
+    bare = Wave(se=1, cu=0, simd=0, slot=0, begin=0, end=5, timeline=[(1, 5)])  # gets no file
     occ = np.zeros(4, OCCUPANCY_DTYPE)
     occ[:] = [(0, 0, 0, 0, 1, 100, 0), (0, 0, 0, 0, 0, 1100, 0), (1, 2, 1, 3, 1, 7, 0), (1, 2, 1, 3, 0, 9, 0)]
-    d = Dispatch(name="k#1", target="gfx1100", kernel="b", waves=[w1, w2, w3, bare], occupancy=occ,
-                 realtime_se={0: [(10, 1000), (5000, 3000)], 1: [(12, 1000)]})
+    d = Dispatch(
+        name="k#1",
+        target="gfx1100",
+        kernel="b",
+        waves=[w1, w2, w3, bare],
+        occupancy=occ,
+        realtime_se={0: [(10, 1000), (5000, 3000)], 1: [(12, 1000)]},
+    )
     d.code = build_listing(d, _code())
     return d
 
@@ -65,13 +87,27 @@ def test_structure_matches_real_sample(tmp_path):
     sample = shared_path(*SAMPLE)
     folder = write_ui_output(_dispatch(), tmp_path, "ui_output_agent_0_dispatch_1")
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["attdec_agent_info.csv", "code.json", "filenames.json", "occupancy.json", "realtime.json",
-                     "se0_sm0_sl0_wv0.json", "se0_sm0_sl0_wv1.json", "se0_sm1_sl0_wv0.json",
-                     "wstates1.json", "wstates2.json", "wstates3.json", "wstates4.json"]
+    assert names == [
+        "attdec_agent_info.csv",
+        "code.json",
+        "filenames.json",
+        "occupancy.json",
+        "realtime.json",
+        "se0_sm0_sl0_wv0.json",
+        "se0_sm0_sl0_wv1.json",
+        "se0_sm1_sl0_wv0.json",
+        "wstates1.json",
+        "wstates2.json",
+        "wstates3.json",
+        "wstates4.json",
+    ]
     for f in ("filenames.json", "code.json", "occupancy.json", "realtime.json", "wstates1.json"):
         fits(json.loads((folder / f).read_text()), json.loads((sample / f).read_text()), f)
-    fits(json.loads((folder / "se0_sm0_sl0_wv0.json").read_text()),
-         json.loads((sample / "se3_sm0_sl0_wv0.json").read_text()), "wave")
+    fits(
+        json.loads((folder / "se0_sm0_sl0_wv0.json").read_text()),
+        json.loads((sample / "se3_sm0_sl0_wv0.json").read_text()),
+        "wave",
+    )
     fn = json.loads((folder / "filenames.json").read_text())
     assert fn["gfxip"] == 11 and fn["gfxv"] == "navi" and fn["version"] == "3.0.0"
     # every listed file exists with the listed begin/end, and vice versa (as on the real samples)
@@ -104,9 +140,9 @@ def test_totals_read_back(tmp_path):
     for f in folder.glob("se*_sm*_sl*_wv*.json"):
         w = json.loads(f.read_text())["wave"]
         prev_end = w["begin"]
-        for t, c, s, du, line in w["instructions"]:
+        for t, _c, s, du, line in w["instructions"]:
             total_stall += s
-            if line == 0:        # unresolved PC (line 0 is the first label row)
+            if line == 0:  # unresolved PC (line 0 is the first label row)
                 continue
             r = tot[line]
             r[0] += 1
@@ -122,8 +158,7 @@ def test_totals_read_back(tmp_path):
         stats = list(csv.reader(f))
     assert stats[0] == ["CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle", "Source"]
     assert len(stats) == 1 + len(code) and stats[1][2] == "; b"
-    assert sorted((int(r[0]), int(r[1]), int(r[5])) for r in stats[1:]) == \
-        sorted((r[4], r[5], r[8]) for r in code)
+    assert sorted((int(r[0]), int(r[1]), int(r[5])) for r in stats[1:]) == sorted((r[4], r[5], r[8]) for r in code)
     assert (tmp_path / "stats_ui_output_x.csv").read_text().splitlines()[1].startswith('3,272,"; b"')
 
 
@@ -145,8 +180,17 @@ def test_wstates_reproduce_real_samples():
         waves = []
         for f in sorted(sample.glob("se*_sm*_sl*_wv*.json")):
             w = json.loads(f.read_text())["wave"]
-            waves.append(Wave(se=0, cu=w["cu"], simd=w["simd"], slot=w["slot"], begin=w["begin"], end=w["end"],
-                              timeline=[tuple(x) for x in w["timeline"]]))
+            waves.append(
+                Wave(
+                    se=0,
+                    cu=w["cu"],
+                    simd=w["simd"],
+                    slot=w["slot"],
+                    begin=w["begin"],
+                    end=w["end"],
+                    timeline=[tuple(x) for x in w["timeline"]],
+                )
+            )
         if not waves:
             continue
         got = wstates(waves)

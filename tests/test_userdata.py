@@ -1,12 +1,14 @@
 """The register-write scanner: framing over every real capture, ROCm code-object markers on synthetic streams."""
+
 from __future__ import annotations
 
 import json
 
-from attdec.decoders.userdata import PGM_HI, PGM_LO, scan_userdata
-from attdec.decoders import stream_generation
 from conftest import shared_path
 from sqtt_synth import Gfx9Stream, RdnaStream, roc_marker_words
+
+from attdec.decoders import stream_generation
+from attdec.decoders.userdata import PGM_HI, PGM_LO, scan_userdata
 
 
 def test_framing_holds_on_every_capture_and_finds_the_kernel_entry():
@@ -20,7 +22,7 @@ def test_framing_holds_on_every_capture_and_finds_the_kernel_entry():
             s = scan_userdata(data, stream_generation(data))
             assert s.stopped_at is None, (cj.parent.name, b["file"])
             assert s.entry_pcs and s.entry_pcs[-1] == entry[b["kernel"]], (cj.parent.name, b["file"])
-            assert not s.markers      # tinygrad writes RGP markers, never the ROCm protocol
+            assert not s.markers  # tinygrad writes RGP markers, never the ROCm protocol
             n += 1
     assert n >= 400
 
@@ -28,14 +30,16 @@ def test_framing_holds_on_every_capture_and_finds_the_kernel_entry():
 def test_rdna_code_object_markers():
     for version, gen in ((3, 11), (4, 12), (2, 10)):
         st = RdnaStream(version).nop().time(2)
-        st.reg(0x1234, 7)                                   # unrelated register write
+        st.reg(0x1234, 7)  # unrelated register write
         st.userdata(roc_marker_words(5, 0x7F00_1234_5000, 0x3000))
         st.nop().reg(PGM_LO, 0x1234_5060 >> 8 & 0xFFFFFFFF, cs=True).reg(PGM_HI, 0x7F00 >> 8 | 0, cs=True)
         st.userdata(roc_marker_words(5, 0x7F00_1234_5000, 0x3000, unload=True)[1:])
         s = scan_userdata(st.bytes(), gen)
         assert s.stopped_at is None
-        assert [(m.id, m.addr, m.size, m.unload) for m in s.markers] == \
-            [(5, 0x7F00_1234_5000, 0x3000, False), (5, 0x7F00_1234_5000, 0x3000, True)]
+        assert [(m.id, m.addr, m.size, m.unload) for m in s.markers] == [
+            (5, 0x7F00_1234_5000, 0x3000, False),
+            (5, 0x7F00_1234_5000, 0x3000, True),
+        ]
         assert len(s.entry_pcs) == 1
 
 
@@ -49,11 +53,11 @@ def test_gfx9_code_object_markers_and_entry():
 
 
 def test_markers_need_activation():
-    words = roc_marker_words(5, 0x1000, 0x100)[1:]          # no "\0ROC" first
+    words = roc_marker_words(5, 0x1000, 0x100)[1:]  # no "\0ROC" first
     assert scan_userdata(Gfx9Stream().userdata(words).bytes(), 9).markers == []
 
 
 def test_unassigned_token_stops_with_offset():
-    st = RdnaStream(3).nop().token(0x7, 4)                  # low nibble 0x7 is unassigned
+    st = RdnaStream(3).nop().token(0x7, 4)  # low nibble 0x7 is unassigned
     s = scan_userdata(st.bytes(), 11)
     assert s.stopped_at == 8

@@ -1,13 +1,14 @@
 """waves, prune-empty and demo on the synthesized fixtures (figures from tools/make_fixtures.py)."""
+
 from __future__ import annotations
 
 import json
 import shutil
 
 from click.testing import CliRunner
+from conftest import FIXTURES, shared_path
 
 from attdec.cli import main
-from conftest import FIXTURES, shared_path
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
@@ -21,7 +22,10 @@ def run(*args, code=0):
 def test_waves_json():
     w = json.loads(run("waves", TINY, "--format", "json"))["waves"]
     assert [(x["se"], x["simd"], x["slot"], x["wave"], x["cu"], x["begin"], x["end"]) for x in w] == [
-        (0, 0, 0, 0, 1, 100, 524), (1, 2, 1, 0, 1, 200, 528), (1, 2, 1, 1, 1, 600, 780)]
+        (0, 0, 0, 0, 1, 100, 524),
+        (1, 2, 1, 0, 1, 200, 528),
+        (1, 2, 1, 1, 1, 600, 780),
+    ]
     assert [x["stall"] for x in w] == [368, 272, 128]
     assert [x["instructions"] for x in w] == [8, 8, 8]
     assert all(x["dominant_type"] == "VMEM-wait" for x in w)
@@ -37,12 +41,11 @@ def test_waves_filters_sort_csv_table():
 
 
 def test_real_waves_begin_end():
-    p = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples",
-                    "topk_gating_softmax")
+    p = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
     w = json.loads(run("waves", p, "--format", "json"))["waves"]
     assert len(w) == 32 and all(x["instructions"] == 1162 for x in w)
     assert sum(x["stall"] for x in w) == 132308
-    assert w[0]["begin"] == 95192 and w[0]["end"] == 103868          # se0_sm0_sl0_wv0 in filenames.json
+    assert w[0]["begin"] == 95192 and w[0]["end"] == 103868  # se0_sm0_sl0_wv0 in filenames.json
 
 
 def test_prune_dry_run_then_yes(tmp_path):
@@ -52,10 +55,10 @@ def test_prune_dry_run_then_yes(tmp_path):
     out = run("prune-empty", root)
     assert "would remove" in out and "ui_output_agent_7_dispatch_9" in out and "dispatch_10" in out
     assert "2 empty dispatch folder(s)" in out and "PC-sampling" in out
-    assert (root / "ui_output_agent_7_dispatch_9").exists()          # dry run
-    assert "*" in out and "tiny_kernel" in out                        # survivor ranked, best marked
+    assert (root / "ui_output_agent_7_dispatch_9").exists()  # dry run
+    assert "*" in out and "tiny_kernel" in out  # survivor ranked, best marked
     out = run("prune-empty", root, "--yes")
-    assert out.count("removed ") == 4                                 # 2 folders + 2 header-only CSVs
+    assert out.count("removed ") == 4  # 2 folders + 2 header-only CSVs
     assert not (root / "ui_output_agent_7_dispatch_9").exists()
     assert not (root / "ui_output_agent_7_dispatch_10").exists()
     assert not (root / "stats_ui_output_agent_7_dispatch_9.csv").exists()

@@ -8,6 +8,7 @@ Targets with identical tables (gfx1100-1103, gfx1150/1151, gfx1200/1201) share o
 
     python3 tools/gen_isa_tables.py [--src ../shared/isa/llvm-opcodes]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,11 @@ def main() -> int:
         src = json.loads(path.read_text())
         encs = {}
         for name, enc in src["encodings"].items():
-            encs[name] = {"op_lsb": enc["op_lsb"], "op_bits": enc["op_bits"],
-                          "ops": {int(k): v for k, v in sorted(enc["ops"].items(), key=lambda kv: int(kv[0]))}}
+            encs[name] = {
+                "op_lsb": enc["op_lsb"],
+                "op_bits": enc["op_bits"],
+                "ops": {int(k): v for k, v in sorted(enc["ops"].items(), key=lambda kv: int(kv[0]))},
+            }
         table = {"generation": src["generation"], "llvm": src["llvm"], "encodings": encs}
         blob = json.dumps(table, sort_keys=True, separators=(",", ":"))
         digest = hashlib.sha256(blob.encode()).hexdigest()

@@ -3,6 +3,7 @@
 Used by tools/oracle_check.py --listing to check the PC walk independently of attdec.isa. The shipped
 decoder never reads listings.
 """
+
 import re
 from types import SimpleNamespace
 
@@ -18,8 +19,9 @@ def codemap_from_listing(path: str, base: int) -> CodeMap:
         if not m:
             continue
         text, addr, words = m.group(1).strip(), int(m.group(2), 16), m.group(3).split()
-        ins.append(SimpleNamespace(address=addr, size=4 * len(words), text=text, mnemonic=text.split(" ")[0],
-                                   target=None))
+        ins.append(
+            SimpleNamespace(address=addr, size=4 * len(words), text=text, mnemonic=text.split(" ")[0], target=None)
+        )
     cm = CodeMap()
     cm.add(ins, base)
     return cm
@@ -38,6 +40,7 @@ def codemap_from_oracle(oracle_disp: dict, fallback: CodeMap | None = None) -> C
     if fallback is not None:
         cm._by_pc.update(fallback._by_pc)
     for pc, _off, text, size in oracle_disp["isa"]["answered"]:
-        cm._by_pc[pc] = SimpleNamespace(address=pc, size=size if size else 4, text=text,
-                                        mnemonic=text.split(" ")[0], target=None)
+        cm._by_pc[pc] = SimpleNamespace(
+            address=pc, size=size if size else 4, text=text, mnemonic=text.split(" ")[0], target=None
+        )
     return cm

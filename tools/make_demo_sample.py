@@ -6,6 +6,7 @@ through ds_swizzle/ds_bpermute (an inlined helper, so its Source is a chain), ex
 with a barrier, stores. Four waves on one CU; stalls drawn from a fixed-seed generator so the output is
 reproducible. Run from the repository root: python3 tools/make_demo_sample.py
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from uisynth import Inst, SynthWave, category, listing, write_dispatch  # noqa: E402
+from uisynth import Inst, SynthWave, category, listing, write_dispatch
 
 K = "/home/dev/demo/softmax_kernel.py"
 H = "/home/dev/demo/warp_ops.py"
@@ -54,9 +55,15 @@ PROGRAM = [
 ]
 
 # (low, high) stall in 4-cycle steps, by what the instruction waits for.
-STALLS = {"s_waitcnt lgkmcnt(0)@4": (40, 80), "s_waitcnt vmcnt(0)": (120, 220), "s_barrier": (10, 60),
-          "s_waitcnt lgkmcnt(0)": (8, 30), "s_nop 1": (2, 2), "v_exp_f32_e32": (1, 4),
-          "v_rcp_f32_e32": (1, 4)}
+STALLS = {
+    "s_waitcnt lgkmcnt(0)@4": (40, 80),
+    "s_waitcnt vmcnt(0)": (120, 220),
+    "s_barrier": (10, 60),
+    "s_waitcnt lgkmcnt(0)": (8, 30),
+    "s_nop 1": (2, 2),
+    "v_exp_f32_e32": (1, 4),
+    "v_rcp_f32_e32": (1, 4),
+}
 
 
 def simulate(rng: random.Random, begin: int) -> tuple[list, list, int]:
@@ -64,8 +71,7 @@ def simulate(rng: random.Random, begin: int) -> tuple[list, list, int]:
     insts, timeline = [], [[1, t - begin]]
     for line, ins in enumerate(PROGRAM, 1):
         mnem = ins.text.split(" ")[0]
-        key = f"{ins.text}@{line}" if f"{ins.text}@{line}" in STALLS else (
-            ins.text if ins.text in STALLS else mnem)
+        key = f"{ins.text}@{line}" if f"{ins.text}@{line}" in STALLS else (ins.text if ins.text in STALLS else mnem)
         lo, hi = STALLS.get(key, (0, 1))
         stall = 4 * rng.randint(lo, hi)
         issue = 8 if mnem.startswith(("v_exp", "v_rcp", "global_", "ds_")) else 4
@@ -88,8 +94,9 @@ def main(out: str = "attdec/data/demo") -> None:
     for i, (simd, slot) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)]):
         begin = 51200 + 36 * i
         insts, timeline, end = simulate(rng, begin)
-        waves.append(SynthWave(se=0, simd=simd, slot=slot, wv=0, cu=1, begin=begin, insts=insts,
-                               timeline=timeline, end=end))
+        waves.append(
+            SynthWave(se=0, simd=simd, slot=slot, wv=0, cu=1, begin=begin, insts=insts, timeline=timeline, end=end)
+        )
     folder = os.path.join(out, "ui_output_agent_4242_dispatch_7")
     shutil.rmtree(out, ignore_errors=True)
     write_dispatch(folder, KERNEL, listing(KERNEL, PROGRAM), waves)

@@ -7,10 +7,10 @@ dwarf_expected.json: for every instruction address, the inline chain as rocprofv
 "file:line" first, then each call site outward (llvm-symbolizer-22 --inlining order). Needs clang-22, ld.lld-22,
 llvm-objdump-22 and llvm-symbolizer-22; tests only read the results.
 """
+
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -36,8 +36,12 @@ BUILDS = [("dwarf5_gfx1100.co", "gfx1100", "-gdwarf-5"), ("dwarf4_gfx942.co", "g
 
 
 def chain(co: Path, addrs):
-    out = subprocess.run(["llvm-symbolizer-22", f"--obj={co}", "--inlining"] + [hex(a) for a in addrs],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["llvm-symbolizer-22", f"--obj={co}", "--inlining"] + [hex(a) for a in addrs],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     result = {}
     for addr, block in zip(addrs, out.strip().split("\n\n")):
         locs = [ln for ln in block.splitlines() if re.search(r":\d+:\d+$", ln)]
@@ -53,13 +57,32 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "k.cl").write_text(SOURCE)
         for name, mcpu, dwarf in BUILDS:
-            subprocess.run(["clang-22", "-target", "amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-x", "cl", "-cl-std=CL2.0",
-                            "-O2", dwarf, "-nogpulib", f"-fdebug-prefix-map={tmp}=.", "-c", "k.cl", "-o", "k.o"],
-                           cwd=tmp, check=True)
+            subprocess.run(
+                [
+                    "clang-22",
+                    "-target",
+                    "amdgcn-amd-amdhsa",
+                    f"-mcpu={mcpu}",
+                    "-x",
+                    "cl",
+                    "-cl-std=CL2.0",
+                    "-O2",
+                    dwarf,
+                    "-nogpulib",
+                    f"-fdebug-prefix-map={tmp}=.",
+                    "-c",
+                    "k.cl",
+                    "-o",
+                    "k.o",
+                ],
+                cwd=tmp,
+                check=True,
+            )
             subprocess.run(["ld.lld-22", "-shared", "k.o", "-o", name], cwd=tmp, check=True)
             co = Path(tmp) / name
-            listing = subprocess.run(["llvm-objdump-22", "-d", f"--mcpu={mcpu}", str(co)], capture_output=True,
-                                     text=True, check=True).stdout
+            listing = subprocess.run(
+                ["llvm-objdump-22", "-d", f"--mcpu={mcpu}", str(co)], capture_output=True, text=True, check=True
+            ).stdout
             addrs = [int(m.group(1), 16) for m in re.finditer(r"// ([0-9A-F]{12}):", listing)]
             expected[name] = {"arch": mcpu, "sources": chain(co, addrs)}
             (OUT / name).write_bytes(co.read_bytes())

@@ -4,15 +4,15 @@
 Every figure the tests assert is derived by hand in tests/test_ui_output.py's docstrings from the
 wave instructions below; code.json totals are computed by tools/uisynth.py, not by attdec.
 """
+
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from uisynth import Inst, SynthWave, listing, write_dispatch, write_json  # noqa: E402
+from uisynth import Inst, SynthWave, listing, write_dispatch, write_json
 
 OUT = "tests/fixtures"
 KERNEL = "tiny_kernel"
@@ -33,15 +33,41 @@ def tl(insts, begin):
 
 
 def tiny_waves():
-    a = [[104, 1, 0, 4, 1], [108, 9, 40, 44, 2], [152, 3, 0, 8, 3], [164, 9, 300, 304, 4],
-         [468, 6, 16, 32, 5], [500, 6, 4, 8, 6], [508, 9, 8, 12, 7], [520, 11, 0, 4, 8]]
-    b = [[200, 1, 0, 4, 1], [204, 9, 60, 64, 2], [268, 3, 4, 12, 3], [284, 9, 200, 204, 4],
-         [488, 6, 0, 16, 5], [504, 6, 0, 4, 6], [508, 9, 8, 12, 7], [524, 11, 0, 4, 8]]
-    c = [[600, 1, 0, 4, 1], [604, 9, 20, 24, 2], [628, 3, 0, 8, 3], [640, 9, 100, 104, 4],
-         [744, 6, 0, 16, 5], [760, 6, 0, 4, 6], [764, 9, 8, 12, 7], [776, 11, 0, 4, 8]]
-    return [SynthWave(0, 0, 0, 0, 1, 100, a, tl(a, 100), 524),
-            SynthWave(1, 2, 1, 0, 1, 200, b, tl(b, 200), 528),
-            SynthWave(1, 2, 1, 1, 1, 600, c, tl(c, 600), 780)]
+    a = [
+        [104, 1, 0, 4, 1],
+        [108, 9, 40, 44, 2],
+        [152, 3, 0, 8, 3],
+        [164, 9, 300, 304, 4],
+        [468, 6, 16, 32, 5],
+        [500, 6, 4, 8, 6],
+        [508, 9, 8, 12, 7],
+        [520, 11, 0, 4, 8],
+    ]
+    b = [
+        [200, 1, 0, 4, 1],
+        [204, 9, 60, 64, 2],
+        [268, 3, 4, 12, 3],
+        [284, 9, 200, 204, 4],
+        [488, 6, 0, 16, 5],
+        [504, 6, 0, 4, 6],
+        [508, 9, 8, 12, 7],
+        [524, 11, 0, 4, 8],
+    ]
+    c = [
+        [600, 1, 0, 4, 1],
+        [604, 9, 20, 24, 2],
+        [628, 3, 0, 8, 3],
+        [640, 9, 100, 104, 4],
+        [744, 6, 0, 16, 5],
+        [760, 6, 0, 4, 6],
+        [764, 9, 8, 12, 7],
+        [776, 11, 0, 4, 8],
+    ]
+    return [
+        SynthWave(0, 0, 0, 0, 1, 100, a, tl(a, 100), 524),
+        SynthWave(1, 2, 1, 0, 1, 200, b, tl(b, 200), 528),
+        SynthWave(1, 2, 1, 1, 1, 600, c, tl(c, 600), 780),
+    ]
 
 
 GFX12 = [
@@ -57,8 +83,16 @@ GFX12 = [
 
 
 def gfx12_waves():
-    a = [[10, 1, 0, 4, 1], [14, 9, 50, 54, 2], [68, 3, 0, 4, 3], [72, 5, 0, 4, 4], [76, 9, 400, 404, 5],
-         [480, 6, 10, 42, 6], [522, 9, 6, 8, 7], [530, 11, 0, 4, 8]]
+    a = [
+        [10, 1, 0, 4, 1],
+        [14, 9, 50, 54, 2],
+        [68, 3, 0, 4, 3],
+        [72, 5, 0, 4, 4],
+        [76, 9, 400, 404, 5],
+        [480, 6, 10, 42, 6],
+        [522, 9, 6, 8, 7],
+        [530, 11, 0, 4, 8],
+    ]
     return [SynthWave(0, 0, 3, 0, 2, 8, a, tl(a, 8), 534)]
 
 
@@ -67,13 +101,29 @@ def main():
     os.makedirs(OUT)
     rows = listing(KERNEL, PROGRAM)
     write_dispatch(f"{OUT}/tiny/ui_output_agent_7_dispatch_3", KERNEL, rows, tiny_waves())
-    write_dispatch(f"{OUT}/early8/ui_output_agent_7_dispatch_4", KERNEL, rows, tiny_waves(), columns=8,
-                   occupancy_layout="packed", realtime=False, stats_csv=False)
+    write_dispatch(
+        f"{OUT}/early8/ui_output_agent_7_dispatch_4",
+        KERNEL,
+        rows,
+        tiny_waves(),
+        columns=8,
+        occupancy_layout="packed",
+        realtime=False,
+        stats_csv=False,
+    )
     prow = listing("_" + KERNEL, PROGRAM)
-    write_dispatch(f"{OUT}/python31/ui_output_att1", KERNEL, prow, tiny_waves(), occupancy_layout="python",
-                   stats_csv=False, extra_code_keys={"kernels": [{"address": 6400, "codeobj": 1,
-                                                                 "name": KERNEL, "demangled": KERNEL}],
-                                                     "hsaco": []})
+    write_dispatch(
+        f"{OUT}/python31/ui_output_att1",
+        KERNEL,
+        prow,
+        tiny_waves(),
+        occupancy_layout="python",
+        stats_csv=False,
+        extra_code_keys={
+            "kernels": [{"address": 6400, "codeobj": 1, "name": KERNEL, "demangled": KERNEL}],
+            "hsaco": [],
+        },
+    )
     # empty shells (code null / zero-hit rows), next to a dispatch that has waves
     write_dispatch(f"{OUT}/empty/ui_output_agent_7_dispatch_9", KERNEL, rows, [], code_null=True)
     write_dispatch(f"{OUT}/empty/ui_output_agent_7_dispatch_10", KERNEL, rows, [])
@@ -86,11 +136,35 @@ def main():
     # PC-sampling folder (13 columns, list header)
     p = f"{OUT}/pcs/pcsampling"
     os.makedirs(p)
-    write_json(f"{p}/filenames.json", {"counter_names": [], "gfxip": 9, "gfxv": "vega", "global_begin_time": 0,
-                                       "is_pcs_stochastic": False, "pc_sampling": True, "thread_trace": False,
-                                       "version": "3.0.0", "wave_filenames": None})
-    hdr = ["ISA", "_", "LineNumber", "Source", "Codeobj", "Vaddr", "Hit", "Latency", "Stall", "Idle",
-           "PC_Issued", "PC_Stalled", "Stall_Reasons"]
+    write_json(
+        f"{p}/filenames.json",
+        {
+            "counter_names": [],
+            "gfxip": 9,
+            "gfxv": "vega",
+            "global_begin_time": 0,
+            "is_pcs_stochastic": False,
+            "pc_sampling": True,
+            "thread_trace": False,
+            "version": "3.0.0",
+            "wave_filenames": None,
+        },
+    )
+    hdr = [
+        "ISA",
+        "_",
+        "LineNumber",
+        "Source",
+        "Codeobj",
+        "Vaddr",
+        "Hit",
+        "Latency",
+        "Stall",
+        "Idle",
+        "PC_Issued",
+        "PC_Stalled",
+        "Stall_Reasons",
+    ]
     code = [[r[0], 0, r[2], r[3], r[4], r[5], 0, 0, 0, 0, 3, 1, [0] * 10] for r in rows]
     write_json(f"{p}/code.json", {"code": code, "header": hdr, "version": "3.0.0"})
     write_json(f"{p}/snapshots.json", {"/": {"src": {"k.py": "source_0_k.py"}}})

@@ -7,6 +7,7 @@ tests/fixtures/isa/captures_llvm.json.gz: one entry per code object with its sha
 arch, a shared-relative path and the instructions as [address, size, text, target].
 The tests compare attdec's disassembler with this listing without needing LLVM.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,17 +39,26 @@ def main() -> int:
             seen.add(sha)
             data = co.read_bytes()
             with tempfile.NamedTemporaryFile(suffix=".co") as tmp:
-                if data[:4] != b"\x7fELF":   # tinygrad minimal container with zeroed e_ident
+                if data[:4] != b"\x7fELF":  # tinygrad minimal container with zeroed e_ident
                     data = b"\x7fELF\x02\x01\x01" + data[7:]
                 tmp.write(data)
                 tmp.flush()
-                out = subprocess.run([sys.executable, str(dump), "--json", "--mcpu", arch, tmp.name],
-                                     check=True, capture_output=True, text=True).stdout
+                out = subprocess.run(
+                    [sys.executable, str(dump), "--json", "--mcpu", arch, tmp.name],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
             rows = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-            entries.append({"path": str(co.relative_to(shared)), "sha256": sha, "arch": arch,
-                            "llvm": "llvm-objdump-22",
-                            "instructions": [[r["offset"], r["size"], r["text"], r["target"]]
-                                             for r in rows]})
+            entries.append(
+                {
+                    "path": str(co.relative_to(shared)),
+                    "sha256": sha,
+                    "arch": arch,
+                    "llvm": "llvm-objdump-22",
+                    "instructions": [[r["offset"], r["size"], r["text"], r["target"]] for r in rows],
+                }
+            )
             print(f"{co.relative_to(shared)} {arch}: {len(rows)} instructions", file=sys.stderr)
     with gzip.open(args.out, "wt") as f:
         json.dump(entries, f, separators=(",", ":"))

@@ -7,6 +7,7 @@ tokens. tests/test_rdna.py derives the expected records from the timing rules, n
 
 Usage: python3 tools/make_rdna_fixture.py   (rewrites tests/fixtures/rdna_gfx11_tiny.att / _gfx12_)
 """
+
 from __future__ import annotations
 
 import os
@@ -29,12 +30,12 @@ class Stream:
 
     def data(self, pad_bytes: int = 16) -> bytes:
         n = (self.bits + 7) // 8 + pad_bytes
-        n = (n + 31) // 32 * 32                   # the trace unit writes whole 32-byte lines
+        n = (n + 31) // 32 * 32  # the trace unit writes whole 32-byte lines
         return self.value.to_bytes(n, "little")
 
 
 def header(version: int) -> int:
-    dprate_code = 1          # dprate 1
+    dprate_code = 1  # dprate 1
     return 0x11 | (version << 7) | (dprate_code << 28)
 
 
@@ -42,7 +43,7 @@ def reg_cs(addr: int, data: int, delta: int = 0) -> int:
     return 0x9 | (delta << 4) | (1 << 15) | (addr << 16) | (data << 32)
 
 
-def time_tok(adv: int) -> int:            # TIME: advances 4..19
+def time_tok(adv: int) -> int:  # TIME: advances 4..19
     assert 4 <= adv <= 19
     return 0x8 | ((adv - 4) << 4)
 
@@ -81,21 +82,21 @@ def build(gfx12: bool) -> bytes:
     entry = 0x200001006000 + 0x100
     s.put(reg_cs(0x0C, (entry >> 8) & 0xFFFFFFFF), 64)
     s.put(reg_cs(0x0D, entry >> 40), 64)
-    s.put(time_tok(10), 8)                         # t = 10
-    s.put(wave_start(gfx12, 0, 0, 0), 32)          # traced wave, begin 10
-    s.put(wave_start(gfx12, 1, 0, 3), 32)          # untraced (SIMD 1), begin 10
-    s.put(time_tok(10), 8)                         # t = 20
-    s.put(inst(gfx12, 0, 1), 20)                   # SMEM at 20, 1 cycle
-    s.put(valu(0, 2), 12)                          # VALU at 22
-    s.put(time_tok(4), 8)                          # t = 26
-    s.put(wave_ready(1), 24)                       # wave 0 ready at 26 (gfx11 stamps it 25)
-    s.put(time_tok(4), 8)                          # t = 30
-    s.put(valu(0), 12)                             # VALU at 30 after a stall
-    s.put(time_tok(10), 8)                         # t = 40
-    s.put(imm_one(0), 12)                          # s_waitcnt-like immediate at 40
-    s.put(time_tok(10), 8)                         # t = 50
-    s.put(wave_end(0, 0, 0), 20)                   # traced wave ends at 50
-    s.put(wave_end(1, 0, 3, 3), 20)                # untraced wave ends at 53
+    s.put(time_tok(10), 8)  # t = 10
+    s.put(wave_start(gfx12, 0, 0, 0), 32)  # traced wave, begin 10
+    s.put(wave_start(gfx12, 1, 0, 3), 32)  # untraced (SIMD 1), begin 10
+    s.put(time_tok(10), 8)  # t = 20
+    s.put(inst(gfx12, 0, 1), 20)  # SMEM at 20, 1 cycle
+    s.put(valu(0, 2), 12)  # VALU at 22
+    s.put(time_tok(4), 8)  # t = 26
+    s.put(wave_ready(1), 24)  # wave 0 ready at 26 (gfx11 stamps it 25)
+    s.put(time_tok(4), 8)  # t = 30
+    s.put(valu(0), 12)  # VALU at 30 after a stall
+    s.put(time_tok(10), 8)  # t = 40
+    s.put(imm_one(0), 12)  # s_waitcnt-like immediate at 40
+    s.put(time_tok(10), 8)  # t = 50
+    s.put(wave_end(0, 0, 0), 20)  # traced wave ends at 50
+    s.put(wave_end(1, 0, 3, 3), 20)  # untraced wave ends at 53
     return s.data()
 
 

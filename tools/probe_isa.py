@@ -17,6 +17,7 @@ AMD XML's operand lists; the renderer fills in the real field values and the enc
 
     python3 tools/probe_isa.py [--shared ../shared]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,33 +70,49 @@ FIELDS = {
 }
 # Modifier bits probed one at a time (bit offset, width, probe value): an opcode whose word LLVM rejects
 # with the bit set must have it clear. Only feeds the "must equal the template" list, not the signature.
-_VOP3_BITS = [(b, 1, 1) for b in list(range(8, 16)) + [59, 60, 61, 62, 63]]
+_VOP3_BITS = [(b, 1, 1) for b in [*list(range(8, 16)), 59, 60, 61, 62, 63]]
 MODBITS = {
-    "gfx9": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "DS": [(0, 8, 0x10), (8, 8, 0x10), (16, 1, 1)],
-             "FLAT": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
-             "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
-             "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
-             "SMEM": [(14, 1, 1), (15, 1, 1), (16, 1, 1), (17, 1, 1)],
-             "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 18)] + [(25, 1, 1)]},
-    "gfx11": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
-              "DS": [(0, 8, 0x10), (8, 8, 0x10), (17, 1, 1)],
-              "FLAT": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
-              "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
-              "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
-              "SMEM": [(13, 1, 1), (14, 1, 1), (32, 21, 0x10)],
-              "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 16)] + [(53, 1, 1), (54, 1, 1)]},
-    "gfx12": {"SOPP": [(0, 16, 0x10)], "VOP3": _VOP3_BITS, "VOP3P": _VOP3_BITS, "VINTERP": _VOP3_BITS,
-              "DS": [(0, 8, 0x10), (8, 8, 0x10)],
-              "VFLAT": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "VGLOBAL": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "VSCRATCH": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
-              "SMEM": [(21, 2, 3), (23, 2, 3), (32, 24, 0x10)],
-              "VBUFFER": [(72, 12, 0x10), (50, 2, 3), (52, 3, 7), (62, 1, 1), (63, 1, 1)]},
+    "gfx9": {
+        "SOPP": [(0, 16, 0x10)],
+        "VOP3": _VOP3_BITS,
+        "DS": [(0, 8, 0x10), (8, 8, 0x10), (16, 1, 1)],
+        "FLAT": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
+        "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
+        "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (16, 1, 1), (17, 1, 1), (25, 1, 1)],
+        "SMEM": [(14, 1, 1), (15, 1, 1), (16, 1, 1), (17, 1, 1)],
+        "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 18)] + [(25, 1, 1)],
+    },
+    "gfx11": {
+        "SOPP": [(0, 16, 0x10)],
+        "VOP3": _VOP3_BITS,
+        "VOP3P": _VOP3_BITS,
+        "VINTERP": _VOP3_BITS,
+        "DS": [(0, 8, 0x10), (8, 8, 0x10), (17, 1, 1)],
+        "FLAT": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
+        "GLOBAL": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
+        "SCRATCH": [(0, 12, 0x10), (13, 1, 1), (14, 1, 1), (15, 1, 1), (55, 1, 1)],
+        "SMEM": [(13, 1, 1), (14, 1, 1), (32, 21, 0x10)],
+        "MUBUF": [(0, 12, 0x10)] + [(b, 1, 1) for b in range(12, 16)] + [(53, 1, 1), (54, 1, 1)],
+    },
+    "gfx12": {
+        "SOPP": [(0, 16, 0x10)],
+        "VOP3": _VOP3_BITS,
+        "VOP3P": _VOP3_BITS,
+        "VINTERP": _VOP3_BITS,
+        "DS": [(0, 8, 0x10), (8, 8, 0x10)],
+        "VFLAT": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+        "VGLOBAL": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+        "VSCRATCH": [(72, 24, 0x10), (49, 1, 1), (50, 2, 3), (52, 3, 7)],
+        "SMEM": [(21, 2, 3), (23, 2, 3), (32, 24, 0x10)],
+        "VBUFFER": [(72, 12, 0x10), (50, 2, 3), (52, 3, 7), (62, 1, 1), (63, 1, 1)],
+    },
 }
 
 # VOP3 opcodes with a scalar carry/condition destination in bits [14:8] (VOP3b / VOP3SD).
-SDST_VOP3 = re.compile(r"^v_(add|sub|subrev)_co_(ci_)?u32|^v_(addc|subb|subbrev)_co_u32|^v_div_scale_"
-                       r"|^v_mad_(co_)?[iu]64_[iu]32")
+SDST_VOP3 = re.compile(
+    r"^v_(add|sub|subrev)_co_(ci_)?u32|^v_(addc|subb|subbrev)_co_u32|^v_div_scale_"
+    r"|^v_mad_(co_)?[iu]64_[iu]32"
+)
 
 REG = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+))(\.[lh])?(/\*[^*]*\*/)?")
 
@@ -123,9 +140,12 @@ def set_field(words, bit, width, value):
 
 def field_of_reg(kind, base, fields_used):
     """Which probed field a printed register came from."""
-    for name, bit, width, val in fields_used:
-        if kind == "v" and val in (base, V + base) and (name not in ("sdst", "ssrc0", "ssrc1", "sbase",
-                                                                        "saddr", "srsrc", "soffset", "rsrc")):
+    for name, _bit, _width, val in fields_used:
+        if (
+            kind == "v"
+            and val in (base, V + base)
+            and (name not in ("sdst", "ssrc0", "ssrc1", "sbase", "saddr", "srsrc", "soffset", "rsrc"))
+        ):
             return name
         if kind == "a" and val in (base, V + base):
             return name
@@ -136,8 +156,18 @@ def field_of_reg(kind, base, fields_used):
                 return name
             if name == "rsrc" and base == val:
                 return name
-            if val == base and name in ("sdst", "ssrc0", "ssrc1", "sdata", "saddr", "soffset", "src0",
-                                        "src1", "src2", "vdst"):
+            if val == base and name in (
+                "sdst",
+                "ssrc0",
+                "ssrc1",
+                "sdata",
+                "saddr",
+                "soffset",
+                "src0",
+                "src1",
+                "src2",
+                "vdst",
+            ):
                 return name
             if name in ("src0", "src1", "src2", "sdst") and val == base:
                 return name
@@ -154,13 +184,15 @@ def signature(text, fields_used):
         name = field_of_reg(kind, base, fields_used)
         if name is None:
             return m.group(0)
-        return "{%s:%s:%d:%s%s}" % (name, kind, width, half or "", comment or "")
+        return f"{{{name}:{kind}:{width}:{half or ''}{comment or ''}}}"
+
     return REG.sub(sub, ops)
 
 
 def run(objdump, mcpu, mach, words_list):
     sys.path.insert(0, str(SHARED / "tools/isa_oracle"))
-    from enumerate_opcodes import make_elf  # noqa: E402
+    from enumerate_opcodes import make_elf
+
     code = bytearray()
     for ws in words_list:
         blob = b"".join(struct.pack("<I", w & 0xFFFFFFFF) for w in ws)
@@ -169,17 +201,20 @@ def run(objdump, mcpu, mach, words_list):
     with os.fdopen(fd, "wb") as f:
         f.write(make_elf(bytes(code), mach))
     try:
-        out = subprocess.run([objdump, "-d", "-z", f"--mcpu={mcpu}", path], capture_output=True, text=True,
-                             check=True).stdout
+        out = subprocess.run(
+            [objdump, "-d", "-z", f"--mcpu={mcpu}", path], capture_output=True, text=True, check=True
+        ).stdout
     finally:
         os.unlink(path)
-    line = re.compile(r"^\s*(?P<text>.*?)\s*//\s*(?P<addr>[0-9A-Fa-f]+):\s*(?P<words>[0-9A-Fa-f]{8}(?:\s+[0-9A-Fa-f]{8})*)")
+    line = re.compile(
+        r"^\s*(?P<text>.*?)\s*//\s*(?P<addr>[0-9A-Fa-f]+):\s*(?P<words>[0-9A-Fa-f]{8}(?:\s+[0-9A-Fa-f]{8})*)"
+    )
     at = {}
     for ln in out.splitlines():
         m = line.match(ln)
         if m:
             at[int(m.group("addr"), 16)] = (" ".join(m.group("text").split()), 4 * len(m.group("words").split()))
-    return [at.get(i * SLOT) for i in range(len(words_list))]   # None: LLVM never started an instruction there
+    return [at.get(i * SLOT) for i in range(len(words_list))]  # None: LLVM never started an instruction there
 
 
 def ok(hit, size):
@@ -188,14 +223,15 @@ def ok(hit, size):
 
 def probe_target(mcpu, objdump):
     sys.path.insert(0, str(SHARED / "tools/isa_oracle"))
-    import enumerate_opcodes as eo  # noqa: E402
-    from dump import MACH_TO_GPU  # noqa: E402
+    import enumerate_opcodes as eo
+    from dump import MACH_TO_GPU
+
     gen, formats = eo.generation(mcpu)
     mach = next((k for k, v in MACH_TO_GPU.items() if v == mcpu), 0)
     table = json.loads((TABLES / f"{mcpu}.json").read_text())
     fmt = {f[0]: f for f in formats}
     templates = {}
-    for name, base, lsb, width, extra in formats:
+    for name, base, _lsb, _width, extra in formats:
         templates.setdefault(name, []).append((base, extra))
     for vname, ormask, vextra in eo.VARIANTS.get(gen, []):
         if vname in fmt:
@@ -207,7 +243,7 @@ def probe_target(mcpu, objdump):
             continue
         for op, (mn, size) in e["ops"].items():
             for t, (base, extra) in enumerate(templates[enc]):
-                cands.append([base | (int(op) << e["op_lsb"])] + list(extra))
+                cands.append([base | int(op) << e["op_lsb"], *list(extra)])
                 keys.append((enc, op, t, mn, size))
     res = run(objdump, mcpu, mach, cands)
     chosen = {}
@@ -217,7 +253,7 @@ def probe_target(mcpu, objdump):
             chosen[(enc, op)] = (ws, mn, size)
     # pass 2: each field alone
     cands, keys = [], []
-    for (enc, op), (ws, mn, size) in chosen.items():
+    for (enc, op), (ws, mn, _size) in chosen.items():
         flds = list(fields_for(gen, enc))
         if enc == "VOP3" and SDST_VOP3.match(mn):
             flds.append(("sdst", 8, 7, 4))
@@ -227,7 +263,7 @@ def probe_target(mcpu, objdump):
         for bit, width, val in MODBITS.get(gen, {}).get(enc, []):
             if enc == "VOP3" and SDST_VOP3.match(mn) and 8 <= bit < 15:
                 continue
-            if width == 1:   # flip single bits relative to the template (some must stay set, e.g. gds)
+            if width == 1:  # flip single bits relative to the template (some must stay set, e.g. gds)
                 idx, lsb = divmod(bit, 32)
                 val = ((ws[idx] >> lsb) & 1) ^ 1
             cands.append(set_field(ws, bit, width, val))
@@ -247,7 +283,7 @@ def probe_target(mcpu, objdump):
             used.setdefault((enc, op), []).append(f)
     # pass 3: all used fields together
     cands, keys = [], []
-    for (enc, op), (ws, mn, size) in chosen.items():
+    for (enc, op), (ws, _mn, _size) in chosen.items():
         w = ws
         for f in used.get((enc, op), []):
             w = set_field(w, f[1], f[2], f[3])
@@ -265,7 +301,7 @@ def probe_target(mcpu, objdump):
                     cands.append(set_field(ws, f[1], f[2], val))
                     keys.append((enc, op, f[0], label))
             if f[0] not in ("sdst", "ssrc0", "ssrc1", "sbase", "saddr", "srsrc", "soffset", "rsrc", "sdata"):
-                cands.append(set_field(ws, f[1], f[2], f[3] + 1))   # an odd register: tuple alignment note
+                cands.append(set_field(ws, f[1], f[2], f[3] + 1))  # an odd register: tuple alignment note
                 keys.append((enc, op, f[0], "odd"))
     res = run(objdump, mcpu, mach, cands)
     notes = {}
@@ -274,7 +310,7 @@ def probe_target(mcpu, objdump):
             continue
         if label == "odd":
             val = next(f[3] + 1 for f in used[(enc, op)] if f[0] == name) % 256
-            pat = r"\b[va]\[%d:\d+\]" % val
+            pat = rf"\b[va]\[{val}:\d+\]"
         else:
             pat = r"(?<![\w.])1" if label == "const" else r"\bs(?:3|\[\d+:\d+\])"
         m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
@@ -284,14 +320,22 @@ def probe_target(mcpu, objdump):
     # "ok" = decoded as the extended form, "plain" = the marker is ignored (base-size instruction),
     # absent = rejected (.long).
     cands, keys = [], []
-    ext_markers = [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("sdwa", 249, 0x06060600),
-                   ("sdwa_negabs", 249, 0x36360600), ("sdwa_sext", 249, 0x0E0E0600)] if gen == "gfx9" else \
-        [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("dpp8", 233, 0x00FAC688)]
-    for (enc, op), (ws, mn, size) in chosen.items():
+    ext_markers = (
+        [
+            ("dpp", 250, 0xFF00E400),
+            ("dpp_negabs", 250, 0xFFF0E400),
+            ("sdwa", 249, 0x06060600),
+            ("sdwa_negabs", 249, 0x36360600),
+            ("sdwa_sext", 249, 0x0E0E0600),
+        ]
+        if gen == "gfx9"
+        else [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("dpp8", 233, 0x00FAC688)]
+    )
+    for (enc, op), (ws, _mn, size) in chosen.items():
         if enc in ("VOP1", "VOP2", "VOPC") or (enc in ("VOP3", "VOP3P") and gen != "gfx9"):
             for ext, marker, dword in ext_markers:
                 w = set_field(ws, 32 if enc in ("VOP3", "VOP3P") else 0, 9, marker)
-                cands.append(list(w[:2 if enc in ("VOP3", "VOP3P") else 1]) + [dword | 5])
+                cands.append([*list(w[: 2 if enc in ("VOP3", "VOP3P") else 1]), dword | 5])
                 keys.append((enc, op, ext, size))
     res = run(objdump, mcpu, mach, cands)
     exts = {}
@@ -316,8 +360,13 @@ def probe_target(mcpu, objdump):
         fixed = [[f[1], f[2]] for f in allf if f not in flds] + [list(b) for b in badmods.get((enc, op), [])]
         fixed = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in fixed]
         ign = [[b, w, (tmpl >> b) & ((1 << w) - 1)] for b, w in ignored.get((enc, op), [])]
-        ops.setdefault(enc, {})[op] = [fixed, signature(hit[0], flds), ign, notes.get((enc, op), {}),
-                                       exts.get((enc, op), {})]
+        ops.setdefault(enc, {})[op] = [
+            fixed,
+            signature(hit[0], flds),
+            ign,
+            notes.get((enc, op), {}),
+            exts.get((enc, op), {}),
+        ]
     return {"fields": fields, "ops": ops}
 
 
@@ -330,7 +379,7 @@ def main() -> int:
     args = ap.parse_args()
     SHARED = Path(args.shared)
     index = json.loads((TABLES / "index.json").read_text())
-    for mcpu in sorted(set(v[:-5] for v in index.values())):
+    for mcpu in sorted({v[:-5] for v in index.values()}):
         if args.only and mcpu != args.only:
             continue
         sig = probe_target(mcpu, args.objdump)

@@ -13,6 +13,7 @@ ui_output reader (i.e. run it from a tree where they have landed).
 
 Usage: ATTDEC_SHARED=/work/shared PYTHONPATH=. python3 tools/raw_roundtrip.py [PATH ...]
 """
+
 from __future__ import annotations
 
 import json
@@ -32,10 +33,14 @@ SHARED = Path(os.environ.get("ATTDEC_SHARED", Path(__file__).resolve().parent.pa
 
 def totals(d) -> dict:
     w_insts = [w.insts for w in d.waves]
-    return {"waves": len(d.waves), "waves_with_instructions": sum(1 for a in w_insts if len(a)),
-            "instructions": sum(len(a) for a in w_insts), "stall_sum": sum(int(a["stall"].sum()) for a in w_insts),
-            "duration_sum": sum(int(a["duration"].sum()) for a in w_insts),
-            "instructions_without_pc": sum(int((a["pc"] == 0).sum()) for a in w_insts)}
+    return {
+        "waves": len(d.waves),
+        "waves_with_instructions": sum(1 for a in w_insts if len(a)),
+        "instructions": sum(len(a) for a in w_insts),
+        "stall_sum": sum(int(a["stall"].sum()) for a in w_insts),
+        "duration_sum": sum(int(a["duration"].sum()) for a in w_insts),
+        "instructions_without_pc": sum(int((a["pc"] == 0).sum()) for a in w_insts),
+    }
 
 
 def oracle_summary(path: Path, name: str) -> dict | None:
@@ -64,17 +69,20 @@ def alone_summary(od: dict) -> dict:
 
 
 def readback(folder: Path) -> dict:
-    from attdec.sources import open_inputs   # the ui_output reader (foundation)
+    from attdec.sources import open_inputs  # the ui_output reader (foundation)
+
     (d,) = open_inputs([folder], show_progress=False)
     t = totals(d)
-    t["waves"] = None            # waves without a file are not in a ui_output folder
+    t["waves"] = None  # waves without a file are not in a ui_output folder
     t["code_stall"] = sum(c.stall for c in d.code)
     return t
 
 
 def main(argv: list[str]) -> int:
-    inputs = [Path(p) for p in argv] or (sorted(p.parent for p in (SHARED / "captures").glob("*/*/capture.json"))
-                                         + sorted((SHARED / "tinygrad_profiles").glob("*/*.pkl")))
+    inputs = [Path(p) for p in argv] or (
+        sorted(p.parent for p in (SHARED / "captures").glob("*/*/capture.json"))
+        + sorted((SHARED / "tinygrad_profiles").glob("*/*.pkl"))
+    )
     ok = bad = 0
     with tempfile.TemporaryDirectory() as tmp:
         for n, path in enumerate(inputs):
@@ -100,7 +108,7 @@ def main(argv: list[str]) -> int:
                 orc = oracle_summary(path, raw.name)
                 if orc is not None:
                     for k, v in mine.items():
-                        if k != "waves" and orc.get(k) != v:   # waves without a wave file are dropped
+                        if k != "waves" and orc.get(k) != v:  # waves without a wave file are dropped
                             notes.append(f"{k} {v} != oracle {orc.get(k)}")
                 folder = write_ui_output(d, Path(tmp) / str(n), f"ui_output_agent_0_dispatch_{i + 1}")
                 back = readback(folder)
@@ -112,9 +120,11 @@ def main(argv: list[str]) -> int:
                 status = "ok" if not notes else "DIFF " + "; ".join(notes)
                 ok += not notes
                 bad += bool(notes)
-                print(f"{label}: {d.arch} waves {mine['waves']} traced {mine['waves_with_instructions']} "
-                      f"insts {mine['instructions']} stall {mine['stall_sum']} (listing {code_stall}) "
-                      f"{'oracle ' if orc else ''}{dt:.2f}s {status}")
+                print(
+                    f"{label}: {d.arch} waves {mine['waves']} traced {mine['waves_with_instructions']} "
+                    f"insts {mine['instructions']} stall {mine['stall_sum']} (listing {code_stall}) "
+                    f"{'oracle ' if orc else ''}{dt:.2f}s {status}"
+                )
     print(f"{ok} ok, {bad} differ")
     return 1 if bad else 0
 

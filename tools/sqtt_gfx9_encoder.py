@@ -9,6 +9,7 @@ exercised, while only real captures prove agreement with AMD's decoder.
 
     python3 tools/sqtt_gfx9_encoder.py OUT.att     # writes the demo stream used by tests/fixtures
 """
+
 from __future__ import annotations
 
 import struct
@@ -17,11 +18,16 @@ import sys
 WORDS = {0: 1, 1: 4, 2: 4, 3: 2, 4: 1, 5: 3, 6: 1, 7: 1, 8: 1, 9: 1, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 3}
 
 
-def header(target_cu: int = 0, version2: int = 6, simd_mask: int = 0xF, seid: int = 0, legacy: int = 0x11,
-           double_buffer: int = 0) -> bytes:
+def header(
+    target_cu: int = 0,
+    version2: int = 6,
+    simd_mask: int = 0xF,
+    seid: int = 0,
+    legacy: int = 0x11,
+    double_buffer: int = 0,
+) -> bytes:
     """The software header (§1.3)."""
-    h = (legacy | version2 << 13 | simd_mask << 16 | (target_cu & 0x1F) << 20 | (seid & 0x3F) << 26
-         | double_buffer << 32)
+    h = legacy | version2 << 13 | simd_mask << 16 | (target_cu & 0x1F) << 20 | (seid & 0x3F) << 26 | double_buffer << 32
     return struct.pack("<Q", h)
 
 
@@ -31,11 +37,11 @@ class Encoder:
     def __init__(self, target_cu: int = 0, **hdr):
         self.head = header(target_cu, **hdr)
         self.words: list[int] = []
-        self.time = 0              # the time the official decoder will give the next token with no delta
-        self.base = 0              # §3.2: set at the first resync
+        self.time = 0  # the time the official decoder will give the next token with no delta
+        self.base = 0  # §3.2: set at the first resync
 
     # -- raw --------------------------------------------------------------------------------------------
-    def token(self, ttype: int, value: int = 0, plus4: bool = False) -> "Encoder":
+    def token(self, ttype: int, value: int = 0, plus4: bool = False) -> Encoder:
         """Any token: `value` holds the fields above the type nibble (bit 4 is set from plus4)."""
         v = (value & ~0x1F) | (ttype & 15) | (0x10 if plus4 else 0)
         if ttype == 0:
@@ -50,13 +56,13 @@ class Encoder:
         return self.head + struct.pack(f"<{len(self.words)}H", *self.words)
 
     # -- time -------------------------------------------------------------------------------------------
-    def misc(self, misc_type: int = 0, delta: int = 0, sh: int = 0) -> "Encoder":
+    def misc(self, misc_type: int = 0, delta: int = 0, sh: int = 0) -> Encoder:
         """MISC: delta in 4-cycle units [4..11], sh [12], subtype [13..15]."""
         assert 0 <= delta <= 255
         self.time += 4 * delta
         return self.token(0, (delta << 4) | (sh << 12) | (misc_type << 13))
 
-    def advance(self, cycles: int) -> "Encoder":
+    def advance(self, cycles: int) -> Encoder:
         """Move time forward by `cycles` (a multiple of 4) with MISC TIME tokens."""
         assert cycles % 4 == 0 and cycles >= 0
         units = cycles // 4
@@ -66,14 +72,14 @@ class Encoder:
             units -= step
         return self
 
-    def at(self, t: int) -> "Encoder":
+    def at(self, t: int) -> Encoder:
         """Advance to absolute time t."""
         return self.advance(t - self.time)
 
-    def time_reset(self, delta: int = 0) -> "Encoder":
+    def time_reset(self, delta: int = 0) -> Encoder:
         return self.misc(1, delta)
 
-    def resync(self, ts: int, delta: int = 0) -> "Encoder":
+    def resync(self, ts: int, delta: int = 0) -> Encoder:
         """TIME_RESET then TIMESTAMP ts; tracks the re-anchored time the way §3.2 describes."""
         self.time_reset(delta)
         self.timestamp(ts)
@@ -83,7 +89,7 @@ class Encoder:
             self.time = (ts - self.base) & ~3
         return self
 
-    def timestamp(self, ts: int, plus4: bool = False) -> "Encoder":
+    def timestamp(self, ts: int, plus4: bool = False) -> Encoder:
         """TIMESTAMP: 48-bit counter at [16..63]. Its own delta is only applied when no TIME_RESET consumes it."""
         return self.token(1, ts << 16, plus4)
 
@@ -151,14 +157,14 @@ def demo() -> Encoder:
     e.advance(8).wave_start(0, 0, 0).wave_start(0, 1, 3, plus4=True).wave_start(2, 0, 0)
     e.wave_alloc(0, 0, 1).event(7).event(8).event(9).perf(0, 0, (1, 2, 3, 4)).shaderdata(0, 0, 0, 0xABCD)
     e.reg(0xC342, 0x1234).reg_cs(0x12, 0x55, priv=True)
-    e.advance(16).issue(0, {0: 2}).inst(0, 0, 1)                      # SALU
-    e.advance(4).issue(0, {0: 1}).advance(12).issue(0, {0: 2})      # stall, then VALU
+    e.advance(16).issue(0, {0: 2}).inst(0, 0, 1)  # SALU
+    e.advance(4).issue(0, {0: 1}).advance(12).issue(0, {0: 2})  # stall, then VALU
     e.advance(4).inst(0, 0, 5)
-    e.advance(4).issue(0, {0: 3})                                    # immediate (s_waitcnt)
-    e.issue(1, {3: 2}).inst(1, 3, 7)                                 # s_setpc-like: PC type
+    e.advance(4).issue(0, {0: 3})  # immediate (s_waitcnt)
+    e.issue(1, {3: 2}).inst(1, 3, 7)  # s_setpc-like: PC type
     e.advance(8).issue(1, {3: 2}).inst_pc(1, 3, 0x1100).inst(1, 3, 0)
     e.resync(1_000_000).advance(4)
-    e.issue(0, {0: 2}).advance(8).inst(0, 0, 15)                     # s_endpgm (OTHER_MSG)
+    e.issue(0, {0: 2}).advance(8).inst(0, 0, 15)  # s_endpgm (OTHER_MSG)
     e.wave_end(0, 0, 0).issue(1, {3: 2}).inst(1, 3, 15).wave_end(0, 1, 3).advance(4).wave_end(2, 0, 0)
     return e
 

@@ -4,6 +4,7 @@ Independent of attdec on purpose: code.json totals are computed here with a plai
 instructions (formulas of ui-output-format.md §5.1), so tests comparing attdec's numbers with these
 files check attdec against a second implementation, not against itself.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ class SynthWave:
     wv: int
     cu: int
     begin: int
-    insts: list = field(default_factory=list)   # [time, category, stall, duration, line]
+    insts: list = field(default_factory=list)  # [time, category, stall, duration, line]
     timeline: list = field(default_factory=list)
     end: int = 0
 
@@ -63,8 +64,20 @@ def write_json(path, obj):
         json.dump(obj, f, separators=(",", ":"))
 
 
-def write_dispatch(folder, kernel, rows, waves, *, gfxip=9, columns=10, code_null=False,
-                   occupancy_layout="rows", realtime=True, stats_csv=True, extra_code_keys=None):
+def write_dispatch(
+    folder,
+    kernel,
+    rows,
+    waves,
+    *,
+    gfxip=9,
+    columns=10,
+    code_null=False,
+    occupancy_layout="rows",
+    realtime=True,
+    stats_csv=True,
+    extra_code_keys=None,
+):
     """Write one dispatch folder. `columns` 10 (current) or 8 (early writer, no header)."""
     os.makedirs(folder, exist_ok=True)
     acc = totals(rows, waves)
@@ -85,16 +98,42 @@ def write_dispatch(folder, kernel, rows, waves, *, gfxip=9, columns=10, code_nul
     tree = {}
     for w in waves:
         name = f"se{w.se}_sm{w.simd}_sl{w.slot}_wv{w.wv}.json"
-        tree.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {})[str(w.wv)] = \
-            [name, w.begin, w.end]
-        write_json(os.path.join(folder, name), {
-            "duration": w.end - w.begin, "name": f"SE{w.se}", "num_insts": len(w.insts),
-            "num_stitched": len(w.insts),
-            "wave": {"begin": w.begin, "cu": w.cu, "end": w.end, "id": w.wv, "instructions": w.insts,
-                     "simd": w.simd, "slot": w.slot, "timeline": w.timeline, "waitcnt": []}})
-    write_json(os.path.join(folder, "filenames.json"), {
-        "counter_names": [], "gfxip": gfxip, "gfxv": "vega" if gfxip == 9 else "navi",
-        "global_begin_time": 0, "version": "3.0.0", "wave_filenames": tree or None})
+        tree.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {})[str(w.wv)] = [
+            name,
+            w.begin,
+            w.end,
+        ]
+        write_json(
+            os.path.join(folder, name),
+            {
+                "duration": w.end - w.begin,
+                "name": f"SE{w.se}",
+                "num_insts": len(w.insts),
+                "num_stitched": len(w.insts),
+                "wave": {
+                    "begin": w.begin,
+                    "cu": w.cu,
+                    "end": w.end,
+                    "id": w.wv,
+                    "instructions": w.insts,
+                    "simd": w.simd,
+                    "slot": w.slot,
+                    "timeline": w.timeline,
+                    "waitcnt": [],
+                },
+            },
+        )
+    write_json(
+        os.path.join(folder, "filenames.json"),
+        {
+            "counter_names": [],
+            "gfxip": gfxip,
+            "gfxv": "vega" if gfxip == 9 else "navi",
+            "global_begin_time": 0,
+            "version": "3.0.0",
+            "wave_filenames": tree or None,
+        },
+    )
 
     occ = {}
     for w in waves:
@@ -110,15 +149,31 @@ def write_dispatch(folder, kernel, rows, waves, *, gfxip=9, columns=10, code_nul
     if occupancy_layout != "packed":
         occ["version"] = "3.0.0"
     if occupancy_layout == "python":
-        occ["occupancy_fields"] = ["time", "cu", "simd", "wave_id", "start", "kernel_id", "me_id",
-                                   "pipe_id", "is_ext", "workgroup_id", "cluster_id"]
+        occ["occupancy_fields"] = [
+            "time",
+            "cu",
+            "simd",
+            "wave_id",
+            "start",
+            "kernel_id",
+            "me_id",
+            "pipe_id",
+            "is_ext",
+            "workgroup_id",
+            "cluster_id",
+        ]
         occ["events"] = {}
     write_json(os.path.join(folder, "occupancy.json"), occ)
 
     if realtime and waves:
         ses = sorted({w.se for w in waves})
-        rt = {f"SE{s}": [[min(w.begin for w in waves) - 400, 1_000_000],
-                         [max(w.end for w in waves) + 400, 1_000_000 + 60]] for s in ses}
+        rt = {
+            f"SE{s}": [
+                [min(w.begin for w in waves) - 400, 1_000_000],
+                [max(w.end for w in waves) + 400, 1_000_000 + 60],
+            ]
+            for s in ses
+        }
         rt["metadata"] = {"descriptor": "[gfx_clock, realtime_clock]", "frequency": 100000000}
         write_json(os.path.join(folder, "realtime.json"), rt)
 

@@ -6,6 +6,7 @@ max(prev_end, time + duration) after each instruction. These are exactly the cod
 all waves are used, so the same function gives per-SE / per-SIMD / per-wave hotspots, and it is what a
 decoder producing `Wave`s (raw SQTT) calls to fill its code listing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,10 @@ class LineTotals:
     idle: np.ndarray
 
     def as_dict(self) -> dict[int, tuple[int, int, int, int]]:
-        return {int(l): (int(h), int(la), int(s), int(i))
-                for l, h, la, s, i in zip(self.line, self.hit, self.latency, self.stall, self.idle)}
+        return {
+            int(ln): (int(h), int(la), int(s), int(i))
+            for ln, h, la, s, i in zip(self.line, self.hit, self.latency, self.stall, self.idle)
+        }
 
 
 def wave_idle(wave: Wave) -> np.ndarray:
@@ -59,8 +62,10 @@ def aggregate_lines(waves: list[Wave]) -> LineTotals:
     n = len(lines)
 
     def total(values):
-        return np.bincount(inv, weights=values[keep], minlength=n).round().astype(np.int64) if n else \
-            np.zeros(0, np.int64)
+        return (
+            np.bincount(inv, weights=values[keep], minlength=n).round().astype(np.int64) if n else np.zeros(0, np.int64)
+        )
+
     # bincount sums in float64: exact below 2**53 cycles, far above any trace.
     hit = np.bincount(inv, minlength=n).astype(np.int64)
     return LineTotals(lines.astype(np.int64), hit, total(ins["duration"]), total(ins["stall"]), total(idle))

@@ -11,27 +11,61 @@ Rules (docs/stall-classifier.md), per family through `attdec.isa.categories`:
   outstanding); on a tie VMEM-wait beats LGKM-wait beats EXP-wait (longer-latency unit first).
 * every other instruction -> the bucket of its ISA category (table `BUCKET_OF_CATEGORY`).
 """
+
 from __future__ import annotations
+
+import numpy as np
 
 from attdec.isa import categories as C
 
-STALL_TYPES = ("VMEM-wait", "LGKM-wait", "EXP-wait", "barrier", "nop", "LDS", "VMEM", "SMEM", "MFMA",
-               "VALU", "SALU", "branch", "message", "other")
+STALL_TYPES = (
+    "VMEM-wait",
+    "LGKM-wait",
+    "EXP-wait",
+    "barrier",
+    "nop",
+    "LDS",
+    "VMEM",
+    "SMEM",
+    "MFMA",
+    "VALU",
+    "SALU",
+    "branch",
+    "message",
+    "other",
+)
 TYPE_INDEX = {t: i for i, t in enumerate(STALL_TYPES)}
 
 COUNTER_BUCKET = {
-    "vmcnt": "VMEM-wait", "vscnt": "VMEM-wait", "loadcnt": "VMEM-wait", "storecnt": "VMEM-wait",
-    "samplecnt": "VMEM-wait", "bvhcnt": "VMEM-wait",
-    "lgkmcnt": "LGKM-wait", "dscnt": "LGKM-wait", "kmcnt": "LGKM-wait",
+    "vmcnt": "VMEM-wait",
+    "vscnt": "VMEM-wait",
+    "loadcnt": "VMEM-wait",
+    "storecnt": "VMEM-wait",
+    "samplecnt": "VMEM-wait",
+    "bvhcnt": "VMEM-wait",
+    "lgkmcnt": "LGKM-wait",
+    "dscnt": "LGKM-wait",
+    "kmcnt": "LGKM-wait",
     "expcnt": "EXP-wait",
 }
 _TIE_ORDER = {"VMEM-wait": 0, "LGKM-wait": 1, "EXP-wait": 2}
 
 BUCKET_OF_CATEGORY = {
-    C.BARRIER: "barrier", C.NOP: "nop", C.LDS: "LDS", C.VMEM_LOAD: "VMEM", C.VMEM_STORE: "VMEM",
-    C.FLAT: "VMEM", C.SMEM: "SMEM", C.MFMA: "MFMA", C.VALU: "VALU", C.SALU: "SALU",
-    C.BRANCH: "branch", C.MESSAGE: "message", C.EXPORT: "other", C.OTHER: "other",
-    C.WAITCNT: "other",   # a wait that names no counter we know
+    C.BARRIER: "barrier",
+    C.NOP: "nop",
+    C.LDS: "LDS",
+    C.VMEM_LOAD: "VMEM",
+    C.VMEM_STORE: "VMEM",
+    C.FLAT: "VMEM",
+    C.SMEM: "SMEM",
+    C.MFMA: "MFMA",
+    C.VALU: "VALU",
+    C.SALU: "SALU",
+    C.BRANCH: "branch",
+    C.MESSAGE: "message",
+    C.EXPORT: "other",
+    C.OTHER: "other",
+    C.WAITCNT: "other",  # a wait that names no counter we know
 }
 
 
@@ -40,8 +74,9 @@ def classify(text: str, family: str = "gfx9") -> tuple[str, dict[str, int]]:
     cat = C.category_of(text, family)
     if cat == C.WAITCNT:
         waits = C.parse_wait(text, family)
-        buckets = [(n, _TIE_ORDER[COUNTER_BUCKET[c]], COUNTER_BUCKET[c])
-                   for c, n in waits.items() if c in COUNTER_BUCKET]
+        buckets = [
+            (n, _TIE_ORDER[COUNTER_BUCKET[c]], COUNTER_BUCKET[c]) for c, n in waits.items() if c in COUNTER_BUCKET
+        ]
         if buckets:
             return min(buckets)[2], waits
         return "other", waits
@@ -52,13 +87,11 @@ def stall_type(text: str, family: str = "gfx9") -> str:
     return classify(text, family)[0]
 
 
-def line_type_table(dispatch) -> "np.ndarray":
+def line_type_table(dispatch) -> np.ndarray:
     """Stall-type index per code line id (index = line id), for vectorised per-wave breakdowns.
 
     Lines not in the listing get `other`.
     """
-    import numpy as np
-
     fam = dispatch.target.family
     size = max((c.line for c in dispatch.code), default=-1) + 1
     table = np.full(max(size, 1), TYPE_INDEX["other"], np.int64)

@@ -3,11 +3,12 @@
 Works on the model only: per-instruction totals come from the code listing (code.json's columns) or,
 when the waves are restricted, are recomputed from the chosen waves with `aggregate_lines`.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from attdec.analysis.aggregate import aggregate_lines
 from attdec.analysis.classify import STALL_TYPES, classify
@@ -48,14 +49,14 @@ class Row:
 
 @dataclass
 class Hotspots:
-    names: list[str]                 # dispatches covered (one unless merged)
+    names: list[str]  # dispatches covered (one unless merged)
     kernel: str
     arch: str
     waves: int
-    listing: int                     # instructions in the listing (labels excluded)
-    totals: dict[str, int]           # hits, latency, stall, idle
-    by_type: list[tuple[str, int, float]]   # (type, stall, share of stall), largest first
-    rows: list[Row]                  # all rows, largest stall first
+    listing: int  # instructions in the listing (labels excluded)
+    totals: dict[str, int]  # hits, latency, stall, idle
+    by_type: list[tuple[str, int, float]]  # (type, stall, share of stall), largest first
+    rows: list[Row]  # all rows, largest stall first
     by: str = "line"
     problems: list[str] = field(default_factory=list)
 
@@ -85,8 +86,7 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None) -> li
     for c in dispatch.code:
         if c.is_label:
             continue
-        h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else \
-            (c.hit, c.latency, c.stall, c.idle)
+        h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else (c.hit, c.latency, c.stall, c.idle)
         t, counters = classify(c.text, fam)
         out.append(InstStat(dispatch.name, c, h, la, s, i, t, counters))
     return out
@@ -142,15 +142,17 @@ def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
         if s.stall:
             acc[s.type] += s.stall
     total = sum(acc.values())
-    return sorted(((t, v, v / total if total else 0.0) for t, v in acc.items()),
-                  key=lambda x: (-x[1], STALL_TYPES.index(x[0])))
+    return sorted(
+        ((t, v, v / total if total else 0.0) for t, v in acc.items()), key=lambda x: (-x[1], STALL_TYPES.index(x[0]))
+    )
 
 
 WaveFilter = Callable[[Wave], bool]
 
 
-def hotspots(dispatches: list[Dispatch], by: str | None = "line", frame: str = "inner",
-             wave_filter: WaveFilter | None = None) -> Hotspots:
+def hotspots(
+    dispatches: list[Dispatch], by: str | None = "line", frame: str = "inner", wave_filter: WaveFilter | None = None
+) -> Hotspots:
     """Hotspots over the given dispatches taken together (pass one dispatch for a per-folder report).
 
     `by=None` ranks source lines, or instructions when no instruction has a source line (a code object
@@ -167,13 +169,26 @@ def hotspots(dispatches: list[Dispatch], by: str | None = "line", frame: str = "
         nwaves += len(d.waves) if waves is None else len(waves)
         listing += sum(1 for c in d.code if not c.is_label)
         problems += [f"{d.name}: {p}" if len(dispatches) > 1 else p for p in d.problems]
-    totals = {"hits": sum(s.hit for s in stats), "latency": sum(s.latency for s in stats),
-              "stall": sum(s.stall for s in stats), "idle": sum(s.idle for s in stats)}
+    totals = {
+        "hits": sum(s.hit for s in stats),
+        "latency": sum(s.latency for s in stats),
+        "stall": sum(s.stall for s in stats),
+        "idle": sum(s.idle for s in stats),
+    }
     kernels = []
     for d in dispatches:
         if d.kernel and d.kernel not in kernels:
             kernels.append(d.kernel)
     archs = sorted({d.arch for d in dispatches})
-    return Hotspots(names=[d.name for d in dispatches], kernel=", ".join(kernels), arch=", ".join(archs),
-                    waves=nwaves, listing=listing, totals=totals, by_type=by_type(stats),
-                    rows=rank(stats, by, frame, merged=len(dispatches) > 1), by=by, problems=problems)
+    return Hotspots(
+        names=[d.name for d in dispatches],
+        kernel=", ".join(kernels),
+        arch=", ".join(archs),
+        waves=nwaves,
+        listing=listing,
+        totals=totals,
+        by_type=by_type(stats),
+        rows=rank(stats, by, frame, merged=len(dispatches) > 1),
+        by=by,
+        problems=problems,
+    )

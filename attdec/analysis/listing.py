@@ -13,6 +13,7 @@ Instructions with pc 0 (not resolved by the decoder) are skipped entirely, as th
 (0, 0) records: they get no row, count nowhere and do not move prev_end (an assumption: the samples
 cannot tell, none of them has such records).
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -30,8 +31,8 @@ class LoadedCode:
     id: int
     base: int
     name: str
-    co: object                  # attdec.isa.CodeObject
-    insts: list = field(default_factory=list)   # attdec.isa.Instruction, in address order
+    co: object  # attdec.isa.CodeObject
+    insts: list = field(default_factory=list)  # attdec.isa.Instruction, in address order
 
 
 def _kernel_ranges(lc: LoadedCode) -> list[tuple[int, int, str]]:
@@ -45,7 +46,7 @@ def _kernel_ranges(lc: LoadedCode) -> list[tuple[int, int, str]]:
     ks = []
     for k in getattr(lc.co, "kernels", None) or []:
         if isinstance(k, tuple):
-            name, entry, size = (k + (None,))[:3]
+            name, entry, size = ((*k, None))[:3]
         else:
             name = k.name
             entry = getattr(k, "entry", None)
@@ -96,7 +97,7 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[Co
     """
     totals = _totals(dispatch.waves)
     # Which kernels are touched: (codeobj index, kernel index) per PC.
-    spans = []   # (abs start, abs end, object index, kernel range)
+    spans = []  # (abs start, abs end, object index, kernel range)
     for oi, lc in enumerate(code_objects):
         for kr in _kernel_ranges(lc):
             spans.append((lc.base + kr[0], lc.base + kr[1], oi, kr))
@@ -115,7 +116,7 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[Co
     line_of_pc: dict[int, int] = {}
     order = sorted(touched, key=lambda i: (code_objects[spans[i][2]].id, spans[i][3][0]))
     for i in order:
-        lo, hi, oi, (klo, khi, sym) = spans[i]
+        _lo, _hi, oi, (klo, khi, sym) = spans[i]
         lc = code_objects[oi]
         rows.append(CodeLine(line=len(rows), text=f"; {sym}", source="", codeobj=lc.id, vaddr=klo))
         for ins in lc.insts:
@@ -125,13 +126,34 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[Co
             hit, lat, stall, idle = totals.get(pc, (0, 0, 0, 0))
             line = len(rows)
             line_of_pc[pc] = line
-            rows.append(CodeLine(line=line, text=ins.text, source=_source(lc.co, ins.address),
-                                 codeobj=lc.id, vaddr=ins.address, hit=hit, latency=lat, stall=stall, idle=idle))
+            rows.append(
+                CodeLine(
+                    line=line,
+                    text=ins.text,
+                    source=_source(lc.co, ins.address),
+                    codeobj=lc.id,
+                    vaddr=ins.address,
+                    hit=hit,
+                    latency=lat,
+                    stall=stall,
+                    idle=idle,
+                )
+            )
     for pc in unknown:
         hit, lat, stall, idle = totals[pc]
         line_of_pc[pc] = len(rows)
-        rows.append(CodeLine(line=len(rows), text=f"<pc 0x{pc:x} outside the code objects>", codeobj=0,
-                             vaddr=pc, hit=hit, latency=lat, stall=stall, idle=idle))
+        rows.append(
+            CodeLine(
+                line=len(rows),
+                text=f"<pc 0x{pc:x} outside the code objects>",
+                codeobj=0,
+                vaddr=pc,
+                hit=hit,
+                latency=lat,
+                stall=stall,
+                idle=idle,
+            )
+        )
     missing = [pc for pc in totals if pc not in line_of_pc]
     if unknown:
         dispatch.problems.append(f"{len(unknown)} traced PC(s) outside every loaded kernel, first 0x{unknown[0]:x}")

@@ -1,4 +1,5 @@
 """Per-wave summary: where and when each traced wave ran, how much it executed and stalled, and on what."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ class WaveRow:
     se: int
     simd: int
     slot: int
-    wave: int            # wv<N>: n-th wave of its slot
+    wave: int  # wv<N>: n-th wave of its slot
     cu: int
     begin: int
     end: int
@@ -25,7 +26,7 @@ class WaveRow:
     instructions: int
     latency: int
     stall: int
-    share: float         # stall / duration: fraction of the wave's life spent stalled
+    share: float  # stall / duration: fraction of the wave's life spent stalled
     dominant_type: str | None
     by_type: dict[str, int] = field(default_factory=dict)
     path: str | None = None
@@ -44,14 +45,34 @@ def wave_rows(dispatch: Dispatch, wave_filter=None) -> list[WaveRow]:
         ok = (lines >= 0) & (lines < len(table))
         types = np.full(len(ins), other, np.int64)
         types[ok] = table[lines[ok]]
-        per = np.bincount(types, weights=ins["stall"], minlength=len(STALL_TYPES)) if len(ins) else \
-            np.zeros(len(STALL_TYPES))
-        by_type = {STALL_TYPES[i]: int(round(v)) for i, v in enumerate(per) if v}
+        per = (
+            np.bincount(types, weights=ins["stall"], minlength=len(STALL_TYPES))
+            if len(ins)
+            else np.zeros(len(STALL_TYPES))
+        )
+        by_type = {STALL_TYPES[i]: round(v) for i, v in enumerate(per) if v}
         stall = int(ins["stall"].sum())
         dom = max(by_type.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0] if stall else None
-        out.append(WaveRow(dispatch.name, w.se, w.simd, w.slot, w.seq, w.cu, w.begin, w.end, w.duration,
-                           len(ins), int(ins["duration"].sum()), stall,
-                           stall / w.duration if w.duration > 0 else 0.0, dom, by_type, w.path))
+        out.append(
+            WaveRow(
+                dispatch.name,
+                w.se,
+                w.simd,
+                w.slot,
+                w.seq,
+                w.cu,
+                w.begin,
+                w.end,
+                w.duration,
+                len(ins),
+                int(ins["duration"].sum()),
+                stall,
+                stall / w.duration if w.duration > 0 else 0.0,
+                dom,
+                by_type,
+                w.path,
+            )
+        )
     out.sort(key=lambda r: (r.se, r.simd, r.slot, r.wave))
     return out
 

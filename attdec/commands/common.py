@@ -1,4 +1,5 @@
 """Options and helpers several commands share."""
+
 from __future__ import annotations
 
 import click
@@ -8,11 +9,17 @@ FORMATS = click.Choice(["table", "json", "csv"])
 
 def wave_filter_options(f, cu: bool = False):
     """--se/--simd/--slot/--wave (repeatable) and optionally --cu."""
-    opts = [click.option("--se", type=int, multiple=True, help="Only waves of this shader engine (repeatable)."),
-            click.option("--simd", type=int, multiple=True, help="Only waves of this SIMD (repeatable)."),
-            click.option("--slot", type=int, multiple=True, help="Only waves in this wave slot (repeatable)."),
-            click.option("--wave", type=int, multiple=True,
-                         help="Only the n-th wave of its slot, the wv<N> of the file name (repeatable).")]
+    opts = [
+        click.option("--se", type=int, multiple=True, help="Only waves of this shader engine (repeatable)."),
+        click.option("--simd", type=int, multiple=True, help="Only waves of this SIMD (repeatable)."),
+        click.option("--slot", type=int, multiple=True, help="Only waves in this wave slot (repeatable)."),
+        click.option(
+            "--wave",
+            type=int,
+            multiple=True,
+            help="Only the n-th wave of its slot, the wv<N> of the file name (repeatable).",
+        ),
+    ]
     if cu:
         opts.append(click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable)."))
     for o in reversed(opts):
@@ -26,8 +33,14 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
         return None
 
     def keep(w) -> bool:
-        return ((not se or w.se in se) and (not simd or w.simd in simd) and (not slot or w.slot in slot)
-                and (not wave or w.seq in wave) and (not cu or w.cu in cu))
+        return (
+            (not se or w.se in se)
+            and (not simd or w.simd in simd)
+            and (not slot or w.slot in slot)
+            and (not wave or w.seq in wave)
+            and (not cu or w.cu in cu)
+        )
+
     return keep
 
 
@@ -36,12 +49,22 @@ INPUT_FORMATS = ["ui_output", "tinygrad", "rocprof-raw", "capture"]
 
 def input_options(f):
     """--input-format, and --code/--arch for explicit SQTT blobs (as `attdec decode` takes them)."""
-    opts = [click.option("--input-format", type=click.Choice(INPUT_FORMATS), default=None,
-                         help="Input kind (ui_output folders/archives, tinygrad profile.pkl, rocprofv3 raw "
-                              ".att output, capture folder); detected when omitted."),
-            click.option("--code", multiple=True, metavar="FILE@LOADBASE",
-                         help="With explicit .att blobs as PATHS: a code object and its load base (repeatable)."),
-            click.option("--arch", default=None, help="With --code: the GPU (default: from the code object).")]
+    opts = [
+        click.option(
+            "--input-format",
+            type=click.Choice(INPUT_FORMATS),
+            default=None,
+            help="Input kind (ui_output folders/archives, tinygrad profile.pkl, rocprofv3 raw "
+            ".att output, capture folder); detected when omitted.",
+        ),
+        click.option(
+            "--code",
+            multiple=True,
+            metavar="FILE@LOADBASE",
+            help="With explicit .att blobs as PATHS: a code object and its load base (repeatable).",
+        ),
+        click.option("--arch", default=None, help="With --code: the GPU (default: from the code object)."),
+    ]
     for o in reversed(opts):
         f = o(f)
     return f
@@ -53,5 +76,6 @@ def open_dispatches(paths, input_format=None, code=(), arch=None):
 
     if code:
         from attdec.sources.raw_inputs import open_explicit
+
         return open_explicit(paths, code, arch)
     return open_inputs(paths, input_format=input_format)

@@ -6,14 +6,14 @@ Each blob is decoded on its own (its SE from `se<N>` / `shader_engine_<N>` in th
 The JSON form is what tools/conformance.py compares with AMD's decoder; it is written as a stream, wave
 by wave, so memory stays bounded by one wave's rows.
 """
+
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 import time
-
-import json
 
 import click
 
@@ -52,7 +52,6 @@ def build_codemap(specs, arch: str) -> CodeMap:
     return load_code(RawDispatch(name="decode", arch=arch, code_objects=objs)).codemap
 
 
-
 def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int | None = None):
     """Yield (path, BlobResult, seconds) for each blob."""
     code = build_codemap(codes, arch)
@@ -68,8 +67,13 @@ def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int 
 
 @click.command("decode")
 @click.option("--arch", required=True, help="gfx1100, gfx1201, gfx942, ... (must match the trace)")
-@click.option("--code", "codes", multiple=True, metavar="FILE@LOADBASE",
-              help="code object and the address it was loaded at; repeat for several")
+@click.option(
+    "--code",
+    "codes",
+    multiple=True,
+    metavar="FILE@LOADBASE",
+    help="code object and the address it was loaded at; repeat for several",
+)
 @click.option("--se", type=int, default=None, help="shader engine of the blob(s), if not in the file name")
 @click.option("--target-cu", type=int, default=None, help="gfx9: CU whose waves get instruction detail")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -136,14 +140,25 @@ def write_json(results, out) -> None:
 
 def _write_wave(w, wave) -> None:
     a = wave.insts
-    w(f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "wave_id": {wave.slot}, '
-      f'"begin_time": {wave.begin}, "end_time": {wave.end}, "contexts": {wave.contexts}, '
-      f'"timeline": [{",".join(f"[{s},{d}]" for s, d in wave.timeline)}], "instructions": [')
+    w(
+        f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "wave_id": {wave.slot}, '
+        f'"begin_time": {wave.begin}, "end_time": {wave.end}, "contexts": {wave.contexts}, '
+        f'"timeline": [{",".join(f"[{s},{d}]" for s, d in wave.timeline)}], "instructions": ['
+    )
     if len(a):
         names = [f'"{c.name}"' for c in Category]
-        w(",".join(f"[{p},{t},{d},{s},{names[c]}]" for p, t, d, s, c in
-                   zip(a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(),
-                       a["category"].tolist())))
+        w(
+            ",".join(
+                f"[{p},{t},{d},{s},{names[c]}]"
+                for p, t, d, s, c in zip(
+                    a["pc"].tolist(),
+                    a["time"].tolist(),
+                    a["duration"].tolist(),
+                    a["stall"].tolist(),
+                    a["category"].tolist(),
+                )
+            )
+        )
     w("]}")
 
 
@@ -163,9 +178,18 @@ def print_summary(results) -> None:
         stall = sum(int(w.insts["stall"].sum()) for w in res.waves)
         traced = sum(1 for w in res.waves if len(w.insts))
         starts = int((res.occupancy["start"] == 1).sum()) if len(res.occupancy) else 0
-        t.add_row(os.path.basename(path), str(res.se), str(len(res.waves)), str(traced), f"{n_inst:,}",
-                  f"{nopc:,}", f"{stall:,}", f"{starts:,}", f"{dt * 1000:.0f}")
+        t.add_row(
+            os.path.basename(path),
+            str(res.se),
+            str(len(res.waves)),
+            str(traced),
+            f"{n_inst:,}",
+            f"{nopc:,}",
+            f"{stall:,}",
+            f"{starts:,}",
+            f"{dt * 1000:.0f}",
+        )
     console().print(t)
 
 
-__all__ = ["decode", "build_codemap", "decode_files", "se_of", "write_json", "FormatError"]
+__all__ = ["FormatError", "build_codemap", "decode", "decode_files", "se_of", "write_json"]

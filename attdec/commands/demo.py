@@ -1,4 +1,5 @@
 """`attdec demo`: `hotspots` on the small synthetic sample that ships inside the package."""
+
 from __future__ import annotations
 
 from importlib.resources import files
@@ -31,6 +32,8 @@ def command(by, top, frame, fmt):
     """
     p = demo_path()
     if fmt == "table":
-        click.echo(f"attdec demo: a made-up softmax kernel, 4 waves, in {p}\n"
-                   f"(the same as: attdec hotspots {p}{'' if by == 'line' else ' --by ' + by})\n")
+        click.echo(
+            f"attdec demo: a made-up softmax kernel, 4 waves, in {p}\n"
+            f"(the same as: attdec hotspots {p}{'' if by == 'line' else ' --by ' + by})\n"
+        )
     run([str(p)], by=by, top=top, frame=frame, fmt=fmt)

@@ -1,4 +1,5 @@
 """`attdec disasm CODE_OBJECT`: the instruction listing of an AMDGPU code object, as llvm-objdump prints it."""
+
 from __future__ import annotations
 
 import json
@@ -9,10 +10,10 @@ import click
 from attdec.errors import ArchError, InputError, read_bytes
 
 
-
 def listing(path: str, arch: str | None = None, kernel: str | None = None):
     """(code object, instructions, labels {vaddr: name}) for the whole .text or one kernel."""
     from attdec.isa import disassemble, load_code_object, tables_for
+
     co = load_code_object(read_bytes(path), path, arch=arch)
     if not co.arch:
         raise ArchError("the code object does not name its target (tinygrad minimal container): pass --arch", path)
@@ -26,7 +27,7 @@ def listing(path: str, arch: str | None = None, kernel: str | None = None):
         start = k.entry
         later = sorted(s.vaddr for s in co.symbols if s.kind == "func" and s.vaddr > k.entry)
         end = k.entry + k.size if k.size else (later[0] if later else co.text_end)
-    code = co.text[start - co.text_vaddr:end - co.text_vaddr]
+    code = co.text[start - co.text_vaddr : end - co.text_vaddr]
     insts = disassemble(code, co.arch, start)
     labels = {s.vaddr: s.name for s in co.symbols if s.kind == "func" and start <= s.vaddr < end}
     for k in co.kernels:
@@ -41,6 +42,7 @@ def listing(path: str, arch: str | None = None, kernel: str | None = None):
 def print_text(co, insts, labels, out) -> None:
     from rich.console import Console
     from rich.markup import escape
+
     console = Console(file=out, highlight=False, soft_wrap=True, force_terminal=None)
     last_src = None
     for i in insts:
@@ -58,16 +60,18 @@ def print_text(co, insts, labels, out) -> None:
 
 @click.command("disasm")
 @click.argument("code_object")
-@click.option("--arch", help="Target (gfx90a, gfx942, gfx950, gfx1100..gfx1103, gfx1150, gfx1151, gfx1200, "
-                             "gfx1201); needed for tinygrad's minimal containers, overrides the ELF's.")
+@click.option(
+    "--arch",
+    help="Target (gfx90a, gfx942, gfx950, gfx1100..gfx1103, gfx1150, gfx1151, gfx1200, "
+    "gfx1201); needed for tinygrad's minimal containers, overrides the ELF's.",
+)
 @click.option("--kernel", help="Only this kernel's instructions.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(code_object, arch, kernel, fmt):
     """Disassemble CODE_OBJECT (an AMDGPU ELF or a tinygrad container) like llvm-objdump, without LLVM."""
     co, insts, labels = listing(code_object, arch, kernel)
     if fmt == "json":
-        json.dump({"instructions": [{"address": i.address, "size": i.size, "text": i.text}
-                                    for i in insts]}, sys.stdout)
+        json.dump({"instructions": [{"address": i.address, "size": i.size, "text": i.text} for i in insts]}, sys.stdout)
         sys.stdout.write("\n")
     else:
         print_text(co, insts, labels, sys.stdout)

@@ -1,4 +1,5 @@
 """`attdec export-ui`: decode a raw capture and write one rocprofv3 ui_output folder per dispatch."""
+
 from __future__ import annotations
 
 import click
@@ -18,12 +19,23 @@ def folder_name(raw, index: int) -> str:
 
 @click.command("export-ui")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
-              help="Folder to write ui_output_* folders and stats_*.csv into.")
-@click.option("--input-format", type=click.Choice(sorted(RAW_KINDS)), default=None,
-              help="Input kind; detected when omitted.")
-@click.option("--code", multiple=True, metavar="FILE@LOADBASE",
-              help="INPUTS are explicit .att blobs of one dispatch; this is a code object and its load base (repeatable).")
+@click.option(
+    "-o",
+    "--output",
+    "outdir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder to write ui_output_* folders and stats_*.csv into.",
+)
+@click.option(
+    "--input-format", type=click.Choice(sorted(RAW_KINDS)), default=None, help="Input kind; detected when omitted."
+)
+@click.option(
+    "--code",
+    multiple=True,
+    metavar="FILE@LOADBASE",
+    help="INPUTS are explicit .att blobs of one dispatch; this is a code object and its load base (repeatable).",
+)
 @click.option("--arch", default=None, help="With --code: the GPU (default: from the code object).")
 def export_ui(inputs, outdir, input_format, code, arch):
     """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
@@ -34,7 +46,9 @@ def export_ui(inputs, outdir, input_format, code, arch):
             d = decode_dispatch(raw, step(i, raw.name))
             folder = write_ui_output(d, outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
-            click.echo(f"{folder}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "
-                       f"{len(d.code)} listing rows")
+            click.echo(
+                f"{folder}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "
+                f"{len(d.code)} listing rows"
+            )
             for p in d.problems:
                 click.echo(f"attdec: warning: {raw.name}: {p}", err=True)

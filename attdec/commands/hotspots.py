@@ -1,4 +1,5 @@
 """`attdec hotspots PATH...`: which source lines / instructions / files lose the most cycles, and why."""
+
 from __future__ import annotations
 
 import click
@@ -8,8 +9,18 @@ from attdec.commands.common import FORMATS, input_options, make_wave_filter, ope
 from attdec.report import hotspots as rep
 
 
-def run(paths, by=None, top=20, frame="inner", merge=False, fmt="table", wave_filter=None, input_format=None,
-        code=(), arch=None):
+def run(
+    paths,
+    by=None,
+    top=20,
+    frame="inner",
+    merge=False,
+    fmt="table",
+    wave_filter=None,
+    input_format=None,
+    code=(),
+    arch=None,
+):
     dispatches = open_dispatches(paths, input_format, code, arch)
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter) for g in groups]
@@ -18,13 +29,22 @@ def run(paths, by=None, top=20, frame="inner", merge=False, fmt="table", wave_fi
 
 @click.command("hotspots")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--by", type=click.Choice(BY), default=None,
-              help="Rank source lines (default; instructions when there are no source lines), single "
-                   "instructions, or whole source files.")
+@click.option(
+    "--by",
+    type=click.Choice(BY),
+    default=None,
+    help="Rank source lines (default; instructions when there are no source lines), single "
+    "instructions, or whole source files.",
+)
 @click.option("--top", type=int, default=20, show_default=True, help="Rows to show (0 = all).")
-@click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True,
-              help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
-                   "(inner, the first) or the outermost call site (outer, the last).")
+@click.option(
+    "--frame",
+    type=click.Choice(FRAMES),
+    default="inner",
+    show_default=True,
+    help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
+    "(inner, the first) or the outermost call site (outer, the last).",
+)
 @click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report.")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 @wave_filter_options

@@ -5,8 +5,10 @@ An "empty shell" (ui-output-format.md §13) is a folder with a thread-trace `fil
 else is kept: a folder with a wave file, a PC-sampling folder, a folder holding other files. Dry run by
 default; `--yes` deletes, printing every deletion.
 """
+
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,8 +23,10 @@ from attdec.errors import AttdecError, InputError
 from attdec.report.common import common_dir, console, strip_dir
 from attdec.sources.ui_output import WAVE_FILE, read_folder
 
-KNOWN_FILES = re.compile(r"^(filenames|code|occupancy|realtime|snapshots|graph_options|spm)\.json$"
-                         r"|^wstates\d+\.json$|^se\d+_perfcounter\.json$|^source_\d+_.*$|^att_output\.csv$")
+KNOWN_FILES = re.compile(
+    r"^(filenames|code|occupancy|realtime|snapshots|graph_options|spm)\.json$"
+    r"|^wstates\d+\.json$|^se\d+_perfcounter\.json$|^source_\d+_.*$|^att_output\.csv$"
+)
 
 
 @dataclass
@@ -38,10 +42,8 @@ def _size(path: Path) -> int:
     total = 0
     for dirpath, _, files in os.walk(path):
         for f in files:
-            try:
+            with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(dirpath, f)).st_size
-            except OSError:
-                pass
     return total
 
 
@@ -133,8 +135,11 @@ def command(roots, yes):
         if v.stats_csv:
             con.print(f"{verb} {v.stats_csv}  (its header-only stats CSV)")
     total = sum(v.size for v in empty)
-    con.print(f"{len(empty)} empty dispatch folder(s), {_kb(total)}"
-              + ("" if yes or not empty else "; run again with --yes to delete them"), style="bold")
+    con.print(
+        f"{len(empty)} empty dispatch folder(s), {_kb(total)}"
+        + ("" if yes or not empty else "; run again with --yes to delete them"),
+        style="bold",
+    )
 
     ranked = []
     for v in kept:
@@ -155,14 +160,22 @@ def command(roots, yes):
     for t in ranked:
         best.setdefault(t[3].kernel, t[3].name)
     tab = Table(box=None, pad_edge=False, header_style="bold")
-    for name, j in (("", "left"), ("waves", "right"), ("instructions", "right"), ("mapped rows", "right"),
-                    ("kernel", "left"), ("dispatch folder", "left")):
+    for name, j in (
+        ("", "left"),
+        ("waves", "right"),
+        ("instructions", "right"),
+        ("mapped rows", "right"),
+        ("kernel", "left"),
+        ("dispatch folder", "left"),
+    ):
         tab.add_column(name, justify=j, no_wrap=True)
     prefix = common_dir([str(t[3].path) for t in ranked])
     for waves, insts, mapped, d in ranked:
         mark = "*" if best[d.kernel] == d.name else ""
-        tab.add_row(mark, str(waves), f"{insts:,}", str(mapped), d.kernel or "?",
-                    strip_dir(str(d.path), prefix) or ".")
-    con.print(f"{len(ranked)} dispatch(es) with waves kept (* = best of its kernel)"
-              + (f", under {prefix}/:" if prefix else ":"), style="bold")
+        tab.add_row(mark, str(waves), f"{insts:,}", str(mapped), d.kernel or "?", strip_dir(str(d.path), prefix) or ".")
+    con.print(
+        f"{len(ranked)} dispatch(es) with waves kept (* = best of its kernel)"
+        + (f", under {prefix}/:" if prefix else ":"),
+        style="bold",
+    )
     con.print(tab)

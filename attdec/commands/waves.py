@@ -1,4 +1,5 @@
 """`attdec waves PATH...`: one row per traced wave (where, when, how long, how much it stalled, on what)."""
+
 from __future__ import annotations
 
 import click
@@ -10,8 +11,14 @@ from attdec.report import waves as rep
 
 @click.command("waves")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--sort", "sort_key", type=click.Choice(SORT_KEYS), default="position", show_default=True,
-              help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.")
+@click.option(
+    "--sort",
+    "sort_key",
+    type=click.Choice(SORT_KEYS),
+    default="position",
+    show_default=True,
+    help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.",
+)
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 @click.option("--top", type=int, default=0, help="Only the first N rows after sorting (0 = all).")
 @wave_filter_options

@@ -4,6 +4,7 @@
 the architecture the user named, and hands the blob to the family decoder: `rdna` for gfx11/gfx12,
 `gfx9` for CDNA (each imported when first needed).
 """
+
 from __future__ import annotations
 
 import struct
@@ -37,22 +38,25 @@ def stream_generation(data: bytes) -> int | None:
     return int(fmt[3:].split(".")[0]) if fmt else None
 
 
-def decode_blob(data: bytes, arch: str | Target, code: CodeMap | None, se: int, where: str = "",
-                **opts) -> BlobResult:
+def decode_blob(data: bytes, arch: str | Target, code: CodeMap | None, se: int, where: str = "", **opts) -> BlobResult:
     """Decode one SE blob. Raises ArchError/FormatError for input that cannot be this architecture's."""
     tgt = target(arch, where or None)
     if not data:
         raise FormatError("empty SQTT blob", where or None)
     got = detect_format(data)
     if got is None:
-        raise FormatError("not an SQTT stream (no gfx9 header or RDNA HEADER token in the first 8 bytes)",
-                          f"{where}@0" if where else "byte 0")
+        raise FormatError(
+            "not an SQTT stream (no gfx9 header or RDNA HEADER token in the first 8 bytes)",
+            f"{where}@0" if where else "byte 0",
+        )
     if got != tgt.stream:
         raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
     if got == "gfx9":
         from attdec.decoders import gfx9
+
         return gfx9.decode(data, tgt.name, code, se, target_cu=opts.get("target_cu"), where=where)
     if got in ("gfx11", "gfx12"):
         from attdec.decoders import rdna
+
         return rdna.decode(data, tgt.name, code, se, where=where)
     raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)

@@ -1,4 +1,5 @@
 """What every family decoder returns, and the PC -> instruction map they walk."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,9 +17,9 @@ class BlobResult:
     arch: str
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
-    realtime: list[tuple[int, int]] = field(default_factory=list)      # (shader clock, reference clock)
+    realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
     other_simd: list[tuple[int, int, int]] = field(default_factory=list)  # (time, cycles, category)
-    problems: list[str] = field(default_factory=list)   # lost sync / truncation, with byte offsets
+    problems: list[str] = field(default_factory=list)  # lost sync / truncation, with byte offsets
     bytes_decoded: int = 0
 
 

@@ -9,6 +9,7 @@ Layers (rules and their provenance: docs/sqtt-gfx9.md, spec: sqtt-format.md §1.
      registers): occupancy for every wave, the ISSUE/INST timing model for the target CU's waves;
   5. the PC walk (stitching) of each finished wave against the code map, with the gfx9 tweaks.
 """
+
 from __future__ import annotations
 
 import gc
@@ -24,15 +25,54 @@ from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
 HEADER_BYTES = 8
 
 # Token types (low nibble of the first word) and their length in 16-bit words (official token_len_dict).
-(MISC, TIMESTAMP, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, EVENT, EVENT_CS, EVENT_GFX1, INST, INST_PC,
- SHADERDATA, ISSUE, PERF, REG_CS_PRIV) = range(16)
+(
+    MISC,
+    TIMESTAMP,
+    REG,
+    WAVE_START,
+    WAVE_ALLOC,
+    REG_CS,
+    WAVE_END,
+    EVENT,
+    EVENT_CS,
+    EVENT_GFX1,
+    INST,
+    INST_PC,
+    SHADERDATA,
+    ISSUE,
+    PERF,
+    REG_CS_PRIV,
+) = range(16)
 TOKEN_WORDS = np.array([1, 4, 4, 2, 1, 3, 1, 1, 1, 1, 1, 4, 3, 2, 4, 3], np.int64)
-TOKEN_NAMES = ("MISC", "TIMESTAMP", "REG", "WAVE_START", "WAVE_ALLOC", "REG_CS", "WAVE_END", "EVENT",
-               "EVENT_CS", "EVENT_GFX1", "INST", "INST_PC", "SHADERDATA", "ISSUE", "PERF", "REG_CS_PRIV")
+TOKEN_NAMES = (
+    "MISC",
+    "TIMESTAMP",
+    "REG",
+    "WAVE_START",
+    "WAVE_ALLOC",
+    "REG_CS",
+    "WAVE_END",
+    "EVENT",
+    "EVENT_CS",
+    "EVENT_GFX1",
+    "INST",
+    "INST_PC",
+    "SHADERDATA",
+    "ISSUE",
+    "PERF",
+    "REG_CS_PRIV",
+)
 
 # MISC subtypes (bits [13..15]).
-MISC_TIME, MISC_TIME_RESET, MISC_PACKET_LOST, MISC_SURF_SYNC, MISC_TT_STALL_BEGIN, MISC_TT_STALL_END, \
-    MISC_SAVE_CONTEXT = range(7)
+(
+    MISC_TIME,
+    MISC_TIME_RESET,
+    MISC_PACKET_LOST,
+    MISC_SURF_SYNC,
+    MISC_TT_STALL_BEGIN,
+    MISC_TT_STALL_END,
+    MISC_SAVE_CONTEXT,
+) = range(7)
 
 # Instruction record categories: the official inst_category_t values, plus the internal placeholder for an
 # ISSUE that its INST token has not (yet) described.
@@ -49,20 +89,27 @@ TRAP_RESTORED, TRAP_REQUEST, TRAP_STANDBY, TRAP_WAIT_FOR_NEW_PC = range(4)
 INST_PC_TYPE, INST_GO_TO_TRAP = 7, 29
 SALU_PHASE, VALU_PHASE, MISC_PHASE = 5, 2, 1
 INST_TYPES = {
-    0: (C_SMEM, SALU_PHASE), 16: (C_SMEM, SALU_PHASE),          # SMEM_RD, SMEM_WR
-    1: (C_SALU, SALU_PHASE), 17: (C_SALU, SALU_PHASE),          # SALU_32, SALU_64
-    2: (C_VMEM, 0), 3: (C_VMEM, 0),                             # VMEM_RD, VMEM_WR
-    4: (C_FLAT, 0), 14: (C_FLAT, 0),                            # FLAT_WR, FLAT_RD
-    5: (C_VALU, VALU_PHASE), 18: (C_VALU, VALU_PHASE), 28: (C_VALU, VALU_PHASE),  # VALU_32/64, MAI
+    0: (C_SMEM, SALU_PHASE),
+    16: (C_SMEM, SALU_PHASE),  # SMEM_RD, SMEM_WR
+    1: (C_SALU, SALU_PHASE),
+    17: (C_SALU, SALU_PHASE),  # SALU_32, SALU_64
+    2: (C_VMEM, 0),
+    3: (C_VMEM, 0),  # VMEM_RD, VMEM_WR
+    4: (C_FLAT, 0),
+    14: (C_FLAT, 0),  # FLAT_WR, FLAT_RD
+    5: (C_VALU, VALU_PHASE),
+    18: (C_VALU, VALU_PHASE),
+    28: (C_VALU, VALU_PHASE),  # VALU_32/64, MAI
     6: (C_LDS, MISC_PHASE),
-    12: (C_JUMP, MISC_PHASE), 13: (C_NEXT, MISC_PHASE),
-    15: (C_MESSAGE, MISC_PHASE),                                # OTHER_MSG
+    12: (C_JUMP, MISC_PHASE),
+    13: (C_NEXT, MISC_PHASE),
+    15: (C_MESSAGE, MISC_PHASE),  # OTHER_MSG
     INST_PC_TYPE: (C_SALU, 0),
     INST_GO_TO_TRAP: (C_CONTEXT, 0),
 }
 # XNACK replays (type -> the type whose last instruction they extend).
 REPLAY_OF = {19: 0, 20: 16, 21: 2, 22: 3, 23: 4, 24: 14}
-N_XNACK = 17                      # size of the official last_inst_for_xnack table
+N_XNACK = 17  # size of the official last_inst_for_xnack table
 
 # Token types the state machine looks at (MISC only for packet loss and context save).
 RELEVANT = np.zeros(16, bool)
@@ -81,14 +128,23 @@ def parse_header(data: bytes, where: str = "") -> dict:
     h = int.from_bytes(data[:HEADER_BYTES], "little")
     legacy, version2 = h & 0x1FFF, (h >> 13) & 7
     if legacy not in (0, 0x11) or not 4 <= version2 <= 6:
-        raise FormatError(f"not a gfx9 SQTT stream (header 0x{h:016x}: legacy version 0x{legacy:x}, "
-                          f"gfx9 version {version2}; expected 0x0/0x11 and 4..6)", where or None)
-    return {"version2": version2, "simd_mask": (h >> 16) & 0xF, "target_cu": (h >> 20) & 0x1F,
-            "dsa": (h >> 25) & 1, "seid": (h >> 26) & 0x3F, "double_buffer": (h >> 32) & 1}
+        raise FormatError(
+            f"not a gfx9 SQTT stream (header 0x{h:016x}: legacy version 0x{legacy:x}, "
+            f"gfx9 version {version2}; expected 0x0/0x11 and 4..6)",
+            where or None,
+        )
+    return {
+        "version2": version2,
+        "simd_mask": (h >> 16) & 0xF,
+        "target_cu": (h >> 20) & 0x1F,
+        "dsa": (h >> 25) & 1,
+        "seid": (h >> 26) & 0x3F,
+        "double_buffer": (h >> 32) & 1,
+    }
 
 
-SPLIT_BLOCK = 512                 # words per block of the vectorized split
-SPLIT_CHUNK = 1 << 20             # words (or tokens) per numpy pass: bounds the scratch arrays
+SPLIT_BLOCK = 512  # words per block of the vectorized split
+SPLIT_CHUNK = 1 << 20  # words (or tokens) per numpy pass: bounds the scratch arrays
 
 
 def split_tokens(words: np.ndarray):
@@ -101,19 +157,19 @@ def split_tokens(words: np.ndarray):
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.uint8), None
     lens = TOKEN_WORDS.astype(np.uint8)[words & 15]
-    idx_type = np.int32 if n < (1 << 31) - 8 else np.int64     # 4 bytes a token where it fits
+    idx_type = np.int32 if n < (1 << 31) - 8 else np.int64  # 4 bytes a token where it fits
     starts = []
     entry = 0
     for lo in range(0, n, SPLIT_CHUNK):
         hi = min(n, lo + SPLIT_CHUNK)
-        if entry >= hi - lo:                   # a long token crossed the whole (tiny) remainder
+        if entry >= hi - lo:  # a long token crossed the whole (tiny) remainder
             entry -= hi - lo
             continue
         part, entry = _split_chunk(lens[lo:hi], entry)
         starts.append((part + lo).astype(idx_type))
     s = np.concatenate(starts) if starts else np.zeros(0, idx_type)
     truncated = None
-    if len(s) and s[-1] + lens[s[-1]] > n:     # the last token runs past the end: the official reader drops it
+    if len(s) and s[-1] + lens[s[-1]] > n:  # the last token runs past the end: the official reader drops it
         truncated = int(s[-1])
         s = s[:-1]
     return s, (words[s] & 15).astype(np.uint8), truncated
@@ -133,8 +189,8 @@ def _split_chunk(lens: np.ndarray, entry: int):
     hop = idx + lens.astype(np.int64)
     block_end = np.minimum((idx // B + 1) * B, n)
     out = hop >= block_end
-    hop[out] = n + (hop[out] - block_end[out])          # leaving the block: park at sink n + exit offset
-    hop = np.concatenate([hop, np.arange(n, n + 4, dtype=np.int64)])   # sinks stay put
+    hop[out] = n + (hop[out] - block_end[out])  # leaving the block: park at sink n + exit offset
+    hop = np.concatenate([hop, np.arange(n, n + 4, dtype=np.int64)])  # sinks stay put
     visit = np.zeros(n + 4, bool)
     pos = np.arange(nb, dtype=np.int64) * B
     while True:
@@ -143,10 +199,10 @@ def _split_chunk(lens: np.ndarray, entry: int):
         if np.array_equal(new, pos):
             break
         pos = new
-    exits = (pos - n).tolist()                          # exit offset of each block's own walk
+    exits = (pos - n).tolist()  # exit offset of each block's own walk
     seen = visit
-    merge = np.empty(nb, np.int64)                      # from here on, the block's own walk is the chain
-    extra = []                                          # chain words before it merges
+    merge = np.empty(nb, np.int64)  # from here on, the block's own walk is the chain
+    extra = []  # chain words before it merges
     e = entry
     for k in range(nb):
         p = k * B + e
@@ -196,7 +252,7 @@ def token_times(first: np.ndarray, ts_of, ended_partial: bool, select=_relevant)
     C = SPLIT_CHUNK
     resets, specials, sels = [], [], []
     for lo in range(0, n, C):
-        f = first[lo:lo + C]
+        f = first[lo : lo + C]
         ty = f & 15
         is_reset = (ty == MISC) & (((f >> 13) & 7) == MISC_TIME_RESET)
         is_special = is_reset | (ty == TIMESTAMP)
@@ -207,18 +263,18 @@ def token_times(first: np.ndarray, ts_of, ended_partial: bool, select=_relevant)
     sp = np.concatenate(specials).tolist() if n else []
     sel = np.concatenate(sels) if n else np.zeros(0, np.int64)
 
-    resyncs = []                   # (reset index, timestamp value)
-    silenced = []                  # tokens whose delta is never added
+    resyncs = []  # (reset index, timestamp value)
+    silenced = []  # tokens whose delta is never added
     k = 0
     while k < len(sp):
         r = sp[k]
         k += 1
         if r not in reset_at:
-            continue               # a TIMESTAMP in normal flow: only its delta counts
+            continue  # a TIMESTAMP in normal flow: only its delta counts
         if k < len(sp):
             s = sp[k]
             k += 1
-            silenced.append(s)     # consumed by the scan (TIMESTAMP) or dropped unseen (TIME_RESET)
+            silenced.append(s)  # consumed by the scan (TIMESTAMP) or dropped unseen (TIME_RESET)
             if s not in reset_at:
                 resyncs.append((r, ts_of(s)))
         elif ended_partial:
@@ -231,7 +287,7 @@ def token_times(first: np.ndarray, ts_of, ended_partial: bool, select=_relevant)
     t_reset = np.empty(len(at_reset), np.int64)
     carry = 0
     for lo in range(0, n, C):
-        f = first[lo:lo + C]
+        f = first[lo : lo + C]
         inc = ((f >> 4) & np.where((f & 15) == MISC, 0xFF, 1).astype(f.dtype)).astype(np.int64)
         a, b = np.searchsorted(silenced, [lo, lo + len(f)])
         inc[silenced[a:b] - lo] = 0
@@ -244,9 +300,9 @@ def token_times(first: np.ndarray, ts_of, ended_partial: bool, select=_relevant)
         a, b = np.searchsorted(at_reset, [lo, lo + len(f)])
         t_reset[a:b] = cs[at_reset[a:b] - lo]
 
-    offs = [0]                     # offset in force after each resync, from the running times
+    offs = [0]  # offset in force after each resync, from the running times
     off, base = 0, 0
-    for (r, t), g0 in zip(resyncs, t_reset.tolist()):
+    for (_r, t), g0 in zip(resyncs, t_reset.tolist()):
         g = g0 + off
         if base == 0:
             base = t - g + 4
@@ -262,18 +318,36 @@ def token_times(first: np.ndarray, ts_of, ended_partial: bool, select=_relevant)
 class _Wave:
     """One traced wave while it is being decoded (the official gfx9 wave_t)."""
 
-    __slots__ = ("cu", "simd", "slot", "begin", "end", "insts", "pc_infos", "trap", "state", "state_start",
-                 "timeline", "stall_starts", "issued", "xnack", "contexts", "complete", "trapping", "pc_tail")
+    __slots__ = (
+        "begin",
+        "complete",
+        "contexts",
+        "cu",
+        "end",
+        "insts",
+        "issued",
+        "pc_infos",
+        "pc_tail",
+        "simd",
+        "slot",
+        "stall_starts",
+        "state",
+        "state_start",
+        "timeline",
+        "trap",
+        "trapping",
+        "xnack",
+    )
 
     def __init__(self, cu, simd, slot, begin, entry_pc):
         self.cu, self.simd, self.slot, self.begin, self.end = cu, simd, slot, begin, 0
-        self.insts = []            # [time, category, duration, stall, pc]
-        self.pc_infos = [[0, entry_pc]] if entry_pc else []     # [record index, pc]
-        self.pc_tail = len(self.pc_infos)       # start of the trailing run of still-unknown PCs
+        self.insts = []  # [time, category, duration, stall, pc]
+        self.pc_infos = [[0, entry_pc]] if entry_pc else []  # [record index, pc]
+        self.pc_tail = len(self.pc_infos)  # start of the trailing run of still-unknown PCs
         self.trap = TRAP_RESTORED
         self.state, self.state_start = S_IDLE, begin
-        self.timeline = []         # [state, duration]
-        self.stall_starts = deque()    # deques: adversarial streams must not make the pops quadratic
+        self.timeline = []  # [state, duration]
+        self.stall_starts = deque()  # deques: adversarial streams must not make the pops quadratic
         self.issued = deque()
         self.xnack = [0] * N_XNACK
         self.contexts = 0
@@ -332,7 +406,7 @@ class _Wave:
         if self.trap != TRAP_RESTORED or not self.issued:
             return None
         idx = self.issued.popleft()
-        if idx >= len(insts):      # the official .at() would throw here (after a replay erase)
+        if idx >= len(insts):  # the official .at() would throw here (after a replay erase)
             return f"INST for a record that no longer exists (wave {simd}/{self.slot})"
         p = insts[idx]
         if len(insts) >= 2:
@@ -453,7 +527,7 @@ class _Instrumentation:
 
     def userdata2(self, data: int) -> None:
         if not self.active:
-            if data == 0x434F5200:                      # bytes 00 'R' 'O' 'C'
+            if data == 0x434F5200:  # bytes 00 'R' 'O' 'C'
                 self.active = True
                 self.state = self.WAIT_FOR_HEADER
             return
@@ -464,7 +538,7 @@ class _Instrumentation:
             elif opcode == 4 and data20 == 0:
                 self.state = typ
             return
-        self.state = self.WAIT_FOR_HEADER              # one payload word per marker header
+        self.state = self.WAIT_FOR_HEADER  # one payload word per marker header
 
     def realtime_word(self, t: int, data: int):
         if not self.active:
@@ -498,8 +572,7 @@ def _mend(prev: list, t: int) -> None:
         prev[3] = min(prev[3], prev[2])
 
 
-def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None = None,
-           where: str = "") -> BlobResult:
+def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None = None, where: str = "") -> BlobResult:
     """Decode one SE's gfx9 SQTT buffer (header included).
 
     target_cu: the CU whose waves get wave records and instruction detail. None = the header's DCU field,
@@ -509,7 +582,7 @@ def decode(data: bytes, arch: str, code: CodeMap, se: int, target_cu: int | None
     """
     hdr = parse_header(data, where)
     was_enabled = gc.isenabled()
-    gc.disable()                   # millions of small records: the cyclic GC would rescan them over and over
+    gc.disable()  # millions of small records: the cyclic GC would rescan them over and over
     try:
         return _decode(data, arch, code, se, hdr, target_cu, where)
     finally:
@@ -521,18 +594,20 @@ def _decode(data, arch, code, se, hdr, target_cu, where) -> BlobResult:
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
     res = BlobResult(se=se, arch=arch)
     nbody = len(data) - HEADER_BYTES
-    words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)     # no copy of the blob
+    words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)  # no copy of the blob
     starts, _, truncated = split_tokens(words)
     if truncated is not None:
-        res.problems.append(f"truncated token at byte offset "
-                            f"{HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[int(words[truncated]) & 15]}, "
-                            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[int(words[truncated]) & 15]} bytes)")
+        res.problems.append(
+            f"truncated token at byte offset "
+            f"{HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[int(words[truncated]) & 15]}, "
+            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[int(words[truncated]) & 15]} bytes)"
+        )
     first = words[starts]
 
     def ts_of(i):
-        w = int(starts[i])         # a TIMESTAMP is 4 words; bits [16..63] are words 1..3
+        w = int(starts[i])  # noqa: F821 - called before `del starts`; a TIMESTAMP is 4 words; bits [16..63] are words 1..3
         raw = (int(words[w + 1]) | int(words[w + 2]) << 16 | int(words[w + 3]) << 32) & ((1 << 46) - 1)
-        return raw - (1 << 46) if raw >= 1 << 45 else raw      # the official 46-bit signed time field
+        return raw - (1 << 46) if raw >= 1 << 45 else raw  # the official 46-bit signed time field
 
     sel, times = token_times(first, ts_of, truncated is not None)
     res.bytes_decoded = HEADER_BYTES + (2 * truncated if truncated is not None else 2 * len(words))
@@ -548,21 +623,21 @@ def _slices(*arrays, size: int = 1 << 18):
     """Rows of parallel numpy arrays as Python ints, a slice at a time (bounded list memory)."""
     n = len(arrays[0])
     for lo in range(0, n, size):
-        yield from zip(*(a[lo:lo + size].tolist() for a in arrays))
+        yield from zip(*(a[lo : lo + size].tolist() for a in arrays))
 
 
 def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None) -> None:
     """The official MISQTTParser::sqtt_simd_analysis over the tokens that matter (numpy arrays in)."""
-    slots = [[[] for _ in range(10)] for _ in range(4)]     # per (simd, slot): waves, newest last
-    running = {}                   # location -> entry pc (occupancy)
-    occ = array("q")               # flat (cu, simd, slot, start, time, pc) rows: 48 bytes a row
-    occ_front = array("q")         # synthetic starts for ends without a start, placed first
-    pgm = {}                       # (me & 1, pipe) -> PGM address register (>> 8)
-    phase_box = [15]               # the SE-wide CYCLE_START_PHASE
+    slots = [[[] for _ in range(10)] for _ in range(4)]  # per (simd, slot): waves, newest last
+    running = {}  # location -> entry pc (occupancy)
+    occ = array("q")  # flat (cu, simd, slot, start, time, pc) rows: 48 bytes a row
+    occ_front = array("q")  # synthetic starts for ends without a start, placed first
+    pgm = {}  # (me & 1, pipe) -> PGM address register (>> 8)
+    phase_box = [15]  # the SE-wide CYCLE_START_PHASE
     packet_lost = False
-    done = []                      # finished _Wave objects, in emission order
+    done = []  # finished _Wave objects, in emission order
     seq = {}
-    issue_pairs = {}               # ISSUE status field -> [(slot, status)] for the non-zero slots
+    issue_pairs = {}  # ISSUE status field -> [(slot, status)] for the non-zero slots
     instr = _Instrumentation()
     entry_checked = False
 
@@ -582,8 +657,10 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
         elif ty == INST:
             slot, simd, itype = (v >> 5) & 0xF, (v >> 9) & 3, (v >> 11) & 0x1F
             if slot > 9:
-                res.problems.append(f"INST for wave slot {slot} at byte offset {off}; "
-                                    "the official decoder aborts here, decoding stopped")
+                res.problems.append(
+                    f"INST for wave slot {slot} at byte offset {off}; "
+                    "the official decoder aborts here, decoding stopped"
+                )
                 break
             ws = slots[simd][slot]
             if not ws or ws[-1].end:
@@ -591,11 +668,12 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
             err = ws[-1].inst(itype, t, simd, phase_box)
             if err:
                 res.problems.append(f"{err} at byte offset {off}")
-        elif ty == WAVE_START or ty == WAVE_END:
+        elif ty in (WAVE_START, WAVE_END):
             sh, cu, slot, simd = (v >> 5) & 1, (v >> 6) & 0xF, (v >> 10) & 0xF, (v >> 14) & 3
             if slot > 9:
-                res.problems.append(f"wave slot {slot} at byte offset {off}; "
-                                    "the official decoder aborts here, decoding stopped")
+                res.problems.append(
+                    f"wave slot {slot} at byte offset {off}; the official decoder aborts here, decoding stopped"
+                )
                 break
             me, pipe = (v >> 18) & 3, (v >> 16) & 3
             loc = slot | simd << 5 | cu << 7
@@ -604,7 +682,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
                 if cu == tcu and sh == 0:
                     count = (v >> 22) & 0x7F
                     ws = slots[simd][slot]
-                    if count > 64:     # context save/restore marker, not a new wave
+                    if count > 64:  # context save/restore marker, not a new wave
                         if ws:
                             w = ws[-1]
                             if w.trap == TRAP_REQUEST:
@@ -620,8 +698,10 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
                         if not entry_checked and code is not None and len(code):
                             entry_checked = True
                             if code.get(pc) is None:
-                                res.problems.append(f"kernel entry pc {pc:#x} (byte offset {off}) is not in any "
-                                                    "loaded code object: wrong --code or load base? PCs stay 0")
+                                res.problems.append(
+                                    f"kernel entry pc {pc:#x} (byte offset {off}) is not in any "
+                                    "loaded code object: wrong --code or load base? PCs stay 0"
+                                )
                 if loc not in running:
                     occ.extend((cu, simd, slot, 1, t, pc))
                 running[loc] = pc
@@ -629,7 +709,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
                 if cu == tcu and sh == 0:
                     ws = slots[simd][slot]
                     if not ws or ws[-1].trap != TRAP_RESTORED:
-                        continue       # official: skips the occupancy record too
+                        continue  # official: skips the occupancy record too
                     w = ws.pop()
                     w.finish(t)
                     emit(w)
@@ -641,13 +721,15 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
         elif ty == INST_PC:
             slot, simd = (v >> 5) & 0xF, (v >> 9) & 3
             if slot > 9:
-                res.problems.append(f"INST_PC for wave slot {slot} at byte offset {off}; "
-                                    "the official decoder aborts here, decoding stopped")
+                res.problems.append(
+                    f"INST_PC for wave slot {slot} at byte offset {off}; "
+                    "the official decoder aborts here, decoding stopped"
+                )
                 break
             ws = slots[simd][slot]
             if ws:
                 ws[-1].new_pc(((v >> 16) & ADDR_MASK) << 2)
-        elif ty == REG_CS or ty == REG_CS_PRIV:
+        elif ty in (REG_CS, REG_CS_PRIV):
             addr, data = (v >> 9) & 0x7F, (v >> 16) & 0xFFFFFFFF
             key = ((((v >> 7) & 3) + 1) & 1, (v >> 5) & 3)
             if addr == COMPUTE_PGM_LO:
@@ -666,7 +748,7 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
                             ws[-1].trap = TRAP_REQUEST
         elif ty == REG:
             if not (v >> 15) & 1:
-                continue           # write not enabled
+                continue  # write not enabled
             addr, data = (v >> 16) & 0xFFFF, (v >> 32) & 0xFFFFFFFF
             if addr == USERDATA_3:
                 sample = instr.realtime_word(t, data)
@@ -674,10 +756,12 @@ def _run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap |
                     res.realtime.append(sample)
             elif addr == USERDATA_2:
                 instr.userdata2(data)
-        elif ty == WAVE_ALLOC or ty == SHADERDATA:
+        elif ty in (WAVE_ALLOC, SHADERDATA):
             if (v >> 10) & 0xF > 9:
-                res.problems.append(f"{TOKEN_NAMES[ty]} for wave slot {(v >> 10) & 0xF} at byte "
-                                    f"offset {off}; the official decoder aborts here, decoding stopped")
+                res.problems.append(
+                    f"{TOKEN_NAMES[ty]} for wave slot {(v >> 10) & 0xF} at byte "
+                    f"offset {off}; the official decoder aborts here, decoding stopped"
+                )
                 break
 
     for row in slots:
@@ -710,13 +794,24 @@ def _to_wave(w: _Wave, se: int, stitcher, seq: dict) -> Wave:
     a["category"][a["category"] == C_NOT_FINISHED] = C_NONE
     key = (w.simd, w.slot)
     seq[key] = seq.get(key, -1) + 1
-    return Wave(se=se, cu=w.cu, simd=w.simd, slot=w.slot, begin=w.begin, end=end, insts=a,
-                timeline=timeline, seq=seq[key], contexts=w.contexts)
+    return Wave(
+        se=se,
+        cu=w.cu,
+        simd=w.simd,
+        slot=w.slot,
+        begin=w.begin,
+        end=end,
+        insts=a,
+        timeline=timeline,
+        seq=seq[key],
+        contexts=w.contexts,
+    )
 
 
 def make_stitcher(code: CodeMap | None):
     """The shared PC walk (attdec/decoders/stitch.py) in its gfx9 mode, or None without code."""
     if code is None or not len(code):
         return None
-    from attdec.decoders.stitch import Stitcher  # noqa: PLC0415 - shared module, gfx9 rules inside
+    from attdec.decoders.stitch import Stitcher
+
     return Stitcher(code, 9)

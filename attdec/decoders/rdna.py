@@ -11,6 +11,7 @@ Layering (docs/sqtt-rdna.md has the facts and where they come from):
    compact arrays; waves are stitched to PCs (attdec.decoders.stitch) when their slot is reused or at
    the end of the blob, so state stays bounded by the number of live wave slots.
 """
+
 from __future__ import annotations
 
 from array import array
@@ -24,33 +25,76 @@ from attdec.model.target import target
 # ----------------------------------------------------------------------------------------------------
 # Token types and per-family encodings
 # ----------------------------------------------------------------------------------------------------
-TOKEN_NAMES = ("NOP", "TIME", "REG", "IMM_ONE", "ALU_EXEC", "VMEM_EXEC", "INST", "VALU_INST", "IMMEDIATE",
-               "WAVE_READY", "WAVE_START", "WAVE_START_EXT", "WAVE_ALLOC", "WAVE_END", "SHADER_DATA",
-               "SHADER_DATA_SHORT", "EXEC_POPCOUNT1", "EXEC_POPCOUNT3", "TIMESTAMP", "HEADER", "NEW_PC",
-               "UTIL_COUNTER", "MISC", "REG_INIT", "EVENT", "EVENT_SYNC", "UNKNOWN")
+TOKEN_NAMES = (
+    "NOP",
+    "TIME",
+    "REG",
+    "IMM_ONE",
+    "ALU_EXEC",
+    "VMEM_EXEC",
+    "INST",
+    "VALU_INST",
+    "IMMEDIATE",
+    "WAVE_READY",
+    "WAVE_START",
+    "WAVE_START_EXT",
+    "WAVE_ALLOC",
+    "WAVE_END",
+    "SHADER_DATA",
+    "SHADER_DATA_SHORT",
+    "EXEC_POPCOUNT1",
+    "EXEC_POPCOUNT3",
+    "TIMESTAMP",
+    "HEADER",
+    "NEW_PC",
+    "UTIL_COUNTER",
+    "MISC",
+    "REG_INIT",
+    "EVENT",
+    "EVENT_SYNC",
+    "UNKNOWN",
+)
 T = {n: i for i, n in enumerate(TOKEN_NAMES)}
 
 # (type, id pattern, pattern bits, token bits, delta first bit, delta bits). Later rows overwrite
 # earlier ones in the lookup table, as in the official table builder.
 _GFX11 = [
-    ("TIME", 0x8, 4, 8, 4, 4), ("REG", 0x9, 4, 64, 4, 3), ("IMM_ONE", 0xD, 4, 12, 4, 3),
-    ("ALU_EXEC", 0xE, 4, 8, 4, 2), ("VMEM_EXEC", 0xF, 4, 8, 4, 2),
-    ("INST", 0b010, 3, 20, 4, 3), ("VALU_INST", 0b011, 3, 12, 3, 3),
-    ("IMMEDIATE", 0x04, 5, 24, 5, 3), ("WAVE_READY", 0x14, 5, 24, 5, 3),
-    ("WAVE_START", 0x0C, 5, 32, 5, 2), ("WAVE_START_EXT", 0x1C, 5, 48, 5, 2),
-    ("WAVE_ALLOC", 0x05, 5, 20, 5, 3), ("WAVE_END", 0x15, 5, 20, 5, 3),
-    ("SHADER_DATA", 0x06, 5, 52, 5, 3), ("SHADER_DATA_SHORT", 0x16, 5, 28, 5, 3),
-    ("TIMESTAMP", 0x01, 7, 48, 0, 0), ("HEADER", 0x11, 7, 64, 0, 0), ("NEW_PC", 0x21, 7, 64, 8, 3),
-    ("UTIL_COUNTER", 0x31, 7, 48, 7, 2), ("MISC", 0x51, 7, 24, 7, 9), ("REG_INIT", 0x71, 7, 64, 7, 3),
-    ("EVENT", 0x61, 8, 24, 8, 3), ("EVENT_SYNC", 0xE1, 8, 32, 8, 3),
+    ("TIME", 0x8, 4, 8, 4, 4),
+    ("REG", 0x9, 4, 64, 4, 3),
+    ("IMM_ONE", 0xD, 4, 12, 4, 3),
+    ("ALU_EXEC", 0xE, 4, 8, 4, 2),
+    ("VMEM_EXEC", 0xF, 4, 8, 4, 2),
+    ("INST", 0b010, 3, 20, 4, 3),
+    ("VALU_INST", 0b011, 3, 12, 3, 3),
+    ("IMMEDIATE", 0x04, 5, 24, 5, 3),
+    ("WAVE_READY", 0x14, 5, 24, 5, 3),
+    ("WAVE_START", 0x0C, 5, 32, 5, 2),
+    ("WAVE_START_EXT", 0x1C, 5, 48, 5, 2),
+    ("WAVE_ALLOC", 0x05, 5, 20, 5, 3),
+    ("WAVE_END", 0x15, 5, 20, 5, 3),
+    ("SHADER_DATA", 0x06, 5, 52, 5, 3),
+    ("SHADER_DATA_SHORT", 0x16, 5, 28, 5, 3),
+    ("TIMESTAMP", 0x01, 7, 48, 0, 0),
+    ("HEADER", 0x11, 7, 64, 0, 0),
+    ("NEW_PC", 0x21, 7, 64, 8, 3),
+    ("UTIL_COUNTER", 0x31, 7, 48, 7, 2),
+    ("MISC", 0x51, 7, 24, 7, 9),
+    ("REG_INIT", 0x71, 7, 64, 7, 3),
+    ("EVENT", 0x61, 8, 24, 8, 3),
+    ("EVENT_SYNC", 0xE1, 8, 32, 8, 3),
     ("NOP", 0x0, 4, 4, 0, 0),
 ]
-_GFX12 = _GFX11 + [
-    ("INST", 0b010, 3, 20, 3, 3),
-    ("SHADER_DATA", 0x06, 7, 56, 7, 3), ("SHADER_DATA_SHORT", 0x46, 7, 32, 7, 3),
-    ("EXEC_POPCOUNT1", 0x66, 7, 24, 7, 3), ("EXEC_POPCOUNT3", 0x16, 6, 48, 6, 3),
-    ("NEW_PC", 0x21, 7, 72, 8, 3), ("WAVE_START_EXT", 0x1C, 5, 40, 5, 2),
-    ("WAVE_ALLOC", 0x05, 5, 24, 5, 3), ("TIMESTAMP", 0x01, 7, 64, 0, 0),
+_GFX12 = [
+    *_GFX11,
+    ("INST", 2, 3, 20, 3, 3),
+    ("SHADER_DATA", 6, 7, 56, 7, 3),
+    ("SHADER_DATA_SHORT", 70, 7, 32, 7, 3),
+    ("EXEC_POPCOUNT1", 102, 7, 24, 7, 3),
+    ("EXEC_POPCOUNT3", 22, 6, 48, 6, 3),
+    ("NEW_PC", 33, 7, 72, 8, 3),
+    ("WAVE_START_EXT", 28, 5, 40, 5, 2),
+    ("WAVE_ALLOC", 5, 5, 24, 5, 3),
+    ("TIMESTAMP", 1, 7, 64, 0, 0),
 ]
 
 
@@ -59,7 +103,7 @@ class TokenTable:
 
     def __init__(self, encodings):
         self.type = np.full(256, T["UNKNOWN"], np.uint8)
-        self.nibbles = np.ones(256, np.int64)          # unknown ids: skip one nibble (reported as desync)
+        self.nibbles = np.ones(256, np.int64)  # unknown ids: skip one nibble (reported as desync)
         self.dshift = np.zeros(len(TOKEN_NAMES), np.uint64)
         self.dmask = np.zeros(len(TOKEN_NAMES), np.uint64)
         v = np.arange(256)
@@ -93,36 +137,89 @@ OTHER = 0x100
 
 
 def _opcodes(gfx12: bool) -> dict[int, tuple[int, int]]:
-    t = {0: (Category.SALU, 1), 1: (Category.SMEM, 1), 2: (Category.SMEM, 1), 3: (Category.JUMP, 1), 4: (Category.NEXT, 1),
-         5: (Category.SALU, 1), 6: (Category.CONTEXT, 1), 7: (Category.SALU, 1), 8: (Category.CONTEXT, 1),
-         9: (Category.MESSAGE, 1), 11: (Category.VALU, 4), 12: (Category.VALU, 1), 13: (Category.VALU, 2), 14: (Category.VALU, 4),
-         18: (Category.VALU, 1), 19: (Category.IMMED, 1), 28: (Category.FLAT, 2)}
-    t.update({29 + i: (Category.FLAT, 3 + i) for i in range(4)})                  # flat_wr_3..6
-    t.update({33: (Category.VMEM, 1), 34: (Category.VMEM, 2)})                         # sgmem_rd_1/2
-    t.update({35 + i: (Category.VMEM, 1 + i) for i in range(6)})                  # sgmem_wr_1..6
+    t = {
+        0: (Category.SALU, 1),
+        1: (Category.SMEM, 1),
+        2: (Category.SMEM, 1),
+        3: (Category.JUMP, 1),
+        4: (Category.NEXT, 1),
+        5: (Category.SALU, 1),
+        6: (Category.CONTEXT, 1),
+        7: (Category.SALU, 1),
+        8: (Category.CONTEXT, 1),
+        9: (Category.MESSAGE, 1),
+        11: (Category.VALU, 4),
+        12: (Category.VALU, 1),
+        13: (Category.VALU, 2),
+        14: (Category.VALU, 4),
+        18: (Category.VALU, 1),
+        19: (Category.IMMED, 1),
+        28: (Category.FLAT, 2),
+    }
+    t.update({29 + i: (Category.FLAT, 3 + i) for i in range(4)})  # flat_wr_3..6
+    t.update({33: (Category.VMEM, 1), 34: (Category.VMEM, 2)})  # sgmem_rd_1/2
+    t.update({35 + i: (Category.VMEM, 1 + i) for i in range(6)})  # sgmem_wr_1..6
     t.update({41: (Category.LDS, 1)})
-    t.update({42 + i: (Category.LDS, 1 + i) for i in range(5)})                    # lds_wr_1..5
+    t.update({42 + i: (Category.LDS, 1 + i) for i in range(5)})  # lds_wr_1..5
     t.update({47: (Category.VMEM, 1), 48: (Category.VMEM, 2)})
-    t.update({49 + i: (Category.VMEM, 1 + i) for i in range(6)})                   # buf_wr_1..6
-    t.update({55 + i: (Category.VMEM, 1 + i) for i in range(12)})                  # img_sample_1..12
-    t.update({68 + i: (Category.VMEM, 1 + i) for i in range(4)})                   # img_rd_1..4
-    t.update({72 + i: (Category.VMEM, 2 + i) for i in range(7)})                   # img_wr_2..8
-    t.update({80 + i: (OTHER | Category.LDS, 1 + i) for i in range(5)})            # lds_other_simd_1..5
-    t.update({85 + i: (OTHER | Category.FLAT, 2 + i) for i in range(5)})           # flat_other_simd_2..6
+    t.update({49 + i: (Category.VMEM, 1 + i) for i in range(6)})  # buf_wr_1..6
+    t.update({55 + i: (Category.VMEM, 1 + i) for i in range(12)})  # img_sample_1..12
+    t.update({68 + i: (Category.VMEM, 1 + i) for i in range(4)})  # img_rd_1..4
+    t.update({72 + i: (Category.VMEM, 2 + i) for i in range(7)})  # img_wr_2..8
+    t.update({80 + i: (OTHER | Category.LDS, 1 + i) for i in range(5)})  # lds_other_simd_1..5
+    t.update({85 + i: (OTHER | Category.FLAT, 2 + i) for i in range(5)})  # flat_other_simd_2..6
     t.update({103: (Category.BVH, 8), 104: (Category.BVH, 9), 105: (Category.BVH, 11), 106: (Category.BVH, 12)})
-    t.update({110: (Category.LDS, 1), 111: (Category.LDS, 1), 114: (Category.SALU, 1), 115: (Category.VALU, 1),
-              116: (Category.VALU, 2), 117: (Category.SALU, 1), 119: (OTHER | Category.LDS, 6)})
+    t.update(
+        {
+            110: (Category.LDS, 1),
+            111: (Category.LDS, 1),
+            114: (Category.SALU, 1),
+            115: (Category.VALU, 1),
+            116: (Category.VALU, 2),
+            117: (Category.SALU, 1),
+            119: (OTHER | Category.LDS, 6),
+        }
+    )
     if not gfx12:
-        t.update({10: (Category.VALU, -1), 15: (Category.VALU, 16), 16: (Category.VALU, 1), 17: (Category.VALU, 1),
-                  112: (Category.SALU, 1), 113: (Category.SALU, 1), 118: (Category.LDS, 6)})
-        t.update({90 + i: (OTHER | Category.VMEM, 1 + i) for i in range(12)})      # vmem_other_simd_1..12
+        t.update(
+            {
+                10: (Category.VALU, -1),
+                15: (Category.VALU, 16),
+                16: (Category.VALU, 1),
+                17: (Category.VALU, 1),
+                112: (Category.SALU, 1),
+                113: (Category.SALU, 1),
+                118: (Category.LDS, 6),
+            }
+        )
+        t.update({90 + i: (OTHER | Category.VMEM, 1 + i) for i in range(12)})  # vmem_other_simd_1..12
     else:
-        t.update({10: (Category.VALU, 1), 15: (Category.VALU, 16), 118: (Category.BVH, 6), 120: (OTHER | Category.LDS, 10),
-                  121: (Category.BVH, 10), 122: (Category.MESSAGE, 1), 135: (Category.SALU, 1), 136: (Category.SALU, 1),
-                  137: (Category.SALU, 1), 138: (Category.MESSAGE, 1), 140: (Category.VALU, 8), 141: (Category.VALU, 16),
-                  142: (Category.VALU, 32), 143: (Category.VALU, 64), 146: (Category.VALU, -1), 147: (Category.VALU, -2),
-                  150: (Category.SMEM, 1), 151: (Category.SMEM, 1), 152: (Category.SALU, 3), 153: (Category.VALU, 1),
-                  155: (Category.SALU, 2), 156: (Category.SALU, 5)})
+        t.update(
+            {
+                10: (Category.VALU, 1),
+                15: (Category.VALU, 16),
+                118: (Category.BVH, 6),
+                120: (OTHER | Category.LDS, 10),
+                121: (Category.BVH, 10),
+                122: (Category.MESSAGE, 1),
+                135: (Category.SALU, 1),
+                136: (Category.SALU, 1),
+                137: (Category.SALU, 1),
+                138: (Category.MESSAGE, 1),
+                140: (Category.VALU, 8),
+                141: (Category.VALU, 16),
+                142: (Category.VALU, 32),
+                143: (Category.VALU, 64),
+                146: (Category.VALU, -1),
+                147: (Category.VALU, -2),
+                150: (Category.SMEM, 1),
+                151: (Category.SMEM, 1),
+                152: (Category.SALU, 3),
+                153: (Category.VALU, 1),
+                155: (Category.SALU, 2),
+                156: (Category.SALU, 5),
+            }
+        )
         t.update({op: (OTHER | Category.VMEM, op - 187) for op in range(188, 222)})
         t.update({op: (Category.VMEM, op - 221) for op in range(222, 256)})
     return t
@@ -151,19 +248,33 @@ class Family:
         # field positions (first bit, width)
         if gfx12:
             self.inst_wid, self.inst_op = (7, 5), (12, 8)
-            self.ws = dict(sa=(7, 1), simd=(8, 2), wgp=(10, 4), wid=(15, 5), pipe=(20, 2), me=(22, 1),
-                           count=(25, 7))
-            self.we = dict(sa=(8, 1), simd=(9, 2), wgp=(11, 4), wid=(15, 5))
+            self.ws = {
+                "sa": (7, 1),
+                "simd": (8, 2),
+                "wgp": (10, 4),
+                "wid": (15, 5),
+                "pipe": (20, 2),
+                "me": (22, 1),
+                "count": (25, 7),
+            }
+            self.we = {"sa": (8, 1), "simd": (9, 2), "wgp": (11, 4), "wid": (15, 5)}
         else:
             self.inst_wid, self.inst_op = (8, 5), (13, 7)
-            self.ws = dict(sa=(7, 1), simd=(8, 2), wgp=(10, 3), wid=(13, 5), pipe=(21, 2), me=(23, 1),
-                           count=(25, 7))
-            self.we = dict(sa=(8, 1), simd=(9, 2), wgp=(11, 3), wid=(15, 5))
+            self.ws = {
+                "sa": (7, 1),
+                "simd": (8, 2),
+                "wgp": (10, 3),
+                "wid": (13, 5),
+                "pipe": (21, 2),
+                "me": (23, 1),
+                "count": (25, 7),
+            }
+            self.we = {"sa": (8, 1), "simd": (9, 2), "wgp": (11, 3), "wid": (15, 5)}
 
 
 FAMILIES = {11: Family("gfx11", 3, _GFX11, False), 12: Family("gfx12", 4, _GFX12, True)}
 HEADER_VERSION_FAMILY = {3: 11, 4: 12}
-LINE_BYTES = 32          # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
+LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -172,11 +283,11 @@ LINE_BYTES = 32          # real SE buffers are whole 32-byte lines (all 250 RDNA
 class Tokens:
     """The tokens of one blob that the wave model needs, as parallel numpy arrays in stream order."""
 
-    __slots__ = ("type", "time", "word", "pos", "lost", "realtime", "problems", "nibbles_used")
+    __slots__ = ("lost", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
 
 
-CHAIN_CHUNK = 1024        # nibbles per chunk of the parallel chain walk
-CHAIN_WARMUP = 48         # nibbles each chunk's chain is walked before its chunk
+CHAIN_CHUNK = 1024  # nibbles per chunk of the parallel chain walk
+CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 
 
 def _u64_view(buf: np.ndarray) -> np.ndarray:
@@ -212,8 +323,9 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
 
     Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
     every CHAIN_CHUNK-nibble chunk's chain is followed in numpy lock-step, marking the token starts it
-    visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters). A chain started anywhere falls into step with the true one within
-    a few tokens (the format is self-synchronising), and from a shared position on two chains are
+    visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters).
+    A chain started anywhere falls into step with the true one within a few tokens (the format is
+    self-synchronising), and from a shared position on two chains are
     identical. So if the true chain enters chunk k at a marked position, chunk k's marks from there on are
     right and only the marks before it are cleared; the rare chunk whose own chain synchronises later
     than that is re-walked one token at a time from the true entry. `walk_len` gives the token length in
@@ -278,10 +390,10 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
                 walked.append((x, v))
                 x = nx
             meet = min(x, end)
-            mark[int(starts[k]):meet] = 0
+            mark[int(starts[k]) : meet] = 0
             for q, v in walked:
                 mark[q] = walk_mark[v]
-            entry[k] = starts[k]                      # nothing more to clear
+            entry[k] = starts[k]  # nothing more to clear
             new_exit = x if x >= end else int(exits[k])
             ok[k] = True
             if k + 1 < nch and new_exit != entry[k + 1]:
@@ -290,7 +402,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
                 ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
             k += 1
     for k in np.flatnonzero(entry > starts).tolist():
-        mark[k * CHAIN_CHUNK:int(entry[k])] = 0
+        mark[k * CHAIN_CHUNK : int(entry[k])] = 0
     return mark[:nn]
 
 
@@ -308,9 +420,25 @@ def _field(w, lo: int, width: int):
     return (w >> np.uint64(lo)) & np.uint64((1 << width) - 1)
 
 
-USEFUL = np.zeros(len(TOKEN_NAMES), bool)       # tokens the wave model looks at
-for _name in ("REG", "IMM_ONE", "INST", "VALU_INST", "IMMEDIATE", "WAVE_READY", "WAVE_START", "WAVE_START_EXT",
-              "WAVE_END", "HEADER", "NEW_PC", "MISC", "SHADER_DATA", "SHADER_DATA_SHORT", "REG_INIT", "EVENT"):
+USEFUL = np.zeros(len(TOKEN_NAMES), bool)  # tokens the wave model looks at
+for _name in (
+    "REG",
+    "IMM_ONE",
+    "INST",
+    "VALU_INST",
+    "IMMEDIATE",
+    "WAVE_READY",
+    "WAVE_START",
+    "WAVE_START_EXT",
+    "WAVE_END",
+    "HEADER",
+    "NEW_PC",
+    "MISC",
+    "SHADER_DATA",
+    "SHADER_DATA_SHORT",
+    "REG_INIT",
+    "EVENT",
+):
     USEFUL[T[_name]] = True
 
 
@@ -323,7 +451,7 @@ def split(data: bytes, fam: Family) -> Tokens:
     nn = 2 * n
     tab = fam.table
     mark = chain_marks(buf, nn, fam.walk_len, fam.walk_mark)
-    pos = np.flatnonzero(mark > 0x100)             # token starts without the NOPs
+    pos = np.flatnonzero(mark > 0x100)  # token starts without the NOPs
     low8 = mark[pos] & 0xFF
     del mark
     typ = tab.type[low8]
@@ -343,8 +471,10 @@ def split(data: bytes, fam: Family) -> Tokens:
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
         # not a whole number of lines means the file was cut.
         where = f"token at byte {int(tp[np.flatnonzero(cut)[0]]) // 2} cut" if cut.any() else "no token cut"
-        problems.append(f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
-                        f"({where}); decoded what comes before")
+        problems.append(
+            f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
+            f"({where}); decoded what comes before"
+        )
     unk = np.flatnonzero(typ == T["UNKNOWN"])
     if len(unk):
         problems.append(f"lost sync: {len(unk)} unknown token ids, first at byte {int(pos[unk[0]]) // 2}")
@@ -416,8 +546,27 @@ CAT_CONTEXT, CAT_IMMED, CAT_MESSAGE, CAT_VALU = Category.CONTEXT, Category.IMMED
 class WaveState:
     """One traced wave while its tokens arrive (official `wave_t`)."""
 
-    __slots__ = ("cu", "simd", "wid", "begin", "end", "t", "cat", "dur", "stall", "pc_infos", "timeline",
-                 "state", "last", "complete", "trapped", "barrier", "contexts", "se", "insts")
+    __slots__ = (
+        "barrier",
+        "begin",
+        "cat",
+        "complete",
+        "contexts",
+        "cu",
+        "dur",
+        "end",
+        "insts",
+        "last",
+        "pc_infos",
+        "se",
+        "simd",
+        "stall",
+        "state",
+        "t",
+        "timeline",
+        "trapped",
+        "wid",
+    )
 
     def __init__(self, se, cu, simd, wid, begin, entry_pc):
         self.se, self.cu, self.simd, self.wid = se, cu, simd, wid
@@ -428,7 +577,7 @@ class WaveState:
         self.state, self.last = IDLE, begin
         self.complete = self.trapped = self.barrier = False
         self.contexts = 0
-        self.insts = None            # the vectorised model's records (a slice of the blob's record array)
+        self.insts = None  # the vectorised model's records (a slice of the blob's record array)
 
     def set_state(self, new, time):
         if time > self.last:
@@ -516,8 +665,9 @@ def _f(word: int, spec) -> int:
     return (word >> lo) & ((1 << width) - 1)
 
 
-def decode(data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "", vectorised: bool = True,
-           **_opts) -> BlobResult:
+def decode(
+    data: bytes, arch: str, code: CodeMap | None, se: int, where: str = "", vectorised: bool = True, **_opts
+) -> BlobResult:
     """Decode one RDNA SE blob into waves (stitched to PCs when `code` is given), occupancy, realtime.
 
     With `vectorised`, blobs without traps, context switches, jumps or NEW_PC run the timing model in
@@ -569,7 +719,7 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
 
     # per-family field specs
     ws, we = fam.ws, fam.we
-    iw_lo, iw_w = fam.inst_wid
+    iw_lo, _iw_w = fam.inst_wid
     io_lo, io_w = fam.inst_op
     op_cat = fam.op_cat.tolist()
     op_cyc = fam.op_cycles.tolist()
@@ -598,8 +748,15 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
         return (((r.get(0x0D, 0) << 32) | r.get(0x0C, 0)) << 8) & ((1 << 48) - 1)
 
     tI, tV, tIO, tIM, tWR = T["INST"], T["VALU_INST"], T["IMM_ONE"], T["IMMEDIATE"], T["WAVE_READY"]
-    tWS, tWSX, tWE, tNPC, tREG, tHDR, tMISC = (T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"],
-                                               T["NEW_PC"], T["REG"], T["HEADER"], T["MISC"])
+    tWS, tWSX, tWE, tNPC, tREG, tHDR, tMISC = (
+        T["WAVE_START"],
+        T["WAVE_START_EXT"],
+        T["WAVE_END"],
+        T["NEW_PC"],
+        T["REG"],
+        T["HEADER"],
+        T["MISC"],
+    )
     # Per-token fields, vectorised: wave slot, and for plain issues (VALU_INST, ordinary INST) the
     # record category and cycles, so the loop below only looks them up.
     tw = tk.word
@@ -609,8 +766,16 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
     op_a = ((tw >> np.uint64(io_lo)) & np.uint64((1 << io_w) - 1)).astype(np.int64)
     cat_a = np.where(is_v, CAT_VALU, fam.op_cat[op_a])
     cyc_a = np.where(is_v, 1, fam.op_cycles[op_a])
-    plain = is_v | (is_i & (cat_a > 0) & (cat_a < OTHER) & (cat_a != CAT_IMMED) & (cyc_a > 0)
-                    & (op_a != OP_JUMP) & (op_a != OP_TRAP) & (op_a != OP_RFE))
+    plain = is_v | (
+        is_i
+        & (cat_a > 0)
+        & (cat_a < OTHER)
+        & (cat_a != CAT_IMMED)
+        & (cyc_a > 0)
+        & (op_a != OP_JUMP)
+        & (op_a != OP_TRAP)
+        & (op_a != OP_RFE)
+    )
     types, times, words, lost = tk.type.tolist(), tk.time.tolist(), tk.word.tolist(), tk.lost.tolist()
     plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
     del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
@@ -618,7 +783,7 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
     for i in range(len(types)):
         ty = types[i]
         tm = times[i]
-        if plain_l[i]:                       # the hot path: one issued instruction (official apply_inst)
+        if plain_l[i]:  # the hot path: one issued instruction (official apply_inst)
             wv = slots[wid_l[i]]
             if wv is None:
                 continue
@@ -641,7 +806,7 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
                 wv.dur.append(cyc)
                 wv.stall.append(0)
             wv.cat.append(cat_l[i])
-            if tm > last:                    # set_state(EXEC, tm), inlined
+            if tm > last:  # set_state(EXEC, tm), inlined
                 tl = wv.timeline
                 if tl and tl[-1][0] == state:
                     tl[-1][1] += tm - last
@@ -670,7 +835,10 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
                     wv.dur[-1] = max(wv.dur[-1], tm + 1 - wv.t[-1])
                 continue
             if op == OP_TRAP:
-                wv.t.append(tm); wv.cat.append(CAT_CONTEXT); wv.dur.append(1); wv.stall.append(0)  # noqa: E702
+                wv.t.append(tm)
+                wv.cat.append(CAT_CONTEXT)
+                wv.dur.append(1)
+                wv.stall.append(0)
                 wv.trapped = True
             if wv.trapped:
                 continue
@@ -705,7 +873,7 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
                     if wv.barrier:
                         wv.barrier_ext(tm - 1)
                     wv.set_state(STALL, tm)
-        elif ty == tIO or ty == tIM:
+        elif ty in (tIO, tIM):
             if ty == tIO:
                 m = 1 << ((w >> 7) & 31)
             else:
@@ -719,7 +887,7 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
                         wv.barrier_ext(tm)
                     if not wv.trapped:
                         wv.immediate(tm)
-        elif ty == tWS or ty == tWSX:
+        elif ty in (tWS, tWSX):
             sa, simd, wgp, wid = _f(w, ws["sa"]), _f(w, ws["simd"]), _f(w, ws["wgp"]), _f(w, ws["wid"])
             me, pipe, count = _f(w, ws["me"]), _f(w, ws["pipe"]), _f(w, ws["count"])
             cu = (sa << 7) | wgp
@@ -734,7 +902,10 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
                     if is_save and wv is not None:
                         wv.trapped = True
                         wv.contexts += 1
-                        wv.t.append(tm); wv.cat.append(CAT_CONTEXT); wv.dur.append(1); wv.stall.append(0)  # noqa
+                        wv.t.append(tm)
+                        wv.cat.append(CAT_CONTEXT)
+                        wv.dur.append(1)
+                        wv.stall.append(0)
                     if is_restore:
                         if wv is None or wv.complete:
                             wv = WaveState(se, cu, simd, wid, tm, 0)
@@ -760,8 +931,10 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
                 if stitcher is not None and not entry_checked:
                     entry_checked = True
                     if code.get(pc) is None:
-                        res.problems.append(f"kernel entry pc {pc:#x} (byte {int(tk.pos[i]) // 2}) is not in any "
-                                            f"loaded code object: wrong --code or load base? PCs stay 0")
+                        res.problems.append(
+                            f"kernel entry pc {pc:#x} (byte {int(tk.pos[i]) // 2}) is not in any "
+                            f"loaded code object: wrong --code or load base? PCs stay 0"
+                        )
                 wv = WaveState(se, cu, simd, wid, tm, pc)
                 _push(slots, pending, wid, wv, emit)
         elif ty == tWE:
@@ -799,8 +972,11 @@ def _decode(tk, fam, fam_no, data, arch, code, se, where):
             v, target_cu, target_simd, dprate, derate, excl_bw = _header(w)
             if v in HEADER_VERSION_FAMILY and HEADER_VERSION_FAMILY[v] != fam_no:
                 from attdec.errors import ArchError
-                raise ArchError(f"the trace is {('gfx%d' % HEADER_VERSION_FAMILY[v])} (header version {v}), "
-                                f"not {arch}", where or None)
+
+                raise ArchError(
+                    f"the trace is gfx{HEADER_VERSION_FAMILY[v]} (header version {v}), not {arch}",
+                    where or None,
+                )
             version = v
         elif ty == tMISC:
             if (w >> 19) & 1:  # save context: running waves go to standby
@@ -851,8 +1027,10 @@ def _decode_fast(tk, fam, fam_no, data, arch, code, se, where):
         v, target_cu, target_simd, dprate, derate, excl_bw = _header(int(tw[hdr[0]]))
         if v in HEADER_VERSION_FAMILY and HEADER_VERSION_FAMILY[v] != fam_no:
             from attdec.errors import ArchError
-            raise ArchError(f"the trace is {('gfx%d' % HEADER_VERSION_FAMILY[v])} (header version {v}), "
-                            f"not {arch}", where or None)
+
+            raise ArchError(
+                f"the trace is gfx{HEADER_VERSION_FAMILY[v]} (header version {v}), not {arch}", where or None
+            )
         first_hdr = int(hdr[0])
 
     # instruction-level tokens -> events of the vectorised model
@@ -918,13 +1096,13 @@ def _decode_fast(tk, fam, fam_no, data, arch, code, se, where):
     run_pc[order] = pc[prev]
     run_pc[~running] = 0
     del order, sl, has_prev, prev
-    lost_end = is_ws & tk.lost[life] & running            # a start at a running location ends it first
+    lost_end = is_ws & tk.lost[life] & running  # a start at a running location ends it first
     nrow = 1 + lost_end
     first = np.cumsum(nrow) - nrow
-    front = np.flatnonzero(~is_ws & ~running)              # an end with no start: a start at time 0 first
+    front = np.flatnonzero(~is_ws & ~running)  # an end with no start: a start at time 0 first
     nf = len(front)
     occ = np.zeros(nf + int(nrow.sum()), OCCUPANCY_DTYPE)
-    main = nf + first + lost_end                          # the row of each token's own start/end
+    main = nf + first + lost_end  # the row of each token's own start/end
     extra = nf + first[lost_end]
     for name, col in (("se", se), ("cu", cu), ("simd", simd), ("wave_id", wid)):
         occ[name][:nf] = col if np.isscalar(col) else col[front]
@@ -947,14 +1125,23 @@ def _decode_fast(tk, fam, fam_no, data, arch, code, se, where):
     ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
     entry_checked = stitcher is None
     ti = np.flatnonzero(tgt)
-    for k, start, c_, s_, w_, t_, p_ in zip(life[ti].tolist(), is_ws[ti].tolist(), cu[ti].tolist(),
-                                            simd[ti].tolist(), wid[ti].tolist(), lt[ti].tolist(), pc[ti].tolist()):
+    for k, start, c_, s_, w_, t_, p_ in zip(
+        life[ti].tolist(),
+        is_ws[ti].tolist(),
+        cu[ti].tolist(),
+        simd[ti].tolist(),
+        wid[ti].tolist(),
+        lt[ti].tolist(),
+        pc[ti].tolist(),
+    ):
         if start:
             if not entry_checked:
                 entry_checked = True
                 if code.get(p_) is None:
-                    res.problems.append(f"kernel entry pc {p_:#x} (byte {int(tk.pos[k]) // 2}) is not in any "
-                                        f"loaded code object: wrong --code or load base? PCs stay 0")
+                    res.problems.append(
+                        f"kernel entry pc {p_:#x} (byte {int(tk.pos[k]) // 2}) is not in any "
+                        f"loaded code object: wrong --code or load base? PCs stay 0"
+                    )
             wv = WaveState(se, c_, s_, w_, t_, p_)
             ws_k.append(k)
             ws_slot.append(w_)
@@ -969,13 +1156,14 @@ def _decode_fast(tk, fam, fam_no, data, arch, code, se, where):
         if slots[w_] is not None:
             emitted.append(slots[w_])
 
-    i64 = lambda x: np.array(x, np.int64)  # noqa: E731
+    i64 = lambda x: np.array(x, np.int64)
     begin = i64([wv.begin for wv in ws_waves])
-    recs, bounds, timelines, end, complete = rdna_vec.compute(ev, times, i64(ws_k), i64(ws_slot), begin,
-                                                              i64(we_k), i64(we_slot), CAT_MESSAGE, CAT_IMMED)
+    recs, bounds, timelines, end, complete = rdna_vec.compute(
+        ev, times, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot), CAT_MESSAGE, CAT_IMMED
+    )
     bounds = bounds.tolist()
     for x, (wv, tl, e_, c_) in enumerate(zip(ws_waves, timelines, end.tolist(), complete.tolist())):
-        wv.insts = recs[bounds[x]:bounds[x + 1]]
+        wv.insts = recs[bounds[x] : bounds[x + 1]]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
     res.waves = [_finish_wave(wv, stitcher, excl_bw) for wv in emitted]
     return res
@@ -992,7 +1180,7 @@ def _vector_events(tk, is_i, is_v, wid_a, cat_a, cyc_a):
     mask = (tw[multi] >> np.uint64(8)) & np.uint64(0xFFFF)
     cnt = ((is_i & (cat_a < OTHER)) | is_v | is_io).astype(np.int64)
     cnt[multi] = np.bitwise_count(mask)
-    tok = np.repeat(np.arange(len(typ), dtype=np.int64), cnt)        # event -> token
+    tok = np.repeat(np.arange(len(typ), dtype=np.int64), cnt)  # event -> token
     # per token: kind, slot (INST/VALU_INST/IMM_ONE), category and cycles (INST/VALU_INST)
     kind = np.where(cat_a == CAT_IMMED, V.K_IMMED, np.where(cat_a == 0, V.K_NONE, V.K_ISSUE)).astype(np.int8)
     kind[is_io] = V.K_IMMED
@@ -1003,9 +1191,15 @@ def _vector_events(tk, is_i, is_v, wid_a, cat_a, cyc_a):
     is_multi = np.zeros(len(typ), bool)
     is_multi[multi] = True
     slot[is_multi[tok]] = bit
-    return {"k": tok, "slot": slot, "kind": kind[tok], "T": tk.time[tok],
-            "cat": np.where(iv, cat_a, 0).astype(np.int16)[tok],
-            "cyc": np.where(iv, cyc_a, 0).astype(np.int32)[tok], "inst": is_i[tok]}
+    return {
+        "k": tok,
+        "slot": slot,
+        "kind": kind[tok],
+        "T": tk.time[tok],
+        "cat": np.where(iv, cat_a, 0).astype(np.int16)[tok],
+        "cyc": np.where(iv, cyc_a, 0).astype(np.int32)[tok],
+        "inst": is_i[tok],
+    }
 
 
 def _push(slots, pending, wid, wv, emit):
@@ -1037,5 +1231,14 @@ def _finish_wave(wv: WaveState, stitcher, excl_bw: bool) -> Wave:
     end = wv.end
     if not wv.complete and len(insts):
         end = max(end, int((insts["time"] + insts["duration"] + 4).max()))
-    return Wave(se=wv.se, cu=wv.cu, simd=wv.simd, slot=wv.wid, begin=wv.begin, end=end, insts=insts,
-                timeline=timeline, contexts=wv.contexts)
+    return Wave(
+        se=wv.se,
+        cu=wv.cu,
+        simd=wv.simd,
+        slot=wv.wid,
+        begin=wv.begin,
+        end=end,
+        insts=insts,
+        timeline=timeline,
+        contexts=wv.contexts,
+    )

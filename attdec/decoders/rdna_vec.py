@@ -13,13 +13,14 @@ immediate or an end-time update, and the model reduces to prefix operations per 
 
 The scalar model in rdna.py is the reference; tests/test_rdna.py checks both agree on real captures.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 EMPTY, IDLE, EXEC, WAIT, STALL = range(5)
 K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = range(5)
-OFF = np.int64(1) << np.int64(44)        # segment offset for per-wave running maxima (times < 2^43)
+OFF = np.int64(1) << np.int64(44)  # segment offset for per-wave running maxima (times < 2^43)
 
 
 class NotVectorisable(Exception):
@@ -85,12 +86,13 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
         np.maximum.at(inst_last, w[ev["inst"][keep]], ev["T"][ii])
     # per wave, in stream order: events are in stream order and a wave's end comes after all of its
     # events, so a stable sort on the wave alone is enough (a radix sort for small wave counts)
-    order = np.argsort(np.concatenate([w, e_w]).astype(np.int16 if nw < 2 ** 15 else np.int64), kind="stable")
+    order = np.argsort(np.concatenate([w, e_w]).astype(np.int16 if nw < 2**15 else np.int64), kind="stable")
     ne = len(e_w)
 
     def pick(name, at_end):
         a = ev[name]
-        return np.concatenate([a[keep], np.full(ne, at_end, a.dtype) if np.isscalar(at_end) else at_end])[order]
+        tail = np.full(ne, at_end, a.dtype) if np.isscalar(at_end) else at_end
+        return np.concatenate([a[keep], tail])[order]  # noqa: F821 - called before `del order, keep`
 
     w = np.concatenate([w, e_w])[order]
     kind, T, cat, cyc = pick("kind", K_END), pick("T", times[e_k]), pick("cat", 0), pick("cyc", 0)
@@ -102,7 +104,7 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     is_rec = (kind == K_ISSUE) | (kind == K_IMMED)
     rec_end = np.where(kind == K_ISSUE, T + cyc, T + 1)
     ridx = np.flatnonzero(is_rec)
-    prev_end = np.full(n, np.iinfo(np.int64).min, np.int64)      # end of the previous record, per event
+    prev_end = np.full(n, np.iinfo(np.int64).min, np.int64)  # end of the previous record, per event
     if len(ridx):
         # last record index at or before each event (exclusive of itself), within the wave
         last_rec = np.full(n, -1, np.int64)
@@ -124,8 +126,8 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     # --- state changes (set_state calls), in order: READY->STALL, ISSUE->EXEC, IMMED->WAIT,EXEC, END->EMPTY
     ncall = np.select([kind == K_IMMED, kind == K_NONE], [2, 0], 1).astype(np.int32)
     starts = np.cumsum(ncall, dtype=np.int64) - ncall
-    cidx = np.repeat(np.arange(n, dtype=np.int32), ncall)       # event of each call
-    second = np.zeros(len(cidx), bool)                          # an immediate's second call (EXEC at T+1)
+    cidx = np.repeat(np.arange(n, dtype=np.int32), ncall)  # event of each call
+    second = np.zeros(len(cidx), bool)  # an immediate's second call (EXEC at T+1)
     imm_ev = np.flatnonzero(kind == K_IMMED)
     second[starts[imm_ev] + 1] = True
     ck = kind[cidx]
@@ -133,8 +135,9 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     ct[second] += 1
     first_imm = (ck == K_IMMED) & ~second
     ct[first_imm] = imm_t0[cidx[first_imm]]
-    cs = np.select([ck == K_READY, ck == K_ISSUE, first_imm, ck == K_IMMED],
-                   [STALL, EXEC, WAIT, EXEC], EMPTY).astype(np.int8)
+    cs = np.select([ck == K_READY, ck == K_ISSUE, first_imm, ck == K_IMMED], [STALL, EXEC, WAIT, EXEC], EMPTY).astype(
+        np.int8
+    )
     del ck, first_imm, second
     cw = w[cidx]
     del cidx
@@ -172,7 +175,7 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
         tl_w, tl_s, tl_d = tl_w[st], tl_s[st], np.add.reduceat(tl_d, st)
     tb = np.searchsorted(tl_w, np.arange(nw + 1)).tolist()
     entries = list(zip(tl_s.tolist(), tl_d.tolist()))
-    timelines = [entries[tb[x]:tb[x + 1]] for x in range(nw)]
+    timelines = [entries[tb[x] : tb[x + 1]] for x in range(nw)]
     del entries
 
     # records: issues, immediates and the end-of-wave MESSAGE (the s_endpgm the trace does not report),

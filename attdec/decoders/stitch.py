@@ -9,6 +9,7 @@ Code lines come from a `CodeMap` (absolute PC -> attdec.isa Instruction) and are
 `CodeView`, like the official PCTranslator; the cache carries per-line state (`parsed`, the gfx12
 excluded-barrier mark) from one wave to the next, which the official walk depends on.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,11 +18,13 @@ from attdec.decoders.common import CodeMap
 from attdec.model import Category
 
 # Record categories as plain ints (the walk compares them millions of times)
-R_SMEM, R_SALU, R_VMEM, R_FLAT, R_LDS, R_VALU = (int(c) for c in (Category.SMEM, Category.SALU, Category.VMEM,
-                                                                   Category.FLAT, Category.LDS, Category.VALU))
-R_JUMP, R_NEXT, R_IMMED, R_CONTEXT, R_MESSAGE = (int(c) for c in (Category.JUMP, Category.NEXT, Category.IMMED,
-                                                                  Category.CONTEXT, Category.MESSAGE))
-R_NOT_FINISHED = 14      # gfx9: an ISSUE no INST token described (internal category); the walk stops there
+R_SMEM, R_SALU, R_VMEM, R_FLAT, R_LDS, R_VALU = (
+    int(c) for c in (Category.SMEM, Category.SALU, Category.VMEM, Category.FLAT, Category.LDS, Category.VALU)
+)
+R_JUMP, R_NEXT, R_IMMED, R_CONTEXT, R_MESSAGE = (
+    int(c) for c in (Category.JUMP, Category.NEXT, Category.IMMED, Category.CONTEXT, Category.MESSAGE)
+)
+R_NOT_FINISHED = 14  # gfx9: an ISSUE no INST token described (internal category); the walk stops there
 # Line categories: the record categories a line can be, plus the walk's own kinds.
 L_SKIP, L_SMEM, L_SALU, L_VMEM, L_FLAT, L_LDS, L_VALU, L_IMMED, L_BVH = 0, 1, 2, 3, 4, 5, 6, 9, 12
 L_DONT_KNOW, L_BRANCH, L_BARRIER_WAIT_EXCLUDED, L_MFMA_SCALE, L_GFX9_BARRIER, L_V_MOV_B64 = range(20, 26)
@@ -29,23 +32,119 @@ L_DONT_KNOW, L_BRANCH, L_BARRIER_WAIT_EXCLUDED, L_MFMA_SCALE, L_GFX9_BARRIER, L_
 # Mnemonic prefixes -> line category (official trie). The walk takes the first (shortest) prefix it
 # reaches and skips characters that continue no prefix.
 PREFIXES = {
-    L_IMMED: ("s_waitcnt", "s_wait_idle", "s_wait_kmcnt", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_bvhcnt",
-              "s_wait_expcnt", "s_wait_dscnt", "s_wait_samplecnt", "s_wait_event", "s_wait_xcnt",
-              "s_wait_tensor", "s_wait_async", "s_nop", "s_sleep", "s_wakeup", "s_sendmsg", "s_setprio ",
-              "s_set_inst", "s_inst_prefetch", "s_setkill", "s_version", "s_trap", "s_barrie", "s_endpgm",
-              "s_icache_inv", "s_dcache_inv", "s_incperflvl", "s_sethalt", "s_decperflvl", "s_setvskip",
-              "s_ttrace", "s_clause", "s_monitor"),
+    L_IMMED: (
+        "s_waitcnt",
+        "s_wait_idle",
+        "s_wait_kmcnt",
+        "s_wait_loadcnt",
+        "s_wait_storecnt",
+        "s_wait_bvhcnt",
+        "s_wait_expcnt",
+        "s_wait_dscnt",
+        "s_wait_samplecnt",
+        "s_wait_event",
+        "s_wait_xcnt",
+        "s_wait_tensor",
+        "s_wait_async",
+        "s_nop",
+        "s_sleep",
+        "s_wakeup",
+        "s_sendmsg",
+        "s_setprio ",
+        "s_set_inst",
+        "s_inst_prefetch",
+        "s_setkill",
+        "s_version",
+        "s_trap",
+        "s_barrie",
+        "s_endpgm",
+        "s_icache_inv",
+        "s_dcache_inv",
+        "s_incperflvl",
+        "s_sethalt",
+        "s_decperflvl",
+        "s_setvskip",
+        "s_ttrace",
+        "s_clause",
+        "s_monitor",
+    ),
     L_SKIP: ("s_wait_dep", "s_wait_alu", "buffer_nop", "s_set_vgpr", "s_delay"),
-    L_SALU: ("s_setprio_inc", "s_call", "s_cvt", "s_getreg", "s_setreg", "s_add", "s_sub", "s_and", "s_or",
-             "s_pack", "s_round", "s_denorm", "s_ctz", "s_cls", "s_cmp", "s_bit", "s_mov", "s_mul", "s_ash",
-             "s_bf", "s_lsh", "s_min", "s_max", "s_abs", "s_cmov", "s_not", "s_nor", "s_wqm", "s_quadmask",
-             "s_brev", "s_bcnt", "s_f", "s_sext", "s_cselect", "s_xor", "s_xnor", "s_nand", "s_getpc",
-             "s_setpc", "s_swappc", "s_get_pc", "s_set_pc", "s_swap_pc"),
-    L_SMEM: ("s_load", "s_buffer", "s_atomic", "s_atc", "s_scratch", "s_store", "s_dcache", "s_memrealtime",
-             ),  # no "s_prefetch": the oracle build classifies s_prefetch_* as SALU (see docs)
-    L_VMEM: ("buffer_l", "buffer_s", "buffer_a", "buffer_g", "buffer_i", "buffer_w", "buffer_p", "buffer_d",
-             "tbuffer_", "global_", "scratch_", "cluster_", "tensor_", "dds_", "image_l", "image_s", "image_a",
-             "image_m", "image_g"),
+    L_SALU: (
+        "s_setprio_inc",
+        "s_call",
+        "s_cvt",
+        "s_getreg",
+        "s_setreg",
+        "s_add",
+        "s_sub",
+        "s_and",
+        "s_or",
+        "s_pack",
+        "s_round",
+        "s_denorm",
+        "s_ctz",
+        "s_cls",
+        "s_cmp",
+        "s_bit",
+        "s_mov",
+        "s_mul",
+        "s_ash",
+        "s_bf",
+        "s_lsh",
+        "s_min",
+        "s_max",
+        "s_abs",
+        "s_cmov",
+        "s_not",
+        "s_nor",
+        "s_wqm",
+        "s_quadmask",
+        "s_brev",
+        "s_bcnt",
+        "s_f",
+        "s_sext",
+        "s_cselect",
+        "s_xor",
+        "s_xnor",
+        "s_nand",
+        "s_getpc",
+        "s_setpc",
+        "s_swappc",
+        "s_get_pc",
+        "s_set_pc",
+        "s_swap_pc",
+    ),
+    L_SMEM: (
+        "s_load",
+        "s_buffer",
+        "s_atomic",
+        "s_atc",
+        "s_scratch",
+        "s_store",
+        "s_dcache",
+        "s_memrealtime",
+    ),  # no "s_prefetch": the oracle build classifies s_prefetch_* as SALU (see docs)
+    L_VMEM: (
+        "buffer_l",
+        "buffer_s",
+        "buffer_a",
+        "buffer_g",
+        "buffer_i",
+        "buffer_w",
+        "buffer_p",
+        "buffer_d",
+        "tbuffer_",
+        "global_",
+        "scratch_",
+        "cluster_",
+        "tensor_",
+        "dds_",
+        "image_l",
+        "image_s",
+        "image_a",
+        "image_m",
+        "image_g",
+    ),
     L_FLAT: ("flat_",),
     L_LDS: ("ds_", "lds_"),
     L_BVH: ("image_bvh",),
@@ -121,7 +220,7 @@ def _elaborate(rec: int, line: int) -> bool:
 class Line:
     """One code line as the walk sees it (official `assemblyLine`)."""
 
-    __slots__ = ("addr", "text", "cat", "next", "target", "parsed")
+    __slots__ = ("addr", "cat", "next", "parsed", "target", "text")
 
     def __init__(self, addr, text, cat, nxt, target):
         self.addr, self.text, self.cat, self.next, self.target = addr, text, cat, nxt, target
@@ -191,14 +290,15 @@ class Stitcher:
     def __init__(self, code: CodeMap, family: int):
         self.view = CodeView(code, family)
         self.family = family
-        self.incomplete = 0          # waves whose records did not all get a PC
-        self.memo: dict = {}         # (next line pc, skipped immediates, record category) -> outcome
-        self.wave_memo: dict = {}    # (record categories, PC slots, barrier flag) -> pcs of a whole wave
+        self.incomplete = 0  # waves whose records did not all get a PC
+        self.memo: dict = {}  # (next line pc, skipped immediates, record category) -> outcome
+        self.wave_memo: dict = {}  # (record categories, PC slots, barrier flag) -> pcs of a whole wave
         self.widened: list = []
         self.cacheable = True
 
-    def stitch(self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False,
-               end: int = 0):
+    def stitch(
+        self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False, end: int = 0
+    ):
         """Fill insts["pc"] (and apply the walk's timing tweaks); returns (insts, timeline).
 
         `exclude_barrier_wait`: gfx12 only. `end`: the wave's end time so far (gfx9 v_mfma_scale widening
@@ -284,7 +384,7 @@ class Stitcher:
             while line.cat == L_SKIP and line.next:
                 pcs[cur] = line.next
                 line = get(line.next)
-                if line is None:    # the official lookup throws here: no next line
+                if line is None:  # the official lookup throws here: no next line
                     break
             if line is None:
                 continue
@@ -307,7 +407,7 @@ class Stitcher:
         failed = 0
         nxt = None
         while i < n and failed < self.MAX_FAILED:
-            if pii < npi and pc_infos[pii][0] <= i or pcs[i] or cats[i] == R_CONTEXT:
+            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == R_CONTEXT:
                 i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
                 if end is not None:
                     return end
@@ -318,7 +418,7 @@ class Stitcher:
                 break
             nxt = get(line.next)
             lc = line.cat
-            if lc == L_DONT_KNOW or lc == L_SKIP:
+            if lc in (L_DONT_KNOW, L_SKIP):
                 continue
             matched = True
             if _trivial(rec, lc):
@@ -330,7 +430,7 @@ class Stitcher:
             elif lc == L_MFMA_SCALE and rec == R_VALU:
                 g9.mfma_scale(i)
             elif lc == L_GFX9_BARRIER:
-                if rec == R_MESSAGE:             # barrier entry (MESSAGE) and exit (IMMED) share the PC
+                if rec == R_MESSAGE:  # barrier entry (MESSAGE) and exit (IMMED) share the PC
                     pcs[i] = line.addr
                     if i + 1 < n and cats[i + 1] == R_IMMED:
                         pcs[i + 1] = line.addr
@@ -344,7 +444,7 @@ class Stitcher:
                     g9.swap(cats, pcs, i)
                     nxt = line
                 elif (line.text.startswith("s_waitcnt") or "_load_" in line.text) and "scratch_" not in line.text:
-                    break               # no skipped immediates on gfx9 to pay an s_waitcnt for
+                    break  # no skipped immediates on gfx9 to pay an s_waitcnt for
             if matched:
                 pcs[i] = line.addr
                 i += 1
@@ -370,7 +470,7 @@ class Stitcher:
         barriers = []
         dur_changed = False
         while i < n:
-            if pii < npi and pc_infos[pii][0] <= i or pcs[i] or cats[i] == R_CONTEXT:
+            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == R_CONTEXT:
                 i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
                 if end is not None:
                     return end, barriers, dur_changed
@@ -418,9 +518,11 @@ class Stitcher:
                 return 0, 0, skipped, False, cacheable
             nxt = get(line.next)
             lc = line.cat
-            if lc == L_DONT_KNOW or lc == L_SKIP:
+            if lc in (L_DONT_KNOW, L_SKIP):
                 continue
-            if excl_bw and (lc == L_BARRIER_WAIT_EXCLUDED or (lc == L_IMMED and line.text.startswith("s_barrier_wait"))):
+            if excl_bw and (
+                lc == L_BARRIER_WAIT_EXCLUDED or (lc == L_IMMED and line.text.startswith("s_barrier_wait"))
+            ):
                 cacheable = False
                 if lc == L_BARRIER_WAIT_EXCLUDED or not line.parsed:
                     add = True
@@ -431,7 +533,7 @@ class Stitcher:
                         while idx < n and add and look is not None:
                             l2, r2 = look.cat, cats[idx]
                             look = view.jump(look) if (l2 == L_BRANCH and r2 == R_JUMP) else get(look.next)
-                            if l2 == L_DONT_KNOW or l2 == L_SKIP:
+                            if l2 in (L_DONT_KNOW, L_SKIP):
                                 idx += 1
                                 continue
                             add = _elaborate(r2, l2)
@@ -520,7 +622,7 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
         return insts, timeline
     t = insts["time"].tolist()
     d = insts["duration"].tolist()
-    out_idx = []          # (source index or -1 for synthetic, time, duration, pc)
+    out_idx = []  # (source index or -1 for synthetic, time, duration, pc)
     synth = []
     wst = []
     tl = [list(x) for x in timeline]
@@ -552,7 +654,7 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
     wst.extend(list(x) for x in tl[tli:])
     new = np.zeros(len(out_idx), insts.dtype)
     new["line"] = -1
-    src = np.array([k for k in out_idx], np.int64)
+    src = np.array(list(out_idx), np.int64)
     real = src >= 0
     base = insts.copy()
     base["time"] = t

@@ -6,6 +6,7 @@ framing (RDNA: nibble-aligned tokens of §2.3; gfx9: 16-bit words of §3.1) look
 writes, so raw inputs can get load bases and code-object ids without running a full decoder. It also
 latches COMPUTE_PGM_LO/HI, whose value is each dispatch's kernel entry address.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,9 +33,9 @@ class CodeObjectMarker:
 @dataclass
 class UserdataScan:
     markers: list[CodeObjectMarker] = field(default_factory=list)
-    entry_pcs: list[int] = field(default_factory=list)   # kernel entry addresses, in stream order
+    entry_pcs: list[int] = field(default_factory=list)  # kernel entry addresses, in stream order
     realtime_khz: int | None = None
-    stopped_at: int | None = None                        # byte offset where framing was lost, if it was
+    stopped_at: int | None = None  # byte offset where framing was lost, if it was
 
 
 class _Protocol:
@@ -60,9 +61,15 @@ class _Protocol:
             return
         if typ == TAIL:
             c = self.cur
-            self.scan.markers.append(CodeObjectMarker(
-                id=c.get(ID_LO, 0) | c.get(ID_HI, 0) << 32, addr=c.get(ADDR_LO, 0) | c.get(ADDR_HI, 0) << 32,
-                size=c.get(SIZE_LO, 0) | c.get(SIZE_HI, 0) << 32, unload=bool(value & 1), legacy_id=value >> 2))
+            self.scan.markers.append(
+                CodeObjectMarker(
+                    id=c.get(ID_LO, 0) | c.get(ID_HI, 0) << 32,
+                    addr=c.get(ADDR_LO, 0) | c.get(ADDR_HI, 0) << 32,
+                    size=c.get(SIZE_LO, 0) | c.get(SIZE_HI, 0) << 32,
+                    unload=bool(value & 1),
+                    legacy_id=value >> 2,
+                )
+            )
             self.cur = {}
         else:
             self.cur[typ] = value
@@ -70,18 +77,43 @@ class _Protocol:
 
 # RDNA token lengths in bits by (family, low bits): (mask, pattern, bits). Checked longest pattern first.
 def _rdna_table(gen: int) -> list[tuple[int, int, int]]:
-    t = [(0xFF, 0x61, 24), (0xFF, 0xE1, 32),
-         (0x7F, 0x01, {10: 64, 11: 48, 12: 64}[gen]), (0x7F, 0x11, 64), (0x7F, 0x21, 72 if gen == 12 else 64),
-         (0x7F, 0x31, 64 if gen == 10 else 48), (0x7F, 0x51, 24), (0x7F, 0x71, 64)]
+    t = [
+        (0xFF, 0x61, 24),
+        (0xFF, 0xE1, 32),
+        (0x7F, 0x01, {10: 64, 11: 48, 12: 64}[gen]),
+        (0x7F, 0x11, 64),
+        (0x7F, 0x21, 72 if gen == 12 else 64),
+        (0x7F, 0x31, 64 if gen == 10 else 48),
+        (0x7F, 0x51, 24),
+        (0x7F, 0x71, 64),
+    ]
     if gen == 12:
-        t += [(0x7F, 0x06, 56), (0x7F, 0x46, 32), (0x7F, 0x66, 24), (0x7F, 0x26, 52),
-              (0x3F, 0x16, 48), (0x3F, 0x36, 28)]
+        t += [
+            (0x7F, 0x06, 56),
+            (0x7F, 0x46, 32),
+            (0x7F, 0x66, 24),
+            (0x7F, 0x26, 52),
+            (0x3F, 0x16, 48),
+            (0x3F, 0x36, 28),
+        ]
     else:
         t += [(0x1F, 0x06, 52), (0x1F, 0x16, 28)]
-    t += [(0x1F, 0x04, 24), (0x1F, 0x14, 24), (0x1F, 0x0C, 32), (0x1F, 0x1C, 40 if gen == 12 else 48),
-          (0x1F, 0x05, 24 if gen == 12 else 20), (0x1F, 0x15, 20),
-          (0x07, 0x02, 20), (0x07, 0x03, 12),
-          (0x0F, 0x00, 4), (0x0F, 0x08, 8), (0x0F, 0x09, 64), (0x0F, 0x0D, 12), (0x0F, 0x0E, 8), (0x0F, 0x0F, 8)]
+    t += [
+        (0x1F, 0x04, 24),
+        (0x1F, 0x14, 24),
+        (0x1F, 0x0C, 32),
+        (0x1F, 0x1C, 40 if gen == 12 else 48),
+        (0x1F, 0x05, 24 if gen == 12 else 20),
+        (0x1F, 0x15, 20),
+        (0x07, 0x02, 20),
+        (0x07, 0x03, 12),
+        (0x0F, 0x00, 4),
+        (0x0F, 0x08, 8),
+        (0x0F, 0x09, 64),
+        (0x0F, 0x0D, 12),
+        (0x0F, 0x0E, 8),
+        (0x0F, 0x0F, 8),
+    ]
     return t
 
 
@@ -105,14 +137,14 @@ def scan_rdna(data: bytes, gen: int) -> UserdataScan:
     frm = int.from_bytes
     while pos + 4 <= nbits:
         byte = pos >> 3
-        if not pos & 7 and not data[byte] and not after_ext:   # runs of zero bytes are NOPs
-            nz = len(data) - len(data[byte:].lstrip(b"\0")) if data[byte + 1:byte + 2] == b"\0" else byte + 1
+        if not pos & 7 and not data[byte] and not after_ext:  # runs of zero bytes are NOPs
+            nz = len(data) - len(data[byte:].lstrip(b"\0")) if data[byte + 1 : byte + 2] == b"\0" else byte + 1
             pos = max(nz, byte + 1) * 8
             continue
-        win = frm(data[byte:byte + 10], "little") >> (pos & 7)
+        win = frm(data[byte : byte + 10], "little") >> (pos & 7)
         low = win & 0xFF
         if gen == 12 and after_ext and low & 1:
-            pos += 8                      # gfx12 WAVE_START_EXT extension byte
+            pos += 8  # gfx12 WAVE_START_EXT extension byte
             continue
         n = lengths[low]
         if n == 0:
@@ -120,9 +152,9 @@ def scan_rdna(data: bytes, gen: int) -> UserdataScan:
             break
         if pos + n > nbits:
             break
-        if low & 0xF != 0:                # NOPs do not end the WAVE_START_EXT extension state
+        if low & 0xF != 0:  # NOPs do not end the WAVE_START_EXT extension state
             after_ext = gen == 12 and low & 0x1F == 0x1C
-        if low & 0xF == 0x9:              # REG: pipe [7..8], CS [15], regaddr [16..31], data [32..63]
+        if low & 0xF == 0x9:  # REG: pipe [7..8], CS [15], regaddr [16..31], data [32..63]
             addr, value = (win >> 16) & 0xFFFF, (win >> 32) & 0xFFFFFFFF
             if (win >> 15) & 1:
                 _latch_pgm(scan, pgm, (win >> 7) & 3, addr, value)
@@ -141,25 +173,25 @@ def _latch_pgm(scan: UserdataScan, pgm: dict, pipe: int, addr: int, value: int) 
                 scan.entry_pcs.append(pc)
 
 
-_GFX9_WORDS = (1, 4, 4, 2, 1, 3, 1, 1, 1, 1, 1, 4, 3, 2, 4, 3)   # token length in 16-bit words, by type
+_GFX9_WORDS = (1, 4, 4, 2, 1, 3, 1, 1, 1, 1, 1, 4, 3, 2, 4, 3)  # token length in 16-bit words, by type
 
 
 def scan_gfx9(data: bytes) -> UserdataScan:
     scan = UserdataScan()
     proto = _Protocol(scan)
     pgm = {}
-    pos, end = 8, len(data) - len(data) % 2    # after the 8-byte software header
+    pos, end = 8, len(data) - len(data) % 2  # after the 8-byte software header
     while pos + 2 <= end:
         typ = data[pos] & 0xF
         n = _GFX9_WORDS[typ] * 2
         if pos + n > end:
             break
-        if typ == 2:                       # REG: enable [15], regaddr [16..31], data [32..63]
-            tok = int.from_bytes(data[pos:pos + 8], "little")
+        if typ == 2:  # REG: enable [15], regaddr [16..31], data [32..63]
+            tok = int.from_bytes(data[pos : pos + 8], "little")
             if (tok >> 15) & 1 and (tok >> 16) & 0xFFFF == USERDATA_2:
                 proto.write(tok >> 32)
-        elif typ in (5, 15):               # REG_CS / REG_CS_PRIV: pipe [5..6], regaddr [9..15], data [16..47]
-            tok = int.from_bytes(data[pos:pos + 6], "little")
+        elif typ in (5, 15):  # REG_CS / REG_CS_PRIV: pipe [5..6], regaddr [9..15], data [16..47]
+            tok = int.from_bytes(data[pos : pos + 6], "little")
             _latch_pgm(scan, pgm, (tok >> 5) & 3, (tok >> 9) & 0x7F, tok >> 16)
         pos += n
     return scan

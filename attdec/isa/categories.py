@@ -10,6 +10,7 @@ attdec.model.target (an unknown name is an ArchError). Rules follow
 ../shared/docs/isa-decoding.md §4-§6 (LLVM SIInsertWaitcnts.cpp and AMDGPUBaseInfo.cpp); they work on
 LLVM mnemonics, with or without operands, and with or without `_e32/_e64/_dpp/_sdwa` suffixes.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,33 +23,111 @@ SALU, SMEM, VALU, MFMA = "SALU", "SMEM", "VALU", "MFMA"
 VMEM_LOAD, VMEM_STORE, FLAT, LDS = "VMEM_LOAD", "VMEM_STORE", "FLAT", "LDS"
 BRANCH, WAITCNT, BARRIER, MESSAGE = "BRANCH", "WAITCNT", "BARRIER", "MESSAGE"
 EXPORT, NOP, OTHER = "EXPORT", "NOP", "OTHER"
-ALL_CATEGORIES = (SALU, SMEM, VALU, MFMA, VMEM_LOAD, VMEM_STORE, FLAT, LDS, BRANCH, WAITCNT, BARRIER,
-                  MESSAGE, EXPORT, NOP, OTHER)
+ALL_CATEGORIES = (
+    SALU,
+    SMEM,
+    VALU,
+    MFMA,
+    VMEM_LOAD,
+    VMEM_STORE,
+    FLAT,
+    LDS,
+    BRANCH,
+    WAITCNT,
+    BARRIER,
+    MESSAGE,
+    EXPORT,
+    NOP,
+    OTHER,
+)
 
 _SUFFIX = re.compile(r"_(e32|e64|dpp|dpp8|sdwa|e64_dpp)$")
 
 # Memory-counter waits (category WAITCNT).
-_WAITCNT = {"s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt",
-            "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt", "s_wait_expcnt",
-            "s_wait_dscnt", "s_wait_kmcnt", "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"}
+_WAITCNT = {
+    "s_waitcnt",
+    "s_waitcnt_vscnt",
+    "s_waitcnt_vmcnt",
+    "s_waitcnt_expcnt",
+    "s_waitcnt_lgkmcnt",
+    "s_wait_loadcnt",
+    "s_wait_storecnt",
+    "s_wait_samplecnt",
+    "s_wait_bvhcnt",
+    "s_wait_expcnt",
+    "s_wait_dscnt",
+    "s_wait_kmcnt",
+    "s_wait_loadcnt_dscnt",
+    "s_wait_storecnt_dscnt",
+}
 # Dependency waits and hazard padding: no memory counter, the wave just waits (category NOP).
-_NOP = {"s_nop", "s_waitcnt_depctr", "s_wait_alu", "s_delay_alu", "s_wait_idle", "s_wait_event",
-        "s_sleep", "s_sleep_var"}
-_BARRIER = {"s_barrier", "s_barrier_signal", "s_barrier_signal_isfirst", "s_barrier_wait",
-            "s_barrier_init", "s_barrier_join", "s_barrier_leave", "s_get_barrier_state", "ds_gws_barrier"}
-_BRANCH = {"s_branch", "s_call_b64", "s_setpc_b64", "s_swappc_b64", "s_getpc_b64", "s_rfe_b64",
-           "s_cbranch_i_fork", "s_cbranch_g_fork", "s_cbranch_join", "s_trap", "s_endpgm",
-           "s_endpgm_saved", "s_endpgm_ordered_ps_done", "s_code_end"}
-_MESSAGE = {"s_sendmsg", "s_sendmsghalt", "s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64", "s_ttracedata",
-            "s_ttracedata_imm"}
-_SMEM_PREFIXES = ("s_load_", "s_buffer_load_", "s_store_", "s_buffer_store_", "s_scratch_", "s_atomic_",
-                  "s_buffer_atomic_", "s_dcache_", "s_atc_probe", "s_prefetch_", "s_buffer_prefetch_")
+_NOP = {
+    "s_nop",
+    "s_waitcnt_depctr",
+    "s_wait_alu",
+    "s_delay_alu",
+    "s_wait_idle",
+    "s_wait_event",
+    "s_sleep",
+    "s_sleep_var",
+}
+_BARRIER = {
+    "s_barrier",
+    "s_barrier_signal",
+    "s_barrier_signal_isfirst",
+    "s_barrier_wait",
+    "s_barrier_init",
+    "s_barrier_join",
+    "s_barrier_leave",
+    "s_get_barrier_state",
+    "ds_gws_barrier",
+}
+_BRANCH = {
+    "s_branch",
+    "s_call_b64",
+    "s_setpc_b64",
+    "s_swappc_b64",
+    "s_getpc_b64",
+    "s_rfe_b64",
+    "s_cbranch_i_fork",
+    "s_cbranch_g_fork",
+    "s_cbranch_join",
+    "s_trap",
+    "s_endpgm",
+    "s_endpgm_saved",
+    "s_endpgm_ordered_ps_done",
+    "s_code_end",
+}
+_MESSAGE = {"s_sendmsg", "s_sendmsghalt", "s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64", "s_ttracedata", "s_ttracedata_imm"}
+_SMEM_PREFIXES = (
+    "s_load_",
+    "s_buffer_load_",
+    "s_store_",
+    "s_buffer_store_",
+    "s_scratch_",
+    "s_atomic_",
+    "s_buffer_atomic_",
+    "s_dcache_",
+    "s_atc_probe",
+    "s_prefetch_",
+    "s_buffer_prefetch_",
+)
 _SMEM = {"s_memtime", "s_memrealtime"}
 _MFMA_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
 _VMEM_PREFIXES = ("buffer_", "tbuffer_", "global_", "scratch_", "image_")
 _LDS_EXTRA = {"lds_param_load", "lds_direct_load"}
-_CACHE_CONTROL = {"buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_wbinvl1_sc",
-                  "buffer_gl0_inv", "buffer_gl1_inv", "global_wb", "global_inv", "global_wbinv"}
+_CACHE_CONTROL = {
+    "buffer_wbl2",
+    "buffer_inv",
+    "buffer_wbinvl1",
+    "buffer_wbinvl1_vol",
+    "buffer_wbinvl1_sc",
+    "buffer_gl0_inv",
+    "buffer_gl1_inv",
+    "global_wb",
+    "global_inv",
+    "global_wbinv",
+}
 
 
 def _fam(family: str) -> str:
@@ -190,10 +269,17 @@ _WAITCNT_FIELDS = {
     "gfx11": {"vmcnt": [(10, 6)], "expcnt": [(0, 3)], "lgkmcnt": [(4, 6)]},
 }
 _SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> counter
-    "s_wait_loadcnt": "loadcnt", "s_wait_storecnt": "storecnt", "s_wait_samplecnt": "samplecnt",
-    "s_wait_bvhcnt": "bvhcnt", "s_wait_expcnt": "expcnt", "s_wait_dscnt": "dscnt",
-    "s_wait_kmcnt": "kmcnt", "s_waitcnt_vscnt": "vscnt", "s_waitcnt_vmcnt": "vmcnt",
-    "s_waitcnt_expcnt": "expcnt", "s_waitcnt_lgkmcnt": "lgkmcnt",
+    "s_wait_loadcnt": "loadcnt",
+    "s_wait_storecnt": "storecnt",
+    "s_wait_samplecnt": "samplecnt",
+    "s_wait_bvhcnt": "bvhcnt",
+    "s_wait_expcnt": "expcnt",
+    "s_wait_dscnt": "dscnt",
+    "s_wait_kmcnt": "kmcnt",
+    "s_waitcnt_vscnt": "vscnt",
+    "s_waitcnt_vmcnt": "vmcnt",
+    "s_waitcnt_expcnt": "expcnt",
+    "s_waitcnt_lgkmcnt": "lgkmcnt",
 }
 _PAIR_WAIT = {"s_wait_loadcnt_dscnt": ("loadcnt", "dscnt"), "s_wait_storecnt_dscnt": ("storecnt", "dscnt")}
 _NAMED = re.compile(r"([a-z]+cnt)\s*\(\s*(\d+)\s*\)")
@@ -215,7 +301,7 @@ def _decode_waitcnt_imm(imm: int, family: str) -> dict[str, int]:
             value |= ((imm >> lo) & ((1 << w) - 1)) << shift
             shift += w
             width += w
-        if value != (1 << width) - 1:      # all ones = don't wait on this counter
+        if value != (1 << width) - 1:  # all ones = don't wait on this counter
             out[counter] = value
     return out
 
@@ -228,7 +314,7 @@ def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
     'dscnt': 2}; a raw `s_waitcnt 0xc07f` is decoded with the family's bit layout. Anything that is not
     a memory-counter wait gives {}. Counters keep the order they were written in.
     """
-    layout = target(family).family      # gfx10's lgkmcnt is 6 bits wide, gfx11's moved
+    layout = target(family).family  # gfx10's lgkmcnt is 6 bits wide, gfx11's moved
     m = mnemonic_of(text)
     parts = text.strip().split(None, 1)
     ops = parts[1].strip().lower() if len(parts) > 1 else ""

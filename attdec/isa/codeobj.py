@@ -4,6 +4,7 @@ Reads normal ELF code objects with pyelftools, and tinygrad's hand-written "mini
 (no e_machine, sometimes a zeroed e_ident; only section headers) with a small section-header parser.
 Facts and quirks: shared/docs/code-object.md and docs/isa.md.
 """
+
 from __future__ import annotations
 
 import io
@@ -24,7 +25,7 @@ class Symbol:
     name: str
     vaddr: int
     size: int
-    kind: str                      # "func", "object", "other"
+    kind: str  # "func", "object", "other"
 
 
 @dataclass
@@ -33,12 +34,12 @@ class Kernel:
 
     name: str
     entry: int
-    size: int = 0                  # code bytes (FUNC symbol size), 0 if unknown
-    kd: int | None = None          # kernel descriptor vaddr
+    size: int = 0  # code bytes (FUNC symbol size), 0 if unknown
+    kd: int | None = None  # kernel descriptor vaddr
     sgpr_count: int | None = None
     vgpr_count: int | None = None
     agpr_count: int | None = None
-    lds_size: int | None = None    # group segment bytes
+    lds_size: int | None = None  # group segment bytes
     scratch_size: int | None = None  # private segment bytes per lane
     wavefront_size: int | None = None
     metadata: dict = field(default_factory=dict)
@@ -46,16 +47,16 @@ class Kernel:
 
 @dataclass
 class CodeObject:
-    arch: str                      # "gfx1100"...; "" when the file does not say (minimal containers)
+    arch: str  # "gfx1100"...; "" when the file does not say (minimal containers)
     text: bytes
     text_vaddr: int
     symbols: list = field(default_factory=list)
     kernels: list = field(default_factory=list)
-    metadata: dict = field(default_factory=dict)   # the NT_AMDGPU_METADATA map, {} if none
-    container: str = "elf"         # "elf" or "tinygrad-minimal"
+    metadata: dict = field(default_factory=dict)  # the NT_AMDGPU_METADATA map, {} if none
+    container: str = "elf"  # "elf" or "tinygrad-minimal"
     e_flags: int = 0
     where: str = ""
-    _lines: object = None          # lazily built DWARF line/inline index
+    _lines: object = None  # lazily built DWARF line/inline index
     _elf_bytes: bytes = b""
 
     @property
@@ -77,6 +78,7 @@ class CodeObject:
         site' (rocprofv3's order); '' without debug info."""
         if self._lines is None:
             from attdec.isa.dwarf import LineIndex
+
             self._lines = LineIndex.build(self._elf_bytes, self.where)
         return self._lines.source_of(vaddr)
 
@@ -100,6 +102,7 @@ def load_code_object(data: bytes, where: str = "", arch: str | None = None) -> C
 def _load_elf(data: bytes, where: str) -> CodeObject:
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
+
     try:
         elf = ELFFile(io.BytesIO(data))
         text = elf.get_section_by_name(".text")
@@ -107,10 +110,14 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
             raise FormatError("ELF has no .text section", where)
         e_flags = elf["e_flags"]
         mach = from_mach(e_flags & 0xFF)
-        co = CodeObject(mach.name if mach else "", text.data(), text["sh_addr"],
-                        e_flags=e_flags, where=where, _elf_bytes=data)
-        sections = [(s["sh_addr"], s["sh_size"], s["sh_offset"], s["sh_type"]) for s in elf.iter_sections()
-                    if s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"]
+        co = CodeObject(
+            mach.name if mach else "", text.data(), text["sh_addr"], e_flags=e_flags, where=where, _elf_bytes=data
+        )
+        sections = [
+            (s["sh_addr"], s["sh_size"], s["sh_offset"], s["sh_type"])
+            for s in elf.iter_sections()
+            if s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"
+        ]
         symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
         seen = set()
         for tabname in (".dynsym", ".symtab"):
@@ -137,12 +144,13 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
 def _read_vaddr(data: bytes, sections, vaddr: int, size: int) -> bytes | None:
     for addr, sz, off, _ in sections:
         if addr <= vaddr and vaddr + size <= addr + sz:
-            return data[off + vaddr - addr: off + vaddr - addr + size]
+            return data[off + vaddr - addr : off + vaddr - addr + size]
     return None
 
 
 def _metadata_note(elf, where: str) -> dict:
     import msgpack
+
     for sec in elf.iter_sections():
         if sec["sh_type"] != "SHT_NOTE":
             continue
@@ -153,7 +161,7 @@ def _metadata_note(elf, where: str) -> dict:
                     desc = desc.encode("latin-1")
                 try:
                     meta = msgpack.unpackb(bytes(desc), raw=False, strict_map_key=False)
-                except Exception as e:  # noqa: BLE001 - msgpack raises many types
+                except Exception as e:
                     raise FormatError(f"unreadable NT_AMDGPU_METADATA note: {e}", where) from None
                 return meta if isinstance(meta, dict) else {}
     return {}
@@ -178,16 +186,25 @@ def _kernels(co: CodeObject, data: bytes, sections) -> list:
         if entry is None:
             continue
         m = meta_by_symbol.get(s.name, {})
-        k = Kernel(m.get(".name", name), entry, fn.size if fn else 0, s.vaddr,
-                   m.get(".sgpr_count"), m.get(".vgpr_count"), m.get(".agpr_count"),
-                   m.get(".group_segment_fixed_size"), m.get(".private_segment_fixed_size"),
-                   m.get(".wavefront_size"), m)
+        k = Kernel(
+            m.get(".name", name),
+            entry,
+            fn.size if fn else 0,
+            s.vaddr,
+            m.get(".sgpr_count"),
+            m.get(".vgpr_count"),
+            m.get(".agpr_count"),
+            m.get(".group_segment_fixed_size"),
+            m.get(".private_segment_fixed_size"),
+            m.get(".wavefront_size"),
+            m,
+        )
         if kd and k.lds_size is None:
             k.lds_size, k.scratch_size = struct.unpack_from("<II", kd, 0)
         if kd and k.wavefront_size is None and not co.arch.startswith("gfx9"):
             k.wavefront_size = 32 if struct.unpack_from("<H", kd, 56)[0] & 0x400 else 64
         out.append(k)
-    if not out:   # no descriptors: every function symbol is an entry point
+    if not out:  # no descriptors: every function symbol is an entry point
         out = [Kernel(f.name, f.vaddr, f.size) for f in funcs.values()]
     out.sort(key=lambda k: k.entry)
     return out
@@ -197,28 +214,29 @@ def _kernels(co: CodeObject, data: bytes, sections) -> list:
 def _load_minimal(data: bytes, where: str) -> CodeObject:
     """tinygrad's minimal container: ELF64 LE section headers only (e_ident/e_machine may be zero)."""
     try:
-        shoff, = struct.unpack_from("<Q", data, 0x28)
+        (shoff,) = struct.unpack_from("<Q", data, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
         shentsize = shentsize or 64
         if not (0 < shnum < 256) or shoff + shnum * shentsize > len(data) or shstrndx >= shnum:
             raise FormatError("not an ELF code object (no ELF magic and no readable section headers)", where)
         secs = []
         for i in range(shnum):
-            name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+            name, typ, _flags, addr, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
             secs.append((name, typ, addr, off, size))
         _, _, _, stroff, strsize = secs[shstrndx]
-        strtab = data[stroff:stroff + strsize]
+        strtab = data[stroff : stroff + strsize]
 
         def nm(i):
             end = strtab.find(b"\0", i)
-            return strtab[i:end if end >= 0 else None].decode("latin-1")
+            return strtab[i : end if end >= 0 else None].decode("latin-1")
+
         named = {nm(s[0]): s for s in secs}
         t = named.get(".text")
         if t is None or t[3] + t[4] > len(data):
             raise FormatError("minimal container without a readable .text section", where)
     except struct.error:
         raise FormatError("not an ELF code object (truncated header)", where) from None
-    text = data[t[3]:t[3] + t[4]]
+    text = data[t[3] : t[3] + t[4]]
     stem = os.path.splitext(os.path.basename(where))[0] if where and not where.startswith("<") else "kernel"
     co = CodeObject("", text, t[2], container="tinygrad-minimal", where=where)
     co.symbols = [Symbol(stem, t[2], len(text), "func")]

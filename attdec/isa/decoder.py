@@ -5,17 +5,18 @@ say what each opcode of each encoding is; this module knows how to find the enco
 how long the instruction is (literal / DPP / SDWA / NSA extensions). Operand text is in render.py.
 Never raises on bad words: they become `.long 0x...` of 4 bytes, exactly like llvm-objdump.
 """
+
 from __future__ import annotations
 
 import gzip
 import json
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
-from attdec.isa import render
 from attdec.errors import ArchError
+from attdec.isa import render
 from attdec.model.target import TARGETS, target
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -25,15 +26,15 @@ TABLES = Path(__file__).resolve().parent / "tables"
 class Instruction:
     """One decoded instruction. `text` is what llvm-objdump prints (mnemonic + operands)."""
 
-    address: int                   # ELF virtual address
-    size: int                      # bytes
+    address: int  # ELF virtual address
+    size: int  # bytes
     mnemonic: str
     operands: str
     text: str
-    target: int | None = None      # direct branch / call target (vaddr), else None
+    target: int | None = None  # direct branch / call target (vaddr), else None
     category: str = ""
-    encoding: str = ""             # SOPP, VOP3, ... ("" for an undecodable word)
-    words: tuple = ()              # the instruction's dwords
+    encoding: str = ""  # SOPP, VOP3, ... ("" for an undecodable word)
+    words: tuple = ()  # the instruction's dwords
 
     @property
     def is_unknown(self) -> bool:
@@ -56,8 +57,14 @@ def flow_of(mnemonic: str) -> str | None:
     return _FLOW.get(mnemonic) or ("end" if mnemonic.startswith("s_endpgm") else None)
 
 
-_FLOW = {"s_call_b64": "call", "s_swappc_b64": "call", "s_setpc_b64": "indirect", "s_rfe_b64": "return",
-         "s_trap": "trap", "s_getpc_b64": "pc"}
+_FLOW = {
+    "s_call_b64": "call",
+    "s_swappc_b64": "call",
+    "s_setpc_b64": "indirect",
+    "s_rfe_b64": "return",
+    "s_trap": "trap",
+    "s_getpc_b64": "pc",
+}
 
 
 class Table:
@@ -88,6 +95,7 @@ class Table:
                 self._sig[key] = hit = False
             else:
                 from attdec.isa.render import _parse_sig
+
                 fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
                 ignored = tuple((b, ((1 << w) - 1) << b) for b, w, v in (raw[2] if len(raw) > 2 else ()))
                 parts = _parse_sig(raw[1])
@@ -109,7 +117,7 @@ def tables_for(arch: str, where: str | None = None) -> str:
     return t.isa
 
 
-@lru_cache(maxsize=None)
+@cache
 def table_for(arch: str) -> Table:
     return Table(tables_for(arch))
 
@@ -143,12 +151,36 @@ ENCODING_TOP8 = {
 }
 FLAT_SEGMENT_SHIFT = {"gfx9": 14, "gfx11": 16, "gfx12": None}
 ENCODING_TOP6 = {
-    "gfx9": {0x30: "SMEM", 0x31: "EXP", 0x34: "VOP3", 0x35: "VINTRP", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF",
-             0x3C: "MIMG"},    # VOP3P (0xD38...) shares the VOP3 table at op >= 0x380
-    "gfx11": {0x32: "VOPD", 0x35: "VOP3", 0x36: "DS", 0x38: "MUBUF", 0x3A: "MTBUF", 0x3C: "MIMG", 0x3D: "SMEM",
-              0x3E: "EXP"},
-    "gfx12": {0x31: "VBUFFER", 0x32: "VOPD", 0x34: "VIMAGE", 0x35: "VOP3", 0x36: "DS", 0x39: "VSAMPLE",
-              0x3D: "SMEM", 0x3E: "VEXPORT"},
+    "gfx9": {
+        0x30: "SMEM",
+        0x31: "EXP",
+        0x34: "VOP3",
+        0x35: "VINTRP",
+        0x36: "DS",
+        0x38: "MUBUF",
+        0x3A: "MTBUF",
+        0x3C: "MIMG",
+    },  # VOP3P (0xD38...) shares the VOP3 table at op >= 0x380
+    "gfx11": {
+        0x32: "VOPD",
+        0x35: "VOP3",
+        0x36: "DS",
+        0x38: "MUBUF",
+        0x3A: "MTBUF",
+        0x3C: "MIMG",
+        0x3D: "SMEM",
+        0x3E: "EXP",
+    },
+    "gfx12": {
+        0x31: "VBUFFER",
+        0x32: "VOPD",
+        0x34: "VIMAGE",
+        0x35: "VOP3",
+        0x36: "DS",
+        0x39: "VSAMPLE",
+        0x3D: "SMEM",
+        0x3E: "VEXPORT",
+    },
 }
 FLAT_SEGMENTS = ("FLAT", "SCRATCH", "GLOBAL", None)
 
@@ -168,23 +200,53 @@ def _identifier(fam: str):
         if t6 == 0x37 and flat_shift is not None:
             return FLAT_SEGMENTS[(w >> flat_shift) & 3]
         return top6.get(t6)
+
     return encoding
 
 
 ENCODING_OF = {fam: _identifier(fam) for fam in ENCODING_TOP8}
 
 # Base byte length of each encoding (before literal / DPP / SDWA / NSA).
-BASE_SIZE = {"SOP1": 4, "SOP2": 4, "SOPC": 4, "SOPK": 4, "SOPP": 4, "VOP1": 4, "VOP2": 4, "VOPC": 4,
-             "LDSDIR": 4, "VDSDIR": 4, "VINTRP": 4,
-             "VBUFFER": 12, "VIMAGE": 12, "VSAMPLE": 12, "VFLAT": 12, "VSCRATCH": 12, "VGLOBAL": 12}
+BASE_SIZE = {
+    "SOP1": 4,
+    "SOP2": 4,
+    "SOPC": 4,
+    "SOPK": 4,
+    "SOPP": 4,
+    "VOP1": 4,
+    "VOP2": 4,
+    "VOPC": 4,
+    "LDSDIR": 4,
+    "VDSDIR": 4,
+    "VINTRP": 4,
+    "VBUFFER": 12,
+    "VIMAGE": 12,
+    "VSAMPLE": 12,
+    "VFLAT": 12,
+    "VSCRATCH": 12,
+    "VGLOBAL": 12,
+}
 
 # gfx9 targets whose VOP3 takes a trailing 32-bit literal (LLVM 22 decodes one on gfx950; on gfx90a and
 # gfx942 it rejects the form - and llvm-objdump 22 crashes on some such words, see docs/isa.md).
 VOP3_LITERAL = ("gfx950",)
 
-BRANCHES = frozenset(("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
-                      "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
-                      "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user", "s_call_b64"))
+BRANCHES = frozenset(
+    (
+        "s_branch",
+        "s_cbranch_scc0",
+        "s_cbranch_scc1",
+        "s_cbranch_vccz",
+        "s_cbranch_vccnz",
+        "s_cbranch_execz",
+        "s_cbranch_execnz",
+        "s_cbranch_cdbgsys",
+        "s_cbranch_cdbguser",
+        "s_cbranch_cdbgsys_or_user",
+        "s_cbranch_cdbgsys_and_user",
+        "s_call_b64",
+    )
+)
 
 
 def _sdwa_ok(enc: str, d: int) -> bool:
@@ -265,10 +327,10 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
         size += 4
     elif enc == "VOP3" and fam == "gfx9" and ((w0 >> 16) & 0x3FF) == 0x3AC and i + 3 < n:
         nxt = words[i + 2]
-        if nxt >> 23 == 0x1A7:   # v_mfma_ld_scale_b32 + MFMA = one 16-byte v_mfma_scale_* instruction
+        if nxt >> 23 == 0x1A7:  # v_mfma_ld_scale_b32 + MFMA = one 16-byte v_mfma_scale_* instruction
             hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
             if hit and hit[0].startswith("v_mfma_"):
-                size, mnem, ext = 16, "v_mfma_scale_" + hit[0][len("v_mfma_"):], "scale"
+                size, mnem, ext = 16, "v_mfma_scale_" + hit[0][len("v_mfma_") :], "scale"
     sig = tab.sig(enc, op) if sub is None else None
     if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
         key = ext
@@ -280,7 +342,7 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
                 key = "sdwa_negabs"
             elif ext == "sdwa" and d & 0x08080000:
                 key = "sdwa_sext"
-        how = sig[5].get(key)           # what LLVM does with this opcode + extension (tools/probe_isa.py)
+        how = sig[5].get(key)  # what LLVM does with this opcode + extension (tools/probe_isa.py)
         if how is None:
             return _unknown(addr, w0)
         if how == "plain":
@@ -290,10 +352,10 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     nw = size // 4
     if i + nw > n:
         return _unknown(addr, w0)
-    ws = tuple(words[i:i + nw])
+    ws = tuple(words[i : i + nw])
     if sig is not None and sig[0]:
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
-        for lsb, mask, value in sig[0]:   # LLVM rejects words whose unused fields differ from the default
+        for lsb, mask, value in sig[0]:  # LLVM rejects words whose unused fields differ from the default
             if (bits >> lsb) & mask != value:
                 return _unknown(addr, w0)
     target = None
@@ -315,13 +377,36 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
 # tokens needs both (line category and next PC) to follow kernels full of such words (tinygrad's
 # discover_ops), where llvm-objdump prints 4-byte `.long`s and loses the instruction boundaries.
 UNKNOWN_NAME = {
-    "SOP1": "s_unknown", "SOP2": "s_unknown", "SOPC": "s_unknown", "SOPK": "s_unknown", "SOPP": "s_unknown",
-    "SMEM": "s_unknown", "VOP1": "v_unknown", "VOP2": "v_unknown", "VOPC": "v_unknown", "VOP3": "v_unknown",
-    "VOP3P": "v_unknown", "VOPD": "v_unknown", "VINTERP": "v_unknown", "VINTRP": "v_unknown", "DS": "ds_unknown",
-    "FLAT": "flat_unknown", "GLOBAL": "global_unknown", "SCRATCH": "scratch_unknown", "VFLAT": "flat_unknown",
-    "VGLOBAL": "global_unknown", "VSCRATCH": "scratch_unknown", "MUBUF": "buffer_unknown",
-    "MTBUF": "tbuffer_unknown", "VBUFFER": "buffer_unknown", "MIMG": "image_unknown", "VIMAGE": "image_unknown",
-    "VSAMPLE": "image_unknown", "EXP": "exp_unknown", "VEXPORT": "exp_unknown", "LDSDIR": "lds_unknown",
+    "SOP1": "s_unknown",
+    "SOP2": "s_unknown",
+    "SOPC": "s_unknown",
+    "SOPK": "s_unknown",
+    "SOPP": "s_unknown",
+    "SMEM": "s_unknown",
+    "VOP1": "v_unknown",
+    "VOP2": "v_unknown",
+    "VOPC": "v_unknown",
+    "VOP3": "v_unknown",
+    "VOP3P": "v_unknown",
+    "VOPD": "v_unknown",
+    "VINTERP": "v_unknown",
+    "VINTRP": "v_unknown",
+    "DS": "ds_unknown",
+    "FLAT": "flat_unknown",
+    "GLOBAL": "global_unknown",
+    "SCRATCH": "scratch_unknown",
+    "VFLAT": "flat_unknown",
+    "VGLOBAL": "global_unknown",
+    "VSCRATCH": "scratch_unknown",
+    "MUBUF": "buffer_unknown",
+    "MTBUF": "tbuffer_unknown",
+    "VBUFFER": "buffer_unknown",
+    "MIMG": "image_unknown",
+    "VIMAGE": "image_unknown",
+    "VSAMPLE": "image_unknown",
+    "EXP": "exp_unknown",
+    "VEXPORT": "exp_unknown",
+    "LDSDIR": "lds_unknown",
     "VDSDIR": "ds_unknown",
 }
 
@@ -337,9 +422,7 @@ class _Lenient:
 
     def sig(self, enc, op):
         s = self._tab.sig(enc, op)
-        return ((),) + tuple(s[1:]) if s else s
-
-
+        return ((), *tuple(s[1:])) if s else s
 
 
 def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -> list[Instruction]:
@@ -367,7 +450,7 @@ def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -
                 if ins.is_unknown:
                     size = min(BASE_SIZE.get(enc, 8), 4 * (n - i))
                     name = UNKNOWN_NAME.get(enc, "unknown")
-                    ins = Instruction(addr, size, name, "", name, None, "", enc, tuple(words[i:i + size // 4]))
+                    ins = Instruction(addr, size, name, "", name, None, "", enc, tuple(words[i : i + size // 4]))
         c = cats.get(ins.mnemonic)
         if c is None:
             c = cats[ins.mnemonic] = category_of(ins.mnemonic, fam)

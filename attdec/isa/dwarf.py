@@ -6,6 +6,7 @@ the order llvm-symbolizer --inlining prints frames). Paths are the compiler's di
 unnormalised; an own location on line 0 prints as "path:?", call sites on line 0 are left out.
 DWARF 4 file indices are 1-based, DWARF 5 ones 0-based.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -27,7 +28,7 @@ def _path(lp, index: int, comp_dir: str = "") -> str:
     if not os.path.isabs(name):
         if 0 <= d < len(dirs):
             dn = dirs[d].decode("utf-8", "replace") if isinstance(dirs[d], bytes) else str(dirs[d])
-        else:   # DWARF 4 directory 0: the compilation directory
+        else:  # DWARF 4 directory 0: the compilation directory
             dn = comp_dir
         name = os.path.join(dn, name) if dn else name
     return name
@@ -37,17 +38,18 @@ class LineIndex:
     """Sorted line rows and inlined-subroutine ranges of one code object."""
 
     def __init__(self):
-        self.starts: list[int] = []      # row start address
-        self.rows: list[tuple] = []      # (end of validity, "file:line" or "")
-        self.inlined: list[tuple] = []   # (low, high, depth, "file:line" of the call site)
+        self.starts: list[int] = []  # row start address
+        self.rows: list[tuple] = []  # (end of validity, "file:line" or "")
+        self.inlined: list[tuple] = []  # (low, high, depth, "file:line" of the call site)
 
     @classmethod
-    def build(cls, elf_bytes: bytes, where: str = "") -> "LineIndex":
+    def build(cls, elf_bytes: bytes, where: str = "") -> LineIndex:
         idx = cls()
         if not elf_bytes:
             return idx
         try:
             from elftools.elf.elffile import ELFFile
+
             elf = ELFFile(io.BytesIO(elf_bytes))
             if not elf.has_dwarf_info():
                 return idx
@@ -65,7 +67,7 @@ class LineIndex:
                     if st is None:
                         continue
                     if st.end_sequence:
-                        for (a, loc), nxt in zip(seq, seq[1:] + [(st.address, None)]):
+                        for (a, loc), nxt in zip(seq, [*seq[1:], (st.address, None)]):
                             rows.append((a, nxt[0], loc))
                         seq = []
                         continue
@@ -79,7 +81,7 @@ class LineIndex:
             idx.starts = [r[0] for r in rows]
             idx.rows = [(r[1], r[2]) for r in rows]
             idx.inlined.sort(key=lambda t: (t[2], t[0]))
-        except Exception:  # noqa: BLE001 - malformed debug info must not break disassembly
+        except Exception:
             return cls()
         return idx
 
@@ -99,8 +101,11 @@ class LineIndex:
                 out = []
                 for r in rl.get_range_list_at_offset(at["DW_AT_ranges"].value, cu=cu):
                     if hasattr(r, "begin_offset"):
-                        out.append((base + r.begin_offset, base + r.end_offset)
-                                   if not getattr(r, "is_absolute", False) else (r.begin_offset, r.end_offset))
+                        out.append(
+                            (base + r.begin_offset, base + r.end_offset)
+                            if not getattr(r, "is_absolute", False)
+                            else (r.begin_offset, r.end_offset)
+                        )
                     elif hasattr(r, "base_address"):
                         base = r.base_address
                 return out
@@ -118,6 +123,7 @@ class LineIndex:
                     walk(child, depth + 1)
                 else:
                     walk(child, depth)
+
         walk(cu.get_top_DIE(), 0)
 
     def source_of(self, vaddr: int) -> str:

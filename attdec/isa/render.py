@@ -4,16 +4,34 @@ Operand order, register widths and which field feeds which operand come from the
 tables (`tables/<target>.sig.json.gz`, made by tools/probe_isa.py); this module formats field values
 (register names, inline constants, literals) and each encoding's modifier bits.
 """
+
 from __future__ import annotations
 
 import re
 
-FLOATS = {240: "0.5", 241: "-0.5", 242: "1.0", 243: "-1.0", 244: "2.0", 245: "-2.0", 246: "4.0", 247: "-4.0",
-          248: "0.15915494"}
-SPECIAL = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_base", 238: "src_private_limit",
-           239: "src_pops_exiting_wave_id", 251: "src_vccz", 252: "src_execz", 253: "src_scc",
-           254: "src_lds_direct"}
-ALIGN2 = ("gfx90a", "gfx942", "gfx950")   # even-aligned VGPR tuples
+FLOATS = {
+    240: "0.5",
+    241: "-0.5",
+    242: "1.0",
+    243: "-1.0",
+    244: "2.0",
+    245: "-2.0",
+    246: "4.0",
+    247: "-4.0",
+    248: "0.15915494",
+}
+SPECIAL = {
+    235: "src_shared_base",
+    236: "src_shared_limit",
+    237: "src_private_base",
+    238: "src_private_limit",
+    239: "src_pops_exiting_wave_id",
+    251: "src_vccz",
+    252: "src_execz",
+    253: "src_scc",
+    254: "src_lds_direct",
+}
+ALIGN2 = ("gfx90a", "gfx942", "gfx950")  # even-aligned VGPR tuples
 PLACEHOLDER = re.compile(r"\{(\w+):([vsa]):(\d+):(\.[lh])?(/\*[^*]*\*/)?\}")
 
 
@@ -32,7 +50,7 @@ def reg_range(prefix: str, n: int, width: int) -> str:
 
 def scalar_name(v: int, width: int, fam: str) -> str | None:
     """Names of scalar operand values 0..127 (SGPRs and special registers)."""
-    if width >= 2 and v < 124:   # LLVM decodes a tuple from the aligned register number
+    if width >= 2 and v < 124:  # LLVM decodes a tuple from the aligned register number
         v &= ~1 if width == 2 else ~3
     if v <= 105 and not (fam == "gfx9" and v >= 102):
         return reg_range("s", v, width)
@@ -67,8 +85,17 @@ def literal_bits(mnem: str) -> int:
     return 16 if types[-1].endswith("16") and not types[-1].endswith("_16") else 32
 
 
-F16 = {240: 0x3800, 241: 0xB800, 242: 0x3C00, 243: 0xBC00, 244: 0x4000, 245: 0xC000, 246: 0x4400, 247: 0xC400,
-       248: 0x3118}
+F16 = {
+    240: 0x3800,
+    241: 0xB800,
+    242: 0x3C00,
+    243: 0xBC00,
+    244: 0x4000,
+    245: 0xC000,
+    246: 0x4400,
+    247: 0xC400,
+    248: 0x3118,
+}
 
 
 def int16_operands(mnem: str) -> bool:
@@ -112,8 +139,10 @@ class Fields:
         return (self.bits >> lsb) & ((1 << width) - 1)
 
 
-MODIFIER = re.compile(r" (op_sel_hi|op_sel|neg_lo|neg_hi|wait_exp|wait_vdst|wait_va_vdst|wait_vm_vsrc|format|offset|"
-                      r"dmask|dim|cbsz|abid|blgp)(:\S*)?")
+MODIFIER = re.compile(
+    r" (op_sel_hi|op_sel|neg_lo|neg_hi|wait_exp|wait_vdst|wait_va_vdst|wait_vm_vsrc|format|offset|"
+    r"dmask|dim|cbsz|abid|blgp)(:\S*)?"
+)
 
 
 def _parse_sig(sig: str):
@@ -122,7 +151,7 @@ def _parse_sig(sig: str):
     parts, pos = [], 0
     for m in PLACEHOLDER.finditer(sig):
         if m.start() > pos:
-            parts.append(sig[pos:m.start()])
+            parts.append(sig[pos : m.start()])
         parts.append((m.group(1), m.group(2), int(m.group(3)), m.group(4) or "", m.group(5) or ""))
         pos = m.end()
     if pos < len(sig):
@@ -133,9 +162,20 @@ def _parse_sig(sig: str):
 # ---------------------------------------------------------------------------------------------
 # SOPP / SOPK immediates
 # ---------------------------------------------------------------------------------------------
-DELAY_ID = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1",
-            "TRANS32_DEP_2", "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2",
-            "SALU_CYCLE_3")
+DELAY_ID = (
+    "NO_DEP",
+    "VALU_DEP_1",
+    "VALU_DEP_2",
+    "VALU_DEP_3",
+    "VALU_DEP_4",
+    "TRANS32_DEP_1",
+    "TRANS32_DEP_2",
+    "TRANS32_DEP_3",
+    "FMA_ACCUM_CYCLE_1",
+    "SALU_CYCLE_1",
+    "SALU_CYCLE_2",
+    "SALU_CYCLE_3",
+)
 DELAY_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
 
 
@@ -163,11 +203,11 @@ def waitcnt_fields(inst, family: str) -> dict:
         if m == "s_waitcnt":
             return waitcnt_fields(imm, family)
         if m in ("s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt"):
-            return {m[len("s_waitcnt_"):]: imm}
+            return {m[len("s_waitcnt_") :]: imm}
         if m in ("s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"):
             return {m.split("_")[2]: (imm >> 8) & 0x3F, "dscnt": imm & 0x3F}
         if m.startswith("s_wait_") and m.endswith("cnt"):
-            return {m[len("s_wait_"):]: imm}
+            return {m[len("s_wait_") :]: imm}
         return {}
     imm = inst
     if family == "gfx9":
@@ -175,32 +215,68 @@ def waitcnt_fields(inst, family: str) -> dict:
     return {"vmcnt": (imm >> 10) & 0x3F, "expcnt": imm & 7, "lgkmcnt": (imm >> 4) & 0x3F}
 
 
-WAIT_MAX = {"gfx9": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 15}, "gfx11": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63},
-            "gfx12": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63}}
+WAIT_MAX = {
+    "gfx9": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 15},
+    "gfx11": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63},
+    "gfx12": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63},
+}
 
 
 def waitcnt_text(imm: int, fam: str) -> str:
     f = waitcnt_fields(imm, fam)
     mx = WAIT_MAX[fam]
     out = [f"{k}({v})" for k, v in f.items() if v != mx[k]]
-    if not out:   # nothing waited on: LLVM prints every field at its maximum
+    if not out:  # nothing waited on: LLVM prints every field at its maximum
         return " ".join(f"{k}({v})" for k, v in f.items())
     return " ".join(out)
 
 
-MSG_GFX11 = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE", 5: "MSG_STALL_WAVE_GEN",
-             6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE", 10: "MSG_GS_ALLOC_REQ", 11: "MSG_GET_DOORBELL",
-             12: "MSG_GET_DDID", 3 + 0x100: "", 0x80: "MSG_RTN_GET_DOORBELL", 0x81: "MSG_RTN_GET_DDID",
-             0x82: "MSG_RTN_GET_TMA", 0x83: "MSG_RTN_GET_REALTIME", 0x84: "MSG_RTN_SAVE_WAVE",
-             0x85: "MSG_RTN_GET_TBA", 0x86: "MSG_RTN_GET_SE_AID_ID"}
-MSG_GFX9 = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE", 5: "MSG_STALL_WAVE_GEN",
-            6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE", 8: "MSG_EARLY_PRIM_DEALLOC", 9: "MSG_GS_ALLOC_REQ",
-            10: "MSG_GET_DOORBELL", 11: "MSG_GET_DDID", 15: "MSG_SYSMSG"}
+MSG_GFX11 = {
+    1: "MSG_INTERRUPT",
+    2: "MSG_GS",
+    3: "MSG_GS_DONE",
+    4: "MSG_SAVEWAVE",
+    5: "MSG_STALL_WAVE_GEN",
+    6: "MSG_HALT_WAVES",
+    7: "MSG_ORDERED_PS_DONE",
+    10: "MSG_GS_ALLOC_REQ",
+    11: "MSG_GET_DOORBELL",
+    12: "MSG_GET_DDID",
+    3 + 0x100: "",
+    0x80: "MSG_RTN_GET_DOORBELL",
+    0x81: "MSG_RTN_GET_DDID",
+    0x82: "MSG_RTN_GET_TMA",
+    0x83: "MSG_RTN_GET_REALTIME",
+    0x84: "MSG_RTN_SAVE_WAVE",
+    0x85: "MSG_RTN_GET_TBA",
+    0x86: "MSG_RTN_GET_SE_AID_ID",
+}
+MSG_GFX9 = {
+    1: "MSG_INTERRUPT",
+    2: "MSG_GS",
+    3: "MSG_GS_DONE",
+    4: "MSG_SAVEWAVE",
+    5: "MSG_STALL_WAVE_GEN",
+    6: "MSG_HALT_WAVES",
+    7: "MSG_ORDERED_PS_DONE",
+    8: "MSG_EARLY_PRIM_DEALLOC",
+    9: "MSG_GS_ALLOC_REQ",
+    10: "MSG_GET_DOORBELL",
+    11: "MSG_GET_DDID",
+    15: "MSG_SYSMSG",
+}
 
 
-MSG_RTN = {128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
-           131: "MSG_RTN_GET_REALTIME", 132: "MSG_RTN_SAVE_WAVE", 133: "MSG_RTN_GET_TBA",
-           134: "MSG_RTN_GET_TBA_TO_PC", 135: "MSG_RTN_GET_SE_AID_ID"}
+MSG_RTN = {
+    128: "MSG_RTN_GET_DOORBELL",
+    129: "MSG_RTN_GET_DDID",
+    130: "MSG_RTN_GET_TMA",
+    131: "MSG_RTN_GET_REALTIME",
+    132: "MSG_RTN_SAVE_WAVE",
+    133: "MSG_RTN_GET_TBA",
+    134: "MSG_RTN_GET_TBA_TO_PC",
+    135: "MSG_RTN_GET_SE_AID_ID",
+}
 
 
 def sendmsg_text(imm: int, fam: str) -> str:
@@ -219,17 +295,48 @@ def sendmsg_text(imm: int, fam: str) -> str:
     return f"sendmsg({msg}, {(rest) & 7}, {(rest >> 3) & 3})" if rest else f"sendmsg({msg})"
 
 
-HWREG_GFX9 = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID", 5: "HW_REG_GPR_ALLOC",
-              6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES", 16: "HW_REG_TBA_LO",
-              17: "HW_REG_TBA_HI", 18: "HW_REG_TMA_LO", 19: "HW_REG_TMA_HI", 20: "HW_REG_FLAT_SCR_LO",
-              21: "HW_REG_FLAT_SCR_HI", 22: "HW_REG_XNACK_MASK", 23: "HW_REG_HW_ID1", 24: "HW_REG_HW_ID2",
-              25: "HW_REG_POPS_PACKER", 29: "HW_REG_SHADER_CYCLES"}
-HWREG_GFX11 = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 5: "HW_REG_GPR_ALLOC",
-               6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES", 18: "HW_REG_PERF_SNAPSHOT_PC_LO",
-               19: "HW_REG_PERF_SNAPSHOT_PC_HI", 20: "HW_REG_FLAT_SCR_LO", 21: "HW_REG_FLAT_SCR_HI",
-               23: "HW_REG_HW_ID1", 24: "HW_REG_HW_ID2", 26: "HW_REG_EXCP_FLAG_PRIV", 27: "HW_REG_EXCP_FLAG_USER",
-               28: "HW_REG_TRAP_CTRL", 29: "HW_REG_SCRATCH_BASE_LO", 30: "HW_REG_SCRATCH_BASE_HI",
-               31: "HW_REG_SHADER_CYCLES"}
+HWREG_GFX9 = {
+    1: "HW_REG_MODE",
+    2: "HW_REG_STATUS",
+    3: "HW_REG_TRAPSTS",
+    4: "HW_REG_HW_ID",
+    5: "HW_REG_GPR_ALLOC",
+    6: "HW_REG_LDS_ALLOC",
+    7: "HW_REG_IB_STS",
+    15: "HW_REG_SH_MEM_BASES",
+    16: "HW_REG_TBA_LO",
+    17: "HW_REG_TBA_HI",
+    18: "HW_REG_TMA_LO",
+    19: "HW_REG_TMA_HI",
+    20: "HW_REG_FLAT_SCR_LO",
+    21: "HW_REG_FLAT_SCR_HI",
+    22: "HW_REG_XNACK_MASK",
+    23: "HW_REG_HW_ID1",
+    24: "HW_REG_HW_ID2",
+    25: "HW_REG_POPS_PACKER",
+    29: "HW_REG_SHADER_CYCLES",
+}
+HWREG_GFX11 = {
+    1: "HW_REG_MODE",
+    2: "HW_REG_STATUS",
+    3: "HW_REG_TRAPSTS",
+    5: "HW_REG_GPR_ALLOC",
+    6: "HW_REG_LDS_ALLOC",
+    7: "HW_REG_IB_STS",
+    15: "HW_REG_SH_MEM_BASES",
+    18: "HW_REG_PERF_SNAPSHOT_PC_LO",
+    19: "HW_REG_PERF_SNAPSHOT_PC_HI",
+    20: "HW_REG_FLAT_SCR_LO",
+    21: "HW_REG_FLAT_SCR_HI",
+    23: "HW_REG_HW_ID1",
+    24: "HW_REG_HW_ID2",
+    26: "HW_REG_EXCP_FLAG_PRIV",
+    27: "HW_REG_EXCP_FLAG_USER",
+    28: "HW_REG_TRAP_CTRL",
+    29: "HW_REG_SCRATCH_BASE_LO",
+    30: "HW_REG_SCRATCH_BASE_HI",
+    31: "HW_REG_SHADER_CYCLES",
+}
 
 
 def hwreg_text(imm: int, fam: str) -> str:
@@ -258,7 +365,7 @@ def simm16_text(mnem: str, sig: str, imm: int, fam: str) -> str:
     if sig == "-1" or sig.lstrip("-").isdigit():
         if mnem.startswith(("s_branch", "s_cbranch", "s_call")):
             return str(imm)
-        return str(imm) if imm <= 64 else f"0x{imm:x}"   # inline-constant range in decimal, else hex
+        return str(imm) if imm <= 64 else f"0x{imm:x}"  # inline-constant range in decimal, else hex
     return sig
 
 
@@ -269,17 +376,17 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         return mnem, vopd_text(mnem, sub, ws, fam)
     if sig_entry is None:
         return mnem, ""
-    zero, parts, ignored, has_sdst, notes, _exts = sig_entry
+    _zero, parts, ignored, has_sdst, notes, _exts = sig_entry
     f = Fields(ws)
     keep = (14, 59, 60) if enc == "VOP3P" or (fam == "gfx9" and (ws[0] >> 23) == 0x1A7) else ()
-    for b, mask in ignored:   # fields LLVM does not print for this opcode
+    for b, mask in ignored:  # fields LLVM does not print for this opcode
         if b not in keep:
             f.bits &= ~mask
     f.ignored = frozenset(b for b, _ in ignored)
     w0 = ws[0]
     if enc == "SOPP":
         txt = "".join(p for p in parts if isinstance(p, str))
-        if not txt:   # LLVM shows an immediate the opcode does not use only when it is not zero
+        if not txt:  # LLVM shows an immediate the opcode does not use only when it is not zero
             return mnem, str(w0 & 0xFFFF) if w0 & 0xFFFF else ""
         return mnem, simm16_text(mnem, txt, w0 & 0xFFFF, fam)
     fields = tab.fields.get(enc, {})
@@ -301,9 +408,10 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
     if ext in ("dpp", "dpp8", "sdwa"):
         return ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields)
     acc = 0
-    if fam == "gfx9" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF") and tab.arch != "gfx90a" or \
-            tab.arch == "gfx90a" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"):
-        acc = (w0 >> 25) & 1 if enc == "DS" else (f(55, 1) if enc in ("FLAT", "GLOBAL", "SCRATCH") else f(55, 1))
+    if (fam == "gfx9" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF") and tab.arch != "gfx90a") or (
+        tab.arch == "gfx90a" and enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF")
+    ):
+        acc = (w0 >> 25) & 1 if enc == "DS" else f(55, 1)
     out, nsrc, t16, sgpr_opsel = [], 0, False, False
     for p in parts:
         if isinstance(p, str):
@@ -362,7 +470,11 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         elif name == "srsrc":
             t = scalar_name(4 * v, width, fam) or str(v)
         elif kind == "s":
-            t = (scalar_name(v, width, fam) or src_text(v, width, fam, literal)) if v < 128 else src_text(v, width, fam, literal)
+            t = (
+                (scalar_name(v, width, fam) or src_text(v, width, fam, literal))
+                if v < 128
+                else src_text(v, width, fam, literal)
+            )
             if name == "saddr" and v == (0x7F if fam == "gfx9" else 0x7C):
                 t = "off"
         else:
@@ -396,7 +508,7 @@ def render(mnem, enc, ext, ws, fam, tab, sub, sig_entry=None):
         name = MSG_RTN.get(v) or ("MSG_DEALLOC_VGPRS" if v == 3 and fam != "gfx9" else MSG_GFX11.get(v))
         ops = re.sub(r"sendmsg\([^)]*\)", f"sendmsg({name})" if name else f"sendmsg({v}, 0, 0)", ops)
     if literal is not None and re.search(r"_(fmamk|fmaak|madmk|madak)_", mnem + "_"):
-        ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{ws[-1]:x}", ops, count=1)   # K prints as the whole dword
+        ops = re.sub(r"(?<=, )0x0(?=,|$)", f"0x{ws[-1]:x}", ops, count=1)  # K prints as the whole dword
     if enc in ("VFLAT", "VGLOBAL", "VSCRATCH") and "_atomic" in mnem and f(52, 1):
         dw = next((p[2] for p in parts if not isinstance(p, str) and p[0] == "vsrc"), 1)
         dw = max(1, dw // 2) if "cmpswap" in mnem else dw
@@ -467,7 +579,7 @@ def mods_vop3p(mnem, f, fam, nsrc, t16, opsel, tab):
     mix = "_mix" in mnem
     if {14, 59, 60} <= f.ignored or (n < 3 and {59, 60} <= f.ignored):
         pass
-    elif (mix and hi) or (not mix and hi != (1 << n) - 1):   # mix ops default to [0,0,0], others to all 1s
+    elif (mix and hi) or (not mix and hi != (1 << n) - 1):  # mix ops default to [0,0,0], others to all 1s
         out += " op_sel_hi:" + _bits_list(hi, n)
     nlo, nhi = f(61, 3) & ((1 << n) - 1), f(8, 3) & ((1 << n) - 1)
     if nlo:
@@ -529,7 +641,7 @@ def mods_ds(mnem, f, fam, nsrc, t16, opsel, tab):
 def mods_flat(mnem, f, fam, nsrc, t16, opsel, tab):
     off = f(0, 13)
     if not mnem.startswith("flat_"):
-        off = off - 0x2000 if off & 0x1000 else off     # global/scratch: signed 13-bit offset
+        off = off - 0x2000 if off & 0x1000 else off  # global/scratch: signed 13-bit offset
     else:
         off &= 0xFFF
     out = f" offset:{off}" if off else ""
@@ -542,12 +654,27 @@ def mods_flat(mnem, f, fam, nsrc, t16, opsel, tab):
     return out + " lds" * f(13, 1)
 
 
-TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LOAD_RT_NT", "TH_LOAD_NT_HT",
-           "0x7")
-TH_STORE = ("", "TH_STORE_NT", "TH_STORE_HT", "TH_STORE_WB", "TH_STORE_NT_RT", "TH_STORE_RT_NT",
-            "TH_STORE_NT_HT", "TH_STORE_NT_WB")
-TH_ATOMIC = ("", "TH_ATOMIC_RETURN", "TH_ATOMIC_NT", "TH_ATOMIC_NT_RETURN", "TH_ATOMIC_CASCADE_RT",
-             "TH_ATOMIC_0x5", "TH_ATOMIC_CASCADE_NT", "TH_ATOMIC_0x7")
+TH_LOAD = ("", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU", "TH_LOAD_NT_RT", "TH_LOAD_RT_NT", "TH_LOAD_NT_HT", "0x7")
+TH_STORE = (
+    "",
+    "TH_STORE_NT",
+    "TH_STORE_HT",
+    "TH_STORE_WB",
+    "TH_STORE_NT_RT",
+    "TH_STORE_RT_NT",
+    "TH_STORE_NT_HT",
+    "TH_STORE_NT_WB",
+)
+TH_ATOMIC = (
+    "",
+    "TH_ATOMIC_RETURN",
+    "TH_ATOMIC_NT",
+    "TH_ATOMIC_NT_RETURN",
+    "TH_ATOMIC_CASCADE_RT",
+    "TH_ATOMIC_0x5",
+    "TH_ATOMIC_CASCADE_NT",
+    "TH_ATOMIC_0x7",
+)
 SCOPES = ("", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 
 
@@ -586,7 +713,7 @@ def smem_text(mnem, parts, f, fam, fields):
     for p in parts:
         if isinstance(p, str):
             continue
-        name, kind, width, half, comment = p
+        name, _kind, width, _half, _comment = p
         v = f(*fields[name])
         regs.append(scalar_name(2 * v, width, fam) if name == "sbase" else scalar_name(v, width, fam) or str(v))
     if fam == "gfx9":
@@ -611,19 +738,26 @@ def smem_text(mnem, parts, f, fam, fields):
         else:
             tail = scalar_name(so, 1, fam) + (f" offset:{offs}" if off else "")
         if mnem.startswith("s_atc_probe"):
-            regs = [str(f(6, 7))] + regs[1:]
+            regs = [str(f(6, 7)), *regs[1:]]
         if mnem.startswith(("s_prefetch", "s_buffer_prefetch")):
             regs = [r for p, r in zip([p for p in parts if not isinstance(p, str)], regs) if p[0] != "sdata"]
-            return ", ".join(regs + [offs, scalar_name(so, 1, fam) or str(so), str(f(6, 7))])
+            return ", ".join([*regs, offs, scalar_name(so, 1, fam) or str(so), str(f(6, 7))])
         if fam == "gfx11":
             mods = " glc" * f(14, 1) + " dlc" * f(13, 1)
         else:
             mods = _th_scope(mnem, f(23, 2), f(21, 2))
-    return ", ".join(regs + [tail]) + mods
+    return ", ".join([*regs, tail]) + mods
 
 
-DEPCTR = (("depctr_hold_cnt", 7, 1), ("depctr_sa_sdst", 0, 1), ("depctr_va_vdst", 12, 4), ("depctr_va_sdst", 9, 3),
-          ("depctr_va_ssrc", 8, 1), ("depctr_va_vcc", 1, 1), ("depctr_vm_vsrc", 2, 3))
+DEPCTR = (
+    ("depctr_hold_cnt", 7, 1),
+    ("depctr_sa_sdst", 0, 1),
+    ("depctr_va_vdst", 12, 4),
+    ("depctr_va_sdst", 9, 3),
+    ("depctr_va_ssrc", 8, 1),
+    ("depctr_va_vcc", 1, 1),
+    ("depctr_vm_vsrc", 2, 3),
+)
 
 
 def depctr_text(imm: int, fam: str) -> str:
@@ -642,7 +776,9 @@ def mods_mubuf(mnem, f, fam, nsrc, t16, opsel, tab):
     off = f(0, 12)
     out = f" offset:{off}" if off else ""
     if fam == "gfx9":
-        cache = (" glc" * f(14, 1) + " slc" * f(17, 1)) if tab.arch == "gfx90a" else (" sc0" * f(14, 1) + " nt" * f(17, 1))
+        cache = (
+            (" glc" * f(14, 1) + " slc" * f(17, 1)) if tab.arch == "gfx90a" else (" sc0" * f(14, 1) + " nt" * f(17, 1))
+        )
         out += cache + (" lds" * f(16, 1) if mnem.startswith("buffer") else "")
     else:
         out += " glc" * f(14, 1) + " slc" * f(12, 1) + " dlc" * f(13, 1)
@@ -658,14 +794,24 @@ def mods_mtbuf(mnem, f, fam, nsrc, t16, opsel, tab):
     off = f(0, 12)
     out += f" offset:{off}" if off else ""
     if fam == "gfx9":
-        out += (" glc" * f(14, 1) + " slc" * f(54, 1)) if tab.arch == "gfx90a" else (" sc0" * f(14, 1) + " nt" * f(54, 1))
+        out += (
+            (" glc" * f(14, 1) + " slc" * f(54, 1)) if tab.arch == "gfx90a" else (" sc0" * f(14, 1) + " nt" * f(54, 1))
+        )
     else:
         out += " glc" * f(14, 1) + " slc" * f(12, 1) + " dlc" * f(13, 1)
     return out
 
 
-DIMS = ("SQ_RSRC_IMG_1D", "SQ_RSRC_IMG_2D", "SQ_RSRC_IMG_3D", "SQ_RSRC_IMG_CUBE", "SQ_RSRC_IMG_1D_ARRAY",
-        "SQ_RSRC_IMG_2D_ARRAY", "SQ_RSRC_IMG_2D_MSAA", "SQ_RSRC_IMG_2D_MSAA_ARRAY")
+DIMS = (
+    "SQ_RSRC_IMG_1D",
+    "SQ_RSRC_IMG_2D",
+    "SQ_RSRC_IMG_3D",
+    "SQ_RSRC_IMG_CUBE",
+    "SQ_RSRC_IMG_1D_ARRAY",
+    "SQ_RSRC_IMG_2D_ARRAY",
+    "SQ_RSRC_IMG_2D_MSAA",
+    "SQ_RSRC_IMG_2D_MSAA_ARRAY",
+)
 
 
 def mods_mimg(mnem, f, fam, nsrc, t16, opsel, tab):
@@ -699,9 +845,26 @@ def mods_vbuffer(mnem, f, fam, nsrc, t16, opsel, tab):
     return out + _th_scope(mnem, f(52, 3), f(50, 2))
 
 
-MODS = {"VBUFFER": mods_vbuffer, "LDSDIR": mods_ldsdir, "VDSDIR": mods_ldsdir, "MUBUF": mods_mubuf, "MTBUF": mods_mtbuf, "MIMG": mods_mimg, "VIMAGE": mods_vimage,
-        "VSAMPLE": mods_vimage, "VOP3": None, "VINTERP": mods_vinterp, "VOP3P": mods_vop3p, "DS": mods_ds, "FLAT": mods_flat, "GLOBAL": mods_flat,
-        "SCRATCH": mods_flat, "VFLAT": mods_vflat, "VGLOBAL": mods_vflat, "VSCRATCH": mods_vflat}
+MODS = {
+    "VBUFFER": mods_vbuffer,
+    "LDSDIR": mods_ldsdir,
+    "VDSDIR": mods_ldsdir,
+    "MUBUF": mods_mubuf,
+    "MTBUF": mods_mtbuf,
+    "MIMG": mods_mimg,
+    "VIMAGE": mods_vimage,
+    "VSAMPLE": mods_vimage,
+    "VOP3": None,
+    "VINTERP": mods_vinterp,
+    "VOP3P": mods_vop3p,
+    "DS": mods_ds,
+    "FLAT": mods_flat,
+    "GLOBAL": mods_flat,
+    "SCRATCH": mods_flat,
+    "VFLAT": mods_vflat,
+    "VGLOBAL": mods_vflat,
+    "VSCRATCH": mods_vflat,
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -721,8 +884,14 @@ def dpp_ctrl_text(c: int, fam: str, arch: str) -> str | None:
     if c == 0x141:
         return "row_half_mirror"
     if fam == "gfx9":
-        named = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
-                 0x142: "row_bcast:15", 0x143: "row_bcast:31"}
+        named = {
+            0x130: "wave_shl:1",
+            0x134: "wave_rol:1",
+            0x138: "wave_shr:1",
+            0x13C: "wave_ror:1",
+            0x142: "row_bcast:15",
+            0x143: "row_bcast:31",
+        }
         if c in named:
             return named[c]
         if arch != "gfx942" and arch != "gfx950" and 0x150 <= c <= 0x15F:
@@ -746,7 +915,7 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
         base += "_e64"
     out_m = base + ("_sdwa" if ext == "sdwa" else "_dpp")
     if enc == "VOPC" and fam != "gfx9" and ext != "sdwa":
-        out_m = base   # LLVM prints gfx11+ VOPC DPP without the _dpp suffix
+        out_m = base  # LLVM prints gfx11+ VOPC DPP without the _dpp suffix
     src0_reg = d & 0xFF
     sdwa_sgpr = ext == "sdwa" and (d >> 23) & 1
     out = []
@@ -754,7 +923,7 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
         if isinstance(p, str):
             out.append(p)
             continue
-        name, kind, width, half, comment = p
+        name, kind, width, half, _comment = p
         v = f(*fields[name])
         if name == "src0":
             t = scalar_name(src0_reg, width, fam) if sdwa_sgpr else reg_range("v", src0_reg, width)
@@ -766,7 +935,7 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
             t = scalar_name(v, width, fam) or str(v)
         else:
             t = reg_range(kind, v, width)
-        if t.startswith("v[") and (int(t[2:t.index(":")]) & 1) and tab.arch in ALIGN2:
+        if t.startswith("v[") and (int(t[2 : t.index(":")]) & 1) and tab.arch in ALIGN2:
             t += f"/*Invalid register, operand has 'VReg_{32 * width}_Align2' register class*/"
         if half:
             if vop3:
@@ -794,7 +963,7 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
             elif ext == "dpp":
                 neg, ab = (d >> (20 + 2 * i)) & 1, (d >> (21 + 2 * i)) & 1
                 types = [x for x in base.split("_")[1:] if TYPE.match(x)]
-                if types and not types[-1].startswith("f"):   # integer ops accept but do not show them
+                if types and not types[-1].startswith("f"):  # integer ops accept but do not show them
                     neg = ab = 0
             else:
                 neg = ab = 0
@@ -831,8 +1000,14 @@ def ext_text(mnem, enc, ext, ws, fam, tab, parts, f, fields):
     ctrl = dpp_ctrl_text((d >> 8) & 0x1FF, fam, tab.arch)
     if tab.arch in ALIGN2 and "_f64" in mnem and not (ctrl or "").startswith("row_newbcast"):
         ctrl = "/* DP ALU dpp only supports row_newbcast */"
-    gone = {0x130: "wave_shl", 0x134: "wave_rol", 0x138: "wave_shr", 0x13C: "wave_ror", 0x142: "row_bcast",
-            0x143: "row_bcast"}
+    gone = {
+        0x130: "wave_shl",
+        0x134: "wave_rol",
+        0x138: "wave_shr",
+        0x13C: "wave_ror",
+        0x142: "row_bcast",
+        0x143: "row_bcast",
+    }
     if ctrl is None and fam != "gfx9" and (d >> 8) & 0x1FF in gone:
         ctrl = f"/* {gone[(d >> 8) & 0x1FF]} is not supported starting from GFX10 */"
     if ctrl is None:
@@ -868,6 +1043,7 @@ def vopd_text(xm, ym, ws, fam):
         if m == "v_dual_fmamk_f32":
             return f"{m} v{vd}, {a}, 0x{literal:x}, {b}"
         return f"{m} v{vd}, {a}, {b}"
+
     x = half(xm, vdx, w0 & 0x1FF, (w0 >> 9) & 0xFF)
     y = half(ym, vdy, w1 & 0x1FF, (w1 >> 9) & 0xFF)
     return x.split(" ", 1)[1] + " :: " + y

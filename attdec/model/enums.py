@@ -1,4 +1,5 @@
 """The official decoder's enumerations (rocprof-trace-decoder `trace_decoder_types.h`), by value."""
+
 from __future__ import annotations
 
 from enum import IntEnum

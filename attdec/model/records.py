@@ -5,6 +5,7 @@ rows of rocprofv3's code.json) and the traced waves, each with its instructions 
 ui_output folders are read straight into it; raw SQTT is decoded into `Wave`s and `Occupancy` rows
 and then given a listing. No I/O here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,14 +14,17 @@ import numpy as np
 
 from attdec.model.target import Target, target
 
-# One executed instruction of one wave (`category` is an attdec.model.Category). `pc` is absolute (load base + ELF address), 0 when unknown;
+# One executed instruction of one wave (`category` is an attdec.model.Category).
+# `pc` is absolute (load base + ELF address), 0 when unknown;
 # `line` is the code-listing line id (code.json column 2), -1 when unknown.
-INST_DTYPE = np.dtype([("time", "<i8"), ("category", "u1"), ("stall", "<i8"), ("duration", "<i8"),
-                       ("pc", "<u8"), ("line", "<i8")])
+INST_DTYPE = np.dtype(
+    [("time", "<i8"), ("category", "u1"), ("stall", "<i8"), ("duration", "<i8"), ("pc", "<u8"), ("line", "<i8")]
+)
 
 # Wave start/end events of every wave, traced or not (occupancy.json, the decoder's OCCUPANCY records).
-OCCUPANCY_DTYPE = np.dtype([("se", "<i4"), ("cu", "<i4"), ("simd", "<i4"), ("wave_id", "<i4"),
-                            ("start", "u1"), ("time", "<i8"), ("pc", "<u8")])
+OCCUPANCY_DTYPE = np.dtype(
+    [("se", "<i4"), ("cu", "<i4"), ("simd", "<i4"), ("wave_id", "<i4"), ("start", "u1"), ("time", "<i8"), ("pc", "<u8")]
+)
 
 
 def empty_insts(n: int = 0) -> np.ndarray:
@@ -36,14 +40,14 @@ class Wave:
     se: int
     cu: int
     simd: int
-    slot: int                      # hardware wave slot in the SIMD (the decoder's wave_id)
+    slot: int  # hardware wave slot in the SIMD (the decoder's wave_id)
     begin: int
     end: int
-    insts: np.ndarray = field(default_factory=empty_insts)   # INST_DTYPE, in time order
+    insts: np.ndarray = field(default_factory=empty_insts)  # INST_DTYPE, in time order
     timeline: list[tuple[int, int]] = field(default_factory=list)  # (WaveState, duration), from `begin`
-    seq: int = 0                   # n-th wave in this (se, simd, slot): the `wv` of the file name
-    contexts: int = 0              # context saves during its life
-    path: str | None = None        # wave file it was read from, if any
+    seq: int = 0  # n-th wave in this (se, simd, slot): the `wv` of the file name
+    contexts: int = 0  # context saves during its life
+    path: str | None = None  # wave file it was read from, if any
 
     @property
     def duration(self) -> int:
@@ -54,9 +58,9 @@ class Wave:
 class CodeLine:
     """One row of the code listing: an instruction (or a kernel label) and its totals over traced waves."""
 
-    line: int                      # line id, referenced by Wave.insts["line"]
-    text: str                      # instruction text as llvm-objdump prints it, or "; <symbol>" for a label
-    source: str = ""               # "file:line", possibly an inline chain "a.py:1 -> b.py:2"; "" if unknown
+    line: int  # line id, referenced by Wave.insts["line"]
+    text: str  # instruction text as llvm-objdump prints it, or "; <symbol>" for a label
+    source: str = ""  # "file:line", possibly an inline chain "a.py:1 -> b.py:2"; "" if unknown
     codeobj: int = 0
     vaddr: int = 0
     hit: int = 0
@@ -73,20 +77,20 @@ class CodeLine:
 class Dispatch:
     """Everything attdec knows about one traced kernel dispatch."""
 
-    name: str                      # folder name or "<kernel>#<tag>"
-    target: Target | str           # the GPU; a family-only Target when the input does not name the chip
+    name: str  # folder name or "<kernel>#<tag>"
+    target: Target | str  # the GPU; a family-only Target when the input does not name the chip
     kernel: str = ""
     code: list[CodeLine] = field(default_factory=list)
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
-    realtime: list[tuple[int, int]] = field(default_factory=list)   # (shader clock, reference clock)
+    realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
     # The same samples per shader engine (realtime.json keeps them per SE; SE clocks are not aligned).
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
 
     def __post_init__(self):
-        self.target = target(self.target)        # a name is accepted: Dispatch("k", "gfx1100")
+        self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")
 
     @property
     def arch(self) -> str:

@@ -6,6 +6,7 @@ counters its ISA has, and the products it ships in (for display). Family-only ta
 `gfx11`, `gfx12`) stand for "some chip of that family": rocprofv3's filenames.json only says `gfxip`.
 Unknown names are an `ArchError` that lists the known ones.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,14 +27,14 @@ COUNTERS = {
 class Target:
     """One GPU target (or a whole family when `chip_known` is False)."""
 
-    name: str                  # "gfx950", "gfx1201"; "gfx9" for a family-only target
-    family: str                # ISA and SQTT family: "gfx9" (CDNA), "gfx10", "gfx11" (RDNA3/3.5), "gfx12" (RDNA4)
-    mach: int | None = None    # EF_AMDGPU_MACH (ELF e_flags & 0xff), from LLVM's BinaryFormat/ELF.h
+    name: str  # "gfx950", "gfx1201"; "gfx9" for a family-only target
+    family: str  # ISA and SQTT family: "gfx9" (CDNA), "gfx10", "gfx11" (RDNA3/3.5), "gfx12" (RDNA4)
+    mach: int | None = None  # EF_AMDGPU_MACH (ELF e_flags & 0xff), from LLVM's BinaryFormat/ELF.h
     version: int | None = None  # KFD gfx_target_version: major*10000 + minor*100 + stepping
-    isa: str | None = None     # the target whose instruction tables decode it (None: not carried)
+    isa: str | None = None  # the target whose instruction tables decode it (None: not carried)
     products: tuple[str, ...] = ()
     chip_known: bool = True
-    sqtt: str = ""             # SQTT stream format when it differs from the family ("gfx12.5")
+    sqtt: str = ""  # SQTT stream format when it differs from the family ("gfx12.5")
 
     @property
     def generation(self) -> int:
@@ -67,37 +68,40 @@ def _t(name, family, mach, version, isa=None, products=(), sqtt=""):
 
 
 # name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products
-TARGETS: dict[str, Target] = {t.name: t for t in (
-    _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"]),
-    _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"]),
-    _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"]),
-    _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"]),
-    _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"]),
-    _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"]),
-    _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"]),
-    _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"]),
-    _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"]),
-    _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"]),
-    _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"]),
-    _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"]),
-    _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"]),
-    _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"]),
-    _t("gfx1152", "gfx11", 0x055, 110502, "gfx1151"),
-    _t("gfx1153", "gfx11", 0x058, 110503, "gfx1151"),
-    _t("gfx1200", "gfx12", 0x048, 120000, "gfx1200", ["RX 9060 XT"]),
-    _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"]),
-    _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
-    _t("gfx9-generic", "gfx9", 0x051, None, None),
-    _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942"),
-    _t("gfx11-generic", "gfx11", 0x054, None, "gfx1100"),
-    _t("gfx12-generic", "gfx12", 0x059, None, "gfx1200"),
-)}
+TARGETS: dict[str, Target] = {
+    t.name: t
+    for t in (
+        _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"]),
+        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"]),
+        _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"]),
+        _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"]),
+        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"]),
+        _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"]),
+        _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"]),
+        _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"]),
+        _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"]),
+        _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"]),
+        _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"]),
+        _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"]),
+        _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"]),
+        _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"]),
+        _t("gfx1152", "gfx11", 0x055, 110502, "gfx1151"),
+        _t("gfx1153", "gfx11", 0x058, 110503, "gfx1151"),
+        _t("gfx1200", "gfx12", 0x048, 120000, "gfx1200", ["RX 9060 XT"]),
+        _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"]),
+        _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
+        _t("gfx9-generic", "gfx9", 0x051, None, None),
+        _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942"),
+        _t("gfx11-generic", "gfx11", 0x054, None, "gfx1100"),
+        _t("gfx12-generic", "gfx12", 0x059, None, "gfx1200"),
+    )
+}
 # A family as such: what a ui_output folder says when no agent table names the chip.
 FAMILIES: dict[str, Target] = {f: Target(f, f, chip_known=False) for f in ("gfx9", "gfx10", "gfx11", "gfx12")}
 
 _BY_MACH = {t.mach: t for t in TARGETS.values() if t.mach is not None}
 _BY_VERSION = {t.version: t for t in TARGETS.values() if t.version is not None}
-_FEATURES = re.compile(r":.*$")      # "gfx942:sramecc+:xnack-" -> "gfx942"
+_FEATURES = re.compile(r":.*$")  # "gfx942:sramecc+:xnack-" -> "gfx942"
 
 
 def known_names() -> str:
@@ -126,8 +130,11 @@ def from_version(version: int, where: str | None = None) -> Target:
     t = _BY_VERSION.get(version)
     if t is None:
         major, minor, step = version // 10000, version // 100 % 100, version % 100
-        raise ArchError(f"unknown gfx_target_version {version} (gfx{major}{minor:x}{step:x}; known: "
-                        f"{', '.join(str(v) for v in _BY_VERSION)})", where)
+        raise ArchError(
+            f"unknown gfx_target_version {version} (gfx{major}{minor:x}{step:x}; known: "
+            f"{', '.join(str(v) for v in _BY_VERSION)})",
+            where,
+        )
     return t
 
 

@@ -1,4 +1,5 @@
 """Small helpers every reporter shares: number formatting, bars, path shortening, the console."""
+
 from __future__ import annotations
 
 import csv
@@ -36,8 +37,7 @@ def console() -> Console:
     """stdout console; wide and colourless when piped so tables are not squeezed to 80 columns."""
     if sys.stdout.isatty():
         return Console(highlight=False, markup=False)
-    return Console(file=_RStrip(sys.stdout), width=200, no_color=True, highlight=False, soft_wrap=False,
-                   markup=False)
+    return Console(file=_RStrip(sys.stdout), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
 
 
 def human(n: float) -> str:
@@ -82,7 +82,7 @@ def common_dir(paths: list[str]) -> str:
 
 
 def strip_dir(path: str, prefix: str) -> str:
-    return path[len(prefix) + 1:] if prefix and path.startswith(prefix + "/") else path
+    return path[len(prefix) + 1 :] if prefix and path.startswith(prefix + "/") else path
 
 
 def write_json(obj) -> None:

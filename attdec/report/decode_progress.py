@@ -1,4 +1,5 @@
 """Progress of raw decodes (per dispatch, per blob): a rich bar on a terminal, nothing when stderr is piped."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -14,8 +15,14 @@ def decode_progress(n_dispatches: int):
     if not console.is_terminal:
         yield lambda i, name: None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         outer = bar.add_task("dispatches", total=n_dispatches)
         inner = bar.add_task("blobs", total=1)
 
@@ -26,5 +33,7 @@ def decode_progress(n_dispatches: int):
                 bar.update(inner, completed=done, total=max(total, 1), description=f"  {label[-48:]}")
                 if done >= total:
                     bar.update(outer, completed=i + 1)
+
             return blob
+
         yield step

@@ -1,4 +1,5 @@
 """Print `Hotspots` as a rich table, JSON or CSV."""
+
 from __future__ import annotations
 
 from rich.table import Table
@@ -12,7 +13,11 @@ def to_json(h: Hotspots, top: int) -> dict:
     rows = h.rows[:top] if top else h.rows
     out = {
         "dispatch": h.names[0] if len(h.names) == 1 else None,
-        "kernel": h.kernel, "arch": h.arch, "waves": h.waves, "instructions": h.listing, "by": h.by,
+        "kernel": h.kernel,
+        "arch": h.arch,
+        "waves": h.waves,
+        "instructions": h.listing,
+        "by": h.by,
         "totals": dict(h.totals),
         "by_type": [{"type": t, "stall": s, "share": round(f, 6)} for t, s, f in h.by_type],
         "rows": [_row_json(r) for r in rows],
@@ -26,8 +31,15 @@ def to_json(h: Hotspots, top: int) -> dict:
 
 
 def _row_json(r: Row) -> dict:
-    d = {"key": r.key, "stall": r.stall, "latency": r.latency, "hits": r.hits, "idle": r.idle,
-         "share": round(r.share, 6), "dominant_type": r.dominant_type}
+    d = {
+        "key": r.key,
+        "stall": r.stall,
+        "latency": r.latency,
+        "hits": r.hits,
+        "idle": r.idle,
+        "share": round(r.share, 6),
+        "dominant_type": r.dominant_type,
+    }
     d.update(r.extra)
     return d
 
@@ -37,18 +49,41 @@ def print_json(reports: list[Hotspots], top: int) -> None:
     write_json(objs[0] if len(objs) == 1 else {"dispatches": objs})
 
 
-CSV_HEADER = ["dispatch", "key", "stall", "latency", "hits", "idle", "share", "dominant_type", "line",
-              "vaddr", "source"]
+CSV_HEADER = [
+    "dispatch",
+    "key",
+    "stall",
+    "latency",
+    "hits",
+    "idle",
+    "share",
+    "dominant_type",
+    "line",
+    "vaddr",
+    "source",
+]
 
 
 def print_csv(reports: list[Hotspots], top: int) -> None:
     rows = []
     for h in reports:
         name = h.names[0] if len(h.names) == 1 else "+".join(h.names)
-        for r in (h.rows[:top] if top else h.rows):
-            rows.append([r.extra.get("dispatch", name), r.key, r.stall, r.latency, r.hits, r.idle,
-                         f"{r.share:.6f}", r.dominant_type or "", r.extra.get("line", ""),
-                         r.extra.get("vaddr", ""), r.extra.get("source", "")])
+        for r in h.rows[:top] if top else h.rows:
+            rows.append(
+                [
+                    r.extra.get("dispatch", name),
+                    r.key,
+                    r.stall,
+                    r.latency,
+                    r.hits,
+                    r.idle,
+                    f"{r.share:.6f}",
+                    r.dominant_type or "",
+                    r.extra.get("line", ""),
+                    r.extra.get("vaddr", ""),
+                    r.extra.get("source", ""),
+                ]
+            )
     write_csv(CSV_HEADER, rows)
 
 
@@ -65,10 +100,11 @@ def _section(con, h: Hotspots, top: int) -> None:
     title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
     con.print(Text(f"{h.kernel or '(kernel unknown)'}  [{title}]", style="bold"))
     share = t["stall"] / t["latency"] if t["latency"] else 0.0
-    con.print(f"  arch {h.arch}   waves {h.waves}   instructions {t['hits']:,} executed "
-              f"({h.listing:,} in listing)")
-    con.print(f"  total cycles {human(t['latency'])}   stall {human(t['stall'])} ({pct(share)} of cycles)"
-              f"   idle {human(t['idle'])}")
+    con.print(f"  arch {h.arch}   waves {h.waves}   instructions {t['hits']:,} executed ({h.listing:,} in listing)")
+    con.print(
+        f"  total cycles {human(t['latency'])}   stall {human(t['stall'])} ({pct(share)} of cycles)"
+        f"   idle {human(t['idle'])}"
+    )
     for p in h.problems:
         con.print(f"  note: {p}", style="yellow")
     if h.by_type:
@@ -87,8 +123,11 @@ def _section(con, h: Hotspots, top: int) -> None:
         return
     prefix = common_dir([r.extra.get("source", "") if h.by == "instruction" else r.key for r in rows])
     what = {"line": "source line", "instruction": "instruction", "file": "source file"}[h.by]
-    con.print(f"top {len(rows)} of {len(h.rows)} by {what}, ranked by stall cycles"
-              + (f" (paths under {prefix}/)" if prefix else ""), style="bold")
+    con.print(
+        f"top {len(rows)} of {len(h.rows)} by {what}, ranked by stall cycles"
+        + (f" (paths under {prefix}/)" if prefix else ""),
+        style="bold",
+    )
     tab = Table(box=None, pad_edge=False, header_style="bold")
     tab.add_column("#", justify="right", no_wrap=True)
     tab.add_column("stall", justify="right", no_wrap=True)
@@ -105,15 +144,23 @@ def _section(con, h: Hotspots, top: int) -> None:
         tab.add_column(what, overflow="fold")
     bar_w = 16 if con.width >= 140 else 8
     for n, r in enumerate(rows, 1):
-        cells = [str(n), human(r.stall), pct(r.share), bar(r.share, bar_w), human(r.hits), human(r.latency),
-                 human(r.idle), r.dominant_type or "-"]
+        cells = [
+            str(n),
+            human(r.stall),
+            pct(r.share),
+            bar(r.share, bar_w),
+            human(r.hits),
+            human(r.latency),
+            human(r.idle),
+            r.dominant_type or "-",
+        ]
         if h.by == "instruction":
             text = r.key
             if r.extra.get("dispatch"):
                 text = f"{r.extra['dispatch']}: {text}"
             vaddr = r.extra.get("vaddr")
             where = strip_dir(r.extra.get("source", ""), prefix) or (f"0x{vaddr:x}" if vaddr else "-")
-            cells += [text, where]   # without a source line, the address tells equal texts apart
+            cells += [text, where]  # without a source line, the address tells equal texts apart
         else:
             cells.append(strip_dir(r.key, prefix))
         tab.add_row(*cells)

@@ -1,4 +1,5 @@
 """A progress bar on stderr when it is a terminal, nothing at all when piped or captured."""
+
 from __future__ import annotations
 
 import sys
@@ -34,8 +35,14 @@ def progress(total: int, label: str, minimum: int = 50):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as p:
         yield _Bar(p, p.add_task(label, total=total))
 
 

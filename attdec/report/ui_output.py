@@ -7,6 +7,7 @@ folder. JSON is compact with sorted keys, as nlohmann::json writes it, so rocpro
 attdec's own reader open the result. Not written: waitcnt dependencies (always []), snapshots.json,
 perf counters.
 """
+
 from __future__ import annotations
 
 import csv
@@ -21,8 +22,8 @@ from attdec.model import Dispatch, Target, Wave
 VERSION = "3.0.0"
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
 STATS_HEADER = ["CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle", "Source"]
-AGENT_INFO = "attdec_agent_info.csv"    # names the chip for readers (filenames.json only has gfxip)
-REALTIME_HZ = 100_000_000      # reference clock of every known capture (tinygrad assumes it too)
+AGENT_INFO = "attdec_agent_info.csv"  # names the chip for readers (filenames.json only has gfxip)
+REALTIME_HZ = 100_000_000  # reference clock of every known capture (tinygrad assumes it too)
 
 
 def _dump(path: Path, obj) -> None:
@@ -53,13 +54,29 @@ def _numbered(waves: list[Wave]) -> list[Wave]:
 
 def wave_json(w: Wave) -> dict:
     a = w.insts
-    lines = np.where(a["line"] < 0, 0, a["line"])     # the C++ writer puts unresolved PCs on line 0
-    insts = np.stack([a["time"], a["category"].astype(np.int64), a["stall"], a["duration"], lines], axis=1) \
-        if len(a) else np.zeros((0, 5), np.int64)
-    return {"duration": int(w.end - w.begin), "name": f"SE{w.se}", "num_insts": len(a), "num_stitched": len(a),
-            "wave": {"begin": int(w.begin), "cu": int(w.cu), "end": int(w.end), "id": int(w.seq),
-                     "instructions": insts.tolist(), "simd": int(w.simd), "slot": int(w.slot),
-                     "timeline": np.asarray(w.timeline, np.int64).reshape(-1, 2).tolist(), "waitcnt": []}}
+    lines = np.where(a["line"] < 0, 0, a["line"])  # the C++ writer puts unresolved PCs on line 0
+    insts = (
+        np.stack([a["time"], a["category"].astype(np.int64), a["stall"], a["duration"], lines], axis=1)
+        if len(a)
+        else np.zeros((0, 5), np.int64)
+    )
+    return {
+        "duration": int(w.end - w.begin),
+        "name": f"SE{w.se}",
+        "num_insts": len(a),
+        "num_stitched": len(a),
+        "wave": {
+            "begin": int(w.begin),
+            "cu": int(w.cu),
+            "end": int(w.end),
+            "id": int(w.seq),
+            "instructions": insts.tolist(),
+            "simd": int(w.simd),
+            "slot": int(w.slot),
+            "timeline": np.asarray(w.timeline, np.int64).reshape(-1, 2).tolist(),
+            "waitcnt": [],
+        },
+    }
 
 
 def wstates(waves: list[Wave]) -> dict[int, dict]:
@@ -84,7 +101,7 @@ def wstates(waves: list[Wave]) -> dict[int, dict]:
         delta = np.concatenate([np.ones(len(s_), np.int64), -np.ones(len(s_), np.int64)])
         order = np.lexsort((delta, times))
         times, count = times[order], np.cumsum(delta[order])
-        last = np.r_[times[1:] != times[:-1], True]       # the count after the last event at each time
+        last = np.r_[times[1:] != times[:-1], True]  # the count after the last event at each time
         out[int(state)] = {"name": f"wstates{state}.json", "state": count[last].tolist(), "time": times[last].tolist()}
     return out
 
@@ -101,9 +118,17 @@ def occupancy_json(d: Dispatch) -> dict:
         occ = occ[np.argsort(occ["time"], kind="stable")]
         for se in np.unique(occ["se"]).tolist():
             o = occ[occ["se"] == se]
-            rows = np.stack([o["time"], o["cu"].astype(np.int64), o["simd"].astype(np.int64),
-                             o["wave_id"].astype(np.int64), o["start"].astype(np.int64),
-                             np.ones(len(o), np.int64)], axis=1)
+            rows = np.stack(
+                [
+                    o["time"],
+                    o["cu"].astype(np.int64),
+                    o["simd"].astype(np.int64),
+                    o["wave_id"].astype(np.int64),
+                    o["start"].astype(np.int64),
+                    np.ones(len(o), np.int64),
+                ],
+                axis=1,
+            )
             out[str(se)] = rows.tolist()
     return out
 
@@ -124,11 +149,22 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
     for w in waves:
         fname = wave_file_name(w)
         _dump(folder / fname, wave_json(w))
-        (names.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {}))[str(w.seq)] = \
-            [fname, int(w.begin), int(w.end)]
-    _dump(folder / "filenames.json", {"counter_names": [], "gfxip": gen, "gfxv": "navi" if gen > 9 else "vega",
-                                      "global_begin_time": 0, "version": VERSION,
-                                      "wave_filenames": names or None})
+        (names.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {}))[str(w.seq)] = [
+            fname,
+            int(w.begin),
+            int(w.end),
+        ]
+    _dump(
+        folder / "filenames.json",
+        {
+            "counter_names": [],
+            "gfxip": gen,
+            "gfxv": "navi" if gen > 9 else "vega",
+            "global_begin_time": 0,
+            "version": VERSION,
+            "wave_filenames": names or None,
+        },
+    )
     rows = code_rows(d)
     _dump(folder / "code.json", {"code": rows or None, "header": CODE_HEADER, "version": VERSION})
     _dump(folder / "occupancy.json", occupancy_json(d))
@@ -144,8 +180,15 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
     return folder
 
 
-_OUR_FILES = ("se*_sm*_sl*_wv*.json", "wstates*.json", "filenames.json", "code.json", "occupancy.json",
-              "realtime.json", AGENT_INFO)
+_OUR_FILES = (
+    "se*_sm*_sl*_wv*.json",
+    "wstates*.json",
+    "filenames.json",
+    "code.json",
+    "occupancy.json",
+    "realtime.json",
+    AGENT_INFO,
+)
 
 
 def _clear_previous(folder: Path) -> None:

@@ -1,4 +1,5 @@
 """Print per-wave rows as a rich table, JSON or CSV."""
+
 from __future__ import annotations
 
 from rich.table import Table
@@ -6,13 +7,41 @@ from rich.table import Table
 from attdec.analysis.waves import WaveRow
 from attdec.report.common import console, human, pct, write_csv, write_json
 
-FIELDS = ["dispatch", "se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instructions",
-          "latency", "stall", "stall_share", "dominant_type"]
+FIELDS = [
+    "dispatch",
+    "se",
+    "simd",
+    "slot",
+    "wave",
+    "cu",
+    "begin",
+    "end",
+    "duration",
+    "instructions",
+    "latency",
+    "stall",
+    "stall_share",
+    "dominant_type",
+]
 
 
 def _values(r: WaveRow) -> list:
-    return [r.dispatch, r.se, r.simd, r.slot, r.wave, r.cu, r.begin, r.end, r.duration, r.instructions,
-            r.latency, r.stall, round(r.share, 6), r.dominant_type]
+    return [
+        r.dispatch,
+        r.se,
+        r.simd,
+        r.slot,
+        r.wave,
+        r.cu,
+        r.begin,
+        r.end,
+        r.duration,
+        r.instructions,
+        r.latency,
+        r.stall,
+        round(r.share, 6),
+        r.dominant_type,
+    ]
 
 
 def print_json(rows: list[WaveRow]) -> None:
@@ -40,8 +69,20 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None = None) -> 
     tab.add_column("stall/dur", justify="right", no_wrap=True)
     tab.add_column("dominant", no_wrap=True)
     for r in rows:
-        cells = [str(r.se), str(r.simd), str(r.slot), str(r.wave), str(r.cu), str(r.begin), str(r.end),
-                 human(r.duration), str(r.instructions), human(r.stall), pct(r.share), r.dominant_type or "-"]
+        cells = [
+            str(r.se),
+            str(r.simd),
+            str(r.slot),
+            str(r.wave),
+            str(r.cu),
+            str(r.begin),
+            str(r.end),
+            human(r.duration),
+            str(r.instructions),
+            human(r.stall),
+            pct(r.share),
+            r.dominant_type or "-",
+        ]
         tab.add_row(*(([r.dispatch] if several else []) + cells))
     names = ", ".join(f"{d.kernel or d.name} [{d.name}] {d.arch}" for d in dispatches)
     shown = "" if matched in (None, len(rows)) else f" (showing {len(rows)})"

@@ -5,13 +5,14 @@ registered input kind whether it recognises a path. Adding an input kind (raw .a
 tinygrad profiles, ...) is one `register(InputKind(name, detect, load))` call: `detect(path)` must be
 cheap and side-effect free; `load(path, progress)` returns the path's dispatches.
 """
+
 from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from attdec.errors import InputError
 from attdec.model import Dispatch
@@ -21,9 +22,9 @@ from attdec.report.progress import NULL, progress
 @dataclass(frozen=True)
 class InputKind:
     name: str
-    detect: Callable[[Path], bool]                      # is `path` an input of this kind?
-    load: Callable[[Path, object], list[Dispatch]]      # (path, progress with .advance()) -> dispatches
-    weight: Callable[[Path], int] = lambda p: 1         # progress steps loading `path` takes
+    detect: Callable[[Path], bool]  # is `path` an input of this kind?
+    load: Callable[[Path, object], list[Dispatch]]  # (path, progress with .advance()) -> dispatches
+    weight: Callable[[Path], int] = lambda p: 1  # progress steps loading `path` takes
 
 
 KINDS: list[InputKind] = []
@@ -94,9 +95,12 @@ def resolve(paths, only: str | None = None) -> list[tuple[InputKind, Path]]:
             what = "folder" if p.is_dir() else "file"
             if only is not None:
                 raise InputError(f"not a {only} input", str(p))
-            raise InputError(f"not a ui_output {what} (no filenames.json; expected a rocprofv3 --att "
-                             "ui_output_agent_* folder, a parent of some, a .tar.xz of one, or a raw capture: "
-                             "rocprofv3 *_shader_engine_*.att files, a tinygrad profile.pkl, a capture folder)", str(p))
+            raise InputError(
+                f"not a ui_output {what} (no filenames.json; expected a rocprofv3 --att "
+                "ui_output_agent_* folder, a parent of some, a .tar.xz of one, or a raw capture: "
+                "rocprofv3 *_shader_engine_*.att files, a tinygrad profile.pkl, a capture folder)",
+                str(p),
+            )
         for k, q in items:
             key = os.path.realpath(q)
             if key not in seen:
@@ -121,5 +125,7 @@ def open_inputs(paths, show_progress: bool = True, input_format: str | None = No
 
 
 # Built-in kinds. Imported last: they register themselves with this module.
-from attdec.sources import ui_output  # noqa: E402,F401
-from attdec.sources import raw_inputs  # noqa: E402,F401  (tinygrad, rocprof-raw, capture; decoded on load)
+from attdec.sources import (
+    raw_inputs,  # noqa: F401  (tinygrad, rocprof-raw, capture; decoded on load)
+    ui_output,  # noqa: F401
+)

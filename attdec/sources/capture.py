@@ -3,6 +3,7 @@
 capture.json names each dispatch's blob files and SEs and each kernel's code object and load base
 (see captures/README.md); this is the "explicit blobs + code objects" input in folder form.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,13 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
             k = kernels[d["kernel"]]
             co_path = folder / k["code_object"]
             tag = d.get("exec_tag")
-            raw = RawDispatch(name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"], arch=cap["gfx_arch"],
-                              code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), k["code_object"], 1)],
-                              kernel=d["kernel"], path=str(folder))
+            raw = RawDispatch(
+                name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"],
+                arch=cap["gfx_arch"],
+                code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), k["code_object"], 1)],
+                kernel=d["kernel"],
+                path=str(folder),
+            )
             for f in d["blobs"]:
                 b = blobs[f]
                 raw.blobs.append(RawBlob(int(b["se"]), read_bytes(folder / f), str(folder / f), b.get("itrace")))
@@ -38,4 +43,3 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         return out
     except (KeyError, TypeError, ValueError) as e:
         raise FormatError(f"not a capture.json this reader knows ({type(e).__name__}: {e})", str(cj)) from None
-

@@ -6,15 +6,17 @@ loads the code objects (attdec.isa), runs the family decoder over each shader en
 (attdec.decoders) and gives the result a code listing (attdec.analysis.listing), so a raw input ends
 up as the same `Dispatch` a ui_output folder gives.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-from attdec.errors import ArchError, AttdecError
 from attdec.decoders import stream_generation
+from attdec.errors import ArchError, AttdecError
 from attdec.model import OCCUPANCY_DTYPE, Dispatch
 from attdec.model.target import target
 
@@ -23,9 +25,9 @@ class RawCodeObject(NamedTuple):
     """A code object's bytes, where it was loaded and its load id (code.json's Codeobj column)."""
 
     data: bytes
-    base: int | None           # load base: absolute PC = base + ELF vaddr; None = infer from the trace
-    name: str                  # file or program name, for messages (and the label of symbol-less kernels)
-    id: int = 1                # rocprofiler code-object id; tinygrad objects are numbered from 1
+    base: int | None  # load base: absolute PC = base + ELF vaddr; None = infer from the trace
+    name: str  # file or program name, for messages (and the label of symbol-less kernels)
+    id: int = 1  # rocprofiler code-object id; tinygrad objects are numbered from 1
 
 
 class RawBlob(NamedTuple):
@@ -33,7 +35,7 @@ class RawBlob(NamedTuple):
 
     se: int
     data: bytes
-    label: str                 # file name or "<kernel>#<tag> se<N>", for messages
+    label: str  # file name or "<kernel>#<tag> se<N>", for messages
     itrace: bool | None = None  # instruction tracing on for this SE, when the source knows
 
 
@@ -41,13 +43,13 @@ class RawBlob(NamedTuple):
 class RawDispatch:
     """One traced kernel launch, not decoded yet."""
 
-    name: str                  # "<kernel>#<tag>", "dispatch_<D>", ...
-    arch: str                  # "gfx1100", "gfx950", ... (from the source's device info or code object)
+    name: str  # "<kernel>#<tag>", "dispatch_<D>", ...
+    arch: str  # "gfx1100", "gfx950", ... (from the source's device info or code object)
     code_objects: list[RawCodeObject] = field(default_factory=list)
     blobs: list[RawBlob] = field(default_factory=list)
     kernel: str = ""
-    path: str | None = None    # where it came from (pickle, folder)
-    agent: int | None = None   # rocprofv3 agent handle and dispatch id, when the source has them
+    path: str | None = None  # where it came from (pickle, folder)
+    agent: int | None = None  # rocprofv3 agent handle and dispatch id, when the source has them
     dispatch_id: int | None = None
 
 
@@ -63,8 +65,8 @@ class LoadedDispatchCode:
     """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
 
     arch: str
-    objects: list        # attdec.analysis.listing.LoadedCode
-    codemap: object      # attdec.decoders.common.CodeMap
+    objects: list  # attdec.analysis.listing.LoadedCode
+    codemap: object  # attdec.decoders.common.CodeMap
     problems: list[str] = field(default_factory=list)
 
 
@@ -100,8 +102,13 @@ def _infer_bases(raw: RawDispatch, loaded: list[tuple[RawCodeObject, object]]) -
     pcs = _entry_pcs(raw)
     out: dict[int, int] = {}
     for pc in pcs:
-        cands = [(i, pc - e) for i, (co, obj) in enumerate(loaded) if co.base is None
-                 for e in _kernel_entries(obj) if pc >= e and (pc - e) % PAGE == 0]
+        cands = [
+            (i, pc - e)
+            for i, (co, obj) in enumerate(loaded)
+            if co.base is None
+            for e in _kernel_entries(obj)
+            if pc >= e and (pc - e) % PAGE == 0
+        ]
         if len({i for i, _ in cands}) == 1:
             out[cands[0][0]] = cands[0][1]
     return out
@@ -132,19 +139,21 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
         if co.base is None:
             problems.append(f"{co.name}: load base 0x{base:x} inferred from the kernel entry PC in the trace")
         obj_arch = getattr(obj, "arch", "") or arch
-        insts = disassemble(obj.text, obj_arch, obj.text_vaddr)        # what users read (as LLVM prints)
+        insts = disassemble(obj.text, obj_arch, obj.text_vaddr)  # what users read (as LLVM prints)
         codemap.add(disassemble(obj.text, obj_arch, obj.text_vaddr, lenient=True), base)  # what the PC walk reads
         objects.append(LoadedCode(id=co.id, base=base, name=co.name, co=obj, insts=insts))
     if not objects:
-        raise AttdecError("no load address for its code object(s): no code-object markers in the trace, no "
-                          "rocprofv3 results file, and the kernel entry PC matches none of them",
-                          raw.path and f"{raw.path}: {raw.name}" or raw.name)
+        raise AttdecError(
+            "no load address for its code object(s): no code-object markers in the trace, no "
+            "rocprofv3 results file, and the kernel entry PC matches none of them",
+            (raw.path and f"{raw.path}: {raw.name}") or raw.name,
+        )
     if unplaced:
         problems.append(f"{len(unplaced)} code object(s) with unknown load address left out: {', '.join(unplaced[:3])}")
     return LoadedDispatchCode(arch, objects, codemap, problems)
 
 
-Progress = Callable[[str, int, int], None]   # (what, done, total)
+Progress = Callable[[str, int, int], None]  # (what, done, total)
 
 
 def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispatch:
@@ -152,8 +161,10 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
     from attdec.analysis.listing import build_listing
 
     if not raw.code_objects:
-        raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)",
-                          raw.path and f"{raw.path}: {raw.name}" or raw.name)
+        raise AttdecError(
+            "no code object for this dispatch (cannot map trace PCs to instructions)",
+            (raw.path and f"{raw.path}: {raw.name}") or raw.name,
+        )
     code = load_code(raw)
     for b in raw.blobs:
         check_blob_arch(b, code.arch)
@@ -167,14 +178,14 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
             progress(b.label, i, len(raw.blobs))
         try:
             results.append(decode_blob(b.data, code.arch, code.codemap, b.se))
-        except ImportError:     # a family decoder missing from this build: one line, not a traceback
+        except ImportError:  # a family decoder missing from this build: one line, not a traceback
             raise AttdecError(f"this attdec has no SQTT decoder for {code.arch}", b.label) from None
     if progress:
         progress(raw.name, len(raw.blobs), len(raw.blobs))
     d = merge_results(raw, results, code.arch)
     d.problems[:0] = code.problems
     d.code = build_listing(d, code.objects)
-    if not d.kernel:    # sources without kernel names (rocprofv3 raw without results): the listed kernel
+    if not d.kernel:  # sources without kernel names (rocprofv3 raw without results): the listed kernel
         d.kernel = next((c.text[2:] for c in d.code if c.is_label), "")
     return d
 
@@ -187,7 +198,7 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     for label, r in zip((b.label for b in raw.blobs), results):
         for w in r.waves:
             if not len(w.insts) and len(w.timeline) < 3:
-                continue    # rocprofv3 writes no file for such a wave: keep raw and ui_output views equal
+                continue  # rocprofv3 writes no file for such a wave: keep raw and ui_output views equal
             key = (w.se, w.simd, w.slot)
             w.seq = seq.get(key, 0)
             seq[key] = w.seq + 1
@@ -198,6 +209,6 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
             d.realtime_se.setdefault(r.se, []).extend(r.realtime)
         d.problems.extend(f"{label}: {p}" for p in r.problems)
     d.occupancy = np.concatenate(occ) if occ else np.zeros(0, OCCUPANCY_DTYPE)
-    if d.realtime_se:   # the flat list holds one SE's samples: clocks of different SEs do not mix
+    if d.realtime_se:  # the flat list holds one SE's samples: clocks of different SEs do not mix
         d.realtime = list(d.realtime_se[min(d.realtime_se)])
     return d

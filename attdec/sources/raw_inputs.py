@@ -4,10 +4,11 @@ Each kind is a (detect, load) pair over the list of paths the user gave; `load_r
 kind that recognises them, or the one named by `--input-format`. The general input resolver
 (attdec.sources) registers these next to the ui_output reader.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from attdec.errors import InputError, read_bytes
 from attdec.sources import capture, rocprof_raw, tinygrad
@@ -42,11 +43,13 @@ def load_explicit(blobs: list[str | Path], code: list[str], arch: str | None = N
         se = se_of(str(b))
         raws.append(RawBlob(i if se is None else se, read_bytes(Path(b)), str(b)))
     if len({b.se for b in raws}) != len(raws):
-        raise InputError("two blobs for the same shader engine; name them ..._se<N>.att",
-                         ", ".join(str(b) for b in blobs))
+        raise InputError(
+            "two blobs for the same shader engine; name them ..._se<N>.att", ", ".join(str(b) for b in blobs)
+        )
     name = Path(blobs[0]).name if len(blobs) == 1 else "explicit"
-    return RawDispatch(name=name, arch=arch or "", code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent))
-
+    return RawDispatch(
+        name=name, arch=arch or "", code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent)
+    )
 
 
 def open_explicit(blobs, code, arch=None) -> list:
@@ -73,9 +76,11 @@ def load_raw(paths: list[str | Path], fmt: str | None = None) -> list[RawDispatc
             raise InputError("no such file or folder", str(p))
     kind = fmt or detect_raw(paths)
     if kind is None:
-        raise InputError("not a raw capture attdec knows (tinygrad profile.pkl, rocprofv3 raw output with "
-                         "*_shader_engine_*.att files, or a capture folder with capture.json)",
-                         ", ".join(map(str, paths)))
+        raise InputError(
+            "not a raw capture attdec knows (tinygrad profile.pkl, rocprofv3 raw output with "
+            "*_shader_engine_*.att files, or a capture folder with capture.json)",
+            ", ".join(map(str, paths)),
+        )
     if kind not in RAW_KINDS:
         raise InputError(f"unknown input format {kind!r} (known: {', '.join(RAW_KINDS)})")
     return RAW_KINDS[kind][1](paths)
@@ -85,7 +90,7 @@ def load_raw(paths: list[str | Path], fmt: str | None = None) -> list[RawDispatc
 # Each raw kind is registered as a per-path (detect, load, weight) triple that decodes what it loads, so
 # `attdec hotspots` / `waves` take raw captures like ui_output folders.
 
-UNIT = 1 << 16     # progress is counted in 64 KiB of SQTT (plus one step per blob): big decodes show a bar
+UNIT = 1 << 16  # progress is counted in 64 KiB of SQTT (plus one step per blob): big decodes show a bar
 
 
 def _blob_steps(n_bytes: int) -> int:
@@ -102,8 +107,9 @@ def _decoded(raws: list[RawDispatch], bar) -> list:
 
         def step(label, done, total, seen=seen, steps=steps):
             if done > seen[0]:
-                bar.advance(sum(steps[seen[0]:done]))
+                bar.advance(sum(steps[seen[0] : done]))
                 seen[0] = done
+
         out.append(decode_dispatch(raw, step))
     return out
 
@@ -141,29 +147,49 @@ def _rocprof_load(p: Path, bar) -> list:
         lowest = min(int(rocprof_raw.ATT_RE.match(q.name)["se"]) for q in siblings)
         if int(m["se"]) != lowest:
             return []
-        return _decoded(rocprof_raw.load(sorted(p.parent.glob(f"{prefix}{m['agent']}_shader_engine_*_{m['disp']}.att"))), bar)
+        return _decoded(
+            rocprof_raw.load(sorted(p.parent.glob(f"{prefix}{m['agent']}_shader_engine_*_{m['disp']}.att"))), bar
+        )
     return _decoded([r for r in rocprof_raw.load([p]) if not _has_ui_output(r)], bar)
 
 
 def _tinygrad_steps(p: Path) -> int:
     try:
         return sum(_blob_steps(len(b.data)) for d in tinygrad.load(p) for b in d.blobs)
-    except Exception:   # noqa: BLE001 - only a progress estimate; load() reports the real error
+    except Exception:
         return 1
 
 
 def _register_with_resolver() -> None:
     import attdec.sources as src
+
     register, InputKind = getattr(src, "register", None), getattr(src, "InputKind", None)
     if register is None or InputKind is None or any(k.name == "tinygrad" for k in getattr(src, "KINDS", [])):
         return
-    register(InputKind("tinygrad", lambda p: p.is_file() and tinygrad.is_profile(p),
-                       lambda p, bar: _decoded(tinygrad.load(p), bar), weight=_tinygrad_steps))
-    register(InputKind("rocprof-raw", _rocprof_detect, _rocprof_load,
-                       weight=lambda p: _att_steps(p) if p.is_dir() else _blob_steps(p.stat().st_size)))
-    register(InputKind("capture", lambda p: p.is_dir() and (p / "capture.json").is_file(),
-                       lambda p, bar: _decoded(capture.load([p]), bar),
-                       weight=_att_steps))
+    register(
+        InputKind(
+            "tinygrad",
+            lambda p: p.is_file() and tinygrad.is_profile(p),
+            lambda p, bar: _decoded(tinygrad.load(p), bar),
+            weight=_tinygrad_steps,
+        )
+    )
+    register(
+        InputKind(
+            "rocprof-raw",
+            _rocprof_detect,
+            _rocprof_load,
+            weight=lambda p: _att_steps(p) if p.is_dir() else _blob_steps(p.stat().st_size),
+        )
+    )
+    register(
+        InputKind(
+            "capture",
+            lambda p: p.is_dir() and (p / "capture.json").is_file(),
+            lambda p, bar: _decoded(capture.load([p]), bar),
+            weight=_att_steps,
+        )
+    )
 
 
 _register_with_resolver()

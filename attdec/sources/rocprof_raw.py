@@ -7,7 +7,8 @@ rocprofv3 names its raw files (ui-output-format.md §1)
 
 where <prefix> is `<pid>` (default `%hostname%/%pid%`) or the `-o` name. Blobs are grouped into
 dispatches by (folder, prefix, agent, dispatch id). Every code object of the same prefix (given, or
-next to the given .att files) is offered to each dispatch (rocprofv3 hands the decoder all of them). Where each was loaded comes from, in
+next to the given .att files) is offered to each dispatch (rocprofv3 hands the decoder all of them).
+Where each was loaded comes from, in
 order: the ROCm code-object markers in the trace itself (attdec.decoders.userdata), a rocprofv3
 results file next to the raw files (results.json or a code-object CSV with Load_Delta/Load_Base), or,
 failing both, is left to `decode_dispatch` to infer from the kernel entry PC in the trace.
@@ -15,6 +16,7 @@ Assumptions (no real raw folder was available): a marker's address and a results
 delta/base are the amount added to ELF vaddrs (they coincide for HSA code objects, whose first
 segment is at vaddr 0); a results file's `load_delta` wins over `load_base`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,9 +24,9 @@ import json
 import re
 from pathlib import Path
 
+from attdec.decoders import stream_generation
 from attdec.decoders.userdata import scan_userdata
 from attdec.errors import FormatError, InputError, read_bytes
-from attdec.decoders import stream_generation
 from attdec.model.target import target
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
@@ -124,19 +126,23 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         m = CO_RE.match(f.name)
         if m:
             cos.setdefault((f.parent, m["prefix"] or ""), []).append((int(m["id"]), m["gfx"] or "", f))
-    for folder, prefix in {(k[0], k[1]) for k in groups} - set(cos):   # loose .att files: objects next to them
+    for folder, prefix in {(k[0], k[1]) for k in groups} - set(cos):  # loose .att files: objects next to them
         for f in sorted(folder.glob(f"{prefix}_*code_object_id_*" if prefix else "*code_object_id_*")):
             m = CO_RE.match(f.name)
             if m and (m["prefix"] or "") == prefix:
                 cos.setdefault((folder, prefix), []).append((int(m["id"]), m["gfx"] or "", f))
     if not groups:
-        raise InputError("no rocprofv3 shader-engine files (<prefix>_<agent>_shader_engine_<SE>_<dispatch>.att)",
-                         ", ".join(map(str, paths)))
+        raise InputError(
+            "no rocprofv3 shader-engine files (<prefix>_<agent>_shader_engine_<SE>_<dispatch>.att)",
+            ", ".join(map(str, paths)),
+        )
     folders = {k[0] for k in groups} | {k[0].parent for k in groups}
     table_bases, table_names = _load_table(folders)
 
     out = []
-    for (folder, prefix, agent, disp), ses in sorted(groups.items(), key=lambda kv: (kv[0][3], kv[0][2], str(kv[0][0]))):
+    for (folder, prefix, agent, disp), ses in sorted(
+        groups.items(), key=lambda kv: (kv[0][3], kv[0][2], str(kv[0][0]))
+    ):
         where = str(folder / f"{prefix + '_' if prefix else ''}{agent}_shader_engine_*_{disp}.att")
         blobs = []
         markers: dict[int, int] = {}
@@ -152,8 +158,11 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
                         markers[m.id] = m.addr
         objs = sorted(cos.get((folder, prefix), []))
         if not objs:
-            raise InputError(f"missing code object for dispatch {disp}: no {prefix + '_' if prefix else ''}"
-                             f"<gfx>_code_object_id_<id>.out next to its .att files", where)
+            raise InputError(
+                f"missing code object for dispatch {disp}: no {prefix + '_' if prefix else ''}"
+                f"<gfx>_code_object_id_<id>.out next to its .att files",
+                where,
+            )
         gens = {stream_generation(b.data) for b in blobs} - {None}
         arch = _pick_arch([g for _, g, _ in objs], gens)
         code_objects = []
@@ -163,9 +172,18 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
             base = markers.get(co_id, table_bases.get(co_id))
             code_objects.append(RawCodeObject(read_bytes(f), base, str(f), co_id))
         kernel = table_names.get(disp, "")
-        out.append(RawDispatch(name=f"dispatch_{disp}" + (f" {kernel}" if kernel else ""), arch=arch or "",
-                               code_objects=code_objects, blobs=blobs, kernel=kernel, path=str(folder),
-                               agent=agent, dispatch_id=disp))
+        out.append(
+            RawDispatch(
+                name=f"dispatch_{disp}" + (f" {kernel}" if kernel else ""),
+                arch=arch or "",
+                code_objects=code_objects,
+                blobs=blobs,
+                kernel=kernel,
+                path=str(folder),
+                agent=agent,
+                dispatch_id=disp,
+            )
+        )
     return out
 
 
@@ -174,4 +192,3 @@ def _pick_arch(gfx_names: list[str], gens: set[int]) -> str:
     named = sorted({g for g in gfx_names if g})
     fit = [g for g in named if not gens or target(g).generation in gens]
     return (fit or named or [""])[0]
-

@@ -6,6 +6,7 @@ other global. Since pickle can only call what find_class returned, no REDUCE/NEW
 stream can reach anything but those records (which just store their arguments) and a checked
 `decimal.Decimal` constructor.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -18,11 +19,32 @@ from attdec.model.target import from_version
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
-EVENT_CLASSES = {"ProfileProgramEvent", "ProfileSQTTEvent", "ProfileDeviceEvent", "ProfilePMCEvent",
-                 "ProfileRangeEvent", "ProfilePointEvent", "ProfileGraphEvent", "ProfileGraphEntry"}
+EVENT_CLASSES = {
+    "ProfileProgramEvent",
+    "ProfileSQTTEvent",
+    "ProfileDeviceEvent",
+    "ProfilePMCEvent",
+    "ProfileRangeEvent",
+    "ProfilePointEvent",
+    "ProfileGraphEvent",
+    "ProfileGraphEntry",
+}
 # Classes that appear inside events we skip (range names, exec metadata): built as inert records.
-OPAQUE_CLASSES = {"TracingKey", "PMCSample", "DType", "PtrDType", "ImageDType", "AddrSpace", "UOp",
-                  "Ops", "AxisType", "KernelInfo", "Metadata", "BufferSpec", "Estimates"}
+OPAQUE_CLASSES = {
+    "TracingKey",
+    "PMCSample",
+    "DType",
+    "PtrDType",
+    "ImageDType",
+    "AddrSpace",
+    "UOp",
+    "Ops",
+    "AxisType",
+    "KernelInfo",
+    "Metadata",
+    "BufferSpec",
+    "Estimates",
+}
 # Instruction encodings of tinygrad's assembler (SOP1, VOP3P, ...), pickled in hand-written kernels'
 # metadata: any name under these modules is an inert record too.
 OPAQUE_MODULE_PREFIXES = ("tinygrad.runtime.autogen.amd.",)
@@ -43,7 +65,7 @@ class Record:
 
     def __setstate__(self, state):
         slots = None
-        if isinstance(state, tuple) and len(state) == 2:   # (dict or None, slot dict)
+        if isinstance(state, tuple) and len(state) == 2:  # (dict or None, slot dict)
             state, slots = state
         for st in (state, slots):
             if isinstance(st, dict):
@@ -99,8 +121,18 @@ def load_events(data: bytes, where: str) -> list:
         raise FormatError(f"refusing to unpickle unknown class {e} (not a tinygrad profile event)", where) from None
     except RecursionError:
         raise FormatError("pickle nests too deeply", where) from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError,
-            KeyError, decimal.InvalidOperation, MemoryError, UnicodeDecodeError) as e:
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        KeyError,
+        decimal.InvalidOperation,
+        MemoryError,
+        UnicodeDecodeError,
+    ) as e:
         raise FormatError(f"not a readable pickle: {type(e).__name__}: {e}", where) from None
     if not isinstance(events, list):
         raise FormatError(f"a tinygrad profile is a list of events, this pickle holds a {type(events).__name__}", where)
@@ -146,7 +178,9 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
         dev, kern, tag = e.get("device"), e.get("kern"), e.get("exec_tag")
         prog = programs.get((dev, kern))
         if prog is None:
-            raise FormatError(f"SQTT blob of kernel {kern!r} on {dev} has no program (code object) in the profile", where)
+            raise FormatError(
+                f"SQTT blob of kernel {kern!r} on {dev} has no program (code object) in the profile", where
+            )
         name = str(prog.get("name"))
         key = (dev, kern, tag)
         if key not in groups:
@@ -154,14 +188,24 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
             if arch is None:
                 raise FormatError(f"no device properties (gfx_target_version) for device {dev}", where)
             dname = f"{name}#{tag}" if tag is not None else name
-            co = RawCodeObject(_bytes(prog.get("lib"), f"program {name} lib", where),
-                               _int(prog.get("base"), f"program {name} base", where), name, 1)
+            co = RawCodeObject(
+                _bytes(prog.get("lib"), f"program {name} lib", where),
+                _int(prog.get("base"), f"program {name} base", where),
+                name,
+                1,
+            )
             groups[key] = RawDispatch(name=dname, arch=arch, code_objects=[co], kernel=name, path=where)
         d = groups[key]
         se = _int(e.get("se"), "SQTT se", where)
         itrace = e.get("itrace")
-        d.blobs.append(RawBlob(se, _bytes(e.get("blob"), "SQTT blob", where), f"{where}: {d.name} se{se}",
-                               itrace if isinstance(itrace, bool) else None))
+        d.blobs.append(
+            RawBlob(
+                se,
+                _bytes(e.get("blob"), "SQTT blob", where),
+                f"{where}: {d.name} se{se}",
+                itrace if isinstance(itrace, bool) else None,
+            )
+        )
     return list(groups.values())
 
 

@@ -3,6 +3,7 @@
 Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recognised by its
 `filenames.json`, never by its name. Everything layout-specific stays here; analyses see only the model.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,13 +27,14 @@ ARCHIVE_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar")
 
 # ---- where the files come from: a folder on disk or an archive read into memory ---------------
 
+
 class _DirFiles:
     """The files of a dispatch folder on disk."""
 
     def __init__(self, path: Path):
         self.path = path
         self.label = str(path)
-        self.parent = path.parent            # where stats_*.csv and *_agent_info.csv live
+        self.parent = path.parent  # where stats_*.csv and *_agent_info.csv live
 
     def names(self) -> list[str]:
         try:
@@ -86,8 +88,9 @@ def _json(files, name: str):
     except UnicodeDecodeError as e:
         raise FormatError(f"not UTF-8 text (byte {e.start})", files.where(name)) from None
     except json.JSONDecodeError as e:
-        raise FormatError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})",
-                          files.where(name)) from None
+        raise FormatError(
+            f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})", files.where(name)
+        ) from None
 
 
 def _parse(files, name: str, parse, *args):
@@ -107,6 +110,7 @@ def _int(v, where: str, what: str) -> int:
 
 
 # ---- architecture ------------------------------------------------------------------------------
+
 
 def _agent_targets(folder: Path) -> set[Target]:
     """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
@@ -139,11 +143,12 @@ def detect_target(gfxip, search: list[Path]) -> Target:
         if len(targets) == 1:
             return targets.pop()
         if targets:
-            break                          # several different GPUs: we cannot tell which one ran it
+            break  # several different GPUs: we cannot tell which one ran it
     return family_target(gfxip if isinstance(gfxip, int) else 9)
 
 
 # ---- code.json ---------------------------------------------------------------------------------
+
 
 def parse_code(doc, where: str) -> tuple[list[CodeLine], bool, list[str]]:
     """code.json -> (rows, has_stall_idle, problems). Columns are read by position (§5)."""
@@ -154,12 +159,13 @@ def parse_code(doc, where: str) -> tuple[list[CodeLine], bool, list[str]]:
         return [], True, []
     if not isinstance(rows, list):
         raise FormatError("'code' is neither a list nor null", where)
-    legacy = "top_n" in doc           # rocprofv2: ISA, type, jump, source, index, line, hit, cycles
+    legacy = "top_n" in doc  # rocprofv2: ISA, type, jump, source, index, line, hit, cycles
     out, full, problems = [], True, []
     for i, r in enumerate(rows):
         if not isinstance(r, list) or len(r) < 8:
-            raise FormatError(f"row {i} has {len(r) if isinstance(r, list) else 'no'} columns, "
-                              "expected at least 8", where)
+            raise FormatError(
+                f"row {i} has {len(r) if isinstance(r, list) else 'no'} columns, expected at least 8", where
+            )
         text = str(r[0]) if r[0] is not None else ""
         src = r[3] if isinstance(r[3], str) else ""
         try:
@@ -177,9 +183,20 @@ def parse_code(doc, where: str) -> tuple[list[CodeLine], bool, list[str]]:
         except (TypeError, ValueError):
             raise FormatError(f"row {i} has a non-integer column: {r[:10]!r}", where) from None
         if not legacy and len(r) == 8 and r[1] == 100 and not text.startswith(";"):
-            text = "; " + text             # early C++ writer: label rows marked by type 100
-        out.append(CodeLine(line=line, text=text, source=src, codeobj=codeobj, vaddr=vaddr,
-                            hit=hit, latency=lat, stall=stall, idle=idle))
+            text = "; " + text  # early C++ writer: label rows marked by type 100
+        out.append(
+            CodeLine(
+                line=line,
+                text=text,
+                source=src,
+                codeobj=codeobj,
+                vaddr=vaddr,
+                hit=hit,
+                latency=lat,
+                stall=stall,
+                idle=idle,
+            )
+        )
     if not full and out:
         problems.append("code.json has no Stall/Idle columns: they were recomputed from the wave files")
     return out, full, problems
@@ -198,6 +215,7 @@ def kernel_name(code: list[CodeLine]) -> str:
 
 # ---- wave files --------------------------------------------------------------------------------
 
+
 def listed_waves(fn_doc) -> dict[str, tuple[int, int, int, int, int, int]]:
     """filenames.json wave_filenames -> {file: (se, simd, slot, wv, begin, end)}."""
     out = {}
@@ -209,8 +227,7 @@ def listed_waves(fn_doc) -> dict[str, tuple[int, int, int, int, int, int]]:
             for slot, wvs in (slots or {}).items():
                 for wv, entry in (wvs or {}).items():
                     if isinstance(entry, list) and len(entry) >= 3:
-                        out[str(entry[0])] = (int(se), int(simd), int(slot), int(wv),
-                                              int(entry[1]), int(entry[2]))
+                        out[str(entry[0])] = (int(se), int(simd), int(slot), int(wv), int(entry[1]), int(entry[2]))
     return out
 
 
@@ -233,13 +250,22 @@ def parse_wave(doc, where: str, name: str) -> Wave:
         insts["time"], insts["category"], insts["stall"] = arr[:, 0], arr[:, 1], arr[:, 2]
         insts["duration"], insts["line"] = arr[:, 3], arr[:, 4]
     timeline = [(int(s), int(d)) for s, d in (w.get("timeline") or [])]
-    return Wave(se=se, cu=_int(w.get("cu", 0), where, "cu"), simd=_int(w.get("simd", 0), where, "simd"),
-                slot=_int(w.get("slot", 0), where, "slot"), begin=_int(w.get("begin", 0), where, "begin"),
-                end=_int(w.get("end", 0), where, "end"), insts=insts, timeline=timeline,
-                seq=_int(w.get("id", m.group(4) if m else 0), where, "id"), path=where)
+    return Wave(
+        se=se,
+        cu=_int(w.get("cu", 0), where, "cu"),
+        simd=_int(w.get("simd", 0), where, "simd"),
+        slot=_int(w.get("slot", 0), where, "slot"),
+        begin=_int(w.get("begin", 0), where, "begin"),
+        end=_int(w.get("end", 0), where, "end"),
+        insts=insts,
+        timeline=timeline,
+        seq=_int(w.get("id", m.group(4) if m else 0), where, "id"),
+        path=where,
+    )
 
 
 # ---- occupancy.json, realtime.json ---------------------------------------------------------------
+
 
 def _int_rows(val) -> np.ndarray | None:
     """`val` as an int64 [n, >=6] array when every row is a list of at least 6 plain ints, else None."""
@@ -253,8 +279,8 @@ def _int_rows(val) -> np.ndarray | None:
         return None
     a = a.astype(np.int64, copy=False)
     small = a[:, 1:4]
-    if len(a) and (small.min() < -2 ** 31 or small.max() >= 2 ** 31 or a[:, 4].min() < 0 or a[:, 4].max() > 255):
-        return None                                  # let the row-by-row path report / cast as it always did
+    if len(a) and (small.min() < -(2**31) or small.max() >= 2**31 or a[:, 4].min() < 0 or a[:, 4].max() > 255):
+        return None  # let the row-by-row path report / cast as it always did
     return a
 
 
@@ -268,7 +294,7 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
             continue
         se = int(key)
         a = _int_rows(val)
-        if a is not None:                                     # the common case, vectorised
+        if a is not None:  # the common case, vectorised
             part = np.zeros(len(a), OCCUPANCY_DTYPE)
             part["se"] = se
             for j, name in enumerate(("time", "cu", "simd", "wave_id", "start")):
@@ -277,9 +303,9 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
             kids.update(np.unique(a[:, 5]).tolist())
             continue
         for r in val:
-            if isinstance(r, list) and len(r) >= 6:          # [time, cu, simd, slot, start, kernel_id, ...]
+            if isinstance(r, list) and len(r) >= 6:  # [time, cu, simd, slot, start, kernel_id, ...]
                 t, cu, simd, slot, start, kid = (int(x) for x in r[:6])
-            elif isinstance(r, int):                          # early packed layout
+            elif isinstance(r, int):  # early packed layout
                 kid, simd, slot = r & 0xFFF, (r >> 12) & 3, (r >> 14) & 0xF
                 start, cu, t = (r >> 18) & 1, (r >> 19) & 0xF, (r >> 23) * 8
             else:
@@ -304,6 +330,7 @@ def parse_realtime(doc) -> list[tuple[int, int]]:
 
 # ---- one folder --------------------------------------------------------------------------------
 
+
 def read_dispatch(files, bar=None) -> Dispatch:
     """Everything in one dispatch folder -> Dispatch. Wave instructions keep their code.json line ids."""
     if not files.has("filenames.json"):
@@ -312,7 +339,7 @@ def read_dispatch(files, bar=None) -> Dispatch:
     if not isinstance(fn, dict):
         raise FormatError("filenames.json is not a JSON object", files.where("filenames.json"))
     name = PurePosixPath(files.label.replace(":", "/")).name
-    if name in ("", "."):                       # an archive with the files at its top level
+    if name in ("", "."):  # an archive with the files at its top level
         name = Path(files.label.split(":")[0]).name
     parent = files.parent
     tgt = detect_target(fn.get("gfxip"), [getattr(files, "path", parent), parent, parent.parent])
@@ -335,7 +362,7 @@ def read_dispatch(files, bar=None) -> Dispatch:
     for n in sorted(present, key=_wave_order):
         w = _parse(files, n, parse_wave, files.where(n), n)
         if n in listed:
-            se, simd, slot, wv, b, e = listed[n]
+            _se, _simd, _slot, _wv, b, e = listed[n]
             if (b, e) != (w.begin, w.end):
                 problems.append(f"{n}: begin/end {w.begin}/{w.end} differ from filenames.json {b}/{e}")
         waves.append(w)
@@ -347,20 +374,30 @@ def read_dispatch(files, bar=None) -> Dispatch:
     if files.has("occupancy.json"):
         occ, kids, names = _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
     realtime = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else []
-    for n in ("snapshots.json",) + tuple(x for x in files.names() if x.startswith("wstates")):
+    for n in ("snapshots.json", *tuple(x for x in files.names() if x.startswith("wstates"))):
         if files.has(n):
-            _json(files, n)        # not used by the analyses, but a malformed file is still an error
+            _json(files, n)  # not used by the analyses, but a malformed file is still an error
 
     kernel = kernel_name(code)
-    if not kernel:   # zero-wave folders: take the name from the kernel ids this dispatch's rows use
+    if not kernel:  # zero-wave folders: take the name from the kernel ids this dispatch's rows use
         kernel = ", ".join(names[str(k)] for k in sorted(kids) if str(k) in names and k != 0)
-    if not kernel:   # no rows at all: the name table is process-wide, so use it only if unambiguous
+    if not kernel:  # no rows at all: the name table is process-wide, so use it only if unambiguous
         named = {v for k, v in names.items() if k != "0"}
         kernel = named.pop() if len(named) == 1 else ""
-    d = Dispatch(name=name, target=tgt, kernel=kernel, code=code, waves=waves, occupancy=occ,
-                 realtime=realtime, path=files.label, problems=problems)
+    d = Dispatch(
+        name=name,
+        target=tgt,
+        kernel=kernel,
+        code=code,
+        waves=waves,
+        occupancy=occ,
+        realtime=realtime,
+        path=files.label,
+        problems=problems,
+    )
     if not full and waves:
         from attdec.analysis.aggregate import fill_code_totals
+
         fill_code_totals(d)
     return d
 
@@ -371,6 +408,7 @@ def _wave_order(name: str):
 
 
 # ---- input kinds -------------------------------------------------------------------------------
+
 
 def is_dispatch_folder(path: Path) -> bool:
     return path.is_dir() and (path / "filenames.json").is_file()
@@ -417,9 +455,8 @@ def load_archive(path: Path, bar) -> list[Dispatch]:
                 f = tar.extractfile(m)
                 folders.setdefault(parent, {})[p.name] = f.read() if f else b""
     except tarfile.ReadError:
-        raise InputError("unreadable archive: not a tar file, or corrupt/unknown compression",
-                         str(path)) from None
-    except Exception as e:       # OSError, EOFError, lzma/zlib errors: several types, one line
+        raise InputError("unreadable archive: not a tar file, or corrupt/unknown compression", str(path)) from None
+    except Exception as e:  # OSError, EOFError, lzma/zlib errors: several types, one line
         first = (str(e).splitlines() or [type(e).__name__])[0]
         raise InputError(f"unreadable archive: {first}", str(path)) from None
     if hasattr(bar, "add"):
