@@ -14,6 +14,9 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
+from attdec.decoders.gfx9 import splitter
+from attdec.decoders.gfx9.packets import INST_PC_TYPE
+from attdec.decoders.gfx9.wave import TracedWave
 from attdec.errors import FormatError
 from attdec.model import Category
 
@@ -224,9 +227,9 @@ def test_context_save_adds_context_record_and_waits_for_pc():
 
 
 def test_inst_pc_fills_pending_pc_slot():
-    wv = gfx9._Wave(0, 0, 0, 0, 0x1000)
+    wv = TracedWave(0, 0, 0, 0, 0x1000)
     wv.issue(2, 4)
-    wv.inst(gfx9.INST_PC_TYPE, 4, 0, [15])  # s_setpc: next record's PC comes from INST_PC
+    wv.inst(INST_PC_TYPE, 4, 0, [15])  # s_setpc: next record's PC comes from INST_PC
     wv.issue(2, 8)
     wv.new_pc(0x2000)
     assert wv.pc_infos == [[0, 0x1000], [1, 0x2000]]
@@ -294,9 +297,9 @@ def _reference_split(words):
     return starts, trunc
 
 
-@pytest.mark.parametrize("chunk", [gfx9.SPLIT_CHUNK, 1000])
+@pytest.mark.parametrize("chunk", [splitter.SPLIT_CHUNK, 1000])
 def test_vectorized_split_equals_hop_by_hop_walk(chunk, monkeypatch):
-    monkeypatch.setattr(gfx9, "SPLIT_CHUNK", chunk)
+    monkeypatch.setattr(splitter, "SPLIT_CHUNK", chunk)
     rng = np.random.default_rng(7)
     for n in (1, 2, 3, 4, 5, 511, 512, 513, 999, 1000, 1001, 2003, 30000):
         for _ in range(3):
@@ -321,10 +324,10 @@ def test_many_pending_issues_stay_linear():
 
 
 def test_pc_slots_fill_oldest_unknown_first_and_stay_linear():
-    wv = gfx9._Wave(0, 0, 0, 0, 0x1000)
+    wv = TracedWave(0, 0, 0, 0, 0x1000)
     for k in range(3):  # three PC-type instructions, each opening a slot
         wv.issue(2, 4 * k + 4)
-        wv.inst(gfx9.INST_PC_TYPE, 4 * k + 4, 0, [15])
+        wv.inst(INST_PC_TYPE, 4 * k + 4, 0, [15])
     wv.new_pc(0)  # a zero PC fills nothing for good
     wv.new_pc(0x2000)
     wv.new_pc(0x3000)

@@ -83,13 +83,14 @@ def decode(arch, codes, se, target_cu, fmt, blobs):
 
     Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
     truncated, lost sync or does not match the code object: what could be decoded is printed and each
-    problem is a warning on stderr with the file and byte offset.
+    problem is a warning on stderr with the file and byte offset. A PC walk that stops early (as AMD's
+    decoder's does on some kernels) is a warning, not damage.
     """
     damaged = []
 
     def noting_problems(results):
         for path, res, dt in results:
-            if res.problems:
+            if res.damaged:
                 damaged.append(path)
             yield path, res, dt
 

@@ -1,19 +1,23 @@
-"""A standalone scanner of an SQTT stream's register writes: code-object markers and kernel entry PCs.
+"""Register writes of an SQTT stream: the ROCm instrumentation protocol and kernel entry PCs.
 
 rocprofv3 tells the decoder where code objects were loaded through the trace itself: the ROCm
-instrumentation protocol on SQ_THREAD_TRACE_USERDATA_2 (sqtt-format.md §4). This walks the token
-framing (RDNA: nibble-aligned tokens of §2.3; gfx9: 16-bit words of §3.1) looking only at register
-writes, so raw inputs can get load bases and code-object ids without running a full decoder. It also
-latches COMPUTE_PGM_LO/HI, whose value is each dispatch's kernel entry address.
+instrumentation protocol on SQ_THREAD_TRACE_USERDATA_2/3 (sqtt-format.md §4, §9.1). `RocProtocol` is that
+protocol, used by the gfx9 decoder (realtime samples) and by `scan_userdata`, which reads only the register
+writes of a blob (with the families' splitters and packet tables) so that raw inputs get load bases,
+code-object ids and kernel entries (the latched COMPUTE_PGM_LO/HI) without running a full decoder.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-USERDATA_2 = 0xC342
+import numpy as np
+
+USERDATA_2, USERDATA_3 = 0xC342, 0xC343
 ROC_MAGIC = int.from_bytes(b"\0ROC", "little")
-OP_CODEOBJ, OP_AGENT_INFO = 4, 6
+# USERDATA_2 header word: opcode [0..7], type [8..11], data20 [12..31]
+OP_RT_TIMESTAMP, OP_CODEOBJ, OP_AGENT_INFO, OP_RT_TIMESTAMP_LO32 = 5, 4, 6, 7
+AGENT_RT_FREQUENCY_KHZ = 0
 # code-object marker payload types
 TAIL, SIZE_LO, ADDR_LO, ADDR_HI, SIZE_HI, ID_LO, ID_HI = range(7)
 PGM_LO, PGM_HI = 0x0C, 0x0D
@@ -30,38 +34,47 @@ class CodeObjectMarker:
     legacy_id: int = 0
 
 
-@dataclass
-class UserdataScan:
-    markers: list[CodeObjectMarker] = field(default_factory=list)
-    entry_pcs: list[int] = field(default_factory=list)  # kernel entry addresses, in stream order
-    realtime_khz: int | None = None
-    stopped_at: int | None = None  # byte offset where framing was lost, if it was
+class RocProtocol:
+    """The ROCm instrumentation protocol (official `CSRegisterHandler::UpdateRegNoCS`).
 
+    USERDATA_2 carries a "\\0ROC" activation word, then 32-bit header words: agent info (the realtime
+    frequency is in the header itself) and code-object markers (a header with data20 = 0 announces one
+    32-bit payload word of that type; TAIL completes a load or unload). USERDATA_3 carries realtime
+    samples: opcode 5 (RT_TIMESTAMP, 3 words) or 7 (RT_TIMESTAMP_LO32, 1 word), delivered when the last
+    word arrives.
+    """
 
-class _Protocol:
-    """The USERDATA_2 word protocol: activated by `\\0ROC`, then header words each with a payload."""
+    WAIT_FOR_HEADER = -1
+    RT_DELTA, RT_HI, RT_LOW = 0, 1, 2
 
-    def __init__(self, scan: UserdataScan):
-        self.scan, self.active, self.pending = scan, False, None
-        self.cur: dict[int, int] = {}
+    def __init__(self):
+        self.active = False
+        self.state = self.WAIT_FOR_HEADER
+        self.realtime_khz: int | None = None
+        self.markers: list[CodeObjectMarker] = []
+        self._marker: dict[int, int] = {}
+        self._count = 0
+        self._known = False
+        self._values = [0, 0, 0]
 
-    def write(self, value: int) -> None:
+    def userdata2(self, value: int) -> None:
         if not self.active:
-            self.active = value == ROC_MAGIC
+            if value == ROC_MAGIC:
+                self.active = True
+                self.state = self.WAIT_FOR_HEADER
             return
-        if self.pending is None:
-            op, typ, data20 = value & 0xFF, (value >> 8) & 0xF, value >> 12
-            if op == OP_AGENT_INFO and typ == 0:
-                self.scan.realtime_khz = data20
-            self.pending = (op, typ)
+        if self.state == self.WAIT_FOR_HEADER:
+            opcode, typ, data20 = value & 0xFF, (value >> 8) & 0xF, value >> 12
+            if opcode == OP_AGENT_INFO:
+                if typ == AGENT_RT_FREQUENCY_KHZ:
+                    self.realtime_khz = data20
+            elif opcode == OP_CODEOBJ and data20 == 0:
+                self.state = typ
             return
-        op, typ = self.pending
-        self.pending = None
-        if op != OP_CODEOBJ:
-            return
+        typ, self.state = self.state, self.WAIT_FOR_HEADER  # one payload word per marker header
         if typ == TAIL:
-            c = self.cur
-            self.scan.markers.append(
+            c = self._marker
+            self.markers.append(
                 CodeObjectMarker(
                     id=c.get(ID_LO, 0) | c.get(ID_HI, 0) << 32,
                     addr=c.get(ADDR_LO, 0) | c.get(ADDR_HI, 0) << 32,
@@ -70,131 +83,115 @@ class _Protocol:
                     legacy_id=value >> 2,
                 )
             )
-            self.cur = {}
+            self._marker = {}
         else:
-            self.cur[typ] = value
+            self._marker[typ] = value
+
+    def userdata3(self, t: int, value: int) -> tuple[int, int] | None:
+        """A USERDATA_3 word at time t; a complete realtime sample (t, reference clock) or None."""
+        if not self.active:
+            return None
+        if self._count == 0:
+            opcode, data20 = value & 0xFF, value >> 12
+            if opcode == OP_RT_TIMESTAMP:
+                self._count, self._known = data20 or 3, True
+            elif opcode == OP_RT_TIMESTAMP_LO32:
+                self._count, self._known = data20 or 1, True
+                self._values[self.RT_LOW] = self._values[self.RT_DELTA]
+            else:
+                self._count, self._known = data20, False
+            return None
+        self._count -= 1
+        if not self._known or self._count < 0:
+            return None
+        v = self._values
+        if self._count < 3:
+            v[self._count] = value
+        if self._count > 0:
+            return None
+        if v[self.RT_DELTA] < v[self.RT_LOW]:
+            v[self.RT_HI] += 1
+        return (t, v[self.RT_DELTA] | v[self.RT_HI] << 32)
 
 
-# RDNA token lengths in bits by (family, low bits): (mask, pattern, bits). Checked longest pattern first.
-def _rdna_table(gen: int) -> list[tuple[int, int, int]]:
-    t = [
-        (0xFF, 0x61, 24),
-        (0xFF, 0xE1, 32),
-        (0x7F, 0x01, {10: 64, 11: 48, 12: 64}[gen]),
-        (0x7F, 0x11, 64),
-        (0x7F, 0x21, 72 if gen == 12 else 64),
-        (0x7F, 0x31, 64 if gen == 10 else 48),
-        (0x7F, 0x51, 24),
-        (0x7F, 0x71, 64),
-    ]
-    if gen == 12:
-        t += [
-            (0x7F, 0x06, 56),
-            (0x7F, 0x46, 32),
-            (0x7F, 0x66, 24),
-            (0x7F, 0x26, 52),
-            (0x3F, 0x16, 48),
-            (0x3F, 0x36, 28),
-        ]
-    else:
-        t += [(0x1F, 0x06, 52), (0x1F, 0x16, 28)]
-    t += [
-        (0x1F, 0x04, 24),
-        (0x1F, 0x14, 24),
-        (0x1F, 0x0C, 32),
-        (0x1F, 0x1C, 40 if gen == 12 else 48),
-        (0x1F, 0x05, 24 if gen == 12 else 20),
-        (0x1F, 0x15, 20),
-        (0x07, 0x02, 20),
-        (0x07, 0x03, 12),
-        (0x0F, 0x00, 4),
-        (0x0F, 0x08, 8),
-        (0x0F, 0x09, 64),
-        (0x0F, 0x0D, 12),
-        (0x0F, 0x0E, 8),
-        (0x0F, 0x0F, 8),
-    ]
-    return t
+@dataclass
+class UserdataScan:
+    markers: list[CodeObjectMarker] = field(default_factory=list)
+    entry_pcs: list[int] = field(default_factory=list)  # kernel entry addresses, in stream order
+    realtime_khz: int | None = None
+    stopped_at: int | None = None  # byte offset where framing was lost, if it was
 
 
-def _rdna_lengths(gen: int) -> list[int]:
-    """Token length in bits for each value of the low 8 bits (0 = unassigned)."""
-    table = _rdna_table(gen)
-    out = []
-    for b in range(256):
-        out.append(next((n for mask, pat, n in table if b & mask == pat), 0))
-    return out
+class _Scanner:
+    """What a scan collects from the register writes, in stream order."""
+
+    def __init__(self):
+        self.proto = RocProtocol()
+        self.scan = UserdataScan()
+        self.pgm: dict[tuple[int, int, int], int] = {}
+
+    def cs_write(self, me: int, pipe: int, addr: int, value: int) -> None:
+        """A compute-state write: COMPUTE_PGM_HI completes a kernel entry address."""
+        if addr not in (PGM_LO, PGM_HI):
+            return
+        key = (me & 1, pipe)
+        self.pgm[(*key, addr)] = value
+        if addr == PGM_HI and (*key, PGM_LO) in self.pgm:
+            pc = ((value << 32 | self.pgm[(*key, PGM_LO)]) << 8) & ((1 << 48) - 1)
+            if not self.scan.entry_pcs or self.scan.entry_pcs[-1] != pc:
+                self.scan.entry_pcs.append(pc)
+
+    def result(self) -> UserdataScan:
+        self.scan.markers = self.proto.markers
+        self.scan.realtime_khz = self.proto.realtime_khz
+        return self.scan
 
 
 def scan_rdna(data: bytes, gen: int) -> UserdataScan:
-    scan = UserdataScan()
-    proto = _Protocol(scan)
-    lengths = _rdna_lengths(gen)
-    nbits = len(data) * 8
-    pos = 0
-    pgm: dict = {}
-    after_ext = False
-    frm = int.from_bytes
-    while pos + 4 <= nbits:
-        byte = pos >> 3
-        if not pos & 7 and not data[byte] and not after_ext:  # runs of zero bytes are NOPs
-            nz = len(data) - len(data[byte:].lstrip(b"\0")) if data[byte + 1 : byte + 2] == b"\0" else byte + 1
-            pos = max(nz, byte + 1) * 8
-            continue
-        win = frm(data[byte : byte + 10], "little") >> (pos & 7)
-        low = win & 0xFF
-        if gen == 12 and after_ext and low & 1:
-            pos += 8  # gfx12 WAVE_START_EXT extension byte
-            continue
-        n = lengths[low]
-        if n == 0:
-            scan.stopped_at = byte
-            break
-        if pos + n > nbits:
-            break
-        if low & 0xF != 0:  # NOPs do not end the WAVE_START_EXT extension state
-            after_ext = gen == 12 and low & 0x1F == 0x1C
-        if low & 0xF == 0x9:  # REG: pipe [7..8], CS [15], regaddr [16..31], data [32..63]
-            addr, value = (win >> 16) & 0xFFFF, (win >> 32) & 0xFFFFFFFF
-            if (win >> 15) & 1:
-                _latch_pgm(scan, pgm, (win >> 7) & 3, addr, value)
-            elif addr == USERDATA_2:
-                proto.write(value)
-        pos += n
-    return scan
+    """Register writes of an RDNA blob of generation `gen` (10, 11, 12), up to where framing is lost."""
+    from attdec.decoders.rdna.packets import FORMATS, T
+    from attdec.decoders.rdna.splitter import split
 
-
-def _latch_pgm(scan: UserdataScan, pgm: dict, pipe: int, addr: int, value: int) -> None:
-    if addr in (PGM_LO, PGM_HI):
-        pgm[(pipe, addr)] = value
-        if addr == PGM_HI and (pipe, PGM_LO) in pgm:
-            pc = ((value << 32 | pgm[(pipe, PGM_LO)]) << 8) & ((1 << 48) - 1)
-            if not scan.entry_pcs or scan.entry_pcs[-1] != pc:
-                scan.entry_pcs.append(pc)
-
-
-_GFX9_WORDS = (1, 4, 4, 2, 1, 3, 1, 1, 1, 1, 1, 4, 3, 2, 4, 3)  # token length in 16-bit words, by type
+    fmt = FORMATS[gen]
+    tk = split(data, fmt, keep=("REG", "UNKNOWN"))
+    sc = _Scanner()
+    unknown = np.flatnonzero(tk.type == T["UNKNOWN"])
+    n = len(tk.type)
+    if len(unknown):
+        sc.scan.stopped_at = int(tk.pos[unknown[0]]) // 2
+        n = int(unknown[0])
+    reg = fmt.table["REG"]
+    cs, me, pipe, addr, value = (reg[k] for k in ("cs", "me", "pipe", "addr", "data"))
+    for w in tk.word[:n].tolist():
+        is_cs = cs.get(w)
+        if is_cs:
+            sc.cs_write(me.get(w), pipe.get(w), addr.get(w), value.get(w))
+        # gfx10 (header version <= 2) carries user data in CS writes too
+        if (not is_cs or gen == 10) and addr.get(w) == USERDATA_2:
+            sc.proto.userdata2(value.get(w))
+    return sc.result()
 
 
 def scan_gfx9(data: bytes) -> UserdataScan:
-    scan = UserdataScan()
-    proto = _Protocol(scan)
-    pgm = {}
-    pos, end = 8, len(data) - len(data) % 2  # after the 8-byte software header
-    while pos + 2 <= end:
-        typ = data[pos] & 0xF
-        n = _GFX9_WORDS[typ] * 2
-        if pos + n > end:
-            break
-        if typ == 2:  # REG: enable [15], regaddr [16..31], data [32..63]
-            tok = int.from_bytes(data[pos : pos + 8], "little")
-            if (tok >> 15) & 1 and (tok >> 16) & 0xFFFF == USERDATA_2:
-                proto.write(tok >> 32)
-        elif typ in (5, 15):  # REG_CS / REG_CS_PRIV: pipe [5..6], regaddr [9..15], data [16..47]
-            tok = int.from_bytes(data[pos : pos + 6], "little")
-            _latch_pgm(scan, pgm, (tok >> 5) & 3, (tok >> 9) & 0x7F, tok >> 16)
-        pos += n
-    return scan
+    """Register writes of a gfx9 blob (REG for user data, REG_CS / REG_CS_PRIV for the kernel entry)."""
+    from attdec.decoders.gfx9.packets import GFX9, HEADER_BYTES, TOKEN_NAMES
+    from attdec.decoders.gfx9.splitter import split_tokens, token_values
+
+    sc = _Scanner()
+    words = np.frombuffer(data, "<u2", count=max(len(data) - HEADER_BYTES, 0) // 2, offset=HEADER_BYTES)
+    starts, types, _cut = split_tokens(words)
+    t_reg, t_cs, t_priv = (TOKEN_NAMES.index(k) for k in ("REG", "REG_CS", "REG_CS_PRIV"))
+    sel = np.flatnonzero((types == t_reg) | (types == t_cs) | (types == t_priv))
+    values = token_values(words, starts[sel], types[sel])
+    reg, reg_cs = GFX9["REG"], GFX9["REG_CS"]  # REG_CS_PRIV has REG_CS's layout
+    for ty, v in zip(types[sel].tolist(), values.tolist()):
+        if ty == t_reg:
+            if reg["enable"].get(v) and reg["addr"].get(v) == USERDATA_2:
+                sc.proto.userdata2(reg["data"].get(v))
+        else:  # the official decoder reads ME as (field + 1) & 1
+            me = (reg_cs["me"].get(v) + 1) & 1
+            sc.cs_write(me, reg_cs["pipe"].get(v), reg_cs["addr"].get(v), reg_cs["data"].get(v))
+    return sc.result()
 
 
 def scan_userdata(data: bytes, gen: int) -> UserdataScan:
