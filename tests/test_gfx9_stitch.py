@@ -14,7 +14,7 @@ from attdec.decoders.common import CodeMap
 from attdec.model import Category
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_gfx9_encoder as enc
+import sqtt_encoder as enc
 
 pytest.importorskip("attdec.decoders.stitch", reason="the shared PC walk (stitch.py) has not landed yet")
 
@@ -41,7 +41,7 @@ def run(e, cm, problems=()):
 
 
 def wave(body):
-    e = enc.Encoder(target_cu=0).kernel_entry(BASE)
+    e = enc.Gfx9Encoder(target_cu=0).kernel_entry(BASE)
     e.wave_start(0, 0, 0)
     body(e)
     e.advance(4).wave_end(0, 0, 0)
@@ -134,7 +134,7 @@ def test_mfma_scale_widened_into_a_free_gap():
 
 def test_unfinished_issue_stops_the_walk():
     cm = code((0, 4, "v_mov_b32_e32 v0, 0"), (4, 4, "v_mov_b32_e32 v1, 0"), (8, 4, "s_endpgm"))
-    e = enc.Encoder(target_cu=0).kernel_entry(BASE).wave_start(0, 0, 0)
+    e = enc.Gfx9Encoder(target_cu=0).kernel_entry(BASE).wave_start(0, 0, 0)
     op(e, 5)
     e.advance(4).issue(0, {0: 2})  # never described: no INST token follows
     stopped = (
