@@ -19,9 +19,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from attdec.decoders.gfx9.packets import GFX9, HEADER, MiscKind  # noqa: E402
-from attdec.decoders.rdna.packets import FORMATS, entry_pc  # noqa: E402
-from attdec.decoders.userdata import (  # noqa: E402
+from attdec.decoders.gfx9.packets import GFX9, HEADER, MiscKind
+from attdec.decoders.rdna.packets import FORMATS, entry_pc
+from attdec.decoders.userdata import (
     ADDR_HI,
     ADDR_LO,
     ID_LO,
