@@ -293,7 +293,7 @@ class Walk:
 
     records: int
     walked: int  # records it got through; fewer than `records`: it stopped early, the rest keep pc 0
-    last_pc: int = 0  # PC of the last record it walked (0: none)
+    last_pc: int = 0  # PC of the last record it walked that got one (0: none)
     widened: list[int] = field(default_factory=list)  # gfx12 v_mov_b64 records: duration >= stall + 2
     barriers: list[tuple[int, int]] = field(default_factory=list)  # gfx12 (record, pc) of token-less waits
     cacheable: bool = True  # touched no line with per-blob state: an identical wave walks the same
@@ -318,7 +318,8 @@ def note_walks(res: BlobResult, walks: list[tuple[Wave, Walk]]) -> None:
 
 
 def _last_pc(pcs: list[int], walked: int) -> int:
-    return pcs[walked - 1] if walked else 0
+    """PC of the last record before `walked` that got one (CONTEXT records get none)."""
+    return next((pc for pc in reversed(pcs[:walked]) if pc), 0)
 
 
 class PcWalker:
