@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from attdec.decoders import CodeMap, rdna
-from attdec.decoders.compat import Rules
+from attdec.decoders.compat import DEFAULT, Rules
 from attdec.model import Category, WaveState
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
@@ -31,7 +31,7 @@ def start(gen: int) -> RdnaEncoder:
     return e.at(20).inst(0, "salu")
 
 
-def decode(e: RdnaEncoder, gen: int, code=None, rules: Rules = Rules()):
+def decode(e: RdnaEncoder, gen: int, code=None, rules: Rules = DEFAULT):
     """Decode with the scalar model; the vectorised driver must decline these blobs or agree."""
     data = e.data()
     res = rdna.decode(data, ARCH[gen], code, 0, vectorised=False, rules=rules)
