@@ -1,6 +1,7 @@
 """`attdec decode`: decode raw per-SE SQTT blobs of one dispatch against its code objects.
 
     attdec decode --arch gfx1100 --code kernel.co@0x200001006000 kernel_se0.att kernel_se1.att [--format json]
+    attdec decode --tokens kernel_se0.att [--format json]      # the token stream itself
 
 Each blob is decoded on its own (its SE from `se<N>` / `shader_engine_<N>` in the file name, or --se).
 The JSON form is what tools/conformance.py compares with AMD's decoder; it is written as a stream, wave
@@ -18,8 +19,9 @@ import time
 import click
 
 from attdec.decoders import CodeMap, decode_blob
-from attdec.errors import FormatError, InputError, read_bytes
+from attdec.errors import ArchError, FormatError, InputError, read_bytes
 from attdec.model import Category
+from attdec.model.target import target
 
 SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
 
@@ -66,7 +68,9 @@ def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int 
 
 
 @click.command("decode")
-@click.option("--arch", required=True, help="gfx1100, gfx1201, gfx942, ... (must match the trace)")
+@click.option(
+    "--arch", default=None, help="gfx1100, gfx1201, gfx942, ... (must match the trace; optional with --tokens)"
+)
 @click.option(
     "--code",
     "codes",
@@ -76,16 +80,24 @@ def decode_files(arch: str, codes, blobs, se: int | None = None, target_cu: int 
 )
 @click.option("--se", type=int, default=None, help="shader engine of the blob(s), if not in the file name")
 @click.option("--target-cu", type=int, default=None, help="gfx9: CU whose waves get instruction detail")
+@click.option("--tokens", is_flag=True, help="list every token (offset, type, named fields, time) instead of decoding")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.argument("blobs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def decode(arch, codes, se, target_cu, fmt, blobs):
+def decode(arch, codes, se, target_cu, tokens, fmt, blobs):
     """Decode raw SQTT blobs (one per shader engine) of one dispatch.
+
+    With --tokens, list each blob's token stream instead, as the decoders split it: byte offset, time,
+    token type and its named fields (the format comes from the blob's header; --arch only checks it).
 
     Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
     truncated, lost sync or does not match the code object: what could be decoded is printed and each
     problem is a warning on stderr with the file and byte offset. A PC walk that stops early (as AMD's
     decoder's does on some kernels) is a warning, not damage.
     """
+    if tokens:
+        return list_token_streams(arch, blobs, fmt)
+    if arch is None:
+        raise InputError("--arch is required to decode (only --tokens works without it)")
     damaged = []
 
     def noting_problems(results):
@@ -99,6 +111,30 @@ def decode(arch, codes, se, target_cu, fmt, blobs):
         write_json(results, sys.stdout)
     else:
         print_summary(results)
+    if damaged:
+        sys.stdout.flush()
+        sys.exit(3)
+
+
+def list_token_streams(arch: str | None, blobs, fmt: str) -> None:
+    """`decode --tokens`: each blob's tokens on stdout, its problems as warnings (exit 3 if any)."""
+    from attdec.decoders.tokens import list_tokens
+    from attdec.report import tokens as report
+
+    tgt = target(arch) if arch else None
+    damaged = []
+
+    def listings():
+        for path in blobs:
+            lst = list_tokens(read_bytes(path), where=path)
+            if tgt is not None and lst.format != tgt.stream:
+                raise ArchError(f"the trace is {lst.format}, not {tgt.display} (--arch)", path)
+            yield path, lst
+            for p in lst.problems:  # known once its rows are written
+                click.echo(f"attdec: warning: {path}: {p}", err=True)
+                damaged.append(path)
+
+    (report.write_json if fmt == "json" else report.write_text)(listings(), sys.stdout)
     if damaged:
         sys.stdout.flush()
         sys.exit(3)

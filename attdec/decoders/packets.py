@@ -24,12 +24,21 @@ import numpy as np
 
 
 class Field:
-    """Bits `lo`..`hi` (inclusive) of a token. `names` gives symbolic values (opcodes, subtypes); `hex` says
-    the value reads best in hexadecimal (addresses, register data, masks)."""
+    """Bits `lo`..`hi` (inclusive) of a token. How the value reads best, for listings: `names` gives
+    symbolic values (opcodes, subtypes), `hex` marks addresses, register data and masks, `flag` a yes/no bit
+    (as opposed to a one-bit index such as a shader array)."""
 
-    __slots__ = ("hex", "lo", "mask", "names", "width")
+    __slots__ = ("flag", "hex", "lo", "mask", "names", "width")
 
-    def __init__(self, lo: int, hi: int | None = None, *, names: Mapping[int, str] | None = None, hex: bool = False):
+    def __init__(
+        self,
+        lo: int,
+        hi: int | None = None,
+        *,
+        names: Mapping[int, str] | None = None,
+        hex: bool = False,
+        flag: bool = False,
+    ):
         hi = lo if hi is None else hi
         if hi < lo:
             raise ValueError(f"field [{lo}..{hi}]: last bit before first")
@@ -37,6 +46,7 @@ class Field:
         self.mask = (1 << self.width) - 1
         self.names = names
         self.hex = hex
+        self.flag = flag
 
     def get(self, word: int) -> int:
         """The field of one token (a Python int holding at least the bits up to this field)."""
@@ -54,7 +64,8 @@ class Field:
 
     def shifted(self, bits: int) -> Field:
         """The same bits seen from a word that starts `bits` into the token."""
-        return Field(self.lo - bits, self.lo - bits + self.width - 1, names=self.names, hex=self.hex)
+        lo = self.lo - bits
+        return Field(lo, lo + self.width - 1, names=self.names, hex=self.hex, flag=self.flag)
 
     def __repr__(self) -> str:
         return f"[{self.lo}..{self.lo + self.width - 1}]"
@@ -123,6 +134,11 @@ class Packet:
 
     def __repr__(self) -> str:
         return f"Packet({self.name}, id {self.id:#x}/{self.id_bits}, {self.bits} bits)"
+
+
+def flag(bit: int) -> Field:
+    """A one-bit yes/no field."""
+    return Field(bit, flag=True)
 
 
 def _field(spec: Field | int | tuple[int, int]) -> Field:

@@ -13,7 +13,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from attdec.decoders.packets import Field, Packet, PacketTable
+from attdec.decoders.packets import Field, Packet, PacketTable, flag
 from attdec.model import Category
 
 F, P = Field, Packet
@@ -109,7 +109,7 @@ GFX9 = PacketTable(
     [
         P("MISC", 0, 4, 16, delta=(4, 11), sh=12, kind=F(13, 15, names={k.value: k.name for k in MiscKind})),
         P("TIMESTAMP", 1, 4, 64, delta=4, timestamp=(16, 63)),  # used only through a TIME_RESET (§3.2)
-        P("REG", 2, 4, 64, delta=4, pipe=(5, 6), me=(7, 8), kind=(10, 12), enable=15, addr=F(16, 31, hex=True),
+        P("REG", 2, 4, 64, delta=4, pipe=(5, 6), me=(7, 8), kind=(10, 12), enable=flag(15), addr=F(16, 31, hex=True),
           data=F(32, 63, hex=True)),
         P("WAVE_START", 3, 4, 32, **_where(pipe=(16, 17), me=(18, 19), count=(22, 28), tg=(29, 31))),
         P("WAVE_ALLOC", 4, 4, 16, **_where()),
@@ -120,7 +120,7 @@ GFX9 = PacketTable(
         P("EVENT_GFX1", 9, 4, 16, delta=4),
         P("INST", 10, 4, 16, delta=4, slot=(5, 8), simd=(9, 10),
           kind=F(11, 15, names={k: t.name for k, t in INST_TYPES.items()})),
-        P("INST_PC", 11, 4, 64, delta=4, slot=(5, 8), simd=(9, 10), err=15, pc_dw=F(16, 63, hex=True)),
+        P("INST_PC", 11, 4, 64, delta=4, slot=(5, 8), simd=(9, 10), err=flag(15), pc_dw=F(16, 63, hex=True)),
         P("SHADERDATA", 12, 4, 48, **_where(data=F(16, 47, hex=True))),
         P("ISSUE", 13, 4, 32, delta=4, simd=(5, 6), status=F(8, 27, hex=True)),  # 2 bits per wave slot 0..9
         P("PERF", 14, 4, 64, delta=4, sh=5, cu=(6, 9), bank=(10, 11), counter0=(12, 24), counter1=(25, 37),
@@ -132,7 +132,7 @@ GFX9 = PacketTable(
 
 # The software header in front of every buffer (not a token: no id).
 HEADER = P("HEADER", 0, 0, 64, legacy=(0, 12), version2=(13, 15), simd_mask=(16, 19), target_cu=(20, 24), dsa=25,
-           seid=(26, 31), double_buffer=32)
+           seid=(26, 31), double_buffer=flag(32))
 # fmt: on
 
 TOKEN_NAMES = tuple(GFX9.at(t).name for t in range(16))  # type: ignore[union-attr]

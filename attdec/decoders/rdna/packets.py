@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from attdec.decoders.compat import Rules
-from attdec.decoders.packets import Field, Packet, PacketTable
+from attdec.decoders.packets import Field, Packet, PacketTable, flag
 from attdec.model import Category
 
 F, P = Field, Packet
@@ -144,7 +144,7 @@ def _shader_data(name: str, id: int, id_bits: int, bits: int, data_bits: int, gf
     if gfx12:
         return P(name, id, id_bits, bits, delta=(7, 9), sa=10, simd=(11, 12), wgp=(13, 16), wid=(17, 21),
                  data=F(22, 21 + data_bits, hex=True), sdt=(22 + data_bits, 23 + data_bits))
-    return P(name, id, id_bits, bits, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 13), invalid=14, wid=(15, 19),
+    return P(name, id, id_bits, bits, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 13), invalid=flag(14), wid=(15, 19),
              data=F(20, 19 + data_bits, hex=True))
 
 
@@ -159,20 +159,20 @@ def _names(ops: dict[int, Op]) -> dict[int, str]:
 HEADER_VERSION = F(7, 12)  # in every family's HEADER: which family wrote the stream
 _HEADER_FIELDS: dict[str, Any] = {
     "version": HEADER_VERSION, "simd": (13, 14), "wgp": (15, 17), "sa": 19, "nsa": 20, "nwgp": (21, 23),
-    "wsm": (25, 26), "ucf": 27, "dp_rate": (28, 31), "wv20": 32, "dp_derate": (33, 35),
+    "wsm": (25, 26), "ucf": flag(27), "dp_rate": (28, 31), "wv20": flag(32), "dp_derate": (33, 35),
 }
 
 GFX10 = PacketTable(
     "gfx10",
     [
         P("TIME", 0x8, 4, 8, delta=(4, 7), delta_bias=4),
-        P("REG", 0x9, 4, 64, delta=(4, 6), pipe=(7, 8), me=(9, 10), rdp=11, context=(12, 14), cs=15,
+        P("REG", 0x9, 4, 64, delta=(4, 6), pipe=(7, 8), me=(9, 10), rdp=flag(11), context=(12, 14), cs=flag(15),
           addr=F(16, 31, hex=True), data=F(32, 63, hex=True)),
         P("IMM_ONE", 0xD, 4, 12, delta=(4, 6), wid=(7, 11)),
         P("ALU_EXEC", 0xE, 4, 8, delta=(4, 5), src=(6, 7)),
         P("VMEM_EXEC", 0xF, 4, 8, delta=(4, 5), src=(6, 7)),
-        P("INST", 0b010, 3, 20, delta=(4, 6), wave64_hi=7, wid=(8, 12), op=F(13, 19, names=_names(GFX11_OPS))),
-        P("VALU_INST", 0b011, 3, 12, delta=(3, 5), wave64_hi=6, wid=(7, 11)),
+        P("INST", 0b010, 3, 20, delta=(4, 6), wave64_hi=flag(7), wid=(8, 12), op=F(13, 19, names=_names(GFX11_OPS))),
+        P("VALU_INST", 0b011, 3, 12, delta=(3, 5), wave64_hi=flag(6), wid=(7, 11)),
         _wave_mask("IMMEDIATE", 0x04),
         _wave_mask("WAVE_READY", 0x14),
         _wave_start("WAVE_START", 0x0C, 32),
@@ -183,13 +183,14 @@ GFX10 = PacketTable(
         _shader_data("SHADER_DATA_SHORT", 0x16, 5, 28, 8),
         P("TIMESTAMP", 0x01, 7, 64, kind=(14, 15), value=(16, 63)),  # kind 1: time += value; 2: realtime
         P("HEADER", 0x11, 7, 64, **_HEADER_FIELDS),
-        P("NEW_PC", 0x21, 7, 64, delta=(8, 10), wid=(11, 15), pc_dw=F(16, 61, hex=True), err=62),
+        P("NEW_PC", 0x21, 7, 64, delta=(8, 10), wid=(11, 15), pc_dw=F(16, 61, hex=True), err=flag(62)),
         P("UTIL_COUNTER", 0x31, 7, 64, delta=(7, 8), cid=(9, 10)),
-        P("MISC", 0x51, 7, 24, delta=(7, 15), packet_lost=16, gc_rinse=17, save_context=19, tt_stall_begin=20,
-          tt_stall_end=21, didt_stall_begin=22, didt_stall_end=23),
+        P("MISC", 0x51, 7, 24, delta=(7, 15), packet_lost=flag(16), gc_rinse=flag(17), save_context=flag(19),
+          tt_stall_begin=flag(20), tt_stall_end=flag(21), didt_stall_begin=flag(22), didt_stall_end=flag(23)),
         P("REG_INIT", 0x71, 7, 64, delta=(7, 9), vmid=(10, 13), pipe=(14, 15), me=(16, 17), kind=(18, 19),
           data=F(20, 51, hex=True), sync_id=(52, 61)),
-        P("EVENT", 0x61, 8, 24, delta=(8, 10), bop=11, evtype=(12, 13), pipe=(14, 15), me=(16, 17), event=(18, 23)),
+        P("EVENT", 0x61, 8, 24, delta=(8, 10), bop=flag(11), evtype=(12, 13), pipe=(14, 15), me=(16, 17),
+          event=(18, 23)),
         P("EVENT_SYNC", 0xE1, 8, 32, delta=(8, 10)),
         P("NOP", 0x0, 4, 4),  # carries no time; runs of zero bytes are NOPs
     ],
@@ -199,7 +200,7 @@ GFX10 = PacketTable(
 GFX11 = GFX10.derive(
     "gfx11",
     [
-        P("TIMESTAMP", 0x01, 7, 48, pl=8, rt=9, value=(12, 47)),  # rt: realtime sample; pl: packet lost
+        P("TIMESTAMP", 0x01, 7, 48, pl=flag(8), rt=flag(9), value=(12, 47)),  # rt: realtime sample; pl: packet lost
         P("UTIL_COUNTER", 0x31, 7, 48, delta=(7, 8), cid=(9, 10), spi_busy=(11, 14), vdata0=(15, 18),
           vdata1=(19, 22), sdata0=(23, 26), sdata1=(27, 30), lds0=(31, 34), lds1=(35, 38), exp0=(39, 42),
           exp1=(43, 46), sa=47),
@@ -209,20 +210,21 @@ GFX11 = GFX10.derive(
 GFX12 = GFX11.derive(
     "gfx12",
     [
-        P("INST", 0b010, 3, 20, delta=(3, 5), wave64_hi=6, wid=(7, 11), op=F(12, 19, names=_names(GFX12_OPS))),
+        P("INST", 0b010, 3, 20, delta=(3, 5), wave64_hi=flag(6), wid=(7, 11), op=F(12, 19, names=_names(GFX12_OPS))),
         _shader_data("SHADER_DATA", 0x06, 7, 56, 32, gfx12=True),
         _shader_data("SHADER_DATA_SHORT", 0x46, 7, 32, 8, gfx12=True),
         P("EXEC_POPCOUNT1", 0x66, 7, 24, delta=(7, 9)),
         P("EXEC_POPCOUNT3", 0x16, 6, 48, delta=(6, 8)),
         # 72 bits; AMD's reader decodes it from the 64-bit word 8 bits in (past the id)
-        P("NEW_PC", 0x21, 7, 72, window=8, delta=(8, 10), wid=(11, 15), pc_dw=F(16, 70, hex=True), err=71),
+        P("NEW_PC", 0x21, 7, 72, window=8, delta=(8, 10), wid=(11, 15), pc_dw=F(16, 70, hex=True), err=flag(71)),
         _wave_start_gfx12("WAVE_START", 0x0C, 32),
         # 40 bits, then one 8-bit VGPR/LDS extension byte for each following byte with bit 0 set (§2.4)
-        _wave_start_gfx12("WAVE_START_EXT", 0x1C, 40, extlds=32, wg_id=(33, 37), last=38, dyn_vgpr=39),
+        _wave_start_gfx12("WAVE_START_EXT", 0x1C, 40, extlds=flag(32), wg_id=(33, 37), last=flag(38),
+                          dyn_vgpr=flag(39)),
         P("WAVE_ALLOC", 0x05, 5, 24, delta=(5, 7)),
         P("WAVE_END", 0x15, 5, 20, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 14), wid=(15, 19)),
-        P("TIMESTAMP", 0x01, 7, 64, rt=7, pl=8, tl=9, value=(12, 63)),
-        P("HEADER", 0x11, 7, 64, **_HEADER_FIELDS, double_buffer=43, exclude_barrier_wait=59),
+        P("TIMESTAMP", 0x01, 7, 64, rt=flag(7), pl=flag(8), tl=flag(9), value=(12, 63)),
+        P("HEADER", 0x11, 7, 64, **_HEADER_FIELDS, double_buffer=flag(43), exclude_barrier_wait=flag(59)),
     ],
 )
 # fmt: on
