@@ -35,6 +35,16 @@ class BlobResult:
         return len(self.problems) > (1 if self.walks_stopped else 0)
 
 
+def entry_problem(code: CodeMap, pc: int, byte: int) -> str | None:
+    """The first traced wave's entry PC (its WAVE_START at `byte`) must be in the code: else the code
+    objects or their load bases are wrong, and no record will get a PC."""
+    if code.get(pc) is not None:
+        return None
+    return (
+        f"kernel entry pc {pc:#x} (byte {byte}) is not in any loaded code object: wrong --code or load base? PCs stay 0"
+    )
+
+
 class CodeMap:
     """Absolute PC -> decoded instruction, over every code object loaded for a dispatch.
 

@@ -9,7 +9,7 @@ from array import array
 
 import numpy as np
 
-from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap
+from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap, entry_problem
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
 from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus
@@ -115,11 +115,9 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
                         ws.append(TracedWave(tcu, simd, slot, t, pc))
                         if not entry_checked:
                             entry_checked = True
-                            if code.get(pc) is None:  # type: ignore[union-attr]
-                                res.problems.append(
-                                    f"kernel entry pc {pc:#x} (byte offset {off}) is not in any "
-                                    "loaded code object: wrong --code or load base? PCs stay 0"
-                                )
+                            p = entry_problem(code, pc, off)  # type: ignore[arg-type]
+                            if p:
+                                res.problems.append(p)
                 if loc not in running:
                     occ.extend((cu, simd, slot, 1, t, pc))
                 running[loc] = pc

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.common import BlobResult, CodeMap, entry_problem
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna.packets import (
     COMPUTE_PGM_HI,
@@ -30,7 +30,6 @@ from attdec.decoders.rdna.wave import (
     Slots,
     TracedWave,
     check_header,
-    entry_problem,
     start_result,
     to_wave,
 )
@@ -225,7 +224,7 @@ def decode_scalar(
             if is_target:
                 if not entry_checked:
                     entry_checked = True
-                    p = entry_problem(code, pc, int(tk.pos[i]))  # type: ignore[arg-type]
+                    p = entry_problem(code, pc, int(tk.pos[i]) // 2)  # type: ignore[arg-type]
                     if p:
                         res.problems.append(p)
                 slots.take(wid, TracedWave(se, cu, simd, wid, tm, pc))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.common import BlobResult, CodeMap, entry_problem
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna import vectorised_timing as timing
 from attdec.decoders.rdna.packets import (
@@ -32,7 +32,7 @@ from attdec.decoders.rdna.packets import (
 )
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
 from attdec.decoders.rdna.splitter import Tokens
-from attdec.decoders.rdna.wave import Slots, TracedWave, check_header, entry_problem, start_result, to_wave
+from attdec.decoders.rdna.wave import Slots, TracedWave, check_header, start_result, to_wave
 from attdec.decoders.stitch import note_walks, walker
 from attdec.model import OCCUPANCY_DTYPE, Category
 
@@ -133,7 +133,7 @@ def decode_vectorised(
         if start:
             if not entry_checked:
                 entry_checked = True
-                p = entry_problem(code, p_, int(tk.pos[k]))  # type: ignore[arg-type]
+                p = entry_problem(code, p_, int(tk.pos[k]) // 2)  # type: ignore[arg-type]
                 if p:
                     res.problems.append(p)
             wv = TracedWave(se, c_, s_, w_, t_, p_)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.common import BlobResult
 from attdec.decoders.rdna.packets import VERSION_GENERATION, Header
 from attdec.decoders.rdna.splitter import Tokens
 from attdec.decoders.stitch import PcWalker, Walk
@@ -183,16 +183,6 @@ def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
     gen = VERSION_GENERATION.get(hdr.version)
     if gen is not None and gen != generation and hdr.version >= 3:
         raise ArchError(f"the trace is gfx{gen} (header version {hdr.version}), not {arch}", where or None)
-
-
-def entry_problem(code: CodeMap, pc: int, nibble: int) -> str | None:
-    """The first traced wave's entry PC must be in the code: else the code objects or bases are wrong."""
-    if code.get(pc) is not None:
-        return None
-    return (
-        f"kernel entry pc {pc:#x} (byte {nibble // 2}) is not in any loaded code object: "
-        "wrong --code or load base? PCs stay 0"
-    )
 
 
 def to_wave(
