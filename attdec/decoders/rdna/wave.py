@@ -17,8 +17,10 @@ from attdec.errors import ArchError
 from attdec.model import INST_DTYPE, Category, Wave, WaveState
 
 # named once here: the methods below run once per token on the scalar path
-EMPTY, IDLE, EXEC, WAIT, STALL = WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL
-CONTEXT, IMMED, MESSAGE = Category.CONTEXT, Category.IMMED, Category.MESSAGE
+EMPTY, IDLE, EXEC, WAIT, STALL = (
+    int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
+)
+CONTEXT, IMMED, MESSAGE = int(Category.CONTEXT), int(Category.IMMED), int(Category.MESSAGE)
 SLOTS = 32  # wave slots per SIMD (wid is 5 bits)
 
 
@@ -81,9 +83,10 @@ class TracedWave:
 
     def issue(self, time: int, cat: int, cycles: int) -> None:
         """INST / VALU_INST of a non-immediate category at token time `time`."""
-        if self.state == STALL and self.last < time:
-            st = time - self.last
-            self.t.append(self.last)
+        last, state = self.last, self.state
+        if state == STALL and last < time:
+            st = time - last
+            self.t.append(last)
             self.dur.append(cycles + st)
             self.stall.append(st)
         else:
@@ -91,7 +94,14 @@ class TracedWave:
             self.dur.append(cycles)
             self.stall.append(0)
         self.cat.append(cat)
-        self.set_state(EXEC, time)
+        if time > last:  # set_state(EXEC, time), inlined: this runs once per issued instruction
+            tl = self.timeline
+            if tl and tl[-1][0] == state:
+                tl[-1][1] += time - last
+            else:
+                tl.append([state, time - last])
+            self.last = time
+        self.state = EXEC
 
     def immediate(self, time: int) -> None:
         t0 = time
