@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from attdec.errors import FormatError, read_bytes
+from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 
@@ -24,6 +25,7 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         cap = json.loads(cj.read_text())
         kernels = {k["name"]: k for k in cap["kernels"]}
         blobs = {b["file"]: b for b in cap["blobs"]}
+        pmc = {(p["kernel"], p.get("exec_tag")): p for p in cap.get("pmc") or []}
         out = []
         for d in cap["dispatches"]:
             k = kernels[d["kernel"]]
@@ -39,6 +41,9 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
             for f in d["blobs"]:
                 b = blobs[f]
                 raw.blobs.append(RawBlob(int(b["se"]), read_bytes(folder / f), str(folder / f), b.get("itrace")))
+            p = pmc.get((d["kernel"], tag))
+            if p is not None:
+                raw.counters.append(unpack_pmc(read_bytes(folder / p["file"]), p["sched"], str(folder / p["file"])))
             out.append(raw)
         return out
     except (KeyError, TypeError, ValueError) as e:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from attdec.errors import FormatError, InputError
 from attdec.model.target import from_version
+from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
@@ -206,6 +207,13 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
                 itrace if isinstance(itrace, bool) else None,
             )
         )
+    for e in events:  # PMC samples of the traced dispatches (tinygrad samples a dispatch once, after it ran)
+        d = groups.get((e.get("device"), e.get("kern"), e.get("exec_tag"))) if e.cls_name == "ProfilePMCEvent" else None
+        if d is not None:
+            sched = e.get("sched")
+            if not isinstance(sched, list):
+                raise FormatError(f"PMC event of {d.name} has no sample schedule", where)
+            d.counters.append(unpack_pmc(_bytes(e.get("blob"), "PMC blob", where), sched, f"{where}: {d.name} PMC"))
     return list(groups.values())
 
 
