@@ -53,6 +53,12 @@ class Wave:
     def duration(self) -> int:
         return self.end - self.begin
 
+    def __repr__(self) -> str:
+        return (
+            f"Wave(se={self.se}, cu={self.cu}, simd={self.simd}, slot={self.slot}, seq={self.seq}, "
+            f"begin={self.begin}, end={self.end}, {len(self.insts)} instructions)"
+        )
+
 
 @dataclass
 class CodeLine:
@@ -91,6 +97,12 @@ class Dispatch:
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")
+
+    def __repr__(self) -> str:
+        return (
+            f"Dispatch({self.name!r}, {self.arch!r}, kernel={self.kernel!r}, {len(self.waves)} waves, "
+            f"{len(self.code)} listing rows)"
+        )
 
     @property
     def arch(self) -> str:
