@@ -84,7 +84,7 @@ class Dispatch:
     """Everything attdec knows about one traced kernel dispatch."""
 
     name: str  # folder name or "<kernel>#<tag>"
-    target: Target | str  # the GPU; a family-only Target when the input does not name the chip
+    target: Target  # the GPU (a name is accepted too); a family-only Target when the input does not name the chip
     kernel: str = ""
     code: list[CodeLine] = field(default_factory=list)
     waves: list[Wave] = field(default_factory=list)
