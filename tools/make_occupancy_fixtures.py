@@ -21,10 +21,10 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from attdec.model.target import TARGETS  # noqa: E402
+from attdec.model.target import TARGETS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_resource_fixtures import parse_notes  # noqa: E402
+from make_resource_fixtures import parse_notes
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests/fixtures/occupancy_llvm.json"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import click
 
+from attdec.analysis import COUNTER_BY
 from attdec.commands.common import FORMATS, input_options, open_dispatches
-from attdec.report.counters import BY
 
 
 @click.command("counters")
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--by",
-    type=click.Choice(BY),
+    type=click.Choice(COUNTER_BY),
     default="total",
     show_default=True,
     help="One row per counter (total, where read, min/mean/max per location), or its value per shader "
@@ -28,8 +28,10 @@ def command(paths, by, fmt, input_format, code, arch):
     files). ui_output folders and rocprofv3 raw output carry none yet (SQTT PERFEVENT records are
     planned).
     """
+    import sys
+
     from attdec.analysis.counters import counter_report
     from attdec.report import counters as rep
 
     reports = [counter_report(d) for d in open_dispatches(paths, input_format, code, arch)]
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, by)
+    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, by, sys.stdout)

@@ -14,7 +14,7 @@ def _code_object(path: str, arch: str | None):
     kind claims, such as tinygrad's minimal containers); else None."""
     from attdec.errors import FormatError, read_bytes
     from attdec.isa import load_code_object
-    from attdec.sources import kind_of
+    from attdec.sources.pipeline import kind_of
 
     p = Path(path)
     if not p.is_file():
@@ -62,7 +62,9 @@ def command(paths, fmt, input_format, code, arch):
     hand-written kernels). ui_output folders carry no code object: registers are then read off the
     listing as lower bounds, and the occupancy shown is an upper bound.
     """
+    import sys
+
     from attdec.report import kernel as rep
 
     found = summaries(paths, input_format, code, arch)
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](found)
+    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](found, sys.stdout)

@@ -8,8 +8,6 @@ from rich.text import Text
 from attdec.analysis.counters import CounterReport, counters_across
 from attdec.report.common import console, human, write_csv, write_json
 
-BY = ("total", "se", "cu", "instance")
-
 
 def _where(report: CounterReport, row) -> str:
     unit = "CU" if report.arch.startswith("gfx9") else "WGP"
@@ -71,7 +69,7 @@ def _section(con, r: CounterReport, by: str) -> None:
         con.print(f"  note: {n}", style="yellow")
 
 
-def print_table(reports: list[CounterReport], by: str = "total", out=None) -> None:
+def print_table(reports: list[CounterReport], by: str, out) -> None:
     con = console(out)
     for i, r in enumerate(reports):
         if i:
@@ -116,11 +114,11 @@ def to_json(r: CounterReport) -> dict:
     }
 
 
-def print_json(reports: list[CounterReport], by: str = "total", out=None) -> None:
+def print_json(reports: list[CounterReport], by: str, out) -> None:
     write_json({"dispatches": [to_json(r) for r in reports]}, out)
 
 
-def print_csv(reports: list[CounterReport], by: str = "total", out=None) -> None:
+def print_csv(reports: list[CounterReport], by: str, out) -> None:
     """One row per counter value at the chosen granularity (long format)."""
     header = ["dispatch", "kernel", "counter", "block", "source", "xcc", "se", "sa", "cu", "instance", "value"]
     rows = []

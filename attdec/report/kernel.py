@@ -159,7 +159,7 @@ def _section(con, s: KernelSummary) -> None:
         con.print(f"  note: {n}", style="yellow")
 
 
-def print_table(summaries: list[KernelSummary], out=None) -> None:
+def print_table(summaries: list[KernelSummary], out) -> None:
     con = console(out)
     for i, s in enumerate(summaries):
         if i:
@@ -229,7 +229,7 @@ def to_json(s: KernelSummary) -> dict:
     return out
 
 
-def print_json(summaries: list[KernelSummary], out=None) -> None:
+def print_json(summaries: list[KernelSummary], out) -> None:
     write_json({"kernels": [to_json(s) for s in summaries]}, out)
 
 
@@ -252,7 +252,7 @@ CSV_HEADER = [
 ]
 
 
-def print_csv(summaries: list[KernelSummary], out=None) -> None:
+def print_csv(summaries: list[KernelSummary], out) -> None:
     rows = []
     for s in summaries:
         j = to_json(s)
