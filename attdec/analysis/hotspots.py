@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from attdec.analysis import BY
 from attdec.analysis.classify import STALL_TYPES, classify
+from attdec.analysis.kernel import KernelSummary, kernel_summary
 from attdec.analysis.table import Table
 from attdec.model import CodeLine, Dispatch, Wave
 from attdec.model.totals import aggregate_lines
@@ -59,6 +60,7 @@ class Hotspots:
     rows: list[Row]  # all rows, largest stall first
     by: str = "line"
     problems: list[str] = field(default_factory=list)
+    kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
 
     @property
     def table(self) -> Table:
@@ -200,4 +202,5 @@ def hotspots(
         rows=rank(stats, by, frame, merged=len(dispatches) > 1),
         by=by,
         problems=problems,
+        kernel_summary=kernel_summary(dispatches[0]) if len(dispatches) == 1 else None,
     )

@@ -37,20 +37,21 @@ class KernelSummary:
     notes: list[str] = field(default_factory=list)
 
 
-_REG = re.compile(r"\b([vas])(?:(\d+)|\[(\d+):(\d+)\])(?![\w\[])")
-_WAVE32 = re.compile(r"\b(?:vcc_lo|vcc_hi|exec_lo|exec_hi)\b|saveexec_b32")
+# v7, s[4:5], a[0:15] -> the highest register number named
+_REG = {kind: re.compile(rf"(?<![\w.]){kind}(?:(\d+)|\[\d+:(\d+)\])") for kind in "vas"}
+_WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
 _WAVE64 = re.compile(r"saveexec_b64|\b(?:vcc|exec)\b(?!_)")
-_LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)")
+_LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)", re.M)
 
 
 def _kernel_lines(code: list[CodeLine], kernel: str) -> list[CodeLine]:
     """The listing rows of `kernel`: from its label to the next one (all rows when no label names it)."""
-    labels = [i for i, c in enumerate(code) if c.is_label]
+    labels = [i for i, c in enumerate(code) if c.text.startswith(";")]
     for n, i in enumerate(labels):
         if code[i].text[1:].strip() == kernel:
             end = labels[n + 1] if n + 1 < len(labels) else len(code)
-            return [c for c in code[i + 1 : end] if not c.is_label]
-    return [c for c in code if not c.is_label]
+            return code[i + 1 : end]
+    return [c for c in code if not c.text.startswith(";")]
 
 
 def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tuple[KernelResources | None, list]:
@@ -59,15 +60,11 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     lines = _kernel_lines(code, kernel)
     if not lines:
         return None, []
-    top = {"v": -1, "a": -1, "s": -1}
-    wave32 = wave64 = lds = False
-    for c in lines:
-        text = c.text
-        for kind, one, _lo, hi in _REG.findall(text.split(None, 1)[1] if " " in text else ""):
-            top[kind] = max(top[kind], int(hi or one))
-        wave32 = wave32 or bool(_WAVE32.search(text))
-        wave64 = wave64 or bool(_WAVE64.search(text))
-        lds = lds or bool(_LDS.match(text))
+    operands = "\n".join(c.text.partition(" ")[2] for c in lines)  # one regex pass, not one per line
+    top = {kind: max((int(one or hi) for one, hi in reg.findall(operands)), default=-1) for kind, reg in _REG.items()}
+    text = "\n".join(c.text for c in lines)
+    wave32, wave64 = any(w in text for w in _WAVE32), bool(_WAVE64.search(text))
+    lds = bool(_LDS.search(text))
     arch_v, agpr = top["v"] + 1, top["a"] + 1
     unified = tgt.cu.unified_agprs if tgt.cu else tgt.family == "gfx9"  # chip unknown: as gfx90a+ count them
     vgpr = -(-arch_v // 4) * 4 + agpr if agpr and unified else arch_v
@@ -81,8 +78,6 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     ]
     if wave is not None and tgt.family != "gfx9":
         notes.append(f"wave{wave} inferred from the listing's {'vcc_lo/exec_lo' if wave == 32 else 'vcc/exec'} use")
-    if lds:
-        notes.append("the listing has LDS instructions: LDS size unknown")
     res = KernelResources(
         name=kernel,
         arch=tgt.name if tgt.chip_known else "",

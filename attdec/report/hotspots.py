@@ -7,6 +7,8 @@ from rich.text import Text
 
 from attdec.analysis.hotspots import Hotspots, Row
 from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
+from attdec.report.kernel import occupancy_line
+from attdec.report.kernel import to_json as kernel_json
 
 
 def to_json(h: Hotspots, top: int) -> dict:
@@ -27,6 +29,8 @@ def to_json(h: Hotspots, top: int) -> dict:
         del out["dispatch"]
     if h.problems:
         out["problems"] = h.problems
+    if h.kernel_summary is not None:
+        out["kernel_resources"] = kernel_json(h.kernel_summary)
     return out
 
 
@@ -105,6 +109,8 @@ def _section(con, h: Hotspots, top: int) -> None:
         f"  total cycles {human(t['latency'])}   stall {human(t['stall'])} ({pct(share)} of cycles)"
         f"   idle {human(t['idle'])}"
     )
+    if h.kernel_summary is not None:
+        con.print(f"  occupancy {occupancy_line(h.kernel_summary)}")
     for p in h.problems:
         con.print(f"  note: {p}", style="yellow")
     if h.by_type:

@@ -28,9 +28,11 @@ def theoretical_text(s: KernelSummary) -> str:
     if th is not None and th.waves_per_simd is not None:
         return f"{_waves(th)} waves/SIMD ({_limit(th)})"
     if s.candidates:
-        parts = [f"{_waves(t)} on {names}" for names, t in s.candidates.items()]
+        ranked = sorted(s.candidates.items(), key=lambda kv: -kv[0].count(","))  # the larger group first
+        parts = [f"{_waves(t)} on {names.replace(', ', '/')}" for names, t in ranked]
+        parts[0] = parts[0].replace(" on ", " waves/SIMD on ", 1)
         limits = {_limit(t) for t in s.candidates.values()}
-        return f"{'; '.join(parts)} waves/SIMD" + (f" ({limits.pop()})" if len(limits) == 1 else "")
+        return ", ".join(parts) + (f" ({limits.pop()})" if len(limits) == 1 else "")
     return "theoretical occupancy unknown"
 
 

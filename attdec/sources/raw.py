@@ -202,7 +202,7 @@ def decode_dispatch(raw: RawDispatch, on_blob: Callable[[RawBlob], None] | None 
 def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.ndarray) -> KernelResources | None:
     """The resources of the kernel this dispatch ran: the one of that name, else the one whose entry the
     waves started at (occupancy records carry the entry PC), else the only kernel there is."""
-    kernels = [(obj, k) for obj in code.objects for k in obj.co.kernels]
+    kernels = [(obj, k) for obj in code.objects for k in obj.co.kernels if hasattr(k, "entry")]
     entries = {int(pc) for pc in np.unique(occ["pc"])} - {0}
     pick = next((ok for ok in kernels if kernel and ok[1].name == kernel), None)
     pick = pick or next((ok for ok in kernels if ok[0].base + ok[1].entry in entries), None)
