@@ -95,3 +95,11 @@ def test_a_time_resolved_source_plugs_in():
     assert row.instances == 2 and row.per_se == [(0, 0, 4), (0, 1, 6)]
     assert counters_across([r, r])[("SQTT PERFEVENT", "SQ_WAVES")] == [("k#1", 10), ("k#1", 10)]
     assert "no counter samples" in counter_report(Dispatch("u", "gfx9")).notes[0]
+
+
+def test_a_counter_read_the_same_everywhere_is_flagged():
+    s = np.zeros(8, COUNTER_DTYPE)
+    s["se"], s["cu"], s["time"], s["value"] = np.arange(8) // 4, np.arange(8) % 4, -1, 699603
+    d = Dispatch("k#1", "gfx1200", counters=[CounterSamples("tinygrad PMC", ["SQ_BUSY_CYCLES"], ["SQ"], s)])
+    r = counter_report(d)
+    assert r.rows[0].total == 8 * 699603 and "the same value at all 8 locations" in r.notes[0]

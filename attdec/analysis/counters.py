@@ -68,6 +68,11 @@ def counter_report(d: Dispatch) -> CounterReport:
             time_resolved |= len(timed) > 0
             values = a["value"]
             locations = np.stack([a[c].astype(np.int64) for c in ("xcc", "se", "sa", "cu", "inst")], axis=1)
+            if len(timed) == 0 and len(a) >= 4 and values[0] and (values == values[0]).all():
+                notes.append(
+                    f"{name}: the same value at all {len(a)} locations - probably one counter read {len(a)} "
+                    "times, which its total counts that often"
+                )
             rows.append(
                 CounterRow(
                     name=name,

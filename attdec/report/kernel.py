@@ -29,10 +29,10 @@ def theoretical_text(s: KernelSummary) -> str:
         return f"{_waves(th)} waves/SIMD ({_limit(th)})"
     if s.candidates:
         ranked = sorted(s.candidates.items(), key=lambda kv: -kv[0].count(","))  # the larger group first
-        parts = [f"{_waves(t)} on {names.replace(', ', '/')}" for names, t in ranked]
+        same = len({t.limited_by for _, t in ranked}) == 1
+        parts = [f"{_waves(t)} on {n.replace(', ', '/')}" + ("" if same else f" ({_limit(t)})") for n, t in ranked]
         parts[0] = parts[0].replace(" on ", " waves/SIMD on ", 1)
-        limits = {_limit(t) for t in s.candidates.values()}
-        return ", ".join(parts) + (f" ({limits.pop()})" if len(limits) == 1 else "")
+        return ", ".join(parts) + (f" ({_limit(ranked[0][1])})" if same else "")
     return "theoretical occupancy unknown"
 
 
@@ -47,7 +47,7 @@ def occupancy_line(s: KernelSummary) -> str:
         if r.sgpr is not None:
             parts.append(f"SGPR {ge}{r.sgpr}")
         if r.lds_bytes is not None:
-            parts.append(f"LDS {human(r.lds_bytes)} B")
+            parts.append("no LDS instructions" if ge and not r.lds_bytes else f"LDS {human(r.lds_bytes)} B")
         if r.scratch_bytes:
             parts.append(f"scratch {human(r.scratch_bytes)} B")
         if r.wave_size:
@@ -120,7 +120,8 @@ def _section(con, s: KernelSummary) -> None:
     title = f"{s.kernel or '(kernel unknown)'}" + (f"  [{s.dispatch}]" if s.dispatch else "")
     con.print(Text(f"{title}  {s.arch}", style="bold"))
     if s.resources is not None:
-        con.print(f"  resources (from the {s.resources.source})")
+        src = s.resources.source
+        con.print(f"  resources ({'lower bounds, read off the listing' if src == LISTING else 'from the ' + src})")
         con.print(_kv_table(_resource_rows(s)))
     else:
         con.print("  resources unknown")
@@ -128,7 +129,7 @@ def _section(con, s: KernelSummary) -> None:
     rows = []
     if s.theoretical is not None:
         rows = _theoretical_rows(s.theoretical)
-    for names, th in s.candidates.items():
+    for names, th in sorted(s.candidates.items(), key=lambda kv: -kv[0].count(",")):
         rows += _theoretical_rows(th, f" on {names}")
     con.print(_kv_table(rows or [("waves", "unknown")]))
     if s.dispatch is not None:
@@ -138,13 +139,14 @@ def _section(con, s: KernelSummary) -> None:
             con.print(_kv_table([("waves", "unknown (no wave start/end records)")]))
         else:
             hist, unit = "  ".join(f"{w}: {pct(f)}" for w, f in a.histogram), s.achieved_unit
+            units = unit + "s" * (a.units != 1)
             con.print(
                 _kv_table(
                     [
                         ("waves", f"{a.mean:.2f}/SIMD mean, peak {a.peak}; {a.mean_per_unit:.2f} per {unit}"),
                         (
                             "over",
-                            f"{a.waves:,} waves on {a.simds:,} SIMDs of {a.units:,} {unit}s, {human(a.cycles)} cycles",
+                            f"{a.waves:,} waves on {a.simds:,} SIMDs of {a.units:,} {units}, {human(a.cycles)} cycles",
                         ),
                         ("time share", hist),
                     ]
