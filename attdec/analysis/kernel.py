@@ -68,9 +68,8 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     arch_v, agpr = top["v"] + 1, top["a"] + 1
     unified = tgt.cu.unified_agprs if tgt.cu else tgt.family == "gfx9"  # chip unknown: as gfx90a+ count them
     vgpr = -(-arch_v // 4) * 4 + agpr if agpr and unified else arch_v
-    if tgt.family == "gfx9":
-        wave = 64
-    else:
+    wave: int | None = 64
+    if tgt.family != "gfx9":
         wave = 32 if wave32 and not wave64 else 64 if wave64 and not wave32 else None
     notes = [
         f"no code object: registers are the highest ones the listing names ({len(lines)} instructions), "

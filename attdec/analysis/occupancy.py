@@ -59,7 +59,7 @@ def theoretical_occupancy(res: KernelResources, tgt: Target, bound: str = "exact
 
     if res.vgpr is not None:
         regs, name = res.vgpr, VGPR
-        if not cu.unified_agprs and (res.agpr or 0) > regs:  # gfx908: separate AGPR file of the same size
+        if not cu.unified_agprs and res.agpr is not None and res.agpr > regs:  # gfx908: own AGPR file, same size
             regs, name = res.agpr, AGPR
         total, granule = cu.vgpr_file(wave)
         limits[name] = min(max(total // (math.ceil(max(regs, 1) / granule) * granule), 1), slots)

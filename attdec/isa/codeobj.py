@@ -238,6 +238,8 @@ def _load_minimal(data: bytes, where: str) -> CodeObject:
     co.symbols = [Symbol(stem, t[2], len(text), "func")]
     # The KD in .rodata points (-len(.text)) at the code; the code starts at .text (docs/isa.md).
     ro = named.get(".rodata")
-    kd = data[ro[3] : ro[3] + 64] if ro is not None and ro[4] >= 64 and ro[3] + 64 <= len(data) else None
-    co.kernels = [Kernel(stem, t[2], len(text), ro[2] if kd else None, kd)]
+    if ro is not None and ro[4] >= 64 and ro[3] + 64 <= len(data):
+        co.kernels = [Kernel(stem, t[2], len(text), ro[2], data[ro[3] : ro[3] + 64])]
+    else:
+        co.kernels = [Kernel(stem, t[2], len(text))]
     return co

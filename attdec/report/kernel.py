@@ -7,6 +7,7 @@ from rich.text import Text
 
 from attdec.analysis.kernel import LISTING, KernelSummary
 from attdec.analysis.occupancy import SLOTS, Theoretical
+from attdec.model import KernelResources
 from attdec.report.common import console, human, pct, write_csv, write_json
 
 
@@ -76,8 +77,7 @@ def _val(v, unit: str = "", prefix: str = "") -> str:
     return "unknown" if v is None else f"{prefix}{v:,}{unit}"
 
 
-def _resource_rows(s: KernelSummary) -> list[tuple[str, str]]:
-    r, ge = s.resources, _at_least(s)
+def _resource_rows(r: KernelResources, ge: str) -> list[tuple[str, str]]:
     vgpr = _val(r.vgpr, prefix=ge)
     if r.agpr:
         vgpr += f"  ({r.arch_vgpr} arch + {r.agpr} AGPR)"
@@ -122,7 +122,7 @@ def _section(con, s: KernelSummary) -> None:
     if s.resources is not None:
         src = s.resources.source
         con.print(f"  resources ({'lower bounds, read off the listing' if src == LISTING else 'from the ' + src})")
-        con.print(_kv_table(_resource_rows(s)))
+        con.print(_kv_table(_resource_rows(s.resources, _at_least(s))))
     else:
         con.print("  resources unknown")
     con.print("  theoretical occupancy")
@@ -186,7 +186,7 @@ def _theoretical_json(th: Theoretical) -> dict:
 def to_json(s: KernelSummary) -> dict:
     r = s.resources
     th, a = s.theoretical, s.achieved
-    occ = {
+    occ: dict[str, object] = {
         "theoretical": th.waves_per_simd if th else None,
         "limited_by": th.limited_by if th else None,
         "achieved_mean": round(a.mean, 4) if a else None,
@@ -203,7 +203,7 @@ def to_json(s: KernelSummary) -> dict:
         "achieved_waves": a.waves if a else None,
         "notes": (th.notes if th else []) + (a.notes if a else []),
     }
-    out = {"name": s.kernel, "arch": s.arch}
+    out: dict[str, object] = {"name": s.kernel, "arch": s.arch}
     if s.dispatch is not None:
         out["dispatch"] = s.dispatch
     keys = ("vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes", "wave_size", "workgroup_size")

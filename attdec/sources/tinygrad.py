@@ -209,12 +209,14 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
             )
         )
     for e in events:  # PMC samples of the traced dispatches (tinygrad samples a dispatch once, after it ran)
-        d = groups.get((e.get("device"), e.get("kern"), e.get("exec_tag"))) if e.cls_name == "ProfilePMCEvent" else None
-        if d is not None:
-            sched = e.get("sched")
-            if not isinstance(sched, list):
-                raise FormatError(f"PMC event of {d.name} has no sample schedule", where)
-            d.counters.append(unpack_pmc(_bytes(e.get("blob"), "PMC blob", where), sched, f"{where}: {d.name} PMC"))
+        traced = groups.get((e.get("device"), e.get("kern"), e.get("exec_tag")))
+        if e.cls_name != "ProfilePMCEvent" or traced is None:
+            continue
+        sched = e.get("sched")
+        if not isinstance(sched, list):
+            raise FormatError(f"PMC event of {traced.name} has no sample schedule", where)
+        pmc = _bytes(e.get("blob"), "PMC blob", where)
+        traced.counters.append(unpack_pmc(pmc, sched, f"{where}: {traced.name} PMC"))
     return list(groups.values())
 
 
