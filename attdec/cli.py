@@ -48,6 +48,8 @@ def main():
 # --help lists it), so `attdec decode` does not pay for importing rich tables, the reader, etc.
 COMMANDS = {
     "hotspots": "attdec.commands.hotspots:command",
+    "diff": "attdec.commands.diff:command",
+    "noise": "attdec.commands.noise:command",
     "waves": "attdec.commands.waves:command",
     "prune-empty": "attdec.commands.prune:command",
     "demo": "attdec.commands.demo:command",

@@ -1,0 +1,148 @@
+"""Pair the instructions of two listings of one kernel, for comparing runs whose code changed.
+
+Two steps (docs/diff.md):
+
+1. **Source lines** are paired: same file, same number. When a file's set of line numbers differs
+   between the two listings (lines were inserted or deleted above), the file's lines, in number order,
+   are aligned by content - the mnemonic sequence each line compiled to - with difflib's matcher; a line
+   with no content match is paired with its number shifted as much as the nearest paired line above it
+   (below it, before the first pair), if that line is still free.
+2. **Instructions** of each paired source line (call chain included), in program order, are aligned by
+   mnemonic sequence with difflib's matcher (longest common run first, then recursively either side of
+   it). A matched pair is `same`, or `changed` when the text differs (operands, modifiers); what is left
+   is `removed` (before only) or `added` (after only). Code without line info is one group: the whole
+   listing is aligned by mnemonics.
+
+Identical listings (the usual case: repeated runs of one binary) short-cut to the identity.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from attdec.analysis.hotspots import frames
+
+SAME, CHANGED, ADDED, REMOVED = "same", "changed", "added", "removed"
+UNPAIRED = " (line gone)"  # suffix given to a before-frame whose source line has no partner
+
+
+def mnemonic(text: str) -> str:
+    return text.split(None, 1)[0] if text else ""
+
+
+def split_location(loc: str) -> tuple[str, int] | None:
+    """'a/b.py:12' -> ('a/b.py', 12); None when there is no line number."""
+    path, _, num = loc.rpartition(":")
+    return (path, int(num)) if path and num.isdigit() else None
+
+
+@dataclass
+class Alignment:
+    """`pairs`: (before index or None, after index or None, status), in after-program order with removed
+    instructions where they stood; `lines`: before (file, line) -> after (file, line) or None, for the
+    files whose line numbers changed."""
+
+    pairs: list[tuple[int | None, int | None, str]]
+    lines: dict[tuple[str, int], tuple[str, int] | None] = field(default_factory=dict)
+
+    def location(self, loc: str) -> str:
+        """A before-side 'file:line' as the after side numbers it ('file:line (line gone)' if unpaired)."""
+        p = split_location(loc)
+        if p is None or p not in self.lines:
+            return loc
+        q = self.lines[p]
+        return loc + UNPAIRED if q is None else f"{q[0]}:{q[1]}"
+
+    def chain(self, source: str) -> str:
+        return " -> ".join(self.location(f) for f in frames(source))
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys((SAME, CHANGED, ADDED, REMOVED), 0)
+        for _, _, s in self.pairs:
+            out[s] += 1
+        return out
+
+
+def _signatures(insts: list[tuple[str, str]]) -> dict[str, dict[int, list[str]]]:
+    """file -> line -> mnemonics (program order) of the instructions any frame of which is that line."""
+    sig: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for text, source in insts:
+        for fr in frames(source):
+            p = split_location(fr)
+            if p:
+                sig[p[0]][p[1]].append(mnemonic(text))
+    return sig
+
+
+def pair_lines(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> dict:
+    """Source-line pairing (step 1) for the files whose line numbers differ; see the module docstring."""
+    sb, sa = _signatures(before), _signatures(after)
+    out: dict[tuple[str, int], tuple[str, int] | None] = {}
+    for path in sb.keys() & sa.keys():
+        lb, la = sorted(sb[path]), sorted(sa[path])
+        if lb == la:
+            continue
+        sm = SequenceMatcher(None, [tuple(sb[path][n]) for n in lb], [tuple(sa[path][n]) for n in la], autojunk=False)
+        pairs = {lb[m.a + k]: la[m.b + k] for m in sm.get_matching_blocks() for k in range(m.size)}
+        anchors = sorted(pairs.items())
+        taken, free = set(pairs.values()), set(la)
+        for n in lb:
+            if n in pairs:
+                continue
+            above = [a - b for b, a in anchors if b < n]
+            shift = above[-1] if above else (anchors[0][1] - anchors[0][0] if anchors else 0)
+            if n + shift in free and n + shift not in taken:
+                pairs[n] = n + shift
+                taken.add(n + shift)
+        for n in lb:
+            out[(path, n)] = (path, pairs[n]) if n in pairs else None
+    return out
+
+
+def align(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> Alignment:
+    """Pair two instruction lists, each [(text, source chain)] in program order (labels left out)."""
+    if before == after:
+        return Alignment([(i, i, SAME) for i in range(len(before))])
+    al = Alignment([], pair_lines(before, after))
+    groups_b: dict[str, list[int]] = defaultdict(list)
+    groups_a: dict[str, list[int]] = defaultdict(list)
+    for i, (_, src) in enumerate(before):
+        groups_b[al.chain(src)].append(i)
+    for j, (_, src) in enumerate(after):
+        groups_a[src].append(j)
+    partner: dict[int, int] = {}  # after index -> before index
+    for key, ib in groups_b.items():
+        ia = groups_a.get(key)
+        if not ia:
+            continue
+        sm = SequenceMatcher(
+            None, [mnemonic(before[i][0]) for i in ib], [mnemonic(after[j][0]) for j in ia], autojunk=False
+        )
+        for m in sm.get_matching_blocks():
+            for k in range(m.size):
+                partner[ia[m.b + k]] = ib[m.a + k]
+    # Order: after's program order; a removed instruction goes right after the after-instruction whose
+    # partner precedes it in before's program order.
+    matched_b = set(partner.values())
+    slot_of_b = {}
+    last = -1
+    by_b = {b: a for a, b in partner.items()}
+    for i in range(len(before)):
+        if i in by_b:
+            last = by_b[i]
+        else:
+            slot_of_b[i] = last
+    order = []
+    for j in range(len(after)):
+        if j in partner:
+            i = partner[j]
+            order.append(((j, 0, 0), (i, j, SAME if before[i][0] == after[j][0] else CHANGED)))
+        else:
+            order.append(((j, 0, 0), (None, j, ADDED)))
+    for i, slot in slot_of_b.items():
+        if i not in matched_b:
+            order.append(((slot, 1, i), (i, None, REMOVED)))
+    al.pairs = [p for _, p in sorted(order, key=lambda x: x[0])]
+    return al
