@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attdec.analysis import COMPARE_BY, METRICS
 from attdec.analysis.align import ADDED, REMOVED, Alignment, align
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.hotspots import NO_FILE, NO_SOURCE, file_of, frame_of, instruction_stats
 from attdec.model import CodeLine, Dispatch, Target
 
 FIELDS = ("cycles", "stall", "hits")  # cycles = Latency, as `hotspots` counts total cycles
-METRICS = ("cycles", "stall")
-BY = ("line", "instruction", "file", "type")
 NOISE_K = 3.0
 NOISE_RULE = (
     f"significant: |delta| > {NOISE_K:g} x (MAD before + MAD after), and every run of one side beyond every run "
@@ -361,7 +360,7 @@ def diff(
     metric: str = "cycles",
 ) -> Diff:
     """Compare two sets of dispatches kernel by kernel (matched by name; the rest listed as unmatched)."""
-    if by is not None and by not in BY:
+    if by is not None and by not in COMPARE_BY:
         raise ValueError(by)
     if metric not in METRICS:
         raise ValueError(metric)
@@ -429,7 +428,7 @@ def noise(
     dispatches: list[Dispatch], by: str | None = None, frame: str = "inner", metric: str = "cycles"
 ) -> list[KernelNoise]:
     """Run-to-run spread per kernel (dispatches of one kernel name are its runs)."""
-    if by is not None and by not in BY:
+    if by is not None and by not in COMPARE_BY:
         raise ValueError(by)
     if metric not in METRICS:
         raise ValueError(metric)

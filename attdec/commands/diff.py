@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis.compare import BY, METRICS, diff
-from attdec.analysis.hotspots import FRAMES
+from attdec.analysis import COMPARE_BY, FRAMES, METRICS
 from attdec.commands.common import input_options, open_dispatches
 from attdec.errors import InputError
-from attdec.report.compare import print_diff
 
 FORMATS = click.Choice(["table", "json", "csv", "md"])
 
@@ -51,7 +49,7 @@ def gate(result, pct: float, metric: str) -> list[str]:
 @click.option("-a", "--after", multiple=True, metavar="PATH", help="An after input (repeatable; with --before).")
 @click.option(
     "--by",
-    type=click.Choice(BY),
+    type=click.Choice(COMPARE_BY),
     default=None,
     help="Rows per source line (default; instructions when there are no source lines), instruction, "
     "source file or stall type.",
@@ -90,11 +88,16 @@ def command(ctx, paths, before, after, by, metric, fail_above, top, frame, fmt, 
     delta is marked significant or within run-to-run noise. Kernels are matched by name; the others are
     listed. Changed code is aligned by source line, then by mnemonic sequence (docs/diff.md).
     """
+    import sys
+
+    from attdec.analysis.compare import diff
+    from attdec.report.compare import print_diff
+
     b, a = sides(paths, before, after)
     result = diff(
         open_dispatches(b, input_format, code, arch), open_dispatches(a, input_format, code, arch), by, frame, metric
     )
-    print_diff(result, fmt, top)
+    print_diff(result, fmt, top, sys.stdout)
     if fail_above is not None:
         reasons = gate(result, fail_above, metric)
         for r in reasons:

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis.compare import BY, METRICS, noise
-from attdec.analysis.hotspots import FRAMES
+from attdec.analysis import COMPARE_BY, FRAMES, METRICS
 from attdec.commands.common import input_options, open_dispatches
 from attdec.commands.diff import FORMATS
-from attdec.report.compare import print_noise
 
 
 @click.command("noise")
 @click.argument("runs", nargs=-1, required=True)
 @click.option(
     "--by",
-    type=click.Choice(BY),
+    type=click.Choice(COMPARE_BY),
     default=None,
     help="Rows per source line (default; instructions when there are no source lines), instruction, "
     "source file or stall type.",
@@ -43,4 +41,9 @@ def command(runs, by, metric, top, frame, fmt, input_format, code, arch):
     RUNS are anything attdec reads; dispatches with the same kernel name are runs of that kernel. The
     header says how large a change `attdec diff` would need to call it significant against such runs.
     """
-    print_noise(noise(open_dispatches(runs, input_format, code, arch), by, frame, metric), fmt, top)
+    import sys
+
+    from attdec.analysis.compare import noise
+    from attdec.report.compare import print_noise
+
+    print_noise(noise(open_dispatches(runs, input_format, code, arch), by, frame, metric), fmt, top, sys.stdout)

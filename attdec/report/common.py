@@ -34,7 +34,7 @@ class _RStrip:
 
 
 def console(out=None) -> Console:
-    """Console on `out` (stdout); wide and colourless when piped so tables are not squeezed to 80 columns."""
+    """A console on `out` (default stdout); wide and colourless when piped so tables are not squeezed."""
     out = sys.stdout if out is None else out
     if out.isatty():
         return Console(file=out, highlight=False, markup=False)
@@ -86,12 +86,12 @@ def strip_dir(path: str, prefix: str) -> str:
     return path[len(prefix) + 1 :] if prefix and path.startswith(prefix + "/") else path
 
 
-def write_json(obj, out=None) -> None:
-    (out or sys.stdout).write(json.dumps(obj, indent=1) + "\n")
+def write_json(obj, out) -> None:
+    out.write(json.dumps(obj, indent=1) + "\n")
 
 
-def write_csv(header: list[str], rows: list[list], out=None) -> None:
-    w = csv.writer(out or sys.stdout, lineterminator="\n")
+def write_csv(header: list[str], rows: list[list], out) -> None:
+    w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)
 

@@ -6,7 +6,6 @@ rendered either with rich or as GitHub markdown, so both say the same thing.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 from rich.table import Table
@@ -60,7 +59,7 @@ class Block:
     wide: int | None = None  # column that may wrap (the key), if any
 
 
-def render_text(blocks: list[Block], out=None) -> None:
+def render_text(blocks: list[Block], out) -> None:
     con = console(out)
     for b in blocks:
         if b.kind == "title":
@@ -305,8 +304,7 @@ def diff_csv(d: Diff, top: int) -> list[list]:
     return rows
 
 
-def print_diff(d: Diff, fmt: str, top: int, out=None) -> None:
-    out = out or sys.stdout
+def print_diff(d: Diff, fmt: str, top: int, out) -> None:
     if fmt == "json":
         write_json(diff_json(d, top), out)
     elif fmt == "csv":
@@ -449,8 +447,7 @@ def noise_csv(kernels: list[KernelNoise], top: int) -> list[list]:
     return rows
 
 
-def print_noise(kernels: list[KernelNoise], fmt: str, top: int, out=None) -> None:
-    out = out or sys.stdout
+def print_noise(kernels: list[KernelNoise], fmt: str, top: int, out) -> None:
     if fmt == "json":
         write_json(noise_json(kernels, top), out)
     elif fmt == "csv":
