@@ -3,15 +3,17 @@
 Each side of a comparison is a set of dispatches; those with the same kernel name are repeated runs of
 that kernel. A row (source line, instruction, source file, stall type, or the kernel total) gets, per side,
 its value in every run, their median and their spread: the MAD (median absolute deviation; for two runs
-that is half their difference). A delta - median after minus median before - is *significant* when it
-exceeds `NOISE_K` x (MAD before + MAD after) and the runs of the two sides do not overlap; a side
-measured once borrows the other side's MAD, and with one run on both sides there is no noise estimate
-(`None`), except that a zero delta is never significant. docs/diff.md explains the rule and what it is
-worth (false-alarm rates by number of runs).
+that is half their difference). The side's noise is MAD x sqrt(2 / runs) (the MAD itself for two runs;
+smaller with more runs, as the median settles). A delta - median after minus median before - is
+*significant* when it exceeds `NOISE_K` x (noise before + noise after) and each side's median lies
+outside the other side's range. A side measured once counts MAD x sqrt(2) of the other side as its
+noise; with one run on both sides there is no estimate (`None`), except that a zero delta is never
+significant. docs/diff.md gives the rule's false-alarm and detection rates (tools/noise_report.py --rule).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -22,13 +24,14 @@ from attdec.analysis import COMPARE_BY, METRICS
 from attdec.analysis.align import ADDED, REMOVED, Alignment, align
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.hotspots import NO_FILE, NO_SOURCE, file_of, frame_of, instruction_stats
+from attdec.analysis.table import Table
 from attdec.model import CodeLine, Dispatch, Target
 
 FIELDS = ("cycles", "stall", "hits")  # cycles = Latency, as `hotspots` counts total cycles
-NOISE_K = 3.0
+NOISE_K = 4.0
 NOISE_RULE = (
-    f"significant: |delta| > {NOISE_K:g} x (MAD before + MAD after), and every run of one side beyond every run "
-    "of the other; a side with one run borrows the other side's MAD"
+    f"significant: |delta| > {NOISE_K:g} x (noise before + noise after), noise = MAD x sqrt(2 / runs) (one run: "
+    "the other side's MAD x sqrt(2)), and each side's median outside the other side's min-max range"
 )
 
 
@@ -56,6 +59,11 @@ class Spread:
         return max(self.values, default=0)
 
     @property
+    def noise(self) -> float | None:
+        """MAD x sqrt(2 / runs): how far the median may wander from run set to run set."""
+        return None if self.mad is None else self.mad * math.sqrt(2 / len(self.values))
+
+    @property
     def relative(self) -> float | None:
         """MAD / median: the run-to-run spread as a fraction of the value."""
         return None if self.mad is None or not self.median else self.mad / abs(self.median)
@@ -63,21 +71,22 @@ class Spread:
 
 def threshold(before: Spread, after: Spread) -> float | None:
     """How large |delta| must be to be significant; None when neither side was measured twice."""
-    mads = [s.mad for s in (before, after) if s.mad is not None]
-    if not mads:
+    if before.noise is None and after.noise is None:
         return None
-    return NOISE_K * (sum(mads) if len(mads) == 2 else 2 * mads[0])
+    nb = before.noise if before.noise is not None else after.mad * math.sqrt(2)
+    na = after.noise if after.noise is not None else before.mad * math.sqrt(2)
+    return NOISE_K * (nb + na)
 
 
 def significant(before: Spread, after: Spread) -> bool | None:
-    """|delta| above `threshold`, and every run of one side beyond every run of the other."""
+    """|delta| above `threshold`, and each side's median outside the other side's range."""
     delta = after.median - before.median
     if delta == 0:
         return False
     t = threshold(before, after)
     if t is None:
         return None
-    apart = after.lo > before.hi if delta > 0 else after.hi < before.lo
+    apart = not (before.lo <= after.median <= before.hi or after.lo <= before.median <= after.hi)
     return abs(delta) > t and apart
 
 
@@ -158,13 +167,23 @@ def _labels(dispatches: list[Dispatch]) -> list[str]:
 
 
 def run_set(dispatches: list[Dispatch]) -> RunSet:
-    """The runs of one kernel; runs whose listing differs from the first run's are aligned to it."""
-    ref, labels = dispatches[0], _labels(dispatches)
+    """The runs of one kernel over the first run's listing; runs whose listing differs are aligned to it.
+
+    A run in which no instruction was traced (a failed capture, not a fast run) is left out, with a note,
+    unless no run has any.
+    """
+    labels = _labels(dispatches)
+    traced = [any(c.hit for c in d.code) for d in dispatches]
+    problems = []
+    if any(traced) and not all(traced):
+        problems += [f"{lb}: no instruction traced in this run: left out" for lb, t in zip(labels, traced) if not t]
+        labels = [lb for lb, t in zip(labels, traced) if t]
+        dispatches = [d for d, t in zip(dispatches, traced) if t]
+    ref = dispatches[0]
     stats = instruction_stats(ref)
     insts = [s.code for s in stats]
     ref_pairs = [(c.text, c.source) for c in insts]
     values = np.zeros((len(dispatches), len(insts), len(FIELDS)), np.int64)
-    problems = []
     for r, d in enumerate(dispatches):
         code = [c for c in d.code if not c.is_label]
         cols = list(zip(range(len(code)), range(len(code))))
@@ -256,6 +275,28 @@ class KernelDiff:
     def grew(self, metric: str | None = None) -> float | None:
         """Growth of the kernel total in percent (None when before is 0)."""
         return self.total.pct(metric or self.metric)
+
+    @property
+    def table(self) -> Table:
+        """The rows as numpy columns: key, status, before_/after_/delta_ cycles, stall, hits (medians over
+        runs), threshold and significant (for `metric`; None without a noise estimate)."""
+        m = self.metric
+        return Table.from_rows(
+            [
+                {
+                    "key": r.key,
+                    "status": r.status,
+                    **{f"{side}_{f}": getattr(r, side)[f].median for side in ("before", "after") for f in FIELDS},
+                    **{f"delta_{f}": r.delta(f) for f in FIELDS},
+                    "threshold": r.threshold(m),
+                    "significant": r.significant(m),
+                }
+                for r in self.rows
+            ],
+            ["key", "status"]
+            + [f"{p}_{f}" for f in FIELDS for p in ("before", "after", "delta")]
+            + ["threshold", "significant"],
+        )
 
 
 @dataclass
@@ -391,6 +432,27 @@ class KernelNoise:
     by: str
     metric: str
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def table(self) -> Table:
+        """The rows as numpy columns: key, then median_, mad_, min_, max_ of cycles, stall and hits."""
+        return Table.from_rows(
+            [
+                {"key": r.key}
+                | {
+                    f"{k}_{f}": v
+                    for f in FIELDS
+                    for k, v in (
+                        ("median", r.values[f].median),
+                        ("mad", r.values[f].mad),
+                        ("min", r.values[f].lo),
+                        ("max", r.values[f].hi),
+                    )
+                }
+                for r in self.rows
+            ],
+            ["key"] + [f"{k}_{f}" for f in FIELDS for k in ("median", "mad", "min", "max")],
+        )
 
 
 def noise_kernel(rs: RunSet, by: str | None = None, frame: str = "inner", metric: str = "cycles") -> KernelNoise:

@@ -15,8 +15,8 @@ from attdec.analysis.compare import FIELDS, METRICS, NOISE_K, NOISE_RULE, Diff, 
 from attdec.report.common import common_dir, console, human, strip_dir, write_csv, write_json, write_md_table
 
 LEGEND = (
-    f"mark: sig = |Δ| > {NOISE_K:g} × (MAD before + MAD after) and no run of one side inside the other's range;"
-    " noise = not that; ? = one run per side, no noise estimate (docs/diff.md)"
+    f"mark: sig = |Δ| > {NOISE_K:g} × (noise before + noise after), noise = MAD × √(2/runs), and each side's median"
+    " outside the other's min–max; noise = not that; ? = one run per side, no estimate (docs/diff.md)"
 )
 
 
@@ -215,6 +215,7 @@ def _spread_json(s: Spread) -> dict:
     return {
         "median": num(s.median),
         "mad": num(s.mad),
+        "noise": num(s.noise),
         "min": s.lo,
         "max": s.hi,
         "values": list(s.values),
@@ -231,7 +232,7 @@ def row_json(r: DiffRow, metric: str) -> dict:
         "delta_pct": {f: num(None if r.pct(f) is None else round(r.pct(f), 4)) for f in FIELDS},
         "significant": r.significant(metric),
         "noise": {f: {"threshold": num(r.threshold(f)), "significant": r.significant(f)} for f in METRICS},
-        "runs": {
+        "values": {  # per run
             "before": {f: list(r.before[f].values) for f in FIELDS},
             "after": {f: list(r.after[f].values) for f in FIELDS},
         },
@@ -246,7 +247,7 @@ def diff_json(d: Diff, top: int) -> dict:
         rows = kd.rows[:top] if top else kd.rows
         k = {"name": kd.kernel}
         t = row_json(kd.total, d.metric)
-        k.update({x: t[x] for x in ("before", "after", "delta", "delta_pct", "significant", "noise")})
+        k.update({x: t[x] for x in ("before", "after", "delta", "delta_pct", "significant", "noise", "values")})
         k["spread"] = {
             side: {f: _spread_json(getattr(kd.total, side)[f]) for f in METRICS} for side in ("before", "after")
         }
@@ -319,8 +320,8 @@ def print_diff(d: Diff, fmt: str, top: int, out) -> None:
 
 
 def floor(s: Spread) -> float | None:
-    """The threshold a diff of two sides this noisy would apply (NOISE_K x 2 x MAD)."""
-    return None if s.mad is None else NOISE_K * 2 * s.mad
+    """The threshold a diff of two sides as noisy as `s` would apply: NOISE_K x 2 x noise."""
+    return None if s.noise is None else NOISE_K * 2 * s.noise
 
 
 def _spread_cells(s: Spread) -> list[str]:
