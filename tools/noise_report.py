@@ -81,7 +81,7 @@ def main() -> None:
         return
     print("| capture | kernel | waves | total cycles per run | median | MAD | MAD % | diff floor | top lines |")
     print("|---|---|---|---|---:|---:|---:|---:|---|")
-    idle = []
+    idle, rel = [], []
     for label, paths in pairs(a.shared):
         for kn in noise(open_dispatches(paths), by="instruction"):
             s = kn.total.values["cycles"]
@@ -89,6 +89,7 @@ def main() -> None:
                 idle.append(f"{label} {kn.kernel}")
                 continue
             fl = floor(s)
+            rel.append((s.relative, f"{label} {kn.kernel}"))
             tops = "; ".join(
                 f"`{r.key.split(' ')[0]}`@0x{r.extra['vaddr']:x} {human(r.values['cycles'].median)} "
                 f"{pct(r.values['cycles'].relative)}"
@@ -99,6 +100,12 @@ def main() -> None:
                 f"{' / '.join(map(str, s.values))} | {s.median:g} | {s.mad:g} | {pct(s.relative)} | "
                 f"±{fl:g} ({pct(fl / s.median)}) | {tops} |"
             )
+    if rel:
+        rel.sort()
+        print(
+            f"\n{len(rel)} kernels; MAD of total cycles: median {pct(rel[len(rel) // 2][0])}, "
+            f"{sum(r > 0.005 for r, _ in rel)} above 0.5%, largest {pct(rel[-1][0])} ({rel[-1][1]})"
+        )
     if idle:
         print(f"\nfewer than two runs with traced instructions (nothing to measure): {', '.join(idle)}")
 
