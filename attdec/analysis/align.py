@@ -18,6 +18,7 @@ Identical listings (the usual case: repeated runs of one binary) short-cut to th
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -86,13 +87,14 @@ def pair_lines(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> d
             continue
         sm = SequenceMatcher(None, [tuple(sb[path][n]) for n in lb], [tuple(sa[path][n]) for n in la], autojunk=False)
         pairs = {lb[m.a + k]: la[m.b + k] for m in sm.get_matching_blocks() for k in range(m.size)}
-        anchors = sorted(pairs.items())
+        anchors = sorted(pairs)
+        shifts = [pairs[b] - b for b in anchors]
         taken, free = set(pairs.values()), set(la)
         for n in lb:
             if n in pairs:
                 continue
-            above = [a - b for b, a in anchors if b < n]
-            shift = above[-1] if above else (anchors[0][1] - anchors[0][0] if anchors else 0)
+            k = bisect_left(anchors, n)
+            shift = shifts[k - 1] if k else (shifts[0] if shifts else 0)
             if n + shift in free and n + shift not in taken:
                 pairs[n] = n + shift
                 taken.add(n + shift)
@@ -123,26 +125,19 @@ def align(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> Alignm
         for m in sm.get_matching_blocks():
             for k in range(m.size):
                 partner[ia[m.b + k]] = ib[m.a + k]
-    # Order: after's program order; a removed instruction goes right after the after-instruction whose
-    # partner precedes it in before's program order.
-    matched_b = set(partner.values())
-    slot_of_b = {}
-    last = -1
-    by_b = {b: a for a, b in partner.items()}
+    # After's program order; a removed instruction goes right after the partner of the last matched
+    # instruction before it in before's program order.
+    order, last = [], -1
+    by_b = {i: j for j, i in partner.items()}
     for i in range(len(before)):
         if i in by_b:
             last = by_b[i]
         else:
-            slot_of_b[i] = last
-    order = []
+            order.append(((last, 1, i), (i, None, REMOVED)))
     for j in range(len(after)):
-        if j in partner:
-            i = partner[j]
-            order.append(((j, 0, 0), (i, j, SAME if before[i][0] == after[j][0] else CHANGED)))
-        else:
-            order.append(((j, 0, 0), (None, j, ADDED)))
-    for i, slot in slot_of_b.items():
-        if i not in matched_b:
-            order.append(((slot, 1, i), (i, None, REMOVED)))
+        i = partner.get(j)
+        order.append(
+            ((j, 0, 0), (None, j, ADDED) if i is None else (i, j, SAME if before[i][0] == after[j][0] else CHANGED))
+        )
     al.pairs = [p for _, p in sorted(order, key=lambda x: x[0])]
     return al

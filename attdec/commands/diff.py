@@ -44,7 +44,7 @@ def gate(result, pct: float, metric: str) -> list[str]:
 
 
 @click.command("diff")
-@click.argument("paths", nargs=-1)
+@click.argument("paths", nargs=-1, metavar="[BEFORE AFTER]")
 @click.option("-b", "--before", multiple=True, metavar="PATH", help="A before input (repeatable; with --after).")
 @click.option("-a", "--after", multiple=True, metavar="PATH", help="An after input (repeatable; with --before).")
 @click.option(
