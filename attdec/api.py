@@ -131,7 +131,7 @@ def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
     for f in ("se", "cu", "simd", "slot"):
         cols[f] = np.repeat(np.array([getattr(w, f) for _, w in parts], np.int64), n)
     cols["wave"] = np.repeat(np.array([w.seq for _, w in parts], np.int64), n)
-    for f in insts.dtype.names:
+    for f in insts.dtype.names or ():
         cols[f] = insts[f]
     return Table(cols)
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import sys
+from typing import IO, cast
 
 from rich.console import Console
 
 
-class _RStrip:
+class _RStrip(io.TextIOBase):
     """File wrapper that drops the trailing blanks rich pads table lines with (for piped output)."""
 
     def __init__(self, f):
@@ -38,7 +40,9 @@ def console(out=None) -> Console:
     out = sys.stdout if out is None else out
     if out.isatty():
         return Console(file=out, highlight=False, markup=False)
-    return Console(file=_RStrip(out), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
+    return Console(
+        file=cast(IO[str], _RStrip(out)), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False
+    )
 
 
 def human(n: float) -> str:

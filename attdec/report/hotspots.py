@@ -11,7 +11,7 @@ from attdec.report.common import bar, common_dir, console, human, pct, strip_dir
 
 def to_json(h: Hotspots, top: int) -> dict:
     rows = h.rows[:top] if top else h.rows
-    out = {
+    out: dict[str, object] = {
         "dispatch": h.names[0] if len(h.names) == 1 else None,
         "kernel": h.kernel,
         "arch": h.arch,

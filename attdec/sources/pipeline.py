@@ -57,7 +57,7 @@ def kind_of(path: Path, only: str | None = None) -> InputKind | None:
 
 
 def _expand_globs(paths) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for p in paths:
         p = os.path.expanduser(str(p))
         if glob.has_magic(p) and not os.path.exists(p):

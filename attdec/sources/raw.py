@@ -10,13 +10,13 @@ up as the same `Dispatch` a ui_output folder gives.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
-from attdec.decoders import stream_generation
+from attdec.decoders import CodeMap, stream_generation
 from attdec.errors import ArchError, AttdecError
 from attdec.model import OCCUPANCY_DTYPE, Dispatch
 from attdec.model.target import target
@@ -68,7 +68,7 @@ class LoadedDispatchCode:
 
     arch: str
     objects: list  # attdec.sources.listing.LoadedCode
-    codemap: object  # attdec.decoders.common.CodeMap
+    codemap: CodeMap
     problems: list[str] = field(default_factory=list)
 
 
@@ -98,7 +98,7 @@ def _kernel_entries(obj) -> list[int]:
     return out or [obj.text_vaddr]
 
 
-def _infer_bases(raw: RawDispatch, loaded: list[tuple[RawCodeObject, object]]) -> dict[int, int]:
+def _infer_bases(raw: RawDispatch, loaded: Sequence[tuple[RawCodeObject, object]]) -> dict[int, int]:
     """Load bases for code objects the source could not place: the one whose kernel entry, put on a
     page-aligned base, lands on the entry PC the trace latched. Ambiguous or no match: not placed."""
     pcs = _entry_pcs(raw)
@@ -118,7 +118,6 @@ def _infer_bases(raw: RawDispatch, loaded: list[tuple[RawCodeObject, object]]) -
 
 def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     """Load and disassemble every code object of a dispatch; check each against the dispatch arch."""
-    from attdec.decoders.common import CodeMap
     from attdec.isa import disassemble, load_code_object
     from attdec.sources.listing import LoadedCode
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from attdec.decoders import stream_generation
@@ -102,8 +103,8 @@ def _csv_bases(f: Path, bases: dict[int, int], names: dict[int, str]) -> None:
             continue
 
 
-def load_files(paths: list[str | Path]) -> list[RawDispatch]:
-    paths = [Path(p) for p in paths]
+def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
+    paths = [Path(p) for p in names]
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", str(p))
@@ -144,11 +145,11 @@ def load_files(paths: list[str | Path]) -> list[RawDispatch]:
             blobs.append(RawBlob(se, data, str(f)))
             gen = stream_generation(data)
             if gen is not None:
-                for m in scan_userdata(data, gen).markers:
-                    if m.unload:
-                        markers.pop(m.id, None)
+                for mk in scan_userdata(data, gen).markers:
+                    if mk.unload:
+                        markers.pop(mk.id, None)
                     else:
-                        markers[m.id] = m.addr
+                        markers[mk.id] = mk.addr
         objs = sorted(cos.get((folder, prefix), []))
         if not objs:
             raise InputError(
@@ -156,7 +157,7 @@ def load_files(paths: list[str | Path]) -> list[RawDispatch]:
                 f"<gfx>_code_object_id_<id>.out next to its .att files",
                 where,
             )
-        gens = {stream_generation(b.data) for b in blobs} - {None}
+        gens = {g for g in (stream_generation(b.data) for b in blobs) if g is not None}
         arch = _pick_arch([g for _, g, _ in objs], gens)
         code_objects = []
         for co_id, gfx, f in objs:
@@ -222,7 +223,7 @@ def load(p: Path, tracker: Tracker) -> list[RawDispatch]:
             return []
         prefix = f"{m['prefix']}_" if m["prefix"] else ""
         siblings = sorted(p.parent.glob(f"{prefix}{m['agent']}_shader_engine_*_{m['disp']}.att"))
-        if int(m["se"]) != min(int(ATT_RE.match(q.name)["se"]) for q in siblings):
+        if int(m["se"]) != min(int(ATT_RE.match(q.name)["se"]) for q in siblings):  # type: ignore[index]
             return []
         raws = load_files(siblings)
     else:

@@ -113,7 +113,7 @@ def _int(v, where: str, what: str) -> int:
 
 def _agent_targets(folder: Path) -> set[Target]:
     """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
-    out = set()
+    out: set[Target] = set()
     try:
         candidates = sorted(p for p in folder.iterdir() if p.name.endswith("agent_info.csv"))
     except OSError:
@@ -217,7 +217,7 @@ def kernel_name(code: list[CodeLine]) -> str:
 
 def listed_waves(fn_doc) -> dict[str, tuple[int, int, int, int, int, int]]:
     """filenames.json wave_filenames -> {file: (se, simd, slot, wv, begin, end)}."""
-    out = {}
+    out: dict[str, tuple[int, int, int, int, int, int]] = {}
     tree = fn_doc.get("wave_filenames") if isinstance(fn_doc, dict) else None
     if not isinstance(tree, dict):
         return out
@@ -315,8 +315,8 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
             parts.append(np.array(rows, dtype=OCCUPANCY_DTYPE))
             rows = []
     occ = np.concatenate(parts) if parts else np.zeros(0, OCCUPANCY_DTYPE)
-    names = doc.get("dispatches") if isinstance(doc.get("dispatches"), dict) else {}
-    return occ, kids, {str(k): str(v) for k, v in names.items()}
+    names = doc.get("dispatches")
+    return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
 def parse_realtime(doc) -> list[tuple[int, int]]:
