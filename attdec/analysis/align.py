@@ -127,7 +127,8 @@ def align(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> Alignm
                 partner[ia[m.b + k]] = ib[m.a + k]
     # After's program order; a removed instruction goes right after the partner of the last matched
     # instruction before it in before's program order.
-    order, last = [], -1
+    order: list[tuple[tuple[int, int, int], tuple[int | None, int | None, str]]] = []
+    last = -1
     by_b = {i: j for j, i in partner.items()}
     for i in range(len(before)):
         if i in by_b:
@@ -135,9 +136,9 @@ def align(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> Alignm
         else:
             order.append(((last, 1, i), (i, None, REMOVED)))
     for j in range(len(after)):
-        i = partner.get(j)
+        p = partner.get(j)
         order.append(
-            ((j, 0, 0), (None, j, ADDED) if i is None else (i, j, SAME if before[i][0] == after[j][0] else CHANGED))
+            ((j, 0, 0), (None, j, ADDED) if p is None else (p, j, SAME if before[p][0] == after[j][0] else CHANGED))
         )
     al.pairs = [p for _, p in sorted(order, key=lambda x: x[0])]
     return al

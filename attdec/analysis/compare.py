@@ -71,10 +71,11 @@ class Spread:
 
 def threshold(before: Spread, after: Spread) -> float | None:
     """How large |delta| must be to be significant; None when neither side was measured twice."""
-    if before.noise is None and after.noise is None:
+    known = [s.mad for s in (before, after) if s.mad is not None]
+    if not known:
         return None
-    nb = before.noise if before.noise is not None else after.mad * math.sqrt(2)
-    na = after.noise if after.noise is not None else before.mad * math.sqrt(2)
+    nb = before.noise if before.noise is not None else known[0] * math.sqrt(2)  # borrowed from after
+    na = after.noise if after.noise is not None else known[0] * math.sqrt(2)  # borrowed from before
     return NOISE_K * (nb + na)
 
 
@@ -336,9 +337,10 @@ def _instruction_rows(before: RunSet, after: RunSet, al: Alignment, frame: str) 
             continue
         cb = before.insts[i] if i is not None else None
         ca = after.insts[j] if j is not None else None
-        c = ca or cb
-        extra = {"source": frame_of(c.source, frame), "vaddr": c.vaddr, "line": c.line}
-        extra["type"] = after.types[j] if j is not None else before.types[i]
+        c = ca if ca is not None else cb
+        assert c is not None  # align never pairs nothing with nothing
+        extra: dict = {"source": frame_of(c.source, frame), "vaddr": c.vaddr, "line": c.line}
+        extra["type"] = after.types[j] if j is not None else before.types[i or 0]
         if cb is not None and ca is not None:
             if cb.text != ca.text:
                 extra["before_text"] = cb.text

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Container
 from typing import IO, cast
 
 from rich.console import Console
@@ -100,7 +101,7 @@ def write_csv(header: list[str], rows: list[list], out) -> None:
     w.writerows(rows)
 
 
-def write_md_table(out, header: list[str], rows: list[list], right: set[int] = frozenset()) -> None:
+def write_md_table(out, header: list[str], rows: list[list], right: Container[int] = ()) -> None:
     """A GitHub-flavoured markdown table; columns whose index is in `right` are right-aligned."""
 
     def cell(v) -> str:

@@ -75,7 +75,10 @@ def render_text(blocks: list[Block], out) -> None:
             for i, h in enumerate(b.header):
                 wrap = i == b.wide
                 t.add_column(
-                    h, justify="right" if i in b.right else "left", no_wrap=not wrap, overflow="fold" if wrap else None
+                    h,
+                    justify="right" if i in b.right else "left",
+                    no_wrap=not wrap,
+                    overflow="fold" if wrap else "ellipsis",
                 )
             for r in b.rows:
                 t.add_row(*r)
@@ -229,7 +232,7 @@ def row_json(r: DiffRow, metric: str) -> dict:
         "before": {f: num(r.before[f].median) for f in FIELDS},
         "after": {f: num(r.after[f].median) for f in FIELDS},
         "delta": {f: num(r.delta(f)) for f in FIELDS},
-        "delta_pct": {f: num(None if r.pct(f) is None else round(r.pct(f), 4)) for f in FIELDS},
+        "delta_pct": {f: num(r.pct(f)) for f in FIELDS},
         "significant": r.significant(metric),
         "noise": {f: {"threshold": num(r.threshold(f)), "significant": r.significant(f)} for f in METRICS},
         "values": {  # per run
@@ -245,7 +248,7 @@ def diff_json(d: Diff, top: int) -> dict:
     kernels = []
     for kd in d.kernels:
         rows = kd.rows[:top] if top else kd.rows
-        k = {"name": kd.kernel}
+        k: dict = {"name": kd.kernel}
         t = row_json(kd.total, d.metric)
         k.update({x: t[x] for x in ("before", "after", "delta", "delta_pct", "significant", "noise", "values")})
         k["spread"] = {
@@ -359,10 +362,10 @@ def _noise_kernel_blocks(kn: KernelNoise, top: int) -> list[Block]:
         )
     out.append(Block("line", f"  waves {', '.join(map(str, rs.waves))}"))
     out += [Block("note", p) for p in kn.problems]
-    if len(rs.runs) < 2:
+    fl = floor(kn.total.values[m])
+    if fl is None:
         out.append(Block("line", "  one run: no spread to measure (give at least 2 runs of this kernel)"))
         return out
-    fl = floor(kn.total.values[m])
     med = kn.total.values[m].median
     out.append(
         Block(
