@@ -43,24 +43,42 @@ def gate(result, pct: float, metric: str) -> list[str]:
     return out
 
 
+def compare_options(f):
+    """--by, --metric, --top, --frame, --format: what `diff` and `noise` rows are and how they print."""
+    opts = [
+        click.option(
+            "--by",
+            type=click.Choice(COMPARE_BY),
+            default=None,
+            help="Rows per source line (default; instructions when there are no source lines), instruction, "
+            "source file or stall type.",
+        ),
+        click.option(
+            "--metric",
+            type=click.Choice(METRICS),
+            default="cycles",
+            show_default=True,
+            help="What rows are ranked by (and diff marks and --fail-above checks): cycles (Latency) or stall.",
+        ),
+        click.option("--top", type=int, default=20, show_default=True, help="Rows per kernel (0 = all)."),
+        click.option(
+            "--frame",
+            type=click.Choice(FRAMES),
+            default="inner",
+            show_default=True,
+            help="For inlined code: the instruction's own line (inner) or the outermost call site (outer).",
+        ),
+        click.option("--format", "fmt", type=FORMATS, default="table", show_default=True),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
 @click.command("diff")
 @click.argument("paths", nargs=-1, metavar="[BEFORE AFTER]")
 @click.option("-b", "--before", multiple=True, metavar="PATH", help="A before input (repeatable; with --after).")
 @click.option("-a", "--after", multiple=True, metavar="PATH", help="An after input (repeatable; with --before).")
-@click.option(
-    "--by",
-    type=click.Choice(COMPARE_BY),
-    default=None,
-    help="Rows per source line (default; instructions when there are no source lines), instruction, "
-    "source file or stall type.",
-)
-@click.option(
-    "--metric",
-    type=click.Choice(METRICS),
-    default="cycles",
-    show_default=True,
-    help="What rows are ranked and marked by, and what --fail-above checks: cycles (Latency) or stall.",
-)
 @click.option(
     "--fail-above",
     type=float,
@@ -68,15 +86,7 @@ def gate(result, pct: float, metric: str) -> list[str]:
     metavar="PCT",
     help="Exit 1 when a kernel's total --metric grew by more than PCT percent (a CI gate).",
 )
-@click.option("--top", type=int, default=20, show_default=True, help="Rows per kernel (0 = all).")
-@click.option(
-    "--frame",
-    type=click.Choice(FRAMES),
-    default="inner",
-    show_default=True,
-    help="For inlined code: the instruction's own line (inner) or the outermost call site (outer).",
-)
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
+@compare_options
 @input_options
 @click.pass_context
 def command(ctx, paths, before, after, by, metric, fail_above, top, frame, fmt, input_format, code, arch):

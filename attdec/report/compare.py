@@ -183,16 +183,7 @@ def _kernel_blocks(kd: KernelDiff, top: int, m: str) -> list[Block]:
     if not rows:
         out.append(Block("line", "  (no executed instructions)"))
         return out
-    what = {"line": "source line", "instruction": "instruction", "file": "source file", "type": "stall type"}[kd.by]
-    inst = kd.by == "instruction"
-    prefix = "" if kd.by == "type" else common_dir([r.extra.get("source", "") if inst else r.key for r in rows])
-    out.append(
-        Block(
-            "caption",
-            f"top {len(rows)} of {len(kd.rows)} by {what}, ranked by |Δ {m}|"
-            + (f" (paths under {prefix}/)" if prefix else ""),
-        )
-    )
+    what, inst, prefix = _rows_caption(out, kd.by, rows, len(kd.rows), f"|Δ {m}|")
     header = ["#", "before", "after", f"Δ {m}", "Δ%", "noise", "mark", "status"]
     header += ["instruction", "source"] if inst else [what]
     table = []
@@ -212,6 +203,18 @@ def _kernel_blocks(kd: KernelDiff, top: int, m: str) -> list[Block]:
         table.append(cells)
     out.append(Block("table", header=header, rows=table, right={0, 1, 2, 3, 4, 5}, wide=len(header) - 1 - inst))
     return out
+
+
+WHAT = {"line": "source line", "instruction": "instruction", "file": "source file", "type": "stall type"}
+
+
+def _rows_caption(out: list[Block], by: str, rows: list, total: int, ranked: str) -> tuple[str, bool, str]:
+    """Append 'top N of M by <what>, ranked by <ranked> (paths under P/)'; return (what, by instruction, P)."""
+    inst = by == "instruction"
+    prefix = "" if by == "type" else common_dir([r.extra.get("source", "") if inst else r.key for r in rows])
+    caption = f"top {len(rows)} of {total} by {WHAT[by]}, ranked by {ranked}"
+    out.append(Block("caption", caption + (f" (paths under {prefix}/)" if prefix else "")))
+    return WHAT[by], inst, prefix
 
 
 def _spread_json(s: Spread) -> dict:
@@ -308,15 +311,17 @@ def diff_csv(d: Diff, top: int) -> list[list]:
     return rows
 
 
-def print_diff(d: Diff, fmt: str, top: int, out) -> None:
+def _print(fmt: str, out, as_json, csv_header: list[str], as_csv, as_blocks) -> None:
     if fmt == "json":
-        write_json(diff_json(d, top), out)
+        write_json(as_json(), out)
     elif fmt == "csv":
-        write_csv(DIFF_CSV, diff_csv(d, top), out)
-    elif fmt == "md":
-        render_md(diff_blocks(d, top), out)
+        write_csv(csv_header, as_csv(), out)
     else:
-        render_text(diff_blocks(d, top), out)
+        (render_md if fmt == "md" else render_text)(as_blocks(), out)
+
+
+def print_diff(d: Diff, fmt: str, top: int, out) -> None:
+    _print(fmt, out, lambda: diff_json(d, top), DIFF_CSV, lambda: diff_csv(d, top), lambda: diff_blocks(d, top))
 
 
 # ---------------------------------------------------------------------------------------------- noise
@@ -385,16 +390,7 @@ def _noise_kernel_blocks(kn: KernelNoise, top: int) -> list[Block]:
             )
         )
     rows = kn.rows[:top] if top else kn.rows
-    what = {"line": "source line", "instruction": "instruction", "file": "source file", "type": "stall type"}[kn.by]
-    inst = kn.by == "instruction"
-    prefix = "" if kn.by == "type" else common_dir([r.extra.get("source", "") if inst else r.key for r in rows])
-    out.append(
-        Block(
-            "caption",
-            f"top {len(rows)} of {len(kn.rows)} by {what}, ranked by median {m}"
-            + (f" (paths under {prefix}/)" if prefix else ""),
-        )
-    )
+    what, inst, prefix = _rows_caption(out, kn.by, rows, len(kn.rows), f"median {m}")
     header = ["#", f"median {m}", "MAD", "MAD%", "min–max"] + (["instruction", "source"] if inst else [what])
     table = []
     for i, r in enumerate(rows, 1):
@@ -452,11 +448,11 @@ def noise_csv(kernels: list[KernelNoise], top: int) -> list[list]:
 
 
 def print_noise(kernels: list[KernelNoise], fmt: str, top: int, out) -> None:
-    if fmt == "json":
-        write_json(noise_json(kernels, top), out)
-    elif fmt == "csv":
-        write_csv(NOISE_CSV, noise_csv(kernels, top), out)
-    elif fmt == "md":
-        render_md(noise_blocks(kernels, top), out)
-    else:
-        render_text(noise_blocks(kernels, top), out)
+    _print(
+        fmt,
+        out,
+        lambda: noise_json(kernels, top),
+        NOISE_CSV,
+        lambda: noise_csv(kernels, top),
+        lambda: noise_blocks(kernels, top),
+    )
