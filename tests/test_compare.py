@@ -122,6 +122,23 @@ def test_slowed_lines_give_exact_deltas(tmp_path):
     assert k["significant"] is None and by_key[f"{K}:15"]["significant"] is None
 
 
+def test_file_rows_and_inline_frames(tmp_path):
+    """Line 10 is inlined (warp_ops.py:8 -> softmax_kernel.py:17): --frame picks which line is charged."""
+    rows = code_rows(DEMO)
+    after = edit(tmp_path, "slow", slow_line=[(10, 5), (25, 3)])
+    d10, d25 = 5 * rows[10][6], 3 * rows[25][6]
+    h = "/home/dev/demo/warp_ops.py"
+
+    def changed(*args):
+        k = js("diff", DEMO, after, *args)["kernels"][0]
+        return {r["key"]: r["delta"]["cycles"] for r in k["rows"] if r["delta"]["cycles"]}
+
+    assert changed() == {f"{h}:8": d10, f"{K}:23": d25}
+    assert changed("--frame", "outer") == {f"{K}:17": d10, f"{K}:23": d25}
+    assert changed("--by", "file") == {h: d10, K: d25}
+    assert changed("--by", "file", "--frame", "outer") == {K: d10 + d25}
+
+
 def test_csv_md_and_table_say_the_same(tmp_path):
     after = edit(tmp_path, "slow", slow_line=[(7, 50)])
     d7 = 50 * code_rows(DEMO)[7][6]
@@ -287,6 +304,11 @@ def test_noise_command_spread(jittered):
     assert {r["key"] for r in k["rows"]} >= {f"{K}:15", f"{K}:12"}
     table = run("noise", jittered / "before")
     assert "3 runs" in table and "MAD" in table and "significant above" in table
+    rows = list(csv.DictReader(io.StringIO(run("noise", jittered / "before", "--format", "csv"))))
+    total = next(r for r in rows if r["kind"] == "total")
+    assert float(total["mad_cycles"]) == k["total"]["cycles"]["mad"] and total["runs"] == "3"
+    assert int(total["min_cycles"]) == min(totals) and int(total["max_cycles"]) == max(totals)
+    assert "| # | median cycles | MAD |" in run("noise", jittered / "before", "--format", "md")
 
 
 def test_noise_of_the_repeated_real_dispatches():
