@@ -13,15 +13,12 @@ import json
 import os
 import statistics
 import sys
-from types import SimpleNamespace
 
 import pytest
-from click.testing import CliRunner
-from conftest import FIXTURES, ROOT, one_line_error, shared_path
+from conftest import FIXTURES, ROOT, cli, one_line_error, shared_path
 
 from attdec.analysis.align import ADDED, CHANGED, REMOVED, SAME, align, pair_lines
 from attdec.analysis.compare import NOISE_K, Spread, significant, threshold
-from attdec.cli import main
 
 sys.path.insert(0, str(ROOT / "tools"))
 import uiedit
@@ -32,13 +29,9 @@ PA_SMALL = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "exampl
 PA_BIG = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling", "examples", "pa_mqa_logits_fp4", "att_viewer", "big")
 
 
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
 def run(*args) -> str:
-    r = invoke(*args)
-    assert r.exit_code == 0, (r.output, r.stderr)
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
     return r.stdout
 
 
@@ -335,12 +328,12 @@ def test_fail_above_gate(tmp_path):
     after = edit(tmp_path, "slow", slow_line=[(7, 50)])
     k = js("diff", DEMO, after)["kernels"][0]
     grew, grew_stall = k["delta_pct"]["cycles"], k["delta_pct"]["stall"]
-    r = invoke("diff", DEMO, after, "--fail-above", grew - 0.01)
-    assert r.exit_code == 1 and "softmax_rows_0" in r.stderr and "cycles" in r.stderr
-    assert invoke("diff", DEMO, after, "--fail-above", grew + 0.01).exit_code == 0
-    assert invoke("diff", DEMO, after, "--fail-above", grew_stall - 0.01, "--metric", "stall").exit_code == 1
-    assert invoke("diff", DEMO, after, "--fail-above", grew_stall + 0.01, "--metric", "stall").exit_code == 0
-    assert invoke("diff", after, DEMO, "--fail-above", 0).exit_code == 0  # it got faster
+    r = cli("diff", DEMO, after, "--fail-above", grew - 0.01)
+    assert r.returncode == 1 and "softmax_rows_0" in r.stderr and "cycles" in r.stderr
+    assert cli("diff", DEMO, after, "--fail-above", grew + 0.01).returncode == 0
+    assert cli("diff", DEMO, after, "--fail-above", grew_stall - 0.01, "--metric", "stall").returncode == 1
+    assert cli("diff", DEMO, after, "--fail-above", grew_stall + 0.01, "--metric", "stall").returncode == 0
+    assert cli("diff", after, DEMO, "--fail-above", 0).returncode == 0  # it got faster
 
 
 def test_unmatched_kernels_are_listed():
@@ -352,8 +345,8 @@ def test_unmatched_kernels_are_listed():
         ("tiny_kernel", "after"),
     }
     assert "before only: softmax_rows_0" in run("diff", DEMO, tiny)
-    r = invoke("diff", DEMO, tiny, "--fail-above", 5)
-    assert r.exit_code == 1 and "nothing was compared" in r.stderr
+    r = cli("diff", DEMO, tiny, "--fail-above", 5)
+    assert r.returncode == 1 and "nothing was compared" in r.stderr
     # several paths per side
     d = js("diff", "--before", DEMO, "--before", tiny, "--after", tiny)
     assert [k["name"] for k in d["kernels"]] == ["tiny_kernel"] and d["unmatched"][0]["kernel"] == "softmax_rows_0"
@@ -369,5 +362,4 @@ def test_unmatched_kernels_are_listed():
     ],
 )
 def test_bad_command_lines_give_one_line(args, words):
-    r = invoke("diff", *args)
-    one_line_error(SimpleNamespace(returncode=r.exit_code, stderr=r.stderr), *words)
+    one_line_error(cli("diff", *args), *words)
