@@ -17,7 +17,7 @@ import sys
 import pytest
 from conftest import FIXTURES, ROOT, cli, one_line_error, shared_path
 
-from attdec.analysis.align import ADDED, CHANGED, REMOVED, SAME, align, pair_lines
+from attdec.analysis.align import ADDED, CHANGED, REMOVED, SAME, align, matches, pair_lines
 from attdec.analysis.compare import NOISE_K, Spread, significant, threshold
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -150,6 +150,11 @@ def test_csv_md_and_table_say_the_same(tmp_path):
 
 
 def test_align_unit():
+    assert matches([1, 2, 3, 4], [1, 2, 9, 3, 4]) == [(0, 0), (1, 1), (2, 3), (3, 4)]
+    assert (
+        matches([1, 2, 1], [1]) == [(0, 0)] and matches([], [1]) == [] and matches([5, 5], [5, 5]) == [(0, 0), (1, 1)]
+    )
+    assert matches(list("xabcy"), list("zabcw")) == [(1, 1), (2, 2), (3, 3)]
     b = [("s_load a", "k:1"), ("v_add v1", "k:2"), ("v_mul v2", "k:2"), ("s_endpgm", "")]
     a = [("s_load a", "k:1"), ("v_add v1", "k:2"), ("s_nop 0", "k:2"), ("v_mul v3", "k:2"), ("s_endpgm", "")]
     al = align(b, a)

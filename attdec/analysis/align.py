@@ -66,6 +66,22 @@ class Alignment:
         return out
 
 
+def matches(a: list, b: list) -> list[tuple[int, int]]:
+    """Index pairs of equal items, in order: the common head and tail, and difflib's matcher in between
+    (longest common run first, then recursively either side). Trimming first keeps one insertion into a
+    long listing linear instead of quadratic."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    out = [(k, k) for k in range(head)]
+    sm = SequenceMatcher(None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False)
+    out += [(head + m.a + k, head + m.b + k) for m in sm.get_matching_blocks() for k in range(m.size)]
+    return out + [(len(a) - tail + k, len(b) - tail + k) for k in range(tail)]
+
+
 def _signatures(insts: list[tuple[str, str]]) -> dict[str, dict[int, list[str]]]:
     """file -> line -> mnemonics (program order) of the instructions any frame of which is that line."""
     sig: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -85,8 +101,7 @@ def pair_lines(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> d
         lb, la = sorted(sb[path]), sorted(sa[path])
         if lb == la:
             continue
-        sm = SequenceMatcher(None, [tuple(sb[path][n]) for n in lb], [tuple(sa[path][n]) for n in la], autojunk=False)
-        pairs = {lb[m.a + k]: la[m.b + k] for m in sm.get_matching_blocks() for k in range(m.size)}
+        pairs = {lb[x]: la[y] for x, y in matches([tuple(sb[path][n]) for n in lb], [tuple(sa[path][n]) for n in la])}
         anchors = sorted(pairs)
         shifts = [pairs[b] - b for b in anchors]
         taken, free = set(pairs.values()), set(la)
@@ -119,12 +134,8 @@ def align(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> Alignm
         ia = groups_a.get(key)
         if not ia:
             continue
-        sm = SequenceMatcher(
-            None, [mnemonic(before[i][0]) for i in ib], [mnemonic(after[j][0]) for j in ia], autojunk=False
-        )
-        for m in sm.get_matching_blocks():
-            for k in range(m.size):
-                partner[ia[m.b + k]] = ib[m.a + k]
+        for x, y in matches([mnemonic(before[i][0]) for i in ib], [mnemonic(after[j][0]) for j in ia]):
+            partner[ia[y]] = ib[x]
     # After's program order; a removed instruction goes right after the partner of the last matched
     # instruction before it in before's program order.
     order: list[tuple[tuple[int, int, int], tuple[int | None, int | None, str]]] = []
