@@ -99,7 +99,12 @@ def test_slowed_lines_give_exact_deltas(tmp_path):
     rows = code_rows(DEMO)
     after = edit(tmp_path, "slow", slow_line=[(7, 50), (25, 3)])  # s_waitcnt vmcnt(0) @15, v_rcp @23
     d7, d25 = 50 * rows[7][6], 3 * rows[25][6]
-    k = js("diff", DEMO, after)["kernels"][0]
+    d = js("diff", DEMO, after)
+    assert set(d) >= {"kernels", "unmatched"}  # the shape issue 15 asks for
+    k = d["kernels"][0]
+    assert set(k) >= {"name", "before", "after", "delta", "rows"}
+    assert all(set(k[side]) >= {"cycles", "stall"} for side in ("before", "after", "delta"))
+    assert all(set(r) >= {"key", "before", "after", "delta", "significant"} for r in k["rows"])
     assert k["delta"]["cycles"] == d7 + d25 == k["delta"]["stall"]
     assert k["delta"]["hits"] == 0
     assert k["delta_pct"]["cycles"] == pytest.approx(100 * (d7 + d25) / k["before"]["cycles"], abs=1e-3)
