@@ -16,7 +16,7 @@ and wave ends, filenames.json and occupancy.json follow the shifted times. Each 
 * `jitter(seed, sigma)`: every stalled record (stall > 0) gets round(gauss(0, sigma)) more stall cycles
   (never below 0), later records moving along: a repeated run with random run-to-run noise.
 
-    python3 tools/uiedit.py SRC DST [--slow LINE:CYCLES] [--insert AFTER:TEXT[:DURATION[:STALL]]]
+    python3 tools/uiedit.py SRC DST [--slow LINE:CYCLES] [--insert AFTER:DURATION:STALL:TEXT]
                                    [--jitter SEED:SIGMA]
 """
 
@@ -177,7 +177,7 @@ def main() -> None:
     ap.add_argument("src")
     ap.add_argument("dst")
     ap.add_argument("--slow", action="append", default=[], metavar="LINE:CYCLES")
-    ap.add_argument("--insert", action="append", default=[], metavar="AFTER:TEXT[:DURATION[:STALL]]")
+    ap.add_argument("--insert", action="append", default=[], metavar="AFTER:DURATION:STALL:TEXT")
     ap.add_argument("--jitter", metavar="SEED:SIGMA")
     a = ap.parse_args()
     f = Folder(a.src)
@@ -185,8 +185,8 @@ def main() -> None:
         line, cycles = spec.split(":")
         f.slow_line(int(line), int(cycles))
     for spec in a.insert:
-        after, text, *rest = spec.split(":")
-        f.insert(int(after), text, "", *map(int, rest))
+        after, duration, stall, text = spec.split(":", 3)  # the text last: it may hold ':'
+        f.insert(int(after), text, "", int(duration), int(stall))
     if a.jitter:
         seed, sigma = a.jitter.split(":")
         f.jitter(int(seed), float(sigma))
