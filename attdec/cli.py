@@ -54,4 +54,8 @@ COMMANDS = {
     "decode": "attdec.commands.decode:decode",
     "disasm": "attdec.commands.disasm:command",
     "export-ui": "attdec.commands.export_ui:export_ui",
+    "waits": "attdec.commands.waits:command",
+    "latency": "attdec.commands.latency:command",
+    "cfg": "attdec.commands.cfg:command",
+    "loops": "attdec.commands.loops:command",
 }

@@ -33,11 +33,13 @@ class _RStrip:
         return False
 
 
-def console() -> Console:
-    """stdout console; wide and colourless when piped so tables are not squeezed to 80 columns."""
-    if sys.stdout.isatty():
-        return Console(highlight=False, markup=False)
-    return Console(file=_RStrip(sys.stdout), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
+def console(out=None) -> Console:
+    """Console on `out` (default stdout); wide and colourless when not a terminal so tables are not
+    squeezed to 80 columns."""
+    out = sys.stdout if out is None else out
+    if out.isatty():
+        return Console(file=out, highlight=False, markup=False)
+    return Console(file=_RStrip(out), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
 
 
 def human(n: float) -> str:
@@ -85,11 +87,11 @@ def strip_dir(path: str, prefix: str) -> str:
     return path[len(prefix) + 1 :] if prefix and path.startswith(prefix + "/") else path
 
 
-def write_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, indent=1) + "\n")
+def write_json(obj, out=None) -> None:
+    (sys.stdout if out is None else out).write(json.dumps(obj, indent=1) + "\n")
 
 
-def write_csv(header: list[str], rows: list[list]) -> None:
-    w = csv.writer(sys.stdout, lineterminator="\n")
+def write_csv(header: list[str], rows: list[list], out=None) -> None:
+    w = csv.writer(sys.stdout if out is None else out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)
