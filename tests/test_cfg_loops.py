@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from click.testing import CliRunner
-from conftest import FIXTURES, decoded, shared_path
+from conftest import FIXTURES, cli, decoded, shared_path
 
 from attdec.analysis.cfg import UNEVEN, block_stats, branch_target, build_cfgs
 from attdec.analysis.loops import loop_timings
-from attdec.cli import main
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch, Wave, empty_insts
 
@@ -185,9 +183,9 @@ def test_flash_attn_main_loop():
 
 
 def run(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    assert r.exit_code == 0, r.output
-    return r.output
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
 
 
 def test_cfg_cli_formats():

@@ -14,17 +14,15 @@ import random
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from conftest import FIXTURES, decoded, shared_path
+from conftest import FIXTURES, cli, decoded, shared_path
 
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.latency import hidden_latency
 from attdec.analysis.stream import stream_of
 from attdec.analysis.waits import _retire, attribute, wait_sites
-from attdec.cli import main
 from attdec.isa import waitcnt as W
 from attdec.model import CodeLine, Dispatch, Wave, empty_insts
-from attdec.sources import open_inputs
+from attdec.sources.pipeline import open_dispatches as open_inputs
 
 SAMPLES = "ui_output_samples"
 
@@ -388,9 +386,9 @@ def test_hidden_latency_is_consistent():
 
 
 def run(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    assert r.exit_code == 0, r.output
-    return r.output
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
 
 
 def test_waits_json_shape():

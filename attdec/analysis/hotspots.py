@@ -10,16 +10,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attdec.analysis.aggregate import aggregate_lines
+from attdec.analysis import BY, CHARGES
 from attdec.analysis.classify import STALL_TYPES, classify
+from attdec.analysis.table import Table
 from attdec.analysis.waits import attribute, producer_moves
 from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model.totals import aggregate_lines
 
 NO_SOURCE = "(no source line)"
 NO_FILE = "(no source file)"
-BY = ("line", "instruction", "file")
-FRAMES = ("inner", "outer")
-CHARGES = ("wait", "producer")
 
 
 @dataclass
@@ -68,6 +67,15 @@ class Hotspots:
     by: str = "line"
     problems: list[str] = field(default_factory=list)
     charge: str = "wait"
+
+    @property
+    def table(self) -> Table:
+        """The rows as numpy columns (key, stall, latency, hits, idle, share, dominant_type; by instruction
+        also line, vaddr, source, type)."""
+        cols = ["key", "stall", "latency", "hits", "idle", "share", "dominant_type"]
+        if self.by == "instruction":
+            cols += ["line", "vaddr", "source", "type"]
+        return Table.from_rows([{**r.extra, **vars(r)} for r in self.rows], cols)
 
 
 def frames(source: str) -> list[str]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis.hotspots import BY, CHARGES, FRAMES, hotspots
+from attdec.analysis import BY, CHARGES, FRAMES
 from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
-from attdec.report import hotspots as rep
 
 
 def run(
@@ -20,12 +19,19 @@ def run(
     input_format=None,
     code=(),
     arch=None,
+    out=None,
     charge="wait",
 ):
+    """Hotspots of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.analysis.hotspots import hotspots
+    from attdec.report import hotspots as rep
+
     dispatches = open_dispatches(paths, input_format, code, arch)
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top)
+    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top, out or sys.stdout)
 
 
 @click.command("hotspots")
@@ -68,4 +74,4 @@ def command(paths, by, top, frame, charge, merge, fmt, se, simd, slot, wave, inp
     producer the stall of each wait moves to the instructions whose results it waited for.
     """
     wave_filter = make_wave_filter(se, simd, slot, wave)
-    run(paths, by, top, frame, merge, fmt, wave_filter, input_format, code, arch, charge)
+    run(paths, by, top, frame, merge, fmt, wave_filter, input_format, code, arch, charge=charge)

@@ -4,11 +4,40 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis.hotspots import FRAMES
-from attdec.analysis.latency import hidden_latency
-from attdec.analysis.waits import attribute
+from attdec.analysis import FRAMES
 from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
-from attdec.report import waits as rep
+
+
+def run(
+    paths,
+    by="line",
+    top=20,
+    frame="inner",
+    fmt="table",
+    wave_filter=None,
+    input_format=None,
+    code=(),
+    arch=None,
+    out=None,
+):
+    """Hidden latency of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.analysis.latency import hidden_latency
+    from attdec.analysis.waits import attribute
+    from attdec.report import waits as rep
+
+    reports = []
+    for d in open_dispatches(paths, input_format, code, arch):
+        waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
+        reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
+    out = out or sys.stdout
+    if fmt == "json":
+        rep.print_latency_json(reports, by, top, out)
+    elif fmt == "csv":
+        rep.print_latency_csv(reports, by, top, out)
+    else:
+        rep.print_latency_table(reports, by, top, out)
 
 
 @click.command("latency")
@@ -30,14 +59,4 @@ def command(paths, by, top, frame, fmt, se, simd, slot, wave, input_format, code
     the wave covered with other work and the part exposed as that wait's stall; per instruction or
     source line, per unit (VMEM load, LDS, SMEM, ...) and for the kernel ("62% of load latency hidden").
     """
-    flt = make_wave_filter(se, simd, slot, wave)
-    rs = []
-    for d in open_dispatches(paths, input_format, code, arch):
-        waves = d.waves if flt is None else [w for w in d.waves if flt(w)]
-        rs.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
-    if fmt == "json":
-        rep.print_latency_json(rs, by, top)
-    elif fmt == "csv":
-        rep.print_latency_csv(rs, by, top)
-    else:
-        rep.print_latency_table(rs, by, top)
+    run(paths, by, top, frame, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)

@@ -6,7 +6,19 @@ import click
 
 from attdec.commands.cfg import reports
 from attdec.commands.common import input_options, make_wave_filter, wave_filter_options
-from attdec.report import cfg as rep
+
+
+def run(paths, top=16, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
+    """Loop timings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.report import cfg as rep
+
+    rs = reports(paths, wave_filter, input_format, code, arch)
+    if fmt == "json":
+        rep.print_loops_json(rs, out or sys.stdout)
+    else:
+        rep.print_loops_table(rs, top, out or sys.stdout)
 
 
 @click.command("loops")
@@ -23,8 +35,4 @@ def command(paths, top, fmt, se, simd, slot, wave, input_format, code, arch):
     every iteration's cycles. Iterations run from one execution of the header to the next or to the
     first instruction outside the loop, so a dropped or repeated branch record cannot shift the rest.
     """
-    rs = reports(paths, make_wave_filter(se, simd, slot, wave), input_format, code, arch)
-    if fmt == "json":
-        rep.print_loops_json(rs)
-    else:
-        rep.print_loops_table(rs, top)
+    run(paths, top, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis.waits import attribute, wait_sites
 from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
-from attdec.report import waits as rep
 
 
-def reports(paths, wave_filter=None, input_format=None, code=(), arch=None) -> list[rep.WaitReport]:
-    out = []
+def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
+    """Wait sites of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.analysis.waits import attribute, wait_sites
+    from attdec.report import waits as rep
+
+    reports = []
     for d in open_dispatches(paths, input_format, code, arch):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        out.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
-    return out
+        reports.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
+    out = out or sys.stdout
+    if fmt == "json":
+        rep.print_waits_json(reports, top, out)
+    elif fmt == "csv":
+        rep.print_waits_csv(reports, top, out)
+    else:
+        rep.print_waits_table(reports, top, producers, out)
 
 
 @click.command("waits")
@@ -32,10 +42,4 @@ def command(paths, top, producers, fmt, se, simd, slot, wave, input_format, code
     stall, found by replaying every wave's wait counters (docs/wait-attribution.md). `attdec hotspots
     --charge producer` ranks source lines by the stall they caused this way.
     """
-    rs = reports(paths, make_wave_filter(se, simd, slot, wave), input_format, code, arch)
-    if fmt == "json":
-        rep.print_waits_json(rs, top)
-    elif fmt == "csv":
-        rep.print_waits_csv(rs, top)
-    else:
-        rep.print_waits_table(rs, top, producers)
+    run(paths, top, producers, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)

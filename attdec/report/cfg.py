@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,7 +99,7 @@ def cfg_json(r: CfgReport) -> dict:
     return {"dispatch": r.dispatch.name, "kernel": r.dispatch.kernel, "arch": r.dispatch.arch, "kernels": kernels}
 
 
-def print_cfg_json(reports: list[CfgReport], out=None) -> None:
+def print_cfg_json(reports: list[CfgReport], out) -> None:
     objs = [cfg_json(r) for r in reports]
     write_json(objs[0] if len(objs) == 1 else {"dispatches": objs}, out)
 
@@ -137,9 +136,8 @@ def _dot_cluster(out, cfg: Cfg, loop_id: int, total: int, indent: str) -> None:
     out.write(f"{indent}}}\n")
 
 
-def print_cfg_dot(reports: list[CfgReport], out=None) -> None:
+def print_cfg_dot(reports: list[CfgReport], out) -> None:
     """One Graphviz digraph per kernel; loops are nested clusters, nodes are shaded by stall share."""
-    out = sys.stdout if out is None else out
     for r in reports:
         for cfg in r.cfgs:
             total = sum(b.stall for b in cfg.blocks) or 1
@@ -163,7 +161,7 @@ def print_cfg_dot(reports: list[CfgReport], out=None) -> None:
 # ---- indented terminal view -----------------------------------------------------------------------
 
 
-def print_cfg_table(reports: list[CfgReport], out=None) -> None:
+def print_cfg_table(reports: list[CfgReport], out) -> None:
     con = console(out)
     for i, r in enumerate(reports):
         if i:
@@ -298,12 +296,12 @@ def loops_json(r: CfgReport) -> dict:
     return {"dispatch": r.dispatch.name, "kernel": r.dispatch.kernel, "arch": r.dispatch.arch, "loops": loops}
 
 
-def print_loops_json(reports: list[CfgReport], out=None) -> None:
+def print_loops_json(reports: list[CfgReport], out) -> None:
     objs = [loops_json(r) for r in reports]
     write_json(objs[0] if len(objs) == 1 else {"dispatches": objs}, out)
 
 
-def print_loops_table(reports: list[CfgReport], top: int, out=None) -> None:
+def print_loops_table(reports: list[CfgReport], top: int, out) -> None:
     con = console(out)
     for i, r in enumerate(reports):
         if i:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import sys
+from typing import IO, cast
 
 from rich.console import Console
 
 
-class _RStrip:
+class _RStrip(io.TextIOBase):
     """File wrapper that drops the trailing blanks rich pads table lines with (for piped output)."""
 
     def __init__(self, f):
@@ -34,12 +36,13 @@ class _RStrip:
 
 
 def console(out=None) -> Console:
-    """Console on `out` (default stdout); wide and colourless when not a terminal so tables are not
-    squeezed to 80 columns."""
+    """A console on `out` (default stdout); wide and colourless when piped so tables are not squeezed."""
     out = sys.stdout if out is None else out
     if out.isatty():
         return Console(file=out, highlight=False, markup=False)
-    return Console(file=_RStrip(out), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
+    return Console(
+        file=cast(IO[str], _RStrip(out)), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False
+    )
 
 
 def human(n: float) -> str:
@@ -87,11 +90,11 @@ def strip_dir(path: str, prefix: str) -> str:
     return path[len(prefix) + 1 :] if prefix and path.startswith(prefix + "/") else path
 
 
-def write_json(obj, out=None) -> None:
-    (sys.stdout if out is None else out).write(json.dumps(obj, indent=1) + "\n")
+def write_json(obj, out) -> None:
+    out.write(json.dumps(obj, indent=1) + "\n")
 
 
-def write_csv(header: list[str], rows: list[list], out=None) -> None:
-    w = csv.writer(sys.stdout if out is None else out, lineterminator="\n")
+def write_csv(header: list[str], rows: list[list], out) -> None:
+    w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)

@@ -75,7 +75,7 @@ def waits_json(r: WaitReport, top: int) -> dict:
     return obj
 
 
-def print_waits_json(reports: list[WaitReport], top: int, out=None) -> None:
+def print_waits_json(reports: list[WaitReport], top: int, out) -> None:
     _one_or_many([waits_json(r, top) for r in reports], out)
 
 
@@ -97,7 +97,7 @@ WAITS_CSV = [
 ]
 
 
-def print_waits_csv(reports: list[WaitReport], top: int, out=None) -> None:
+def print_waits_csv(reports: list[WaitReport], top: int, out) -> None:
     rows = []
     for r in reports:
         for s in r.sites[:top] if top else r.sites:
@@ -112,7 +112,7 @@ def print_waits_csv(reports: list[WaitReport], top: int, out=None) -> None:
     write_csv(WAITS_CSV, rows, out)
 
 
-def print_waits_table(reports: list[WaitReport], top: int, producers: int = 4, out=None) -> None:
+def print_waits_table(reports: list[WaitReport], top: int, producers: int, out) -> None:
     con = console(out)
     for i, r in enumerate(reports):
         if i:
@@ -222,14 +222,14 @@ def latency_json(r: LatencyReport, by: str, top: int) -> dict:
     return obj
 
 
-def print_latency_json(reports: list[LatencyReport], by: str, top: int, out=None) -> None:
+def print_latency_json(reports: list[LatencyReport], by: str, top: int, out) -> None:
     _one_or_many([latency_json(r, by, top) for r in reports], out)
 
 
 LATENCY_CSV = ["dispatch", "key", "unit", "executions", "retired", "hidden", "exposed", "hidden_share"]
 
 
-def print_latency_csv(reports: list[LatencyReport], by: str, top: int, out=None) -> None:
+def print_latency_csv(reports: list[LatencyReport], by: str, top: int, out) -> None:
     rows = []
     for r in reports:
         xs = r.result.by_line if by == "line" else r.result.by_instruction
@@ -240,7 +240,7 @@ def print_latency_csv(reports: list[LatencyReport], by: str, top: int, out=None)
     write_csv(LATENCY_CSV, rows, out)
 
 
-def print_latency_table(reports: list[LatencyReport], by: str, top: int, out=None) -> None:
+def print_latency_table(reports: list[LatencyReport], by: str, top: int, out) -> None:
     con = console(out)
     for i, r in enumerate(reports):
         if i:
