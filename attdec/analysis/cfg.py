@@ -115,7 +115,7 @@ def kernels_of(code: list[CodeLine]) -> list[tuple[str, int, list[CodeLine]]]:
     object (raw decodes list them after the kernels), are grouped per code object under "".
     """
     out: list[tuple[str, int, list[CodeLine]]] = []
-    current = None
+    current: tuple[str, int, list[CodeLine]] | None = None
     for c in code:
         if c.is_label:
             current = (c.text[1:].strip(), c.codeobj, [])
@@ -211,11 +211,11 @@ def _dominators(blocks: list[Block]) -> tuple[list[int | None], list[int]]:
             new = preds[0]
             for p in preds[1:]:
                 x, y = p, new
-                while x != y:
+                while x != y:  # walk both up the dominator tree to their common ancestor
                     while num[x] > num[y]:
-                        x = idom[x]
+                        x = idom[x] or 0
                     while num[y] > num[x]:
-                        y = idom[y]
+                        y = idom[y] or 0
                 new = x
             if idom[b] != new:
                 idom[b] = new
@@ -264,7 +264,8 @@ def _find_loops(cfg: Cfg) -> None:
     for lp in loops:
         lp.depth = 1 if lp.parent is None else loops[lp.parent].depth + 1
         for b in lp.blocks:  # innermost loop: loops are visited outermost first
-            if blocks[b].loop is None or loops[blocks[b].loop].depth < lp.depth:
+            inner = blocks[b].loop
+            if inner is None or loops[inner].depth < lp.depth:
                 blocks[b].loop = lp.id
     cfg.loops = loops
 

@@ -100,11 +100,11 @@ def hidden_latency(attr: Attribution, frame: str = "inner") -> HiddenLatency:
     first = np.r_[True, p[1:] != p[:-1]] if len(p) else np.zeros(0, bool)
     w, p = w[first], p[first]
 
-    ins = st.insts
-    issue = ins["time"][p] + ins["stall"][p]
-    hidden = np.maximum(ins["time"][w] - issue, 0)
-    exposed = ins["stall"][w].astype(np.int64)
-    cum = np.concatenate(([0], np.cumsum(ins["stall"], dtype=np.int64)))
+    time, stall = st.col("time"), st.col("stall")
+    issue = time[p] + stall[p]
+    hidden = np.maximum(time[w] - issue, 0)
+    exposed = stall[w].astype(np.int64)
+    cum = np.concatenate(([0], np.cumsum(stall, dtype=np.int64)))
     elsewhere = np.minimum(np.maximum(cum[w] - cum[p + 1], 0), hidden)  # stall of records strictly between
 
     lines_all = st.lines[ops]
@@ -120,19 +120,17 @@ def hidden_latency(attr: Attribution, frame: str = "inner") -> HiddenLatency:
     code = {c.line: c for c in d.code}
     rows = []
     for i, ln in enumerate(ul.tolist()):
-        c = code.get(ln)
-        if c is None:
-            continue
-        rows.append(
-            Latency(c.text, int(n_exec[i]), int(n_ret[i]), round(h[i]), round(e[i]), round(o[i]), unit_of[ln], c)
-        )
+        row = code.get(ln)
+        if row is not None:
+            counts = int(n_exec[i]), int(n_ret[i]), round(h[i]), round(e[i]), round(o[i])
+            rows.append(Latency(row.text, *counts, unit_of[ln], row))
     kernel = Latency(d.kernel or d.name)
     per_unit: dict[str, Latency] = {}
     per_line: dict[str, Latency] = {}
     for r in rows:
         kernel.add(r)
         per_unit.setdefault(r.unit, Latency(r.unit, unit=r.unit)).add(r)
-        key = frame_of(r.code.source, frame) or NO_SOURCE
+        key = frame_of(r.code.source if r.code else "", frame) or NO_SOURCE
         per_line.setdefault(key, Latency(key)).add(r)
 
     def most_exposed(xs):

@@ -112,8 +112,8 @@ def _iterations(st: Stream, start_line: int, in_body: np.ndarray):
     wave_end = st.starts[st.wave[starts] + 1]
     inside = nxt < wave_end
     end = np.where(inside, nxt, wave_end - 1)
-    t = st.insts["time"]
-    t_end = np.where(inside, t[end], t[end] + st.insts["duration"][end])
+    t = st.col("time")
+    t_end = np.where(inside, t[end], t[end] + st.col("duration")[end])
     cycles = (t_end - t[starts]).astype(np.int64)
     wave_start = st.starts[st.wave[starts]]
     prev = np.maximum(starts - 1, 0)

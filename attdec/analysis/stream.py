@@ -17,46 +17,45 @@ from attdec.model import INST_DTYPE, Wave
 
 @dataclass
 class Stream:
-    """Records of `waves` back to back: `insts` (INST_DTYPE), `wave[i]` = index into `waves` of record i,
-    `starts[k]:starts[k + 1]` = the records of waves[k]."""
+    """Records of `waves` back to back: `wave[i]` = index into `waves` of record i, `starts[k]:starts[k + 1]`
+    = the records of waves[k]; `col(name)` = one INST_DTYPE field of every record."""
 
     waves: list[Wave]
-    insts: np.ndarray
     wave: np.ndarray
     starts: np.ndarray
+    _cols: dict = field(default_factory=dict, repr=False)
     _index: tuple | None = field(default=None, repr=False)  # (table size, clipped line per record)
 
     def __len__(self) -> int:
-        return len(self.insts)
+        return int(self.starts[-1])
+
+    def col(self, name: str) -> np.ndarray:
+        """Field `name` (time, stall, duration, line, ...) of every record, concatenated on first use: one
+        column is a fraction of the whole 41-byte record."""
+        if name not in self._cols:
+            parts = [w.insts[name] for w in self.waves]
+            self._cols[name] = np.concatenate(parts) if parts else np.zeros(0, INST_DTYPE[name])
+        return self._cols[name]
 
     @property
     def lines(self) -> np.ndarray:
-        return self.insts["line"]
-
-    def wave_start(self) -> np.ndarray:
-        """First record of each record's wave."""
-        return self.starts[self.wave]
-
-    def wave_end(self) -> np.ndarray:
-        """One past the last record of each record's wave."""
-        return self.starts[self.wave + 1]
+        return self.col("line")
 
     def by_line(self, table: np.ndarray, default=-1) -> np.ndarray:
         """`table[line]` for every record (`default` where the line is unknown or outside the table)."""
         n = len(table)
         if self._index is None or self._index[0] != n:
-            lines = self.insts["line"]
+            lines = self.lines
             self._index = (n, np.where((lines >= 0) & (lines < n), lines, n))
         return np.append(table, np.array(default, table.dtype))[self._index[1]]
 
 
 def stream_of(waves: list[Wave]) -> Stream:
-    """The records of `waves`, concatenated in the given wave order."""
+    """The records of `waves`, in the given wave order."""
     sizes = np.array([len(w.insts) for w in waves], np.int64)
     starts = np.zeros(len(waves) + 1, np.int64)
     np.cumsum(sizes, out=starts[1:])
-    insts = np.concatenate([w.insts for w in waves]) if waves else np.zeros(0, INST_DTYPE)
-    return Stream(list(waves), insts, np.repeat(np.arange(len(waves)), sizes), starts)
+    return Stream(list(waves), np.repeat(np.arange(len(waves)), sizes), starts)
 
 
 def line_table(code, value, default, dtype=np.int64) -> np.ndarray:

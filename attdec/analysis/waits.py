@@ -83,33 +83,28 @@ def _retire_loop(floor, target, count, K):
     return before, after
 
 
-def _retire(stream: Stream, kind: np.ndarray, count: np.ndarray, cap: int | None, ooo: np.ndarray):
+def _retire(stream: Stream, ops, op_kind, waits, count, cap: int | None, ooo: np.ndarray):
     """One counter over the whole stream.
 
-    `kind[r]` = event kind record r adds to the counter (-1: none), `count[r]` = the count a wait at r
-    waits down to (-1: not a wait on this counter), `ooo` = kind codes that retire out of order.
-    Returns (wait records, before, after, operation records): the operations numbered
-    before[i]..after[i]-1 (indices into the operation records) are the ones wait i names.
+    `ops` = records (ascending) that add to the counter, `op_kind` = the event kind each adds, `waits` =
+    records (ascending) that wait on it, `count` = the count each waits down to, `ooo` = kind codes that
+    retire out of order. Returns (before, after) per wait: the operations ops[before[i]:after[i]] are
+    the ones wait i names.
     """
-    ops = np.flatnonzero(kind >= 0)
-    waits = np.flatnonzero(count >= 0)
-    empty = np.zeros(0, np.int64)
     if not len(waits) or not len(ops):
-        return empty, empty, empty, ops
+        return np.zeros(len(waits), np.int64), np.zeros(len(waits), np.int64)
     n = len(ops)
     idx = np.arange(n, dtype=np.int64)
-    op_kind = kind[ops]
     change = np.zeros(n, np.int64)
     change[1:] = np.where(op_kind[1:] != op_kind[:-1], idx[1:], 0)
     last_change = np.maximum.accumulate(change)  # latest op whose kind differs from the op before it
     last_ooo = np.maximum.accumulate(np.where(np.isin(op_kind, ooo), idx, -1))
 
     ub = np.searchsorted(ops, waits)  # operations issued before each wait
-    N = count[waits].astype(np.int64)
+    N = count.astype(np.int64)
     base = np.searchsorted(ops, stream.starts[stream.wave[waits]])  # first operation of the wait's wave
-    floor = (
-        base if cap is None else np.maximum(base, ub - cap)
-    )  # retired for sure: other waves' ops, and beyond the capacity
+    # retired for sure: other waves' operations, and those beyond the counter's capacity
+    floor = base if cap is None else np.maximum(base, ub - cap)
     target = ub - N
     prev = np.maximum(ub - 1, 0)
     # The pending range [before, ub) retires in order iff no kind change and no out-of-order op inside it,
@@ -126,32 +121,47 @@ def _retire(stream: Stream, kind: np.ndarray, count: np.ndarray, cap: int | None
         allowed = ok
     else:  # never seen; the sequential definition gives the same answer, slowly
         before, after = _retire_loop(floor, target, N, K)
-    return waits, before, after, ops
+    return before, after
 
 
 def attribute(dispatch: Dispatch, waves: list[Wave] | None = None) -> Attribution:
     """Which operations each executed wait of `waves` (default: all of the dispatch's) waited for."""
     waves = dispatch.waves if waves is None else waves
     st = stream_of(waves)
-    fam = dispatch.target
+    fam = dispatch.target.name
     counters = counters_of(dispatch)
     info = {c.line: (W.waits_of(c.text, fam), W.events_of(c.text, fam)) for c in dispatch.code if not c.is_label}
     kinds = sorted({k for _w, ev in info.values() for k in ev.values()})
     code_of = {k: i for i, k in enumerate(kinds)}
     ooo = np.array([code_of[k] for k in kinds if k in W.OUT_OF_ORDER], np.int64)
 
+    # Only counters some executed wait waits on, and only records that count or wait on those, matter:
+    # the per-line tables are looked up for those records alone (on gfx10+ nearly every ALU instruction
+    # counts on a dependency counter, while s_wait_alu is rarely executed, or traced).
+    wait_t = line_table(dispatch.code, lambda c: bool(info[c.line][0]), False, bool)
+    executed = np.unique(st.lines[st.by_line(wait_t, False)])
+    active = {k for ln in executed.tolist() for k in info[ln][0]} & set(counters)
+    relevant_t = line_table(
+        dispatch.code, lambda c: bool(active & (info[c.line][0].keys() | info[c.line][1].keys())), False, bool
+    )
+    rel = np.flatnonzero(st.by_line(relevant_t, False))
+    rel_lines = st.lines[rel]
     pw, pp, pm = [], [], []
     is_wait = np.zeros(len(st), bool)
     for bit, counter in enumerate(counters):
+        if counter not in active:
+            continue
         count_t = line_table(dispatch.code, lambda c, k=counter: info[c.line][0].get(k, -1), -1, np.int64)
         kind_t = line_table(
             dispatch.code, lambda c, k=counter: code_of.get(info[c.line][1].get(k, ""), -1), -1, np.int64
         )
         if count_t.max() < 0 or kind_t.max() < 0:  # nothing waits on this counter, or nothing counts on it
             continue
-        count = st.by_line(count_t)
-        is_wait |= count >= 0
-        waits, before, after, ops = _retire(st, st.by_line(kind_t), count, W.capacity(counter), ooo)
+        count, kind = count_t[rel_lines], kind_t[rel_lines]
+        is_op, is_w = kind >= 0, count >= 0
+        ops, waits = rel[is_op], rel[is_w]
+        is_wait[waits] = True
+        before, after = _retire(st, ops, kind[is_op], waits, count[is_w], W.capacity(counter), ooo)
         n = np.maximum(after - before, 0)
         if not n.sum():
             continue
@@ -170,7 +180,7 @@ def attribute(dispatch: Dispatch, waves: list[Wave] | None = None) -> Attributio
         w, p = key // max(len(st), 1), key % max(len(st), 1)
     else:
         w = p = mask = np.zeros(0, np.int64)
-    charge = _split(st.insts["stall"][w], w)
+    charge = _split(st.col("stall")[w], w)
     waits_by_line = {ln: wt for ln, (wt, _e) in info.items() if wt and any(c in wt for c in counters)}
     return Attribution(dispatch, st, counters, w, p, mask, charge, is_wait, waits_by_line)
 
@@ -228,19 +238,19 @@ def wait_sites(attr: Attribution) -> list[WaitSite]:
     if not len(rec):
         return []
     lines = st.lines[rec]
-    stall = st.insts["stall"][rec].astype(np.int64)
+    stall = st.col("stall")[rec].astype(np.int64)
     ulines, inv = np.unique(lines, return_inverse=True)
     hits = np.bincount(inv, minlength=len(ulines))
     stall_sum = np.bincount(inv, weights=stall, minlength=len(ulines))
     order = np.lexsort((stall, inv))
     q50, q95 = group_quantiles(stall[order].astype(np.float64), hits, (0.5, 0.95))
 
-    ins = st.insts
+    time, stalls = st.col("time"), st.col("stall")
     wl = st.lines[attr.wait]
     pl = st.lines[attr.producer]
-    issue = ins["time"][attr.producer] + ins["stall"][attr.producer]
+    issue = time[attr.producer] + stalls[attr.producer]
     dist_i = (attr.wait - attr.producer).astype(np.float64)
-    dist_c = (ins["time"][attr.wait] - issue).astype(np.float64)
+    dist_c = (time[attr.wait] - issue).astype(np.float64)
     site_of_pair = np.searchsorted(ulines, wl)
     attributed = np.bincount(site_of_pair, weights=attr.charge, minlength=len(ulines))
 

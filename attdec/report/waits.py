@@ -11,7 +11,7 @@ from attdec.analysis.hotspots import frame_of
 from attdec.analysis.latency import HiddenLatency, Latency
 from attdec.analysis.waits import WaitSite
 from attdec.isa.categories import mnemonic_of
-from attdec.model import Dispatch
+from attdec.model import CodeLine, Dispatch
 from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
 
 
@@ -104,11 +104,10 @@ def print_waits_csv(reports: list[WaitReport], top: int, out) -> None:
             counters = " ".join(f"{k}({v})" for k, v in s.counters.items())
             head = [r.dispatch.name, s.code.vaddr, s.code.text, s.code.source, counters, s.hits, s.stall]
             head += [_round(s.stall_p50), _round(s.stall_p95)]
-            for p in s.producers or [None]:
-                tail = ["", "", "", "", ""] if p is None else [p.code.vaddr, p.code.text, p.code.source]
-                if p is not None:
-                    tail += [f"{p.share:.6f}", p.stall]
-                rows.append(head + tail)
+            if not s.producers:
+                rows.append([*head, "", "", "", "", ""])
+            for p in s.producers:
+                rows.append([*head, p.code.vaddr, p.code.text, p.code.source, f"{p.share:.6f}", p.stall])
     write_csv(WAITS_CSV, rows, out)
 
 
@@ -139,7 +138,7 @@ def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
     if not sites:
         con.print("  (no wait instruction executed)")
         return
-    prefix = common_dir([frame_of(x.code.source) for s in sites for x in (s, *s.producers)])
+    prefix = common_dir([frame_of(c.source) for s in sites for c in (s.code, *(p.code for p in s.producers))])
     con.print(
         f"top {len(sites)} of {len(r.sites)} wait sites by stall" + (f" (paths under {prefix}/)" if prefix else ""),
         style="bold",
@@ -153,7 +152,9 @@ def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
     tab.add_column("source", overflow="fold", max_width=40)
     tab.add_column("share", justify="right", no_wrap=True)
     for n, s in enumerate(sites, 1):
-        dist = "-" if s.distance_instructions is None else f"{s.distance_instructions:.0f}i/{human(s.distance_cycles)}c"
+        dist = "-"
+        if s.distance_instructions is not None and s.distance_cycles is not None:
+            dist = f"{s.distance_instructions:.0f}i/{human(s.distance_cycles)}c"
         where = strip_dir(frame_of(s.code.source), prefix) or f"0x{s.code.vaddr:x}"
         cells = [
             str(n),
@@ -194,6 +195,11 @@ class LatencyReport:
     result: HiddenLatency
 
 
+def _code(x: Latency) -> CodeLine:
+    """The instruction of a per-instruction row."""
+    return x.code if x.code is not None else CodeLine(-1, x.key)
+
+
 def _lat(x: Latency) -> dict:
     return {
         "executions": x.executions,
@@ -218,7 +224,7 @@ def latency_json(r: LatencyReport, by: str, top: int) -> dict:
     if by == "line":
         obj["rows"] = [{"key": x.key, **_lat(x)} for x in rows]
     else:
-        obj["rows"] = [{**_where(x.code), "unit": x.unit, **_lat(x)} for x in rows]
+        obj["rows"] = [{**_where(_code(x)), "unit": x.unit, **_lat(x)} for x in rows]
     return obj
 
 
@@ -268,7 +274,7 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
     shown = rows[:top] if top else rows
     if not shown:
         return
-    keys = [x.key for x in shown] if by == "line" else [frame_of(x.code.source) for x in shown]
+    keys = [x.key for x in shown] if by == "line" else [frame_of(_code(x).source) for x in shown]
     prefix = common_dir(keys)
     what = "source line" if by == "line" else "memory instruction"
     con.print(
@@ -291,7 +297,8 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
         if by == "line":
             cells.append(strip_dir(x.key, prefix))
         else:
-            cells += [x.code.text, strip_dir(frame_of(x.code.source), prefix) or f"0x{x.code.vaddr:x}"]
+            c = _code(x)
+            cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
         tab.add_row(*cells)
     con.print(tab)
     con.print(
