@@ -317,11 +317,11 @@ def print_loops_table(reports: list[CfgReport], top: int, out) -> None:
 def _loop_section(con, t: LoopTiming, top: int) -> None:
     lp, h = t.loop, t.header
     ninst = sum(len(t.cfg.blocks[b].lines) for b in lp.blocks)
-    where = frame_of(h.source) or f"0x{h.vaddr:x}"
+    where = f" ({frame_of(h.source)})" if h.source else ""
     con.print(
         Text(
-            f"loop L{lp.id}{' (main)' if t.main else ''}  {_name(t.cfg)}: header B{lp.header} at 0x{h.vaddr:x} "
-            f"({where}), depth {lp.depth}, {len(lp.blocks)} blocks, {ninst} instructions",
+            f"loop L{lp.id}{' (main)' if t.main else ''}  {_name(t.cfg)}: header B{lp.header} at 0x{h.vaddr:x}"
+            f"{where}, depth {lp.depth}, {len(lp.blocks)} blocks, {ninst} instructions",
             style="bold",
         )
     )
