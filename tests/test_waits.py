@@ -144,9 +144,10 @@ GFX11 = [
 ]
 
 
-def test_gfx11_stores_on_vscnt():
+@pytest.mark.parametrize("arch", ["gfx1030", "gfx1100", "gfx1151"])
+def test_gfx10_gfx11_stores_on_vscnt(arch):
     # load, store, store: vmcnt(0) names the load only; vscnt(1) the older store; vscnt(0) the younger
-    d = dispatch("gfx1100", GFX11, [seq(1, 2, 2, 3, 5, 4)])
+    d = dispatch(arch, GFX11, [seq(1, 2, 2, 3, 5, 4)])
     assert named(d) == {3: [0], 4: [1], 5: [2]}
 
 

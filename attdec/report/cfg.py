@@ -166,8 +166,16 @@ def print_cfg_table(reports: list[CfgReport], out) -> None:
     for i, r in enumerate(reports):
         if i:
             con.print()
+        if not r.cfgs:
+            d = r.dispatch
+            con.print(Text(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold"))
+            con.print("  no code listing")
         for cfg in r.cfgs:
             _cfg_section(con, r, cfg)
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 def _chain(cfg: Cfg, b: Block) -> list[int]:
@@ -181,7 +189,7 @@ def _chain(cfg: Cfg, b: Block) -> list[int]:
 def _loop_line(r: CfgReport, cfg: Cfg, loop_id: int) -> str:
     lp = cfg.loops[loop_id]
     backs = ", ".join(f"B{a}→B{b}" for a, b in lp.back_edges)
-    s = f"loop L{lp.id}: header B{lp.header}, {len(lp.blocks)} blocks, back edge {backs}"
+    s = f"loop L{lp.id}: header B{lp.header}, {_n(len(lp.blocks), 'block')}, back edge {backs}"
     t = r.timing(cfg, loop_id)
     if t is not None and t.waves:
         m = t.summary()
@@ -200,8 +208,7 @@ def _cfg_section(con, r: CfgReport, cfg: Cfg) -> None:
     d = r.dispatch
     con.print(Text(f"{_name(cfg)}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold"))
     ninst = sum(len(b.lines) for b in cfg.blocks)
-    plural = "" if len(cfg.loops) == 1 else "s"
-    con.print(f"  {ninst:,} instructions, {len(cfg.blocks)} blocks, {len(cfg.loops)} loop{plural}")
+    con.print(f"  {_n(ninst, 'instruction')}, {_n(len(cfg.blocks), 'block')}, {_n(len(cfg.loops), 'loop')}")
     if cfg.irreducible:
         con.print(f"  note: {len(cfg.irreducible)} retreating edges into no dominator (irreducible)", style="yellow")
     total = sum(b.stall for b in cfg.blocks)
@@ -321,7 +328,7 @@ def _loop_section(con, t: LoopTiming, top: int) -> None:
     con.print(
         Text(
             f"loop L{lp.id}{' (main)' if t.main else ''}  {_name(t.cfg)}: header B{lp.header} at 0x{h.vaddr:x}"
-            f"{where}, depth {lp.depth}, {len(lp.blocks)} blocks, {ninst} instructions",
+            f"{where}, depth {lp.depth}, {_n(len(lp.blocks), 'block')}, {_n(ninst, 'instruction')}",
             style="bold",
         )
     )
