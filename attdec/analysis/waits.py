@@ -46,9 +46,9 @@ class Attribution:
     """Producer attribution over one dispatch's waves (see the module docstring).
 
     Per pair (sorted by wait record, then producer record): `wait`, `producer` (record indices into
-    `stream`), `counters` (bit i set: named through `counters[i]`), `charge` (stall cycles charged to the
-    producer; per wait they sum to the wait's stall). Per record: `is_wait` (a wait on a counter the
-    family has).
+    `stream`), `mask` (bit i set: named through `counters[i]`), `charge` (stall cycles charged to the
+    producer; per wait they sum to the wait's stall). Per record: `is_wait` (a wait on a counter
+    replayed). `waits`: listing line -> the counters its wait instruction waits on.
     """
 
     dispatch: Dispatch
