@@ -24,6 +24,8 @@ def to_json(h: Hotspots, top: int) -> dict:
         "by_type": [{"type": t, "stall": s, "share": round(f, 6)} for t, s, f in h.by_type],
         "rows": [_row_json(r) for r in rows],
     }
+    if h.charge != "wait":
+        out["charge"] = h.charge
     if len(h.names) > 1:
         out["merged"] = h.names
         del out["dispatch"]
@@ -111,6 +113,8 @@ def _section(con, h: Hotspots, top: int) -> None:
     )
     if h.kernel_summary is not None:
         con.print(f"  occupancy {occupancy_line(h.kernel_summary)}")
+    if h.charge == "producer":
+        con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
         con.print(f"  note: {p}", style="yellow")
     if h.by_type:
