@@ -7,11 +7,13 @@ from rich.text import Text
 
 from attdec.analysis.hotspots import Hotspots, Row
 from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
+from attdec.report.kernel import occupancy_line
+from attdec.report.kernel import to_json as kernel_json
 
 
 def to_json(h: Hotspots, top: int) -> dict:
     rows = h.rows[:top] if top else h.rows
-    out = {
+    out: dict[str, object] = {
         "dispatch": h.names[0] if len(h.names) == 1 else None,
         "kernel": h.kernel,
         "arch": h.arch,
@@ -22,11 +24,15 @@ def to_json(h: Hotspots, top: int) -> dict:
         "by_type": [{"type": t, "stall": s, "share": round(f, 6)} for t, s, f in h.by_type],
         "rows": [_row_json(r) for r in rows],
     }
+    if h.charge != "wait":
+        out["charge"] = h.charge
     if len(h.names) > 1:
         out["merged"] = h.names
         del out["dispatch"]
     if h.problems:
         out["problems"] = h.problems
+    if h.kernel_summary is not None:
+        out["kernel_resources"] = kernel_json(h.kernel_summary)
     return out
 
 
@@ -44,9 +50,9 @@ def _row_json(r: Row) -> dict:
     return d
 
 
-def print_json(reports: list[Hotspots], top: int) -> None:
+def print_json(reports: list[Hotspots], top: int, out) -> None:
     objs = [to_json(h, top) for h in reports]
-    write_json(objs[0] if len(objs) == 1 else {"dispatches": objs})
+    write_json(objs[0] if len(objs) == 1 else {"dispatches": objs}, out)
 
 
 CSV_HEADER = [
@@ -64,7 +70,7 @@ CSV_HEADER = [
 ]
 
 
-def print_csv(reports: list[Hotspots], top: int) -> None:
+def print_csv(reports: list[Hotspots], top: int, out) -> None:
     rows = []
     for h in reports:
         name = h.names[0] if len(h.names) == 1 else "+".join(h.names)
@@ -84,11 +90,11 @@ def print_csv(reports: list[Hotspots], top: int) -> None:
                     r.extra.get("source", ""),
                 ]
             )
-    write_csv(CSV_HEADER, rows)
+    write_csv(CSV_HEADER, rows, out)
 
 
-def print_table(reports: list[Hotspots], top: int) -> None:
-    con = console()
+def print_table(reports: list[Hotspots], top: int, out) -> None:
+    con = console(out)
     for i, h in enumerate(reports):
         if i:
             con.print()
@@ -105,6 +111,10 @@ def _section(con, h: Hotspots, top: int) -> None:
         f"  total cycles {human(t['latency'])}   stall {human(t['stall'])} ({pct(share)} of cycles)"
         f"   idle {human(t['idle'])}"
     )
+    if h.kernel_summary is not None:
+        con.print(f"  occupancy {occupancy_line(h.kernel_summary)}")
+    if h.charge == "producer":
+        con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
         con.print(f"  note: {p}", style="yellow")
     if h.by_type:

@@ -10,20 +10,19 @@ import json
 from pathlib import Path
 
 from attdec.errors import FormatError, read_bytes
+from attdec.sources.kind import Tracker, blob_weight
+from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 
-def detect(paths: list[Path]) -> bool:
-    return len(paths) == 1 and (paths[0] / "capture.json").is_file()
-
-
-def load(paths: list[str | Path]) -> list[RawDispatch]:
-    folder = Path(paths[0])
+def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
+    folder = Path(folder)
     cj = folder / "capture.json"
     try:
         cap = json.loads(cj.read_text())
         kernels = {k["name"]: k for k in cap["kernels"]}
         blobs = {b["file"]: b for b in cap["blobs"]}
+        pmc = {(p["kernel"], p.get("exec_tag")): p for p in cap.get("pmc") or []}
         out = []
         for d in cap["dispatches"]:
             k = kernels[d["kernel"]]
@@ -39,7 +38,21 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
             for f in d["blobs"]:
                 b = blobs[f]
                 raw.blobs.append(RawBlob(int(b["se"]), read_bytes(folder / f), str(folder / f), b.get("itrace")))
+            p = pmc.get((d["kernel"], tag))
+            if p is not None:
+                raw.counters.append(unpack_pmc(read_bytes(folder / p["file"]), p["sched"], str(folder / p["file"])))
             out.append(raw)
         return out
     except (KeyError, TypeError, ValueError) as e:
         raise FormatError(f"not a capture.json this reader knows ({type(e).__name__}: {e})", str(cj)) from None
+
+
+# ---- the input kind (attdec.sources.KINDS) -----------------------------------------------------
+
+
+def detect(path: Path) -> bool:
+    return path.is_dir() and (path / "capture.json").is_file()
+
+
+def weight(path: Path) -> int:
+    return sum(blob_weight(f.stat().st_size) for f in path.glob("*.att"))

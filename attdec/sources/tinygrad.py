@@ -16,6 +16,8 @@ from pathlib import Path
 
 from attdec.errors import FormatError, InputError
 from attdec.model.target import from_version
+from attdec.sources.kind import Tracker, blob_weight
+from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
@@ -206,10 +208,19 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
                 itrace if isinstance(itrace, bool) else None,
             )
         )
+    for e in events:  # PMC samples of the traced dispatches (tinygrad samples a dispatch once, after it ran)
+        traced = groups.get((e.get("device"), e.get("kern"), e.get("exec_tag")))
+        if e.cls_name != "ProfilePMCEvent" or traced is None:
+            continue
+        sched = e.get("sched")
+        if not isinstance(sched, list):
+            raise FormatError(f"PMC event of {traced.name} has no sample schedule", where)
+        pmc = _bytes(e.get("blob"), "PMC blob", where)
+        traced.counters.append(unpack_pmc(pmc, sched, f"{where}: {traced.name} PMC"))
     return list(groups.values())
 
 
-def is_profile(path: Path) -> bool:
+def detect(path: Path) -> bool:
     """A pickle file (protocol 2+ opcode first) that is not obviously something else."""
     if not path.is_file():
         return False
@@ -218,10 +229,14 @@ def is_profile(path: Path) -> bool:
     return len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5
 
 
-def load(path: str | Path) -> list[RawDispatch]:
+def load(path: str | Path, tracker: Tracker | None = None) -> list[RawDispatch]:
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", str(path)) from None
     return dispatches_from_events(load_events(data, str(path)), str(path))
+
+
+def weight(path: Path) -> int:
+    return blob_weight(path.stat().st_size)  # the blobs are most of a profile
