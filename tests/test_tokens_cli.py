@@ -125,5 +125,5 @@ def test_bad_input_is_one_error_line(tmp_path):
     assert r.exit_code == 1 and r.output.strip().startswith("attdec: error:") and "not an SQTT stream" in r.output
     r = tokens(FIXTURES / "rdna_gfx11_tiny.att", "--arch", "gfx950")
     assert r.exit_code == 1 and "the trace is gfx11, not gfx950" in r.output
-    r = CliRunner().invoke(main, ["decode", str(FIXTURES / "rdna_gfx11_tiny.att")])
-    assert r.exit_code == 1 and "--arch is required" in r.output
+    r = tokens(FIXTURES)
+    assert r.exit_code == 1 and "--tokens lists .att blobs, not folders" in r.output
