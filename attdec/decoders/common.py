@@ -51,7 +51,7 @@ class CodeMap:
     The decoders walk this to learn which instruction each trace token stands for.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._by_pc: dict[int, object] = {}
 
     def add(self, instructions, load_base: int) -> None:

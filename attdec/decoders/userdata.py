@@ -47,7 +47,7 @@ class RocProtocol:
     WAIT_FOR_HEADER = -1
     RT_DELTA, RT_HI, RT_LOW = 0, 1, 2
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.active = False
         self.state = self.WAIT_FOR_HEADER
         self.realtime_khz: int | None = None
@@ -125,7 +125,7 @@ class UserdataScan:
 class _Scanner:
     """What a scan collects from the register writes, in stream order."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.proto = RocProtocol()
         self.scan = UserdataScan()
         self.pgm: dict[tuple[int, int, int], int] = {}
@@ -134,10 +134,11 @@ class _Scanner:
         """A compute-state write: COMPUTE_PGM_HI completes a kernel entry address."""
         if addr not in (PGM_LO, PGM_HI):
             return
-        key = (me & 1, pipe)
-        self.pgm[(*key, addr)] = value
-        if addr == PGM_HI and (*key, PGM_LO) in self.pgm:
-            pc = ((value << 32 | self.pgm[(*key, PGM_LO)]) << 8) & ((1 << 48) - 1)
+        me &= 1
+        self.pgm[(me, pipe, addr)] = value
+        lo = self.pgm.get((me, pipe, PGM_LO))
+        if addr == PGM_HI and lo is not None:
+            pc = ((value << 32 | lo) << 8) & ((1 << 48) - 1)
             if not self.scan.entry_pcs or self.scan.entry_pcs[-1] != pc:
                 self.scan.entry_pcs.append(pc)
 

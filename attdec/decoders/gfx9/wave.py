@@ -55,7 +55,7 @@ class TracedWave:
         "xnack",
     )
 
-    def __init__(self, cu, simd, slot, begin, entry_pc):
+    def __init__(self, cu: int, simd: int, slot: int, begin: int, entry_pc: int) -> None:
         self.cu, self.simd, self.slot, self.begin, self.end = cu, simd, slot, begin, 0
         self.insts: list[list[int]] = []  # [time, category, duration, stall, pc]
         self.pc_infos = [[0, entry_pc]] if entry_pc else []  # [record index, pc]

@@ -233,7 +233,7 @@ def decode_scalar(
             cu = (sa << 7) | wgp
             loc = (cu << 7) | (simd << 5) | wid
             if cu == hdr.target_cu and simd == hdr.target_simd and now[wid] is not None:
-                now[wid].finish(tm)  # type: ignore[union-attr]
+                now[wid].finish(tm)
             if loc in running:
                 pc = running.pop(loc)
             else:

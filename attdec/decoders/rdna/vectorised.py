@@ -142,7 +142,7 @@ def decode_vectorised(
             ws_waves.append(wv)
             slots.take(w_, wv)
         elif slots.now[w_] is not None:
-            slots.now[w_].complete = True  # type: ignore[union-attr]
+            slots.now[w_].complete = True
             we_k.append(k)
             we_slot.append(w_)
     slots.flush()
