@@ -53,8 +53,9 @@ class Field:
         return (word >> self.lo) & self.mask
 
     def column(self, words: np.ndarray) -> np.ndarray:
-        """The field of every token of a uint64 array (uint64 out)."""
-        return (words >> np.uint64(self.lo)) & np.uint64(self.mask)
+        """The field of every token of an unsigned array, in that array's dtype (gfx9 first words stay
+        uint16: no 64-bit copy of a whole stream)."""
+        return (words >> self.lo) & self.mask
 
     def put(self, value: int) -> int:
         """`value` in place, for encoders; refuses values the field cannot hold."""

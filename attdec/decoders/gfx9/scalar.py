@@ -38,12 +38,18 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
     ISSUE, INST, INST_PC, MISC, REG = tn("ISSUE"), tn("INST"), tn("INST_PC"), tn("MISC"), tn("REG")
     WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV = tn("WAVE_START"), tn("WAVE_END"), tn("REG_CS"), tn("REG_CS_PRIV")
     WAVE_ALLOC, SHADERDATA = tn("WAVE_ALLOC"), tn("SHADERDATA")
-    issue_simd, issue_status = GFX9["ISSUE"]["simd"], GFX9["ISSUE"]["status"]
     inst_p, pc_p, ws_p, reg_p, cs_p = GFX9["INST"], GFX9["INST_PC"], GFX9["WAVE_START"], GFX9["REG"], GFX9["REG_CS"]
-    # scalar field reads: (shift, mask) pairs, precomputed
-    i_slot, i_simd, i_kind = ((inst_p[k].lo, inst_p[k].mask) for k in ("slot", "simd", "kind"))
-    w_sh, w_cu, w_slot, w_simd = ((ws_p[k].lo, ws_p[k].mask) for k in ("sh", "cu", "slot", "simd"))
-    w_me, w_pipe, w_count = ((ws_p[k].lo, ws_p[k].mask) for k in ("me", "pipe", "count"))
+    # scalar field reads as plain shifts and masks, bound once: this loop runs once per token
+    is_lo, is_mk, st_lo, st_mk = (x for k in ("simd", "status") for x in (GFX9["ISSUE"][k].lo, GFX9["ISSUE"][k].mask))
+    i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk = (
+        x for k in ("slot", "simd", "kind") for x in (inst_p[k].lo, inst_p[k].mask)
+    )
+    w_sh_lo, w_sh_mk, w_cu_lo, w_cu_mk, w_slot_lo, w_slot_mk, w_simd_lo, w_simd_mk = (
+        x for k in ("sh", "cu", "slot", "simd") for x in (ws_p[k].lo, ws_p[k].mask)
+    )
+    w_me_lo, w_me_mk, w_pipe_lo, w_pipe_mk, w_count_lo, w_count_mk = (
+        x for k in ("me", "pipe", "count") for x in (ws_p[k].lo, ws_p[k].mask)
+    )
     slot_f = ws_p["slot"]  # the same bits in every wave-addressed token (WAVE_ALLOC, SHADERDATA too)
     misc_kind = GFX9["MISC"]["kind"]
     status_bits = 2
@@ -67,8 +73,8 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
 
     for ty, v, t, off in _slices(types, vals, times, offsets):
         if ty == ISSUE:
-            row = slots[issue_simd.get(v)]
-            field = issue_status.get(v)
+            row = slots[(v >> is_lo) & is_mk]
+            field = (v >> st_lo) & st_mk
             pairs = issue_pairs.get(field)
             if pairs is None:
                 pairs = issue_pairs[field] = [
@@ -78,7 +84,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
                 if row[i]:
                     row[i][-1].issue(st, t)
         elif ty == INST:
-            slot, simd, itype = (v >> i_slot[0]) & i_slot[1], (v >> i_simd[0]) & i_simd[1], (v >> i_kind[0]) & i_kind[1]
+            slot, simd, itype = (v >> i_slot_lo) & i_slot_mk, (v >> i_simd_lo) & i_simd_mk, (v >> i_kind_lo) & i_kind_mk
             if slot >= SLOTS:
                 aborts("INST", slot, off)
                 break
@@ -89,18 +95,18 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
             if err:
                 res.problems.append(f"{err} at byte offset {off}")
         elif ty in (WAVE_START, WAVE_END):
-            sh, cu = (v >> w_sh[0]) & w_sh[1], (v >> w_cu[0]) & w_cu[1]
-            slot, simd = (v >> w_slot[0]) & w_slot[1], (v >> w_simd[0]) & w_simd[1]
+            sh, cu = (v >> w_sh_lo) & w_sh_mk, (v >> w_cu_lo) & w_cu_mk
+            slot, simd = (v >> w_slot_lo) & w_slot_mk, (v >> w_simd_lo) & w_simd_mk
             if slot >= SLOTS:
                 aborts(TOKEN_NAMES[ty], slot, off)
                 break
-            me, pipe = (v >> w_me[0]) & w_me[1], (v >> w_pipe[0]) & w_pipe[1]
+            me, pipe = (v >> w_me_lo) & w_me_mk, (v >> w_pipe_lo) & w_pipe_mk
             loc = slot | simd << 5 | cu << 7
             if ty == WAVE_START:
                 pc = (pgm.get((me & 1, pipe), 0) << 8) & ADDR_MASK
                 if cu == tcu and sh == 0:
                     ws = slots[simd][slot]
-                    if (v >> w_count[0]) & w_count[1] > CONTEXT_COUNT:  # context save/restore, not a new wave
+                    if (v >> w_count_lo) & w_count_mk > CONTEXT_COUNT:  # context save/restore, not a new wave
                         if ws:
                             w = ws[-1]
                             if w.trap == TrapStatus.REQUEST:

@@ -20,14 +20,15 @@ class TrapStatus(IntEnum):
     WAIT_FOR_NEW_PC = 3  # until an INST of type PC
 
 
-# named once here: the methods below run once per token
-RESTORED, ISSUED, STALLED = TrapStatus.RESTORED, IssueStatus.INST, IssueStatus.STALL
-EXEC, WAIT, STALL = WaveState.EXEC, WaveState.WAIT, WaveState.STALL
-IMMED, CONTEXT, MESSAGE = Category.IMMED, Category.CONTEXT, Category.MESSAGE
+# named once here, as plain ints: the methods below run once per token
+RESTORED, ISSUED, STALLED = int(TrapStatus.RESTORED), int(IssueStatus.INST), int(IssueStatus.STALL)
+EXEC, WAIT, STALL = int(WaveState.EXEC), int(WaveState.WAIT), int(WaveState.STALL)
+IMMED, CONTEXT, MESSAGE = int(Category.IMMED), int(Category.CONTEXT), int(Category.MESSAGE)
 N_XNACK = 17  # size of the official last_inst_for_xnack table
 # INST type -> (category or None, phase offset, type it replays or None), for every 5-bit type
 _BY_TYPE = [
-    (t.category, t.phase, t.replay_of) if t else (None, 0, None) for t in (INST_TYPES.get(k) for k in range(32))
+    (None if t.category is None else int(t.category), t.phase, t.replay_of) if t else (None, 0, None)
+    for t in (INST_TYPES.get(k) for k in range(32))
 ]
 
 
@@ -60,7 +61,7 @@ class TracedWave:
         self.insts: list[list[int]] = []  # [time, category, duration, stall, pc]
         self.pc_infos = [[0, entry_pc]] if entry_pc else []  # [record index, pc]
         self.pc_tail = len(self.pc_infos)  # start of the trailing run of still-unknown PCs
-        self.trap = TrapStatus.RESTORED
+        self.trap: int = TrapStatus.RESTORED
         self.state: int = WaveState.IDLE
         self.state_start = begin
         self.timeline: list[list[int]] = []  # [state, duration]

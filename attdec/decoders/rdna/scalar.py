@@ -49,7 +49,8 @@ def decode_scalar(
     res = start_result(tk, data, arch, se)
     table = fmt.table
     inst_f, valu_f = table["INST"], table["VALU_INST"]
-    imm_wid, mask_f = table["IMM_ONE"]["wid"], table["IMMEDIATE"]["mask"]
+    imm_wid, mask_f = table["IMM_ONE"]["wid"], table["IMMEDIATE"]["mask"]  # WAVE_READY's mask is IMMEDIATE's
+    io_lo, io_mk, mask_lo, mask_mk = imm_wid.lo, imm_wid.mask, mask_f.lo, mask_f.mask
     ws_p, we_p, npc_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["NEW_PC"], table["REG"]
     # scalar field reads: (shift, mask) pairs, precomputed
     ws = {k: (ws_p[k].lo, ws_p[k].mask) for k in ("sa", "simd", "wgp", "wid", "me", "pipe", "count")}
@@ -103,7 +104,7 @@ def decode_scalar(
         & ~np.isin(op_a, [OP_JUMP, OP_TRAP, OP_RFE])
     )
     types, times, words, lost = tk.type.tolist(), tk.time.tolist(), tk.word.tolist(), tk.lost.tolist()
-    plain_l, wid_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), cat_a.tolist(), cyc_a.tolist()
+    plain_l, wid_l, op_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), op_a.tolist(), cat_a.tolist(), cyc_a.tolist()
     del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
 
     for i in range(len(types)):
@@ -123,7 +124,7 @@ def decode_scalar(
             continue
         w = words[i]
         if ty == tI:
-            op = inst_f["op"].get(w)
+            op = op_l[i]
             cat = op_cat[op]
             if op_other[op]:
                 other.append((tm, op_cyc[op], cat))
@@ -165,7 +166,7 @@ def decode_scalar(
             if not wv.trapped:
                 wv.issue(tm, VALU, 1)
         elif ty == tWR:
-            m = mask_f.get(w)
+            m = (w >> mask_lo) & mask_mk
             while m:
                 b = m & -m
                 wv = now[b.bit_length() - 1]
@@ -175,7 +176,7 @@ def decode_scalar(
                         wv.barrier_ext(tm - 1)
                     wv.set_state(STALL, tm)
         elif ty in (tIO, tIM):
-            m = 1 << imm_wid.get(w) if ty == tIO else mask_f.get(w)
+            m = 1 << ((w >> io_lo) & io_mk) if ty == tIO else (w >> mask_lo) & mask_mk
             while m:
                 b = m & -m
                 wv = now[b.bit_length() - 1]

@@ -36,14 +36,16 @@ class Lookup:
         self.far = np.zeros(256, bool)  # the delta lies further (read from the token's word), or TIMESTAMP
         self.delta_lo = np.zeros(256, np.uint64)
         self.delta_mask = np.zeros(256, np.uint64)
-        self.window = np.zeros(256, np.int64)  # nibbles from the token start to the word the decoders read
+        # token types whose word the decoders read from further in: (type, nibbles from the token start)
+        self.windowed: list[tuple[int, int]] = []
         for low in range(256):
             p = table.at(low)
             if p is None:
                 continue
             self.type[low] = T[p.name]
             self.nibbles[low] = p.bits // 4
-            self.window[low] = p.window // 4
+            if p.window and (T[p.name], p.window // 4) not in self.windowed:
+                self.windowed.append((T[p.name], p.window // 4))
             d = p.delta
             if p.name == "TIMESTAMP":
                 self.far[low] = True
@@ -285,8 +287,11 @@ def split(data: bytes, fmt: RdnaFormat, keep: tuple[str, ...] | None = MODEL_TOK
     tk.pos = pos[cand]
     tk.type = typ[cand]
     tk.time = time[cand]
-    win = lk.window[low8[cand]]
-    tk.word = windows(buf, tk.pos + win) if win.any() else windows(buf, tk.pos)
+    tk.word = windows(buf, tk.pos)
+    for t, nibbles in lk.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
+        sel = np.flatnonzero(tk.type == t)
+        if len(sel):
+            tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
     tk.lost = np.zeros(len(cand), bool)
     if len(lost_ts):
         # the packet-lost flag is consumed by the next delivered token

@@ -82,11 +82,9 @@ def decode_vectorised(
     inst_p = table["INST"]
     cat_col, cyc_col, other_col = op_columns(fmt.generation, rules)
     is_i, is_v, is_io = typ == T["INST"], typ == T["VALU_INST"], typ == T["IMM_ONE"]
-    wid_a = np.select(
-        [is_i, is_v, is_io],
-        [inst_p["wid"].column(tw), table["VALU_INST"]["wid"].column(tw), table["IMM_ONE"]["wid"].column(tw)],
-        u64(0),
-    )
+    wid_a = np.zeros(len(tw), np.uint64)  # the wave slot of each INST, VALU_INST and IMM_ONE token
+    for sel, packet in ((is_i, inst_p), (is_v, table["VALU_INST"]), (is_io, table["IMM_ONE"])):
+        wid_a[sel] = packet["wid"].column(tw[sel])
     op_a = inst_p["op"].column(tw).astype(np.int64)
     other_a = is_i & other_col[op_a]
     cat_a = np.where(is_v, Category.VALU, cat_col[op_a])
