@@ -61,7 +61,8 @@ def decode_scalar(
     save_ctx = table["MISC"]["save_context"]
     cat_col, cyc_col, other_col = op_columns(fmt.generation, rules)
     op_cat, op_cyc, op_other = cat_col.tolist(), cyc_col.tolist(), other_col.tolist()
-    IMMED, NONE, VALU, STALL = Category.IMMED, Category.NONE, Category.VALU, WaveState.STALL
+    # plain ints: they meet numpy arrays below, and numpy is slow with IntEnum members
+    IMMED, NONE, VALU, STALL = (int(x) for x in (Category.IMMED, Category.NONE, Category.VALU, WaveState.STALL))
 
     hdr: Header = NO_HEADER
     regs: dict[tuple[int, int], dict[int, int]] = {}  # (me & 1, pipe) -> CS register -> value

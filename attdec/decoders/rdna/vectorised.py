@@ -87,7 +87,7 @@ def decode_vectorised(
         wid_a[sel] = packet["wid"].column(tw[sel])
     op_a = inst_p["op"].column(tw).astype(np.int64)
     other_a = is_i & other_col[op_a]
-    cat_a = np.where(is_v, Category.VALU, cat_col[op_a])
+    cat_a = np.where(is_v, int(Category.VALU), cat_col[op_a])
     cyc_a = np.where(is_v, 1, cyc_col[op_a])
     cyc_a = np.where(cyc_a == DPRATE, hdr.dprate, np.where(cyc_a == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_a))
     ev = _events(tk, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a)
@@ -233,11 +233,13 @@ def _events(tk: Tokens, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a) 
     cnt[multi] = np.bitwise_count(mask)
     tok = np.repeat(np.arange(len(typ), dtype=np.int64), cnt)  # event -> token
     # per token: kind, slot (INST/VALU_INST/IMM_ONE), category and cycles (INST/VALU_INST)
-    kind = np.where(
-        cat_a == Category.IMMED, Event.IMMED, np.where(cat_a == Category.NONE, Event.NONE, Event.ISSUE)
-    ).astype(np.int8)
-    kind[is_io] = Event.IMMED
-    kind[multi] = np.where(typ[multi] == T["IMMEDIATE"], Event.IMMED, Event.READY)
+    # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
+    immed, none, k_immed, k_none, k_issue, k_ready = (
+        int(x) for x in (Category.IMMED, Category.NONE, Event.IMMED, Event.NONE, Event.ISSUE, Event.READY)
+    )
+    kind = np.where(cat_a == immed, k_immed, np.where(cat_a == none, k_none, k_issue)).astype(np.int8)
+    kind[is_io] = k_immed
+    kind[multi] = np.where(typ[multi] == T["IMMEDIATE"], k_immed, k_ready)
     iv = is_i | is_v
     slot = wid_a.astype(np.int64)[tok]
     _k, bit = timing._expand_mask(multi, mask)
