@@ -82,9 +82,11 @@ def decode_vectorised(
     inst_p = table["INST"]
     cat_col, cyc_col, other_col = op_columns(fmt.generation, rules)
     is_i, is_v, is_io = typ == T["INST"], typ == T["VALU_INST"], typ == T["IMM_ONE"]
-    wid_a = np.zeros(len(tw), np.uint64)  # the wave slot of each INST, VALU_INST and IMM_ONE token
-    for sel, packet in ((is_i, inst_p), (is_v, table["VALU_INST"]), (is_io, table["IMM_ONE"])):
-        wid_a[sel] = packet["wid"].column(tw[sel])
+    # the wave slot of each INST, VALU_INST and IMM_ONE token (the last two hold it in the same bits)
+    valu_wid, imm_wid = table["VALU_INST"]["wid"], table["IMM_ONE"]["wid"]
+    wid_a = np.where(is_i, inst_p["wid"].column(tw), valu_wid.column(tw))
+    if (imm_wid.lo, imm_wid.mask) != (valu_wid.lo, valu_wid.mask):
+        wid_a[is_io] = imm_wid.column(tw[is_io])
     op_a = inst_p["op"].column(tw).astype(np.int64)
     other_a = is_i & other_col[op_a]
     cat_a = np.where(is_v, int(Category.VALU), cat_col[op_a])
