@@ -35,6 +35,7 @@ class Target:
     products: tuple[str, ...] = ()
     chip_known: bool = True
     sqtt: str = ""  # SQTT stream format when it differs from the family ("gfx12.5")
+    pci_ids: tuple[int, ...] = ()  # PCI device ids (RGP ASIC info `device_id`), from libdrm's amdgpu.ids
 
     @property
     def generation(self) -> int:
@@ -63,32 +64,49 @@ class Target:
         return self.display
 
 
-def _t(name, family, mach, version, isa=None, products=(), sqtt=""):
-    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt)
+def _t(name, family, mach, version, isa=None, products=(), sqtt="", pci=()):
+    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, pci_ids=tuple(pci))
 
 
-# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products
+# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, PCI device ids (libdrm
+# data/amdgpu.ids: the ids whose marketing names are this chip's products)
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
-        _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"]),
-        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"]),
+        _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"], pci=[0x738C]),
+        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"], pci=[0x7408, 0x740C, 0x740F]),
         _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"]),
         _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"]),
-        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"]),
+        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"], pci=[0x74A0, 0x74A1, 0x74A5]),
         _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"]),
-        _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"]),
-        _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"]),
-        _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"]),
-        _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"]),
-        _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"]),
-        _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"]),
-        _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"]),
-        _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"]),
+        _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"], pci=[0x731F]),
+        _t(
+            "gfx1030",
+            "gfx10",
+            0x036,
+            100300,
+            None,
+            ["RX 6900 XT", "RX 6800 XT", "PRO W6800"],
+            pci=[0x73A3, 0x73A5, 0x73AF, 0x73BF],
+        ),
+        _t(
+            "gfx1100",
+            "gfx11",
+            0x041,
+            110000,
+            "gfx1100",
+            ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"],
+            pci=[0x7448, 0x744A, 0x744C],
+        ),
+        _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"], pci=[0x747E]),
+        _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"], pci=[0x7480]),
+        _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"], pci=[0x15BF]),
+        _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"], pci=[0x150E]),
+        _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"], pci=[0x1586]),
         _t("gfx1152", "gfx11", 0x055, 110502, "gfx1151"),
         _t("gfx1153", "gfx11", 0x058, 110503, "gfx1151"),
         _t("gfx1200", "gfx12", 0x048, 120000, "gfx1200", ["RX 9060 XT"]),
-        _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"]),
+        _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"], pci=[0x7550]),
         _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
         _t("gfx9-generic", "gfx9", 0x051, None, None),
         _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942"),
@@ -100,6 +118,11 @@ TARGETS: dict[str, Target] = {
 FAMILIES: dict[str, Target] = {f: Target(f, f, chip_known=False) for f in ("gfx9", "gfx10", "gfx11", "gfx12")}
 
 _BY_MACH = {t.mach: t for t in TARGETS.values() if t.mach is not None}
+_BY_PCI = {i: t for t in TARGETS.values() for i in t.pci_ids}
+
+# RGP (SQTT file) enums -> gfx generation: ASIC info `gfxip_level` and SQTT_DESC `sqtt_version` (Mesa ac_rgp.c).
+RGP_GFXIP_LEVELS = {0x5: (9, 0), 0x7: (10, 1), 0x9: (10, 3), 0xC: (11, 0), 0xD: (11, 5), 0x10: (12, 0)}
+SQTT_VERSIONS = {0x6: (9, "2.3"), 0x7: (10, "2.4"), 0xB: (11, "3.2"), 0xC: (12, "3.3")}
 _BY_VERSION = {t.version: t for t in TARGETS.values() if t.version is not None}
 _FEATURES = re.compile(r":.*$")  # "gfx942:sramecc+:xnack-" -> "gfx942"
 
@@ -123,6 +146,11 @@ def target(name: str | Target, where: str | None = None) -> Target:
 def from_mach(mach: int) -> Target | None:
     """The target of an ELF's EF_AMDGPU_MACH, or None when attdec does not know it."""
     return _BY_MACH.get(mach)
+
+
+def from_pci_id(device_id: int) -> Target | None:
+    """The chip of a PCI device id (RGP ASIC info), or None when attdec does not know it."""
+    return _BY_PCI.get(device_id)
 
 
 def from_version(version: int, where: str | None = None) -> Target:
