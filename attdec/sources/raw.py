@@ -51,6 +51,7 @@ class RawDispatch:
     path: str | None = None  # where it came from (pickle, folder)
     agent: int | None = None  # rocprofv3 agent handle and dispatch id, when the source has them
     dispatch_id: int | None = None
+    problems: list[str] = field(default_factory=list)  # what the source repaired or doubts (container damage)
 
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
@@ -183,7 +184,7 @@ def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispa
     if progress:
         progress(raw.name, len(raw.blobs), len(raw.blobs))
     d = merge_results(raw, results, code.arch)
-    d.problems[:0] = code.problems
+    d.problems[:0] = raw.problems + code.problems
     d.code = build_listing(d, code.objects)
     if not d.kernel:  # sources without kernel names (rocprofv3 raw without results): the listed kernel
         d.kernel = next((c.text[2:] for c in d.code if c.is_label), "")
