@@ -31,10 +31,14 @@ from attdec.decoders import detect_format, stream_generation
 from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
 from attdec.errors import AttdecError, read_bytes
 from attdec.model.target import SQTT_VERSIONS, from_pci_id, from_version, target
+from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 from attdec.sources.rgp.container import RgpFile, read_rgp, sniff
 
 ELFOSABI_AMDGPU_HSA = 64  # LLVM code objects name their exact chip; PAL/Mesa ones a family representative
+
+
+# ---- the input kind (attdec.sources.KINDS) -----------------------------------------------------
 
 
 def detect(path: Path) -> bool:
@@ -45,8 +49,15 @@ def detect(path: Path) -> bool:
         return sniff(f.read(8)) is not None
 
 
-def load(path: str | Path) -> list[RawDispatch]:
+def load(path: str | Path, tracker: Tracker | None = None) -> list[RawDispatch]:
     return build(read_rgp(read_bytes(path), str(path)))
+
+
+def weight(path: Path) -> int:
+    return blob_weight(path.stat().st_size)  # the SQTT data is most of the file
+
+
+# ---- RgpFile -> RawDispatches -----------------------------------------------------------------
 
 
 @dataclass
