@@ -159,8 +159,10 @@ def _metadata_note(elf, where: str) -> dict:
                 desc = note["n_descdata"]
                 if isinstance(desc, str):
                     desc = desc.encode("latin-1")
-                try:
-                    meta = msgpack.unpackb(bytes(desc), raw=False, strict_map_key=False)
+                try:  # the first object: Mesa pads the note's msgpack to 4 bytes and counts the padding
+                    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+                    unpacker.feed(bytes(desc))
+                    meta = unpacker.unpack()
                 except Exception as e:
                     raise FormatError(f"unreadable NT_AMDGPU_METADATA note: {e}", where) from None
                 return meta if isinstance(meta, dict) else {}

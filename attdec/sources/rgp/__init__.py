@@ -85,6 +85,9 @@ def build(f: RgpFile) -> list[RawDispatch]:
     """The dispatches of a parsed .rgp. AttdecError only when nothing in it can be decoded."""
     problems = list(f.problems)
     objs = _code_objects(f, problems)
+    if not objs:
+        why = f" ({problems[-1]})" if problems else ""
+        raise AttdecError(f"no readable code object in this RGP file, nothing to map the trace to{why}", f.path)
     arch = resolve_arch(f, objs, problems)
     out = []
     for k, blobs in enumerate(_sessions(f, problems)):
@@ -216,10 +219,13 @@ def split_sessions(data: bytes) -> list[bytes]:
 def _sessions(f: RgpFile, problems: list[str]) -> list[list[RawBlob]]:
     """Blobs of each dispatch: session k of every stream."""
     per_se = []
-    for s in f.streams:
+    formats = [detect_format(s.data()[:8]) for s in f.streams]
+    usual = max(set(formats) - {None}, key=formats.count, default=None)
+    for s, fmt in zip(f.streams, formats):
         data = s.data()
-        if not data:
-            problems.append(f"{s.where}: no SQTT data")
+        if fmt != usual or not data:
+            what = "no SQTT stream header" if fmt is None else f"a {fmt} stream among {usual} ones"
+            problems.append(f"{s.where} (SE {s.se}): {what} (first bytes {data[:8].hex(' ')}); left out")
             continue
         per_se.append((s, split_sessions(data)))
     if not per_se:
@@ -274,3 +280,20 @@ def _identify(blobs: list[RawBlob], objs: list[_Placed], pso: dict) -> tuple[lis
     elif events > 1:
         note = f"this trace session holds {events} dispatches (RGP EVENT markers): reported as one"
     return chosen, [k.name for p in chosen for k in p.co.kernels[:1]], note
+
+
+# ---- `attdec info` ------------------------------------------------------------------------------
+
+
+def describe(path: Path) -> dict:
+    """The container, its chunks, the GPU and the dispatches of an .rgp, and what the reader repaired."""
+    data = read_bytes(path)
+    f = read_rgp(data, str(path))
+    info = {"container": f.container, "bytes": len(data), "chunks": [vars(c) for c in f.chunks], "dispatches": []}
+    try:
+        raws = build(f)
+        info["dispatches"] = raws
+        info["problems"] = raws[0].problems + [p for r in raws[1:] for p in r.problems]
+    except AttdecError as e:
+        info["problems"] = [*f.problems, e.message]
+    return info

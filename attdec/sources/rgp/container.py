@@ -120,6 +120,8 @@ class _SqttFile:
         self.f = RgpFile(path, "SQTT file")
         self.desc: dict[int, tuple[int, int]] = {}  # chunk index -> (SE, sqtt version)
         self.data_chunks: list[tuple[int, int, Callable[[], bytes]]] = []  # (chunk index, byte, payload)
+        self.padding_bug: tuple[int, int, int] | None = None  # (database byte, declared next chunk, real one)
+        self.short_records = 0  # code-object records written shorter than declared
 
     def problem(self, msg: str) -> None:
         self.f.problems.append(msg)
@@ -143,6 +145,14 @@ class _SqttFile:
             limit = placed[i + 1][0] if i + 1 < len(placed) else self.n
             self._body(pos, hdr, min(pos + hdr.size, limit))
         self._pair_streams()
+        if self.padding_bug or self.short_records:
+            db, declared, real = self.padding_bug or (None, None, None)
+            self.problem(
+                "tinygrad rgptool's padding bug: CODE_OBJECT_DATABASE records declared 4-aligned but written "
+                "unpadded; re-synchronised on the next header"
+                + (f" ({self.short_records} record(s) inside)" if self.short_records else "")
+                + (f"; the chunk after it starts at byte {real}, not {declared}" if db is not None else "")
+            )
         return self.f
 
     # -- the chunk list
@@ -172,31 +182,26 @@ class _SqttFile:
         return True
 
     def _walk(self, pos: int) -> list[tuple[int, object]]:
-        placed, prev = [], None
+        placed, prev, prev_pos = [], None, None
         while pos < self.n:
             if not self._plausible(pos, strict=False):
-                q = self._resync(pos)
+                floor = prev_pos + L.MIN_CHUNK_SIZE.get(prev.chunk_id & 0xFF, 16) if prev else L.FILE_HEADER.size
+                q = self._resync(pos, floor)
                 what = self._describe_bad(pos)
                 if q is None:
                     self.problem(f"byte {pos}: {what}; the last {self.n - pos} bytes were skipped")
                     break
-                why = ""
-                if prev is not None and prev.chunk_id & 0xFF == L.CODE_OBJECT_DATABASE and q < pos:
-                    why = (
-                        " (the CODE_OBJECT_DATABASE before it declares 4-aligned records it did not pad: "
-                        "tinygrad rgptool's padding bug)"
-                    )
-                self.problem(
-                    f"byte {pos}: {what}; re-synchronised on the chunk header at byte {q} "
-                    f"({abs(pos - q)} byte(s) {'earlier' if q < pos else 'later'}){why}"
-                )
+                if prev_pos is not None and prev.chunk_id & 0xFF == L.CODE_OBJECT_DATABASE and pos - 16 < q < pos:
+                    self.padding_bug = (prev_pos, pos, q)  # reported once, with the records it also shifted
+                else:
+                    self.problem(f"byte {pos}: {what}; re-synchronised on the chunk header at byte {q}")
                 pos = q
             h = self._header(pos)
             if pos + h.size > self.n:
                 name = L.CHUNK_NAMES.get(h.chunk_id & 0xFF, f"type {h.chunk_id & 0xFF}")
                 self.problem(f"truncated: {name} at byte {pos} declares {h.size} bytes, {self.n - pos} are left")
             placed.append((pos, h))
-            prev = h
+            prev, prev_pos = h, pos
             pos += h.size
         return placed
 
@@ -208,22 +213,23 @@ class _SqttFile:
 
     RESYNC_WINDOW = 16
 
-    def _resync(self, pos: int) -> int | None:
-        """The chunk header nearest to `pos` (within a few bytes), else the next one that stores its own offset."""
+    def _resync(self, pos: int, floor: int) -> int | None:
+        """The chunk header nearest to `pos` (within a few bytes), else the first one after `floor` (the end of
+        the previous chunk's fixed part) that stores its own offset."""
         for d in range(1, self.RESYNC_WINDOW + 1):
             for q in (pos - d, pos + d):
-                if q >= L.FILE_HEADER.size and self._plausible(q, strict=True):
+                if q >= floor and self._plausible(q, strict=True):
                     return q
-        if self.n - pos < 24:
+        if self.n - floor < 24:
             return None
         buf = np.frombuffer(self.data, np.uint8)
         u32 = np.ndarray((self.n - 19,), "<u4", buf, 16, (1,))  # the 32-bit word 16 bytes after each byte
         at = np.arange(self.n - 19, dtype=np.int64)
         typ = buf[: self.n - 19]
         own = (np.isin(typ, list(L.SELF_OFFSET)) & (u32 == at)) | ((typ == L.SQTT_DATA) & (u32 == at + 24))
-        for q in np.flatnonzero(own[pos + 1 :]).tolist():
-            if self._plausible(pos + 1 + q, strict=True):
-                return pos + 1 + q
+        for q in np.flatnonzero(own[floor:]).tolist():
+            if floor + q != pos and self._plausible(floor + q, strict=True):
+                return floor + q
         return None
 
     # -- chunk bodies
@@ -233,6 +239,7 @@ class _SqttFile:
         chunk = Chunk(name, index, pos, end - pos, f"{h.major}.{h.minor}")
         self.f.chunks.append(chunk)
         body = pos + 16
+        self.declared_end = pos + h.size  # past `end` when the file (already noted) or a repair cut the chunk
         try:
             reader = self.READERS.get(typ)
             if reader is not None:
@@ -259,8 +266,8 @@ class _SqttFile:
         if d.offset != start:
             self.problem(f"SQTT_DATA {index} at byte {pos}: offset field {d.offset}, data read from byte {start}")
         stop = min(start + max(d.size, 0), end)
-        if stop - start < d.size:
-            self.problem(f"SQTT_DATA {index} at byte {pos}: {d.size} bytes declared, {stop - start} present")
+        if start + d.size > self.declared_end:
+            self.problem(f"SQTT_DATA {index} at byte {pos}: {d.size} bytes of data in a chunk of {end - pos}")
         data = self.data
         self.data_chunks.append((index, pos, lambda a=start, b=stop: data[a:b]))
         return f"{stop - start} bytes"
@@ -288,11 +295,7 @@ class _SqttFile:
             if nxt is None:
                 break
             r = nxt
-        if resynced:
-            self.problem(
-                f"CODE_OBJECT_DATABASE at byte {pos}: {len(resynced)} record(s) hold 1-3 bytes fewer than their "
-                "declared (4-aligned) size (tinygrad rgptool's padding bug); re-synchronised on the next record"
-            )
+        self.short_records += len(resynced)
         return f"{found} of {h.record_count} code object(s)"
 
     def _record_at(self, q: int, end: int) -> bool:
