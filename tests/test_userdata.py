@@ -66,7 +66,7 @@ def test_unassigned_token_stops_with_offset():
 def test_rgp_markers_from_userdata_2_and_3():
     """A pipeline bind and a dispatch EVENT with thread dims, written two dwords at a time to USERDATA_2/3
     (as Mesa and tinygrad do), then a word that starts no known marker: parsing stops there."""
-    from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, USERDATA_3, rgp_markers
+    from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, USERDATA_2, USERDATA_3, rgp_markers
 
     words = [0x8C, 0x9ABC_DEF0, 0x1234_5678, 1 << 31, 0, 7, 64, 1, 1, 0xB]
     st = RdnaStream(3)
