@@ -270,7 +270,7 @@ class _SqttFile:
             self.problem(f"SQTT_DATA {index} at byte {pos}: {d.size} bytes of data in a chunk of {end - pos}")
         data = self.data
         self.data_chunks.append((index, pos, lambda a=start, b=stop: data[a:b]))
-        return f"{stop - start} bytes"
+        return f"{stop - start:,} bytes"
 
     def _code_objects(self, body, end, index, pos):
         h = L.CODE_OBJECT_DATABASE_BODY.read(self.data[:end], body)
@@ -456,7 +456,7 @@ def _rdf_chunk(f: RgpFile, kind: str, k: int, header: bytes, load, e) -> str | N
         h = L.RDF_SQTT_DATA_HEADER.read(header)
         size = e.uncompressed_size if e.compression else e.data_size
         f.streams.append(Stream(h.shader_engine, h.sqtt_version, f"SqttData {k}", load))
-        return f"SE {h.shader_engine}, SQTT version 0x{h.sqtt_version:x}, {size} bytes"
+        return f"SE {h.shader_engine}, SQTT version 0x{h.sqtt_version:x}, {size:,} bytes"
     if kind == "CodeObject":
         h = L.RDF_CODE_OBJECT_HEADER.read(header)
         f.code_objects.append(CodeObject(f"CodeObject {k}", load, h.code_object_hash))
