@@ -89,6 +89,19 @@ def test_hotspots_json_same_totals_and_waves_as_the_capture(rel):
     assert got == _hotspots_json(_capture_of(f)) and len(got) >= 1
 
 
+def test_decode_takes_an_rgp():
+    """`attdec decode FILE.rgp`: the same records as on the capture folder; container repairs are warnings."""
+    f = shared_path("rgp", "gfx1100", "sync_run0.rgp")
+    got = CliRunner().invoke(main, ["decode", "--format", "json", str(f)])
+    want = CliRunner().invoke(main, ["decode", "--format", "json", str(_capture_of(f))])
+    assert got.exit_code == want.exit_code == 0, got.output
+    records = [{k: d[k] for k in ("waves", "occupancy", "realtime")} for d in json.loads(got.stdout)["dispatches"]]
+    assert records == [
+        {k: d[k] for k in ("waves", "occupancy", "realtime")} for d in json.loads(want.stdout)["dispatches"]
+    ]
+    assert got.stderr.count("attdec: warning:") == 1 and "padding bug" in got.stderr
+
+
 def test_concatenated_sessions_and_markers():
     """gemm_gfx1200: each SE's SQTT_DATA holds three dispatches back to back; each session's pipeline-bind
     marker names its code object (md5 hash), one EVENT marker each."""
