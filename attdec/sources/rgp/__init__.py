@@ -29,7 +29,7 @@ from pathlib import Path
 
 from attdec.decoders import detect_format, stream_generation
 from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
-from attdec.errors import AttdecError, read_bytes
+from attdec.errors import AttdecError, FormatError, read_bytes
 from attdec.model.target import SQTT_VERSIONS, from_pci_id, from_version, target
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
@@ -115,10 +115,10 @@ def _code_objects(f: RgpFile, problems: list[str]) -> list[_Placed]:
 
     found = []
     for i, c in enumerate(f.code_objects):
-        data = c.data()
-        try:
+        try:  # FormatError: damaged (compressed) bytes or not a code object; a missing zstandard stops here
+            data = c.data()
             co = load_code_object(data, f"code_object_{i + 1}")  # the name raw.load_code gives it too
-        except AttdecError as e:
+        except FormatError as e:
             problems.append(f"{c.where}: not a readable code object ({e.message}); left out")
             continue
         keys = {int.from_bytes(hashlib.md5(data).digest()[:8], "little")}  # tinygrad rgptool's hash
@@ -159,7 +159,7 @@ def resolve_arch(f: RgpFile, objs: list[_Placed], problems: list[str]) -> str:
     for s in f.streams:
         try:
             g = stream_generation(s.data()[:8])
-        except AttdecError:
+        except AttdecError:  # unreadable here: _sessions says why
             g = None
         if g is not None:
             gens.append(("the SQTT stream headers", g))
@@ -218,11 +218,15 @@ def split_sessions(data: bytes) -> list[bytes]:
 
 def _sessions(f: RgpFile, problems: list[str]) -> list[list[RawBlob]]:
     """Blobs of each dispatch: session k of every stream."""
-    per_se = []
-    formats = [detect_format(s.data()[:8]) for s in f.streams]
+    per_se, streams = [], []
+    for s in f.streams:
+        try:
+            streams.append((s, s.data()))
+        except FormatError as e:  # damaged compressed data
+            problems.append(f"{s.where} (SE {s.se}): {e.message}; left out")
+    formats = [detect_format(data[:8]) for _, data in streams]
     usual = max(set(formats) - {None}, key=formats.count, default=None)
-    for s, fmt in zip(f.streams, formats):
-        data = s.data()
+    for (s, data), fmt in zip(streams, formats):
         if fmt != usual or not data:
             what = "no SQTT stream header" if fmt is None else f"a {fmt} stream among {usual} ones"
             problems.append(f"{s.where} (SE {s.se}): {what} (first bytes {data[:8].hex(' ')}); left out")

@@ -117,6 +117,7 @@ def _cstr(b: bytes) -> str:
 class _SqttFile:
     def __init__(self, data: bytes, path: str):
         self.data, self.n = data, len(data)
+        self.view = memoryview(data)  # bounded reads without copying the file
         self.f = RgpFile(path, "SQTT file")
         self.desc: dict[int, tuple[int, int]] = {}  # chunk index -> (SE, sqtt version)
         self.data_chunks: list[tuple[int, int, Callable[[], bytes]]] = []  # (chunk index, byte, payload)
@@ -162,9 +163,10 @@ class _SqttFile:
         except EOFError:
             return None
 
-    def _plausible(self, pos: int, strict: bool) -> bool:
-        """A chunk header could start at `pos`. `strict` (re-synchronising): a known type that fits the file
-        and, for chunks that store their own offset, stores this one."""
+    def _plausible(self, pos: int, strict: bool, fits: bool = True) -> bool:
+        """A chunk header could start at `pos` (and, with `fits`, its fixed part lies in the file). `strict`
+        (re-synchronising): a known type that fits the file and, for chunks that store their own offset,
+        stores this one."""
         h = self._header(pos)
         if h is None or h.chunk_id >> 16 or h.padding or h.size < 16 or h.major > 0xFF or h.minor > 0xFF:
             return False
@@ -172,7 +174,7 @@ class _SqttFile:
         if h.size < L.MIN_CHUNK_SIZE.get(typ, 16):
             return False
         if not strict:
-            return pos + min(h.size, L.MIN_CHUNK_SIZE.get(typ, 16)) <= self.n
+            return not fits or pos + min(h.size, L.MIN_CHUNK_SIZE.get(typ, 16)) <= self.n
         if typ not in L.CHUNK_NAMES or pos + h.size > self.n:
             return False
         if typ in L.SELF_OFFSET:
@@ -184,6 +186,11 @@ class _SqttFile:
     def _walk(self, pos: int) -> list[tuple[int, object]]:
         placed, prev, prev_pos = [], None, None
         while pos < self.n:
+            if not self._plausible(pos, strict=False) and self._plausible(pos, strict=False, fits=False):
+                h = self._header(pos)
+                name = L.CHUNK_NAMES.get(h.chunk_id & 0xFF, f"type {h.chunk_id & 0xFF}")
+                self.problem(f"truncated: {name} at byte {pos} declares {h.size} bytes, {self.n - pos} are left")
+                break
             if not self._plausible(pos, strict=False):
                 floor = prev_pos + L.MIN_CHUNK_SIZE.get(prev.chunk_id & 0xFF, 16) if prev else L.FILE_HEADER.size
                 q = self._resync(pos, floor)
@@ -220,16 +227,17 @@ class _SqttFile:
             for q in (pos - d, pos + d):
                 if q >= floor and self._plausible(q, strict=True):
                     return q
-        if self.n - floor < 24:
+        m = self.n - 20 - floor  # candidates: every byte from `floor` that leaves room for a body offset
+        if m <= 0:
             return None
         buf = np.frombuffer(self.data, np.uint8)
-        u32 = np.ndarray((self.n - 19,), "<u4", buf, 16, (1,))  # the 32-bit word 16 bytes after each byte
-        at = np.arange(self.n - 19, dtype=np.int64)
-        typ = buf[: self.n - 19]
-        own = (np.isin(typ, list(L.SELF_OFFSET)) & (u32 == at)) | ((typ == L.SQTT_DATA) & (u32 == at + 24))
-        for q in np.flatnonzero(own[floor:]).tolist():
-            if floor + q != pos and self._plausible(floor + q, strict=True):
-                return floor + q
+        word = np.ndarray((m,), "<u4", buf, floor + 16, (1,))  # the 32-bit word 16 bytes after each candidate
+        at = np.arange(floor, floor + m, dtype=np.uint32)
+        typ = buf[floor : floor + m]
+        own = (np.isin(typ, list(L.SELF_OFFSET)) & (word == at)) | ((typ == L.SQTT_DATA) & (word == at + 24))
+        for q in (floor + np.flatnonzero(own)).tolist():
+            if q != pos and self._plausible(q, strict=True):
+                return q
         return None
 
     # -- chunk bodies
@@ -249,19 +257,19 @@ class _SqttFile:
             chunk.note = "truncated"
 
     def _asic(self, body, end, index, pos):
-        a = L.ASIC_INFO_BODY.read(self.data[:end], body)
+        a = L.ASIC_INFO_BODY.read(self.view[:end], body)
         gfxip = RGP_GFXIP_LEVELS.get(a.gfxip_level, ())
         self.f.asic = Asic(a.device_id or None, gfxip, _cstr(a.gpu_name), a.shader_engines)
         level = ".".join(map(str, gfxip)) if gfxip else f"unknown level {a.gfxip_level}"
         return f"device 0x{a.device_id:04x}, gfxip {level}, '{_cstr(a.gpu_name)}', {a.shader_engines} SEs"
 
     def _desc(self, body, end, index, pos):
-        d = L.SQTT_DESC_BODY.read(self.data[:end], body)
+        d = L.SQTT_DESC_BODY.read(self.view[:end], body)
         self.desc[index] = (d.shader_engine_index, d.sqtt_version)
         return f"SE {d.shader_engine_index}, SQTT version 0x{d.sqtt_version:x}, CU {d.compute_unit_index}"
 
     def _sqtt_data(self, body, end, index, pos):
-        d = L.SQTT_DATA_BODY.read(self.data[:end], body)
+        d = L.SQTT_DATA_BODY.read(self.view[:end], body)
         start = body + L.SQTT_DATA_BODY.size
         if d.offset != start:
             self.problem(f"SQTT_DATA {index} at byte {pos}: offset field {d.offset}, data read from byte {start}")
@@ -273,7 +281,7 @@ class _SqttFile:
         return f"{stop - start:,} bytes"
 
     def _code_objects(self, body, end, index, pos):
-        h = L.CODE_OBJECT_DATABASE_BODY.read(self.data[:end], body)
+        h = L.CODE_OBJECT_DATABASE_BODY.read(self.view[:end], body)
         r, found, resynced = body + L.CODE_OBJECT_DATABASE_BODY.size, 0, []
         data = self.data
         while found < h.record_count and r + 4 <= end:
@@ -317,7 +325,7 @@ class _SqttFile:
             return False
 
     def _record_table(self, body, end, record, what):
-        h = L.RECORD_TABLE_BODY.read(self.data[:end], body)
+        h = L.RECORD_TABLE_BODY.read(self.view[:end], body)
         first = body + L.RECORD_TABLE_BODY.size
         step = h.record_size
         if step < record.size:
@@ -340,19 +348,19 @@ class _SqttFile:
         return f"{len(recs)} pipeline(s)"
 
     def _api(self, body, end, index, pos):
-        a = L.API_INFO_BODY.read(self.data[:end], body)
+        a = L.API_INFO_BODY.read(self.view[:end], body)
         return f"API {a.api_type} {a.major_version}.{a.minor_version}, instruction trace {a.instruction_trace_mode}"
 
     def _cpu(self, body, end, index, pos):
-        c = L.CPU_INFO_BODY.read(self.data[:end], body)
+        c = L.CPU_INFO_BODY.read(self.view[:end], body)
         return f"'{_cstr(c.processor_brand).strip()}', {c.num_logical_cores} threads"
 
     def _clock(self, body, end, index, pos):
-        c = L.CLOCK_CALIBRATION_BODY.read(self.data[:end], body)
+        c = L.CLOCK_CALIBRATION_BODY.read(self.view[:end], body)
         return f"CPU {c.cpu_timestamp} = GPU {c.gpu_timestamp}"
 
     def _queue(self, body, end, index, pos):
-        q = L.QUEUE_EVENT_TIMINGS_BODY.read(self.data[:end], body)
+        q = L.QUEUE_EVENT_TIMINGS_BODY.read(self.view[:end], body)
         return f"{q.queue_info_table_record_count} queue(s), {q.queue_event_table_record_count} event(s)"
 
     READERS: ClassVar[dict] = {
@@ -386,9 +394,16 @@ def _zstd(raw: bytes, size: int, where: str) -> bytes:
             "zstd-compressed chunk: reading it needs the zstandard package (pip install 'attdec[rgp]')", where
         ) from None
     try:
+        framed = zstandard.frame_content_size(raw)  # -1 when the frame does not say
+        if size < 0 or (framed >= 0 and framed != size):
+            raise FormatError(f"the zstd frame holds {framed} bytes, the index says {size}", where)
         out = zstandard.ZstdDecompressor().decompress(raw, max_output_size=size)
     except zstandard.ZstdError as e:
         raise FormatError(f"zstd data does not decompress ({e})", where) from None
+    except MemoryError:
+        raise FormatError(
+            f"the index says it decompresses to {size} bytes: more than this machine holds", where
+        ) from None
     if len(out) != size:
         raise FormatError(f"decompressed to {len(out)} bytes, the index says {size}", where)
     return out
