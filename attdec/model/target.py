@@ -105,78 +105,50 @@ class Target:
         return f"Target({self.display!r})"
 
 
-def _t(name, family, mach, version, isa=None, products=(), sqtt="", cu=None, pci=()):
-    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, cu=cu, pci_ids=tuple(pci))
+# PCI device ids of each chip (what RGP's ASIC info calls `device_id`), from libdrm's data/amdgpu.ids: the
+# ids whose marketing names are the chip's products.
+_PCI_IDS = {
+    "gfx908": (0x738C,),
+    "gfx90a": (0x7408, 0x740C, 0x740F),
+    "gfx942": (0x74A0, 0x74A1, 0x74A5),
+    "gfx1010": (0x731F,),
+    "gfx1030": (0x73A3, 0x73A5, 0x73AF, 0x73BF),
+    "gfx1100": (0x7448, 0x744A, 0x744C),
+    "gfx1101": (0x747E,),
+    "gfx1102": (0x7480,),
+    "gfx1103": (0x15BF,),
+    "gfx1150": (0x150E,),
+    "gfx1151": (0x1586,),
+    "gfx1201": (0x7550,),
+}
 
 
-# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, compute unit, PCI device ids
-# (libdrm data/amdgpu.ids: the ids whose marketing names are this chip's products)
+def _t(name, family, mach, version, isa=None, products=(), sqtt="", cu=None):
+    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, cu=cu, pci_ids=_PCI_IDS.get(name, ()))
+
+
+# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, compute unit
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
-        _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"], cu=CU_GFX9, pci=[0x738C]),
-        _t(
-            "gfx90a",
-            "gfx9",
-            0x03F,
-            90010,
-            "gfx90a",
-            ["MI210", "MI250", "MI250X"],
-            cu=CU_GFX90A,
-            pci=[0x7408, 0x740C, 0x740F],
-        ),
+        _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"], cu=CU_GFX9),
+        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"], cu=CU_GFX90A),
         _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"], cu=CU_GFX90A),
         _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"], cu=CU_GFX90A),
-        _t(
-            "gfx942",
-            "gfx9",
-            0x04C,
-            90402,
-            "gfx942",
-            ["MI300A", "MI300X", "MI325X"],
-            cu=CU_GFX90A,
-            pci=[0x74A0, 0x74A1, 0x74A5],
-        ),
+        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"], cu=CU_GFX90A),
         _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"], cu=CU_GFX950),
-        _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"], cu=CU_GFX10_1, pci=[0x731F]),
-        _t(
-            "gfx1030",
-            "gfx10",
-            0x036,
-            100300,
-            None,
-            ["RX 6900 XT", "RX 6800 XT", "PRO W6800"],
-            cu=CU_GFX10_3,
-            pci=[0x73A3, 0x73A5, 0x73AF, 0x73BF],
-        ),
-        _t(
-            "gfx1100",
-            "gfx11",
-            0x041,
-            110000,
-            "gfx1100",
-            ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"],
-            cu=CU_1536,
-            pci=[0x7448, 0x744A, 0x744C],
-        ),
-        _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"], cu=CU_1536, pci=[0x747E]),
-        _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"], cu=CU_GFX10_3, pci=[0x7480]),
-        _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"], cu=CU_GFX10_3, pci=[0x15BF]),
-        _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"], cu=CU_GFX10_3, pci=[0x150E]),
-        _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"], cu=CU_1536, pci=[0x1586]),
+        _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"], cu=CU_GFX10_1),
+        _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"], cu=CU_GFX10_3),
+        _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"], cu=CU_1536),
+        _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"], cu=CU_1536),
+        _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"], cu=CU_GFX10_3),
+        _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"], cu=CU_GFX10_3),
+        _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"], cu=CU_GFX10_3),
+        _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"], cu=CU_1536),
         _t("gfx1152", "gfx11", 0x055, 110502, "gfx1151", cu=CU_GFX10_3),
         _t("gfx1153", "gfx11", 0x058, 110503, "gfx1151", cu=CU_GFX10_3),
         _t("gfx1200", "gfx12", 0x048, 120000, "gfx1200", ["RX 9060 XT"], cu=CU_1536),
-        _t(
-            "gfx1201",
-            "gfx12",
-            0x04E,
-            120001,
-            "gfx1201",
-            ["RX 9070 XT", "RX 9070", "AI PRO R9700"],
-            cu=CU_1536,
-            pci=[0x7550],
-        ),
+        _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"], cu=CU_1536),
         _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
         _t("gfx9-generic", "gfx9", 0x051, None, None, cu=CU_GFX9),
         _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942", cu=CU_GFX90A),
