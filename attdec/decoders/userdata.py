@@ -203,6 +203,7 @@ def rgp_markers(userdata: list[tuple[int, int, int]]) -> list[RgpMarker]:
     while i < len(words):
         first = words[i][1]
         kind = first & 0xF
+        n: int | None
         if kind == RGP_EVENT:
             n = 6 if first >> 31 else 3
         elif kind == RGP_USER_EVENT:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from attdec.errors import InputError
 from attdec.model import Dispatch
@@ -187,7 +188,7 @@ def describe(paths, input_format: str | None = None) -> list[dict]:
     `describe(path) -> dict`), and the dispatches it holds, not decoded."""
     out = []
     for kind, path in resolve(paths, input_format):
-        info = {"path": str(path), "kind": kind.name, "what": kind.help}
+        info: dict[str, Any] = {"path": str(path), "kind": kind.name, "what": kind.help}
         own = getattr(kind.module, "describe", None)
         info.update(own(path) if own else {"dispatches": kind.load(path, Tracker())})
         info["dispatches"] = [_summary(d) for d in info["dispatches"]]

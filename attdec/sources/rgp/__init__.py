@@ -30,7 +30,8 @@ from pathlib import Path
 from attdec.decoders import detect_format, stream_generation
 from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
 from attdec.errors import AttdecError, FormatError, read_bytes
-from attdec.model.target import SQTT_VERSIONS, from_pci_id, from_version, target
+from attdec.isa.codeobj import CodeObject
+from attdec.model.target import SQTT_VERSIONS, Target, from_pci_id, from_version, target
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 from attdec.sources.rgp.container import RgpFile, read_rgp, sniff
@@ -67,7 +68,7 @@ class _Placed:
     index: int
     data: bytes
     base: int | None
-    co: object  # attdec.isa CodeObject
+    co: CodeObject
     keys: set[int] = field(default_factory=set)  # 64-bit hashes that name it
 
     @property
@@ -118,8 +119,8 @@ def _code_objects(f: RgpFile, problems: list[str]) -> list[_Placed]:
         try:  # FormatError: damaged (compressed) bytes or not a code object; a missing zstandard stops here
             data = c.data()
             co = load_code_object(data, f"code_object_{i + 1}")  # the name raw.load_code gives it too
-        except FormatError as e:
-            problems.append(f"{c.where}: not a readable code object ({e.message}); left out")
+        except FormatError as err:
+            problems.append(f"{c.where}: not a readable code object ({err.message}); left out")
             continue
         keys = {int.from_bytes(hashlib.md5(data).digest()[:8], "little")}  # tinygrad rgptool's hash
         keys.update(c.hash or ())
@@ -131,14 +132,14 @@ def _code_objects(f: RgpFile, problems: list[str]) -> list[_Placed]:
     placed, free = [], list(found)
     loads = [e for e in f.loads if not e.unload]
     unmatched = []
-    for e in loads:
-        p = next((p for p in found if set(e.hash) & p.keys), None)
-        if p is None:
-            unmatched.append(e)
+    for ev in loads:
+        hit = next((p for p in found if set(ev.hash) & p.keys), None)
+        if hit is None:
+            unmatched.append(ev)
             continue
-        placed.append(_Placed(p.index, p.data, e.base, p.co, p.keys | set(e.hash)))
-        if p in free:
-            free.remove(p)
+        placed.append(_Placed(hit.index, hit.data, ev.base, hit.co, hit.keys | set(ev.hash)))
+        if hit in free:
+            free.remove(hit)
     if unmatched and len(unmatched) == len(free):
         problems.append(
             f"{len(free)} loader event(s) match no code object by hash: paired with the remaining code "
@@ -174,7 +175,7 @@ def resolve_arch(f: RgpFile, objs: list[_Placed], problems: list[str]) -> str:
     for what, g in gens[1:]:
         if g != gen:
             problems.append(f"{what} says gfx{g}, {gens[0][0]} gfx{gen}: decoded as gfx{gen}")
-    chips: list[tuple[str, object]] = []
+    chips: list[tuple[str, Target]] = []
     hsa = [p.co.arch for p in objs if p.co.arch and p.data[7:8] == bytes([ELFOSABI_AMDGPU_HSA])]
     if hsa:
         chips.append(("the code objects", target(max(set(hsa), key=hsa.count))))

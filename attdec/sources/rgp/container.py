@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -183,8 +183,9 @@ class _SqttFile:
             return int.from_bytes(self.data[pos + 16 : pos + 20], "little") == pos + 24
         return True
 
-    def _walk(self, pos: int) -> list[tuple[int, object]]:
-        placed, prev, prev_pos = [], None, None
+    def _walk(self, pos: int) -> list[tuple[int, Any]]:
+        placed: list[tuple[int, Any]] = []
+        prev, prev_pos = None, 0
         while pos < self.n:
             if not self._plausible(pos, strict=False) and self._plausible(pos, strict=False, fits=False):
                 h = self._header(pos)
@@ -198,7 +199,7 @@ class _SqttFile:
                 if q is None:
                     self.problem(f"byte {pos}: {what}; the last {self.n - pos} bytes were skipped")
                     break
-                if prev_pos is not None and prev.chunk_id & 0xFF == L.CODE_OBJECT_DATABASE and pos - 16 < q < pos:
+                if prev is not None and prev.chunk_id & 0xFF == L.CODE_OBJECT_DATABASE and pos - 16 < q < pos:
                     self.padding_bug = (prev_pos, pos, q)  # reported once, with the records it also shifted
                 else:
                     self.problem(f"byte {pos}: {what}; re-synchronised on the chunk header at byte {q}")

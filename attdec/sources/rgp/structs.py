@@ -23,11 +23,14 @@ class Struct:
         self.size = self.layout.size
         self._fields = []  # (name, count: 0 = one plain value, else a tuple of that many, is bytes)
         for fname, code in fields:
-            count, kind = _ITEM.match(code).groups()
+            m = _ITEM.match(code)
+            if m is None:
+                raise ValueError(f"{name}.{fname}: {code!r} is not one struct format item")
+            count, kind = m.groups()
             if kind != "x":
                 n = int(count or 1)
                 self._fields.append((fname, 0 if kind == "s" or n == 1 else n, kind == "s"))
-        self.record = namedtuple(name, [f for f, _, _ in self._fields])
+        self.record = namedtuple(name, [f for f, _, _ in self._fields])  # type: ignore[misc]
 
     def read(self, data, offset: int = 0):
         """The struct at `offset`; `EOFError` when `data` ends before it does."""
@@ -42,7 +45,7 @@ class Struct:
 
     def pack(self, **values) -> bytes:
         """The struct's bytes; fields not given are zero."""
-        flat = []
+        flat: list = []
         for fname, n, is_bytes in self._fields:
             v = values.pop(fname, None)
             if n:
