@@ -54,4 +54,6 @@ COMMANDS = {
     "decode": "attdec.commands.decode:decode",
     "disasm": "attdec.commands.disasm:command",
     "export-ui": "attdec.commands.export_ui:export_ui",
+    "timeline": "attdec.commands.timeline:command",
+    "report": "attdec.commands.report:command",
 }

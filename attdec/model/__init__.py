@@ -6,12 +6,13 @@ enums.py     Category, WaveState: the official decoder's enumerations
 """
 
 from attdec.model.enums import Category, WaveState
-from attdec.model.records import INST_DTYPE, OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
+from attdec.model.records import INST_DTYPE, OCCUPANCY_DTYPE, REALTIME_HZ, CodeLine, Dispatch, Wave, empty_insts
 from attdec.model.target import TARGETS, Target, target
 
 __all__ = [
     "INST_DTYPE",
     "OCCUPANCY_DTYPE",
+    "REALTIME_HZ",
     "TARGETS",
     "Category",
     "CodeLine",
