@@ -176,6 +176,6 @@ def test_wave_state_timelines_match_oracle(rel):
     "name,se", [("k_1_se3.att", 3), ("run/shader_engine_12_x.att", 12), ("se1_k_se0.att", 0), ("kernel.att", None)]
 )
 def test_se_from_file_name(name, se):
-    from attdec.commands.decode import se_of
+    from attdec.sources.explicit import se_of
 
     assert se_of(name) == se

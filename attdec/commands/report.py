@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from attdec.analysis.hotspots import FRAMES, file_of, frames
+from attdec.analysis import FRAMES
 from attdec.commands.common import input_options, open_dispatches, output_stream
-from attdec.report.html import Limits, write_report
+from attdec.report import Limits
 
 MAX_SOURCE_BYTES = 2_000_000  # a source file larger than this is not embedded
 
@@ -16,6 +16,8 @@ MAX_SOURCE_BYTES = 2_000_000  # a source file larger than this is not embedded
 def find_sources(dispatches, source_dirs=()) -> dict[str, list[str]]:
     """Text of the source files the listings name that exist on this machine: at the path as written, or
     under a --source-dir by the path's longest tail that exists there (build trees move between machines)."""
+    from attdec.analysis.hotspots import file_of, frames
+
     wanted = {file_of(f) for d in dispatches for c in d.code for f in frames(c.source)}
     out = {}
     for name in sorted(wanted):
@@ -74,6 +76,8 @@ def command(paths, output, frame, source_dirs, title, max_insts, max_runs, input
     The page works offline from file:// (no network access at all) and stays a few MB on big traces:
     what it aggregates or samples to do so is listed at its top.
     """
+    from attdec.report.html import write_report
+
     dispatches = open_dispatches(paths, input_format, code, arch)
     limits = Limits(insts=max_insts, runs=max_runs)
     with output_stream(output) as out:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attdec.commands.common import input_options, open_dispatches, output_stream
-from attdec.report.trace_events import CLOCKS, GRANULARITIES, write_trace
+from attdec.report import TRACE_CLOCKS, TRACE_GRANULARITIES
 
 
 @click.command("timeline")
@@ -13,14 +13,14 @@ from attdec.report.trace_events import CLOCKS, GRANULARITIES, write_trace
 @click.option("-o", "--output", required=True, metavar="FILE", help="Trace file to write ('-' for stdout).")
 @click.option(
     "--granularity",
-    type=click.Choice(GRANULARITIES),
+    type=click.Choice(TRACE_GRANULARITIES),
     default="state",
     show_default=True,
     help="Slices under each wave: one per instruction, per wave-state run (exec, wait, stall, idle), or none.",
 )
 @click.option(
     "--clock",
-    type=click.Choice(CLOCKS),
+    type=click.Choice(TRACE_CLOCKS),
     default="cycles",
     show_default=True,
     help="cycles: 1 us in the viewer = 1 shader cycle; realtime: real microseconds from the trace's realtime "
@@ -41,6 +41,8 @@ def command(paths, output, granularity, clock, max_events, input_format, code, a
     A process per shader engine, a thread per CU / SIMD / wave slot, a slice per wave with its
     instructions or wave-state runs below it, and a counter track of resident waves per SE.
     """
+    from attdec.report.trace_events import write_trace
+
     dispatches = open_dispatches(paths, input_format, code, arch)
     with output_stream(output) as out:
         s = write_trace(out, dispatches, granularity, clock, max_events)

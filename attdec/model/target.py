@@ -62,6 +62,9 @@ class Target:
     def __str__(self) -> str:
         return self.display
 
+    def __repr__(self) -> str:
+        return f"Target({self.display!r})"
+
 
 def _t(name, family, mach, version, isa=None, products=(), sqtt=""):
     return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt)

@@ -27,27 +27,18 @@ from typing import TextIO
 import numpy as np
 
 from attdec import __version__
+from attdec.analysis import BY
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.clock import Clock
 from attdec.analysis.flame import stall_stacks
-from attdec.analysis.hotspots import BY, hotspots, instruction_stats, resolve_by
+from attdec.analysis.hotspots import hotspots, instruction_stats, resolve_by
 from attdec.analysis.occupancy import live_waves, resample
 from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
 from attdec.model import Dispatch
+from attdec.report import Limits
 
 _ASSETS = files("attdec.report") / "assets"
-
-
-@dataclass
-class Limits:
-    """What a report may carry; past these the page shows aggregated or sampled data and says so."""
-
-    insts: int = 100_000  # instructions embedded for hovering, over all dispatches
-    runs: int = 100_000  # timeline runs per colouring (state, category), over all dispatches
-    rows: int = 2_000  # rows per hotspot table
-    occupancy_points: int = 2_000  # per shader engine
-    source_context: int = 20  # source text lines shown around the executed ones
 
 
 @dataclass

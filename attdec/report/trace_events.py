@@ -25,9 +25,7 @@ from attdec.analysis.occupancy import live_waves, resample
 from attdec.analysis.timeline import assign_lanes, state_runs, value_names
 from attdec.errors import InputError
 from attdec.model import Dispatch, Wave, WaveState
-
-GRANULARITIES = ("inst", "state", "wave")
-CLOCKS = ("cycles", "realtime")
+from attdec.report import TRACE_GRANULARITIES
 
 
 @dataclass
@@ -72,7 +70,7 @@ def write_trace(
     max_events: int = 500_000,
 ) -> TraceSummary:
     """Write one trace-event JSON object for `dispatches` to `out`; returns what went in."""
-    if granularity not in GRANULARITIES:
+    if granularity not in TRACE_GRANULARITIES:
         raise ValueError(granularity)
     summary = TraceSummary(total_waves=sum(len(d.waves) for d in dispatches))
     times: list[_Times] = []
