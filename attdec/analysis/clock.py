@@ -55,5 +55,5 @@ class Clock:
 
     def ghz(self, se: int | None = None) -> float:
         """Average shader clock (GHz) over the samples of `se` (default: the dispatch's own list)."""
-        a = self.default if se is None else self._of(se)
+        a = self._of(-1 if se is None else se)  # -1: no such SE, so the default samples
         return float((a[-1, 0] - a[0, 0]) / ((a[-1, 1] - a[0, 1]) / self.hz) / 1e9)

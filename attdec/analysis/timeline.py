@@ -104,35 +104,54 @@ def _merge(w, s, v):
 def coarsen(w, s, e, v, q: int):
     """Runs onto a grid of `q` cycles: (wave, start, value) with equal neighbours merged.
 
-    Non-overlapping runs per wave are assumed. Grid cells holding a run boundary take the value that
-    covers most of the cell (ties: the smaller value); cells strictly inside a run keep its value.
+    Non-overlapping runs per wave, in time order, are assumed. Grid cells holding a run boundary take
+    the value that covers most of the cell (ties: the smaller value); cells strictly inside a run keep
+    its value. No global sort is needed: a wave's runs visit the cells in order, each run touching its
+    first cell, maybe some whole cells, and its last cell, so one pass in run order yields the result.
     """
     if q <= 1:
         return _merge(w, s, v)
     if not len(w):
         return w, s, v
+    n = len(w)
     sb, eb = s // q, (e - 1) // q
-    two = eb > sb
-    cw = np.concatenate([w, w[two]])
-    cb = np.concatenate([sb, eb[two]])
-    cv = np.concatenate([v, v[two]])
-    cov = np.concatenate([np.minimum(e, (sb + 1) * q) - s, e[two] - eb[two] * q])
-    nb = int(cb.max()) + 1
+    # Two contributions per run, in order: its first cell, then its last cell (weight 0 when the same).
+    cell = np.empty(2 * n, np.int64)
+    cell[0::2], cell[1::2] = sb, eb
+    cw, cv = np.repeat(w, 2), np.repeat(v, 2)
+    cov = np.empty(2 * n, np.int64)
+    cov[0::2] = np.minimum(e, (sb + 1) * q) - s
+    cov[1::2] = np.where(eb > sb, e - eb * q, 0)
+    # Cell groups (a cell of a wave), numbered in order; then the value covering most of each group.
+    new = np.ones(2 * n, bool)
+    new[1:] = (cell[1:] != cell[:-1]) | (cw[1:] != cw[:-1])
+    group = np.cumsum(new) - 1
     nv = int(cv.max()) + 1
-    key = (cw * nb + cb) * nv + cv
-    uk, inv = np.unique(key, return_inverse=True)
-    tot = np.bincount(inv, weights=cov)
-    cell, val = uk // nv, uk % nv
-    order = np.lexsort((-tot, cell))
-    head = np.ones(len(order), bool)
-    head[1:] = cell[order][1:] != cell[order][:-1]
-    pick = order[head]
+    key = group * nv + cv
+    order = np.argsort(key, kind="stable")  # nearly sorted already: groups ascend, values vary within them
+    sk = key[order]
+    head = np.ones(2 * n, bool)
+    head[1:] = sk[1:] != sk[:-1]
+    starts = np.flatnonzero(head)
+    tot = np.add.reduceat(cov[order], starts)
+    kg, kv = sk[starts] // nv, sk[starts] % nv
+    gstart = np.flatnonzero(np.r_[True, kg[1:] != kg[:-1]])
+    best = np.maximum.reduceat(tot, gstart)
+    win = np.flatnonzero(tot == np.repeat(best, np.diff(np.r_[gstart, len(kg)])))
+    win = win[np.r_[True, kg[win][1:] != kg[win][:-1]]]  # per group, the smallest value among the largest
+    dominant = np.empty(int(group[-1]) + 1, np.int64)
+    dominant[kg[win]] = kv[win]
+    # Slots in time order: first cell, whole cells inside the run, last cell.
     inner = eb - sb >= 2
-    W = np.concatenate([cell[pick] // nb, w[inner]])
-    S = np.concatenate([(cell[pick] % nb) * q, (sb[inner] + 1) * q])
-    V = np.concatenate([val[pick], v[inner]])
-    order = np.lexsort((S, W))
-    W, S, V = W[order], S[order], V[order]
+    W = np.repeat(w, 3)
+    S = np.empty(3 * n, np.int64)
+    V = np.empty(3 * n, np.int64)
+    S[0::3], S[1::3], S[2::3] = sb * q, (sb + 1) * q, eb * q
+    V[0::3], V[1::3], V[2::3] = dominant[group[0::2]], v, dominant[group[1::2]]
+    keep = np.ones(3 * n, bool)
+    keep[1::3] = inner
+    keep[2::3] = eb > sb
+    W, S, V = W[keep], S[keep], V[keep]
     first_start = np.full(int(w.max()) + 1, np.iinfo(np.int64).max)
     np.minimum.at(first_start, w, s)
     S = np.maximum(S, first_start[W])  # the first cell starts where the wave does, not at the grid line
@@ -155,7 +174,7 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     w, s, e, v = (state_runs if kind == "state" else category_runs)(waves)
     exact = _merge(w, s, v)
     if budget is None or len(exact[0]) <= budget:
-        return Tracks(kind, 1, *exact, exact_runs=len(exact[0]))
+        return Tracks(kind, 1, exact[0], exact[1], exact[2], len(exact[0]))
     # A resolution that surely fits (by the cheap upper bound), then bisection on the exact count below it.
     hi = 1
     while _upper_bound(w, s, e, 1 << hi) > budget and hi < 40:
@@ -166,7 +185,7 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
         done[mid] = coarsen(w, s, e, v, 1 << mid)
         lo, hi = (mid, hi) if len(done[mid][0]) > budget else (lo, mid)
     best = done[hi] if hi in done else coarsen(w, s, e, v, 1 << hi)
-    return Tracks(kind, 1 << hi, *best, exact_runs=len(exact[0]))
+    return Tracks(kind, 1 << hi, best[0], best[1], best[2], len(exact[0]))
 
 
 def value_names(kind: str) -> list[str]:

@@ -98,3 +98,22 @@ def write_csv(header: list[str], rows: list[list], out) -> None:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)
+
+
+def md_cell(text) -> str:
+    """Text for a GitHub-flavoured markdown table cell: pipes escaped, newlines joined."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def md_code(text) -> str:
+    """`text` as an inline code span inside a table cell (a backtick in it gets a double-backtick span)."""
+    s = md_cell(text)
+    return f"`` {s} ``" if "`" in s else f"`{s}`"
+
+
+def write_md_table(header: list[str], rows: list[list], out, right: frozenset[int] | set[int] = frozenset()) -> None:
+    """A markdown table; column indices in `right` are right-aligned (numbers). Cells are written as given."""
+    out.write("| " + " | ".join(md_cell(h) for h in header) + " |\n")
+    out.write("|" + "|".join("--:" if i in right else "---" for i in range(len(header))) + "|\n")
+    for r in rows:
+        out.write("| " + " | ".join(str(c) for c in r) + " |\n")

@@ -31,12 +31,13 @@ from attdec.analysis import BY
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.clock import Clock
 from attdec.analysis.flame import stall_stacks
-from attdec.analysis.hotspots import hotspots, instruction_stats, resolve_by
+from attdec.analysis.hotspots import frames, hotspots, instruction_stats, resolve_by
 from attdec.analysis.occupancy import live_waves, resample
 from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
 from attdec.model import Dispatch
 from attdec.report import Limits
+from attdec.report.common import common_dir
 
 _ASSETS = files("attdec.report") / "assets"
 
@@ -207,12 +208,7 @@ def _source(stats, sources: Mapping[str, list[str]], limits: Limits) -> list[dic
         )
     out = []
     for f, rows in by_file.items():
-        entry = {
-            "file": f,
-            "stall": sum(r[4] for r in rows),
-            "total": max((r[7] for r in rows), default=0),
-            "lines": rows,
-        }
+        entry = {"file": f, "stall": sum(r[4] for r in rows), "hits": sum(r[2] for r in rows), "lines": rows}
         text = sources.get(f)
         nums = [r[0] for r in rows if r[0] > 0]
         if text and nums:
@@ -221,7 +217,7 @@ def _source(stats, sources: Mapping[str, list[str]], limits: Limits) -> list[dic
             entry["text_from"] = lo
             entry["text"] = text[lo - 1 : hi]
         out.append(entry)
-    out.sort(key=lambda e: (-e["total"], -e["stall"], e["file"]))
+    out.sort(key=lambda e: (-e["stall"], -e["hits"], e["file"]))
     return out
 
 
@@ -269,7 +265,9 @@ def _dispatch(
         "ghz": round(clock.ghz(), 4) if clock else None,
     }
     tables_payload = _hotspot_tables(d, frame, limits, notes)
+    locations = {f for c in d.code for f in frames(c.source)}
     return {
+        "prefix": common_dir(sorted(locations)),  # the page shows paths below it
         "name": d.name,
         "kernel": d.kernel,
         "arch": d.arch,

@@ -163,7 +163,7 @@ def write_trace(
 
     events = meta + [ev for _, ev in sorted(base + detail, key=lambda x: x[0])]
     if summary.notes:  # visible in the viewer too, as a global marker where the trace starts
-        first = min((float(_TS.search(ev).group(1)) for ev in events[len(meta) :]), default=0.0)
+        first = min((float(m.group(1)) for ev in events[len(meta) :] if (m := _TS.search(ev))), default=0.0)
         note = _esc("attdec: " + "; ".join(summary.notes))
         events.insert(len(meta), f'{{"ph":"i","s":"g","name":{note},"pid":1,"tid":0,"ts":{_fmt(first)}}}')
     summary.events = len(events)

@@ -36,6 +36,8 @@
     return (n / 1e9).toFixed(2) + "G";
   }
   const pct = (x) => (100 * x).toFixed(1) + "%";
+  let prefix = ""; // common directory of the current dispatch's source paths, not repeated on every row
+  const short = (p) => (prefix && typeof p === "string" ? p.split(prefix + "/").join("") : p);
   const hex = (n) => "0x" + Number(n).toString(16);
   const KINDS = { u1: Uint8Array, u2: Uint16Array, u4: Uint32Array, i4: Int32Array, f8: Float64Array };
   function unpack(p) {
@@ -183,8 +185,8 @@
     sec.append(el("div", { class: "grid2" }, left, right));
     left.append(el("h2", {}, "Stall by type", el("span", { class: "sub", text: `${human(s.stall)} stall cycles` })));
     left.append(typeChart(d.by_type));
-    left.append(el("h2", {}, "Top source lines", el("span", { class: "sub", text: `by stall, of ${d.tables[d.by].length}` })));
-    left.append(hotspotTable(d, d.by, 10));
+    sec.append(el("h2", {}, `Top ${BY_LABEL[d.by]}s`, el("span", { class: "sub", text: `by stall cycles, 10 of ${d.tables[d.by].length}${prefix ? `; paths under ${prefix}/` : ""}` })));
+    sec.append(hotspotTable(d, d.by, 10));
     right.append(el("h2", {}, "Flamegraph", el("span", { class: "sub", text: "stall cycles by inline call chain; click to zoom" })));
     const fl = el("div", { id: "flame" });
     right.append(fl);
@@ -218,10 +220,10 @@
     const cols = [{ label: "#", num: true, nosort: true, get: (r) => rank.get(r) }];
     if (by === "instruction") {
       cols.push({ label: "instruction", key: "key", get: (r) => r[0], cls: "mono" },
-        { label: "source", get: (r) => r[7] || "", cls: "mono" },
+        { label: "source", get: (r) => r[7] || "", fmt: short, cls: "mono" },
         { label: "address", num: true, get: (r) => r[8], fmt: hex });
     } else {
-      cols.push({ label: BY_LABEL[by], key: "key", get: (r) => r[0], cls: "mono" });
+      cols.push({ label: BY_LABEL[by], key: "key", get: (r) => r[0], fmt: short, cls: "mono" });
     }
     cols.push({ label: "stall", num: true, key: "stall", get: (r) => r[1], fmt: human },
       shareCol,
@@ -243,7 +245,7 @@
       seg.querySelectorAll("button").forEach((x) => x.setAttribute("aria-pressed", String(x.dataset.by === by)));
       holder.replaceChildren(hotspotTable(d, by, 0));
     }
-    sec.append(el("h2", {}, "Hotspots", el("span", { class: "sub", text: `ranked by stall cycles; click a header to sort${d.frame === "outer" ? "; charged to the outermost call site" : ""}` })),
+    sec.append(el("h2", {}, "Hotspots", el("span", { class: "sub", text: `ranked by stall cycles; click a header to sort${d.frame === "outer" ? "; charged to the outermost call site" : ""}${prefix ? `; paths under ${prefix}/` : ""}` })),
       el("div", { class: "toolbar" }, seg), holder);
     draw();
   }
@@ -276,13 +278,13 @@
         { label: "dominant", get: (r) => (r[2] ? r[2][6] : ""), fmt: (v) => (v ? [swatch(typeColour(v)), v] : "") },
       ];
       if (f.text) cols.push({ label: "source", nosort: true, cls: "mono src", get: (r) => (r[1] == null ? "" : r[1]) });
-      cols.push({ label: "inline chains", nosort: true, get: (r) => (r[2] ? r[2][9] : []), fmt: (v) => el("div", { class: "chains" }, v.slice(0, 4).map(([c, s]) => el("div", { class: "mono", title: c }, `${human(s)}  ${c}`)), v.length > 4 ? el("div", { text: `… ${v.length - 4} more` }) : null) });
+      cols.push({ label: "inline chains (innermost first)", nosort: true, get: (r) => (r[2] ? r[2][9] : []), fmt: (v) => el("div", { class: "chains" }, v.slice(0, 4).map(([c, s]) => el("div", { class: "mono", title: c }, `${human(s)}  ${short(c)}`)), v.length > 4 ? el("div", { text: `… ${v.length - 4} more` }) : null) });
       view.replaceChildren(el("h2", {}, f.file, el("span", { class: "sub", text: `${human(f.stall)} stall on its own lines; ${f.text ? "text found on this machine" : "no source text (use --source-dir)"}` })),
         table(cols, rows, { rowAttrs: (r) => ({ class: r[2] ? "src-line" : "dim", "data-line": r[0] }) }));
     }
     d.source.forEach((f, i) => list.append(el("li", { onclick: () => open(i), title: f.file },
-      el("div", { class: "mono", text: f.file.split("/").slice(-2).join("/") }),
-      el("div", { class: "x", text: `${human(f.stall)} own stall, ${human(f.total)} with inlined code` }))));
+      el("div", { class: "mono", text: short(f.file) }),
+      el("div", { class: "x", text: `${human(f.stall)} stall (${pct(f.stall / Math.max(1, d.summary.stall))}), ${human(f.hits)} hits` }))));
     sec.append(el("h2", {}, "Source", el("span", { class: "sub", text: "per-line stall (heat), the chains each line is inlined through" })),
       el("div", { class: "files" }, list, view));
     open(0);
@@ -317,7 +319,7 @@
       { label: "idle", num: true, get: (r) => r[7], fmt: human },
       { label: "type", get: (r) => r[8], fmt: (v) => (v ? [swatch(typeColour(v)), v] : "") },
       { label: "counters", cls: "mono", get: (r) => r[9] },
-      { label: "source", cls: "mono", get: (r) => r[3] },
+      { label: "source", cls: "mono", get: (r) => r[3], fmt: short },
     ];
     if (d.links.length) {
       const refs = (m, arrow) => (r) => (m.get(r[0]) || []).map(([l, label]) => el("div", {}, el("a", { class: "jump", onclick: () => jump(l) }, `${arrow} ${l}`), label ? ` ${label}` : ""));
@@ -350,7 +352,11 @@
     return root;
   }
   function flame(d, box) {
-    if (!d._flame) d._flame = { root: flameTree(d.flame) };
+    if (!d._flame) {
+      let root = flameTree(d.flame);
+      if (root.kids.size === 1) { root = root.kids.values().next().value; root.parent = null; } // one kernel: it is the root
+      d._flame = { root };
+    }
     const st = d._flame;
     if (!st.focus) st.focus = st.root;
     const W = box.clientWidth || 800, rowH = 18;
@@ -363,7 +369,8 @@
       const id = nodes.push(n) - 1;
       let best = 0;
       n.types.forEach((v, i) => { if (v > n.types[best]) best = i; });
-      const label = w > 30 ? n.name.slice(0, Math.floor((w - 6) / 6.2)) : "";
+      const name = short(n.name);
+      const label = w > 30 ? name.slice(0, Math.floor((w - 6) / 6.2)) : "";
       svg += `<g class="fl" data-i="${id}" data-v="${n.value}"><rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(0.5, w - 0.5).toFixed(1)}" height="${rowH - 1}" fill="${TYPE_COLOURS[best]}" opacity="${n === st.focus || chain.includes(n) ? 1 : 0.85}"/>` +
         (label ? `<text x="${(x + 3).toFixed(1)}" y="${y + 12.5}">${esc(label)}</text>` : "") + "</g>";
     };
@@ -484,6 +491,7 @@
     const q = M.tracks.state ? M.tracks.state.q : 1;
     sec.append(el("h2", {}, "Wave timeline", el("span", { class: "sub", text: `${M.nW} waves in ${M.lanes.length} lanes (SE / CU / SIMD / slot); wheel or buttons to zoom, drag to pan, double-click to reset` })),
       bar, legend, el("h2", {}, "Occupancy", el("span", { class: "sub", text: occ ? `resident waves per SE${occ.q > 1 ? `, mean over ${occ.q}-cycle cells` : ""}` : "no occupancy records" })),
+      el("div", { class: "legend" }, occSeries.map((s, k) => el("span", {}, swatch(SE_COLOURS[k % SE_COLOURS.length]), `SE${s.se} (peak ${s.peak})`))),
       occBox, el("h2", {}, "Waves", el("span", { class: "sub", text: q > 1 ? `states on a ${q}-cycle grid (see notes)` : "" })), laneBox);
 
     // Lane geometry: SEs separated by a gap.
@@ -528,7 +536,7 @@
         const first = li === 0 || M.lanes[li - 1].key[2] !== k[2] || M.lanes[li - 1].key[1] !== k[1] || M.lanes[li - 1].key[0] !== k[0];
         if (lh >= 9 || first) {
           ctx.fillStyle = "#5f6b7a";
-          ctx.fillText(lh >= 9 ? `SE${k[0]} CU${k[1]} SIMD${k[2]} w${k[3]}${k[4] ? "'" : ""}` : `SE${k[0]} CU${k[1]} SIMD${k[2]}`, 4, y0 + Math.min(lh, 10) - 1);
+          ctx.fillText(lh >= 9 ? `SE${k[0]} CU${k[1]} SIMD${k[2]} slot ${k[3]}${k[4] ? "'" : ""}` : `SE${k[0]} CU${k[1]} SIMD${k[2]}`, 4, y0 + Math.min(lh, 10) - 1);
         }
         for (const wv of l.waves) {
           const b = M.begin[wv], e = M.end[wv];
@@ -563,6 +571,7 @@
       const peak = Math.max(1, ...occSeries.map((s) => Math.max(...s.c)));
       ctx.fillStyle = "#5f6b7a"; ctx.font = "10px system-ui, sans-serif";
       ctx.fillText(`${human(peak)} waves`, 4, top + 8); ctx.fillText("0", 4, top + h);
+      ctx.fillText("resident", 4, top + h / 2 + 4);
       const Y = (c) => top + h - (c / peak) * h;
       occSeries.forEach((s, k) => {
         ctx.strokeStyle = SE_COLOURS[k % SE_COLOURS.length]; ctx.lineWidth = 1.2; ctx.beginPath();
@@ -576,8 +585,6 @@
           if (nx > view.b) break;
         }
         ctx.stroke();
-        ctx.fillStyle = SE_COLOURS[k % SE_COLOURS.length];
-        ctx.fillText(`SE${s.se}`, 40 + 34 * k, top + 8);
       });
     }
     function drawAll() { drawOcc(); drawLanes(); }
@@ -665,6 +672,7 @@
   function renderDispatch(i) {
     current = i;
     const d = DATA.dispatches[i];
+    prefix = d.prefix || "";
     for (const k of Object.keys(onShow)) delete onShow[k];
     setTabs(d.extra);
     overview(d, sections.overview);
