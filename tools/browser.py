@@ -90,3 +90,13 @@ def show(d, tab: str, settle: float = 0.3) -> None:
     """Switch the report to a tab (overview, hotspots, source, isa, timeline) and let it draw."""
     d.execute_script("attdecReport.show(arguments[0])", tab)
     time.sleep(settle)
+
+
+def tab_times(d, tabs=("hotspots", "source", "isa", "timeline")) -> dict[str, float]:
+    """Show each tab once and return the ms the page took to draw it (tabs are drawn when first shown)."""
+    out = {}
+    for tab in tabs:
+        show(d, tab, settle=0.05)
+        ms = d.execute_script("return document.getElementById('tab-' + arguments[0]).dataset.rendered", tab)
+        out[tab] = float(ms) if ms else 0.0
+    return out

@@ -27,7 +27,7 @@ SHARED = Path(os.environ.get("ATTDEC_SHARED", ROOT.parent / "shared"))
 SAMPLES = SHARED / "ui_output_samples" / "jhinpan__flydsl-kernel-profiling-lib" / "examples"
 # (input, tab, image) of the README
 README_SHOTS = [
-    (SAMPLES / "topk_gating_softmax", "overview", ROOT / "docs" / "images" / "report.png"),
+    (SAMPLES / "pa", "overview", ROOT / "docs" / "images" / "report.png"),
     (SAMPLES / "moe_reduce", "timeline", ROOT / "docs" / "images" / "report-timeline.png"),
 ]
 

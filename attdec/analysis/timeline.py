@@ -106,8 +106,8 @@ def coarsen(w, s, e, v, q: int):
 
     Non-overlapping runs per wave, in time order, are assumed. Grid cells holding a run boundary take
     the value that covers most of the cell (ties: the smaller value); cells strictly inside a run keep
-    its value. No global sort is needed: a wave's runs visit the cells in order, each run touching its
-    first cell, maybe some whole cells, and its last cell, so one pass in run order yields the result.
+    its value. No sort is needed: a wave's runs visit the cells in order, each run touching its first
+    cell, maybe some whole cells, and its last cell, so one pass in run order yields the result.
     """
     if q <= 1:
         return _merge(w, s, v)
@@ -115,45 +115,45 @@ def coarsen(w, s, e, v, q: int):
         return w, s, v
     n = len(w)
     sb, eb = s // q, (e - 1) // q
-    # Two contributions per run, in order: its first cell, then its last cell (weight 0 when the same).
-    cell = np.empty(2 * n, np.int64)
-    cell[0::2], cell[1::2] = sb, eb
-    cw, cv = np.repeat(w, 2), np.repeat(v, 2)
-    cov = np.empty(2 * n, np.int64)
-    cov[0::2] = np.minimum(e, (sb + 1) * q) - s
-    cov[1::2] = np.where(eb > sb, e - eb * q, 0)
-    # Cell groups (a cell of a wave), numbered in order; then the value covering most of each group.
-    new = np.ones(2 * n, bool)
+    two = eb > sb
+    # Contributions in time order: each run's first cell, then its last cell when that is another one.
+    pos_a = np.arange(n) + np.cumsum(two) - two
+    pos_b = pos_a[two] + 1
+    m = n + int(two.sum())
+    cell, cw, cv, cov = (np.empty(m, np.int64) for _ in range(4))
+    cell[pos_a], cw[pos_a], cv[pos_a] = sb, w, v
+    cov[pos_a] = np.minimum(e, (sb + 1) * q) - s
+    cell[pos_b], cw[pos_b], cv[pos_b] = eb[two], w[two], v[two]
+    cov[pos_b] = e[two] - eb[two] * q
+    # Cell groups (one cell of one wave) are numbered in order; per group, the value covering most of it,
+    # one value at a time (there are at most a dozen), the smaller value winning ties.
+    new = np.ones(m, bool)
     new[1:] = (cell[1:] != cell[:-1]) | (cw[1:] != cw[:-1])
     group = np.cumsum(new) - 1
-    nv = int(cv.max()) + 1
-    key = group * nv + cv
-    order = np.argsort(key, kind="stable")  # nearly sorted already: groups ascend, values vary within them
-    sk = key[order]
-    head = np.ones(2 * n, bool)
-    head[1:] = sk[1:] != sk[:-1]
-    starts = np.flatnonzero(head)
-    tot = np.add.reduceat(cov[order], starts)
-    kg, kv = sk[starts] // nv, sk[starts] % nv
-    gstart = np.flatnonzero(np.r_[True, kg[1:] != kg[:-1]])
-    best = np.maximum.reduceat(tot, gstart)
-    win = np.flatnonzero(tot == np.repeat(best, np.diff(np.r_[gstart, len(kg)])))
-    win = win[np.r_[True, kg[win][1:] != kg[win][:-1]]]  # per group, the smallest value among the largest
-    dominant = np.empty(int(group[-1]) + 1, np.int64)
-    dominant[kg[win]] = kv[win]
-    # Slots in time order: first cell, whole cells inside the run, last cell.
+    ngroups = int(group[-1]) + 1
+    best = np.full(ngroups, -1.0)
+    dominant = np.zeros(ngroups, np.int64)
+    for x in np.flatnonzero(np.bincount(cv)):
+        sel = cv == x
+        c = np.bincount(group[sel], weights=cov[sel], minlength=ngroups)
+        better = c > best
+        best[better], dominant[better] = c[better], x
+    # Segments in time order: one per cell group, and after a run's first cell the whole cells inside it
+    # (a cell starts at most one run that reaches past it, so at most one such segment follows a group).
+    heads = np.flatnonzero(new)
     inner = eb - sb >= 2
-    W = np.repeat(w, 3)
-    S = np.empty(3 * n, np.int64)
-    V = np.empty(3 * n, np.int64)
-    S[0::3], S[1::3], S[2::3] = sb * q, (sb + 1) * q, eb * q
-    V[0::3], V[1::3], V[2::3] = dominant[group[0::2]], v, dominant[group[1::2]]
-    keep = np.ones(3 * n, bool)
-    keep[1::3] = inner
-    keep[2::3] = eb > sb
-    W, S, V = W[keep], S[keep], V[keep]
-    first_start = np.full(int(w.max()) + 1, np.iinfo(np.int64).max)
-    np.minimum.at(first_start, w, s)
+    after = group[pos_a[inner]]
+    shift = np.zeros(ngroups, np.int64)
+    shift[after] = 1
+    pos_g = np.arange(ngroups) + np.cumsum(shift) - shift
+    size = ngroups + len(after)
+    W, S, V = (np.empty(size, np.int64) for _ in range(3))
+    W[pos_g], S[pos_g], V[pos_g] = cw[heads], cell[heads] * q, dominant
+    pos_i = pos_g[after] + 1
+    W[pos_i], S[pos_i], V[pos_i] = w[inner], (sb[inner] + 1) * q, v[inner]
+    first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+    first_start = np.zeros(int(w.max()) + 1, np.int64)
+    first_start[w[first]] = s[first]
     S = np.maximum(S, first_start[W])  # the first cell starts where the wave does, not at the grid line
     return _merge(W, S, V)
 
@@ -172,6 +172,11 @@ def _upper_bound(w, s, e, q: int) -> int:
 def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) -> Tracks:
     """The runs of `kind` at the finest power-of-two resolution that gives at most `budget` runs."""
     w, s, e, v = (state_runs if kind == "state" else category_runs)(waves)
+    if len(w):  # equal neighbours merged first: the same cells, fewer runs to coarsen
+        head = np.ones(len(w), bool)
+        head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
+        last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
+        w, s, e, v = w[head], s[head], e[last], v[head]
     exact = _merge(w, s, v)
     if budget is None or len(exact[0]) <= budget:
         return Tracks(kind, 1, exact[0], exact[1], exact[2], len(exact[0]))

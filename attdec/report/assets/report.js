@@ -36,6 +36,7 @@
     return (n / 1e9).toFixed(2) + "G";
   }
   const pct = (x) => (100 * x).toFixed(1) + "%";
+  const exact = (n) => Math.round(n).toLocaleString("en");
   let prefix = ""; // common directory of the current dispatch's source paths, not repeated on every row
   const short = (p) => (prefix && typeof p === "string" ? p.split(prefix + "/").join("") : p);
   const hex = (n) => "0x" + Number(n).toString(16);
@@ -130,6 +131,8 @@
   let current = 0, activeTab = "overview";
   const sections = {};
   const onShow = {};
+  const pending = {}; // tab -> draws it; a tab is drawn when first shown, so a big listing does not slow the page
+
   const select = DATA.dispatches.length > 1 ? el("select", { id: "dispatch", "aria-label": "dispatch",
     onchange: (e) => renderDispatch(+e.target.value) },
   DATA.dispatches.map((d, i) => el("option", { value: i }, `${d.kernel || d.name}  [${d.name}]`))) : null;
@@ -155,8 +158,12 @@
     if (!sections[id]) id = "overview";
     activeTab = id;
     for (const [k, s] of Object.entries(sections)) s.hidden = k !== id;
-    nav.querySelectorAll("button").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.tab === id)));
+    const t0 = performance.now(), draw = pending[id];
+    delete pending[id];
+    if (draw) draw();
     if (onShow[id]) onShow[id]();
+    if (draw) sections[id].dataset.rendered = (performance.now() - t0).toFixed(1); // ms to draw the tab
+    nav.querySelectorAll("button").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.tab === id)));
     hideTip();
   }
 
@@ -185,14 +192,13 @@
     sec.append(el("div", { class: "grid2" }, left, right));
     left.append(el("h2", {}, "Stall by type", el("span", { class: "sub", text: `${human(s.stall)} stall cycles` })));
     left.append(typeChart(d.by_type));
-    sec.append(el("h2", {}, `Top ${BY_LABEL[d.by]}s`, el("span", { class: "sub", text: `by stall cycles, 10 of ${d.tables[d.by].length}${prefix ? `; paths under ${prefix}/` : ""}` })));
+    sec.append(el("h2", {}, `Top ${BY_LABEL[d.by]}s`, el("span", { class: "sub", text: `by stall cycles, ${Math.min(10, d.tables[d.by].length)} of ${d.tables[d.by].length}${prefix ? `; paths under ${prefix}/` : ""}` })));
     sec.append(hotspotTable(d, d.by, 10));
     right.append(el("h2", {}, "Flamegraph", el("span", { class: "sub", text: "stall cycles by inline call chain; click to zoom" })));
     const fl = el("div", { id: "flame" });
     right.append(fl);
     const draw = () => flame(d, fl);
     onShow.overview = draw;
-    requestAnimationFrame(draw);
   }
   function typeChart(byType) {
     if (!byType.length) return el("div", { class: "empty", text: "no stall cycles" });
@@ -517,11 +523,14 @@
     const Tm = (x, w) => view.a + ((x - L) / (w - L - 8)) * (view.b - view.a);
     function axis(ctx, w, top, h) {
       ctx.fillStyle = "#5f6b7a"; ctx.strokeStyle = "#eef0f3"; ctx.font = "11px system-ui, sans-serif"; ctx.textAlign = "center";
-      for (const t of niceTicks(view.a, view.b, Math.max(2, Math.floor((w - L) / 110)))) {
+      const ticks = niceTicks(view.a, view.b, Math.max(2, Math.floor((w - L) / 110)));
+      let labels = ticks.map(human);
+      if (labels.some((l, i) => i && l === labels[i - 1])) labels = ticks.map(exact); // zoomed in far
+      ticks.forEach((t, i) => {
         const x = X(t, w);
         ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, h); ctx.stroke();
-        ctx.fillText(human(t), x, top - 6);
-      }
+        ctx.fillText(labels[i], x, top - 6);
+      });
       ctx.textAlign = "left";
     }
     function drawLanes() {
@@ -560,7 +569,7 @@
         }
       });
       legend.replaceChildren(...tr.names.map((n, i) => el("span", {}, swatch(colours[i] || "#999"), n)).filter((_, i) => i > 0 || view.kind === "state"));
-      range.textContent = `${human(view.a)} – ${human(view.b)} cycles`;
+      range.textContent = `${exact(view.a)} – ${exact(view.b)} cycles`;
     }
     function drawOcc() {
       if (!occ) return;
@@ -600,16 +609,16 @@
       let j = -1;
       for (let lo = 0, hi = ws.length; lo < hi;) { const m = (lo + hi) >> 1; if (M.begin[ws[m]] <= t) { j = m; lo = m + 1; } else hi = m; }
       const k = l.key;
-      let html = `<div class="m">SE${k[0]} CU${k[1]} SIMD${k[2]} slot ${k[3]} — cycle ${human(Math.round(t))}${usOf(t)}</div>`;
+      let html = `<div class="m">SE${k[0]} CU${k[1]} SIMD${k[2]} slot ${k[3]} — cycle ${exact(t)}${usOf(t)}</div>`;
       if (j < 0 || t > M.end[ws[j]]) return showTip(e, html + "<div>(no wave)</div>");
       const wv = ws[j];
-      html += `<div>wave ${M.seq[wv]}: ${human(M.begin[wv])} – ${human(M.end[wv])}, ${M.ninst[wv]} instructions, ${human(M.wstall[wv])} stall</div>`;
+      html += `<div>wave ${M.seq[wv]}: ${exact(M.begin[wv])} – ${exact(M.end[wv])}, ${M.ninst[wv]} instructions, ${human(M.wstall[wv])} stall</div>`;
       const tr = M.tracks[view.kind];
       if (tr) {
         const lo = tr.off[wv], hi = tr.off[wv + 1], ri = upper(tr.start, t, lo, hi) - 1;
         if (ri >= lo) {
           const en = ri + 1 < hi ? tr.start[ri + 1] : M.end[wv];
-          html += `<div><span class="swatch" style="background:${(view.kind === "state" ? STATE_COLOURS : CATEGORY_COLOURS)[tr.v[ri]]}"></span>${tr.names[tr.v[ri]]} ${human(tr.start[ri])} – ${human(en)}${tr.q > 1 ? ` <span class="m">(${tr.q}-cycle grid)</span>` : ""}</div>`;
+          html += `<div><span class="swatch" style="background:${(view.kind === "state" ? STATE_COLOURS : CATEGORY_COLOURS)[tr.v[ri]]}"></span>${tr.names[tr.v[ri]]} ${exact(tr.start[ri])} – ${exact(en)}${tr.q > 1 ? ` <span class="m">(${tr.q}-cycle grid)</span>` : ""}</div>`;
         }
       }
       const span = M.insts.get(wv);
@@ -618,7 +627,7 @@
         if (ii >= span[0]) {
           const row = isaByLine.get(I.line[ii] - 1);
           const what = row ? row[2] : "(instruction not in the listing)";
-          html += `<div class="mono">${esc(what)}</div><div>issued at ${human(I.time[ii])}, duration ${human(I.dur[ii])}, stall ${human(I.stall[ii])}${row && row[8] ? `, ${esc(row[8])}` : ""}</div>` +
+          html += `<div class="mono">${esc(what)}</div><div>issued at ${exact(I.time[ii])}, duration ${human(I.dur[ii])}, stall ${human(I.stall[ii])}${row && row[8] ? `, ${esc(row[8])}` : ""}</div>` +
             (row && row[3] ? `<div class="m mono">${esc(row[3])}</div>` : "");
         }
       } else html += `<div class="m">instructions of this wave are not embedded (see notes)</div>`;
@@ -632,7 +641,7 @@
         const i = upper(s.t, t, 0, s.t.length) - 1;
         return `<div><span class="swatch" style="background:${SE_COLOURS[k % SE_COLOURS.length]}"></span>SE${s.se}: ${i >= 0 ? s.c[i] : 0} waves (peak ${s.peak})</div>`;
       }).join("");
-      showTip(e, `<div class="m">cycle ${human(Math.round(t))}${usOf(t)}</div>${parts}`);
+      showTip(e, `<div class="m">cycle ${exact(t)}${usOf(t)}</div>${parts}`);
     }
     for (const cv of [canvas, occCanvas]) {
       cv.addEventListener("wheel", (e) => {
@@ -658,7 +667,6 @@
       cv.addEventListener("dblclick", () => { view.a = full0; view.b = full1; drawAll(); });
     }
     onShow.timeline = drawAll;
-    if (activeTab === "timeline") requestAnimationFrame(drawAll);
   }
 
   // ---------------------------------------------------------------- extra tables (later analyses)
@@ -675,12 +683,9 @@
     prefix = d.prefix || "";
     for (const k of Object.keys(onShow)) delete onShow[k];
     setTabs(d.extra);
-    overview(d, sections.overview);
-    hotspots(d, sections.hotspots);
-    source(d, sections.source);
-    isa(d, sections.isa);
-    timeline(d, sections.timeline);
-    d.extra.forEach((x, j) => extra(x, sections["extra" + j]));
+    const views = { overview, hotspots, source, isa, timeline };
+    for (const [id, view] of Object.entries(views)) pending[id] = () => view(d, sections[id]);
+    d.extra.forEach((x, j) => { pending["extra" + j] = () => extra(x, sections["extra" + j]); });
     document.body.dataset.dispatch = d.name;
     show(sections[activeTab] ? activeTab : "overview");
   }
