@@ -53,6 +53,8 @@ def main():
 # attdec/commands/ and is imported only when run, so the command line starts without numpy or rich.
 COMMANDS = {
     "hotspots": ("attdec.commands.hotspots:command", "Rank source lines, instructions or files by stall cycles."),
+    "diff": ("attdec.commands.diff:command", "Compare runs kernel by kernel: per-line deltas, marked against noise."),
+    "noise": ("attdec.commands.noise:command", "Run-to-run spread of repeated runs, per kernel and per line."),
     "waves": ("attdec.commands.waves:command", "One row per traced wave: where, when, how long, stall."),
     "decode": ("attdec.commands.decode:decode", "Decode raw SQTT blobs or captures into records."),
     "disasm": ("attdec.commands.disasm:command", "Disassemble an AMDGPU code object like llvm-objdump."),

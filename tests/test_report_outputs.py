@@ -68,7 +68,7 @@ def test_md_is_a_table_with_the_ranking():
     tables = [blk for blk in text.split("\n\n") if blk.startswith("|")]
     assert len(tables) == 2  # stall types, then the top rows
     types, top = (t.splitlines() for t in tables)
-    assert types[1] == "|---|--:|--:|" and len(types) == 2 + len(h.by_type)
+    assert types[1] == "|---|---:|---:|" and len(types) == 2 + len(h.by_type)
     assert len(top) == 2 + 5 and all(r.count("|") == top[0].count("|") for r in top)
     assert top[2].split("|")[1].strip() == "1" and h.rows[0].key.rsplit("/", 1)[-1] in top[2]
     by_inst = run("hotspots", sample, "--format", "md", "--top", "3", "--by", "instruction")
@@ -79,9 +79,9 @@ def test_md_escapes_pipes():
     from attdec.report.common import md_code, write_md_table
 
     buf = io.StringIO()
-    write_md_table(["a|b", "n"], [[md_code("x | y"), 1]], buf, right={1})
+    write_md_table(buf, ["a|b", "n"], [[md_code("x | y"), 1]], {1})
     lines = buf.getvalue().splitlines()
-    assert lines[0] == "| a\\|b | n |" and lines[1] == "|---|--:|" and lines[2] == "| `x \\| y` | 1 |"
+    assert lines[0] == "| a\\|b | n |" and lines[1] == "|---|---:|" and lines[2] == "| `x \\| y` | 1 |"
 
 
 def unpack(p) -> np.ndarray:

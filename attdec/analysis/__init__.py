@@ -5,5 +5,7 @@ list them without importing numpy.
 """
 
 BY = ("line", "instruction", "file")  # what hotspots ranks
+COMPARE_BY = (*BY, "type")  # the rows of `attdec diff` / `attdec noise` (per stall type as well)
+METRICS = ("cycles", "stall")  # what diff ranks, marks and gates by
 FRAMES = ("inner", "outer")  # which frame of an inline chain a line is charged to
 WAVE_SORT_KEYS = ("position", "begin", "end", "duration", "instructions", "stall", "share", "cu")

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Container
 from typing import IO, cast
 
 from rich.console import Console
@@ -100,20 +101,19 @@ def write_csv(header: list[str], rows: list[list], out) -> None:
     w.writerows(rows)
 
 
-def md_cell(text) -> str:
-    """Text for a GitHub-flavoured markdown table cell: pipes escaped, newlines joined."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+def write_md_table(out, header: list[str], rows: list[list], right: Container[int] = ()) -> None:
+    """A GitHub-flavoured markdown table; columns whose index is in `right` are right-aligned."""
+
+    def cell(v) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    out.write("| " + " | ".join(cell(h) for h in header) + " |\n")
+    out.write("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|\n")
+    for r in rows:
+        out.write("| " + " | ".join(cell(v) for v in r) + " |\n")
 
 
 def md_code(text) -> str:
-    """`text` as an inline code span inside a table cell (a backtick in it gets a double-backtick span)."""
-    s = md_cell(text)
+    """`text` as an inline code span (one with a backtick in it gets a double-backtick span)."""
+    s = str(text)
     return f"`` {s} ``" if "`" in s else f"`{s}`"
-
-
-def write_md_table(header: list[str], rows: list[list], out, right: frozenset[int] | set[int] = frozenset()) -> None:
-    """A markdown table; column indices in `right` are right-aligned (numbers). Cells are written as given."""
-    out.write("| " + " | ".join(md_cell(h) for h in header) + " |\n")
-    out.write("|" + "|".join("--:" if i in right else "---" for i in range(len(header))) + "|\n")
-    for r in rows:
-        out.write("| " + " | ".join(str(c) for c in r) + " |\n")

@@ -12,7 +12,6 @@ from attdec.report.common import (
     common_dir,
     console,
     human,
-    md_cell,
     md_code,
     pct,
     strip_dir,
@@ -192,20 +191,18 @@ def _md_section(h: Hotspots, top: int, out) -> None:
     t = h.totals
     title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
     share = t["stall"] / t["latency"] if t["latency"] else 0.0
-    out.write(f"### {md_cell(h.kernel or '(kernel unknown)')} ({md_code(title)})\n\n")
+    out.write(f"### {h.kernel or '(kernel unknown)'} ({md_code(title)})\n\n")
     out.write(
-        f"{md_cell(h.arch)} · {h.waves:,} waves · {t['hits']:,} instructions executed ({h.listing:,} in listing)"
+        f"{h.arch} · {h.waves:,} waves · {t['hits']:,} instructions executed ({h.listing:,} in listing)"
         f" · {human(t['latency'])} cycles · stall {human(t['stall'])} ({pct(share)} of cycles)"
         f" · idle {human(t['idle'])}\n\n"
     )
     for p in h.problems:
-        out.write(f"> note: {md_cell(p)}\n")
+        out.write(f"> note: {p}\n")
     if h.problems:
         out.write("\n")
     if h.by_type:
-        write_md_table(
-            ["stall type", "stall", "share"], [[n, human(s), pct(f)] for n, s, f in h.by_type], out, right={1, 2}
-        )
+        write_md_table(out, ["stall type", "stall", "share"], [[n, human(s), pct(f)] for n, s, f in h.by_type], {1, 2})
         out.write("\n")
     rows = h.rows[:top] if top else h.rows
     if not rows:
@@ -229,7 +226,7 @@ def _md_section(h: Hotspots, top: int, out) -> None:
         else:
             cells.append(md_code(strip_dir(r.key, prefix)))
         body.append(cells)
-    write_md_table(header, body, out, right={0, 1, 2, 3, 4, 5})
+    write_md_table(out, header, body, {0, 1, 2, 3, 4, 5})
 
 
 def print_folded(stacks: list[Stack], out) -> None:
