@@ -79,11 +79,3 @@ def one_line_error(p, *words: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("attdec: error:"), p.stderr
     for w in words:
         assert w in lines[0], lines[0]
-
-
-def attdec_cli(*args, timeout=300) -> subprocess.CompletedProcess:
-    """`attdec ARGS` in a fresh process of this tree (exit status and stderr as users see them)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "attdec", *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout
-    )

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 from click.testing import CliRunner
-from conftest import attdec_cli, one_line_error, shared_path
+from conftest import cli, one_line_error, shared_path
 
 import attdec
 from attdec.analysis.hotspots import frames, hotspots
@@ -137,12 +137,12 @@ def test_script_end_in_the_data_cannot_break_out():
 
 def test_cli_report_and_errors(tmp_path):
     out = tmp_path / "r.html"
-    r = attdec_cli("report", demo_path(), "-o", out)
+    r = cli("report", demo_path(), "-o", out)
     assert r.returncode == 0, r.stderr
     assert "wrote" in r.stderr and out.stat().st_size > 10_000
-    one_line_error(attdec_cli("report", tmp_path / "missing", "-o", tmp_path / "x.html"), "no such file")
+    one_line_error(cli("report", tmp_path / "missing", "-o", tmp_path / "x.html"), "no such file")
     assert not (tmp_path / "x.html").exists()
-    one_line_error(attdec_cli("report", demo_path(), "-o", tmp_path), "directory")
+    one_line_error(cli("report", demo_path(), "-o", tmp_path), "directory")
 
 
 def test_source_text_is_found_under_source_dir(tmp_path):
@@ -150,7 +150,7 @@ def test_source_text_is_found_under_source_dir(tmp_path):
     src.mkdir(parents=True)
     (src / "softmax_kernel.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 41)))
     out = tmp_path / "r.html"
-    r = attdec_cli("report", demo_path(), "-o", out, "--source-dir", tmp_path / "src")
+    r = cli("report", demo_path(), "-o", out, "--source-dir", tmp_path / "src")
     assert r.returncode == 0, r.stderr
     blob = re.search(r'id="attdec-data">(.*?)</script>', out.read_text(), re.S).group(1)
     files = {f["file"]: f for f in json.loads(blob)["dispatches"][0]["source"]}

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, attdec_cli, one_line_error, shared_path
+from conftest import FIXTURES, cli, one_line_error, shared_path
 
 import attdec
 from attdec.analysis.hotspots import hotspots
@@ -43,7 +43,9 @@ def validate(doc: dict) -> dict:
         by_phase[ph].append(ev)
         if ph == "M":
             assert ev["name"] in ("process_name", "thread_name", "process_sort_index", "thread_sort_index")
-            names[(ev["name"], ev["pid"], ev.get("tid"))] = ev["args"]
+            key = (ev["name"], ev["pid"], ev.get("tid"))
+            assert key not in names, f"named twice: {key}"
+            names[key] = ev["args"]
             continue
         assert isinstance(ev["ts"], (int, float)) and ev["ts"] == ev["ts"]
         track = (ev["pid"], ev["name"]) if ph == "C" else (ev["pid"], ev.get("tid", 0), ph == "i")
@@ -124,6 +126,19 @@ def test_raw_capture_on_the_realtime_clock():
     assert min(e["ts"] for e in ev["X"]) >= 0
 
 
+def test_several_dispatches_get_their_own_processes():
+    ds = attdec.open(shared_path("captures", "gfx1151", "gemm_run0"))
+    assert len(ds) > 1
+    for clock in ("cycles", "realtime"):
+        doc, s = trace(ds, granularity="inst", clock=clock)
+        ev = validate(doc)
+        procs = [e["args"]["name"] for e in ev["M"] if e["name"] == "process_name"]
+        assert all(any(d.name in p for p in procs) for d in ds)
+        assert s.waves == sum(len(d.waves) for d in ds)
+        inst = [e for e in ev["X"] if e["cat"] != "wave"]
+        assert len(inst) == sum(hotspots([d]).totals["hits"] for d in ds)
+
+
 def test_cap_keeps_whole_waves_and_says_so():
     ds = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))
     _, s_full = trace(ds, granularity="inst")
@@ -148,7 +163,7 @@ def test_cli_writes_the_file_and_refuses_what_it_cannot_do(tmp_path):
     assert r.exit_code == 0, r.output
     validate(json.loads(out.read_text()))
     no_realtime = FIXTURES / "early8" / "ui_output_agent_7_dispatch_4"
-    one_line_error(attdec_cli("timeline", no_realtime, "-o", tmp_path / "r.json", "--clock", "realtime"), "realtime")
+    one_line_error(cli("timeline", no_realtime, "-o", tmp_path / "r.json", "--clock", "realtime"), "realtime")
     assert not (tmp_path / "r.json").exists()
-    one_line_error(attdec_cli("timeline", demo_path(), "-o", tmp_path / "no" / "t.json"), "cannot write")
+    one_line_error(cli("timeline", demo_path(), "-o", tmp_path / "no" / "t.json"), "cannot write")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]  # no half-written file left behind

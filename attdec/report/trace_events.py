@@ -12,7 +12,6 @@ first, then the detail of whole waves in the order they began, and the trace say
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -39,15 +38,12 @@ class TraceSummary:
     notes: list[str] = field(default_factory=list)
 
 
-_TS = re.compile(r'"ts":(-?[0-9.]+)')
-
-
 def _esc(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
 class _Times:
-    """Shader cycles of one SE -> trace timestamps (µs)."""
+    """Shader cycles of one SE -> trace timestamps (µs) as JSON numbers: ints for cycles, µs to the ns."""
 
     def __init__(self, clock: Clock | None, origin: float):
         self.clock, self.origin = clock, origin
@@ -57,9 +53,11 @@ class _Times:
             return np.asarray(cycles, np.int64)
         return np.round((self.clock.seconds(se, cycles) - self.origin) * 1e6, 3)
 
-
-def _fmt(x) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{float(x):.3f}"
+    def pair(self, se: int, start, end) -> tuple[list, list]:
+        """(ts, dur) lists for slices [start, end) (dur from the rounded ends, so children never outgrow parents)."""
+        a, b = self(se, start), self(se, end)
+        dur = b - a if self.clock is None else np.round(b - a, 3)
+        return a.tolist(), dur.tolist()
 
 
 def write_trace(
@@ -69,105 +67,109 @@ def write_trace(
     clock: str = "cycles",
     max_events: int = 500_000,
 ) -> TraceSummary:
-    """Write one trace-event JSON object for `dispatches` to `out`; returns what went in."""
+    """Write one trace-event JSON object for `dispatches` to `out`; returns what went in.
+
+    Events are written track by track (a track's slices in time order, a wave's children after it), so
+    nothing is sorted; what fits is decided first: waves, then counters, then the detail of whole waves.
+    """
     if granularity not in TRACE_GRANULARITIES:
         raise ValueError(granularity)
     summary = TraceSummary(total_waves=sum(len(d.waves) for d in dispatches))
-    times: list[_Times] = []
-    if clock == "realtime":
-        clocks = [Clock(d) for d in dispatches]
-        for d, c in zip(dispatches, clocks):
-            if not c:
-                raise InputError("no realtime samples in this trace: use --clock cycles", d.name)
-        origin = min(
-            float(c.seconds(se, [t]).min()) for d, c in zip(dispatches, clocks) for se, t in _first_times(d).items()
-        )
-        times = [_Times(c, origin) for c in clocks]
-    else:
-        times = [_Times(None, 0.0) for _ in dispatches]
-
+    times = _clocks(dispatches, clock)
     meta: list[str] = []
-    base: list[tuple[tuple, str]] = []  # (sort key, event) for wave slices and counters
-    detail_jobs: list[tuple[int, int, int, int, int]] = []  # (begin, dispatch, wave, pid, tid)
-    pid = 0
+    tracks: list[tuple[int, int, int, list[int]]] = []  # (dispatch, pid, tid, wave indices in time order)
+    pids: list[dict[int, int]] = []
     for di, d in enumerate(dispatches):
         keys, lane_of = assign_lanes(d.waves)
         ses = sorted({k[0] for k in keys} | {int(x) for x in np.unique(d.occupancy["se"])})
-        pids = {}
         label = d.kernel or d.name
         if len(dispatches) > 1:
             label = f"{label} [{d.name}]"
-        for se in ses:
-            pid += 1
-            pids[se] = pid
+        pid_of = {se: sum(len(x) for x in pids) + 1 + i for i, se in enumerate(ses)}
+        for se, pid in pid_of.items():
             meta.append(_meta("process_name", pid, 0, {"name": f"{label} SE{se}"}))
             meta.append(_meta("process_sort_index", pid, 0, {"sort_index": pid}))
-        tids: dict[tuple, int] = {}
+        pids.append(pid_of)
+        lanes: list[list[int]] = [[] for _ in keys]
+        for wi in sorted(range(len(d.waves)), key=lambda i: d.waves[i].begin):
+            lanes[lane_of[wi]].append(wi)
         per_se: dict[int, int] = {}
-        for k in keys:
+        for k, ws in zip(keys, lanes):
             tid = per_se[k[0]] = per_se.get(k[0], 0) + 1
-            tids[k] = tid
             name = f"CU{k[1]} SIMD{k[2]} slot{k[3]}" + (f" ({k[4] + 1})" if k[4] else "")
-            meta.append(_meta("thread_name", pids[k[0]], tid, {"name": name}))
-            meta.append(_meta("thread_sort_index", pids[k[0]], tid, {"sort_index": tid}))
-        tm = times[di]
-        for wi, w in enumerate(d.waves):
-            k = keys[lane_of[wi]]
-            p, t = pids[k[0]], tids[k]
-            b, e = tm(w.se, [w.begin, w.end])
-            ins = w.insts
-            args = {"wave": w.seq, "instructions": len(ins), "stall": int(ins["stall"].sum()) if len(ins) else 0}
-            ev = (
-                f'{{"ph":"X","name":{_esc(d.kernel or "wave")},"cat":"wave","pid":{p},"tid":{t},'
-                f'"ts":{_fmt(b)},"dur":{_fmt(e - b)},"args":{json.dumps(args)}}}'
-            )
-            base.append(((p, t, w.begin, 0), ev))
-            detail_jobs.append((w.begin, di, wi, p, t))
-        counters, res = _counters(d, pids, tm, max(1, max_events // 4 // max(1, len(dispatches))))
-        if res > 1:
-            summary.counter_resolution[d.name] = res
-            summary.notes.append(f"{d.name}: resident-wave counters averaged over {res}-cycle steps")
-        base += counters
+            meta.append(_meta("thread_name", pid_of[k[0]], tid, {"name": name}))
+            meta.append(_meta("thread_sort_index", pid_of[k[0]], tid, {"sort_index": tid}))
+            tracks.append((di, pid_of[k[0]], tid, ws))
+    meta = [m for m in meta if '"process_' in m] + [m for m in meta if '"thread_' in m]
 
+    # What fits: every wave slice (or the waves that began first), the counters, then whole waves' detail.
     budget = max_events - len(meta)
-    waves_ev = [b for b in base if b[1].startswith('{"ph":"X"')]
-    if len(waves_ev) > budget:  # not even every wave fits: keep those that began first
-        keep = set(sorted(range(len(waves_ev)), key=lambda i: waves_ev[i][0][2])[: max(budget, 0)])
-        summary.dropped_waves = len(waves_ev) - len(keep)
-        base = [b for i, b in enumerate(waves_ev) if i in keep]
-        detail_jobs = []
-    elif len(base) > budget:
-        base = waves_ev  # counters do not fit next to the waves
-        summary.notes.append("resident-wave counters left out (--max-events)")
-    budget -= len(base)
-
-    detail: list[tuple[tuple, str]] = []
-    if granularity != "wave":
-        codes = [_code_index(d) if granularity == "inst" else {} for d in dispatches]
-        for begin, di, wi, p, t in sorted(detail_jobs):
-            evs = _details(dispatches[di].waves[wi], granularity, codes[di], times[di], p, t)
-            if len(evs) > budget:
-                break
-            budget -= len(evs)
-            detail += [((p, t, begin, 1 + j), ev) for j, ev in enumerate(evs)]
-            summary.detailed_waves += 1
-        if summary.detailed_waves < len(detail_jobs):
-            summary.notes.append(
-                f"{granularity} slices for {summary.detailed_waves} of {len(detail_jobs)} waves (those that began "
-                f"first); the cap is --max-events {max_events}"
-            )
-    if summary.dropped_waves:
+    begun = sorted((dispatches[di].waves[wi].begin, di, wi) for di, _, _, ws in tracks for wi in ws)
+    if len(begun) > budget:
+        keep_waves = {(di, wi) for _, di, wi in begun[: max(budget, 0)]}
+        summary.dropped_waves = len(begun) - len(keep_waves)
         summary.notes.append(
             f"{summary.dropped_waves} of {summary.total_waves} waves left out (the cap is --max-events {max_events})"
         )
+    else:
+        keep_waves = {(di, wi) for _, di, wi in begun}
+    budget -= len(keep_waves)
+    counters: list[list[str]] = []
+    if budget > 0:
+        per = max(1, min(budget, max_events // 4) // max(1, len(dispatches)))
+        for di, d in enumerate(dispatches):
+            evs, res = _counters(d, pids[di], times[di], per)
+            counters.append(evs)
+            if res > 1:
+                summary.notes.append(f"{d.name}: resident-wave counters averaged over {res}-cycle steps")
+        if sum(len(c) for c in counters) > budget:
+            counters = []
+            summary.notes.append("resident-wave counters left out (the cap is --max-events)")
+        budget -= sum(len(c) for c in counters)
+    detailed: set[tuple[int, int]] = set()
+    if granularity != "wave":
+        for _, di, wi in begun:
+            if (di, wi) not in keep_waves:
+                continue
+            w = dispatches[di].waves[wi]
+            n = len(w.insts) if granularity == "inst" else sum(1 for st, _ in w.timeline if st != WaveState.EMPTY)
+            if n > budget:
+                break
+            budget -= n
+            detailed.add((di, wi))
+        summary.detailed_waves = len(detailed)
+        if len(detailed) < len(keep_waves):
+            summary.notes.append(
+                f"{granularity} slices for {len(detailed)} of {len(keep_waves)} waves (those that began first); "
+                f"the cap is --max-events {max_events}"
+            )
 
-    events = meta + [ev for _, ev in sorted(base + detail, key=lambda x: x[0])]
+    codes = [_code_index(d) if granularity == "inst" else {} for d in dispatches]
+    body: list[str] = []
+    first_ts = None
+    for di, pid, tid, ws in tracks:
+        d, tm = dispatches[di], times[di]
+        for wi in ws:
+            if (di, wi) not in keep_waves:
+                continue
+            w = d.waves[wi]
+            (b,), (dur,) = tm.pair(w.se, [w.begin], [w.end])
+            first_ts = b if first_ts is None else min(first_ts, b)
+            ins = w.insts
+            args = {"wave": w.seq, "instructions": len(ins), "stall": int(ins["stall"].sum()) if len(ins) else 0}
+            body.append(
+                f'{{"ph":"X","name":{_esc(d.kernel or "wave")},"cat":"wave","pid":{pid},"tid":{tid},'
+                f'"ts":{b},"dur":{dur},"args":{json.dumps(args)}}}'
+            )
+            if (di, wi) in detailed:
+                body += _details(w, granularity, codes[di], tm, pid, tid)
+    for evs in counters:
+        body += evs
+    summary.waves = len(keep_waves)
     if summary.notes:  # visible in the viewer too, as a global marker where the trace starts
-        first = min((float(m.group(1)) for ev in events[len(meta) :] if (m := _TS.search(ev))), default=0.0)
         note = _esc("attdec: " + "; ".join(summary.notes))
-        events.insert(len(meta), f'{{"ph":"i","s":"g","name":{note},"pid":1,"tid":0,"ts":{_fmt(first)}}}')
-    summary.events = len(events)
-    summary.waves = sum(1 for _, ev in base if ev.startswith('{"ph":"X"'))
+        meta.append(f'{{"ph":"i","s":"g","name":{note},"pid":1,"tid":0,"ts":{first_ts or 0}}}')
+    summary.events = len(meta) + len(body)
     other = {
         "producer": f"attdec {__version__}",
         "clock": clock,
@@ -177,9 +179,23 @@ def write_trace(
         "notes": summary.notes,
     }
     out.write('{"traceEvents":[\n')
-    out.write(",\n".join(events))
+    out.write(",\n".join(meta + body))
     out.write(f'\n],"otherData":{json.dumps(other)}}}\n')
     return summary
+
+
+def _clocks(dispatches: list[Dispatch], clock: str) -> list[_Times]:
+    """Per dispatch, its cycles -> timestamps; on the realtime clock all share one origin (the earliest event)."""
+    if clock != "realtime":
+        return [_Times(None, 0.0) for _ in dispatches]
+    clocks = [Clock(d) for d in dispatches]
+    for d, c in zip(dispatches, clocks):
+        if not c:
+            raise InputError("no realtime samples in this trace: use --clock cycles", d.name)
+    origin = min(
+        float(c.seconds(se, [t]).min()) for d, c in zip(dispatches, clocks) for se, t in _first_times(d).items()
+    )
+    return [_Times(c, origin) for c in clocks]
 
 
 def _first_times(d: Dispatch) -> dict[int, int]:
@@ -208,7 +224,7 @@ def _dispatch_meta(d: Dispatch) -> dict:
     return m
 
 
-def _counters(d: Dispatch, pids: dict[int, int], tm: _Times, cap: int) -> tuple[list[tuple[tuple, str]], int]:
+def _counters(d: Dispatch, pids: dict[int, int], tm: _Times, cap: int) -> tuple[list[str], int]:
     """Resident-wave counter events per SE, averaged over steps when there are more than `cap` points."""
     series = live_waves(d.occupancy)
     if not series:
@@ -218,12 +234,9 @@ def _counters(d: Dispatch, pids: dict[int, int], tm: _Times, cap: int) -> tuple[
     for o in series:
         r = resample(o, int(o.time[0]), int(o.time[-1]) + 1, per)
         res = max(res, r.resolution)
-        ts = tm(o.se, r.time)
         p = pids[o.se]
-        for t, c, raw in zip(ts, r.count, r.time):
-            ev = f'{{"ph":"C","name":"resident waves","pid":{p},"tid":0,"ts":{_fmt(t)},'
-            ev += f'"args":{{"waves":{_fmt(round(c, 3))}}}}}'
-            out.append(((p, 0, int(raw), 0), ev))
+        for t, c in zip(tm(o.se, r.time).tolist(), np.round(r.count, 3).tolist()):
+            out.append(f'{{"ph":"C","name":"resident waves","pid":{p},"tid":0,"ts":{t},"args":{{"waves":{c}}}}}')
     return out, res
 
 
@@ -236,11 +249,10 @@ def _details(w: Wave, granularity: str, code: dict, tm: _Times, p: int, t: int) 
     if granularity == "state":
         _, s, e, v = state_runs([w])
         keep = v != WaveState.EMPTY
-        s, e, v = s[keep], e[keep], v[keep]
-        ts, te = tm(w.se, s), tm(w.se, e)
+        ts, dur = tm.pair(w.se, s[keep], e[keep])
         return [
-            f'{{"ph":"X","name":"{_STATE[x]}","cat":"state","pid":{p},"tid":{t},"ts":{_fmt(a)},"dur":{_fmt(b - a)}}}'
-            for a, b, x in zip(ts, te, v.tolist())
+            f'{{"ph":"X","name":"{_STATE[x]}","cat":"state","pid":{p},"tid":{t},"ts":{a},"dur":{b}}}'
+            for a, b, x in zip(ts, dur, v[keep].tolist())
         ]
     ins = w.insts
     if not len(ins):
@@ -248,23 +260,15 @@ def _details(w: Wave, granularity: str, code: dict, tm: _Times, p: int, t: int) 
     start = np.clip(ins["time"], w.begin, w.end)
     nxt = np.append(start[1:], w.end)
     end = np.maximum(np.minimum(np.minimum(start + ins["duration"], nxt), w.end), start)
-    ts, te = tm(w.se, start), tm(w.se, end)
+    ts, dur = tm.pair(w.se, start, end)
     out = []
-    for a, b, line, cat, stall, dur, pc in zip(
-        ts,
-        te,
-        ins["line"].tolist(),
-        ins["category"].tolist(),
-        ins["stall"].tolist(),
-        ins["duration"].tolist(),
-        ins["pc"].tolist(),
-    ):
+    cols = (ins[k].tolist() for k in ("line", "category", "stall", "duration", "pc"))
+    for a, b, line, cat, stall, length, pc in zip(ts, dur, *cols):
         cname = _CATEGORY[cat] if cat < len(_CATEGORY) else str(cat)
         name, typ, src = code.get(line, (f'"{cname}"', "", ""))
         out.append(
-            f'{{"ph":"X","name":{name},"cat":"{cname}","pid":{p},"tid":{t},'
-            f'"ts":{_fmt(a)},"dur":{_fmt(b - a)},'
-            f'"args":{{"stall":{stall},"duration":{dur},"pc":"0x{pc:x}"{typ}{src}}}}}'
+            f'{{"ph":"X","name":{name},"cat":"{cname}","pid":{p},"tid":{t},"ts":{a},"dur":{b},'
+            f'"args":{{"stall":{stall},"duration":{length},"pc":"0x{pc:x}"{typ}{src}}}}}'
         )
     return out
 
