@@ -61,6 +61,12 @@ COMMANDS = {
     "export-ui": ("attdec.commands.export_ui:export_ui", "Write a raw capture as rocprofv3 ui_output folders."),
     "prune-empty": ("attdec.commands.prune:command", "Remove dispatch folders with zero waves (dry run by default)."),
     "demo": ("attdec.commands.demo:command", "Show hotspots on a sample that ships with attdec."),
+    "waits": ("attdec.commands.waits:command", "Which loads, stores and other operations each wait waited for."),
+    "latency": ("attdec.commands.latency:command", "How much memory latency was hidden behind other work."),
+    "cfg": ("attdec.commands.cfg:command", "Basic blocks and control-flow graph per kernel, loops nested."),
+    "loops": ("attdec.commands.loops:command", "Loop iterations per wave: count, first vs steady, outliers."),
+    "kernel": ("attdec.commands.kernel:command", "Kernel resources, theoretical and achieved occupancy."),
+    "counters": ("attdec.commands.counters:command", "Performance counters of each dispatch (tinygrad PMC)."),
     "report": ("attdec.commands.report:command", "Write a one-file HTML report: hotspots, source, ISA, timeline."),
     "timeline": ("attdec.commands.timeline:command", "Write a Chrome trace (Perfetto, chrome://tracing) of the waves."),
 }

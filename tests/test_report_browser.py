@@ -19,7 +19,7 @@ import browser
 import attdec
 from attdec.analysis.flame import stall_stacks
 from attdec.analysis.hotspots import hotspots, instruction_stats
-from attdec.analysis.occupancy import live_waves
+from attdec.analysis.occupancy import resident_waves
 from attdec.analysis.timeline import assign_lanes
 from attdec.commands.demo import demo_path
 from attdec.report.html import write_report
@@ -96,7 +96,7 @@ def check_dispatch(d, disp):
     lanes = js(d, "const c = document.getElementById('lanes'); return [+c.dataset.lanes, +c.dataset.waves]")
     assert lanes == [len(keys), len(disp.waves)]
     peak = js(d, "return +document.getElementById('occupancy').dataset.peak")
-    assert peak == max(o.peak for o in live_waves(disp.occupancy))
+    assert peak == max(o.peak for o in resident_waves(disp.occupancy))
 
 
 def test_mixed_report(driver, pages):

@@ -10,7 +10,7 @@ from conftest import shared_path
 
 import attdec
 from attdec.analysis.clock import Clock
-from attdec.analysis.occupancy import live_waves, resample
+from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.timeline import (
     assign_lanes,
     category_runs,
@@ -127,8 +127,8 @@ def occ(rows):
     return a
 
 
-def test_live_waves_and_resample():
-    o = live_waves(occ([(0, 1, 10), (0, 1, 12), (0, 0, 20), (0, 1, 25), (1, 0, 5), (1, 1, 8)]))
+def test_resident_waves_and_resample():
+    o = resident_waves(occ([(0, 1, 10), (0, 1, 12), (0, 0, 20), (0, 1, 25), (1, 0, 5), (1, 1, 8)]))
     assert [x.se for x in o] == [0, 1]
     assert o[0].time.tolist() == [10, 12, 20, 25] and o[0].count.tolist() == [1, 2, 1, 2]
     # SE1 starts with an end: one wave was resident before tracing began

@@ -13,7 +13,7 @@ from conftest import FIXTURES, cli, one_line_error, shared_path
 
 import attdec
 from attdec.analysis.hotspots import hotspots
-from attdec.analysis.occupancy import live_waves
+from attdec.analysis.occupancy import resident_waves
 from attdec.cli import main
 from attdec.commands.demo import demo_path
 from attdec.report.trace_events import write_trace
@@ -91,7 +91,7 @@ def test_demo_every_granularity(granularity):
         names = {e["name"] for e in ev["X"] if e["cat"] == "state"}
         assert names <= {"IDLE", "EXEC", "WAIT", "STALL"} and "WAIT" in names
     counters = [e for e in ev["C"] if e["name"] == "resident waves"]
-    assert max(e["args"]["waves"] for e in counters) == max(o.peak for o in live_waves(ds[0].occupancy))
+    assert max(e["args"]["waves"] for e in counters) == max(o.peak for o in resident_waves(ds[0].occupancy))
     assert not s.notes and not doc["otherData"]["notes"]
 
 

@@ -32,19 +32,21 @@ def _frames(chain: str, by: str, text: str, vaddr: int) -> list[str]:
 
 
 def stall_stacks(
-    dispatches: list[Dispatch], by: str | None = "line", wave_filter: WaveFilter | None = None
+    dispatches: list[Dispatch], by: str | None = "line", wave_filter: WaveFilter | None = None, charge: str = "wait"
 ) -> list[Stack]:
     """Stall per (call chain, stall type), over all dispatches; zero-stall chains are left out.
 
     The root frame is the kernel name (the dispatch name when unknown), so dispatches of one kernel merge.
+    `charge="producer"` puts a wait's stall on the chains of the operations it waited for (as hotspots does).
     """
     by, _ = resolve_by(dispatches, by)
     acc: dict[tuple[tuple[str, ...], str], int] = {}
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         root = d.kernel or d.name
-        for st in instruction_stats(d, waves):
-            if st.stall:
-                key = ((root, *_frames(st.code.source, by, st.code.text, st.code.vaddr)), st.type)
-                acc[key] = acc.get(key, 0) + st.stall
+        for st in instruction_stats(d, waves, charge):
+            chain = (root, *_frames(st.code.source, by, st.code.text, st.code.vaddr))
+            for t, v in st.by_type.items():
+                if v:
+                    acc[(chain, t)] = acc.get((chain, t), 0) + v
     return [Stack(f, t, s) for (f, t), s in sorted(acc.items())]

@@ -59,8 +59,8 @@ def source_lines(stats: list[InstStat]) -> list[SourceLine]:
         own.latency += st.latency
         own.stall += st.stall
         own.idle += st.idle
-        if st.stall:
-            own.by_type[st.type] = own.by_type.get(st.type, 0) + st.stall
+        for t, v in st.by_type.items():
+            own.by_type[t] = own.by_type.get(t, 0) + v
         for loc in dict.fromkeys(fs):  # each line once, even if the chain passes it twice
             s = get(loc)
             s.total_stall += st.stall

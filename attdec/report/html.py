@@ -32,7 +32,7 @@ from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.clock import Clock
 from attdec.analysis.flame import stall_stacks
 from attdec.analysis.hotspots import frames, hotspots, instruction_stats, resolve_by
-from attdec.analysis.occupancy import live_waves, resample
+from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
 from attdec.model import Dispatch
@@ -141,7 +141,7 @@ def _timeline(d: Dispatch, run_budgets: dict[str, int], inst_budget: int, notes:
 
 
 def _occupancy(d: Dispatch, limits: Limits, notes: list[str]) -> dict | None:
-    series = live_waves(d.occupancy)
+    series = resident_waves(d.occupancy)
     if not series:
         return None
     out, res = [], 1

@@ -20,7 +20,7 @@ import numpy as np
 from attdec import __version__
 from attdec.analysis.classify import stall_type
 from attdec.analysis.clock import Clock
-from attdec.analysis.occupancy import live_waves, resample
+from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.timeline import assign_lanes, state_runs, value_names
 from attdec.errors import InputError
 from attdec.model import Dispatch, Wave, WaveState
@@ -202,7 +202,7 @@ def _first_times(d: Dispatch) -> dict[int, int]:
     first: dict[int, int] = {}
     for w in d.waves:
         first[w.se] = min(first.get(w.se, w.begin), w.begin)
-    for o in live_waves(d.occupancy):
+    for o in resident_waves(d.occupancy):
         if len(o.time):
             first[o.se] = min(first.get(o.se, int(o.time[0])), int(o.time[0]))
     return first or {0: 0}
@@ -226,7 +226,7 @@ def _dispatch_meta(d: Dispatch) -> dict:
 
 def _counters(d: Dispatch, pids: dict[int, int], tm: _Times, cap: int) -> tuple[list[str], int]:
     """Resident-wave counter events per SE, averaged over steps when there are more than `cap` points."""
-    series = live_waves(d.occupancy)
+    series = resident_waves(d.occupancy)
     if not series:
         return [], 1
     per = max(2, cap // len(series))
