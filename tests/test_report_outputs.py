@@ -118,6 +118,18 @@ def test_data_holds_attdec_figures_and_respects_the_budgets():
     assert any("instructions embedded for" in n for n in data["dispatches"][0]["notes"])
 
 
+def test_waits_link_to_their_producers_by_default():
+    from attdec.analysis.waits import attribute, wait_sites
+
+    ds = attdec.open(shared_path(*SAMPLES, "topk_gating_softmax"))
+    links = build(ds)["dispatches"][0]["links"]
+    sites = wait_sites(attribute(ds[0]))
+    assert links and len(links) == sum(len(s.producers) for s in sites)
+    texts = {c.line: c.text for c in ds[0].code}
+    assert all(texts[a].startswith("s_waitcnt") for a, _, _ in links)
+    assert build(ds, links={})["dispatches"][0]["links"] == []
+
+
 def test_page_is_self_contained():
     data = build(attdec.open(demo_path()), links={"ui_output_agent_4242_dispatch_7": [(3, 1, "waits for")]})
     page = render(data)

@@ -8,9 +8,9 @@ any fetch. Big traces do not fit a page as they are, so the timeline is coarsene
 of whole waves up to a budget, occupancy is averaged over cells, and every such cut is said on the page.
 Numeric columns travel as base64 little-endian typed arrays (`_pack`), a fraction of their JSON size.
 
-Later analyses plug in without touching the page's code: `links` (per dispatch, (from line, to line,
-label) arrows shown in the ISA view, e.g. a wait and the loads it waits for) and `tables` (per
-dispatch, extra sortable tables, each a tab).
+Analyses plug in without touching the page's code: `links` (per dispatch, (from line, to line, label)
+links shown in the ISA view; by default each wait to the operations it waited for, attdec.analysis.waits)
+and `tables` (per dispatch, extra sortable tables, each a tab).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from attdec.analysis.hotspots import frames, hotspots, instruction_stats, resolv
 from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
+from attdec.analysis.waits import attribute, wait_sites
 from attdec.model import Dispatch
 from attdec.report import Limits
-from attdec.report.common import common_dir
+from attdec.report.common import common_dir, human, pct
 
 _ASSETS = files("attdec.report") / "assets"
 
@@ -230,6 +231,16 @@ def _flame(d: Dispatch, by: str) -> dict:
     return {"frames": list(names), "stacks": stacks}
 
 
+def wait_links(d: Dispatch) -> list[tuple[int, int, str]]:
+    """attdec's own links for the ISA view: each executed wait to the operations it waited for
+    (attdec.analysis.waits), labelled with their share of the wait's stall."""
+    return [
+        (site.code.line, p.code.line, f"{pct(p.share)}, {human(p.stall)} stall")
+        for site in wait_sites(attribute(d))
+        for p in site.producers
+    ]
+
+
 def _dispatch(
     d: Dispatch,
     frame: str,
@@ -301,7 +312,7 @@ def build(
     """The report's data: one entry per dispatch, plus the names the page needs (stall types, states, categories).
 
     `sources`: source file path (as the listing names it) -> its lines, for the files found on this machine.
-    `links`, `tables`: per dispatch name, see the module docstring.
+    `links`, `tables`: per dispatch name, see the module docstring; `links=None` gives `wait_links`.
     """
     limits = limits or Limits()
     inst_shares = split_budget([sum(len(w.insts) for w in d.waves) for d in dispatches], limits.insts)
@@ -317,7 +328,7 @@ def build(
                 d,
                 frame,
                 sources or {},
-                (links or {}).get(d.name, ()),
+                wait_links(d) if links is None else links.get(d.name, ()),
                 (tables or {}).get(d.name, ()),
                 budgets,
                 inst_shares[i],

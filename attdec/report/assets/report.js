@@ -329,7 +329,7 @@
     ];
     if (d.links.length) {
       const refs = (m, arrow) => (r) => (m.get(r[0]) || []).map(([l, label]) => el("div", {}, el("a", { class: "jump", onclick: () => jump(l) }, `${arrow} ${l}`), label ? ` ${label}` : ""));
-      cols.splice(3, 0, { label: "links", nosort: true, get: (r) => r[0], fmt: (v, r) => [...refs(out, "→")(r), ...refs(into, "←")(r)] });
+      cols.splice(3, 0, { label: "links", nosort: true, cls: "links", title: "→ rows this one links to (a wait: the operations it waited for, with their share of its stall); ← rows linking to this one; click to jump", get: (r) => r[0], fmt: (v, r) => [...refs(out, "→")(r), ...refs(into, "←")(r)] });
     }
     const filter = el("input", { type: "search", placeholder: "filter: text, source or address", oninput: () => {
       const q = filter.value.trim().toLowerCase();
