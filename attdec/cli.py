@@ -68,4 +68,6 @@ COMMANDS = {
     "loops": ("attdec.commands.loops:command", "Loop iterations per wave: count, first vs steady, outliers."),
     "kernel": ("attdec.commands.kernel:command", "Kernel resources, theoretical and achieved occupancy."),
     "counters": ("attdec.commands.counters:command", "Performance counters of each dispatch (tinygrad PMC)."),
+    "report": ("attdec.commands.report:command", "Write a one-file HTML report: hotspots, source, ISA, timeline."),
+    "timeline": ("attdec.commands.timeline:command", "Write a Chrome trace (Perfetto, chrome://tracing) of the waves."),
 }

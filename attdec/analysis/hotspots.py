@@ -181,6 +181,15 @@ def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
 WaveFilter = Callable[[Wave], bool]
 
 
+def resolve_by(dispatches: list[Dispatch], by: str | None) -> tuple[str, str | None]:
+    """`by`, or for None: "line", or "instruction" when no instruction has a source line (with a note why)."""
+    if by is not None:
+        return by, None
+    if any(c.source for d in dispatches for c in d.code if not c.is_label):
+        return "line", None
+    return "instruction", "no source lines (the code object has no DWARF line table): ranked by instruction"
+
+
 def hotspots(
     dispatches: list[Dispatch],
     by: str | None = "line",
@@ -197,10 +206,8 @@ def hotspots(
     built without debug info): one "(no source line)" row would tell the user nothing.
     """
     stats, nwaves, listing, problems = [], 0, 0, []
-    if by is None:
-        by = "line" if any(c.source for d in dispatches for c in d.code if not c.is_label) else "instruction"
-        if by == "instruction":
-            problems.append("no source lines (the code object has no DWARF line table): ranked by instruction")
+    by, note = resolve_by(dispatches, by)
+    problems += [note] if note else []
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         stats += instruction_stats(d, waves, charge)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from pathlib import Path
+
 import click
 
+from attdec.errors import InputError
 from attdec.sources import KINDS
 
 FORMATS = click.Choice(["table", "json", "csv"])
@@ -82,3 +88,29 @@ def open_raw(paths, input_format=None, code=(), arch=None):
     from attdec.sources.pipeline import open_raw as read
 
     return read(paths, input_format, code, arch)
+
+
+@contextlib.contextmanager
+def output_stream(path: str):
+    """A text stream for the file the user named with -o ('-' = stdout); a bad path is one clear error.
+
+    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
+    """
+    if path == "-":
+        yield sys.stdout
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("is a directory; give a file name", path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        f = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below, before the rename)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", path) from None
+    try:
+        with f:
+            yield f
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -29,9 +29,15 @@ def run(
     from attdec.report import hotspots as rep
 
     dispatches = open_dispatches(paths, input_format, code, arch)
+    if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
+        from attdec.analysis.flame import stall_stacks
+
+        rep.print_folded(stall_stacks(dispatches, by, wave_filter, charge), out or sys.stdout)
+        return
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top, out or sys.stdout)
+    printers = {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv, "md": rep.print_md}
+    printers[fmt](reports, top, out or sys.stdout)
 
 
 @click.command("hotspots")
@@ -61,7 +67,16 @@ def run(
     "waited for (producer; `attdec waits` lists them). Totals are the same either way.",
 )
 @click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report.")
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([*FORMATS.choices, "md", "folded"]),
+    default="table",
+    show_default=True,
+    help="md: markdown tables for a pull request; folded: stall by inline call chain as folded stacks "
+    "(kernel;outer;...;inner stall) for flamegraph.pl, inferno or speedscope (all chains, --top and --frame "
+    "do not apply; --by file: files as frames, --by instruction: the instruction as the leaf).",
+)
 @wave_filter_options
 @input_options
 def command(paths, by, top, frame, charge, merge, fmt, se, simd, slot, wave, input_format, code, arch):

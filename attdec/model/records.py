@@ -22,6 +22,10 @@ INST_DTYPE = np.dtype(
     [("time", "<i8"), ("category", "u1"), ("stall", "<i8"), ("duration", "<i8"), ("pc", "<u8"), ("line", "<i8")]
 )
 
+# The reference clock of realtime samples (realtime.json "frequency"): 100 MHz in every known capture
+# (the gfx9 AGENT_INFO packet says so, tinygrad assumes it).
+REALTIME_HZ = 100_000_000
+
 # Wave start/end events of every wave, traced or not (occupancy.json, the decoder's OCCUPANCY records).
 OCCUPANCY_DTYPE = np.dtype(
     [("se", "<i4"), ("cu", "<i4"), ("simd", "<i4"), ("wave_id", "<i4"), ("start", "u1"), ("time", "<i8"), ("pc", "<u8")]

@@ -111,3 +111,9 @@ def write_md_table(out, header: list[str], rows: list[list], right: Container[in
     out.write("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|\n")
     for r in rows:
         out.write("| " + " | ".join(cell(v) for v in r) + " |\n")
+
+
+def md_code(text) -> str:
+    """`text` as an inline code span (one with a backtick in it gets a double-backtick span)."""
+    s = str(text)
+    return f"`` {s} ``" if "`" in s else f"`{s}`"

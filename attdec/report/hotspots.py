@@ -5,8 +5,20 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from attdec.analysis.flame import Stack
 from attdec.analysis.hotspots import Hotspots, Row
-from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
+from attdec.report.common import (
+    bar,
+    common_dir,
+    console,
+    human,
+    md_code,
+    pct,
+    strip_dir,
+    write_csv,
+    write_json,
+    write_md_table,
+)
 from attdec.report.kernel import occupancy_line
 from attdec.report.kernel import to_json as kernel_json
 
@@ -175,3 +187,66 @@ def _section(con, h: Hotspots, top: int) -> None:
             cells.append(strip_dir(r.key, prefix))
         tab.add_row(*cells)
     con.print(tab)
+
+
+def print_md(reports: list[Hotspots], top: int, out) -> None:
+    """Markdown (GitHub-flavoured) to paste into a pull request: header line, stall types, the top rows."""
+    for i, h in enumerate(reports):
+        if i:
+            out.write("\n")
+        _md_section(h, top, out)
+
+
+def _md_section(h: Hotspots, top: int, out) -> None:
+    t = h.totals
+    title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
+    share = t["stall"] / t["latency"] if t["latency"] else 0.0
+    out.write(f"### {h.kernel or '(kernel unknown)'} ({md_code(title)})\n\n")
+    out.write(
+        f"{h.arch} · {h.waves:,} waves · {t['hits']:,} instructions executed ({h.listing:,} in listing)"
+        f" · {human(t['latency'])} cycles · stall {human(t['stall'])} ({pct(share)} of cycles)"
+        f" · idle {human(t['idle'])}\n\n"
+    )
+    for p in h.problems:
+        out.write(f"> note: {p}\n")
+    if h.problems:
+        out.write("\n")
+    if h.by_type:
+        write_md_table(out, ["stall type", "stall", "share"], [[n, human(s), pct(f)] for n, s, f in h.by_type], {1, 2})
+        out.write("\n")
+    rows = h.rows[:top] if top else h.rows
+    if not rows:
+        out.write("(no executed instructions)\n")
+        return
+    prefix = common_dir([r.extra.get("source", "") if h.by == "instruction" else r.key for r in rows])
+    what = {"line": "source line", "instruction": "instruction", "file": "source file"}[h.by]
+    under = f" (paths under {md_code(prefix + '/')})" if prefix else ""
+    out.write(f"Top {len(rows)} of {len(h.rows)} by {what}, ranked by stall cycles{under}:\n\n")
+    header = ["#", "stall", "share", "hits", "latency", "idle", "dominant"]
+    header += ["instruction", "source"] if h.by == "instruction" else [what]
+    body = []
+    for n, r in enumerate(rows, 1):
+        cells = [n, human(r.stall), pct(r.share), human(r.hits), human(r.latency), human(r.idle)]
+        cells.append(r.dominant_type or "-")
+        if h.by == "instruction":
+            text = f"{r.extra['dispatch']}: {r.key}" if r.extra.get("dispatch") else r.key
+            vaddr = r.extra.get("vaddr")
+            where = strip_dir(r.extra.get("source", ""), prefix) or (f"0x{vaddr:x}" if vaddr else "-")
+            cells += [md_code(text), md_code(where)]
+        else:
+            cells.append(md_code(strip_dir(r.key, prefix)))
+        body.append(cells)
+    write_md_table(out, header, body, {0, 1, 2, 3, 4, 5})
+
+
+def print_folded(stacks: list[Stack], out) -> None:
+    """Folded stacks (`frame;frame;frame count`), the input of flamegraph.pl, inferno and speedscope.
+
+    Stall types are summed per chain; a ';' inside a frame would split it, so it becomes ','.
+    """
+    acc: dict[str, int] = {}
+    for s in stacks:
+        key = ";".join(f.replace(";", ",").replace("\n", " ") for f in s.frames)
+        acc[key] = acc.get(key, 0) + s.stall
+    for key, stall in acc.items():
+        out.write(f"{key} {stall}\n")

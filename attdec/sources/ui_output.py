@@ -319,12 +319,12 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
-def parse_realtime(doc) -> list[tuple[int, int]]:
-    """realtime.json -> (shader clock, reference clock) pairs of the lowest-numbered SE."""
+def parse_realtime(doc) -> dict[int, list[tuple[int, int]]]:
+    """realtime.json -> (shader clock, reference clock) pairs per SE."""
     if not isinstance(doc, dict):
-        return []
-    ses = sorted((k for k in doc if k.startswith("SE") and k[2:].isdigit()), key=lambda k: int(k[2:]))
-    return [(int(a), int(b)) for a, b in doc[ses[0]]] if ses else []
+        return {}
+    ses = sorted(int(k[2:]) for k in doc if k.startswith("SE") and k[2:].isdigit())
+    return {se: [(int(a), int(b)) for a, b in doc[f"SE{se}"]] for se in ses}
 
 
 # ---- one folder --------------------------------------------------------------------------------
@@ -372,7 +372,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     names: dict[str, str] = {}
     if files.has("occupancy.json"):
         occ, kids, names = _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
-    realtime = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else []
+    realtime_se = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else {}
     for n in ("snapshots.json", *tuple(x for x in files.names() if x.startswith("wstates"))):
         if files.has(n):
             _json(files, n)  # not used by the analyses, but a malformed file is still an error
@@ -390,7 +390,8 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         code=code,
         waves=waves,
         occupancy=occ,
-        realtime=realtime,
+        realtime=realtime_se[min(realtime_se)] if realtime_se else [],
+        realtime_se=realtime_se,
         path=files.label,
         problems=problems,
     )
