@@ -7,10 +7,11 @@ import click
 from attdec.sources import KINDS
 
 FORMATS = click.Choice(["table", "json", "csv"])
+TOP = click.IntRange(min=0)  # --top: a row count, 0 = all; negatives are refused, not taken from the end
 
 
-def wave_filter_options(f, cu: bool = False):
-    """--se/--simd/--slot/--wave (repeatable) and optionally --cu."""
+def wave_filter_options(f):
+    """--se/--simd/--slot/--wave/--cu (repeatable)."""
     opts = [
         click.option("--se", type=int, multiple=True, help="Only waves of this shader engine (repeatable)."),
         click.option("--simd", type=int, multiple=True, help="Only waves of this SIMD (repeatable)."),
@@ -21,9 +22,8 @@ def wave_filter_options(f, cu: bool = False):
             multiple=True,
             help="Only the n-th wave of its slot, the wv<N> of the file name (repeatable).",
         ),
+        click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable)."),
     ]
-    if cu:
-        opts.append(click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable)."))
     for o in reversed(opts):
         f = o(f)
     return f

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from attdec.analysis import BY, FRAMES
-from attdec.commands.common import FORMATS
+from attdec.commands.common import FORMATS, TOP
 from attdec.commands.hotspots import run
 from attdec.errors import InputError
 
@@ -22,7 +22,7 @@ def demo_path() -> Path:
 
 @click.command("demo")
 @click.option("--by", type=click.Choice(BY), default="line", show_default=True)
-@click.option("--top", type=int, default=10, show_default=True)
+@click.option("--top", type=TOP, default=10, show_default=True, help="Rows to show (0 = all).")
 @click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True)
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 def command(by, top, frame, fmt):

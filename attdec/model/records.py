@@ -94,6 +94,8 @@ class Dispatch:
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
+    # False when the input has no stall figures at all (rocprofv2 folders): stall totals are 0, not measured.
+    stall_measured: bool = True
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")
