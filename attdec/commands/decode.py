@@ -68,6 +68,7 @@ def decode(paths, arch, code, se, target_cu, input_format, fmt):
     problem is a warning on stderr with the file and byte offset.
     """
     from attdec.report import records
+    from attdec.report.common import printable
     from attdec.sources.raw import decode_blobs
 
     damaged = []
@@ -75,7 +76,7 @@ def decode(paths, arch, code, se, target_cu, input_format, fmt):
     def results(raw):
         for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
             for p in res.problems:
-                click.echo(f"attdec: warning: {blob.label}: {p}", err=True)
+                click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
             if res.problems:
                 damaged.append(blob.label)
             yield blob.label, res, dt

@@ -40,10 +40,14 @@ def listing(path: str, arch: str | None = None, kernel: str | None = None):
 
 
 def print_text(co, insts, labels, out) -> None:
-    from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape as markup_escape
 
-    console = Console(file=out, highlight=False, soft_wrap=True, force_terminal=None)
+    from attdec.report.common import PipeSafeConsole, printable
+
+    def escape(text: str) -> str:  # symbol names and DWARF paths come from the file: no markup, no controls
+        return markup_escape(printable(text))
+
+    console = PipeSafeConsole(file=out, highlight=False, soft_wrap=True, force_terminal=None)
     last_src = None
     for i in insts:
         if i.address in labels:

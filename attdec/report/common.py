@@ -43,6 +43,15 @@ class _RStrip(io.TextIOBase):
         return False
 
 
+class PipeSafeConsole(Console):
+    """A rich Console that lets a closed pipe (`attdec ... | head`) reach the command line, which exits 0
+    quietly; rich's own handler exits with status 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def _columns_env() -> int | None:
     try:
         n = int(os.environ.get("COLUMNS", ""))
@@ -56,9 +65,9 @@ def console(out=None) -> Console:
     as $COLUMNS says, or wide enough that nothing is folded."""
     out = sys.stdout if out is None else out
     if out.isatty():
-        return Console(file=out, highlight=False, markup=False)
+        return PipeSafeConsole(file=out, highlight=False, markup=False)
     width = _columns_env() or PIPED_WIDTH
-    return Console(
+    return PipeSafeConsole(
         file=cast(IO[str], _RStrip(out)), width=width, no_color=True, highlight=False, soft_wrap=False, markup=False
     )
 
@@ -149,13 +158,14 @@ def left_cut(text: str, width: int) -> str:
 class Col:
     """One column of a `fit_table`.
 
-    kind "num": figures, never cut or folded; "text": folds onto more lines when narrow; "path": cut from
-    the left; "bar": `bar()` cells drawn at whatever width is left (gone when none is). `short` is the
-    header used when the table is too wide with the full one; `min` the narrowest a text/path column gets.
+    kind "whole": figures and short labels, never cut or folded; "text": folds onto more lines when narrow;
+    "path": cut from the left; "bar": `bar()` cells drawn at whatever width is left (gone when none is).
+    `short` is the header used when the table is too wide with the full one; `min` the narrowest a text or
+    path column gets before the gap between columns shrinks.
     """
 
     header: str
-    kind: str = "num"
+    kind: str = "whole"
     justify: JustifyMethod = "right"
     short: str = ""
     min: int = 8
@@ -166,9 +176,9 @@ def fit_table(con: Console, cols: Sequence[Col], rows: Sequence[Sequence], inden
     """Print `rows` under `cols` within the console's width, keeping every figure whole.
 
     Narrowing, in order: bars shrink (and go), text and path columns shrink to their minimum, headers
-    take their short forms, the gap between columns drops to one space. What still does not fit is printed
-    wider than the console (the terminal wraps the line) rather than cutting a figure. Bar cells are
-    fractions; every other cell is a string.
+    take their short forms, the gap between columns drops to one space, text columns go down to 4 cells.
+    What still does not fit is printed wider than the console (the terminal wraps the line) rather than
+    cutting a figure. Bar cells are fractions; every other cell is a string.
     """
     width = con.width - indent
     headers = [c.header for c in cols]
@@ -191,10 +201,12 @@ def fit_table(con: Console, cols: Sequence[Col], rows: Sequence[Sequence], inden
     if total() > width:  # 3. short headers
         headers = [c.short or c.header for c in cols]
         for i, c in enumerate(cols):
-            if c.kind == "num":
+            if c.kind == "whole":
                 widths[i] = _natural(c, headers[i], [r[i] for r in rows])
     if total() > width:  # 4. one space between columns
         gap = 1
+    if total() > width:  # 5. text below its comfortable minimum (it folds onto more lines)
+        _shrink(widths, flex, [min(4, nat[i]) for i in range(len(cols))], total() - width)
     if total() < width:  # give text columns back what the short headers and the gap freed
         _grow(widths, flex, nat, width - total())
 

@@ -151,7 +151,7 @@ def _section(con, h: Hotspots, top: int) -> None:
         Col("hits"),
         Col("latency", short="lat"),
         Col("idle"),
-        Col("dominant", "text", "left", short="type", min=5),
+        Col("dominant", justify="left", short="type"),
     ]
     if h.by == "instruction":
         cols += [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]

@@ -76,7 +76,7 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> No
     con.print(Text(printable(f"{count} waves of {what} {archs}{shown}"), style="bold"))
     if not rows:
         return
-    cols = [Col("dispatch", "path", "left", min=12)] if several else []
+    cols = [Col("dispatch", "text", "left", min=12)] if several else []
     if several and len(kernels) > 1:
         cols.append(Col("kernel", "text", "left", min=8))
     cols += [
@@ -91,7 +91,7 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> No
         Col("instrs", short="ins"),
         Col("stall"),
         Col("stall/dur", short="st/d"),
-        Col("dominant", "text", "left", short="type", min=5),
+        Col("dominant", justify="left", short="type"),
     ]
     cells = []
     for r in rows:

@@ -221,19 +221,21 @@ def kernel_name(code: list[CodeLine]) -> str:
 
 
 def listed_waves(fn_doc) -> dict[str, list]:
-    """filenames.json wave_filenames -> {file: [file, begin, end]} as listed (checked only for files that
-    exist, so a manifest of 100,000 entries costs one pass)."""
+    """filenames.json wave_filenames -> {file: [file, begin, end]} as listed: one pass, no per-file work
+    beyond a type check, so a manifest of 100,000 entries stays cheap."""
     tree = fn_doc.get("wave_filenames") if isinstance(fn_doc, dict) else None
     if not isinstance(tree, dict):
         return {}
-    return {
-        str(e[0]): e
-        for simds in tree.values()
-        for slots in (simds or {}).values()
-        for wvs in (slots or {}).values()
-        for e in (wvs or {}).values()
-        if isinstance(e, list) and len(e) >= 3
-    }
+    out = {}
+    for simds in tree.values():
+        for slots in (simds or {}).values():
+            for wvs in (slots or {}).values():
+                for e in (wvs or {}).values():
+                    if isinstance(e, list) and len(e) >= 3:
+                        if type(e[1]) is not int or type(e[2]) is not int:
+                            raise ValueError(f"begin/end of {e[0]!r} are not integers: {e[1:3]!r}")
+                        out[str(e[0])] = e
+    return out
 
 
 def parse_wave(doc, where: str, name: str) -> Wave:
