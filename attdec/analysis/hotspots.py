@@ -11,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from attdec.analysis import BY, norm_path
+from attdec.analysis import BY, CHARGES, norm_path
 from attdec.analysis.classify import STALL_TYPES, classify
+from attdec.analysis.kernel import KernelSummary, kernel_summary
 from attdec.analysis.table import Table
+from attdec.analysis.waits import attribute, producer_moves
 from attdec.model import CodeLine, Dispatch, Wave
 from attdec.model.totals import aggregate_lines
 
@@ -33,6 +35,12 @@ class InstStat:
     idle: int
     type: str
     counters: dict[str, int]
+    by_type: dict[str, int] = field(default_factory=dict)  # stall by type; with --charge producer it holds
+    # the wait stall this instruction caused, under the wait's type
+
+    def __post_init__(self):
+        if not self.by_type and self.stall:
+            self.by_type = {self.type: self.stall}
 
 
 @dataclass
@@ -61,6 +69,8 @@ class Hotspots:
     by: str = "line"
     problems: list[str] = field(default_factory=list)
     stall_measured: bool = True  # False: the input has no stall (rocprofv2); rows are ranked by latency
+    charge: str = "wait"
+    kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
 
     @property
     def table(self) -> Table:
@@ -98,17 +108,28 @@ def file_of(location: str) -> str:
     return location.rsplit(":", 1)[0] if ":" in location else location
 
 
-def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None) -> list[InstStat]:
-    """Every listing instruction with totals: code.json's, or recomputed over `waves` when given."""
+def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charge: str = "wait") -> list[InstStat]:
+    """Every listing instruction with totals: code.json's, or recomputed over `waves` when given.
+
+    `charge="producer"` moves each wait's stall to the operations it waited for (attdec.analysis.waits):
+    a wait keeps only the stall no producer was named for, a load gains the stall it caused, under the
+    wait's stall type. Stall totals are unchanged; latency, hits and idle do not move.
+    """
+    if charge not in CHARGES:
+        raise ValueError(charge)
     fam = dispatch.target.family
     totals = aggregate_lines(waves).as_dict() if waves is not None else None
+    moved_out, moved_in = producer_moves(attribute(dispatch, waves)) if charge == "producer" else ({}, {})
     out = []
     for c in dispatch.code:
         if c.is_label:
             continue
         h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else (c.hit, c.latency, c.stall, c.idle)
         t, counters = classify(c.text, fam)
-        out.append(InstStat(dispatch.name, c, h, la, s, i, t, counters))
+        by = {t: s - moved_out.get(c.line, 0)} if s - moved_out.get(c.line, 0) else {}
+        for kind, v in moved_in.get(c.line, {}).items():
+            by[kind] = by.get(kind, 0) + v
+        out.append(InstStat(dispatch.name, c, h, la, sum(by.values()), i, t, counters, by))
     return out
 
 
@@ -148,7 +169,8 @@ def rank(
         r.latency += st.latency
         r.hits += st.hit
         r.idle += st.idle
-        r.by_type[st.type] = r.by_type.get(st.type, 0) + st.stall
+        for t, v in st.by_type.items():
+            r.by_type[t] = r.by_type.get(t, 0) + v
         if by != "instruction":
             r.extra["instructions"] = r.extra.get("instructions", 0) + 1
     for r in rows.values():
@@ -161,8 +183,8 @@ def rank(
 def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
     acc: dict[str, int] = defaultdict(int)
     for s in stats:
-        if s.stall:
-            acc[s.type] += s.stall
+        for t, v in s.by_type.items():
+            acc[t] += v
     total = sum(acc.values())
     return sorted(
         ((t, v, v / total if total else 0.0) for t, v in acc.items()), key=lambda x: (-x[1], STALL_TYPES.index(x[0]))
@@ -173,9 +195,16 @@ WaveFilter = Callable[[Wave], bool]
 
 
 def hotspots(
-    dispatches: list[Dispatch], by: str | None = "line", frame: str = "inner", wave_filter: WaveFilter | None = None
+    dispatches: list[Dispatch],
+    by: str | None = "line",
+    frame: str = "inner",
+    wave_filter: WaveFilter | None = None,
+    charge: str = "wait",
 ) -> Hotspots:
     """Hotspots over the given dispatches taken together (pass one dispatch for a per-folder report).
+
+    `charge="producer"` ranks by the stall each instruction caused rather than where it landed (see
+    `instruction_stats`).
 
     `by=None` ranks source lines, or instructions when no instruction has a source line (a code object
     built without debug info): one "(no source line)" row would tell the user nothing.
@@ -187,7 +216,7 @@ def hotspots(
             problems.append("no source lines (no DWARF line table, or no listing): ranked by instruction")
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        stats += instruction_stats(d, waves)
+        stats += instruction_stats(d, waves, charge)
         nwaves += len(d.waves) if waves is None else len(waves)
         listing += sum(1 for c in d.code if not c.is_label)
         problems += [f"{d.name}: {p}" if len(dispatches) > 1 else p for p in d.problems]
@@ -215,4 +244,6 @@ def hotspots(
         by=by,
         problems=problems,
         stall_measured=measured,
+        charge=charge,
+        kernel_summary=kernel_summary(dispatches[0]) if len(dispatches) == 1 else None,
     )

@@ -17,6 +17,8 @@ from attdec.report.common import (
     write_csv,
     write_json,
 )
+from attdec.report.kernel import occupancy_line
+from attdec.report.kernel import to_json as kernel_json
 
 
 def to_json(h: Hotspots, top: int) -> dict:
@@ -33,11 +35,15 @@ def to_json(h: Hotspots, top: int) -> dict:
         "by_type": [{"type": t, "stall": s, "share": round(f, 6)} for t, s, f in h.by_type],
         "rows": [_row_json(r, h.stall_measured) for r in rows],
     }
+    if h.charge != "wait":
+        out["charge"] = h.charge
     if len(h.names) > 1:
         out["merged"] = h.names
         del out["dispatch"]
     if h.problems:
         out["problems"] = h.problems
+    if h.kernel_summary is not None:
+        out["kernel_resources"] = kernel_json(h.kernel_summary)
     return out
 
 
@@ -117,6 +123,10 @@ def _section(con, h: Hotspots, top: int) -> None:
     else:
         stall = "stall - (not in this format)"
     con.print(f"  total cycles {human(t['latency'])}   {stall}   idle {human(t['idle'])}")
+    if h.kernel_summary is not None:
+        con.print(Text(printable(f"  occupancy {occupancy_line(h.kernel_summary)}")))
+    if h.charge == "producer":
+        con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
         con.print(Text(printable(f"  note: {p}"), style="yellow"))
     if h.by_type:
