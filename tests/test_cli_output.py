@@ -56,10 +56,17 @@ def test_escape_sequences_in_code_json_are_escaped(tmp_path):
         cli("waves", d).stdout,
         cli("prune-empty", d.parent).stdout,
     ]
+    others = [["waits", d], ["latency", d, "--by", "instruction"], ["cfg", d], ["loops", d], ["kernel", d]]
+    others += [["counters", d], ["noise", d, d], ["diff", d, d, "--by", "instruction"], ["hotspots", d, "--merge"]]
+    for args in others:
+        p = cli(*args)
+        assert p.returncode == 0, (args, p.stderr)
+        outs.append(p.stdout)
     for out in outs:
         assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f\u202e]", out), out
+    assert sum("\\x1b" in out for out in outs) == len(outs)  # each shows some of the text, escaped
     assert "\\x1b[2J" in outs[0] and "\\x1b[31mred" in outs[1] and "\\x1b[1A" in outs[2]
-    assert "\\x1b]0;title\\x07kernel" in outs[3] and "\\x1b[2J" in outs[4]
+    assert "\\x1b]0;title" in outs[3] and "\\x1b[2J" in outs[4]  # (rich drops BEL itself)
     err = cli("hotspots", tmp_path / "no\x1b[2Jsuch")
     one_line_error(err, "\\x1b[2J")
     assert "\x1b" not in err.stderr
@@ -68,7 +75,10 @@ def test_escape_sequences_in_code_json_are_escaped(tmp_path):
 # ---- 5. --top must not be negative ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cmd", [["hotspots", TINY], ["waves", TINY], ["demo"]])
+TOP_COMMANDS = [["hotspots", TINY], ["waves", TINY], ["demo"], ["waits", TINY], ["latency", TINY], ["loops", TINY]]
+
+
+@pytest.mark.parametrize("cmd", [*TOP_COMMANDS, ["diff", TINY, TINY], ["noise", TINY, TINY]])
 def test_negative_top_is_refused(cmd):
     p = cli(*cmd, "--top", "-1")
     assert p.returncode == 2 and "-1 is not in the range x>=0" in p.stderr and p.stdout == ""
@@ -80,8 +90,12 @@ def test_negative_top_is_refused(cmd):
 def test_pickle_without_profile_is_one_error_line_everywhere(tmp_path):
     pkl = tmp_path / "profile.pkl"
     pkl.write_bytes(pickle.dumps([1, 2, 3], protocol=4))
-    for args in (["hotspots"], ["waves"], ["decode"], ["export-ui", "-o", tmp_path / "out"], ["disasm"]):
+    takes_one = [["hotspots"], ["waves"], ["decode"], ["export-ui", "-o", tmp_path / "out"], ["disasm"]]
+    takes_one += [["waits"], ["latency"], ["cfg"], ["loops"], ["kernel"], ["counters"]]
+    for args in takes_one:
         one_line_error(cli(*args, pkl), str(pkl))
+    for args in (["diff", pkl, pkl], ["noise", pkl, pkl], ["hotspots", TINY, pkl]):
+        one_line_error(cli(*args), str(pkl))
     one_line_error(cli("prune-empty", pkl), "is a file")
     assert not (tmp_path / "out").exists()
     assert "no tinygrad profile" in cli("hotspots", pkl).stderr
@@ -102,6 +116,10 @@ def test_unknown_arch_lists_known_ones_on_every_path(tmp_path):
         ("waves", "--arch", "banana", RAW),
         ("export-ui", "-o", tmp_path / "o", "--arch", "banana", "--code", co, blob),
         ("disasm", "--arch", "banana", RAW / "kern.co"),
+        ("waits", "--arch", "banana", RAW),
+        ("kernel", "--arch", "banana", RAW),
+        ("cfg", "--arch", "banana", "--code", co, blob),
+        ("diff", "--arch", "banana", RAW, RAW),
     ]
     for args in runs:
         one_line_error(cli(*args), "unknown architecture 'banana'", "known: ", "gfx942", "gfx1201")
@@ -141,6 +159,12 @@ def test_narrow_terminal_keeps_figures_whole(monkeypatch, width):
     check_narrow(monkeypatch, width, ["hotspots", RAW, "--by", "instruction", "--top", "0"])
     check_narrow(monkeypatch, width, ["waves", DEMO], by_wave=True)
     check_narrow(monkeypatch, width, ["waves", RAW], by_wave=True)
+    monkeypatch.setenv("COLUMNS", str(width))
+    for args in (["latency", DEMO, "--by", "instruction"], ["counters", DEMO], ["noise", DEMO, RAW], ["waits", DEMO]):
+        out = cli(*args).stdout
+        assert out and not FIGURE_CUT.search(out), out
+        # waits has 9 figure columns: at 60 columns its rows are wider than the terminal, never cut
+        assert (args[0] == "waits" and width == 60) or max(len(x) for x in out.splitlines()) <= width, out
 
 
 @pytest.mark.parametrize("width", [60, 80])
@@ -190,6 +214,7 @@ def test_closed_pipe_exits_zero_quietly_for_every_format(tmp_path):
     runs += [["waves", many, "--format", f] for f in ("table", "json", "csv")]
     runs += [["prune-empty", many], ["decode", RAW], ["decode", RAW, "--format", "json"]]
     runs += [["disasm", RAW / "kern.co"], ["hotspots", RAW, "--by", "instruction", "--top", "0"]]
+    runs += [["waits", many, "--top", "0"], ["cfg", many], ["kernel", many], ["latency", many, "--format", "json"]]
     for args in runs:
         p = _pipe_exit(args, False)
         assert p.returncode == 0 and p.stderr == "", (args, p.returncode, p.stderr)

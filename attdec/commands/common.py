@@ -46,6 +46,15 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
     return keep
 
 
+def _known_arch(ctx, param, value):
+    """An unknown --arch is an error listing the known names, whatever the command does with it."""
+    if value is not None:
+        from attdec.model.target import target
+
+        target(value)
+    return value
+
+
 def input_options(f):
     """--input-format (the kinds of attdec.sources.KINDS), and --code/--arch for explicit SQTT blobs."""
     opts = [
@@ -61,7 +70,12 @@ def input_options(f):
             metavar="FILE@LOADBASE",
             help="PATHS are the .att blobs of one dispatch; this is a code object and its load base (repeatable).",
         ),
-        click.option("--arch", default=None, help="With --code: the GPU (default: from the code object)."),
+        click.option(
+            "--arch",
+            default=None,
+            callback=_known_arch,
+            help="With --code: the GPU (default: from the code object).",
+        ),
     ]
     for o in reversed(opts):
         f = o(f)

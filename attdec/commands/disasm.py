@@ -40,14 +40,11 @@ def listing(path: str, arch: str | None = None, kernel: str | None = None):
 
 
 def print_text(co, insts, labels, out) -> None:
-    from rich.markup import escape as markup_escape
+    from rich.markup import escape  # symbol names and DWARF paths come from the file: no markup in them
 
-    from attdec.report.common import PipeSafeConsole, printable
+    from attdec.report.common import SafeConsole
 
-    def escape(text: str) -> str:  # symbol names and DWARF paths come from the file: no markup, no controls
-        return markup_escape(printable(text))
-
-    console = PipeSafeConsole(file=out, highlight=False, soft_wrap=True, force_terminal=None)
+    console = SafeConsole(file=out, highlight=False, soft_wrap=True, force_terminal=None)
     last_src = None
     for i in insts:
         if i.address in labels:

@@ -20,7 +20,7 @@ import click
 from rich.text import Text
 
 from attdec.errors import AttdecError, InputError
-from attdec.report.common import Col, common_dir, console, fit_table, printable, strip_dir
+from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
 from attdec.sources.ui_output import WAVE_FILE, read_folder
 
 KNOWN_FILES = re.compile(
@@ -109,7 +109,7 @@ def command(roots, yes):
     con = console()
 
     def say(text: str, style: str | None = None) -> None:
-        con.print(Text(printable(text), style=style or ""))
+        con.print(Text(text, style=style or ""))
 
     folders = []
     for root in roots:

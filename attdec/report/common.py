@@ -7,12 +7,13 @@ import io
 import json
 import os
 import sys
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, cast
 
 from rich.cells import cell_len
 from rich.console import Console, JustifyMethod
+from rich.segment import Segment
 from rich.table import Table
 
 from attdec.analysis import norm_path
@@ -43,13 +44,20 @@ class _RStrip(io.TextIOBase):
         return False
 
 
-class PipeSafeConsole(Console):
-    """A rich Console that lets a closed pipe (`attdec ... | head`) reach the command line, which exits 0
-    quietly; rich's own handler exits with status 1."""
+class SafeConsole(Console):
+    """The Console every reporter prints through. Text from inputs (instructions, paths, kernel names)
+    has its control characters escaped, whoever printed it, so a trace cannot drive the terminal; a
+    closed pipe (`attdec ... | head`) reaches the command line, which exits 0 quietly (rich exits 1)."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control or seg.text.isprintable() else Segment(_escape_keep_lines(seg.text), seg.style)
+            for seg in buffer
+        )
 
 
 def _columns_env() -> int | None:
@@ -65,9 +73,9 @@ def console(out=None) -> Console:
     as $COLUMNS says, or wide enough that nothing is folded."""
     out = sys.stdout if out is None else out
     if out.isatty():
-        return PipeSafeConsole(file=out, highlight=False, markup=False)
+        return SafeConsole(file=out, highlight=False, markup=False)
     width = _columns_env() or PIPED_WIDTH
-    return PipeSafeConsole(
+    return SafeConsole(
         file=cast(IO[str], _RStrip(out)), width=width, no_color=True, highlight=False, soft_wrap=False, markup=False
     )
 
@@ -81,9 +89,17 @@ _CONTROLS.update({c: f"\\u{c:04x}" for c in (0x200E, 0x200F, *range(0x202A, 0x20
 
 
 def printable(text: object) -> str:
-    """`text` with control characters shown as escapes (`\\x1b`), for every table and plain-text output."""
+    """`text` with control characters shown as escapes (`\\x1b`): for output that does not go through a
+    SafeConsole (click.echo, stderr lines), and to measure a cell as it will print."""
     s = str(text)
     return s if s.isprintable() else s.translate(_CONTROLS)
+
+
+_KEEP_LINES = {k: v for k, v in _CONTROLS.items() if k != 0x0A}
+
+
+def _escape_keep_lines(text: str) -> str:
+    return text.translate(_KEEP_LINES)
 
 
 # ---- numbers -------------------------------------------------------------------------------------
@@ -218,7 +234,7 @@ def fit_table(con: Console, cols: Sequence[Col], rows: Sequence[Sequence], inden
             headers[i] if c.kind != "bar" else "",
             justify="left" if c.kind == "bar" else c.justify,
             width=widths[i],
-            no_wrap=c.kind != "text",
+            no_wrap=c.kind in ("whole", "bar"),  # path cells are cut to fit; only a long header folds
             overflow="fold",
         )
     for r in rows:

@@ -12,7 +12,6 @@ from attdec.report.common import (
     fit_table,
     human,
     pct,
-    printable,
     strip_dir,
     write_csv,
     write_json,
@@ -115,7 +114,7 @@ def print_table(reports: list[Hotspots], top: int, out) -> None:
 def _section(con, h: Hotspots, top: int) -> None:
     t = h.totals
     title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
-    con.print(Text(printable(f"{h.kernel or '(kernel unknown)'}  [{title}]"), style="bold"))
+    con.print(Text(f"{h.kernel or '(kernel unknown)'}  [{title}]", style="bold"))
     con.print(f"  arch {h.arch}   waves {h.waves}   instructions {t['hits']:,} executed ({h.listing:,} in listing)")
     if h.stall_measured:
         share = t["stall"] / t["latency"] if t["latency"] else 0.0
@@ -124,11 +123,11 @@ def _section(con, h: Hotspots, top: int) -> None:
         stall = "stall - (not in this format)"
     con.print(f"  total cycles {human(t['latency'])}   {stall}   idle {human(t['idle'])}")
     if h.kernel_summary is not None:
-        con.print(Text(printable(f"  occupancy {occupancy_line(h.kernel_summary)}")))
+        con.print(f"  occupancy {occupancy_line(h.kernel_summary)}")
     if h.charge == "producer":
         con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
-        con.print(Text(printable(f"  note: {p}"), style="yellow"))
+        con.print(Text(f"  note: {p}", style="yellow"))
     if h.by_type:
         con.print("stall by type", style="bold")
         fit_table(
@@ -146,10 +145,8 @@ def _section(con, h: Hotspots, top: int) -> None:
     measure = "stall cycles" if h.stall_measured else "latency (no stall in this format)"
     con.print(
         Text(
-            printable(
-                f"top {len(rows)} of {len(h.rows)} by {what}, ranked by {measure}"
-                + (f" (paths under {prefix}/)" if prefix else "")
-            ),
+            f"top {len(rows)} of {len(h.rows)} by {what}, ranked by {measure}"
+            + (f" (paths under {prefix}/)" if prefix else ""),
             style="bold",
         )
     )

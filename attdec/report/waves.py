@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from attdec.analysis.waves import WaveRow
-from attdec.report.common import Col, console, fit_table, human, pct, printable, write_csv, write_json
+from attdec.report.common import Col, console, fit_table, human, pct, write_csv, write_json
 
 FIELDS = [
     "dispatch",
@@ -73,7 +73,7 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> No
     else:
         d = dispatches[0] if dispatches else None
         what = f"{d.kernel or d.name} [{d.name}]" if d else "no dispatch"
-    con.print(Text(printable(f"{count} waves of {what} {archs}{shown}"), style="bold"))
+    con.print(Text(f"{count} waves of {what} {archs}{shown}", style="bold"))
     if not rows:
         return
     cols = [Col("dispatch", "text", "left", min=12)] if several else []
