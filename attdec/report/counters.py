@@ -69,11 +69,11 @@ def print_table(reports: list[CounterReport], by: str, out) -> None:
         con.print()
         con.print("totals across dispatches, in input order", style="bold")
         names = list(dict.fromkeys(d for series in across.values() for d, _ in series))
-        t = _table(["  counter", *names], set(range(1, len(names) + 1)))
+        rows = []
         for (_, counter), series in across.items():
             by_d = dict(series)
-            t.add_row(f"  {counter}", *(f"{by_d[d]:,}" if d in by_d else "-" for d in names))
-        con.print(t)
+            rows.append([counter, *(f"{by_d[d]:,}" if d in by_d else "-" for d in names)])
+        _table(con, ["counter", *names], set(range(1, len(names) + 1)), rows)
 
 
 def to_json(r: CounterReport) -> dict:

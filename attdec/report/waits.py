@@ -258,12 +258,12 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
     )
     if r.result.by_unit:
         cols = [Col("unit", justify="left"), *(Col(n) for n in ("ops", "retired", "hidden", "exposed", "hidden%"))]
-        rows = [
+        units = [
             [u.key, f"{u.executions:,}", f"{u.retired:,}", human(u.hidden), human(u.exposed), pct(u.share), share]
             for u in r.result.by_unit
             for share in [u.share if u.retired else 0.0]
         ]
-        fit_table(con, [*cols, Col("", "bar", bar=20)], rows, indent=2)
+        fit_table(con, [*cols, Col("", "bar", bar=20)], units, indent=2)
     rows = r.result.by_line if by == "line" else r.result.by_instruction
     shown = rows[:top] if top else rows
     if not shown:
@@ -282,7 +282,7 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
         cols.append(Col("source line", "path", "left", min=16))
     else:
         cols += [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]
-    rows = []
+    table = []
     for n, x in enumerate(shown, 1):
         per = (x.hidden + x.exposed) / x.retired if x.retired else 0
         cells = [str(n), human(x.exposed), human(x.hidden), pct(x.share), human(x.executions), human(x.retired)]
@@ -292,8 +292,8 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
         else:
             c = _code(x)
             cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
-        rows.append(cells)
-    fit_table(con, cols, rows)
+        table.append(cells)
+    fit_table(con, cols, table)
     con.print(
         "hidden: issue to the retiring wait's arrival; exposed: that wait's stall (counted for every "
         "operation it retired); latency/op: (hidden + exposed) / retired",
