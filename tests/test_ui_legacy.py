@@ -126,3 +126,15 @@ def test_many_missing_wave_files_one_note_and_fast(tmp_path):
     assert elapsed < 20, elapsed  # was 52-69 s (one note per file); about 1 s now
     j = json.loads(cli("hotspots", d, "--format", "json").stdout)
     assert j["totals"]["hits"] == 24 and len(j["problems"]) == 1
+
+
+def test_legacy_rows_are_keyed_by_position_in_either_plugin_mode():
+    """With an assembly file given, column 2 is a jump target (often null); the position still keys."""
+    from attdec.sources.ui_output import parse_code
+
+    rows = legacy_code_rows()
+    for r in rows[2:]:
+        r[2] = 0
+    cj = parse_code({"code": rows, "top_n": []}, "code.json")
+    assert [c.line for c in cj.rows] == list(range(len(rows)))
+    assert not cj.stall_measured and cj.recompute == ("idle",)

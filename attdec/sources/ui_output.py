@@ -170,8 +170,9 @@ def parse_code(doc, where: str) -> CodeJson:
     """code.json -> CodeJson. Columns are read by position (§5).
 
     rocprofv2 folders (a `top_n` key) have 8 columns [text, type, line, source, index, line_num, hits,
-    cycles]: wave files refer to rows by column 2 (a row's position; comment rows repeat the column 2 of the
-    row before them) and nothing in the folder measures stall.
+    cycles]. Their wave files and hit/cycle sums refer to a row by its position in the list: that is
+    column 2 of every instruction row in `auto` mode (comment rows repeat the column 2 of the row before
+    them), while with an assembly file given column 2 is a jump target. Nothing in the folder measures stall.
     """
     if not isinstance(doc, dict):
         raise FormatError("code.json is not a JSON object", where)
@@ -190,7 +191,7 @@ def parse_code(doc, where: str) -> CodeJson:
         text = str(r[0]) if r[0] is not None else ""
         src = r[3] if isinstance(r[3], str) else ""
         try:
-            line, hit, lat = int(r[2]), int(r[6]), int(r[7])
+            line, hit, lat = (i if legacy else int(r[2])), int(r[6]), int(r[7])
             codeobj, vaddr = (0, 0) if legacy else (int(r[4]), int(r[5]))
             if len(r) >= 10 and not legacy:
                 stall, idle = int(r[8]), int(r[9])
