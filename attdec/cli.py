@@ -72,6 +72,7 @@ COMMANDS = {
     "waves": ("attdec.commands.waves:command", "One row per traced wave: where, when, how long, stall."),
     "decode": ("attdec.commands.decode:decode", "Decode raw SQTT blobs or captures into records."),
     "disasm": ("attdec.commands.disasm:command", "Disassemble an AMDGPU code object like llvm-objdump."),
+    "info": ("attdec.commands.info:command", "What an input is: kind, dispatches, GPU; an .rgp's chunks."),
     "export-ui": ("attdec.commands.export_ui:export_ui", "Write a raw capture as rocprofv3 ui_output folders."),
     "prune-empty": ("attdec.commands.prune:command", "Remove dispatch folders with zero waves (dry run by default)."),
     "demo": ("attdec.commands.demo:command", "Show hotspots on a sample that ships with attdec."),

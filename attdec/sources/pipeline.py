@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from attdec.errors import InputError
 from attdec.model import Dispatch, target
@@ -185,3 +186,29 @@ def open_raw(paths, input_format: str | None = None, code=(), arch: str | None =
             raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)
         out.append(d)
     return out
+
+
+def describe(paths, input_format: str | None = None) -> list[dict]:
+    """What each input is (`attdec info`): its kind, what the kind's module says about it (its optional
+    `describe(path) -> dict`), and the dispatches it holds, not decoded."""
+    out = []
+    for kind, path in resolve(paths, input_format):
+        info: dict[str, Any] = {"path": str(path), "kind": kind.name, "what": kind.help}
+        own = getattr(kind.module, "describe", None)
+        info.update(own(path) if own else {"dispatches": kind.load(path, Tracker())})
+        info["dispatches"] = [_summary(d) for d in info["dispatches"]]
+        out.append(info)
+    return out
+
+
+def _summary(d: Dispatch | RawDispatch) -> dict:
+    if isinstance(d, RawDispatch):
+        return {
+            "name": d.name,
+            "kernel": d.kernel,
+            "arch": str(d.arch),
+            "shader_engines": sorted({b.se for b in d.blobs}),
+            "sqtt_bytes": sum(len(b.data) for b in d.blobs),
+            "code_objects": [{"name": c.name, "base": c.base} for c in d.code_objects],
+        }
+    return {"name": d.name, "kernel": d.kernel, "arch": d.arch, "waves": len(d.waves)}
