@@ -58,6 +58,7 @@ def test_escape_sequences_in_code_json_are_escaped(tmp_path):
     ]
     others = [["waits", d], ["latency", d, "--by", "instruction"], ["cfg", d], ["loops", d], ["kernel", d]]
     others += [["counters", d], ["noise", d, d], ["diff", d, d, "--by", "instruction"], ["hotspots", d, "--merge"]]
+    others += [["info", d]]
     for args in others:
         p = cli(*args)
         assert p.returncode == 0, (args, p.stderr)
@@ -91,7 +92,7 @@ def test_pickle_without_profile_is_one_error_line_everywhere(tmp_path):
     pkl = tmp_path / "profile.pkl"
     pkl.write_bytes(pickle.dumps([1, 2, 3], protocol=4))
     takes_one = [["hotspots"], ["waves"], ["decode"], ["export-ui", "-o", tmp_path / "out"], ["disasm"]]
-    takes_one += [["waits"], ["latency"], ["cfg"], ["loops"], ["kernel"], ["counters"]]
+    takes_one += [["waits"], ["latency"], ["cfg"], ["loops"], ["kernel"], ["counters"], ["info"]]
     for args in takes_one:
         one_line_error(cli(*args, pkl), str(pkl))
     for args in (["diff", pkl, pkl], ["noise", pkl, pkl], ["hotspots", TINY, pkl]):
