@@ -33,10 +33,24 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except AttdecError as e:
-            click.echo(f"attdec: error: {e}", err=True)
+            from attdec.report.common import printable
+
+            click.echo(printable(f"attdec: error: {e}"), err=True)
             sys.exit(1)
-        except BrokenPipeError:  # `attdec ... | head`
+        except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
+            quiet_stdout()
             sys.exit(0)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit does not fail again on the closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (tests capture stdout in memory)
+        pass
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -155,6 +155,8 @@ class Dispatch:
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
+    # False when the input has no stall figures at all (rocprofv2 folders): stall totals are 0, not measured.
+    stall_measured: bool = True
     resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output
     counters: list[CounterSamples] = field(default_factory=list)
 

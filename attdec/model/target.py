@@ -72,6 +72,7 @@ class Target:
     products: tuple[str, ...] = ()
     chip_known: bool = True
     sqtt: str = ""  # SQTT stream format when it differs from the family ("gfx12.5")
+    shown: str = ""  # how users read it when `name` alone would claim too much ("gfx10-12 (generation unknown)")
     cu: ComputeUnit | None = None  # occupancy figures; None: not known for this target (or family)
     pci_ids: tuple[int, ...] = ()  # PCI device ids (RGP ASIC info `device_id`), from libdrm's amdgpu.ids
 
@@ -96,7 +97,7 @@ class Target:
 
     @property
     def display(self) -> str:
-        return self.name if self.chip_known else f"{self.name} (chip unknown)"
+        return self.shown or (self.name if self.chip_known else f"{self.name} (chip unknown)")
 
     def __str__(self) -> str:
         return self.display
@@ -159,6 +160,15 @@ TARGETS: dict[str, Target] = {
 # A family as such: what a ui_output folder says when no agent table names the chip.
 FAMILIES: dict[str, Target] = {f: Target(f, f, chip_known=False) for f in ("gfx9", "gfx10", "gfx11", "gfx12")}
 
+# What a ui_output folder says without `gfxip` (rocprofv2 writes only `gfxv`): "vega" is the gfx9 family;
+# "navi" is gfx10, 11 or 12 without saying which (its ISA is then read with gfx11's rules); nothing at all
+# names no architecture (read with gfx9's rules). The display says what is not known.
+UNDETERMINED: dict[str | None, Target] = {
+    "vega": FAMILIES["gfx9"],
+    "navi": Target("gfx10-12", "gfx11", chip_known=False, shown="gfx10-12 (generation unknown)"),
+    None: Target("gfx?", "gfx9", chip_known=False, shown="unknown (the input does not say)"),
+}
+
 _BY_MACH = {t.mach: t for t in TARGETS.values() if t.mach is not None}
 _BY_PCI = {i: t for t in TARGETS.values() for i in t.pci_ids}
 
@@ -179,7 +189,7 @@ def target(name: str | Target, where: str | None = None) -> Target:
     if isinstance(name, Target):
         return name
     key = _FEATURES.sub("", str(name).strip().lower().removesuffix(" (chip unknown)")).rsplit("--", 1)[-1]
-    t = TARGETS.get(key) or FAMILIES.get(key)
+    t = TARGETS.get(key) or FAMILIES.get(key) or next((u for u in UNDETERMINED.values() if u.shown == name), None)
     if t is None:
         raise ArchError(f"unknown architecture {name!r} (known: {known_names()})", where)
     return t
@@ -214,3 +224,8 @@ def family_target(generation: int | str, where: str | None = None) -> Target:
     if t is None:
         raise ArchError(f"unknown gfx generation {generation!r} (known: 9, 10, 11, 12)", where)
     return t
+
+
+def undetermined_target(gfxv: str | None) -> Target:
+    """The target of a folder that has no `gfxip`, from its `gfxv` ("vega", "navi") if any."""
+    return UNDETERMINED.get(gfxv.lower() if isinstance(gfxv, str) else None, UNDETERMINED[None])

@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from attdec.errors import InputError
-from attdec.model import Dispatch
+from attdec.model import Dispatch, target
 from attdec.sources import KINDS
 from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
 from attdec.sources.raw import RawDispatch, decode_dispatch
@@ -125,6 +125,8 @@ def read(
 ) -> Loaded:
     """Every dispatch the paths name, as read: `Dispatch`es and `RawDispatch`es still to decode."""
     tracker = tracker or Tracker()
+    if arch is not None:
+        target(arch)  # an unknown name is an error listing the known ones, whatever the input
     if code:
         from attdec.sources import explicit
 
@@ -133,7 +135,10 @@ def read(
         return [raw]
     items = resolve(paths, input_format)
     tracker.grow(sum(k.weight(p) for k, p in items))
-    return _unique(d for k, p in items for d in k.load(p, tracker))
+    out = _unique(d for k, p in items for d in k.load(p, tracker))
+    if not out:  # every input was recognised, yet none held a dispatch: say so rather than print nothing
+        raise InputError("no dispatch in this input", ", ".join(str(p) for _k, p in items))
+    return out
 
 
 def _unique(dispatches) -> list:
