@@ -1,4 +1,4 @@
-"""gfx9 (CDNA) decoder on synthesized streams (tools/sqtt_gfx9_encoder.py): framing, time, the ISSUE/INST
+"""gfx9 (CDNA) decoder on synthesized streams (tools/sqtt_encoder.py): framing, time, the ISSUE/INST
 timing model, occupancy, target CU, PC tokens and bad input. Agreement with AMD is tested on real captures in
 test_gfx9_real.py; these tests pin the rules of docs/sqtt-gfx9.md one by one."""
 

@@ -76,14 +76,17 @@ def decode(paths, arch, code, se, target_cu, input_format, tokens, fmt):
     if tokens:
         return list_token_streams(arch, paths, fmt)
     from attdec.report import records
+    from attdec.report.common import printable
     from attdec.sources.raw import decode_blobs
 
     damaged = []
 
     def results(raw):
+        for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
+            click.echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
         for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
             for p in res.problems:
-                click.echo(f"attdec: warning: {blob.label}: {p}", err=True)
+                click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
             if res.damaged:
                 damaged.append(blob.label)
             yield blob.label, res, dt
@@ -104,6 +107,7 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> None:
     from attdec.decoders.tokens import list_tokens
     from attdec.model.target import target
     from attdec.report import tokens as report
+    from attdec.report.common import printable
 
     tgt = target(arch) if arch else None
     damaged = []
@@ -117,7 +121,7 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> None:
                 raise ArchError(f"the trace is {lst.format}, not {tgt.display} (--arch)", path)
             yield path, lst
             for p in lst.problems:  # known once its rows are written
-                click.echo(f"attdec: warning: {path}: {p}", err=True)
+                click.echo(printable(f"attdec: warning: {path}: {p}"), err=True)
                 damaged.append(path)
 
     (report.write_json if fmt == "json" else report.write_text)(listings(), sys.stdout)

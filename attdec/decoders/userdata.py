@@ -1,10 +1,11 @@
-"""Register writes of an SQTT stream: the ROCm instrumentation protocol and kernel entry PCs.
+"""Register writes of an SQTT stream: the ROCm instrumentation protocol, RGP markers and kernel entry PCs.
 
 rocprofv3 tells the decoder where code objects were loaded through the trace itself: the ROCm
 instrumentation protocol on SQ_THREAD_TRACE_USERDATA_2/3 (sqtt-format.md §4, §9.1). `RocProtocol` is that
 protocol, used by the gfx9 decoder (realtime samples) and by `scan_userdata`, which reads only the register
-writes of a blob (with the families' splitters and packet tables) so that raw inputs get load bases,
-code-object ids and kernel entries (the latched COMPUTE_PGM_LO/HI) without running a full decoder.
+writes of a blob (`register_writes`: the families' vectorised splitters and packet tables) so that raw
+inputs get load bases, code-object ids and kernel entries (the latched COMPUTE_PGM_LO/HI) without running a
+full decoder. Mesa and tinygrad write RGP markers to the same registers instead (`rgp_markers`).
 """
 
 from __future__ import annotations
@@ -120,6 +121,75 @@ class UserdataScan:
     entry_pcs: list[int] = field(default_factory=list)  # kernel entry addresses, in stream order
     realtime_khz: int | None = None
     stopped_at: int | None = None  # byte offset where framing was lost, if it was
+    userdata: list[tuple[int, int, int]] = field(default_factory=list)  # (byte offset, register, value) of USERDATA_2/3
+
+
+@dataclass
+class RegisterWrites:
+    """Every register-write token of a stream, as parallel numpy arrays in stream order."""
+
+    offset: np.ndarray  # byte offset of the token (gfx9: from the start of the blob, header included)
+    cs: np.ndarray  # bool: a compute-state write (COMPUTE_* block), else a config/userdata register
+    me: np.ndarray  # the micro engine (gfx9: the official (field + 1) & 1)
+    pipe: np.ndarray
+    addr: np.ndarray
+    value: np.ndarray
+    stopped_at: int | None = None  # byte offset of the first token the framing does not know
+
+
+def register_writes(data: bytes, gen: int) -> RegisterWrites:
+    """The register writes of one SE stream of SQTT generation `gen` (9, 10, 11, 12), read with the
+    decoders' own vectorised splitters and packet tables; writes after an unknown token are dropped."""
+    return _gfx9_writes(data) if gen == 9 else _rdna_writes(data, gen)
+
+
+def _rdna_writes(data: bytes, gen: int) -> RegisterWrites:
+    from attdec.decoders.rdna.packets import FORMATS, T
+    from attdec.decoders.rdna.splitter import split
+
+    fmt = FORMATS[gen]
+    tk = split(data, fmt, keep=("REG", "UNKNOWN"))
+    unknown = np.flatnonzero(tk.type == T["UNKNOWN"])
+    n, stopped = len(tk.type), None
+    if len(unknown):
+        n, stopped = int(unknown[0]), int(tk.pos[unknown[0]]) // 2
+    w, reg = tk.word[:n], fmt.table["REG"]
+    return RegisterWrites(
+        tk.pos[:n] // 2,
+        reg["cs"].column(w).astype(bool),
+        reg["me"].column(w).astype(np.int64),
+        reg["pipe"].column(w).astype(np.int64),
+        reg["addr"].column(w).astype(np.int64),
+        reg["data"].column(w).astype(np.int64),
+        stopped,
+    )
+
+
+def _gfx9_writes(data: bytes) -> RegisterWrites:
+    from attdec.decoders.gfx9.packets import GFX9, HEADER_BYTES, TOKEN_NAMES
+    from attdec.decoders.gfx9.splitter import split_tokens, token_values
+
+    words = np.frombuffer(data, "<u2", count=max(len(data) - HEADER_BYTES, 0) // 2, offset=HEADER_BYTES)
+    starts, types, _cut = split_tokens(words)
+    t_reg, t_cs, t_priv = (TOKEN_NAMES.index(k) for k in ("REG", "REG_CS", "REG_CS_PRIV"))
+    is_cs = (types == t_cs) | (types == t_priv)
+    sel = np.flatnonzero((types == t_reg) | is_cs)
+    v, is_cs = token_values(words, starts[sel], types[sel]), is_cs[sel]
+    reg, reg_cs = GFX9["REG"], GFX9["REG_CS"]  # REG_CS_PRIV has REG_CS's layout
+    keep = is_cs | reg["enable"].column(v).astype(bool)  # a REG write with enable clear is not a write
+    v, is_cs, sel = v[keep], is_cs[keep], sel[keep]
+
+    def pick(name: str) -> np.ndarray:
+        return np.where(is_cs, reg_cs[name].column(v), reg[name].column(v)).astype(np.int64)
+
+    return RegisterWrites(
+        HEADER_BYTES + 2 * starts[sel].astype(np.int64),
+        is_cs,
+        (pick("me") + 1) & 1,  # the official decoder reads ME as (field + 1) & 1
+        pick("pipe"),
+        pick("addr"),
+        pick("data"),
+    )
 
 
 class _Scanner:
@@ -142,59 +212,59 @@ class _Scanner:
             if not self.scan.entry_pcs or self.scan.entry_pcs[-1] != pc:
                 self.scan.entry_pcs.append(pc)
 
-    def result(self) -> UserdataScan:
-        self.scan.markers = self.proto.markers
-        self.scan.realtime_khz = self.proto.realtime_khz
-        return self.scan
+
+# RGP SQTT markers (Mesa ac_sqtt.h, "RGP SQ thread-tracing markers"): the driver writes each marker's dwords
+# to USERDATA_2 and USERDATA_3 in turn; the low 4 bits of the first dword name it. Dword counts by identifier
+# (EVENT: 6 with thread dims; USER_EVENT: 1, or 2 + its string for push/trigger/object name).
+RGP_EVENT, RGP_BIND_PIPELINE, RGP_USER_EVENT = 0x0, 0xC, 0x5
+_RGP_DWORDS = {0x0: 3, 0x1: 4, 0x2: 3, 0x3: 2, 0x4: 2, 0x6: 1, 0x9: 2, 0xC: 3}
 
 
-def scan_rdna(data: bytes, gen: int) -> UserdataScan:
-    """Register writes of an RDNA blob of generation `gen` (10, 11, 12), up to where framing is lost."""
-    from attdec.decoders.rdna.packets import FORMATS, T
-    from attdec.decoders.rdna.splitter import split
-
-    fmt = FORMATS[gen]
-    tk = split(data, fmt, keep=("REG", "UNKNOWN"))
-    sc = _Scanner()
-    unknown = np.flatnonzero(tk.type == T["UNKNOWN"])
-    n = len(tk.type)
-    if len(unknown):
-        sc.scan.stopped_at = int(tk.pos[unknown[0]]) // 2
-        n = int(unknown[0])
-    reg = fmt.table["REG"]
-    cs, me, pipe, addr, value = (reg[k] for k in ("cs", "me", "pipe", "addr", "data"))
-    for w in tk.word[:n].tolist():
-        is_cs = cs.get(w)
-        if is_cs:
-            sc.cs_write(me.get(w), pipe.get(w), addr.get(w), value.get(w))
-        # gfx10 (header version <= 2) carries user data in CS writes too
-        if (not is_cs or gen == 10) and addr.get(w) == USERDATA_2:
-            sc.proto.userdata2(value.get(w))
-    return sc.result()
+@dataclass
+class RgpMarker:
+    kind: int  # RGP_EVENT, RGP_BIND_PIPELINE, ... (the identifier)
+    offset: int  # byte offset of its first register write
+    dwords: list[int]
 
 
-def scan_gfx9(data: bytes) -> UserdataScan:
-    """Register writes of a gfx9 blob (REG for user data, REG_CS / REG_CS_PRIV for the kernel entry)."""
-    from attdec.decoders.gfx9.packets import GFX9, HEADER_BYTES, TOKEN_NAMES
-    from attdec.decoders.gfx9.splitter import split_tokens, token_values
-
-    sc = _Scanner()
-    words = np.frombuffer(data, "<u2", count=max(len(data) - HEADER_BYTES, 0) // 2, offset=HEADER_BYTES)
-    starts, types, _cut = split_tokens(words)
-    t_reg, t_cs, t_priv = (TOKEN_NAMES.index(k) for k in ("REG", "REG_CS", "REG_CS_PRIV"))
-    sel = np.flatnonzero((types == t_reg) | (types == t_cs) | (types == t_priv))
-    values = token_values(words, starts[sel], types[sel])
-    reg, reg_cs = GFX9["REG"], GFX9["REG_CS"]  # REG_CS_PRIV has REG_CS's layout
-    for ty, v in zip(types[sel].tolist(), values.tolist()):
-        if ty == t_reg:
-            if reg["enable"].get(v) and reg["addr"].get(v) == USERDATA_2:
-                sc.proto.userdata2(reg["data"].get(v))
-        else:  # the official decoder reads ME as (field + 1) & 1
-            me = (reg_cs["me"].get(v) + 1) & 1
-            sc.cs_write(me, reg_cs["pipe"].get(v), reg_cs["addr"].get(v), reg_cs["data"].get(v))
-    return sc.result()
+def rgp_markers(userdata: list[tuple[int, int, int]]) -> list[RgpMarker]:
+    """The RGP markers in a stream's USERDATA_2/3 writes (`UserdataScan.userdata`), up to the first dword
+    that starts no marker attdec knows. Streams that speak the ROCm protocol (`\\0ROC` first) have none."""
+    words = [(off, v) for off, _, v in userdata]
+    if words and words[0][1] == ROC_MAGIC:
+        return []
+    out, i = [], 0
+    while i < len(words):
+        first = words[i][1]
+        kind = first & 0xF
+        n: int | None
+        if kind == RGP_EVENT:
+            n = 6 if first >> 31 else 3
+        elif kind == RGP_USER_EVENT:
+            n = 1 if (first >> 12) & 0xFF == 1 else 2 + (((words[i + 1][1] if i + 1 < len(words) else 0) + 3) // 4)
+        else:
+            n = _RGP_DWORDS.get(kind)
+        if n is None or i + n > len(words):
+            break
+        out.append(RgpMarker(kind, words[i][0], [v for _, v in words[i : i + n]]))
+        i += n
+    return out
 
 
 def scan_userdata(data: bytes, gen: int) -> UserdataScan:
     """Register-write scan of one SE's blob of SQTT generation `gen` (9, 10, 11, 12)."""
-    return scan_gfx9(data) if gen == 9 else scan_rdna(data, gen)
+    w = register_writes(data, gen)
+    sc = _Scanner()
+    for off, cs, me, pipe, addr, value in zip(
+        w.offset.tolist(), w.cs.tolist(), w.me.tolist(), w.pipe.tolist(), w.addr.tolist(), w.value.tolist()
+    ):
+        if cs:
+            sc.cs_write(me, pipe, addr, value)
+        # gfx10 (header version <= 2) carries user data in CS writes too
+        if (not cs or gen == 10) and addr in (USERDATA_2, USERDATA_3):
+            sc.scan.userdata.append((off, addr, value))
+            if addr == USERDATA_2:
+                sc.proto.userdata2(value)
+    scan = sc.scan
+    scan.stopped_at, scan.markers, scan.realtime_khz = w.stopped_at, sc.proto.markers, sc.proto.realtime_khz
+    return scan

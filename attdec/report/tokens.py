@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from attdec.decoders.tokens import TokenListing, TokenRow, issue_slots, register_name
+from attdec.report.common import printable
 
 
 def _offset(nibble: int) -> str:
@@ -54,7 +55,7 @@ def write_text(listings: Iterable[tuple[str, TokenListing]], out: TextIO) -> Non
     """Each blob's tokens under a heading line; its problems after them."""
     w = out.write
     for path, lst in listings:
-        w(f"# {path}: {lst.format} stream, {lst.nbytes:,} bytes\n")
+        w(f"# {printable(path)}: {lst.format} stream, {lst.nbytes:,} bytes\n")
         w(f"{'offset':>10} {'time':>14}  {'token':<18} fields\n")
         n = 0
         for row in lst.tokens:
