@@ -44,6 +44,18 @@ def test_rdna_listing_reads_like_the_stream_it_was_built_from():
     assert "# 18 tokens" in r.output and "gfx11 stream, 96 bytes" in r.output
 
 
+def test_gfx10_stream_is_listed_with_its_own_table(tmp_path):
+    # gfx10's TIMESTAMP is 64 bits with a kind field (gfx11: 48 bits, rt/pl flags)
+    e = enc.RdnaEncoder(10).token("TIMESTAMP", kind=1, value=100).token("TIME", delta=2).wave_start(simd=1, wid=2)
+    f = tmp_path / "g10_se0.att"
+    f.write_bytes(e.data())
+    r = tokens(f)
+    assert r.exit_code == 0, r.output
+    assert "gfx10 stream" in r.output
+    assert [x[:3] for x in rows(r.output)] == [["0", "0", "HEADER"], ["8", "100", "TIMESTAMP"], ["16", "106", "TIME"],
+                                               ["17", "106", "WAVE_START"]]  # fmt: skip
+
+
 def test_gfx12_listing_in_json():
     r = tokens(FIXTURES / "rdna_gfx12_tiny.att", "--format", "json", "--arch", "gfx1201")
     assert r.exit_code == 0, r.output
