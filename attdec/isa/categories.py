@@ -14,6 +14,7 @@ LLVM mnemonics, with or without operands, and with or without `_e32/_e64/_dpp/_s
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from attdec.model.target import target
 
@@ -262,13 +263,15 @@ def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = ""
 
 # ---- wait instructions -------------------------------------------------------------------------
 
-# s_waitcnt simm16 bit fields per family: counter -> list of (lo, width) pieces, low bits first.
-_WAITCNT_FIELDS = {
-    "gfx9": {"vmcnt": [(0, 4), (14, 2)], "expcnt": [(4, 3)], "lgkmcnt": [(8, 4)]},
-    "gfx10": {"vmcnt": [(0, 4), (14, 2)], "expcnt": [(4, 3)], "lgkmcnt": [(8, 6)]},
-    "gfx11": {"vmcnt": [(10, 6)], "expcnt": [(0, 3)], "lgkmcnt": [(4, 6)]},
+# s_waitcnt simm16 bit fields per family: counter -> (lsb, width) pieces, low bits first (LLVM
+# AMDGPUBaseInfo). A counter at its maximum means "no wait". gfx12 still decodes s_waitcnt with gfx11's layout.
+WAITCNT_FIELDS = {
+    "gfx9": {"vmcnt": ((0, 4), (14, 2)), "expcnt": ((4, 3),), "lgkmcnt": ((8, 4),)},
+    "gfx10": {"vmcnt": ((0, 4), (14, 2)), "expcnt": ((4, 3),), "lgkmcnt": ((8, 6),)},
+    "gfx11": {"vmcnt": ((10, 6),), "expcnt": ((0, 3),), "lgkmcnt": ((4, 6),)},
 }
-_SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> counter
+WAITCNT_FIELDS["gfx12"] = WAITCNT_FIELDS["gfx11"]
+_SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> counter (simm16 = count)
     "s_wait_loadcnt": "loadcnt",
     "s_wait_storecnt": "storecnt",
     "s_wait_samplecnt": "samplecnt",
@@ -281,7 +284,9 @@ _SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> count
     "s_waitcnt_expcnt": "expcnt",
     "s_waitcnt_lgkmcnt": "lgkmcnt",
 }
+# gfx12 two-counter waits: simm16 [13:8] is the first counter, [5:0] dscnt; 0x3f = no wait.
 _PAIR_WAIT = {"s_wait_loadcnt_dscnt": ("loadcnt", "dscnt"), "s_wait_storecnt_dscnt": ("storecnt", "dscnt")}
+_PAIR_FIELDS, _PAIR_MAX = (8, 0), 0x3F
 _NAMED = re.compile(r"([a-z]+cnt)\s*\(\s*(\d+)\s*\)")
 
 
@@ -292,18 +297,43 @@ def _int(tok: str) -> int | None:
         return None
 
 
-def _decode_waitcnt_imm(imm: int, family: str) -> dict[str, int]:
-    fields = _WAITCNT_FIELDS.get(family, _WAITCNT_FIELDS["gfx9"])
+@cache
+def _waitcnt_layout(family: str) -> dict:
+    return WAITCNT_FIELDS[target(family).family]
+
+
+def waitcnt_counts(imm: int, family: str) -> dict[str, tuple[int, int]]:
+    """{counter: (count, maximum)} of an s_waitcnt simm16 in the family's layout (count == maximum: no wait)."""
     out = {}
-    for counter, pieces in fields.items():
-        value, shift, width = 0, 0, 0
+    for counter, pieces in _waitcnt_layout(family).items():
+        value = shift = 0
         for lo, w in pieces:
             value |= ((imm >> lo) & ((1 << w) - 1)) << shift
             shift += w
-            width += w
-        if value != (1 << width) - 1:  # all ones = don't wait on this counter
-            out[counter] = value
+        out[counter] = (value, (1 << shift) - 1)
     return out
+
+
+def _pair_counts(mnemonic: str, imm: int) -> dict[str, int]:
+    return {c: (imm >> lsb) & _PAIR_MAX for c, lsb in zip(_PAIR_WAIT[mnemonic], _PAIR_FIELDS)}
+
+
+def waitcnt_fields(inst, family: str) -> dict[str, int]:
+    """{counter: count} a wait instruction waits for (a counter at its maximum means "no wait").
+
+    `inst` is an Instruction (any wait: s_waitcnt, the gfx10/11 SOPK s_waitcnt_<cnt>, the gfx12
+    s_wait_<cnt> family) or a raw `s_waitcnt` simm16. Non-wait instructions give {}.
+    """
+    if isinstance(inst, int):
+        return {c: v for c, (v, _max) in waitcnt_counts(inst, family).items()}
+    m, imm = inst.mnemonic, inst.words[0] & 0xFFFF if inst.words else 0
+    if m == "s_waitcnt":
+        return waitcnt_fields(imm, family)
+    if m in _PAIR_WAIT:
+        return _pair_counts(m, imm)
+    if m in _SPLIT_WAIT:
+        return {_SPLIT_WAIT[m]: imm}
+    return {}
 
 
 def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
@@ -314,32 +344,19 @@ def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
     'dscnt': 2}; a raw `s_waitcnt 0xc07f` is decoded with the family's bit layout. Anything that is not
     a memory-counter wait gives {}. Counters keep the order they were written in.
     """
-    layout = target(family).family  # gfx10's lgkmcnt is 6 bits wide, gfx11's moved
     m = mnemonic_of(text)
+    if m != "s_waitcnt" and m not in _SPLIT_WAIT and m not in _PAIR_WAIT:
+        return {}
     parts = text.strip().split(None, 1)
     ops = parts[1].strip().lower() if len(parts) > 1 else ""
     named = {c: int(n) for c, n in _NAMED.findall(ops)}
+    if named:
+        return named
+    imm = _int(ops.split(",")[-1].strip()) if ops else None
+    if imm is None:
+        return {}
     if m == "s_waitcnt":
-        if named:
-            return named
-        imm = _int(ops.split(",")[-1].strip()) if ops else None
-        return _decode_waitcnt_imm(imm, layout) if imm is not None else {}
+        return {c: v for c, (v, mx) in waitcnt_counts(imm, family).items() if v != mx}
     if m in _SPLIT_WAIT:
-        if named:
-            return named
-        imm = _int(ops.split(",")[-1].strip()) if ops else None
-        return {_SPLIT_WAIT[m]: imm} if imm is not None else {}
-    if m in _PAIR_WAIT:
-        if named:
-            return named
-        imm = _int(ops.split(",")[-1].strip()) if ops else None
-        if imm is None:
-            return {}
-        hi, lo = _PAIR_WAIT[m]
-        out = {}
-        if (imm >> 8) & 0x3F != 0x3F:
-            out[hi] = (imm >> 8) & 0x3F
-        if imm & 0x3F != 0x3F:
-            out[lo] = imm & 0x3F
-        return out
-    return {}
+        return {_SPLIT_WAIT[m]: imm}
+    return {c: v for c, v in _pair_counts(m, imm).items() if v != _PAIR_MAX}

@@ -16,7 +16,29 @@ from functools import cache
 from pathlib import Path
 
 from attdec.errors import ArchError
-from attdec.isa import render
+from attdec.isa.encoding import (
+    GFX9_MFMA_LD_SCALE_OP,
+    SDWA_ABS0,
+    SDWA_DST_SEL,
+    SDWA_DST_UNUSED,
+    SDWA_NEG0,
+    SDWA_SEL,
+    SDWA_SEXT0,
+    SDWA_SRC0_SEL,
+    SDWA_UNUSED,
+    SOP_SOURCES,
+    SRC_DPP,
+    SRC_DPP8,
+    SRC_DPP8_FI,
+    SRC_LITERAL,
+    SRC_MASK,
+    SRC_SDWA,
+    VOP_32,
+    is_gfx9_vop3p,
+    sdwa_bits,
+    sext,
+)
+from attdec.isa.render import parse_signature, render
 from attdec.model.target import TARGETS, target
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -72,7 +94,8 @@ class Table:
 
     def __init__(self, arch: str):
         self.arch = arch
-        self.family = target(arch).family
+        self.target = target(arch)
+        self.family = self.target.family
         index = json.loads((TABLES / "index.json").read_text())
         data = json.loads((TABLES / index[arch]).read_text())
         self.enc = {}
@@ -94,11 +117,9 @@ class Table:
             if raw is None:
                 self._sig[key] = hit = False
             else:
-                from attdec.isa.render import _parse_sig
-
                 fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
                 ignored = tuple((b, ((1 << w) - 1) << b) for b, w, v in (raw[2] if len(raw) > 2 else ()))
-                parts = _parse_sig(raw[1])
+                parts = parse_signature(raw[1])
                 has_sdst = any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
                 notes = raw[3] if len(raw) > 3 else {}
                 self._sig[key] = hit = (fixed, parts, ignored, has_sdst, notes, raw[4] if len(raw) > 4 else {})
@@ -227,10 +248,6 @@ BASE_SIZE = {
     "VGLOBAL": 12,
 }
 
-# gfx9 targets whose VOP3 takes a trailing 32-bit literal (LLVM 22 decodes one on gfx950; on gfx90a and
-# gfx942 it rejects the form - and llvm-objdump 22 crashes on some such words, see docs/isa.md).
-VOP3_LITERAL = ("gfx950",)
-
 BRANCHES = frozenset(
     (
         "s_branch",
@@ -250,11 +267,18 @@ BRANCHES = frozenset(
 
 
 def _sdwa_ok(enc: str, d: int) -> bool:
-    """SDWA dword fields LLVM accepts: selects 0-6, dst_unused 0-2, no sext together with neg/abs."""
-    sels = [(d >> 16) & 7, (d >> 24) & 7] + ([(d >> 8) & 7] if enc != "VOPC" else [])
-    if any(x > 6 for x in sels) or (enc != "VOPC" and (d >> 11) & 3 == 3):
+    """SDWA dword fields LLVM accepts: known selects and dst_unused, no sext together with neg/abs."""
+    sels = [sdwa_bits(d, SDWA_SRC0_SEL, src, 3) for src in (0, 1)]
+    if enc != "VOPC":
+        sels.append(sdwa_bits(d, SDWA_DST_SEL, width=3))
+        if sdwa_bits(d, SDWA_DST_UNUSED, width=2) >= len(SDWA_UNUSED):
+            return False
+    if any(sel >= len(SDWA_SEL) for sel in sels):
         return False
-    return not any((d >> (19 + 8 * k)) & 1 and (d >> (20 + 8 * k)) & 3 for k in (0, 1))
+    for src in (0, 1):
+        if sdwa_bits(d, SDWA_SEXT0, src) and (sdwa_bits(d, SDWA_NEG0, src) or sdwa_bits(d, SDWA_ABS0, src)):
+            return False
+    return True
 
 
 def _unknown(addr: int, w0: int) -> Instruction:
@@ -262,92 +286,116 @@ def _unknown(addr: int, w0: int) -> Instruction:
     return Instruction(addr, 4, ".long", f"0x{w0:08x}", t, None, "", "", (w0,))
 
 
+def _opcode(enc: str, words, i: int, n: int, tab: Table):
+    """(mnemonic, template size, opcode, VOPD Y mnemonic) of the instruction at words[i], or None."""
+    w0 = words[i]
+    if enc != "VOPD":
+        entry = tab.enc.get(enc)
+        if entry is None:
+            return None
+        lsb, mask, ops = entry
+        op = (w0 >> lsb) & mask
+        hit = ops.get(op)
+        return None if hit is None else (hit[0], hit[1], op, None)
+    lsbx, mx, opsx = tab.enc["VOPD_X"]
+    lsby, my, opsy = tab.enc["VOPD_Y"]
+    x = opsx.get((w0 >> lsbx) & mx)
+    y = opsy.get((w0 >> lsby) & my)
+    if x is None or y is None:
+        return None
+    w1 = words[i + 1] if i + 1 < n else 0
+    # a v_dual_mov_b32 half has no vsrc1: LLVM rejects the word unless that field is zero
+    if (x[0] == "v_dual_mov_b32" and (w0 >> 9) & 0xFF) or (y[0] == "v_dual_mov_b32" and (w1 >> 9) & 0xFF):
+        return None
+    return x[0], max(x[1], y[1]), None, y[0]
+
+
+# src0 markers of an extension dword, per family
+EXT_MARKERS = {
+    "gfx9": {SRC_DPP: "dpp", SRC_SDWA: "sdwa"},
+    "gfx11": {SRC_DPP: "dpp", SRC_DPP8: "dpp8", SRC_DPP8_FI: "dpp8"},
+    "gfx12": {SRC_DPP: "dpp", SRC_DPP8: "dpp8", SRC_DPP8_FI: "dpp8"},
+}
+
+
+def _vop3_sources(w1: int) -> tuple[int, int, int]:
+    return w1 & SRC_MASK, (w1 >> 9) & SRC_MASK, (w1 >> 18) & SRC_MASK
+
+
+def _extension(enc: str, words, i: int, n: int, tab: Table, op, tsize: int) -> tuple[int, str]:
+    """(byte length, what follows the encoding's base dwords): "" (nothing), "literal", "dpp", "dpp8",
+    "sdwa", "nsa" (gfx11 MIMG address dword) or "scale" (gfx950 v_mfma_ld_scale_b32 + MFMA)."""
+    w0, fam = words[i], tab.family
+    base = BASE_SIZE.get(enc, 8)
+    size = max(tsize, base)
+    literal = "literal" if tsize > base else ""  # an always-literal opcode (template longer than the encoding)
+    more = i + 1 < n
+    if enc in VOP_32:
+        ext = EXT_MARKERS[fam].get(w0 & SRC_MASK)
+        if ext:
+            return 8, ext
+        if w0 & SRC_MASK == SRC_LITERAL and not literal:
+            return size + 4, "literal"
+    elif enc in SOP_SOURCES:
+        if not literal and (w0 & 0xFF == SRC_LITERAL or (enc != "SOP1" and (w0 >> 8) & 0xFF == SRC_LITERAL)):
+            return size + 4, "literal"
+    elif enc in ("VOP3", "VOP3P") and tab.target.vop3_literal and more:
+        sources = _vop3_sources(words[i + 1])
+        if sources[0] == SRC_DPP:
+            return 12, "dpp"
+        if sources[0] in (SRC_DPP8, SRC_DPP8_FI):
+            return 12, "dpp8"
+        if SRC_LITERAL in sources and not literal:
+            return size + 4, "literal"
+    elif enc == "VOPD" and more:
+        if not literal and SRC_LITERAL in (w0 & SRC_MASK, words[i + 1] & SRC_MASK):
+            return size + 4, "literal"
+    elif enc == "MIMG" and fam == "gfx11" and w0 & 1:
+        return size + 4, "nsa"
+    elif enc == "VOP3" and fam == "gfx9" and op == GFX9_MFMA_LD_SCALE_OP and i + 3 < n:
+        nxt = words[i + 2]
+        if is_gfx9_vop3p(nxt):
+            hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
+            if hit and hit[0].startswith("v_mfma_"):
+                return 16, "scale"
+    return size, literal
+
+
+def _extension_key(enc: str, ext: str, d: int | None) -> str:
+    """The probe's name for this extension form: plain, or with neg/abs (or SDWA sext) bits set."""
+    if enc not in VOP_32 or ext == "dpp8" or d is None:
+        return ext
+    if ext == "dpp" and (d >> 20) & 0xF:
+        return "dpp_negabs"
+    if ext == "sdwa" and d & 0x30300000:
+        return "sdwa_negabs"
+    if ext == "sdwa" and d & 0x08080000:
+        return "sdwa_sext"
+    return ext
+
+
 def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
     """Decode the instruction whose first dword is words[i] (n = number of dwords available)."""
     w0 = words[i]
-    fam = tab.family
-    enc = ENCODING_OF[fam](w0)
-    if enc is None:
+    enc = ENCODING_OF[tab.family](w0)
+    hit = _opcode(enc, words, i, n, tab) if enc is not None else None
+    if hit is None:
         return _unknown(addr, w0)
-    sub = None
-    if enc == "VOPD":
-        lsbx, mx, opsx = tab.enc["VOPD_X"][:3]
-        lsby, my, opsy = tab.enc["VOPD_Y"]
-        x = opsx.get((w0 >> lsbx) & mx)
-        y = opsy.get((w0 >> lsby) & my)
-        if x is None or y is None:
-            return _unknown(addr, w0)
-        mnem, tsize = x[0], max(x[1], y[1])
-        sub = y[0]
-        w1 = words[i + 1] if i + 1 < n else 0
-        # a v_dual_mov_b32 half has no vsrc1: LLVM rejects the word unless that field is zero
-        if (x[0] == "v_dual_mov_b32" and (w0 >> 9) & 0xFF) or (y[0] == "v_dual_mov_b32" and (w1 >> 9) & 0xFF):
-            return _unknown(addr, w0)
-    else:
-        entry = tab.enc.get(enc)
-        if entry is None:
-            return _unknown(addr, w0)
-        lsb, mask, ops = entry
-        hit = ops.get((w0 >> lsb) & mask)
-        if hit is None:
-            return _unknown(addr, w0)
-        mnem, tsize = hit
-        op = (w0 >> lsb) & mask
-    base = BASE_SIZE.get(enc, 8)
-    size = max(tsize, base)
-    always_literal = tsize > base
-    ext = ""
-    # --- extensions: DPP / SDWA / DPP8 markers, literal constant, NSA, gfx950 scale pairs ---
-    if enc in ("VOP1", "VOP2", "VOPC"):
-        s0 = w0 & 0x1FF
-        if s0 == 250:
-            size, ext = 8, "dpp"
-        elif s0 == 249 and fam == "gfx9":
-            size, ext = 8, "sdwa"
-        elif s0 in (233, 234) and fam != "gfx9":
-            size, ext = 8, "dpp8"
-        elif s0 == 255 and not always_literal:
-            size += 4
-    elif enc in ("SOP1", "SOP2", "SOPC"):
-        if not always_literal and ((w0 & 0xFF) == 255 or (enc != "SOP1" and (w0 >> 8) & 0xFF == 255)):
-            size += 4
-    elif enc in ("VOP3", "VOP3P") and (fam != "gfx9" or tab.arch in VOP3_LITERAL) and i + 1 < n:
-        w1 = words[i + 1]
-        s0 = w1 & 0x1FF
-        if s0 == 250:
-            size, ext = 12, "dpp"
-        elif s0 in (233, 234):
-            size, ext = 12, "dpp8"
-        elif (s0 == 255 or (w1 >> 9) & 0x1FF == 255 or (w1 >> 18) & 0x1FF == 255) and not always_literal:
-            size += 4
-    elif enc == "VOPD" and i + 1 < n:
-        if not always_literal and ((w0 & 0x1FF) == 255 or (words[i + 1] & 0x1FF) == 255):
-            size += 4
-    elif enc == "MIMG" and fam == "gfx11" and w0 & 1:
-        size += 4
-    elif enc == "VOP3" and fam == "gfx9" and ((w0 >> 16) & 0x3FF) == 0x3AC and i + 3 < n:
-        nxt = words[i + 2]
-        if nxt >> 23 == 0x1A7:  # v_mfma_ld_scale_b32 + MFMA = one 16-byte v_mfma_scale_* instruction
-            hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
-            if hit and hit[0].startswith("v_mfma_"):
-                size, mnem, ext = 16, "v_mfma_scale_" + hit[0][len("v_mfma_") :], "scale"
+    mnem, tsize, op, sub = hit
+    size, ext = _extension(enc, words, i, n, tab, op, tsize)
+    if ext == "scale":
+        mfma = tab.enc["VOP3"][2][(words[i + 2] >> 16) & 0x3FF][0]
+        mnem = "v_mfma_scale_" + mfma[len("v_mfma_") :]
     sig = tab.sig(enc, op) if sub is None else None
     if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
-        key = ext
-        if enc in ("VOP1", "VOP2", "VOPC") and ext != "dpp8" and i + 1 < n:
-            d = words[i + 1]
-            if ext == "dpp" and (d >> 20) & 0xF:
-                key = "dpp_negabs"
-            elif ext == "sdwa" and d & 0x30300000:
-                key = "sdwa_negabs"
-            elif ext == "sdwa" and d & 0x08080000:
-                key = "sdwa_sext"
-        how = sig[5].get(key)  # what LLVM does with this opcode + extension (tools/probe_isa.py)
+        d = words[i + 1] if i + 1 < n else None
+        how = sig[5].get(_extension_key(enc, ext, d))  # what LLVM does with this opcode + extension
         if how is None:
             return _unknown(addr, w0)
-        if how == "plain":
-            size, ext = max(tsize, base), ""
-        elif ext == "sdwa" and i + 1 < n and not _sdwa_ok(enc, words[i + 1]):
+        if how == "plain":  # LLVM ignores the marker
+            base = BASE_SIZE.get(enc, 8)
+            size, ext = max(tsize, base), "literal" if tsize > base else ""
+        elif ext == "sdwa" and d is not None and not _sdwa_ok(enc, d):
             return _unknown(addr, w0)
     nw = size // 4
     if i + nw > n:
@@ -358,12 +406,9 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
         for lsb, mask, value in sig[0]:  # LLVM rejects words whose unused fields differ from the default
             if (bits >> lsb) & mask != value:
                 return _unknown(addr, w0)
-    target = None
-    if mnem in BRANCHES:
-        simm = w0 & 0xFFFF
-        target = addr + 4 + 4 * (simm - 0x10000 if simm & 0x8000 else simm)
+    target = addr + 4 + 4 * sext(w0 & 0xFFFF, 16) if mnem in BRANCHES else None
     try:
-        mnem, operands = render.render(mnem, enc, ext, ws, fam, tab, sub, sig)
+        mnem, operands = render(mnem, enc, ext, ws, tab, sub, sig)
     except Exception:  # rendering must never break the walk
         operands = ""
     operands = operands.strip()

@@ -35,6 +35,10 @@ class Target:
     products: tuple[str, ...] = ()
     chip_known: bool = True
     sqtt: str = ""  # SQTT stream format when it differs from the family ("gfx12.5")
+    # ISA features the disassembler prints differently (LLVM's subtarget features)
+    gfx90a_insts: bool = False  # VGPR/AGPR tuples start at an even register; 64-bit DPP takes row_newbcast only
+    sc_cache_bits: bool = False  # memory cache-policy bits are sc0/nt/sc1 (gfx940+), not glc/slc/scc
+    vop3_literal: bool = False  # VOP3 may carry a 32-bit literal (gfx10+, gfx950)
 
     @property
     def generation(self) -> int:
@@ -63,20 +67,23 @@ class Target:
         return self.display
 
 
-def _t(name, family, mach, version, isa=None, products=(), sqtt=""):
-    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt)
+def _t(name, family, mach, version, isa=None, products=(), sqtt="", **features):
+    features = {"vop3_literal": family != "gfx9", **features}  # every gfx10+ target has VOP3 literals
+    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, **features)
 
 
-# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products
+GFX940 = {"gfx90a_insts": True, "sc_cache_bits": True}
+
+# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, ISA features
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
         _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"]),
-        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"]),
-        _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"]),
-        _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"]),
-        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"]),
-        _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"]),
+        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"], gfx90a_insts=True),
+        _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"], **GFX940),
+        _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"], **GFX940),
+        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"], **GFX940),
+        _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"], **GFX940, vop3_literal=True),
         _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"]),
         _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"]),
         _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"]),
@@ -91,13 +98,15 @@ TARGETS: dict[str, Target] = {
         _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"]),
         _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
         _t("gfx9-generic", "gfx9", 0x051, None, None),
-        _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942"),
+        _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942", **GFX940),
         _t("gfx11-generic", "gfx11", 0x054, None, "gfx1100"),
         _t("gfx12-generic", "gfx12", 0x059, None, "gfx1200"),
     )
 }
 # A family as such: what a ui_output folder says when no agent table names the chip.
-FAMILIES: dict[str, Target] = {f: Target(f, f, chip_known=False) for f in ("gfx9", "gfx10", "gfx11", "gfx12")}
+FAMILIES: dict[str, Target] = {
+    f: Target(f, f, chip_known=False, vop3_literal=f != "gfx9") for f in ("gfx9", "gfx10", "gfx11", "gfx12")
+}
 
 _BY_MACH = {t.mach: t for t in TARGETS.values() if t.mach is not None}
 _BY_VERSION = {t.version: t for t in TARGETS.values() if t.version is not None}
