@@ -18,11 +18,16 @@ class Group(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx, name):
-        target = COMMANDS.get(name)
-        if target is None:
+        entry = COMMANDS.get(name)
+        if entry is None:
             return None
-        module, attr = target.split(":")
+        module, attr = entry[0].split(":")
         return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx, formatter):
+        """The command list from COMMANDS' one-liners: `attdec --help` imports no command module."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][1]) for name in self.list_commands(ctx)])
 
     def invoke(self, ctx):
         try:
@@ -44,14 +49,14 @@ def main():
     """
 
 
-# Each command lives in its own module under attdec/commands/; it is imported only when run (or when
-# --help lists it), so `attdec decode` does not pay for importing rich tables, the reader, etc.
+# name -> ("module:attribute", one line for `attdec --help`). Each command lives in its own module under
+# attdec/commands/ and is imported only when run, so the command line starts without numpy or rich.
 COMMANDS = {
-    "hotspots": "attdec.commands.hotspots:command",
-    "waves": "attdec.commands.waves:command",
-    "prune-empty": "attdec.commands.prune:command",
-    "demo": "attdec.commands.demo:command",
-    "decode": "attdec.commands.decode:decode",
-    "disasm": "attdec.commands.disasm:command",
-    "export-ui": "attdec.commands.export_ui:export_ui",
+    "hotspots": ("attdec.commands.hotspots:command", "Rank source lines, instructions or files by stall cycles."),
+    "waves": ("attdec.commands.waves:command", "One row per traced wave: where, when, how long, stall."),
+    "decode": ("attdec.commands.decode:decode", "Decode raw SQTT blobs or captures into records."),
+    "disasm": ("attdec.commands.disasm:command", "Disassemble an AMDGPU code object like llvm-objdump."),
+    "export-ui": ("attdec.commands.export_ui:export_ui", "Write a raw capture as rocprofv3 ui_output folders."),
+    "prune-empty": ("attdec.commands.prune:command", "Remove dispatch folders with zero waves (dry run by default)."),
+    "demo": ("attdec.commands.demo:command", "Show hotspots on a sample that ships with attdec."),
 }

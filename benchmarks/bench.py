@@ -33,7 +33,7 @@ CAPTURES = os.path.join(SHARED, "captures")
 # `run` returns (bytes processed, records produced).
 DECODE = """
 import json, os
-from attdec.commands.decode import build_codemap
+from attdec.sources.explicit import codemap
 from attdec.decoders import decode_blob
 cap_dir = {cap_dir!r}
 cap = json.load(open(os.path.join(cap_dir, "capture.json")))
@@ -47,7 +47,7 @@ arch = cap["gfx_arch"]
 def run():
     nbytes = nrec = 0
     for codes, blobs in jobs:
-        code = build_codemap(codes, arch)
+        code = codemap(codes, arch)
         for name, data in blobs:
             se = int(name.rsplit("_se", 1)[1].split(".")[0])
             r = decode_blob(data, arch, code, se, where=name)
@@ -57,12 +57,12 @@ def run():
 """
 
 HOTSPOTS = """
-from attdec.sources import open_inputs
+import attdec
 from attdec.analysis.hotspots import hotspots
 path = {path!r}
 import os
 def run():
-    ds = open_inputs([path], show_progress=False)
+    ds = attdec.open([path])
     nrec = 0
     for d in ds:
         hotspots([d])

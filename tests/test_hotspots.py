@@ -13,9 +13,9 @@ import json
 from click.testing import CliRunner
 from conftest import FIXTURES, shared_path
 
+import attdec
 from attdec.analysis.hotspots import frame_of, hotspots
 from attdec.cli import main
-from attdec.sources import open_inputs
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
@@ -77,7 +77,7 @@ def test_wave_filters_recompute_from_waves():
     assert js("hotspots", TINY, "--simd", "0", "--slot", "0")["totals"]["stall"] == 368
     assert js("hotspots", TINY, "--se", "3")["totals"]["stall"] == 0
     # unrestricted filter (all waves) gives exactly code.json's numbers
-    [d] = open_inputs([TINY])
+    [d] = attdec.open([TINY])
     assert hotspots([d], wave_filter=lambda w: True).totals == hotspots([d]).totals
 
 
@@ -135,13 +135,13 @@ def test_header_figures_match_every_published_flydsl_report():
 
 
 def test_no_source_lines_ranks_by_instruction_and_says_why():
-    d = open_inputs([TINY], show_progress=False)[0]
+    d = attdec.open([TINY])[0]
     for c in d.code:
         c.source = ""
     h = hotspots([d], by=None)
     assert h.by == "instruction" and any("no source lines" in p for p in h.problems)
     assert hotspots([d], by="line").by == "line"  # asked for explicitly: honoured
-    d2 = open_inputs([TINY], show_progress=False)[0]
+    d2 = attdec.open([TINY])[0]
     assert hotspots([d2], by=None).by == "line"  # has source lines: the default stays
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attdec.analysis.listing import LoadedCode, build_listing
 from attdec.model import Dispatch, Wave, empty_insts
+from attdec.sources.listing import LoadedCode, build_listing
 
 
 @dataclass

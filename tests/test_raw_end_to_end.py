@@ -5,26 +5,16 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from conftest import shared_path
 
-import attdec.decoders
-import attdec.isa
-import attdec.sources
-from attdec.analysis.listing import LoadedCode, build_listing
+import attdec
+from attdec.isa import disassemble, load_code_object
 from attdec.model import Dispatch, Wave, empty_insts
-
-
-def _need(mod, name):
-    if not hasattr(mod, name):
-        pytest.skip(f"{mod.__name__}.{name} has not landed on this branch yet")
-    return getattr(mod, name)
+from attdec.sources.listing import LoadedCode, build_listing
 
 
 def test_listing_with_real_code_object():
     """Whole kernel listed once, at the addresses llvm-objdump shows, hit counts from the waves."""
-    load_code_object = _need(attdec.isa, "load_code_object")
-    disassemble = _need(attdec.isa, "disassemble")
     cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
     k = json.loads((cap_dir / "capture.json").read_text())["kernels"][0]
     co = load_code_object((cap_dir / k["code_object"]).read_bytes(), k["code_object"])
@@ -46,8 +36,6 @@ def test_listing_with_real_code_object():
 def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
     """The gfx1100 gemm profile decodes to the official decoder's figures and its exported folder reads
     back with the same totals."""
-    _need(attdec.decoders, "decode_blob")
-    _need(attdec.isa, "load_code_object")
     from attdec.report.ui_output import write_ui_output
     from attdec.sources import tinygrad
     from attdec.sources.raw import decode_dispatch
@@ -61,9 +49,8 @@ def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
     assert (stall, traced) == (want["stall_sum"], want["waves_with_instructions"])
     assert sum(c.stall for c in d.code) == stall and sum(c.hit for c in d.code) == want["instructions"]
 
-    open_inputs = _need(attdec.sources, "open_inputs")
     folder = write_ui_output(d, tmp_path, "ui_output_agent_0_dispatch_1")
-    (back,) = open_inputs([folder], show_progress=False)
+    (back,) = attdec.open([folder])
     assert sum(int(w.insts["stall"].sum()) for w in back.waves) == stall
     assert sum(1 for w in back.waves if len(w.insts)) == traced
     assert [(c.line, c.hit, c.latency, c.stall, c.idle) for c in back.code] == [
@@ -74,8 +61,6 @@ def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
 def test_hotspots_and_waves_take_raw_inputs(tmp_path):
     """`hotspots`/`waves` on a tinygrad profile, a capture folder and a rocprofv3 output root (whose
     already-decoded dispatch is read from its ui_output folder, the other one decoded from raw)."""
-    _need(attdec.decoders, "decode_blob")
-    _need(attdec.isa, "load_code_object")
     from click.testing import CliRunner
 
     from attdec.cli import main
@@ -111,8 +96,6 @@ def test_hotspots_and_waves_take_raw_inputs(tmp_path):
 
 def test_explicit_blobs_with_code(tmp_path):
     """.att blobs + --code FILE@LOADBASE, as `attdec decode` takes them, in hotspots/waves/export-ui."""
-    _need(attdec.decoders, "decode_blob")
-    _need(attdec.isa, "load_code_object")
     from click.testing import CliRunner
 
     from attdec.cli import main

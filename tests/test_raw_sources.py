@@ -19,8 +19,8 @@ from attdec.decoders.common import BlobResult
 from attdec.errors import ArchError, InputError
 from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
 from attdec.sources import capture, rocprof_raw
+from attdec.sources.pipeline import kind_of, open_raw
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_dispatch
-from attdec.sources.raw_inputs import detect_raw, load_raw
 
 PID, AGENT, DISP = 31337, 24601, 7
 
@@ -69,8 +69,8 @@ def _rocprof_folder(tmp_path, cap_dir, results=True, code_object=True):
 def test_rocprof_folder_groups_and_places_code_objects(tmp_path):
     cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
     out, cap, disp, k = _rocprof_folder(tmp_path, cap_dir)
-    assert detect_raw([out]) == "rocprof-raw"
-    (d,) = load_raw([out])
+    assert kind_of(out).name == "rocprof-raw"
+    (d,) = open_raw([out])
     assert (d.agent, d.dispatch_id, d.arch, d.kernel) == (AGENT, DISP, "gfx1100", k["name"])
     blobs = {b["file"]: b for b in cap["blobs"]}
     assert [b.se for b in d.blobs] == sorted(blobs[f]["se"] for f in disp["blobs"])
@@ -85,7 +85,7 @@ def test_loose_files_without_results_leave_the_base_to_inference(tmp_path):
     cap_dir = shared_path("captures", "gfx950", "gemm_run0")
     out, _cap, _disp, k = _rocprof_folder(tmp_path, cap_dir, results=False)
     files = sorted((out / "gpu-host").iterdir())
-    (d,) = load_raw(files)
+    (d,) = open_raw(files)
     assert len(d.blobs) == 32 and d.code_objects[0].base is None and d.arch == "gfx950"
     # the base inference, given a code object whose kernel entry is known (stand-in for attdec.isa)
     from attdec.sources.raw import _infer_bases
@@ -101,10 +101,10 @@ def test_markers_in_the_trace_give_the_base(tmp_path):
     (host / f"{PID}_{AGENT}_shader_engine_0_{DISP}.att").write_bytes(blob)
     (host / f"{PID}_gfx1100_code_object_id_3.out").write_bytes(b"\x7fELF")
     (host / f"{PID}_gfx1100_code_object_id_4.out").write_bytes(b"\x7fELF")
-    (d,) = rocprof_raw.load([host])
+    (d,) = rocprof_raw.load_files([host])
     assert [(c.id, c.base) for c in d.code_objects] == [(3, 0x7F00_0000_0000), (4, None)]
     # one loose .att file: the code objects are found next to it
-    (d,) = rocprof_raw.load([host / f"{PID}_{AGENT}_shader_engine_0_{DISP}.att"])
+    (d,) = rocprof_raw.load_files([host / f"{PID}_{AGENT}_shader_engine_0_{DISP}.att"])
     assert [c.id for c in d.code_objects] == [3, 4] and len(d.blobs) == 1
 
 
@@ -120,7 +120,6 @@ def test_missing_code_object_is_one_clear_line(tmp_path):
 
 
 def test_blob_arch_must_match_code_object(tmp_path):
-    pytest.importorskip("attdec.isa.codeobj")
     gfx9_blob = shared_path("captures", "gfx950", "gemm_run0", "r_32_32_16_2_1_se0.att").read_bytes()
     co = shared_path("captures", "gfx1100", "gemm_run0", "r_32_32_16_2.co").read_bytes()
     raw = RawDispatch("d", "", [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
@@ -135,8 +134,8 @@ def test_capture_folders_load():
     n = 0
     for cj in sorted(shared_path("captures").glob("*/*/capture.json")):
         cap = json.loads(cj.read_text())
-        assert detect_raw([cj.parent]) == "capture"
-        ds = capture.load([cj.parent])
+        assert kind_of(cj.parent).name == "capture"
+        ds = capture.load(cj.parent)
         assert [d.kernel for d in ds] == [d["kernel"] for d in cap["dispatches"]]
         assert all(d.arch == cap["gfx_arch"] and d.blobs for d in ds)
         n += len(ds)
@@ -145,10 +144,10 @@ def test_capture_folders_load():
 
 def test_unknown_input_is_a_clear_error(tmp_path):
     (tmp_path / "x.txt").write_text("hello")
-    with pytest.raises(InputError, match="not a raw capture"):
-        load_raw([tmp_path / "x.txt"])
+    with pytest.raises(InputError, match="not an input attdec reads"):
+        open_raw([tmp_path / "x.txt"])
     with pytest.raises(InputError, match="no such file"):
-        load_raw([tmp_path / "nope"])
+        open_raw([tmp_path / "nope"])
 
 
 # --- decode_dispatch and export-ui end to end, with stand-ins for attdec.isa and the decoders ---------
@@ -181,7 +180,7 @@ def fake_layers(monkeypatch):
     monkeypatch.setattr(attdec, "isa", isa, raising=False)
     calls = []
 
-    def decode_blob(data, arch, code, se):
+    def decode_blob(data, arch, code, se, **_opts):
         calls.append((se, arch, len(code)))
         base = 0x5000_0000
         a = empty_insts(3)
@@ -206,9 +205,9 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
         kernel="k",
     )
     seen = []
-    d = decode_dispatch(raw, lambda label, done, total: seen.append((label, done, total)))
+    d = decode_dispatch(raw, lambda blob: seen.append(blob.label))
     assert fake_layers == [(0, "gfx1100", 4), (1, "gfx1100", 4)]
-    assert seen[-1] == ("k#1", 2, 2)
+    assert seen == ["se0", "se1"]
     assert [r.text for r in d.code] == ["; k", "op0", "op1", "op2", "op3"]
     assert [(r.hit, r.stall) for r in d.code[1:3]] == [(4, 2), (2, 5 + 6)]
     assert d.code[1].codeobj == 2 and d.realtime_se == {0: [(5, 100)], 1: [(5, 100)]}

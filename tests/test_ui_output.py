@@ -17,10 +17,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, shared_path
 
-from attdec.analysis.aggregate import aggregate_lines
+import attdec
 from attdec.cli import main
 from attdec.errors import FormatError
-from attdec.sources import open_inputs, resolve
+from attdec.model.totals import aggregate_lines
+from attdec.sources.pipeline import resolve
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
@@ -35,7 +36,7 @@ def totals(d):
 
 
 def test_tiny_reads_exact_figures():
-    [d] = open_inputs([TINY])
+    [d] = attdec.open([TINY])
     assert d.name == "ui_output_agent_7_dispatch_3"
     assert d.kernel == "tiny_kernel"
     assert d.arch == "gfx9 (chip unknown)"
@@ -51,7 +52,7 @@ def test_tiny_reads_exact_figures():
 
 
 def test_aggregate_matches_code_json_and_subsets():
-    [d] = open_inputs([TINY])
+    [d] = attdec.open([TINY])
     t = aggregate_lines(d.waves).as_dict()
     for c in d.code:
         assert t.get(c.line, (0, 0, 0, 0)) == (c.hit, c.latency, c.stall, c.idle)
@@ -60,42 +61,42 @@ def test_aggregate_matches_code_json_and_subsets():
 
 
 def test_early_8_column_layout_and_packed_occupancy():
-    [d] = open_inputs([FIXTURES / "early8"])
+    [d] = attdec.open([FIXTURES / "early8"])
     assert d.code[0].is_label and d.kernel == "tiny_kernel"
     assert totals(d) == (24, 912, 768, 20)  # Stall/Idle recomputed from the waves
     assert any("no Stall/Idle" in p for p in d.problems)
-    [ref] = open_inputs([TINY])
+    [ref] = attdec.open([TINY])
     cols = ["se", "cu", "simd", "wave_id", "start", "time"]
     ref.occupancy["time"] = ref.occupancy["time"] // 8 * 8  # the packed layout stores time / 8
     assert np.array_equal(np.sort(d.occupancy[cols]), np.sort(ref.occupancy[cols]))
 
 
 def test_python_writer_layout():
-    [d] = open_inputs([FIXTURES / "python31"])
+    [d] = attdec.open([FIXTURES / "python31"])
     assert d.kernel == "_tiny_kernel" and totals(d) == (24, 912, 768, 20)
     assert len(d.occupancy) == 6
 
 
 def test_empty_shells_and_pc_sampling():
-    ds = {d.path.rsplit("/", 1)[-1]: d for d in open_inputs([FIXTURES / "empty"])}
+    ds = {d.path.rsplit("/", 1)[-1]: d for d in attdec.open([FIXTURES / "empty"])}
     assert ds["ui_output_agent_7_dispatch_9"].code == [] and not ds["ui_output_agent_7_dispatch_9"].waves
     assert ds["ui_output_agent_7_dispatch_9"].kernel == "tiny_kernel"  # from occupancy's table
     z = ds["ui_output_agent_7_dispatch_10"]
     assert len(z.code) == 9 and totals(z) == (0, 0, 0, 0) and not z.waves
-    [p] = open_inputs([FIXTURES / "pcs"])
+    [p] = attdec.open([FIXTURES / "pcs"])
     assert len(p.code) == 9 and not p.waves and "PC-sampling" in p.problems[0]
 
 
 def test_arch_from_agent_table_only_when_it_fits(tmp_path):
-    [d] = open_inputs([FIXTURES / "gfx12"])
+    [d] = attdec.open([FIXTURES / "gfx12"])
     assert d.arch == "gfx1201"
     shutil.copytree(TINY, tmp_path / "run" / TINY.name)
     (tmp_path / "run" / "x_agent_info.csv").write_text(
         '"Agent_Type","Gfx_Target_Version"\n"GPU",110000\n'
     )  # an RDNA chip for a gfxip-9 trace
-    assert open_inputs([tmp_path / "run"])[0].arch == "gfx9 (chip unknown)"
+    assert attdec.open([tmp_path / "run"])[0].arch == "gfx9 (chip unknown)"
     (tmp_path / "run" / "x_agent_info.csv").write_text('"Agent_Type","Gfx_Target_Version"\n"GPU",90010\n"GPU",90010\n')
-    assert open_inputs([tmp_path / "run"])[0].arch == "gfx90a"
+    assert attdec.open([tmp_path / "run"])[0].arch == "gfx90a"
 
 
 def test_globs_parents_and_duplicates():
@@ -115,7 +116,7 @@ def _tar(path, folder, extra=None):
 def test_archive_is_read_in_memory_and_safely(tmp_path):
     arc = tmp_path / "d.tar.xz"
     _tar(arc, TINY, {"../escape/filenames.json": b"{}", "/abs/filenames.json": b"{}"})
-    [d] = open_inputs([arc])
+    [d] = attdec.open([arc])
     assert totals(d) == (24, 912, 768, 20) and len(d.waves) == 3
     assert d.path == f"{arc}:{TINY.name}"
     assert not (tmp_path.parent / "escape").exists() and not (tmp_path / TINY.name).exists()
@@ -130,7 +131,7 @@ def _cli(*args):
     "setup,needle",
     [
         ("missing", "no such file or folder"),
-        ("not_ui", "not a ui_output folder"),
+        ("not_ui", "not an input attdec reads"),
         ("bad_json", "code.json: malformed JSON"),
         ("bad_wave", "se0_sm0_sl0_wv0.json: malformed JSON"),
         ("bad_archive", "unreadable archive"),
@@ -162,14 +163,14 @@ def test_malformed_json_names_position(tmp_path):
     shutil.copytree(TINY, tmp_path / "d")
     (tmp_path / "d" / "filenames.json").write_text('{"gfxip": 9,\n "wave_filenames": [}')
     with pytest.raises(FormatError) as e:
-        open_inputs([tmp_path / "d"])
+        attdec.open([tmp_path / "d"])
     assert "line 2 column" in str(e.value) and str(tmp_path / "d" / "filenames.json") in str(e.value)
 
 
 def test_missing_listed_wave_is_a_problem_not_an_error(tmp_path):
     shutil.copytree(TINY, tmp_path / "d")
     (tmp_path / "d" / "se1_sm2_sl1_wv1.json").unlink()
-    [d] = open_inputs([tmp_path / "d"])
+    [d] = attdec.open([tmp_path / "d"])
     assert len(d.waves) == 2 and any("missing: se1_sm2_sl1_wv1.json" in p for p in d.problems)
 
 
@@ -178,7 +179,7 @@ def test_missing_listed_wave_is_a_problem_not_an_error(tmp_path):
 
 def test_every_real_sample_matches_code_json():
     root = shared_path("ui_output_samples")
-    ds = open_inputs([root])
+    ds = attdec.open([root])
     att = [d for d in ds if d.waves]
     assert len(ds) == 18 and len(att) == 17
     for d in att:
@@ -192,7 +193,7 @@ def test_every_real_sample_matches_code_json():
 
 def test_real_wave_begin_end_match_filenames_json():
     d = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "vec_add")
-    [disp] = open_inputs([d])
+    [disp] = attdec.open([d])
     folder = next(d.rglob("filenames.json")).parent
     fn = json.loads((folder / "filenames.json").read_text())
     listed = {}

@@ -11,9 +11,9 @@ import numpy as np
 from conftest import shared_path
 from test_listing import BASE, _code, _wave
 
-from attdec.analysis.listing import build_listing
 from attdec.model import OCCUPANCY_DTYPE, Dispatch, Wave
 from attdec.report.ui_output import write_ui_output, wstates
+from attdec.sources.listing import build_listing
 
 SAMPLE = (
     "ui_output_samples",

@@ -49,9 +49,9 @@ def main():
                 ]
             )
         elif use_pc:
-            from attdec.commands.decode import build_codemap
+            from attdec.sources.explicit import codemap
 
-            code = build_codemap(
+            code = codemap(
                 [f"{os.path.join(d, k['code_object'])}@{k['base_hex']}" for k in cap["kernels"]], cap["gfx_arch"]
             )
         od = {(x["kernel"], x["exec_tag"]): x for x in orc["dispatches"]}

@@ -7,7 +7,7 @@ the paths given, per dispatch:
     waves with instructions, instructions, stall sum, duration sum;
   * compare them with the dispatch summary in oracle.json when the capture has one;
   * write the dispatch as a ui_output folder (report.ui_output) into a temp folder, read it back with
-    attdec's own ui_output reader (attdec.sources.open_inputs) and check the same totals come back.
+    attdec's own ui_output reader (attdec.open) and check the same totals come back.
 Prints one line per dispatch and 'N ok, M differ'. Needs the ISA layer, the decoders and the
 ui_output reader (i.e. run it from a tree where they have landed).
 
@@ -23,10 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import attdec
 from attdec.errors import AttdecError
 from attdec.report.ui_output import write_ui_output
 from attdec.sources.raw import decode_dispatch
-from attdec.sources.raw_inputs import load_raw
 
 SHARED = Path(os.environ.get("ATTDEC_SHARED", Path(__file__).resolve().parent.parent.parent / "shared"))
 
@@ -69,9 +69,8 @@ def alone_summary(od: dict) -> dict:
 
 
 def readback(folder: Path) -> dict:
-    from attdec.sources import open_inputs  # the ui_output reader (foundation)
 
-    (d,) = open_inputs([folder], show_progress=False)
+    (d,) = attdec.open([folder])
     t = totals(d)
     t["waves"] = None  # waves without a file are not in a ui_output folder
     t["code_stall"] = sum(c.stall for c in d.code)
@@ -87,7 +86,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for n, path in enumerate(inputs):
             try:
-                raws = load_raw([path])
+                raws = attdec.open_raw([path])
             except AttdecError as e:
                 print(f"{path}: ERROR {e}")
                 bad += 1

@@ -10,14 +10,14 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attdec.analysis.aggregate import aggregate_lines
+from attdec.analysis import BY
 from attdec.analysis.classify import STALL_TYPES, classify
+from attdec.analysis.table import Table
 from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model.totals import aggregate_lines
 
 NO_SOURCE = "(no source line)"
 NO_FILE = "(no source file)"
-BY = ("line", "instruction", "file")
-FRAMES = ("inner", "outer")
 
 
 @dataclass
@@ -59,6 +59,15 @@ class Hotspots:
     rows: list[Row]  # all rows, largest stall first
     by: str = "line"
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def table(self) -> Table:
+        """The rows as numpy columns (key, stall, latency, hits, idle, share, dominant_type; by instruction
+        also line, vaddr, source, type)."""
+        cols = ["key", "stall", "latency", "hits", "idle", "share", "dominant_type"]
+        if self.by == "instruction":
+            cols += ["line", "vaddr", "source", "type"]
+        return Table.from_rows([{**r.extra, **vars(r)} for r in self.rows], cols)
 
 
 def frames(source: str) -> list[str]:

@@ -9,8 +9,6 @@ import numpy as np
 from attdec.analysis.classify import STALL_TYPES, line_type_table
 from attdec.model import Dispatch
 
-SORT_KEYS = ("position", "begin", "end", "duration", "instructions", "stall", "share", "cu")
-
 
 @dataclass
 class WaveRow:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from attdec.sources import KINDS
+
 FORMATS = click.Choice(["table", "json", "csv"])
 
 
@@ -44,24 +46,20 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
     return keep
 
 
-INPUT_FORMATS = ["ui_output", "tinygrad", "rocprof-raw", "capture"]
-
-
 def input_options(f):
-    """--input-format, and --code/--arch for explicit SQTT blobs (as `attdec decode` takes them)."""
+    """--input-format (the kinds of attdec.sources.KINDS), and --code/--arch for explicit SQTT blobs."""
     opts = [
         click.option(
             "--input-format",
-            type=click.Choice(INPUT_FORMATS),
+            type=click.Choice(list(KINDS)),
             default=None,
-            help="Input kind (ui_output folders/archives, tinygrad profile.pkl, rocprofv3 raw "
-            ".att output, capture folder); detected when omitted.",
+            help="Input kind, detected when omitted: " + "; ".join(f"{k}: {h}" for k, (_, h) in KINDS.items()),
         ),
         click.option(
             "--code",
             multiple=True,
             metavar="FILE@LOADBASE",
-            help="With explicit .att blobs as PATHS: a code object and its load base (repeatable).",
+            help="PATHS are the .att blobs of one dispatch; this is a code object and its load base (repeatable).",
         ),
         click.option("--arch", default=None, help="With --code: the GPU (default: from the code object)."),
     ]
@@ -70,12 +68,17 @@ def input_options(f):
     return f
 
 
-def open_dispatches(paths, input_format=None, code=(), arch=None):
-    """The dispatches the command line names: explicit blobs with --code, else the input resolver."""
-    from attdec.sources import open_inputs
+def open_dispatches(paths, input_format=None, code=(), arch=None, **decode_opts):
+    """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal."""
+    from attdec.report.progress import progress_bar
+    from attdec.sources.pipeline import open_dispatches as read
 
-    if code:
-        from attdec.sources.raw_inputs import open_explicit
+    with progress_bar() as progress:
+        return read(paths, input_format, code, arch, progress=progress, **decode_opts)
 
-        return open_explicit(paths, code, arch)
-    return open_inputs(paths, input_format=input_format)
+
+def open_raw(paths, input_format=None, code=(), arch=None):
+    """The raw (undecoded) dispatches the command line names."""
+    from attdec.sources.pipeline import open_raw as read
+
+    return read(paths, input_format, code, arch)

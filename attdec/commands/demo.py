@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from attdec.analysis.hotspots import BY, FRAMES
+from attdec.analysis import BY, FRAMES
 from attdec.commands.common import FORMATS
 from attdec.commands.hotspots import run
 from attdec.errors import InputError

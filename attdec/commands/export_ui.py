@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attdec.report.decode_progress import decode_progress
-from attdec.report.ui_output import write_ui_output
-from attdec.sources.raw import decode_dispatch
-from attdec.sources.raw_inputs import RAW_KINDS, load_explicit, load_raw
+from attdec.commands.common import input_options, open_raw
 
 
 def folder_name(raw, index: int) -> str:
@@ -27,23 +24,20 @@ def folder_name(raw, index: int) -> str:
     type=click.Path(file_okay=False),
     help="Folder to write ui_output_* folders and stats_*.csv into.",
 )
-@click.option(
-    "--input-format", type=click.Choice(sorted(RAW_KINDS)), default=None, help="Input kind; detected when omitted."
-)
-@click.option(
-    "--code",
-    multiple=True,
-    metavar="FILE@LOADBASE",
-    help="INPUTS are explicit .att blobs of one dispatch; this is a code object and its load base (repeatable).",
-)
-@click.option("--arch", default=None, help="With --code: the GPU (default: from the code object).")
+@input_options
 def export_ui(inputs, outdir, input_format, code, arch):
     """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
     --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
-    raws = [load_explicit(list(inputs), list(code), arch)] if code else load_raw(list(inputs), input_format)
-    with decode_progress(len(raws)) as step:
+    from attdec.report.progress import progress_bar
+    from attdec.report.ui_output import write_ui_output
+    from attdec.sources.kind import Tracker, raw_weight
+    from attdec.sources.pipeline import decode
+
+    raws = open_raw(inputs, input_format, code, arch)
+    with progress_bar() as progress:
+        tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
         for i, raw in enumerate(raws):
-            d = decode_dispatch(raw, step(i, raw.name))
+            d = decode(raw, tracker)
             folder = write_ui_output(d, outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
             click.echo(

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis.hotspots import BY, FRAMES, hotspots
+from attdec.analysis import BY, FRAMES
 from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
-from attdec.report import hotspots as rep
 
 
 def run(
@@ -20,11 +19,18 @@ def run(
     input_format=None,
     code=(),
     arch=None,
+    out=None,
 ):
+    """Hotspots of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.analysis.hotspots import hotspots
+    from attdec.report import hotspots as rep
+
     dispatches = open_dispatches(paths, input_format, code, arch)
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter) for g in groups]
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top)
+    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top, out or sys.stdout)
 
 
 @click.command("hotspots")

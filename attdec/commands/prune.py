@@ -68,19 +68,16 @@ def judge(path: Path) -> Verdict:
         return Verdict(path, False, "PC-sampling folder, not a thread trace", size)
     if fn.get("wave_filenames"):
         return Verdict(path, False, "waves are listed but their files are missing", size)
-    csv = path.parent / f"stats_{path.name}.csv"
-    if csv.is_file():
-        try:
-            lines = [ln for ln in csv.read_text(errors="replace").splitlines() if ln.strip()]
-        except OSError:
-            lines = ["?", "?"]
-        if len(lines) <= 1:
-            size += csv.stat().st_size
-        else:
-            csv = None
-    else:
-        csv = None
-    return Verdict(path, True, "zero waves", size, csv)
+    stats = path.parent / f"stats_{path.name}.csv"
+    if not stats.is_file():
+        return Verdict(path, True, "zero waves", size)
+    try:
+        lines = [ln for ln in stats.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        lines = ["?", "?"]
+    if len(lines) > 1:  # a stats CSV with rows is not an empty shell's: it stays
+        return Verdict(path, True, "zero waves", size)
+    return Verdict(path, True, "zero waves", size + stats.stat().st_size, stats)
 
 
 def find_dispatch_folders(root: Path) -> list[Path]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis.waves import SORT_KEYS, sort_rows, wave_rows
+from attdec.analysis import WAVE_SORT_KEYS
 from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
-from attdec.report import waves as rep
 
 
 @click.command("waves")
@@ -14,7 +13,7 @@ from attdec.report import waves as rep
 @click.option(
     "--sort",
     "sort_key",
-    type=click.Choice(SORT_KEYS),
+    type=click.Choice(WAVE_SORT_KEYS),
     default="position",
     show_default=True,
     help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.",
@@ -29,6 +28,11 @@ def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, c
 
     begin/end are the wave's cycles exactly as in filenames.json and the wave file.
     """
+    import sys
+
+    from attdec.analysis.waves import sort_rows, wave_rows
+    from attdec.report import waves as rep
+
     dispatches = open_dispatches(paths, input_format, code, arch)
     flt = make_wave_filter(se, simd, slot, wave, cu)
     rows = []
@@ -40,8 +44,8 @@ def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, c
     if top:
         rows = rows[:top]
     if fmt == "json":
-        rep.print_json(rows)
+        rep.print_json(rows, sys.stdout)
     elif fmt == "csv":
-        rep.print_csv(rows)
+        rep.print_csv(rows, sys.stdout)
     else:
-        rep.print_table(rows, dispatches, matched)
+        rep.print_table(rows, dispatches, matched, sys.stdout)

@@ -53,6 +53,12 @@ class Wave:
     def duration(self) -> int:
         return self.end - self.begin
 
+    def __repr__(self) -> str:
+        return (
+            f"Wave(se={self.se}, cu={self.cu}, simd={self.simd}, slot={self.slot}, seq={self.seq}, "
+            f"begin={self.begin}, end={self.end}, {len(self.insts)} instructions)"
+        )
+
 
 @dataclass
 class CodeLine:
@@ -78,7 +84,7 @@ class Dispatch:
     """Everything attdec knows about one traced kernel dispatch."""
 
     name: str  # folder name or "<kernel>#<tag>"
-    target: Target | str  # the GPU; a family-only Target when the input does not name the chip
+    target: Target  # the GPU (a name is accepted too); a family-only Target when the input does not name the chip
     kernel: str = ""
     code: list[CodeLine] = field(default_factory=list)
     waves: list[Wave] = field(default_factory=list)
@@ -91,6 +97,12 @@ class Dispatch:
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")
+
+    def __repr__(self) -> str:
+        return (
+            f"Dispatch({self.name!r}, {self.arch!r}, kernel={self.kernel!r}, {len(self.waves)} waves, "
+            f"{len(self.code)} listing rows)"
+        )
 
     @property
     def arch(self) -> str:

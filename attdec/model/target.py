@@ -66,6 +66,9 @@ class Target:
     def __str__(self) -> str:
         return self.display
 
+    def __repr__(self) -> str:
+        return f"Target({self.display!r})"
+
 
 def _t(name, family, mach, version, isa=None, products=(), sqtt="", **features):
     features = {"vop3_literal": family != "gfx9", **features}  # every gfx10+ target has VOP3 literals

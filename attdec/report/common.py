@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import sys
+from typing import IO, cast
 
 from rich.console import Console
 
 
-class _RStrip:
+class _RStrip(io.TextIOBase):
     """File wrapper that drops the trailing blanks rich pads table lines with (for piped output)."""
 
     def __init__(self, f):
@@ -33,11 +35,14 @@ class _RStrip:
         return False
 
 
-def console() -> Console:
-    """stdout console; wide and colourless when piped so tables are not squeezed to 80 columns."""
-    if sys.stdout.isatty():
-        return Console(highlight=False, markup=False)
-    return Console(file=_RStrip(sys.stdout), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False)
+def console(out=None) -> Console:
+    """A console on `out` (default stdout); wide and colourless when piped so tables are not squeezed."""
+    out = sys.stdout if out is None else out
+    if out.isatty():
+        return Console(file=out, highlight=False, markup=False)
+    return Console(
+        file=cast(IO[str], _RStrip(out)), width=200, no_color=True, highlight=False, soft_wrap=False, markup=False
+    )
 
 
 def human(n: float) -> str:
@@ -85,11 +90,11 @@ def strip_dir(path: str, prefix: str) -> str:
     return path[len(prefix) + 1 :] if prefix and path.startswith(prefix + "/") else path
 
 
-def write_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, indent=1) + "\n")
+def write_json(obj, out) -> None:
+    out.write(json.dumps(obj, indent=1) + "\n")
 
 
-def write_csv(header: list[str], rows: list[list]) -> None:
-    w = csv.writer(sys.stdout, lineterminator="\n")
+def write_csv(header: list[str], rows: list[list], out) -> None:
+    w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)

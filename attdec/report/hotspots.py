@@ -11,7 +11,7 @@ from attdec.report.common import bar, common_dir, console, human, pct, strip_dir
 
 def to_json(h: Hotspots, top: int) -> dict:
     rows = h.rows[:top] if top else h.rows
-    out = {
+    out: dict[str, object] = {
         "dispatch": h.names[0] if len(h.names) == 1 else None,
         "kernel": h.kernel,
         "arch": h.arch,
@@ -44,9 +44,9 @@ def _row_json(r: Row) -> dict:
     return d
 
 
-def print_json(reports: list[Hotspots], top: int) -> None:
+def print_json(reports: list[Hotspots], top: int, out) -> None:
     objs = [to_json(h, top) for h in reports]
-    write_json(objs[0] if len(objs) == 1 else {"dispatches": objs})
+    write_json(objs[0] if len(objs) == 1 else {"dispatches": objs}, out)
 
 
 CSV_HEADER = [
@@ -64,7 +64,7 @@ CSV_HEADER = [
 ]
 
 
-def print_csv(reports: list[Hotspots], top: int) -> None:
+def print_csv(reports: list[Hotspots], top: int, out) -> None:
     rows = []
     for h in reports:
         name = h.names[0] if len(h.names) == 1 else "+".join(h.names)
@@ -84,11 +84,11 @@ def print_csv(reports: list[Hotspots], top: int) -> None:
                     r.extra.get("source", ""),
                 ]
             )
-    write_csv(CSV_HEADER, rows)
+    write_csv(CSV_HEADER, rows, out)
 
 
-def print_table(reports: list[Hotspots], top: int) -> None:
-    con = console()
+def print_table(reports: list[Hotspots], top: int, out) -> None:
+    con = console(out)
     for i, h in enumerate(reports):
         if i:
             con.print()

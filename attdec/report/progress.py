@@ -1,36 +1,20 @@
-"""A progress bar on stderr when it is a terminal, nothing at all when piped or captured."""
+"""Progress on stderr: a bar when stderr is a terminal and there is much to do, nothing when piped."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 
-
-class _Null:
-    def advance(self, n: int = 1) -> None:
-        pass
-
-    def add(self, total: int) -> None:
-        pass
-
-
-class _Bar:
-    def __init__(self, progress, task):
-        self._p, self._t = progress, task
-
-    def advance(self, n: int = 1) -> None:
-        self._p.advance(self._t, n)
-
-    def add(self, total: int) -> None:
-        """Grow the total (e.g. once an archive's file count is known)."""
-        self._p.update(self._t, total=(self._p.tasks[0].total or 0) + total)
+from attdec.sources.kind import Progress
 
 
 @contextmanager
-def progress(total: int, label: str, minimum: int = 50):
-    """Yield an object with `.advance(n)`; shows a bar only on a terminal and for `minimum`+ steps."""
-    if total < minimum or not sys.stderr.isatty():
-        yield _Null()
+def progress_bar(minimum: int = 50) -> Iterator[Progress | None]:
+    """Yield a `Progress` callback (label, done, total) that draws a transient rich bar once the total
+    reaches `minimum` units; None when stderr is not a terminal (nothing to draw, nothing to pay)."""
+    if not sys.stderr.isatty():
+        yield None
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -42,8 +26,15 @@ def progress(total: int, label: str, minimum: int = 50):
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
-    ) as p:
-        yield _Bar(p, p.add_task(label, total=total))
+    ) as bar:
+        task = None
 
+        def update(label: str, done: int, total: int) -> None:
+            nonlocal task
+            if total < minimum:
+                return
+            if task is None:
+                task = bar.add_task("reading", total=total)
+            bar.update(task, completed=done, total=total, description=label[-48:] or "reading")
 
-NULL = _Null()
+        yield update

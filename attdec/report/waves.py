@@ -44,22 +44,22 @@ def _values(r: WaveRow) -> list:
     ]
 
 
-def print_json(rows: list[WaveRow]) -> None:
-    out = []
+def print_json(rows: list[WaveRow], out) -> None:
+    objs = []
     for r in rows:
         d = dict(zip(FIELDS, _values(r)))
         d["by_type"] = r.by_type
         d["file"] = r.path
-        out.append(d)
-    write_json({"waves": out})
+        objs.append(d)
+    write_json({"waves": objs}, out)
 
 
-def print_csv(rows: list[WaveRow]) -> None:
-    write_csv(FIELDS, [[("" if v is None else v) for v in _values(r)] for r in rows])
+def print_csv(rows: list[WaveRow], out) -> None:
+    write_csv(FIELDS, [[("" if v is None else v) for v in _values(r)] for r in rows], out)
 
 
-def print_table(rows: list[WaveRow], dispatches, matched: int | None = None) -> None:
-    con = console()
+def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> None:
+    con = console(out)
     several = len({r.dispatch for r in rows}) > 1
     tab = Table(box=None, pad_edge=False, header_style="bold")
     if several:

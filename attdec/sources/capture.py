@@ -10,15 +10,12 @@ import json
 from pathlib import Path
 
 from attdec.errors import FormatError, read_bytes
+from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 
-def detect(paths: list[Path]) -> bool:
-    return len(paths) == 1 and (paths[0] / "capture.json").is_file()
-
-
-def load(paths: list[str | Path]) -> list[RawDispatch]:
-    folder = Path(paths[0])
+def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
+    folder = Path(folder)
     cj = folder / "capture.json"
     try:
         cap = json.loads(cj.read_text())
@@ -43,3 +40,14 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
         return out
     except (KeyError, TypeError, ValueError) as e:
         raise FormatError(f"not a capture.json this reader knows ({type(e).__name__}: {e})", str(cj)) from None
+
+
+# ---- the input kind (attdec.sources.KINDS) -----------------------------------------------------
+
+
+def detect(path: Path) -> bool:
+    return path.is_dir() and (path / "capture.json").is_file()
+
+
+def weight(path: Path) -> int:
+    return sum(blob_weight(f.stat().st_size) for f in path.glob("*.att"))

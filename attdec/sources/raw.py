@@ -3,19 +3,20 @@
 Every raw input kind (tinygrad profile, rocprofv3 raw output folder, explicit blobs) is first turned
 into `RawDispatch`es: what one kernel launch left behind before decoding. `decode_dispatch` then
 loads the code objects (attdec.isa), runs the family decoder over each shader engine's blob
-(attdec.decoders) and gives the result a code listing (attdec.analysis.listing), so a raw input ends
+(attdec.decoders) and gives the result a code listing (attdec.sources.listing), so a raw input ends
 up as the same `Dispatch` a ui_output folder gives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
-from attdec.decoders import stream_generation
+from attdec.decoders import CodeMap, stream_generation
 from attdec.errors import ArchError, AttdecError
 from attdec.model import OCCUPANCY_DTYPE, Dispatch
 from attdec.model.target import target
@@ -51,6 +52,7 @@ class RawDispatch:
     path: str | None = None  # where it came from (pickle, folder)
     agent: int | None = None  # rocprofv3 agent handle and dispatch id, when the source has them
     dispatch_id: int | None = None
+    decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
 
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
@@ -65,8 +67,8 @@ class LoadedDispatchCode:
     """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
 
     arch: str
-    objects: list  # attdec.analysis.listing.LoadedCode
-    codemap: object  # attdec.decoders.common.CodeMap
+    objects: list  # attdec.sources.listing.LoadedCode
+    codemap: CodeMap
     problems: list[str] = field(default_factory=list)
 
 
@@ -96,7 +98,7 @@ def _kernel_entries(obj) -> list[int]:
     return out or [obj.text_vaddr]
 
 
-def _infer_bases(raw: RawDispatch, loaded: list[tuple[RawCodeObject, object]]) -> dict[int, int]:
+def _infer_bases(raw: RawDispatch, loaded: Sequence[tuple[RawCodeObject, object]]) -> dict[int, int]:
     """Load bases for code objects the source could not place: the one whose kernel entry, put on a
     page-aligned base, lands on the entry PC the trace latched. Ambiguous or no match: not placed."""
     pcs = _entry_pcs(raw)
@@ -116,9 +118,8 @@ def _infer_bases(raw: RawDispatch, loaded: list[tuple[RawCodeObject, object]]) -
 
 def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     """Load and disassemble every code object of a dispatch; check each against the dispatch arch."""
-    from attdec.analysis.listing import LoadedCode
-    from attdec.decoders.common import CodeMap
     from attdec.isa import disassemble, load_code_object
+    from attdec.sources.listing import LoadedCode
 
     loaded = [(co, load_code_object(co.data, co.name)) for co in raw.code_objects]
     arch = raw.arch
@@ -128,6 +129,10 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
             arch = oarch
         elif oarch and oarch != arch and target(oarch).generation != target(arch).generation:
             raise ArchError(f"code object is {oarch}, but the trace is {arch}", co.name)
+    if not arch:
+        raise ArchError("neither the capture nor its code object names the GPU: pass --arch", _where(raw))
+    if not loaded:  # blobs decoded without code (attdec decode): records get no PCs
+        return LoadedDispatchCode(arch, [], CodeMap(), [])
     inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
     codemap = CodeMap()
     objects, problems, unplaced = [], [], []
@@ -146,42 +151,44 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
         raise AttdecError(
             "no load address for its code object(s): no code-object markers in the trace, no "
             "rocprofv3 results file, and the kernel entry PC matches none of them",
-            (raw.path and f"{raw.path}: {raw.name}") or raw.name,
+            _where(raw),
         )
     if unplaced:
         problems.append(f"{len(unplaced)} code object(s) with unknown load address left out: {', '.join(unplaced[:3])}")
     return LoadedDispatchCode(arch, objects, codemap, problems)
 
 
-Progress = Callable[[str, int, int], None]  # (what, done, total)
+def _where(raw: RawDispatch) -> str:
+    return f"{raw.path}: {raw.name}" if raw.path else raw.name
 
 
-def decode_dispatch(raw: RawDispatch, progress: Progress | None = None) -> Dispatch:
-    """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing."""
-    from attdec.analysis.listing import build_listing
+def decode_blobs(raw: RawDispatch, code: LoadedDispatchCode | None = None, **decode_opts):
+    """Yield (blob, BlobResult, seconds) for each blob of `raw`, decoded on its own against its code
+    objects (`decode_opts` go to attdec.decoders.decode_blob, e.g. target_cu)."""
+    from attdec.decoders import decode_blob
 
-    if not raw.code_objects:
-        raise AttdecError(
-            "no code object for this dispatch (cannot map trace PCs to instructions)",
-            (raw.path and f"{raw.path}: {raw.name}") or raw.name,
-        )
-    code = load_code(raw)
+    code = code or load_code(raw)
     for b in raw.blobs:
         check_blob_arch(b, code.arch)
-    try:
-        from attdec.decoders import decode_blob  # lazily: the family decoders are a heavy import
-    except ImportError:
-        raise AttdecError("this attdec has no raw SQTT decoder (attdec.decoders.decode_blob)", raw.name) from None
+    for b in raw.blobs:
+        t0 = time.perf_counter()
+        res = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, **decode_opts)
+        yield b, res, time.perf_counter() - t0
+
+
+def decode_dispatch(raw: RawDispatch, on_blob: Callable[[RawBlob], None] | None = None, **decode_opts) -> Dispatch:
+    """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing;
+    `on_blob(blob)` is called after each blob (progress)."""
+    from attdec.sources.listing import build_listing
+
+    if not raw.code_objects:
+        raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)", _where(raw))
+    code = load_code(raw)
     results = []
-    for i, b in enumerate(raw.blobs):
-        if progress:
-            progress(b.label, i, len(raw.blobs))
-        try:
-            results.append(decode_blob(b.data, code.arch, code.codemap, b.se))
-        except ImportError:  # a family decoder missing from this build: one line, not a traceback
-            raise AttdecError(f"this attdec has no SQTT decoder for {code.arch}", b.label) from None
-    if progress:
-        progress(raw.name, len(raw.blobs), len(raw.blobs))
+    for blob, res, _ in decode_blobs(raw, code, **decode_opts):
+        results.append(res)
+        if on_blob is not None:
+            on_blob(blob)
     d = merge_results(raw, results, code.arch)
     d.problems[:0] = code.problems
     d.code = build_listing(d, code.objects)

@@ -22,12 +22,14 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from attdec.decoders import stream_generation
 from attdec.decoders.userdata import scan_userdata
 from attdec.errors import FormatError, InputError, read_bytes
 from attdec.model.target import target
+from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 ATT_RE = re.compile(r"^(?:(?P<prefix>.+)_)?(?P<agent>\d+)_shader_engine_(?P<se>\d+)_(?P<disp>\d+)\.att$")
@@ -47,14 +49,6 @@ def _files(paths: list[Path]) -> list[Path]:
         else:
             out.append(p)
     return out
-
-
-def detect(paths: list[Path]) -> bool:
-    """True if the inputs hold at least one rocprofv3-named shader-engine .att file."""
-    try:
-        return any(ATT_RE.match(p.name) for p in _files(paths))
-    except OSError:
-        return False
 
 
 def _load_table(folders: set[Path]) -> tuple[dict[int, int], dict[int, str]]:
@@ -109,8 +103,8 @@ def _csv_bases(f: Path, bases: dict[int, int], names: dict[int, str]) -> None:
             continue
 
 
-def load(paths: list[str | Path]) -> list[RawDispatch]:
-    paths = [Path(p) for p in paths]
+def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
+    paths = [Path(p) for p in names]
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", str(p))
@@ -151,11 +145,11 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
             blobs.append(RawBlob(se, data, str(f)))
             gen = stream_generation(data)
             if gen is not None:
-                for m in scan_userdata(data, gen).markers:
-                    if m.unload:
-                        markers.pop(m.id, None)
+                for mk in scan_userdata(data, gen).markers:
+                    if mk.unload:
+                        markers.pop(mk.id, None)
                     else:
-                        markers[m.id] = m.addr
+                        markers[mk.id] = mk.addr
         objs = sorted(cos.get((folder, prefix), []))
         if not objs:
             raise InputError(
@@ -163,7 +157,7 @@ def load(paths: list[str | Path]) -> list[RawDispatch]:
                 f"<gfx>_code_object_id_<id>.out next to its .att files",
                 where,
             )
-        gens = {stream_generation(b.data) for b in blobs} - {None}
+        gens = {g for g in (stream_generation(b.data) for b in blobs) if g is not None}
         arch = _pick_arch([g for _, g, _ in objs], gens)
         code_objects = []
         for co_id, gfx, f in objs:
@@ -192,3 +186,54 @@ def _pick_arch(gfx_names: list[str], gens: set[int]) -> str:
     named = sorted({g for g in gfx_names if g})
     fit = [g for g in named if not gens or target(g).generation in gens]
     return (fit or named or [""])[0]
+
+
+# --- the input kind: a folder holding such files, or one of the files itself ---------------------
+
+
+def detect(p: Path) -> bool:
+    """A rocprofv3-named shader-engine .att file or code object, or a folder holding such files directly
+    or in a subfolder (rocprofv3 writes <output>/<hostname>/)."""
+    if p.is_dir():
+        try:
+            return any(ATT_RE.match(q.name) for q in _files([p]))
+        except OSError:
+            return False
+    return bool(ATT_RE.match(p.name) or CO_RE.match(p.name))
+
+
+def _ui_output_of(raw: RawDispatch) -> Path | None:
+    """The ui_output folder rocprofv3 already wrote for this dispatch, next to its raw files or above."""
+    if raw.dispatch_id is None or not raw.path:
+        return None
+    name = f"ui_output_agent_{raw.agent}_dispatch_{raw.dispatch_id}"
+    for folder in (Path(raw.path), Path(raw.path).parent):
+        if (folder / name / "filenames.json").is_file():
+            return folder / name
+    return None
+
+
+def load(p: Path, tracker: Tracker) -> list[RawDispatch]:
+    """A folder: its dispatches, each naming the ui_output folder rocprofv3 already wrote for it, if any
+    (`decoded`: read instead of decoding, same figures). A loose .att: its dispatch, once (from its
+    lowest SE file); a loose code object: nothing by itself (the .att files pick it up)."""
+    if p.is_file():
+        m = ATT_RE.match(p.name)
+        if not m:
+            return []
+        prefix = f"{m['prefix']}_" if m["prefix"] else ""
+        siblings = sorted(p.parent.glob(f"{prefix}{m['agent']}_shader_engine_*_{m['disp']}.att"))
+        if int(m["se"]) != min(int(ATT_RE.match(q.name)["se"]) for q in siblings):  # type: ignore[index]
+            return []
+        raws = load_files(siblings)
+    else:
+        raws = load_files([p])
+    for raw in raws:
+        ui = _ui_output_of(raw)
+        raw.decoded = str(ui) if ui else None
+    return raws
+
+
+def weight(p: Path) -> int:
+    files = _files([p]) if p.is_dir() else [p]
+    return sum(blob_weight(f.stat().st_size) for f in files if f.suffix == ".att")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from attdec.errors import FormatError, InputError
 from attdec.model.target import from_version
+from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
@@ -209,7 +210,7 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     return list(groups.values())
 
 
-def is_profile(path: Path) -> bool:
+def detect(path: Path) -> bool:
     """A pickle file (protocol 2+ opcode first) that is not obviously something else."""
     if not path.is_file():
         return False
@@ -218,10 +219,14 @@ def is_profile(path: Path) -> bool:
     return len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5
 
 
-def load(path: str | Path) -> list[RawDispatch]:
+def load(path: str | Path, tracker: Tracker | None = None) -> list[RawDispatch]:
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", str(path)) from None
     return dispatches_from_events(load_events(data, str(path)), str(path))
+
+
+def weight(path: Path) -> int:
+    return blob_weight(path.stat().st_size)  # the blobs are most of a profile

@@ -10,7 +10,6 @@ import csv
 import json
 import os
 import re
-import tarfile
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -18,11 +17,11 @@ import numpy as np
 from attdec.errors import ArchError, FormatError, InputError
 from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
 from attdec.model.target import Target, family_target, from_version
-from attdec.sources import InputKind, register
+from attdec.sources.archive import ARCHIVE_SUFFIXES, read_archive
+from attdec.sources.kind import Tracker
 
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
 DISPATCH_NAME = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)")
-ARCHIVE_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar")
 
 
 # ---- where the files come from: a folder on disk or an archive read into memory ---------------
@@ -114,7 +113,7 @@ def _int(v, where: str, what: str) -> int:
 
 def _agent_targets(folder: Path) -> set[Target]:
     """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
-    out = set()
+    out: set[Target] = set()
     try:
         candidates = sorted(p for p in folder.iterdir() if p.name.endswith("agent_info.csv"))
     except OSError:
@@ -218,7 +217,7 @@ def kernel_name(code: list[CodeLine]) -> str:
 
 def listed_waves(fn_doc) -> dict[str, tuple[int, int, int, int, int, int]]:
     """filenames.json wave_filenames -> {file: (se, simd, slot, wv, begin, end)}."""
-    out = {}
+    out: dict[str, tuple[int, int, int, int, int, int]] = {}
     tree = fn_doc.get("wave_filenames") if isinstance(fn_doc, dict) else None
     if not isinstance(tree, dict):
         return out
@@ -316,8 +315,8 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
             parts.append(np.array(rows, dtype=OCCUPANCY_DTYPE))
             rows = []
     occ = np.concatenate(parts) if parts else np.zeros(0, OCCUPANCY_DTYPE)
-    names = doc.get("dispatches") if isinstance(doc.get("dispatches"), dict) else {}
-    return occ, kids, {str(k): str(v) for k, v in names.items()}
+    names = doc.get("dispatches")
+    return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
 def parse_realtime(doc) -> list[tuple[int, int]]:
@@ -331,7 +330,7 @@ def parse_realtime(doc) -> list[tuple[int, int]]:
 # ---- one folder --------------------------------------------------------------------------------
 
 
-def read_dispatch(files, bar=None) -> Dispatch:
+def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     """Everything in one dispatch folder -> Dispatch. Wave instructions keep their code.json line ids."""
     if not files.has("filenames.json"):
         raise InputError("not a ui_output folder (no filenames.json)", files.label)
@@ -366,8 +365,8 @@ def read_dispatch(files, bar=None) -> Dispatch:
             if (b, e) != (w.begin, w.end):
                 problems.append(f"{n}: begin/end {w.begin}/{w.end} differ from filenames.json {b}/{e}")
         waves.append(w)
-        if bar is not None:
-            bar.advance()
+        if tracker is not None:
+            tracker.advance(label=files.label)
 
     occ, kids = np.zeros(0, OCCUPANCY_DTYPE), set()
     names: dict[str, str] = {}
@@ -396,7 +395,7 @@ def read_dispatch(files, bar=None) -> Dispatch:
         problems=problems,
     )
     if not full and waves:
-        from attdec.analysis.aggregate import fill_code_totals
+        from attdec.model.totals import fill_code_totals
 
         fill_code_totals(d)
     return d
@@ -425,50 +424,35 @@ def _wave_count(path: Path) -> int:
         return 0
 
 
-def read_folder(path: Path, bar=None) -> Dispatch:
+def read_folder(path: Path, tracker: Tracker | None = None) -> Dispatch:
     """One dispatch folder on disk -> Dispatch."""
-    return read_dispatch(_DirFiles(Path(path)), bar)
+    return read_dispatch(_DirFiles(Path(path)), tracker)
 
 
-def load_folder(path: Path, bar) -> list[Dispatch]:
-    return [read_folder(path, bar)]
-
-
-def _safe_member(name: str) -> PurePosixPath | None:
-    """Archive member path, or None for absolute paths, '..' components and other escapes."""
-    p = PurePosixPath(name)
-    if p.is_absolute() or ".." in p.parts or not p.parts:
-        return None
-    return p
-
-
-def load_archive(path: Path, bar) -> list[Dispatch]:
-    """Read a tar archive of dispatch folder(s) in one sequential pass, in memory, never extracting."""
-    folders: dict[str, dict[str, bytes]] = {}
-    try:
-        with tarfile.open(path, "r:*") as tar:
-            for m in tar:
-                p = _safe_member(m.name)
-                if p is None or not m.isfile() or len(p.parts) < 1:
-                    continue
-                parent = str(p.parent)
-                f = tar.extractfile(m)
-                folders.setdefault(parent, {})[p.name] = f.read() if f else b""
-    except tarfile.ReadError:
-        raise InputError("unreadable archive: not a tar file, or corrupt/unknown compression", str(path)) from None
-    except Exception as e:  # OSError, EOFError, lzma/zlib errors: several types, one line
-        first = (str(e).splitlines() or [type(e).__name__])[0]
-        raise InputError(f"unreadable archive: {first}", str(path)) from None
-    if hasattr(bar, "add"):
-        bar.add(sum(1 for fs in folders.values() for n in fs if WAVE_FILE.match(n)))
-    out = []
-    for folder in sorted(folders):
-        if "filenames.json" in folders[folder]:
-            out.append(read_dispatch(_MemFiles(path, folder, folders[folder]), bar))
+def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
+    """Every dispatch folder inside a tar archive, read in memory, never extracted."""
+    folders = read_archive(path)
+    tracker.grow(sum(1 for fs in folders.values() for n in fs if WAVE_FILE.match(n)))
+    out = [
+        read_dispatch(_MemFiles(path, folder, files), tracker)
+        for folder, files in sorted(folders.items())
+        if "filenames.json" in files
+    ]
     if not out:
         raise InputError("archive holds no ui_output folder (no filenames.json)", str(path))
     return out
 
 
-register(InputKind("ui_output", is_dispatch_folder, load_folder, weight=_wave_count))
-register(InputKind("ui_output archive", is_archive, load_archive, weight=lambda p: 0))
+# ---- the input kind (attdec.sources.KINDS) -----------------------------------------------------
+
+
+def detect(path: Path) -> bool:
+    return is_dispatch_folder(path) or is_archive(path)
+
+
+def load(path: Path, tracker: Tracker) -> list[Dispatch]:
+    return load_archive(path, tracker) if path.is_file() else [read_dispatch(_DirFiles(path), tracker)]
+
+
+def weight(path: Path) -> int:
+    return _wave_count(path) if path.is_dir() else 0  # an archive's wave files are counted once read

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attdec.isa import CodeObject
 from attdec.model import CodeLine, Dispatch
 
 
@@ -31,7 +32,7 @@ class LoadedCode:
     id: int
     base: int
     name: str
-    co: object  # attdec.isa.CodeObject
+    co: CodeObject
     insts: list = field(default_factory=list)  # attdec.isa.Instruction, in address order
 
 
@@ -81,12 +82,11 @@ def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
         return {}
     pcs, du, st, idle = (np.concatenate(x) for x in zip(*parts))
     upc, inv = np.unique(pcs, return_inverse=True)
-    sums = np.zeros((len(upc), 4), np.int64)
-    np.add.at(sums, (inv, 0), 1)
-    np.add.at(sums, (inv, 1), du)
-    np.add.at(sums, (inv, 2), st)
-    np.add.at(sums, (inv, 3), idle)
-    return {pc: tuple(r) for pc, r in zip(upc.tolist(), sums.tolist())}
+    n = len(upc)
+    # bincount sums in float64: exact below 2**53 cycles, far above any trace
+    cols = [np.bincount(inv, minlength=n)] + [np.bincount(inv, v, n).round() for v in (du, st, idle)]
+    sums = np.stack(cols, 1).astype(np.int64).tolist()
+    return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(upc.tolist(), sums)}
 
 
 def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[CodeLine]:

@@ -1,0 +1,139 @@
+"""attdec's public Python API: the pipeline the command line runs, as functions.
+
+    import attdec
+    ds = attdec.open("runs/ui_output_agent_*")          # list[Dispatch]; raw captures are decoded
+    h = attdec.hotspots(ds, by="line")                   # Hotspots: totals, by_type, and .table (numpy columns)
+    df = pandas.DataFrame(attdec.instructions(ds))       # every executed instruction record, one row each
+
+See docs/api.md for the whole surface and the stability rules. Everything here is re-exported from
+`attdec` itself, imported on first use so that `import attdec` stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from attdec.analysis.hotspots import Hotspots
+from attdec.analysis.table import Table
+from attdec.decoders import BlobResult
+from attdec.errors import read_bytes
+from attdec.model import Dispatch, Wave, empty_insts
+from attdec.sources.kind import Progress
+from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
+
+PathLike = str | Path
+
+
+def _paths(paths) -> list:
+    return [paths] if isinstance(paths, (str, Path)) else list(paths)
+
+
+def _dispatches(dispatches) -> list[Dispatch]:
+    return [dispatches] if isinstance(dispatches, Dispatch) else list(dispatches)
+
+
+def open(
+    paths: PathLike | Iterable[PathLike],
+    *,
+    input_format: str | None = None,
+    code: Iterable[str] = (),
+    arch: str | None = None,
+    progress: Progress | None = None,
+    **decode_opts,
+) -> list[Dispatch]:
+    """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded).
+    `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch."""
+    from attdec.sources.pipeline import open_dispatches
+
+    return open_dispatches(_paths(paths), input_format, tuple(code), arch, progress=progress, **decode_opts)
+
+
+def open_raw(
+    paths: PathLike | Iterable[PathLike],
+    *,
+    input_format: str | None = None,
+    code: Iterable[str] = (),
+    arch: str | None = None,
+) -> list[RawDispatch]:
+    """The raw, undecoded dispatches the paths name (blobs + code objects), for `decode_dispatch`-level work."""
+    from attdec.sources.pipeline import open_raw as read
+
+    return read(_paths(paths), input_format, tuple(code), arch)
+
+
+def decode(
+    blob: bytes | PathLike, arch: str | None = None, *, code: Iterable = (), se: int = 0, **decode_opts
+) -> BlobResult:
+    """Decode one shader engine's SQTT blob. `code`: code objects as "file@loadbase" strings or
+    (bytes or path, load base) pairs; without code, records get no PCs and `arch` is needed."""
+    from attdec.sources.explicit import parse_code_spec
+    from attdec.sources.raw import decode_blobs, load_code
+
+    data = blob if isinstance(blob, (bytes, bytearray, memoryview)) else read_bytes(blob)
+    objs = []
+    for i, c in enumerate(code, 1):
+        src, base = parse_code_spec(c) if isinstance(c, str) else c
+        co = src if isinstance(src, (bytes, bytearray)) else read_bytes(src)
+        name = str(src) if isinstance(src, (str, Path)) else f"code object {i}"
+        objs.append(RawCodeObject(bytes(co), int(base), name, i))
+    raw = RawDispatch("blob", arch or "", objs, [RawBlob(se, bytes(data), "blob")])
+    (_, result, _) = next(decode_blobs(raw, load_code(raw), **decode_opts))
+    return result
+
+
+def hotspots(
+    dispatches: Dispatch | Iterable[Dispatch], by: str | None = "line", *, frame: str = "inner", wave_filter=None
+) -> Hotspots:
+    """Lines (`by="line"`), instructions or files ranked by stall over the dispatches taken together;
+    `.table` holds the rows as numpy columns, `.totals` and `.by_type` the header figures."""
+    from attdec.analysis.hotspots import hotspots as run
+
+    return run(_dispatches(dispatches), by=by, frame=frame, wave_filter=wave_filter)
+
+
+def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
+    """One row per wave: where and when it ran, its instructions, stall, and dominant stall type."""
+    from attdec.analysis.waves import wave_rows
+
+    rows = [r for d in _dispatches(dispatches) for r in wave_rows(d, wave_filter)]
+    cols = [
+        "dispatch",
+        "se",
+        "simd",
+        "slot",
+        "wave",
+        "cu",
+        "begin",
+        "end",
+        "duration",
+        "instructions",
+        "latency",
+        "stall",
+        "share",
+        "dominant_type",
+    ]
+    return Table.from_rows([{c: getattr(r, c) for c in cols} for r in rows], cols)
+
+
+def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
+    """Every executed instruction record of every wave, one row each: the wave's place (dispatch, se, cu,
+    simd, slot, wave) and the record (time, category, stall, duration, pc, line)."""
+    parts: list[tuple[Dispatch, Wave]] = [(d, w) for d in _dispatches(dispatches) for w in d.waves]
+    n = [len(w.insts) for _, w in parts]
+    insts = np.concatenate([w.insts for _, w in parts]) if parts else empty_insts()
+    cols: dict[str, np.ndarray] = {}
+    names = np.empty(len(parts), object)
+    names[:] = [d.name for d, _ in parts]
+    cols["dispatch"] = np.repeat(names, n)
+    for f in ("se", "cu", "simd", "slot"):
+        cols[f] = np.repeat(np.array([getattr(w, f) for _, w in parts], np.int64), n)
+    cols["wave"] = np.repeat(np.array([w.seq for _, w in parts], np.int64), n)
+    for f in insts.dtype.names or ():
+        cols[f] = insts[f]
+    return Table(cols)
+
+
+__all__ = ["decode", "hotspots", "instructions", "open", "open_raw", "waves"]

@@ -1,0 +1,42 @@
+"""Types every input kind shares: what a loader returns, and the progress counter it advances."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attdec.model import Dispatch
+from attdec.sources.raw import RawDispatch
+
+# What a kind's loader returns: dispatches read as they are (ui_output) or raw ones still to decode.
+Loaded = list[Dispatch | RawDispatch]
+# A progress callback: (what is being done, units done, units in all).
+Progress = Callable[[str, int, int], None]
+
+
+class Tracker:
+    """Counts units of work done against a total and reports them to a `Progress` callback."""
+
+    def __init__(self, progress: Progress | None = None, total: int = 0):
+        self.progress, self.total, self.done, self.label = progress, total, 0, ""
+
+    def grow(self, n: int) -> None:
+        """More work than announced (an archive's members are known only once it is read)."""
+        self.total += n
+
+    def advance(self, n: int = 1, label: str | None = None) -> None:
+        self.done += n
+        if label is not None:
+            self.label = label
+        if self.progress is not None:
+            self.progress(self.label, self.done, max(self.total, self.done))
+
+
+UNIT = 1 << 16  # raw inputs count progress in 64 KiB of SQTT (plus one unit per blob): big decodes show a bar
+
+
+def blob_weight(n_bytes: int) -> int:
+    return 1 + n_bytes // UNIT
+
+
+def raw_weight(raw: RawDispatch) -> int:
+    return sum(blob_weight(len(b.data)) for b in raw.blobs)

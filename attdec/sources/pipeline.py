@@ -1,0 +1,182 @@
+"""The one reader: paths -> `Dispatch`es.
+
+    open_dispatches(paths)   every dispatch the paths name, raw captures decoded (what the analyses take)
+    open_raw(paths)          the raw (undecoded) dispatches the paths name (what export-ui and decode take)
+
+Paths may be files, folders, parents of many inputs (walked, not descending into recognised ones) and
+globs; each is claimed by the first input kind of attdec.sources.KINDS that detects it. With `code`
+(`FILE@LOADBASE` specs), the paths are the SQTT blobs of one dispatch (attdec.sources.explicit).
+Progress goes to an optional callback (label, done, total); nothing here prints.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from attdec.errors import InputError
+from attdec.model import Dispatch
+from attdec.sources import KINDS
+from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
+from attdec.sources.raw import RawDispatch, decode_dispatch
+
+
+@dataclass(frozen=True)
+class InputKind:
+    name: str  # the --input-format name
+    help: str
+    module: ModuleType  # with detect(path), load(path, tracker), weight(path)
+
+    def detect(self, path: Path) -> bool:
+        return self.module.detect(path)
+
+    def load(self, path: Path, tracker: Tracker) -> Loaded:
+        return self.module.load(path, tracker)
+
+    def weight(self, path: Path) -> int:
+        return self.module.weight(path)
+
+
+@cache
+def kinds() -> tuple[InputKind, ...]:
+    return tuple(
+        InputKind(name, what, importlib.import_module(f"attdec.sources.{mod}")) for name, (mod, what) in KINDS.items()
+    )
+
+
+def kind_of(path: Path, only: str | None = None) -> InputKind | None:
+    for kind in kinds():
+        if (only is None or kind.name == only) and kind.detect(path):
+            return kind
+    return None
+
+
+def _expand_globs(paths) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        p = os.path.expanduser(str(p))
+        if glob.has_magic(p) and not os.path.exists(p):
+            hits = sorted(glob.glob(p))
+            if not hits:
+                raise InputError("no file or folder matches this pattern", p)
+            out.extend(Path(h) for h in hits)
+        else:
+            out.append(Path(p))
+    return out
+
+
+def _walk(root: Path, only: str | None) -> list[tuple[InputKind, Path]]:
+    """Every recognised input below `root`, not descending into recognised folders."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        keep = []
+        for d in dirnames:
+            sub = Path(dirpath, d)
+            k = kind_of(sub, only)
+            if k:
+                found.append((k, sub))
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for f in sorted(filenames):
+            sub = Path(dirpath, f)
+            k = kind_of(sub, only)
+            if k:
+                found.append((k, sub))
+    return found
+
+
+def resolve(paths, only: str | None = None) -> list[tuple[InputKind, Path]]:
+    """(kind, path) for every input named by `paths`, in command-line then name order, no duplicates.
+    `only` restricts recognition to the input kind of that name (--input-format)."""
+    if only is not None and only not in KINDS:
+        raise InputError(f"unknown input format {only!r} (known: {', '.join(KINDS)})")
+    out, seen = [], set()
+    for p in _expand_globs(paths):
+        if not p.exists():
+            raise InputError("no such file or folder", str(p))
+        if not os.access(p, os.R_OK):
+            raise InputError("permission denied", str(p))
+        k = kind_of(p, only)
+        items = [(k, p)] if k else (_walk(p, only) if p.is_dir() else [])
+        if not items:
+            if only is not None:
+                raise InputError(f"not a {only} input", str(p))
+            what = "folder" if p.is_dir() else "file"
+            known = "; ".join(k.help for k in kinds())
+            raise InputError(f"not an input attdec reads (this {what} is none of: {known})", str(p))
+        for k, q in items:
+            key = os.path.realpath(q)
+            if key not in seen:
+                seen.add(key)
+                out.append((k, q))
+    return out
+
+
+def read(
+    paths, input_format: str | None = None, code=(), arch: str | None = None, tracker: Tracker | None = None
+) -> Loaded:
+    """Every dispatch the paths name, as read: `Dispatch`es and `RawDispatch`es still to decode."""
+    tracker = tracker or Tracker()
+    if code:
+        from attdec.sources import explicit
+
+        raw = explicit.load(paths, code, arch)
+        tracker.grow(raw_weight(raw))
+        return [raw]
+    items = resolve(paths, input_format)
+    tracker.grow(sum(k.weight(p) for k, p in items))
+    return _unique(d for k, p in items for d in k.load(p, tracker))
+
+
+def _unique(dispatches) -> list:
+    """Drop a dispatch reached twice (e.g. a raw folder and, walking its parent, its ui_output folder)."""
+    out, seen = [], set()
+    for d in dispatches:
+        key = (os.path.realpath(d.path), d.name) if d.path else None
+        if key is None or key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def open_dispatches(
+    paths,
+    input_format: str | None = None,
+    code=(),
+    arch: str | None = None,
+    progress: Progress | None = None,
+    **decode_opts,
+) -> list[Dispatch]:
+    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders)."""
+    from attdec.sources.ui_output import read_folder
+
+    tracker = Tracker(progress)
+    out = []
+    for d in read(paths, input_format, code, arch, tracker):
+        if isinstance(d, RawDispatch):
+            d = read_folder(Path(d.decoded), tracker) if d.decoded else decode(d, tracker, **decode_opts)
+        out.append(d)
+    return _unique(out)
+
+
+def decode(raw: RawDispatch, tracker: Tracker | None = None, **decode_opts) -> Dispatch:
+    """One raw dispatch decoded, advancing `tracker` blob by blob."""
+    tracker = tracker or Tracker()
+    return decode_dispatch(raw, lambda blob: tracker.advance(blob_weight(len(blob.data)), blob.label), **decode_opts)
+
+
+def open_raw(paths, input_format: str | None = None, code=(), arch: str | None = None) -> list[RawDispatch]:
+    """The raw dispatches the paths name; an input that is already decoded (ui_output) is an error here."""
+    out = []
+    for d in read(paths, input_format, code, arch):
+        if not isinstance(d, RawDispatch):
+            raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)
+        out.append(d)
+    return out

@@ -1,0 +1,62 @@
+"""The public Python API (docs/api.md): the pipeline the CLI runs, as functions returning numpy columns."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT, shared_path
+
+import attdec
+from attdec.analysis.table import Table
+from attdec.model import Category
+
+
+def test_import_is_cheap_and_lazy():
+    code = "import sys, attdec; assert 'numpy' not in sys.modules; attdec.open; assert 'numpy' in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+    with pytest.raises(AttributeError):
+        attdec.nonexistent  # noqa: B018
+
+
+def test_open_hotspots_instructions_on_a_raw_capture():
+    cap = shared_path("captures", "gfx1100", "gemm_run0")
+    want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]  # AMD's decoder
+    ds = attdec.open(cap)
+    (d,) = ds
+    h = attdec.hotspots(ds, by="instruction")
+    assert h.totals["stall"] == want["stall_sum"] and h.totals["hits"] == want["instructions"]
+    t = h.table
+    assert int(t["stall"].sum()) == h.totals["stall"] and t.nrows == len(h.rows)
+    assert set(t) >= {"key", "stall", "hits", "line", "vaddr", "type"}
+    ins = attdec.instructions(ds)
+    assert ins.nrows == sum(len(w.insts) for w in d.waves) == want["instructions"]
+    assert int(ins["stall"].sum()) == want["stall_sum"]
+    assert int((ins["category"] == Category.IMMED).sum()) > 0
+    w = attdec.waves(d)
+    assert w.nrows == len(d.waves) and int(w["stall"].sum()) == want["stall_sum"]
+
+
+def test_decode_one_blob_equals_the_pipeline():
+    cap = shared_path("captures", "gfx1100", "gemm_run0")
+    k = json.loads((cap / "capture.json").read_text())["kernels"][0]
+    res = attdec.decode(cap / "r_32_32_16_2_1_se0.att", code=[f"{cap / k['code_object']}@{k['base_hex']}"], se=0)
+    (d,) = attdec.open(cap)
+    se0 = [w for w in d.waves if w.se == 0]
+    assert [len(w.insts) for w in res.waves if len(w.insts) or len(w.timeline) >= 3] == [len(w.insts) for w in se0]
+    assert all((a.insts["pc"] == b.insts["pc"]).all() for a, b in zip([w for w in res.waves if len(w.insts)], se0))
+    raw_bytes = (cap / "r_32_32_16_2_1_se0.att").read_bytes()
+    co = ((cap / k["code_object"]).read_bytes(), k["base"])
+    assert len(attdec.decode(raw_bytes, code=[co]).waves) == len(res.waves)
+
+
+def test_table_is_a_mapping_of_equal_columns():
+    t = Table.from_rows([{"a": 1, "b": "x", "c": 0.5}, {"a": 2, "b": None, "c": 1}])
+    assert list(t) == ["a", "b", "c"] and t.nrows == 2 and t["a"].dtype == np.int64 and t["c"].dtype == np.float64
+    assert t.records() == [{"a": 1, "b": "x", "c": 0.5}, {"a": 2, "b": None, "c": 1.0}]
+    with pytest.raises(ValueError):
+        Table({"a": np.zeros(2), "b": np.zeros(3)})
+    assert Table.from_rows([], ["a"]).nrows == 0
