@@ -265,7 +265,7 @@ def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = ""
 
 # s_waitcnt simm16 bit fields per family: counter -> (lsb, width) pieces, low bits first (LLVM
 # AMDGPUBaseInfo). A counter at its maximum means "no wait". gfx12 still decodes s_waitcnt with gfx11's layout.
-WAITCNT_FIELDS = {
+WAITCNT_FIELDS: dict[str, dict[str, tuple[tuple[int, int], ...]]] = {
     "gfx9": {"vmcnt": ((0, 4), (14, 2)), "expcnt": ((4, 3),), "lgkmcnt": ((8, 4),)},
     "gfx10": {"vmcnt": ((0, 4), (14, 2)), "expcnt": ((4, 3),), "lgkmcnt": ((8, 6),)},
     "gfx11": {"vmcnt": ((10, 6),), "expcnt": ((0, 3),), "lgkmcnt": ((4, 6),)},
@@ -298,7 +298,7 @@ def _int(tok: str) -> int | None:
 
 
 @cache
-def _waitcnt_layout(family: str) -> dict:
+def _waitcnt_layout(family: str) -> dict[str, tuple[tuple[int, int], ...]]:
     return WAITCNT_FIELDS[target(family).family]
 
 

@@ -11,9 +11,13 @@ import io
 import os
 import struct
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError
 from attdec.model.target import from_mach
+
+if TYPE_CHECKING:
+    from attdec.isa.dwarf import LineIndex
 
 EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
@@ -56,7 +60,7 @@ class CodeObject:
     container: str = "elf"  # "elf" or "tinygrad-minimal"
     e_flags: int = 0
     where: str = ""
-    _lines: object = None  # lazily built DWARF line/inline index
+    _lines: LineIndex | None = None  # lazily built DWARF line/inline index
     _elf_bytes: bytes = b""
 
     @property
@@ -102,6 +106,7 @@ def load_code_object(data: bytes, where: str = "", arch: str | None = None) -> C
 def _load_elf(data: bytes, where: str) -> CodeObject:
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
 
     try:
         elf = ELFFile(io.BytesIO(data))
@@ -118,11 +123,10 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
             for s in elf.iter_sections()
             if s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"
         ]
-        symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
         seen = set()
         for tabname in (".dynsym", ".symtab"):
             tab = elf.get_section_by_name(tabname)
-            if tab is None:
+            if not isinstance(tab, SymbolTableSection):
                 continue
             for s in tab.iter_symbols():
                 if not s.name or s["st_shndx"] in ("SHN_UNDEF", "SHN_ABS") or (s.name, s["st_value"]) in seen:
@@ -130,7 +134,6 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
                 seen.add((s.name, s["st_value"]))
                 kind = {"STT_FUNC": "func", "STT_OBJECT": "object"}.get(s["st_info"]["type"], "other")
                 co.symbols.append(Symbol(s.name, s["st_value"], s["st_size"], kind))
-        del symtab
         co.symbols.sort(key=lambda s: (s.vaddr, s.name))
         co.metadata = _metadata_note(elf, where)
         co.kernels = _kernels(co, data, sections)

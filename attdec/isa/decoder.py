@@ -24,6 +24,7 @@ from attdec.isa.encoding import (
     SDWA_NEG0,
     SDWA_SEL,
     SDWA_SEXT0,
+    SDWA_SGPR0,
     SDWA_SRC0_SEL,
     SDWA_UNUSED,
     SOP_SOURCES,
@@ -35,10 +36,12 @@ from attdec.isa.encoding import (
     SRC_SDWA,
     VOP_32,
     is_gfx9_vop3p,
+    is_scalar_source,
     sdwa_bits,
     sext,
 )
 from attdec.isa.render import parse_signature, render
+from attdec.isa.render.operands import Signature
 from attdec.model.target import TARGETS, target
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -106,24 +109,29 @@ class Table:
         sig = json.loads(gzip.decompress(sig_path.read_bytes())) if sig_path.exists() else {"fields": {}, "ops": {}}
         self.fields = sig["fields"]
         self._sig_raw = sig["ops"]
-        self._sig = {}
+        self._sig: dict[tuple[str, int], Signature | None] = {}
 
-    def sig(self, enc: str, op: int):
-        """((lsb, mask, required value) of fixed fields, parsed operand signature) or None."""
-        key = (enc, op)
-        hit = self._sig.get(key)
-        if hit is None:
-            raw = self._sig_raw.get(enc, {}).get(str(op))
-            if raw is None:
-                self._sig[key] = hit = False
-            else:
-                fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
-                ignored = tuple((b, ((1 << w) - 1) << b) for b, w, v in (raw[2] if len(raw) > 2 else ()))
-                parts = parse_signature(raw[1])
-                has_sdst = any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
-                notes = raw[3] if len(raw) > 3 else {}
-                self._sig[key] = hit = (fixed, parts, ignored, has_sdst, notes, raw[4] if len(raw) > 4 else {})
-        return hit or None
+    def sig(self, enc: str, op: int) -> Signature | None:
+        """What the probe learned about one opcode (None when it has no entry)."""
+        try:
+            return self._sig[(enc, op)]
+        except KeyError:
+            hit = self._sig[(enc, op)] = self._load_sig(enc, op)
+            return hit
+
+    def _load_sig(self, enc: str, op: int) -> Signature | None:
+        raw = self._sig_raw.get(enc, {}).get(str(op))
+        if raw is None:
+            return None
+        parts = parse_signature(raw[1])
+        return Signature(
+            fixed=tuple((b, (1 << w) - 1, v) for b, w, v in raw[0]),
+            parts=parts,
+            ignored=tuple((b, ((1 << w) - 1) << b) for b, w, _v in (raw[2] if len(raw) > 2 else ())),
+            has_sdst=any(not isinstance(p, str) and p[0] == "sdst" for p in parts),
+            notes=raw[3] if len(raw) > 3 else {},
+            extensions=raw[4] if len(raw) > 4 else {},
+        )
 
 
 # Targets whose instruction tables attdec carries.
@@ -266,8 +274,9 @@ BRANCHES = frozenset(
 )
 
 
-def _sdwa_ok(enc: str, d: int) -> bool:
-    """SDWA dword fields LLVM accepts: known selects and dst_unused, no sext together with neg/abs."""
+def _sdwa_ok(enc: str, w0: int, d: int) -> bool:
+    """SDWA dword fields LLVM accepts: known selects and dst_unused, no sext together with neg/abs, and
+    scalar sources (src0, vsrc1 with their SGPR bit) that are registers or inline constants."""
     sels = [sdwa_bits(d, SDWA_SRC0_SEL, src, 3) for src in (0, 1)]
     if enc != "VOPC":
         sels.append(sdwa_bits(d, SDWA_DST_SEL, width=3))
@@ -278,7 +287,9 @@ def _sdwa_ok(enc: str, d: int) -> bool:
     for src in (0, 1):
         if sdwa_bits(d, SDWA_SEXT0, src) and (sdwa_bits(d, SDWA_NEG0, src) or sdwa_bits(d, SDWA_ABS0, src)):
             return False
-    return True
+    if sdwa_bits(d, SDWA_SGPR0) and not is_scalar_source(d & 0xFF):
+        return False
+    return enc == "VOP1" or not sdwa_bits(d, SDWA_SGPR0, 1) or is_scalar_source((w0 >> 9) & 0xFF)
 
 
 def _unknown(addr: int, w0: int) -> Instruction:
@@ -374,8 +385,9 @@ def _extension_key(enc: str, ext: str, d: int | None) -> str:
     return ext
 
 
-def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
-    """Decode the instruction whose first dword is words[i] (n = number of dwords available)."""
+def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = False) -> Instruction:
+    """Decode the instruction whose first dword is words[i] (n = number of dwords available).
+    `lenient` drops the "unused operand fields must be zero" rule (see disassemble)."""
     w0 = words[i]
     enc = ENCODING_OF[tab.family](w0)
     hit = _opcode(enc, words, i, n, tab) if enc is not None else None
@@ -387,30 +399,29 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
         mfma = tab.enc["VOP3"][2][(words[i + 2] >> 16) & 0x3FF][0]
         mnem = "v_mfma_scale_" + mfma[len("v_mfma_") :]
     sig = tab.sig(enc, op) if sub is None else None
+    if lenient and sig is not None:
+        sig = sig._replace(fixed=())
     if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
         d = words[i + 1] if i + 1 < n else None
-        how = sig[5].get(_extension_key(enc, ext, d))  # what LLVM does with this opcode + extension
+        how = sig.extensions.get(_extension_key(enc, ext, d))  # what LLVM does with this opcode + extension
         if how is None:
             return _unknown(addr, w0)
         if how == "plain":  # LLVM ignores the marker
             base = BASE_SIZE.get(enc, 8)
             size, ext = max(tsize, base), "literal" if tsize > base else ""
-        elif ext == "sdwa" and d is not None and not _sdwa_ok(enc, d):
+        elif ext == "sdwa" and d is not None and not _sdwa_ok(enc, w0, d):
             return _unknown(addr, w0)
     nw = size // 4
     if i + nw > n:
         return _unknown(addr, w0)
     ws = tuple(words[i : i + nw])
-    if sig is not None and sig[0]:
+    if sig is not None and sig.fixed:
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
-        for lsb, mask, value in sig[0]:  # LLVM rejects words whose unused fields differ from the default
+        for lsb, mask, value in sig.fixed:  # LLVM rejects words whose unused fields differ from the default
             if (bits >> lsb) & mask != value:
                 return _unknown(addr, w0)
     target = addr + 4 + 4 * sext(w0 & 0xFFFF, 16) if mnem in BRANCHES else None
-    try:
-        mnem, operands = render(mnem, enc, ext, ws, tab, sub, sig)
-    except Exception:  # rendering must never break the walk
-        operands = ""
+    mnem, operands = render(mnem, enc, ext, ws, tab, sub, sig)
     operands = operands.strip()
     text = f"{mnem} {operands}" if operands else mnem
     return Instruction(addr, size, mnem, operands, text, target, "", enc, ws)
@@ -456,20 +467,6 @@ UNKNOWN_NAME = {
 }
 
 
-class _Lenient:
-    """A table view without the "unused operand fields must be zero" rule."""
-
-    def __init__(self, tab):
-        self._tab = tab
-
-    def __getattr__(self, name):
-        return getattr(self._tab, name)
-
-    def sig(self, enc, op):
-        s = self._tab.sig(enc, op)
-        return ((), *tuple(s[1:])) if s else s
-
-
 def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -> list[Instruction]:
     """Decode every instruction of `code` (loaded at `vaddr`) for target `arch`; never raises on bad words.
 
@@ -478,20 +475,19 @@ def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -
     from attdec.isa.categories import category_of
 
     tab = table_for(arch)
-    loose = _Lenient(tab) if lenient else None
     n = len(code) // 4
     words = struct.unpack_from(f"<{n}I", code, 0)
     out = []
     i = 0
     fam = tab.family
-    cats = {}
+    cats: dict[str, str] = {}
     while i < n:
         addr = vaddr + 4 * i
         ins = decode_one(words, i, n, addr, tab)
-        if loose is not None and ins.is_unknown:
+        if lenient and ins.is_unknown:
             enc = ENCODING_OF[fam](words[i])
             if enc is not None:
-                ins = decode_one(words, i, n, addr, loose)
+                ins = decode_one(words, i, n, addr, tab, lenient=True)
                 if ins.is_unknown:
                     size = min(BASE_SIZE.get(enc, 8), 4 * (n - i))
                     name = UNKNOWN_NAME.get(enc, "unknown")

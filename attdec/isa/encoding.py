@@ -43,6 +43,8 @@ INLINE_FLOATS_F16 = {
     248: 0x3118,
 }
 SPECIAL_SOURCES = {
+    230: "src_flat_scratch_base_lo",  # named by LLVM 22 on every target
+    231: "src_flat_scratch_base_hi",
     235: "src_shared_base",
     236: "src_shared_limit",
     237: "src_private_base",
@@ -70,8 +72,12 @@ SADDR_OFF = {"gfx9": 127, "gfx11": NULL["gfx11"], "gfx12": NULL["gfx12"]}
 
 
 def is_inline_constant(v: int) -> bool:
-    """An integer or float inline constant (what SDWA's scalar sources accept besides registers)."""
     return INLINE_ZERO <= v <= INLINE_NEG_LAST or v in INLINE_FLOATS
+
+
+def is_scalar_source(v: int) -> bool:
+    """A scalar register, inline constant or special source: a source value that needs no extra dword."""
+    return v <= SGPR_LAST or is_inline_constant(v) or v in SPECIAL_SOURCES
 
 
 # ---- encoding groups ----------------------------------------------------------------------------
@@ -101,7 +107,8 @@ DPP_BANK_MASK, DPP_ROW_MASK = 24, 28
 DPP8_SELECTS = 8  # eight 3-bit lane selects
 SDWA_DST_SEL, SDWA_DST_UNUSED, SDWA_CLAMP, SDWA_OMOD = 8, 11, 13, 14
 SDWA_VOPC_SDST = 15  # VOPC: bits 8..14 name an SGPR pair written instead of vcc
-SDWA_SRC0_SEL, SDWA_SEXT0, SDWA_NEG0, SDWA_ABS0, SDWA_SGPR0 = 16, 19, 20, 21, 23  # src1's are 8 bits higher
+SDWA_SRC0_SEL, SDWA_SEXT0, SDWA_NEG0, SDWA_ABS0 = 16, 19, 20, 21  # src1's are 8 bits higher
+SDWA_SGPR0 = 23  # src0 (bits 0..7 of the SDWA dword) is a scalar source; bit 31: so is vsrc1
 SDWA_SEL = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")  # 3-bit selects
 SDWA_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")  # 2-bit dst_unused
 

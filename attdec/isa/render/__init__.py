@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from attdec.isa.encoding import is_gfx9_vop3p
 from attdec.isa.render import memory, scalar, vector
-from attdec.isa.render.operands import Inst, operand_text, parse_signature
+from attdec.isa.render.operands import Inst, Signature, operand_text, parse_signature
 
 __all__ = ["parse_signature", "render"]
 
@@ -48,15 +48,17 @@ RENDERERS = {
 EXT_FORMS = ("dpp", "dpp8", "sdwa")
 
 
-def render(mnem: str, enc: str, ext: str, ws: tuple, tab, sub: str | None = None, sig_entry=None) -> tuple[str, str]:
+def render(
+    mnem: str, enc: str, ext: str, ws: tuple, tab, sub: str | None = None, sig: Signature | None = None
+) -> tuple[str, str]:
     """-> (mnemonic as printed, operand text). `ext` names what follows the base encoding ("literal",
-    "dpp", "dpp8", "sdwa", ...); `sub` is the VOPD Y mnemonic; `sig_entry` is `Table.sig(enc, op)`."""
+    "dpp", "dpp8", "sdwa", ...); `sub` is the VOPD Y mnemonic; `sig` is `Table.sig(enc, op)`."""
     if enc == "VOPD":
         return mnem, vector.vopd_text(mnem, sub or "", ws, tab.family)
-    if sig_entry is None:
+    if sig is None:
         return mnem, ""
     keep = vector.OPSEL_HI_BITS if enc == "VOP3P" or (tab.family == "gfx9" and is_gfx9_vop3p(ws[0])) else ()
-    x = Inst(mnem, enc, ext, ws, tab, sig_entry, keep)
+    x = Inst(mnem, enc, ext, ws, tab, sig, keep)
     if ext in EXT_FORMS:
         return vector.ext_form(x)
     return mnem, RENDERERS.get(enc, operand_text)(x)

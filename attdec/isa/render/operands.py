@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import NamedTuple
 
 from attdec.isa.encoding import (
     INLINE_FLOATS,
@@ -45,6 +46,17 @@ MFMA_ACC_CD = (15, 1)  # gfx9 MFMA: vdst and src2 are AGPRs
 MFMA_ACC_SRC0 = 59  # gfx9 MFMA: src0 (59) and src1 (60) are AGPRs
 # gfx9 memory data registers an `acc` bit turns into AGPRs
 ACC_DATA = frozenset(("vdst", "data", "data0", "data1", "vdata"))
+
+
+class Signature(NamedTuple):
+    """What tools/probe_isa.py learned from LLVM about one opcode (tables/<target>.sig.json.gz)."""
+
+    fixed: tuple  # (lsb, mask, value): fields LLVM rejects the word for when they differ
+    parts: list  # the operand signature: literal text and placeholders (see parse_signature)
+    ignored: tuple  # (lsb, mask): modifier bits LLVM accepts but does not print
+    has_sdst: bool  # a VOP3 with a scalar destination (no abs / op_sel)
+    notes: dict  # operand -> {"odd" | "sgpr" | "const": LLVM's comment}
+    extensions: dict  # "dpp" / "sdwa" / ... -> what LLVM does with that form ("ok", "plain")
 
 
 def parse_signature(sig: str) -> list:
@@ -171,8 +183,9 @@ class Inst:
         "ws",
     )
 
-    def __init__(self, mnem, enc, ext, ws, tab, sig_entry, keep=()):
-        _fixed, self.parts, ignored, self.has_sdst, self.notes, _exts = sig_entry
+    def __init__(self, mnem: str, enc: str, ext: str, ws: tuple, tab, sig: Signature, keep: tuple = ()):
+        self.parts, self.has_sdst, self.notes = sig.parts, sig.has_sdst, sig.notes
+        ignored = sig.ignored
         self.mnem, self.enc, self.ext, self.ws = mnem, enc, ext, ws
         self.fam, self.target = tab.family, tab.target
         self.fields = tab.fields.get(enc, {})

@@ -278,7 +278,7 @@ def _smem_gfx9(x: Inst, regs: list) -> str:
     imm, soe = x(17, 1), x(14, 1)
     off = x(32, 21)
     if soe:
-        so = scalar_name(x(57, 7), 1, x.fam)
+        so = scalar_name(x(57, 7), 1, x.fam) or ""
         tail = f"{so} offset:0x{off:x}" if imm and off else so
     elif imm:
         tail = f"0x{off:x}"

@@ -29,6 +29,7 @@ from attdec.isa.encoding import (
     SRC_DPP8_FI,
     SRC_MASK,
     is_gfx9_vop3p,
+    is_inline_constant,
     sdwa_bits,
 )
 from attdec.isa.render.operands import (
@@ -206,13 +207,17 @@ def _ext_operand(x: Inst, d: int, p) -> str:
     vop3 = x.enc in ("VOP3", "VOP3P")
     sdwa = x.ext == "sdwa"
     v = x.field(name)
+    const = False  # an inline constant (SDWA scalar sources)
     if name == "src0":  # the register is in the extension dword
-        src0 = d & 0xFF
-        t = scalar_name(src0, width, x.fam) if sdwa and sdwa_bits(d, SDWA_SGPR0) else reg_range("v", src0, width)
+        v = d & 0xFF
+        if sdwa and sdwa_bits(d, SDWA_SGPR0):
+            t, const = src_text(v, width, x.fam, None), is_inline_constant(v)
+        else:
+            t = reg_range("v", v, width)
     elif name in ("src1", "src2") and vop3:
         t = src_text(v, width, x.fam, None)
     elif name == "vsrc1" and sdwa and sdwa_bits(d, SDWA_SGPR0, 1):
-        t = scalar_name(v, width, x.fam)
+        t, const = src_text(v, width, x.fam, None), is_inline_constant(v)
     elif kind == "s":
         t = scalar_name(v, width, x.fam) or str(v)
     else:
@@ -236,11 +241,11 @@ def _ext_operand(x: Inst, d: int, p) -> str:
         if x(VOP3_NEG[0] + i, 1):
             t = f"neg({t})" if re.match(r"-?\d+$|0x", t) else "-" + t
     if name in ("src0", "vsrc1", "src1") and not vop3:
-        t = _ext_source_mods(x, d, t, 0 if name == "src0" else 1)
+        t = _ext_source_mods(x, d, t, 0 if name == "src0" else 1, const)
     return t
 
 
-def _ext_source_mods(x: Inst, d: int, t: str, i: int) -> str:
+def _ext_source_mods(x: Inst, d: int, t: str, i: int, const: bool) -> str:
     """sext / neg / abs of a VOP1/VOP2/VOPC source, from the SDWA or DPP16 dword."""
     if x.ext == "sdwa":
         if sdwa_bits(d, SDWA_SEXT0, i):
@@ -256,7 +261,9 @@ def _ext_source_mods(x: Inst, d: int, t: str, i: int) -> str:
         neg = ab = 0
     if ab:
         t = f"|{t}|"
-    return "-" + t if neg else t
+    if neg:
+        return f"neg({t})" if const and not ab else "-" + t
+    return t
 
 
 def _sel(v: int, names: tuple) -> str:
