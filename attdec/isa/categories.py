@@ -113,10 +113,11 @@ _SMEM_PREFIXES = (
     "s_prefetch_",
     "s_buffer_prefetch_",
 )
-_SMEM = {"s_memtime", "s_memrealtime"}
+_SMEM_TIMERS = {"s_memtime", "s_memrealtime"}  # SMEM without a prefix of its own
 _MFMA_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
 _VMEM_PREFIXES = ("buffer_", "tbuffer_", "global_", "scratch_", "image_")
 _LDS_EXTRA = {"lds_param_load", "lds_direct_load"}
+_PARAM_LOADS = _LDS_EXTRA | {"ds_param_load", "ds_direct_load"}  # LDS reads counted on expcnt
 _CACHE_CONTROL = {
     "buffer_wbl2",
     "buffer_inv",
@@ -162,6 +163,14 @@ def _atomic_returns(operands: str, family: str) -> bool:
     return bool(re.search(r"\b(glc|sc0)\b", ops))
 
 
+def _split(mnemonic: str, operands: str) -> tuple[str, str]:
+    """(bare mnemonic, operands): `mnemonic` may be the whole instruction text."""
+    text = mnemonic.strip()
+    if not operands and " " in text:
+        operands = text.split(None, 1)[1]
+    return mnemonic_of(text), operands
+
+
 def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
     """ISA category of an instruction; `mnemonic` may be the whole instruction text.
 
@@ -169,10 +178,7 @@ def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
     the full text, the operands are taken from it.
     """
     family = _fam(family)
-    text = mnemonic.strip()
-    m = mnemonic_of(text)
-    if not operands and " " in text:
-        operands = text.split(None, 1)[1]
+    m, operands = _split(mnemonic, operands)
     if not m or m.startswith(";"):
         return OTHER
     if m in _WAITCNT:
@@ -185,7 +191,7 @@ def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
         return BRANCH
     if m in _MESSAGE:
         return MESSAGE
-    if m in _SMEM or m.startswith(_SMEM_PREFIXES):
+    if m in _SMEM_TIMERS or m.startswith(_SMEM_PREFIXES):
         return SMEM
     if m.startswith("s_"):
         return SALU
@@ -208,6 +214,36 @@ def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
     return OTHER
 
 
+# The counter each kind of memory work bumps, per rule family (isa-decoding.md §5).
+_COUNTER = {
+    "gfx9": {
+        "load": "vmcnt",
+        "store": "vmcnt",
+        "sample": "vmcnt",
+        "bvh": "vmcnt",
+        "lds": "lgkmcnt",
+        "scalar": "lgkmcnt",
+    },
+    "gfx11": {
+        "load": "vmcnt",
+        "store": "vscnt",
+        "sample": "vmcnt",
+        "bvh": "vmcnt",
+        "lds": "lgkmcnt",
+        "scalar": "lgkmcnt",
+    },
+    "gfx12": {
+        "load": "loadcnt",
+        "store": "storecnt",
+        "sample": "samplecnt",
+        "bvh": "bvhcnt",
+        "lds": "dscnt",
+        "scalar": "kmcnt",
+    },
+}
+_GFX12_BARRIER_KM = {"s_barrier_signal_isfirst", "s_get_barrier_state", "s_barrier_leave"}  # wait on kmcnt
+
+
 def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = "") -> tuple[str, ...]:
     """The wait counters an instruction increments when issued (empty for most ALU work).
 
@@ -216,46 +252,34 @@ def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = ""
     messages (kmcnt). FLAT bumps the VM counter and the LDS counter; GDS/GWS also bump expcnt.
     """
     family = _fam(family)
-    text = mnemonic.strip()
-    m = mnemonic_of(text)
-    if not operands and " " in text:
-        operands = text.split(None, 1)[1]
+    m, operands = _split(mnemonic, operands)
     ops = operands.lower()
-    g12 = family == "gfx12"
-    lgkm = "dscnt" if g12 else "lgkmcnt"
+    counter = _COUNTER[family]
     cat = category_of(m, family, operands)
-
-    def vm(store: bool) -> str:
-        if g12:
-            return "storecnt" if store else "loadcnt"
-        return "vscnt" if (store and family == "gfx11") else "vmcnt"
-
     if cat == LDS or m == "ds_gws_barrier":
-        if m in ("lds_param_load", "lds_direct_load", "ds_param_load", "ds_direct_load"):
+        if m in _PARAM_LOADS:
             return ("expcnt",)
-        if m.startswith("ds_gws_") or m == "ds_ordered_count" or re.search(r"\bgds\b", ops):
-            return (lgkm, "expcnt")
-        return (lgkm,)
+        if m.startswith("ds_gws_") or m == "ds_ordered_count" or re.search(r"\bgds\b", ops):  # GDS work
+            return (counter["lds"], "expcnt")
+        return (counter["lds"],)
     if cat == SMEM:
-        if g12 and m in ("s_memtime", "s_memrealtime"):
-            return ()
-        return ("kmcnt",) if g12 else ("lgkmcnt",)
+        return () if family == "gfx12" and m in _SMEM_TIMERS else (counter["scalar"],)
     if cat == MESSAGE and m.startswith("s_sendmsg"):
-        return ("kmcnt",) if g12 else ("lgkmcnt",)
-    if g12 and m in ("s_barrier_signal_isfirst", "s_get_barrier_state", "s_barrier_leave"):
+        return (counter["scalar"],)
+    if family == "gfx12" and m in _GFX12_BARRIER_KM:
         return ("kmcnt",)
     if cat == FLAT:
         store = _is_store(m) or (_is_atomic(m) and not _atomic_returns(ops, family))
-        return (vm(store), lgkm)
+        return (counter["store" if store else "load"], counter["lds"])
     if cat in (VMEM_LOAD, VMEM_STORE):
         if m in _CACHE_CONTROL:
             return ()
         if m.startswith("image_bvh"):
-            return ("bvhcnt",) if g12 else ("vmcnt",)
-        if m.startswith(("image_sample", "image_gather")) and g12:
-            return ("samplecnt",)
+            return (counter["bvh"],)
+        if m.startswith(("image_sample", "image_gather")):
+            return (counter["sample"],)
         # LDS DMA (buffer_load ... lds, global_load_lds_*) counts as a load even though it writes LDS.
-        return (vm(cat == VMEM_STORE),)
+        return (counter["store" if cat == VMEM_STORE else "load"],)
     if cat == EXPORT:
         return ("expcnt",)
     return ()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attdec.errors import ArchError
 from attdec.isa.encoding import (
-    GFX9_MFMA_LD_SCALE_OP,
+    DPP_NEG0,
     SDWA_ABS0,
     SDWA_DST_SEL,
     SDWA_DST_UNUSED,
@@ -34,11 +34,14 @@ from attdec.isa.encoding import (
     SRC_LITERAL,
     SRC_MASK,
     SRC_SDWA,
+    VGPR_BASE,
     VOP_32,
     is_gfx9_vop3p,
     is_scalar_source,
     sdwa_bits,
     sext,
+    vop3_sources,
+    vsrc1,
 )
 from attdec.isa.render import parse_signature, render
 from attdec.isa.render.operands import Signature
@@ -154,20 +157,18 @@ def table_for(arch: str) -> Table:
 # ---------------------------------------------------------------------------------------------
 # encoding identification from the first dword (shared/docs/isa-decoding.md section 2)
 # ---------------------------------------------------------------------------------------------
+# Encodings common to all families: VOP1/VOPC/VOP2 (bit 31 clear, named by the top 7 bits) and
+# SOP1/SOPC/SOPP (top 9 bits), SOPK (top 4 bits 0xB), else SOP2 (top 2 bits 0b10).
+VOP_TOP7 = {0x3F: "VOP1", 0x3E: "VOPC"}
+SOP_TOP9 = {0x17D: "SOP1", 0x17E: "SOPC", 0x17F: "SOPP"}
+SOPK_TOP4 = 0xB
+
+
 def _scalar_or_vop(w: int) -> str | None:
-    """Encodings common to all families: SOP*, VOP1/VOPC/VOP2."""
     if w >> 31 == 0:
-        top7 = w >> 25
-        return "VOP1" if top7 == 0x3F else "VOPC" if top7 == 0x3E else "VOP2"
+        return VOP_TOP7.get(w >> 25, "VOP2")
     if w >> 30 == 2:
-        top9 = w >> 23
-        if top9 == 0x17D:
-            return "SOP1"
-        if top9 == 0x17E:
-            return "SOPC"
-        if top9 == 0x17F:
-            return "SOPP"
-        return "SOPK" if w >> 28 == 0xB else "SOP2"
+        return SOP_TOP9.get(w >> 23) or ("SOPK" if w >> 28 == SOPK_TOP4 else "SOP2")
     return None
 
 
@@ -289,7 +290,7 @@ def _sdwa_ok(enc: str, w0: int, d: int) -> bool:
             return False
     if sdwa_bits(d, SDWA_SGPR0) and not is_scalar_source(d & 0xFF):
         return False
-    return enc == "VOP1" or not sdwa_bits(d, SDWA_SGPR0, 1) or is_scalar_source((w0 >> 9) & 0xFF)
+    return enc == "VOP1" or not sdwa_bits(d, SDWA_SGPR0, 1) or is_scalar_source(vsrc1(w0))
 
 
 def _unknown(addr: int, w0: int) -> Instruction:
@@ -316,7 +317,7 @@ def _opcode(enc: str, words, i: int, n: int, tab: Table):
         return None
     w1 = words[i + 1] if i + 1 < n else 0
     # a v_dual_mov_b32 half has no vsrc1: LLVM rejects the word unless that field is zero
-    if (x[0] == "v_dual_mov_b32" and (w0 >> 9) & 0xFF) or (y[0] == "v_dual_mov_b32" and (w1 >> 9) & 0xFF):
+    if (x[0] == "v_dual_mov_b32" and vsrc1(w0)) or (y[0] == "v_dual_mov_b32" and vsrc1(w1)):
         return None
     return x[0], max(x[1], y[1]), None, y[0]
 
@@ -329,11 +330,19 @@ EXT_MARKERS = {
 }
 
 
-def _vop3_sources(w1: int) -> tuple[int, int, int]:
-    return w1 & SRC_MASK, (w1 >> 9) & SRC_MASK, (w1 >> 18) & SRC_MASK
+def _scaled_mfma(tab: Table, w: int, w1: int) -> str | None:
+    """The MFMA that (w, w1) is when it is the second half of a gfx950 v_mfma_scale_*, else None. LLVM decodes
+    the pair as one 16-byte instruction when this is an f8f6f4 MFMA with abid 1 whose sources all decode."""
+    if not is_gfx9_vop3p(w) or (w >> 11) & 0xF != 1:
+        return None
+    if not all(v >= VGPR_BASE or is_scalar_source(v) for v in vop3_sources(w1)):
+        return None
+    lsb, mask, ops = tab.enc["VOP3"]
+    hit = ops.get((w >> lsb) & mask)
+    return hit[0] if hit and hit[0].startswith("v_mfma_") and hit[0].endswith("_f8f6f4") else None
 
 
-def _extension(enc: str, words, i: int, n: int, tab: Table, op, tsize: int) -> tuple[int, str]:
+def _extension(enc: str, words, i: int, n: int, tab: Table, mnem: str, tsize: int) -> tuple[int, str]:
     """(byte length, what follows the encoding's base dwords): "" (nothing), "literal", "dpp", "dpp8",
     "sdwa", "nsa" (gfx11 MIMG address dword) or "scale" (gfx950 v_mfma_ld_scale_b32 + MFMA)."""
     w0, fam = words[i], tab.family
@@ -341,6 +350,8 @@ def _extension(enc: str, words, i: int, n: int, tab: Table, op, tsize: int) -> t
     size = max(tsize, base)
     literal = "literal" if tsize > base else ""  # an always-literal opcode (template longer than the encoding)
     more = i + 1 < n
+    if mnem == "v_mfma_ld_scale_b32" and i + 3 < n and _scaled_mfma(tab, words[i + 2], words[i + 3]):
+        return 16, "scale"
     if enc in VOP_32:
         ext = EXT_MARKERS[fam].get(w0 & SRC_MASK)
         if ext:
@@ -351,7 +362,7 @@ def _extension(enc: str, words, i: int, n: int, tab: Table, op, tsize: int) -> t
         if not literal and (w0 & 0xFF == SRC_LITERAL or (enc != "SOP1" and (w0 >> 8) & 0xFF == SRC_LITERAL)):
             return size + 4, "literal"
     elif enc in ("VOP3", "VOP3P") and tab.target.vop3_literal and more:
-        sources = _vop3_sources(words[i + 1])
+        sources = vop3_sources(words[i + 1])
         if sources[0] == SRC_DPP:
             return 12, "dpp"
         if sources[0] in (SRC_DPP8, SRC_DPP8_FI):
@@ -363,12 +374,6 @@ def _extension(enc: str, words, i: int, n: int, tab: Table, op, tsize: int) -> t
             return size + 4, "literal"
     elif enc == "MIMG" and fam == "gfx11" and w0 & 1:
         return size + 4, "nsa"
-    elif enc == "VOP3" and fam == "gfx9" and op == GFX9_MFMA_LD_SCALE_OP and i + 3 < n:
-        nxt = words[i + 2]
-        if is_gfx9_vop3p(nxt):
-            hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
-            if hit and hit[0].startswith("v_mfma_"):
-                return 16, "scale"
     return size, literal
 
 
@@ -376,11 +381,11 @@ def _extension_key(enc: str, ext: str, d: int | None) -> str:
     """The probe's name for this extension form: plain, or with neg/abs (or SDWA sext) bits set."""
     if enc not in VOP_32 or ext == "dpp8" or d is None:
         return ext
-    if ext == "dpp" and (d >> 20) & 0xF:
+    if ext == "dpp" and (d >> DPP_NEG0) & 0xF:  # neg/abs of src0 and src1
         return "dpp_negabs"
-    if ext == "sdwa" and d & 0x30300000:
+    if ext == "sdwa" and any(sdwa_bits(d, SDWA_NEG0, src, 2) for src in (0, 1)):
         return "sdwa_negabs"
-    if ext == "sdwa" and d & 0x08080000:
+    if ext == "sdwa" and any(sdwa_bits(d, SDWA_SEXT0, src) for src in (0, 1)):
         return "sdwa_sext"
     return ext
 
@@ -394,10 +399,9 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = Fal
     if hit is None:
         return _unknown(addr, w0)
     mnem, tsize, op, sub = hit
-    size, ext = _extension(enc, words, i, n, tab, op, tsize)
+    size, ext = _extension(enc, words, i, n, tab, mnem, tsize)
     if ext == "scale":
-        mfma = tab.enc["VOP3"][2][(words[i + 2] >> 16) & 0x3FF][0]
-        mnem = "v_mfma_scale_" + mfma[len("v_mfma_") :]
+        mnem = "v_mfma_scale_" + (_scaled_mfma(tab, words[i + 2], words[i + 3]) or "")[len("v_mfma_") :]
     sig = tab.sig(enc, op) if sub is None else None
     if lenient and sig is not None:
         sig = sig._replace(fixed=())
@@ -415,7 +419,7 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = Fal
     if i + nw > n:
         return _unknown(addr, w0)
     ws = tuple(words[i : i + nw])
-    if sig is not None and sig.fixed:
+    if sig is not None and sig.fixed and ext != "scale":
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
         for lsb, mask, value in sig.fixed:  # LLVM rejects words whose unused fields differ from the default
             if (bits >> lsb) & mask != value:

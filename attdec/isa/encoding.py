@@ -88,11 +88,20 @@ VFLAT_SEGMENT_ENCODINGS = frozenset(("VFLAT", "VGLOBAL", "VSCRATCH"))  # gfx12 F
 
 # gfx9 VOP3P shares VOP3's major opcode: VOP3 words with op >= 0x380, i.e. these top nine bits.
 GFX9_VOP3P_TOP9 = 0x1A7
-GFX9_MFMA_LD_SCALE_OP = 0x3AC  # v_mfma_ld_scale_b32: fused with the MFMA after it (gfx950)
 
 
 def is_gfx9_vop3p(w0: int) -> bool:
     return w0 >> 23 == GFX9_VOP3P_TOP9
+
+
+def vop3_sources(w1: int) -> tuple[int, int, int]:
+    """src0, src1, src2 of a VOP3 / VOP3P word's second dword."""
+    return w1 & SRC_MASK, (w1 >> 9) & SRC_MASK, (w1 >> 18) & SRC_MASK
+
+
+def vsrc1(w: int) -> int:
+    """The 8-bit VGPR source of VOP2 / VOPC (and each VOPD half): bits 9..16."""
+    return (w >> 9) & 0xFF
 
 
 def sext(v: int, bits: int) -> int:

@@ -57,6 +57,8 @@ def render(
         return mnem, vector.vopd_text(mnem, sub or "", ws, tab.family)
     if sig is None:
         return mnem, ""
+    if ext == "scale":
+        return mnem, vector.mfma_scale(ws, tab)
     keep = vector.OPSEL_HI_BITS if enc == "VOP3P" or (tab.family == "gfx9" and is_gfx9_vop3p(ws[0])) else ()
     x = Inst(mnem, enc, ext, ws, tab, sig, keep)
     if ext in EXT_FORMS:

@@ -28,9 +28,12 @@ from attdec.isa.encoding import (
     SDWA_VOPC_SDST,
     SRC_DPP8_FI,
     SRC_MASK,
+    VGPR_BASE,
     is_gfx9_vop3p,
     is_inline_constant,
     sdwa_bits,
+    vop3_sources,
+    vsrc1,
 )
 from attdec.isa.render.operands import (
     OPSEL_DST,
@@ -55,7 +58,10 @@ OMOD = (" mul:2", " mul:4", " div:2")
 # VOP3P fields: op_sel (3 bits), op_sel_hi (bits 59, 60 and 14 for src2), neg_lo, neg_hi
 VOP3P_OPSEL, VOP3P_OPSEL_HI, VOP3P_OPSEL_HI2, VOP3P_NEG_LO, VOP3P_NEG_HI = (11, 3), (59, 2), (14, 1), (61, 3), (8, 3)
 OPSEL_HI_BITS = (14, 59, 60)  # kept even when the probe marks them ignored: they decide op_sel_hi's default
-MFMA_MODIFIERS = (("cbsz", (8, 3)), ("abid", (11, 4)), ("blgp", (61, 3)))
+CBSZ, ABID, BLGP = (8, 3), (11, 4), (61, 3)  # MFMA: src0 format / broadcast, src1 format
+MFMA_MODIFIERS = (("cbsz", CBSZ), ("abid", ABID), ("blgp", BLGP))
+F8F6F4_REGS = {2: 6, 3: 6, 4: 4}  # source VGPRs of fp6/bf6 and fp4 formats (fp8/bf8: the signature's 8)
+MFMA_LD_SCALE = "v_mfma_ld_scale_b32"
 
 
 # ---- VOP1 / VOP2 / VOPC / VOP3 / VOP3P / VINTERP ------------------------------------------------
@@ -64,10 +70,14 @@ def vop(x: Inst) -> str:
     return with_constant_k(x, operand_text(x))
 
 
+def _is_mfma(mnem: str) -> bool:
+    return mnem.startswith(MFMA_PREFIXES) and mnem != MFMA_LD_SCALE  # ld_scale is plain VOP3P
+
+
 def vop3(x: Inst) -> str:
     """VOP3; on gfx9 this encoding also holds VOP3P (packed math and MFMA, op >= 0x380)."""
     gfx9 = x.fam == "gfx9"
-    x.mfma = gfx9 and x.mnem.startswith(MFMA_PREFIXES)
+    x.mfma = gfx9 and _is_mfma(x.mnem)
     packed = gfx9 and is_gfx9_vop3p(x.ws[0])
     plain = not (x.mfma or packed)
     if plain and not x.has_sdst:
@@ -76,16 +86,46 @@ def vop3(x: Inst) -> str:
         x.neg_bits = x(*VOP3_NEG)
     if not (x.mfma or x.has_sdst):
         x.opsel = x(*VOP3_OPSEL)
-    ops = operand_text(x)
-    if packed:
-        ops += "" if x.mfma else vop3p_mods(x)
-    else:
-        ops += vop3_mods(x)
     if x.mfma:
-        for name, field in MFMA_MODIFIERS:
-            v = x(*field)
-            ops += f" {name}:{v}" if v else ""
-    return ops
+        return _mfma_operands(x) + _mfma_mods(x, MFMA_MODIFIERS)
+    return operand_text(x) + (vop3p_mods(x) if packed else vop3_mods(x))
+
+
+def _mfma_operands(x: Inst) -> str:
+    """f8f6f4 MFMAs read fewer source VGPRs for 6- and 4-bit formats (cbsz: src0's, blgp: src1's)."""
+    if x.mnem.endswith("_f8f6f4"):
+        formats = {"src0": x(*CBSZ), "src1": x(*BLGP)}
+        x.parts = [
+            (p[0], p[1], F8F6F4_REGS.get(formats[p[0]], p[2]), p[3], p[4])
+            if not isinstance(p, str) and p[0] in formats
+            else p
+            for p in x.parts
+        ]
+    return operand_text(x)
+
+
+def _mfma_mods(x: Inst, modifiers) -> str:
+    out = ""
+    for name, field in modifiers:
+        v = x(*field)
+        out += f" {name}:{v}" if v else ""
+    return out
+
+
+def mfma_scale(ws: tuple, tab) -> str:
+    """gfx950 v_mfma_scale_*: the f8f6f4 MFMA in ws[2:4] (whose abid of 1 marks the pair) with the two scale
+    sources, op_sel and op_sel_hi of the v_mfma_ld_scale_b32 in ws[0:2]. LLVM ignores the ld half's other bits."""
+    lsb, mask, ops = tab.enc["VOP3"]
+    op = (ws[2] >> lsb) & mask
+    mfma = Inst(ops[op][0], "VOP3", "", ws[2:], tab, tab.sig("VOP3", op))
+    mfma.mfma = True
+    out = _mfma_operands(mfma)
+    ld = ws[0] | ws[1] << 32
+    for v in vop3_sources(ws[1])[:2]:  # VGPRs only: anything else gets LLVM's note
+        out += ", " + src_text(v, 1, tab.family, None) + ("" if v >= VGPR_BASE else note_text("VGPR_32"))
+    sel, hi = (ld >> VOP3_OPSEL[0]) & 3, (ld >> VOP3P_OPSEL_HI[0]) & 3
+    out += (" op_sel:" + bits_list(sel, 3) if sel else "") + " op_sel_hi:" + bits_list(hi, 3)
+    return out + _mfma_mods(mfma, (("cbsz", CBSZ), ("blgp", BLGP)))
 
 
 def vop3p(x: Inst) -> str:
@@ -324,6 +364,6 @@ def vopd_text(xm: str, ym: str, ws, fam: str) -> str:
             return f"{m} v{vd}, {a}, 0x{literal:x}, {b}"
         return f"{m} v{vd}, {a}, {b}"
 
-    x = half(xm, vdx, w0 & SRC_MASK, (w0 >> 9) & 0xFF)
-    y = half(ym, vdy, w1 & SRC_MASK, (w1 >> 9) & 0xFF)
+    x = half(xm, vdx, w0 & SRC_MASK, vsrc1(w0))
+    y = half(ym, vdy, w1 & SRC_MASK, vsrc1(w1))
     return x.split(" ", 1)[1] + " :: " + y
