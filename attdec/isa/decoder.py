@@ -18,6 +18,9 @@ from pathlib import Path
 from attdec.errors import ArchError
 from attdec.isa.encoding import (
     DPP_NEG0,
+    MFMA_ABID_LSB,
+    MFMA_ABID_SCALED,
+    MFMA_LD_SCALE,
     SDWA_ABS0,
     SDWA_DST_SEL,
     SDWA_DST_UNUSED,
@@ -40,6 +43,7 @@ from attdec.isa.encoding import (
     is_scalar_source,
     sdwa_bits,
     sext,
+    sop_sources,
     vop3_sources,
     vsrc1,
 )
@@ -127,10 +131,13 @@ class Table:
         if raw is None:
             return None
         parts = parse_signature(raw[1])
+        ignored = raw[2] if len(raw) > 2 else ()
         return Signature(
             fixed=tuple((b, (1 << w) - 1, v) for b, w, v in raw[0]),
             parts=parts,
-            ignored=tuple((b, ((1 << w) - 1) << b) for b, w, _v in (raw[2] if len(raw) > 2 else ())),
+            ignored_fields=tuple((b, ((1 << w) - 1) << b) for b, w, _v in ignored),
+            ignored=frozenset(b for b, _w, _v in ignored),
+            ignored_mask=sum(((1 << w) - 1) << b for b, w, _v in ignored),
             has_sdst=any(not isinstance(p, str) and p[0] == "sdst" for p in parts),
             notes=raw[3] if len(raw) > 3 else {},
             extensions=raw[4] if len(raw) > 4 else {},
@@ -333,7 +340,7 @@ EXT_MARKERS = {
 def _scaled_mfma(tab: Table, w: int, w1: int) -> str | None:
     """The MFMA that (w, w1) is when it is the second half of a gfx950 v_mfma_scale_*, else None. LLVM decodes
     the pair as one 16-byte instruction when this is an f8f6f4 MFMA with abid 1 whose sources all decode."""
-    if not is_gfx9_vop3p(w) or (w >> 11) & 0xF != 1:
+    if not is_gfx9_vop3p(w) or (w >> MFMA_ABID_LSB) & 0xF != MFMA_ABID_SCALED:
         return None
     if not all(v >= VGPR_BASE or is_scalar_source(v) for v in vop3_sources(w1)):
         return None
@@ -350,7 +357,7 @@ def _extension(enc: str, words, i: int, n: int, tab: Table, mnem: str, tsize: in
     size = max(tsize, base)
     literal = "literal" if tsize > base else ""  # an always-literal opcode (template longer than the encoding)
     more = i + 1 < n
-    if mnem == "v_mfma_ld_scale_b32" and i + 3 < n and _scaled_mfma(tab, words[i + 2], words[i + 3]):
+    if mnem == MFMA_LD_SCALE and i + 3 < n and _scaled_mfma(tab, words[i + 2], words[i + 3]):
         return 16, "scale"
     if enc in VOP_32:
         ext = EXT_MARKERS[fam].get(w0 & SRC_MASK)
@@ -359,7 +366,8 @@ def _extension(enc: str, words, i: int, n: int, tab: Table, mnem: str, tsize: in
         if w0 & SRC_MASK == SRC_LITERAL and not literal:
             return size + 4, "literal"
     elif enc in SOP_SOURCES:
-        if not literal and (w0 & 0xFF == SRC_LITERAL or (enc != "SOP1" and (w0 >> 8) & 0xFF == SRC_LITERAL)):
+        ssrc0, ssrc1 = sop_sources(w0)
+        if not literal and (ssrc0 == SRC_LITERAL or (enc != "SOP1" and ssrc1 == SRC_LITERAL)):
             return size + 4, "literal"
     elif enc in ("VOP3", "VOP3P") and tab.target.vop3_literal and more:
         sources = vop3_sources(words[i + 1])

@@ -90,6 +90,11 @@ VFLAT_SEGMENT_ENCODINGS = frozenset(("VFLAT", "VGLOBAL", "VSCRATCH"))  # gfx12 F
 GFX9_VOP3P_TOP9 = 0x1A7
 
 
+# gfx950 v_mfma_scale_*: v_mfma_ld_scale_b32 followed by an f8f6f4 MFMA whose abid (bits 11..14) is 1.
+MFMA_LD_SCALE = "v_mfma_ld_scale_b32"
+MFMA_ABID_LSB, MFMA_ABID_SCALED = 11, 1
+
+
 def is_gfx9_vop3p(w0: int) -> bool:
     return w0 >> 23 == GFX9_VOP3P_TOP9
 
@@ -97,6 +102,11 @@ def is_gfx9_vop3p(w0: int) -> bool:
 def vop3_sources(w1: int) -> tuple[int, int, int]:
     """src0, src1, src2 of a VOP3 / VOP3P word's second dword."""
     return w1 & SRC_MASK, (w1 >> 9) & SRC_MASK, (w1 >> 18) & SRC_MASK
+
+
+def sop_sources(w0: int) -> tuple[int, int]:
+    """ssrc0, ssrc1 of a SOP1 / SOP2 / SOPC word (SOP1 has no ssrc1)."""
+    return w0 & 0xFF, (w0 >> 8) & 0xFF
 
 
 def vsrc1(w: int) -> int:

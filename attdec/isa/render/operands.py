@@ -42,6 +42,7 @@ SOURCES = frozenset(("src0", "src1", "src2", "ssrc0", "ssrc1"))
 # VOP3 fields (bit positions in the 64-bit word); VOP3P reuses them for op_sel_hi / neg_lo / neg_hi.
 VOP3_ABS, VOP3_OPSEL, VOP3_CLAMP, VOP3_OMOD, VOP3_NEG = (8, 3), (11, 4), (15, 1), (59, 2), (61, 3)
 OPSEL_DST = 3  # the op_sel bit of the destination
+TRUE16_HIGH = 128  # true16 VOP1/VOP2/VOPC register fields: v128 + n is the high half of vn
 MFMA_ACC_CD = (15, 1)  # gfx9 MFMA: vdst and src2 are AGPRs
 MFMA_ACC_SRC0 = 59  # gfx9 MFMA: src0 (59) and src1 (60) are AGPRs
 # gfx9 memory data registers an `acc` bit turns into AGPRs
@@ -53,7 +54,9 @@ class Signature(NamedTuple):
 
     fixed: tuple  # (lsb, mask, value): fields LLVM rejects the word for when they differ
     parts: list  # the operand signature: literal text and placeholders (see parse_signature)
-    ignored: tuple  # (lsb, mask): modifier bits LLVM accepts but does not print
+    ignored_fields: tuple  # (lsb, mask): modifier fields LLVM accepts but does not print
+    ignored: frozenset  # their lsbs
+    ignored_mask: int  # all their bits
     has_sdst: bool  # a VOP3 with a scalar destination (no abs / op_sel)
     notes: dict  # operand -> {"odd" | "sgpr" | "const": LLVM's comment}
     extensions: dict  # "dpp" / "sdwa" / ... -> what LLVM does with that form ("ok", "plain")
@@ -185,18 +188,18 @@ class Inst:
 
     def __init__(self, mnem: str, enc: str, ext: str, ws: tuple, tab, sig: Signature, keep: tuple = ()):
         self.parts, self.has_sdst, self.notes = sig.parts, sig.has_sdst, sig.notes
-        ignored = sig.ignored
         self.mnem, self.enc, self.ext, self.ws = mnem, enc, ext, ws
         self.fam, self.target = tab.family, tab.target
         self.fields = tab.fields.get(enc, {})
         b = 0
         for i, w in enumerate(ws):
             b |= w << (32 * i)
-        for lsb, mask in ignored:  # fields LLVM does not print for this opcode
-            if lsb not in keep:
-                b &= ~mask
+        if keep:  # fields LLVM does not print for this opcode are cleared, but those starting at `keep`
+            b &= ~sum(mask for lsb, mask in sig.ignored_fields if lsb not in keep)
+        else:
+            b &= ~sig.ignored_mask
         self.bits = b
-        self.ignored = frozenset(lsb for lsb, _ in ignored)
+        self.ignored = sig.ignored
         self.literal = ws[-1] if ext == "literal" else None
         if self.literal is not None and enc.startswith(("VOP", "SOP")) and literal_bits(mnem) == 16:
             self.literal &= 0xFFFF
@@ -223,12 +226,14 @@ class Inst:
 def operand_text(x: Inst) -> str:
     """The signature with every placeholder replaced by its field's value as LLVM prints it."""
     out = []
+    fields, bits = x.fields, x.bits
     for p in x.parts:
         if isinstance(p, str):
             out.append(p)
             continue
         name, kind, width, half, comment = p
-        v = x.field(name)
+        lsb, nb = fields[name]
+        v = (bits >> lsb) & ((1 << nb) - 1)
         if name in SOURCES:
             out.append(_source(x, name, kind, width, half, comment, v))
         elif name == "sbase":
@@ -259,10 +264,10 @@ def _source(x: Inst, name, kind, width, half, comment, v) -> str:
     if is_vgpr and width >= 2 and (v & 1) and x.target.gfx90a_insts and not comment:
         comment = note_text((x.notes.get(name) or {}).get("odd", ""))
     if half and is_vgpr:
-        if x.enc in VOP_32:  # true16 VOP1/2/C: the high half is v128+
+        if x.enc in VOP_32:
             n = v - VGPR_BASE
-            half = ".h" if n >= 128 else ".l"
-            t = f"v{n & 127}"
+            half = ".h" if n >= TRUE16_HIGH else ".l"
+            t = f"v{n % TRUE16_HIGH}"
         else:
             half = ".h" if (x.opsel >> int(name[-1])) & 1 else ".l"
     elif half:
@@ -295,8 +300,8 @@ def _vector(x: Inst, name, kind, width, half, comment, v) -> str:
         k = "a"
     if half and k == "v":
         if x.enc in VOP_32:
-            half = ".h" if v >= 128 else ".l"
-            v &= 127
+            half = ".h" if v >= TRUE16_HIGH else ".l"
+            v %= TRUE16_HIGH
         else:
             half = ".h" if (x.opsel >> OPSEL_DST) & 1 else ".l"
         x.t16 = True

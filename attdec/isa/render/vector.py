@@ -14,6 +14,7 @@ from attdec.isa.encoding import (
     DPP_FI,
     DPP_NEG0,
     DPP_ROW_MASK,
+    MFMA_LD_SCALE,
     SDWA_ABS0,
     SDWA_CLAMP,
     SDWA_DST_SEL,
@@ -37,6 +38,7 @@ from attdec.isa.encoding import (
 )
 from attdec.isa.render.operands import (
     OPSEL_DST,
+    TRUE16_HIGH,
     TYPE,
     VOP3_ABS,
     VOP3_CLAMP,
@@ -61,7 +63,6 @@ OPSEL_HI_BITS = (14, 59, 60)  # kept even when the probe marks them ignored: the
 CBSZ, ABID, BLGP = (8, 3), (11, 4), (61, 3)  # MFMA: src0 format / broadcast, src1 format
 MFMA_MODIFIERS = (("cbsz", CBSZ), ("abid", ABID), ("blgp", BLGP))
 F8F6F4_REGS = {2: 6, 3: 6, 4: 4}  # source VGPRs of fp6/bf6 and fp4 formats (fp8/bf8: the signature's 8)
-MFMA_LD_SCALE = "v_mfma_ld_scale_b32"
 
 
 # ---- VOP1 / VOP2 / VOPC / VOP3 / VOP3P / VINTERP ------------------------------------------------
@@ -172,7 +173,7 @@ def vop3p_mods(x: Inst) -> str:
     if sel:
         out += " op_sel:" + bits_list(sel, n)
     mix = "_mix" in x.mnem
-    hi_ignored = set(OPSEL_HI_BITS) <= x.ignored or (n < 3 and {59, 60} <= x.ignored)
+    hi_ignored = set(OPSEL_HI_BITS) <= x.ignored or (n < 3 and set(OPSEL_HI_BITS[1:]) <= x.ignored)
     if not hi_ignored and ((mix and hi) or (not mix and hi != used)):
         out += " op_sel_hi:" + bits_list(hi, n)
     nlo, nhi = x(*VOP3P_NEG_LO) & used, x(*VOP3P_NEG_HI) & used
@@ -268,8 +269,8 @@ def _ext_operand(x: Inst, d: int, p) -> str:
         if vop3:
             idx = OPSEL_DST if name == "vdst" else int(name[-1]) if name[-1].isdigit() else 0
             half = ".h" if (x(*VOP3_OPSEL) >> idx) & 1 else ".l"
-        elif kind == "v" and name != "src0" and v >= 128:
-            t, half = reg_range("v", v - 128, width), ".h"
+        elif kind == "v" and name != "src0" and v >= TRUE16_HIGH:
+            t, half = reg_range("v", v - TRUE16_HIGH, width), ".h"
         else:
             half = ".l"
         if t.startswith("v"):
