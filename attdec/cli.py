@@ -53,10 +53,18 @@ def main():
 # attdec/commands/ and is imported only when run, so the command line starts without numpy or rich.
 COMMANDS = {
     "hotspots": ("attdec.commands.hotspots:command", "Rank source lines, instructions or files by stall cycles."),
+    "diff": ("attdec.commands.diff:command", "Compare runs kernel by kernel: per-line deltas, marked against noise."),
+    "noise": ("attdec.commands.noise:command", "Run-to-run spread of repeated runs, per kernel and per line."),
     "waves": ("attdec.commands.waves:command", "One row per traced wave: where, when, how long, stall."),
     "decode": ("attdec.commands.decode:decode", "Decode raw SQTT blobs or captures into records."),
     "disasm": ("attdec.commands.disasm:command", "Disassemble an AMDGPU code object like llvm-objdump."),
     "export-ui": ("attdec.commands.export_ui:export_ui", "Write a raw capture as rocprofv3 ui_output folders."),
     "prune-empty": ("attdec.commands.prune:command", "Remove dispatch folders with zero waves (dry run by default)."),
     "demo": ("attdec.commands.demo:command", "Show hotspots on a sample that ships with attdec."),
+    "waits": ("attdec.commands.waits:command", "Which loads, stores and other operations each wait waited for."),
+    "latency": ("attdec.commands.latency:command", "How much memory latency was hidden behind other work."),
+    "cfg": ("attdec.commands.cfg:command", "Basic blocks and control-flow graph per kernel, loops nested."),
+    "loops": ("attdec.commands.loops:command", "Loop iterations per wave: count, first vs steady, outliers."),
+    "kernel": ("attdec.commands.kernel:command", "Kernel resources, theoretical and achieved occupancy."),
+    "counters": ("attdec.commands.counters:command", "Performance counters of each dispatch (tinygrad PMC)."),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -79,3 +80,11 @@ def one_line_error(p, *words: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("attdec: error:"), p.stderr
     for w in words:
         assert w in lines[0], lines[0]
+
+
+@functools.cache
+def decoded(path: Path) -> tuple:
+    """The dispatches at a real-data path, opened once per test session (analyses only read them)."""
+    from attdec.sources.pipeline import open_dispatches
+
+    return tuple(open_dispatches([path]))

@@ -31,7 +31,8 @@ def test_elf_kernels_metadata_and_descriptor():
     co = load_code_object((ISA / "dwarf5_gfx1100.co").read_bytes(), "k.co")
     k = co.kernel("kern")
     assert k is not None and k.entry == co.text_vaddr
-    assert k.wavefront_size == 32 and k.vgpr_count and k.sgpr_count is not None
+    r = co.resources(k)
+    assert r.wave_size == 32 and r.vgpr and r.sgpr is not None and r.source == "metadata note + kernel descriptor"
     assert co.metadata["amdhsa.target"].endswith("gfx1100")
     assert disassemble(co.text, co.arch, co.text_vaddr)[0].address == k.entry
 

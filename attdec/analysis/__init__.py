@@ -5,5 +5,9 @@ list them without importing numpy.
 """
 
 BY = ("line", "instruction", "file")  # what hotspots ranks
+COMPARE_BY = (*BY, "type")  # the rows of `attdec diff` / `attdec noise` (per stall type as well)
+METRICS = ("cycles", "stall")  # what diff ranks, marks and gates by
 FRAMES = ("inner", "outer")  # which frame of an inline chain a line is charged to
+CHARGES = ("wait", "producer")  # where a wait's stall counts: on the wait, or on what it waited for
+COUNTER_BY = ("total", "se", "cu", "instance")  # how `counters` splits each counter
 WAVE_SORT_KEYS = ("position", "begin", "end", "duration", "instructions", "stall", "share", "cu")

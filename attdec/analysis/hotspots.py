@@ -10,9 +10,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attdec.analysis import BY
+from attdec.analysis import BY, CHARGES
 from attdec.analysis.classify import STALL_TYPES, classify
+from attdec.analysis.kernel import KernelSummary, kernel_summary
 from attdec.analysis.table import Table
+from attdec.analysis.waits import attribute, producer_moves
 from attdec.model import CodeLine, Dispatch, Wave
 from attdec.model.totals import aggregate_lines
 
@@ -32,6 +34,12 @@ class InstStat:
     idle: int
     type: str
     counters: dict[str, int]
+    by_type: dict[str, int] = field(default_factory=dict)  # stall by type; with --charge producer it holds
+    # the wait stall this instruction caused, under the wait's type
+
+    def __post_init__(self):
+        if not self.by_type and self.stall:
+            self.by_type = {self.type: self.stall}
 
 
 @dataclass
@@ -59,6 +67,8 @@ class Hotspots:
     rows: list[Row]  # all rows, largest stall first
     by: str = "line"
     problems: list[str] = field(default_factory=list)
+    charge: str = "wait"
+    kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
 
     @property
     def table(self) -> Table:
@@ -87,17 +97,28 @@ def file_of(location: str) -> str:
     return location.rsplit(":", 1)[0] if ":" in location else location
 
 
-def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None) -> list[InstStat]:
-    """Every listing instruction with totals: code.json's, or recomputed over `waves` when given."""
+def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charge: str = "wait") -> list[InstStat]:
+    """Every listing instruction with totals: code.json's, or recomputed over `waves` when given.
+
+    `charge="producer"` moves each wait's stall to the operations it waited for (attdec.analysis.waits):
+    a wait keeps only the stall no producer was named for, a load gains the stall it caused, under the
+    wait's stall type. Stall totals are unchanged; latency, hits and idle do not move.
+    """
+    if charge not in CHARGES:
+        raise ValueError(charge)
     fam = dispatch.target.family
     totals = aggregate_lines(waves).as_dict() if waves is not None else None
+    moved_out, moved_in = producer_moves(attribute(dispatch, waves)) if charge == "producer" else ({}, {})
     out = []
     for c in dispatch.code:
         if c.is_label:
             continue
         h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else (c.hit, c.latency, c.stall, c.idle)
         t, counters = classify(c.text, fam)
-        out.append(InstStat(dispatch.name, c, h, la, s, i, t, counters))
+        by = {t: s - moved_out.get(c.line, 0)} if s - moved_out.get(c.line, 0) else {}
+        for kind, v in moved_in.get(c.line, {}).items():
+            by[kind] = by.get(kind, 0) + v
+        out.append(InstStat(dispatch.name, c, h, la, sum(by.values()), i, t, counters, by))
     return out
 
 
@@ -134,7 +155,8 @@ def rank(stats: list[InstStat], by: str = "line", frame: str = "inner", merged: 
         r.latency += st.latency
         r.hits += st.hit
         r.idle += st.idle
-        r.by_type[st.type] = r.by_type.get(st.type, 0) + st.stall
+        for t, v in st.by_type.items():
+            r.by_type[t] = r.by_type.get(t, 0) + v
         if by != "instruction":
             r.extra["instructions"] = r.extra.get("instructions", 0) + 1
     for r in rows.values():
@@ -148,8 +170,8 @@ def rank(stats: list[InstStat], by: str = "line", frame: str = "inner", merged: 
 def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
     acc: dict[str, int] = defaultdict(int)
     for s in stats:
-        if s.stall:
-            acc[s.type] += s.stall
+        for t, v in s.by_type.items():
+            acc[t] += v
     total = sum(acc.values())
     return sorted(
         ((t, v, v / total if total else 0.0) for t, v in acc.items()), key=lambda x: (-x[1], STALL_TYPES.index(x[0]))
@@ -160,9 +182,16 @@ WaveFilter = Callable[[Wave], bool]
 
 
 def hotspots(
-    dispatches: list[Dispatch], by: str | None = "line", frame: str = "inner", wave_filter: WaveFilter | None = None
+    dispatches: list[Dispatch],
+    by: str | None = "line",
+    frame: str = "inner",
+    wave_filter: WaveFilter | None = None,
+    charge: str = "wait",
 ) -> Hotspots:
     """Hotspots over the given dispatches taken together (pass one dispatch for a per-folder report).
+
+    `charge="producer"` ranks by the stall each instruction caused rather than where it landed (see
+    `instruction_stats`).
 
     `by=None` ranks source lines, or instructions when no instruction has a source line (a code object
     built without debug info): one "(no source line)" row would tell the user nothing.
@@ -174,7 +203,7 @@ def hotspots(
             problems.append("no source lines (the code object has no DWARF line table): ranked by instruction")
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        stats += instruction_stats(d, waves)
+        stats += instruction_stats(d, waves, charge)
         nwaves += len(d.waves) if waves is None else len(waves)
         listing += sum(1 for c in d.code if not c.is_label)
         problems += [f"{d.name}: {p}" if len(dispatches) > 1 else p for p in d.problems]
@@ -200,4 +229,6 @@ def hotspots(
         rows=rank(stats, by, frame, merged=len(dispatches) > 1),
         by=by,
         problems=problems,
+        charge=charge,
+        kernel_summary=kernel_summary(dispatches[0]) if len(dispatches) == 1 else None,
     )

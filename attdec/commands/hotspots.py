@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attdec.analysis import BY, FRAMES
+from attdec.analysis import BY, CHARGES, FRAMES
 from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
 
 
@@ -20,6 +20,7 @@ def run(
     code=(),
     arch=None,
     out=None,
+    charge="wait",
 ):
     """Hotspots of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
@@ -29,7 +30,7 @@ def run(
 
     dispatches = open_dispatches(paths, input_format, code, arch)
     groups = [dispatches] if merge else [[d] for d in dispatches]
-    reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter) for g in groups]
+    reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
     {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top, out or sys.stdout)
 
 
@@ -51,16 +52,26 @@ def run(
     help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
     "(inner, the first) or the outermost call site (outer, the last).",
 )
+@click.option(
+    "--charge",
+    type=click.Choice(CHARGES),
+    default="wait",
+    show_default=True,
+    help="Where a wait's stall counts: on the wait (wait) or on the loads, stores and other operations it "
+    "waited for (producer; `attdec waits` lists them). Totals are the same either way.",
+)
 @click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report.")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 @wave_filter_options
 @input_options
-def command(paths, by, top, frame, merge, fmt, se, simd, slot, wave, input_format, code, arch):
+def command(paths, by, top, frame, charge, merge, fmt, se, simd, slot, wave, input_format, code, arch):
     """Rank source lines (or instructions, files) by stall cycles, with the dominant stall type.
 
     PATHS are ui_output dispatch folders, parents holding many, globs, or .tar.xz archives of a folder;
     or raw captures, decoded on the fly: rocprofv3 raw output (*_shader_engine_*.att + code objects),
     a tinygrad profile.pkl, a capture folder (capture.json), or .att blobs with --code FILE@LOADBASE.
-    With --se/--simd/--slot/--wave the totals are recomputed from those waves only.
+    With --se/--simd/--slot/--wave the totals are recomputed from those waves only. With --charge
+    producer the stall of each wait moves to the instructions whose results it waited for.
     """
-    run(paths, by, top, frame, merge, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)
+    wave_filter = make_wave_filter(se, simd, slot, wave)
+    run(paths, by, top, frame, merge, fmt, wave_filter, input_format, code, arch, charge=charge)

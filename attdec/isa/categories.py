@@ -295,6 +295,17 @@ WAITCNT_FIELDS: dict[str, dict[str, tuple[tuple[int, int], ...]]] = {
     "gfx11": {"vmcnt": ((10, 6),), "expcnt": ((0, 3),), "lgkmcnt": ((4, 6),)},
 }
 WAITCNT_FIELDS["gfx12"] = WAITCNT_FIELDS["gfx11"]
+# s_waitcnt_depctr / s_wait_alu fields: (name, lsb, width); depctr_hold_cnt is gfx12 only.
+DEPCTR = (
+    ("depctr_hold_cnt", 7, 1),
+    ("depctr_sa_sdst", 0, 1),
+    ("depctr_va_vdst", 12, 4),
+    ("depctr_va_sdst", 9, 3),
+    ("depctr_va_ssrc", 8, 1),
+    ("depctr_va_vcc", 1, 1),
+    ("depctr_vm_vsrc", 2, 3),
+)
+
 _SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> counter (simm16 = count)
     "s_wait_loadcnt": "loadcnt",
     "s_wait_storecnt": "storecnt",

@@ -1,4 +1,4 @@
-"""AMDGPU HSA code objects: target, .text, symbols, kernels, metadata note, DWARF lines.
+"""AMDGPU HSA code objects: target, .text, symbols, kernels, metadata note, kernel descriptors, DWARF lines.
 
 Reads normal ELF code objects with pyelftools, and tinygrad's hand-written "minimal" containers
 (no e_machine, sometimes a zeroed e_ident; only section headers) with a small section-header parser.
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError
+from attdec.model import KernelResources
 from attdec.model.target import from_mach
 
 if TYPE_CHECKING:
@@ -34,19 +35,15 @@ class Symbol:
 
 @dataclass
 class Kernel:
-    """A kernel: its name and where its code starts (ELF vaddr), plus what the metadata says."""
+    """A kernel: its name and where its code starts (ELF vaddr), its descriptor and its metadata map
+    (`CodeObject.resources` reads both)."""
 
     name: str
     entry: int
     size: int = 0  # code bytes (FUNC symbol size), 0 if unknown
     kd: int | None = None  # kernel descriptor vaddr
-    sgpr_count: int | None = None
-    vgpr_count: int | None = None
-    agpr_count: int | None = None
-    lds_size: int | None = None  # group segment bytes
-    scratch_size: int | None = None  # private segment bytes per lane
-    wavefront_size: int | None = None
-    metadata: dict = field(default_factory=dict)
+    descriptor: bytes | None = None  # the 64 kernel-descriptor bytes
+    metadata: dict = field(default_factory=dict)  # this kernel's map in the NT_AMDGPU_METADATA note
 
 
 @dataclass
@@ -59,6 +56,7 @@ class CodeObject:
     metadata: dict = field(default_factory=dict)  # the NT_AMDGPU_METADATA map, {} if none
     container: str = "elf"  # "elf" or "tinygrad-minimal"
     e_flags: int = 0
+    abi_version: int = 0  # EI_ABIVERSION: 2 = code object V4, 3 = V5, 4 = V6
     where: str = ""
     _lines: LineIndex | None = None  # lazily built DWARF line/inline index
     _elf_bytes: bytes = b""
@@ -69,6 +67,15 @@ class CodeObject:
 
     def kernel(self, name: str) -> Kernel | None:
         return next((k for k in self.kernels if k.name == name), None)
+
+    def resources(self, kernel: Kernel, arch: str | None = None) -> KernelResources:
+        """What `kernel` asks of a compute unit; `arch` (default: this object's) tells how its descriptor
+        reads, which matters for minimal containers that do not name their target."""
+        from attdec.isa.resources import kernel_resources
+
+        return kernel_resources(
+            kernel.name, kernel.metadata, kernel.descriptor, arch or self.arch, self.e_flags, self.abi_version
+        )
 
     def symbol_at(self, vaddr: int) -> Symbol | None:
         """The function symbol covering vaddr, if any."""
@@ -116,7 +123,13 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
         e_flags = elf["e_flags"]
         mach = from_mach(e_flags & 0xFF)
         co = CodeObject(
-            mach.name if mach else "", text.data(), text["sh_addr"], e_flags=e_flags, where=where, _elf_bytes=data
+            mach.name if mach else "",
+            text.data(),
+            text["sh_addr"],
+            e_flags=e_flags,
+            abi_version=data[8],
+            where=where,
+            _elf_bytes=data,
         )
         sections = [
             (s["sh_addr"], s["sh_size"], s["sh_offset"], s["sh_type"])
@@ -189,24 +202,7 @@ def _kernels(co: CodeObject, data: bytes, sections) -> list:
         if entry is None:
             continue
         m = meta_by_symbol.get(s.name, {})
-        k = Kernel(
-            m.get(".name", name),
-            entry,
-            fn.size if fn else 0,
-            s.vaddr,
-            m.get(".sgpr_count"),
-            m.get(".vgpr_count"),
-            m.get(".agpr_count"),
-            m.get(".group_segment_fixed_size"),
-            m.get(".private_segment_fixed_size"),
-            m.get(".wavefront_size"),
-            m,
-        )
-        if kd and k.lds_size is None:
-            k.lds_size, k.scratch_size = struct.unpack_from("<II", kd, 0)
-        if kd and k.wavefront_size is None and not co.arch.startswith("gfx9"):
-            k.wavefront_size = 32 if struct.unpack_from("<H", kd, 56)[0] & 0x400 else 64
-        out.append(k)
+        out.append(Kernel(m.get(".name", name), entry, fn.size if fn else 0, s.vaddr, kd, m))
     if not out:  # no descriptors: every function symbol is an entry point
         out = [Kernel(f.name, f.vaddr, f.size) for f in funcs.values()]
     out.sort(key=lambda k: k.entry)
@@ -244,5 +240,9 @@ def _load_minimal(data: bytes, where: str) -> CodeObject:
     co = CodeObject("", text, t[2], container="tinygrad-minimal", where=where)
     co.symbols = [Symbol(stem, t[2], len(text), "func")]
     # The KD in .rodata points (-len(.text)) at the code; the code starts at .text (docs/isa.md).
-    co.kernels = [Kernel(stem, t[2], len(text))]
+    ro = named.get(".rodata")
+    if ro is not None and ro[4] >= 64 and ro[3] + 64 <= len(data):
+        co.kernels = [Kernel(stem, t[2], len(text), ro[2], data[ro[3] : ro[3] + 64])]
+    else:
+        co.kernels = [Kernel(stem, t[2], len(text))]
     return co

@@ -3,7 +3,8 @@
 A `Dispatch` is what one kernel launch left behind: a code listing with per-instruction totals (the
 rows of rocprofv3's code.json) and the traced waves, each with its instructions in a numpy array.
 ui_output folders are read straight into it; raw SQTT is decoded into `Wave`s and `Occupancy` rows
-and then given a listing. No I/O here.
+and then given a listing. Raw inputs also carry the kernel's `KernelResources` (from its code object)
+and any performance-counter samples (`CounterSamples`). No I/O here.
 """
 
 from __future__ import annotations
@@ -24,6 +25,23 @@ INST_DTYPE = np.dtype(
 # Wave start/end events of every wave, traced or not (occupancy.json, the decoder's OCCUPANCY records).
 OCCUPANCY_DTYPE = np.dtype(
     [("se", "<i4"), ("cu", "<i4"), ("simd", "<i4"), ("wave_id", "<i4"), ("start", "u1"), ("time", "<i8"), ("pc", "<u8")]
+)
+
+
+# Performance-counter samples, whatever their source (tinygrad PMC buffers now, SQTT PERFEVENT records
+# later): `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
+# that way (a GL2C channel has no SE, gfx9 SQ counters no CU); `time` is -1 for a whole-dispatch total.
+COUNTER_DTYPE = np.dtype(
+    [
+        ("counter", "<i4"),
+        ("xcc", "<i2"),
+        ("se", "<i2"),
+        ("sa", "<i2"),
+        ("cu", "<i2"),  # CU (gfx9) or WGP (gfx10+) within the shader array
+        ("inst", "<i2"),  # block instance (L2 channel, ...)
+        ("time", "<i8"),
+        ("value", "<u8"),
+    ]
 )
 
 
@@ -80,6 +98,45 @@ class CodeLine:
 
 
 @dataclass
+class KernelResources:
+    """What a kernel asks of a compute unit, from its code object. Values come from the metadata note
+    when there is one, else from the kernel descriptor (register counts then rounded up to the
+    descriptor's granule, named in `rounded`). None: the code object does not say."""
+
+    name: str
+    arch: str = ""  # the code object's target ("" when it does not name one)
+    vgpr: int | None = None  # VGPRs counted against the file; gfx90a+: arch VGPRs rounded to 4, plus AGPRs
+    agpr: int | None = None  # accumulation registers (gfx908, gfx90a+)
+    arch_vgpr: int | None = None  # architectural VGPRs (v0..): gfx90a+ accum_offset, else = vgpr
+    sgpr: int | None = None  # with VCC, flat scratch and XNACK (what limits gfx9)
+    lds_bytes: int | None = None  # static LDS (group segment); dynamic LDS is added at launch
+    scratch_bytes: int | None = None  # private segment per work-item
+    wave_size: int | None = None
+    workgroup_size: int | None = None  # .reqd_workgroup_size product, else .max_flat_workgroup_size
+    workgroup_size_exact: bool = False  # False: only the largest size the kernel allows
+    kernarg_bytes: int | None = None
+    sgpr_spill: int | None = None
+    vgpr_spill: int | None = None
+    dynamic_stack: bool | None = None
+    wgp_mode: bool | None = None  # gfx10+: workgroup-processor mode (True) or CU mode
+    xnack: str | None = None  # "on", "off", "any", "unsupported" (ELF e_flags)
+    sramecc: str | None = None
+    source: str = ""  # "metadata note + kernel descriptor", "kernel descriptor", ...
+    rounded: tuple[str, ...] = ()  # fields known only rounded up to a granule
+
+
+@dataclass
+class CounterSamples:
+    """One source's performance-counter samples for a dispatch."""
+
+    source: str  # "tinygrad PMC"; a second source (SQTT PERFEVENT) adds its own CounterSamples
+    names: list[str]  # counter i of a sample is names[i]
+    blocks: list[str]  # hardware block of each counter ("SQ", "GRBM", "GL2C", "TCC", ...)
+    samples: np.ndarray = field(default_factory=lambda: np.zeros(0, COUNTER_DTYPE))
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Dispatch:
     """Everything attdec knows about one traced kernel dispatch."""
 
@@ -94,6 +151,8 @@ class Dispatch:
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
+    resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output
+    counters: list[CounterSamples] = field(default_factory=list)
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")

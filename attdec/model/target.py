@@ -2,7 +2,8 @@
 
 A `Target` is a GPU as attdec sees it: the SQTT decoder family and generation, the ISA tables that
 disassemble it, its ELF machine number and KFD `gfx_target_version`, the default wave size, the wait
-counters its ISA has, and the products it ships in (for display). Family-only targets (`gfx9`,
+counters its ISA has, what bounds occupancy on its compute units (`ComputeUnit`, docs/occupancy.md),
+and the products it ships in (for display). Family-only targets (`gfx9`,
 `gfx11`, `gfx12`) stand for "some chip of that family": rocprofv3's filenames.json only says `gfxip`.
 Unknown names are an `ArchError` that lists the known ones.
 """
@@ -24,6 +25,42 @@ COUNTERS = {
 
 
 @dataclass(frozen=True)
+class ComputeUnit:
+    """What bounds how many waves one SIMD holds: the figures LLVM's AMDGPU backend computes occupancy
+    with (sources and cross-checks in docs/occupancy.md). On gfx10+ a workgroup processor (WGP) is two
+    CUs; kernels built for WGP mode (the default) pool both CUs' SIMDs, LDS and workgroup slots."""
+
+    wave_slots: int  # waves per SIMD, the hardware limit (LLVM getMaxWavesPerEU)
+    simds: int  # SIMDs per CU (LLVM getEUsPerCU in CU mode)
+    vgpr_files: tuple[tuple[int, int, int], ...]  # (wave size, VGPRs per SIMD, allocation granule)
+    lds: int  # LDS bytes per CU, also the most one workgroup may take
+    sgpr_waves: tuple[tuple[int, int], ...] = ()  # (SGPRs up to, waves) steps; () = SGPRs never limit
+    unified_agprs: bool = False  # AGPRs come out of the VGPR file (gfx90a+); gfx908 has its own AGPR file
+    workgroups: int = 16  # workgroups of more than one wave per CU (barrier slots)
+    cus_per_wgp: int = 1  # 2 on gfx10+
+
+    def vgpr_file(self, wave_size: int) -> tuple[int, int]:
+        """(VGPRs per SIMD, allocation granule) for waves of `wave_size` lanes."""
+        for size, total, granule in self.vgpr_files:
+            if size == wave_size:
+                return total, granule
+        raise ValueError(f"no wave{wave_size} VGPR file on this target")
+
+
+# LLVM getOccupancyWithNumSGPRs, GFX8-GFX9 (SGPRs counted with VCC, flat scratch and XNACK)
+_SGPR_GFX9 = ((80, 10), (88, 9), (100, 8), (112, 7))
+# LLVM getVGPRAllocGranule / getTotalNumVGPRs / getMaxWavesPerEU / getAddressableLocalMemorySize per ISA
+# version (AMDGPU.td feature sets); every row is checked against llc-22's "; Occupancy" by
+# tests/fixtures/occupancy_llvm.json (tools/make_occupancy_fixtures.py).
+CU_GFX9 = ComputeUnit(10, 4, ((64, 256, 4),), 65536, _SGPR_GFX9)  # gfx908 (own 256-entry AGPR file)
+CU_GFX90A = ComputeUnit(8, 4, ((64, 512, 8),), 65536, _SGPR_GFX9, unified_agprs=True)
+CU_GFX950 = ComputeUnit(8, 4, ((64, 512, 8),), 163840, _SGPR_GFX9, unified_agprs=True)
+CU_GFX10_1 = ComputeUnit(20, 2, ((32, 1024, 8), (64, 512, 4)), 65536, cus_per_wgp=2)
+CU_GFX10_3 = ComputeUnit(16, 2, ((32, 1024, 16), (64, 512, 8)), 65536, cus_per_wgp=2)  # also gfx11 without
+CU_1536 = ComputeUnit(16, 2, ((32, 1536, 24), (64, 768, 12)), 65536, cus_per_wgp=2)  # 1.5x VGPRs: gfx1100/1/51, gfx12
+
+
+@dataclass(frozen=True)
 class Target:
     """One GPU target (or a whole family when `chip_known` is False)."""
 
@@ -35,6 +72,7 @@ class Target:
     products: tuple[str, ...] = ()
     chip_known: bool = True
     sqtt: str = ""  # SQTT stream format when it differs from the family ("gfx12.5")
+    cu: ComputeUnit | None = None  # occupancy figures; None: not known for this target (or family)
     # ISA features the disassembler prints differently (LLVM's subtarget features)
     gfx90a_insts: bool = False  # VGPR/AGPR tuples start at an even register; 64-bit DPP takes row_newbcast only
     sc_cache_bits: bool = False  # memory cache-policy bits are sc0/nt/sc1 (gfx940+), not glc/slc/scc
@@ -70,40 +108,41 @@ class Target:
         return f"Target({self.display!r})"
 
 
-def _t(name, family, mach, version, isa=None, products=(), sqtt="", **features):
+def _t(name, family, mach, version, isa=None, products=(), sqtt="", cu=None, **features):
     features = {"vop3_literal": family != "gfx9", **features}  # every gfx10+ target has VOP3 literals
-    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, **features)
+    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, cu=cu, **features)
 
 
 GFX940 = {"gfx90a_insts": True, "sc_cache_bits": True}
 
-# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, ISA features
+
+# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, compute unit, ISA features
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
-        _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"]),
-        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"], gfx90a_insts=True),
-        _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"], **GFX940),
-        _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"], **GFX940),
-        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"], **GFX940),
-        _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"], **GFX940, vop3_literal=True),
-        _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"]),
-        _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"]),
-        _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"]),
-        _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"]),
-        _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"]),
-        _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"]),
-        _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"]),
-        _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"]),
-        _t("gfx1152", "gfx11", 0x055, 110502, "gfx1151"),
-        _t("gfx1153", "gfx11", 0x058, 110503, "gfx1151"),
-        _t("gfx1200", "gfx12", 0x048, 120000, "gfx1200", ["RX 9060 XT"]),
-        _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"]),
+        _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"], cu=CU_GFX9),
+        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"], cu=CU_GFX90A, gfx90a_insts=True),
+        _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"], cu=CU_GFX90A, **GFX940),
+        _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"], cu=CU_GFX90A, **GFX940),
+        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"], cu=CU_GFX90A, **GFX940),
+        _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"], cu=CU_GFX950, **GFX940, vop3_literal=True),
+        _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"], cu=CU_GFX10_1),
+        _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"], cu=CU_GFX10_3),
+        _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"], cu=CU_1536),
+        _t("gfx1101", "gfx11", 0x046, 110001, "gfx1101", ["RX 7800 XT", "RX 7700 XT"], cu=CU_1536),
+        _t("gfx1102", "gfx11", 0x047, 110002, "gfx1102", ["RX 7600"], cu=CU_GFX10_3),
+        _t("gfx1103", "gfx11", 0x044, 110003, "gfx1103", ["Radeon 780M"], cu=CU_GFX10_3),
+        _t("gfx1150", "gfx11", 0x043, 110500, "gfx1150", ["Radeon 890M"], cu=CU_GFX10_3),
+        _t("gfx1151", "gfx11", 0x04A, 110501, "gfx1151", ["Radeon 8060S"], cu=CU_1536),
+        _t("gfx1152", "gfx11", 0x055, 110502, "gfx1151", cu=CU_GFX10_3),
+        _t("gfx1153", "gfx11", 0x058, 110503, "gfx1151", cu=CU_GFX10_3),
+        _t("gfx1200", "gfx12", 0x048, 120000, "gfx1200", ["RX 9060 XT"], cu=CU_1536),
+        _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"], cu=CU_1536),
         _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
-        _t("gfx9-generic", "gfx9", 0x051, None, None),
-        _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942", **GFX940),
-        _t("gfx11-generic", "gfx11", 0x054, None, "gfx1100"),
-        _t("gfx12-generic", "gfx12", 0x059, None, "gfx1200"),
+        _t("gfx9-generic", "gfx9", 0x051, None, None, cu=CU_GFX9),
+        _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942", cu=CU_GFX90A, **GFX940),
+        _t("gfx11-generic", "gfx11", 0x054, None, "gfx1100", cu=CU_GFX10_3),
+        _t("gfx12-generic", "gfx12", 0x059, None, "gfx1200", cu=CU_1536),
     )
 }
 # A family as such: what a ui_output folder says when no agent table names the chip.

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Container
 from typing import IO, cast
 
 from rich.console import Console
@@ -98,3 +99,15 @@ def write_csv(header: list[str], rows: list[list], out) -> None:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)
+
+
+def write_md_table(out, header: list[str], rows: list[list], right: Container[int] = ()) -> None:
+    """A GitHub-flavoured markdown table; columns whose index is in `right` are right-aligned."""
+
+    def cell(v) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    out.write("| " + " | ".join(cell(h) for h in header) + " |\n")
+    out.write("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|\n")
+    for r in rows:
+        out.write("| " + " | ".join(cell(v) for v in r) + " |\n")

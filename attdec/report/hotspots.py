@@ -7,6 +7,8 @@ from rich.text import Text
 
 from attdec.analysis.hotspots import Hotspots, Row
 from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
+from attdec.report.kernel import occupancy_line
+from attdec.report.kernel import to_json as kernel_json
 
 
 def to_json(h: Hotspots, top: int) -> dict:
@@ -22,11 +24,15 @@ def to_json(h: Hotspots, top: int) -> dict:
         "by_type": [{"type": t, "stall": s, "share": round(f, 6)} for t, s, f in h.by_type],
         "rows": [_row_json(r) for r in rows],
     }
+    if h.charge != "wait":
+        out["charge"] = h.charge
     if len(h.names) > 1:
         out["merged"] = h.names
         del out["dispatch"]
     if h.problems:
         out["problems"] = h.problems
+    if h.kernel_summary is not None:
+        out["kernel_resources"] = kernel_json(h.kernel_summary)
     return out
 
 
@@ -105,6 +111,10 @@ def _section(con, h: Hotspots, top: int) -> None:
         f"  total cycles {human(t['latency'])}   stall {human(t['stall'])} ({pct(share)} of cycles)"
         f"   idle {human(t['idle'])}"
     )
+    if h.kernel_summary is not None:
+        con.print(f"  occupancy {occupancy_line(h.kernel_summary)}")
+    if h.charge == "producer":
+        con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
         con.print(f"  note: {p}", style="yellow")
     if h.by_type:

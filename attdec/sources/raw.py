@@ -18,7 +18,7 @@ import numpy as np
 
 from attdec.decoders import CodeMap, stream_generation
 from attdec.errors import ArchError, AttdecError
-from attdec.model import OCCUPANCY_DTYPE, Dispatch
+from attdec.model import OCCUPANCY_DTYPE, CounterSamples, Dispatch, KernelResources
 from attdec.model.target import target
 
 
@@ -53,6 +53,7 @@ class RawDispatch:
     agent: int | None = None  # rocprofv3 agent handle and dispatch id, when the source has them
     dispatch_id: int | None = None
     decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
+    counters: list[CounterSamples] = field(default_factory=list)  # performance counters, when captured
 
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
@@ -191,15 +192,28 @@ def decode_dispatch(raw: RawDispatch, on_blob: Callable[[RawBlob], None] | None 
             on_blob(blob)
     d = merge_results(raw, results, code.arch)
     d.problems[:0] = code.problems
+    d.resources = dispatched_kernel_resources(code, raw.kernel, d.occupancy)
     d.code = build_listing(d, code.objects)
     if not d.kernel:  # sources without kernel names (rocprofv3 raw without results): the listed kernel
         d.kernel = next((c.text[2:] for c in d.code if c.is_label), "")
     return d
 
 
+def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.ndarray) -> KernelResources | None:
+    """The resources of the kernel this dispatch ran: the one of that name, else the one whose entry the
+    waves started at (occupancy records carry the entry PC), else the only kernel there is."""
+    kernels = [(obj, k) for obj in code.objects for k in obj.co.kernels if hasattr(k, "entry")]
+    entries = {int(pc) for pc in np.unique(occ["pc"])} - {0}
+    pick = next((ok for ok in kernels if kernel and ok[1].name == kernel), None)
+    pick = pick or next((ok for ok in kernels if ok[0].base + ok[1].entry in entries), None)
+    if pick is None and len(kernels) == 1:
+        pick = kernels[0]
+    return pick[0].co.resources(pick[1], code.arch) if pick else None
+
+
 def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3)."""
-    d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path)
+    d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
     seq: dict[tuple[int, int, int], int] = {}
     occ = []
     for label, r in zip((b.label for b in raw.blobs), results):

@@ -17,6 +17,7 @@ from pathlib import Path
 from attdec.errors import FormatError, InputError
 from attdec.model.target import from_version
 from attdec.sources.kind import Tracker, blob_weight
+from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
@@ -207,6 +208,15 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
                 itrace if isinstance(itrace, bool) else None,
             )
         )
+    for e in events:  # PMC samples of the traced dispatches (tinygrad samples a dispatch once, after it ran)
+        traced = groups.get((e.get("device"), e.get("kern"), e.get("exec_tag")))
+        if e.cls_name != "ProfilePMCEvent" or traced is None:
+            continue
+        sched = e.get("sched")
+        if not isinstance(sched, list):
+            raise FormatError(f"PMC event of {traced.name} has no sample schedule", where)
+        pmc = _bytes(e.get("blob"), "PMC blob", where)
+        traced.counters.append(unpack_pmc(pmc, sched, f"{where}: {traced.name} PMC"))
     return list(groups.values())
 
 

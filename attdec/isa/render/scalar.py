@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from attdec.isa.categories import waitcnt_counts
+from attdec.isa.categories import DEPCTR, waitcnt_counts
 from attdec.isa.encoding import NULL, sext
 from attdec.isa.render.operands import Inst, operand_text, scalar_name
 
@@ -168,18 +168,6 @@ def hwreg_text(imm: int, fam: str) -> str:
     if off == 0 and size == 32 and not name.isdigit():
         return f"hwreg({name})"
     return f"hwreg({name}, {off}, {size})"
-
-
-# s_waitcnt_depctr / s_wait_alu fields: (name, lsb, width); depctr_hold_cnt is gfx12 only.
-DEPCTR = (
-    ("depctr_hold_cnt", 7, 1),
-    ("depctr_sa_sdst", 0, 1),
-    ("depctr_va_vdst", 12, 4),
-    ("depctr_va_sdst", 9, 3),
-    ("depctr_va_ssrc", 8, 1),
-    ("depctr_va_vcc", 1, 1),
-    ("depctr_vm_vsrc", 2, 3),
-)
 
 
 def depctr_text(imm: int, fam: str) -> str:

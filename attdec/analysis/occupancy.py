@@ -1,0 +1,193 @@
+"""Occupancy: how many waves a SIMD can hold with a kernel's resources (theoretical), and how many it
+held while the kernel ran (achieved, from the trace's wave start/end records).
+
+Theoretical follows LLVM's AMDGPU backend (what the compiler prints as "; Occupancy"): each resource
+gives a wave count per SIMD and the smallest wins; the arithmetic and its sources are in
+docs/occupancy.md, and tests/fixtures/occupancy_llvm.json holds llc-22's answers it is checked against.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attdec.model import KernelResources, Target
+
+# resource names, in the order a tie is reported
+VGPR, AGPR, SGPR, LDS, WORKGROUP, SLOTS = "VGPR", "AGPR", "SGPR", "LDS", "workgroup", "wave slots"
+
+
+@dataclass
+class Theoretical:
+    """Waves per SIMD the kernel's resources allow (None when they cannot be worked out)."""
+
+    waves_per_simd: int | None
+    waves_per_unit: int | None = None  # per CU (gfx9, gfx10+ CU mode) or per WGP (gfx10+ WGP mode)
+    unit: str = "CU"
+    simds_per_unit: int | None = None
+    limited_by: str | None = None  # "VGPR", "LDS+workgroup", "wave slots" (nothing below the hardware limit)
+    limits: dict[str, int] = field(default_factory=dict)  # waves per SIMD each resource allows
+    bound: str = "exact"  # "exact", or "at most" when the resources are lower bounds (inferred)
+    notes: list[str] = field(default_factory=list)
+
+
+def _limited_by(limits: dict[str, int], waves: int, slots: int) -> str:
+    if waves >= slots:
+        return SLOTS
+    return "+".join(name for name in limits if name != SLOTS and limits[name] == waves)
+
+
+def theoretical_occupancy(res: KernelResources, tgt: Target, bound: str = "exact") -> Theoretical:
+    """Waves per SIMD and per CU/WGP, each resource's limit, and which one binds (LLVM's model)."""
+    cu = tgt.cu
+    if cu is None:
+        why = "the chip is not known" if not tgt.chip_known else f"attdec has no occupancy figures for {tgt.name}"
+        return Theoretical(None, bound=bound, notes=[f"theoretical occupancy unknown: {why}"])
+    notes = []
+    wave = res.wave_size or tgt.wave_size
+    if res.wave_size is None:
+        notes.append(f"wave size not given: wave{wave} assumed")
+    wgp = cu.cus_per_wgp > 1 and res.wgp_mode is not False
+    if cu.cus_per_wgp > 1 and res.wgp_mode is None:
+        notes.append("CU/WGP mode not given: WGP mode (the compiler's default) assumed")
+    per = cu.cus_per_wgp if wgp else 1
+    simds, unit = cu.simds * per, "WGP" if wgp else "CU"
+    slots = cu.wave_slots
+    limits: dict[str, int] = {}
+
+    if res.vgpr is not None:
+        regs, name = res.vgpr, VGPR
+        if not cu.unified_agprs and res.agpr is not None and res.agpr > regs:  # gfx908: own AGPR file, same size
+            regs, name = res.agpr, AGPR
+        total, granule = cu.vgpr_file(wave)
+        limits[name] = min(max(total // (math.ceil(max(regs, 1) / granule) * granule), 1), slots)
+    else:
+        notes.append("VGPR count unknown: VGPR limit not applied")
+    if cu.sgpr_waves:
+        if res.sgpr is not None:
+            limits[SGPR] = min(next((w for n, w in cu.sgpr_waves if res.sgpr <= n), cu.sgpr_waves[-1][1]), slots)
+        else:
+            notes.append("SGPR count unknown: SGPR limit not applied")
+
+    lds_per_unit = cu.lds * per
+    lds = res.lds_bytes
+    if lds is None:
+        notes.append("LDS size unknown: LDS limit not applied")
+    elif lds > cu.lds:
+        notes.append(
+            f"LDS {lds} B is more than a workgroup may have ({cu.lds} B): not what the hardware "
+            "allocated; LDS limit not applied"
+        )
+        lds = None
+    wg_fit = None  # whole workgroups a CU/WGP holds
+    if res.workgroup_size:
+        waves_per_wg = math.ceil(res.workgroup_size / wave)
+        if not res.workgroup_size_exact:
+            notes.append(f"workgroup size taken as its maximum, {res.workgroup_size}")
+        wg_fit = simds * slots // waves_per_wg  # whole workgroups that fit the wave slots
+        if waves_per_wg > 1:
+            wg_fit = min(wg_fit, cu.workgroups * per)  # barrier slots
+        limits[WORKGROUP] = min(max(math.ceil(wg_fit * waves_per_wg / simds), 1), slots)
+        if lds:
+            lds_wgs = lds_per_unit // lds
+            limits[LDS] = min(max(math.ceil(lds_wgs * waves_per_wg / simds), 1), slots)
+            wg_fit = min(wg_fit, lds_wgs)
+    else:
+        notes.append("workgroup size unknown: workgroup and LDS limits not applied")
+        if lds:
+            notes.append(f"LDS lets {lds_per_unit // lds} workgroups share a {unit}")
+
+    waves = min([slots, *limits.values()])
+    per_unit = waves * simds
+    if wg_fit is not None:  # whole workgroups: fewer waves than the SIMDs could hold when they do not divide
+        per_unit = min(per_unit, wg_fit * waves_per_wg)
+    ordered = {k: limits[k] for k in (VGPR, AGPR, SGPR, LDS, WORKGROUP) if k in limits}
+    return Theoretical(
+        waves,
+        per_unit,
+        unit,
+        simds,
+        _limited_by(ordered, waves, slots),
+        {**ordered, SLOTS: slots},
+        bound,
+        notes,
+    )
+
+
+@dataclass
+class Achieved:
+    """Waves resident per SIMD over the kernel's time, from wave start/end records."""
+
+    mean: float  # time-weighted, averaged over the SIMDs that ran at least one wave
+    peak: int
+    histogram: list[tuple[int, float]]  # (resident waves, share of SIMD-time), over those SIMDs
+    simds: int  # SIMDs that ran waves
+    units: int  # CUs (gfx9) / WGPs (gfx10+) that ran waves
+    mean_per_unit: float  # resident waves per CU/WGP (sum over its SIMDs), averaged over those units
+    waves: int  # waves started
+    cycles: int  # the longest shader engine's window, first record to last
+    notes: list[str] = field(default_factory=list)
+
+
+def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
+    """Time-weighted resident waves per SIMD over each shader engine's window (its first to last record:
+    SE clocks are not aligned). A wave that ends without a start was resident from the window's start,
+    one that never ends until its end. None without records."""
+    if not len(occ):
+        return None
+    se = occ["se"].astype(np.int64)
+    simd_key = (se << 40) | (occ["cu"].astype(np.int64) << 8) | occ["simd"].astype(np.int64)
+    t = occ["time"].astype(np.int64)
+    start = occ["start"].astype(np.int64)
+    order = np.lexsort((start, t, simd_key))  # per SIMD, in time; an end before a start at the same time
+    key, t, delta, se = simd_key[order], t[order], 2 * start[order] - 1, se[order]
+
+    ses, se_idx = np.unique(se, return_inverse=True)
+    t0 = np.full(len(ses), np.iinfo(np.int64).max)
+    t1 = np.full(len(ses), np.iinfo(np.int64).min)
+    np.minimum.at(t0, se_idx, t)
+    np.maximum.at(t1, se_idx, t)
+
+    first = np.r_[True, key[1:] != key[:-1]]
+    group = np.cumsum(first) - 1
+    starts_at = np.flatnonzero(first)
+    level = np.cumsum(delta)
+    level -= np.r_[0, level[starts_at[1:] - 1]][group]  # running count within the SIMD
+    lowest = np.minimum.reduceat(level, starts_at)
+    carried = np.maximum(0, -lowest)  # waves already resident when the window opened
+    level += carried[group]
+
+    last = np.r_[first[1:], True]
+    nxt = np.r_[t[1:], 0]
+    dur = np.where(last, t1[se_idx] - t, nxt - t)
+    head = t[starts_at] - t0[se_idx[starts_at]]  # from the window's start to the SIMD's first record
+    window = (t1 - t0)[se_idx[starts_at]]
+
+    peak = int(max(level.max(), carried.max()))
+    hist = np.bincount(level, weights=dur, minlength=peak + 1)
+    hist += np.bincount(carried, weights=head, minlength=peak + 1)
+    busy = np.bincount(group, weights=level * dur) + carried * head
+    notes = []
+    if (window <= 0).any():
+        notes.append("a shader engine's records all share one timestamp: its SIMDs are left out of the mean")
+    ok = window > 0
+    per_simd = busy[ok] / window[ok]
+    unit_key = key[starts_at][ok] >> 8
+    units, unit_idx = np.unique(unit_key, return_inverse=True)
+    per_unit = np.bincount(unit_idx, weights=per_simd)
+    total = hist.sum()
+    if (carried > 0).any():
+        notes.append(f"{int(carried.sum())} wave(s) ended without a recorded start: counted from the window start")
+    return Achieved(
+        mean=float(per_simd.mean()) if len(per_simd) else 0.0,
+        peak=peak,
+        histogram=[(i, float(v / total)) for i, v in enumerate(hist) if v] if total else [],
+        simds=len(starts_at),
+        units=len(units),
+        mean_per_unit=float(per_unit.mean()) if len(per_unit) else 0.0,
+        waves=int(start.sum()),
+        cycles=int((t1 - t0).max()),
+        notes=notes,
+    )

@@ -1,0 +1,50 @@
+"""`attdec cfg PATH...`: basic blocks and loops of each kernel, with hits, cycles and stall per block."""
+
+from __future__ import annotations
+
+import click
+
+from attdec.commands.common import input_options, make_wave_filter, open_dispatches, wave_filter_options
+
+
+def reports(paths, wave_filter=None, input_format=None, code=(), arch=None) -> list:
+    """A report.cfg.CfgReport (control-flow graphs with block statistics and loop timings) per dispatch."""
+    from attdec.analysis.cfg import block_stats, build_cfgs
+    from attdec.analysis.loops import loop_timings
+    from attdec.model.totals import aggregate_lines
+    from attdec.report.cfg import CfgReport
+
+    out = []
+    for d in open_dispatches(paths, input_format, code, arch):
+        waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
+        totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
+        cfgs = build_cfgs(d.code)
+        for cfg in cfgs:
+            block_stats(cfg, d.target.family, totals)
+        out.append(CfgReport(d, len(waves), cfgs, loop_timings(d, waves, cfgs)))
+    return out
+
+
+def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
+    """Control-flow graphs of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.report import cfg as rep
+
+    rs = reports(paths, wave_filter, input_format, code, arch)
+    {"table": rep.print_cfg_table, "json": rep.print_cfg_json, "dot": rep.print_cfg_dot}[fmt](rs, out or sys.stdout)
+
+
+@click.command("cfg")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "dot"]), default="table", show_default=True)
+@wave_filter_options
+@input_options
+def command(paths, fmt, se, simd, slot, wave, input_format, code, arch):
+    """Basic blocks and control-flow graph of each kernel, loops nested, from the disassembly listing.
+
+    Per block: address, instructions, hits, cycles, stall, its share, dominant stall type, source line
+    and successors; per loop: header, back edges and iteration timing (`attdec loops` has the per-wave
+    detail). --format dot writes Graphviz (loops as clusters); json has every block and loop.
+    """
+    run(paths, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)

@@ -1,0 +1,38 @@
+"""`attdec loops PATH...`: each loop's iterations per wave: count, first iteration, steady state, outliers."""
+
+from __future__ import annotations
+
+import click
+
+from attdec.commands.cfg import reports
+from attdec.commands.common import input_options, make_wave_filter, wave_filter_options
+
+
+def run(paths, top=16, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
+    """Loop timings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.report import cfg as rep
+
+    rs = reports(paths, wave_filter, input_format, code, arch)
+    if fmt == "json":
+        rep.print_loops_json(rs, out or sys.stdout)
+    else:
+        rep.print_loops_table(rs, top, out or sys.stdout)
+
+
+@click.command("loops")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--top", type=int, default=16, show_default=True, help="Waves listed per loop in the table (0 = all).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@wave_filter_options
+@input_options
+def command(paths, top, fmt, se, simd, slot, wave, input_format, code, arch):
+    """Loops (back edges of the control-flow graph) and their iterations in every wave.
+
+    Per loop: header, depth, iterations per wave, the first iteration of each entry versus the steady
+    state (p50, p95), and iterations beyond 3 MADs of the steady median; per wave the same, and in JSON
+    every iteration's cycles. Iterations run from one execution of the header to the next or to the
+    first instruction outside the loop, so a dropped or repeated branch record cannot shift the rest.
+    """
+    run(paths, top, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)

@@ -1,0 +1,45 @@
+"""`attdec waits PATH...`: every wait instruction, what it waited for, and what that cost."""
+
+from __future__ import annotations
+
+import click
+
+from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
+
+
+def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
+    """Wait sites of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.analysis.waits import attribute, wait_sites
+    from attdec.report import waits as rep
+
+    reports = []
+    for d in open_dispatches(paths, input_format, code, arch):
+        waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
+        reports.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
+    out = out or sys.stdout
+    if fmt == "json":
+        rep.print_waits_json(reports, top, out)
+    elif fmt == "csv":
+        rep.print_waits_csv(reports, top, out)
+    else:
+        rep.print_waits_table(reports, top, producers, out)
+
+
+@click.command("waits")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--top", type=int, default=20, show_default=True, help="Wait sites to show (0 = all).")
+@click.option("--producers", type=int, default=4, show_default=True, help="Producers listed per wait in the table.")
+@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
+@wave_filter_options
+@input_options
+def command(paths, top, producers, fmt, se, simd, slot, wave, input_format, code, arch):
+    """Which loads (stores, LDS and scalar reads, exports, ALU results) each wait instruction waited for.
+
+    One row per wait site, largest stall first: its counters, hits, stall (total, mean, p50, p95 per
+    hit), issue-to-wait distance, and the earlier instructions it waited for with their share of its
+    stall, found by replaying every wave's wait counters (docs/wait-attribution.md). `attdec hotspots
+    --charge producer` ranks source lines by the stall they caused this way.
+    """
+    run(paths, top, producers, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)

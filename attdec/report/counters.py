@@ -1,0 +1,136 @@
+"""Print `CounterReport`s: per-counter totals, per SE / CU / block instance, and across dispatches."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from attdec.analysis.counters import CounterReport, counters_across
+from attdec.report.common import console, human, write_csv, write_json
+
+
+def _where(report: CounterReport, row) -> str:
+    unit = "CU" if report.arch.startswith("gfx9") else "WGP"
+    if row.per_cu:
+        return f"{len(row.per_cu)} {unit}s"
+    if row.per_se:
+        return f"{len(row.per_se)} SEs"
+    if row.per_instance:
+        return f"{len(row.per_instance)} instances"
+    return f"{row.instances}" if row.instances > 1 else "1"
+
+
+def _table(headers: list[str], right: set[int]) -> Table:
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="right" if i in right else "left", no_wrap=True)
+    return t
+
+
+def _section(con, r: CounterReport, by: str) -> None:
+    con.print(Text(f"{r.kernel or '(kernel unknown)'}  [{r.dispatch}]  {r.arch}", style="bold"))
+    if r.rows:
+        con.print(f"  source: {', '.join(r.sources)}")
+    if by == "total" and r.rows:
+        t = _table(["  counter", "block", "total", "read at", "min", "mean", "max"], {2, 3, 4, 5, 6})
+        for row in r.rows:
+            mean = human(row.total / row.instances if row.instances else 0)
+            t.add_row(
+                f"  {row.name}", row.block, f"{row.total:,}", _where(r, row), human(row.min), mean, human(row.max)
+            )
+        con.print(t)
+    elif by == "se" and r.rows:
+        t = _table(["  counter", "xcc", "se", "value"], {1, 2, 3})
+        for row in r.rows:
+            for xcc, se, v in row.per_se:
+                t.add_row(f"  {row.name}", str(xcc), str(se), f"{v:,}")
+        con.print(t)
+    elif by == "cu" and r.rows:
+        unit = "cu" if r.arch.startswith("gfx9") else "wgp"
+        t = _table(["  counter", "xcc", "se", "sa", unit, "value"], {1, 2, 3, 4, 5})
+        for row in r.rows:
+            for xcc, se, sa, cu, v in row.per_cu:
+                t.add_row(f"  {row.name}", str(xcc), str(se), str(sa), str(cu), f"{v:,}")
+        con.print(t)
+    elif by == "instance" and r.rows:
+        t = _table(["  counter", "block", "xcc", "instance", "value"], {2, 3, 4})
+        for row in r.rows:
+            for xcc, inst, v in row.per_instance:
+                t.add_row(f"  {row.name}", row.block, str(xcc), str(inst), f"{v:,}")
+        con.print(t)
+    if r.time_resolved:
+        t = _table(["  counter", "time", "value"], {1, 2})
+        for row in r.rows:
+            for tm, v in row.series:
+                t.add_row(f"  {row.name}", str(tm), f"{v:,}")
+        con.print("  over time", style="bold")
+        con.print(t)
+    for n in r.notes:
+        con.print(f"  note: {n}", style="yellow")
+
+
+def print_table(reports: list[CounterReport], by: str, out) -> None:
+    con = console(out)
+    for i, r in enumerate(reports):
+        if i:
+            con.print()
+        _section(con, r, by)
+    across = {k: v for k, v in counters_across(reports).items() if len(v) > 1}
+    if across:
+        con.print()
+        con.print("totals across dispatches, in input order", style="bold")
+        names = list(dict.fromkeys(d for series in across.values() for d, _ in series))
+        t = _table(["  counter", *names], set(range(1, len(names) + 1)))
+        for (_, counter), series in across.items():
+            by_d = dict(series)
+            t.add_row(f"  {counter}", *(f"{by_d[d]:,}" if d in by_d else "-" for d in names))
+        con.print(t)
+
+
+def to_json(r: CounterReport) -> dict:
+    return {
+        "dispatch": r.dispatch,
+        "kernel": r.kernel,
+        "arch": r.arch,
+        "sources": r.sources,
+        "time_resolved": r.time_resolved,
+        "counters": [
+            {
+                "name": row.name,
+                "block": row.block,
+                "source": row.source,
+                "total": row.total,
+                "instances": row.instances,
+                "min": row.min,
+                "max": row.max,
+                "per_se": [{"xcc": x, "se": s, "value": v} for x, s, v in row.per_se],
+                "per_cu": [{"xcc": x, "se": s, "sa": a, "cu": c, "value": v} for x, s, a, c, v in row.per_cu],
+                "per_instance": [{"xcc": x, "instance": i, "value": v} for x, i, v in row.per_instance],
+                "series": [{"time": t, "value": v} for t, v in row.series],
+            }
+            for row in r.rows
+        ],
+        "notes": r.notes,
+    }
+
+
+def print_json(reports: list[CounterReport], by: str, out) -> None:
+    write_json({"dispatches": [to_json(r) for r in reports]}, out)
+
+
+def print_csv(reports: list[CounterReport], by: str, out) -> None:
+    """One row per counter value at the chosen granularity (long format)."""
+    header = ["dispatch", "kernel", "counter", "block", "source", "xcc", "se", "sa", "cu", "instance", "value"]
+    rows = []
+    for r in reports:
+        for row in r.rows:
+            base = [r.dispatch, r.kernel, row.name, row.block, row.source]
+            if by == "total":
+                rows.append([*base, "", "", "", "", "", row.total])
+            elif by == "se":
+                rows += [[*base, x, s, "", "", "", v] for x, s, v in row.per_se]
+            elif by == "cu":
+                rows += [[*base, x, s, a, c, "", v] for x, s, a, c, v in row.per_cu]
+            else:
+                rows += [[*base, x, "", "", "", i, v] for x, i, v in row.per_instance]
+    write_csv(header, rows, out)

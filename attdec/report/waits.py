@@ -1,0 +1,308 @@
+"""Print wait sites with their producers (`attdec waits`) and hidden latency (`attdec latency`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+
+from attdec.analysis.hotspots import frame_of
+from attdec.analysis.latency import HiddenLatency, Latency
+from attdec.analysis.waits import WaitSite
+from attdec.isa.categories import mnemonic_of
+from attdec.model import CodeLine, Dispatch
+from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
+
+
+@dataclass
+class WaitReport:
+    dispatch: Dispatch
+    waves: int
+    sites: list[WaitSite]
+
+
+def _round(x, n=1):
+    return None if x is None else round(x, n)
+
+
+def _where(c) -> dict:
+    return {"pc": c.vaddr, "codeobj": c.codeobj, "line": c.line, "text": c.text, "source": c.source}
+
+
+def _head(d: Dispatch, waves: int) -> dict:
+    return {"dispatch": d.name, "kernel": d.kernel, "arch": d.arch, "waves": waves}
+
+
+def _one_or_many(objs: list[dict], out) -> None:
+    write_json(objs[0] if len(objs) == 1 else {"dispatches": objs}, out)
+
+
+# ---- attdec waits ---------------------------------------------------------------------------------
+
+
+def waits_json(r: WaitReport, top: int) -> dict:
+    sites = r.sites[:top] if top else r.sites
+    obj = _head(r.dispatch, r.waves)
+    obj["wait_stall"] = sum(s.stall for s in r.sites)
+    obj["attributed"] = sum(s.attributed for s in r.sites)
+    obj["waits"] = [
+        {
+            **_where(s.code),
+            "counters": s.counters,
+            "type": s.type,
+            "hits": s.hits,
+            "stall": s.stall,
+            "stall_mean": _round(s.stall_mean),
+            "stall_p50": _round(s.stall_p50),
+            "stall_p95": _round(s.stall_p95),
+            "attributed": s.attributed,
+            "distance": {"instructions": _round(s.distance_instructions), "cycles": _round(s.distance_cycles)},
+            "producers": [
+                {
+                    **_where(p.code),
+                    "mnemonic": mnemonic_of(p.code.text),
+                    "share": round(p.share, 6),
+                    "stall": p.stall,
+                    "executions": p.executions,
+                    "distance": {"instructions": _round(p.distance_instructions), "cycles": _round(p.distance_cycles)},
+                }
+                for p in s.producers
+            ],
+        }
+        for s in sites
+    ]
+    return obj
+
+
+def print_waits_json(reports: list[WaitReport], top: int, out) -> None:
+    _one_or_many([waits_json(r, top) for r in reports], out)
+
+
+WAITS_CSV = [
+    "dispatch",
+    "pc",
+    "wait",
+    "source",
+    "counters",
+    "hits",
+    "stall",
+    "stall_p50",
+    "stall_p95",
+    "producer_pc",
+    "producer",
+    "producer_source",
+    "share",
+    "producer_stall",
+]
+
+
+def print_waits_csv(reports: list[WaitReport], top: int, out) -> None:
+    rows = []
+    for r in reports:
+        for s in r.sites[:top] if top else r.sites:
+            counters = " ".join(f"{k}({v})" for k, v in s.counters.items())
+            head = [r.dispatch.name, s.code.vaddr, s.code.text, s.code.source, counters, s.hits, s.stall]
+            head += [_round(s.stall_p50), _round(s.stall_p95)]
+            if not s.producers:
+                rows.append([*head, "", "", "", "", ""])
+            for p in s.producers:
+                rows.append([*head, p.code.vaddr, p.code.text, p.code.source, f"{p.share:.6f}", p.stall])
+    write_csv(WAITS_CSV, rows, out)
+
+
+def print_waits_table(reports: list[WaitReport], top: int, producers: int, out) -> None:
+    con = console(out)
+    for i, r in enumerate(reports):
+        if i:
+            con.print()
+        _waits_section(con, r, top, producers)
+
+
+def _title(con, d: Dispatch, waves: int) -> None:
+    con.print(Text(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {waves} waves", style="bold"))
+    for p in d.problems:
+        con.print(f"  note: {p}", style="yellow")
+
+
+def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
+    _title(con, r.dispatch, r.waves)
+    total = sum(s.stall for s in r.sites)
+    attributed = sum(s.attributed for s in r.sites)
+    named = {p.code.line for s in r.sites for p in s.producers}
+    con.print(
+        f"  {len(r.sites)} wait sites, {sum(s.hits for s in r.sites):,} executed; wait stall {human(total)}, "
+        f"{pct(attributed / total if total else 0)} charged to {len(named)} producer instructions"
+    )
+    sites = r.sites[:top] if top else r.sites
+    if not sites:
+        con.print("  (no wait instruction executed)")
+        return
+    prefix = common_dir([frame_of(c.source) for s in sites for c in (s.code, *(p.code for p in s.producers))])
+    con.print(
+        f"top {len(sites)} of {len(r.sites)} wait sites by stall" + (f" (paths under {prefix}/)" if prefix else ""),
+        style="bold",
+    )
+    tab = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("#", "stall", "share", "hits", "mean", "p50", "p95", "dist"):
+        tab.add_column(name, justify="right", no_wrap=True)
+    tab.add_column("wait", overflow="fold", max_width=34)
+    tab.add_column("source", overflow="fold", max_width=40)
+    tab.add_column("waits for", overflow="fold", max_width=48)
+    tab.add_column("source", overflow="fold", max_width=40)
+    tab.add_column("share", justify="right", no_wrap=True)
+    for n, s in enumerate(sites, 1):
+        dist = "-"
+        if s.distance_instructions is not None and s.distance_cycles is not None:
+            dist = f"{s.distance_instructions:.0f}i/{human(s.distance_cycles)}c"
+        where = strip_dir(frame_of(s.code.source), prefix) or f"0x{s.code.vaddr:x}"
+        cells = [
+            str(n),
+            human(s.stall),
+            pct(s.stall / total if total else 0),
+            human(s.hits),
+            human(round(s.stall_mean)),
+            human(round(s.stall_p50)),
+            human(round(s.stall_p95)),
+            dist,
+            s.code.text,
+            where,
+        ]
+        shown = s.producers[:producers]
+        if not shown:
+            tab.add_row(*cells, "(none named)" if s.stall else "-", "", "")
+        for k, p in enumerate(shown):
+            psrc = strip_dir(frame_of(p.code.source), prefix) or f"0x{p.code.vaddr:x}"
+            tab.add_row(*(cells if k == 0 else [""] * len(cells)), p.code.text, psrc, pct(p.share))
+        if len(s.producers) > producers:
+            rest = sum(p.share for p in s.producers[producers:])
+            tab.add_row(*[""] * len(cells), f"... {len(s.producers) - producers} more", "", pct(rest))
+    con.print(tab)
+    con.print(
+        "dist: mean instructions / cycles from the youngest producer's issue to the wait; "
+        "share: of the wait's stall (of its executions if it never stalled)",
+        style="dim",
+    )
+
+
+# ---- attdec latency -------------------------------------------------------------------------------
+
+
+@dataclass
+class LatencyReport:
+    dispatch: Dispatch
+    waves: int
+    result: HiddenLatency
+
+
+def _code(x: Latency) -> CodeLine:
+    """The instruction of a per-instruction row."""
+    return x.code if x.code is not None else CodeLine(-1, x.key)
+
+
+def _lat(x: Latency) -> dict:
+    return {
+        "executions": x.executions,
+        "retired": x.retired,
+        "unretired": x.unretired,
+        "hidden": x.hidden,
+        "exposed": x.exposed,
+        "stalled_elsewhere": x.stalled_elsewhere,
+        "hidden_share": round(x.share, 6),
+    }
+
+
+def latency_json(r: LatencyReport, by: str, top: int) -> dict:
+    res = r.result
+    rows = res.by_line if by == "line" else res.by_instruction
+    rows = rows[:top] if top else rows
+    obj = _head(r.dispatch, r.waves)
+    obj["hidden_share"] = round(res.kernel.share, 6)
+    obj["totals"] = _lat(res.kernel)
+    obj["by_unit"] = [{"unit": u.key, **_lat(u)} for u in res.by_unit]
+    obj["by"] = by
+    if by == "line":
+        obj["rows"] = [{"key": x.key, **_lat(x)} for x in rows]
+    else:
+        obj["rows"] = [{**_where(_code(x)), "unit": x.unit, **_lat(x)} for x in rows]
+    return obj
+
+
+def print_latency_json(reports: list[LatencyReport], by: str, top: int, out) -> None:
+    _one_or_many([latency_json(r, by, top) for r in reports], out)
+
+
+LATENCY_CSV = ["dispatch", "key", "unit", "executions", "retired", "hidden", "exposed", "hidden_share"]
+
+
+def print_latency_csv(reports: list[LatencyReport], by: str, top: int, out) -> None:
+    rows = []
+    for r in reports:
+        xs = r.result.by_line if by == "line" else r.result.by_instruction
+        for x in xs[:top] if top else xs:
+            rows.append(
+                [r.dispatch.name, x.key, x.unit, x.executions, x.retired, x.hidden, x.exposed, f"{x.share:.6f}"]
+            )
+    write_csv(LATENCY_CSV, rows, out)
+
+
+def print_latency_table(reports: list[LatencyReport], by: str, top: int, out) -> None:
+    con = console(out)
+    for i, r in enumerate(reports):
+        if i:
+            con.print()
+        _latency_section(con, r, by, top)
+
+
+def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
+    _title(con, r.dispatch, r.waves)
+    k = r.result.kernel
+    con.print(
+        f"  {pct(k.share)} of memory latency hidden: {human(k.hidden)} cycles covered, {human(k.exposed)} exposed "
+        f"as stall, over {k.retired:,} operations a wait retired ({k.unretired:,} never waited for)"
+    )
+    if r.result.by_unit:
+        tab = Table(box=None, pad_edge=False, header_style="bold")
+        for name in ("  unit", "ops", "retired", "hidden", "exposed", "hidden%"):
+            tab.add_column(name, justify="left" if name == "  unit" else "right", no_wrap=True)
+        tab.add_column("", no_wrap=True)
+        for u in r.result.by_unit:
+            cells = [f"  {u.key}", f"{u.executions:,}", f"{u.retired:,}", human(u.hidden), human(u.exposed)]
+            tab.add_row(*cells, pct(u.share), bar(u.share, 20) if u.retired else "")
+        con.print(tab)
+    rows = r.result.by_line if by == "line" else r.result.by_instruction
+    shown = rows[:top] if top else rows
+    if not shown:
+        return
+    keys = [x.key for x in shown] if by == "line" else [frame_of(_code(x).source) for x in shown]
+    prefix = common_dir(keys)
+    what = "source line" if by == "line" else "memory instruction"
+    con.print(
+        f"top {len(shown)} of {len(rows)} by {what}, ranked by exposed latency"
+        + (f" (paths under {prefix}/)" if prefix else ""),
+        style="bold",
+    )
+    tab = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("#", "exposed", "hidden", "hidden%", "ops", "retired", "latency/op"):
+        tab.add_column(name, justify="right", no_wrap=True)
+    if by == "line":
+        tab.add_column("source line", overflow="fold")
+    else:
+        tab.add_column("instruction", overflow="fold", max_width=60)
+        tab.add_column("source", overflow="fold")
+    for n, x in enumerate(shown, 1):
+        per = (x.hidden + x.exposed) / x.retired if x.retired else 0
+        cells = [str(n), human(x.exposed), human(x.hidden), pct(x.share), human(x.executions), human(x.retired)]
+        cells.append(human(round(per)))
+        if by == "line":
+            cells.append(strip_dir(x.key, prefix))
+        else:
+            c = _code(x)
+            cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
+        tab.add_row(*cells)
+    con.print(tab)
+    con.print(
+        "hidden: issue to the retiring wait's arrival; exposed: that wait's stall (counted for every "
+        "operation it retired); latency/op: (hidden + exposed) / retired",
+        style="dim",
+    )

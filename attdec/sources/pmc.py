@@ -1,0 +1,62 @@
+"""tinygrad's PMC sample buffers -> `CounterSamples`.
+
+With PMC on, tinygrad programs a few hardware counters before each kernel and, after it, copies every
+instance of each counter into a buffer (`pmc_read` in tinygrad/runtime/ops_amd.py). Its schedule (a
+`PMCSample` per counter: name, block, xcc/inst/se/sa/wgp counts, byte offset and size) travels with the
+buffer: `ProfilePMCEvent.sched` in a profile, `pmc[].sched` in a capture's capture.json. Each counter's
+values are little-endian u64 at `off`, ordered xcc, inst, se, sa, wgp (the last varying fastest), one
+per instance; a value is the counter's total over the dispatch. Instances of WGPs the chip has fused
+off are skipped by tinygrad's writer, so their slots hold whatever the buffer held.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attdec.errors import FormatError
+from attdec.model import COUNTER_DTYPE, CounterSamples
+
+SOURCE = "tinygrad PMC"
+DIMS = ("xcc", "inst", "se", "sa", "wgp")
+
+
+def _field(entry, name: str, where: str):
+    v = entry.get(name) if isinstance(entry, dict) else getattr(entry, name, None)
+    if name in ("name", "block"):
+        if not isinstance(v, str) or not v:
+            raise FormatError(f"PMC schedule entry without a {name}", where)
+        return v
+    if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name in DIMS else 0):
+        raise FormatError(f"PMC schedule entry {name} is {v!r}, expected a count", where)
+    return v
+
+
+def unpack_pmc(blob: bytes, sched, where: str) -> CounterSamples:
+    """One dispatch's PMC buffer and its schedule (dicts or tinygrad PMCSample records) -> samples.
+    A location split in only one part (a single SE, SA, ...) is stored as -1: the value is not per-that."""
+    names, blocks, parts = [], [], []
+    for i, entry in enumerate(sched):
+        name, block = _field(entry, "name", where), _field(entry, "block", where)
+        counts = [_field(entry, d, where) for d in DIMS]
+        off, size = _field(entry, "off", where), _field(entry, "size", where)
+        n = math.prod(counts)
+        if size != n * 8 or off % 8 or off + size > len(blob):
+            raise FormatError(
+                f"PMC counter {name}: {n} instances need {n * 8} bytes at offset {off}, the schedule says "
+                f"{size} and the buffer has {len(blob)}",
+                where,
+            )
+        a = np.zeros(n, COUNTER_DTYPE)
+        a["counter"] = i
+        idx = np.indices(counts).reshape(len(DIMS), -1)  # xcc, inst, se, sa, wgp; the last fastest
+        for col, dim, row, count in zip(("xcc", "inst", "se", "sa", "cu"), DIMS, idx, counts):
+            a[col] = row if count > 1 or dim == "xcc" else -1
+        a["time"] = -1
+        a["value"] = np.frombuffer(blob, "<u8", n, off)
+        names.append(name)
+        blocks.append(block)
+        parts.append(a)
+    samples = np.concatenate(parts) if parts else np.zeros(0, COUNTER_DTYPE)
+    return CounterSamples(SOURCE, names, blocks, samples)
