@@ -59,8 +59,10 @@ def render(
         return mnem, ""
     if ext == "scale":
         return mnem, vector.mfma_scale(ws, tab)
-    keep = vector.OPSEL_HI_BITS if enc == "VOP3P" or (tab.family == "gfx9" and is_gfx9_vop3p(ws[0])) else ()
-    x = Inst(mnem, enc, ext, ws, tab, sig, keep)
+    if enc == "VOP3P" or (enc == "VOP3" and tab.family == "gfx9" and is_gfx9_vop3p(ws[0])):
+        x = Inst(mnem, enc, ext, ws, tab, sig, vector.OPSEL_HI_BITS)
+    else:
+        x = Inst(mnem, enc, ext, ws, tab, sig)
     if ext in EXT_FORMS:
         return vector.ext_form(x)
     return mnem, RENDERERS.get(enc, operand_text)(x)

@@ -162,52 +162,30 @@ def bits_list(bits: int, n: int) -> str:
 class Inst:
     """One instruction on its way to text: fields of its dwords plus its operand signature."""
 
-    __slots__ = (
-        "abs_bits",
-        "acc",
-        "bits",
-        "enc",
-        "ext",
-        "fam",
-        "fields",
-        "has_sdst",
-        "ignored",
-        "literal",
-        "mfma",
-        "mnem",
-        "neg_bits",
-        "notes",
-        "nsrc",
-        "opsel",
-        "parts",
-        "sgpr_opsel",
-        "t16",
-        "target",
-        "ws",
-    )
+    # What encoding renderers and the operand walk set on the way (class defaults: most stay unset).
+    mfma = False  # a gfx9 MFMA: AGPR bits select register files
+    acc = 0  # a gfx9 memory instruction's data registers are AGPRs
+    abs_bits = neg_bits = opsel = 0  # VOP3 source modifiers
+    nsrc = 0  # sources seen
+    t16 = sgpr_opsel = False  # a true16 form; op_sel on a constant or SGPR source
 
     def __init__(self, mnem: str, enc: str, ext: str, ws: tuple, tab, sig: Signature, keep: tuple = ()):
         self.parts, self.has_sdst, self.notes = sig.parts, sig.has_sdst, sig.notes
         self.mnem, self.enc, self.ext, self.ws = mnem, enc, ext, ws
         self.fam, self.target = tab.family, tab.target
         self.fields = tab.fields.get(enc, {})
-        b = 0
-        for i, w in enumerate(ws):
-            b |= w << (32 * i)
+        b = ws[0]
+        for i in range(1, len(ws)):
+            b |= ws[i] << (32 * i)
         if keep:  # fields LLVM does not print for this opcode are cleared, but those starting at `keep`
             b &= ~sum(mask for lsb, mask in sig.ignored_fields if lsb not in keep)
         else:
             b &= ~sig.ignored_mask
         self.bits = b
         self.ignored = sig.ignored
-        self.literal = ws[-1] if ext == "literal" else None
-        if self.literal is not None and enc.startswith(("VOP", "SOP")) and literal_bits(mnem) == 16:
-            self.literal &= 0xFFFF
-        self.mfma = False
-        self.acc = 0
-        self.abs_bits = self.neg_bits = self.opsel = 0
-        self.nsrc = 0
-        self.t16 = self.sgpr_opsel = False
+        self.literal = None
+        if ext == "literal":
+            self.literal = ws[-1] & 0xFFFF if enc.startswith(("VOP", "SOP")) and literal_bits(mnem) == 16 else ws[-1]
 
     def __call__(self, lsb: int, width: int) -> int:
         return (self.bits >> lsb) & ((1 << width) - 1)
