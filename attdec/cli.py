@@ -33,10 +33,24 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except AttdecError as e:
-            click.echo(f"attdec: error: {e}", err=True)
+            from attdec.report.common import printable
+
+            click.echo(printable(f"attdec: error: {e}"), err=True)
             sys.exit(1)
-        except BrokenPipeError:  # `attdec ... | head`
+        except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
+            quiet_stdout()
             sys.exit(0)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit does not fail again on the closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (tests capture stdout in memory)
+        pass
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,6 +72,7 @@ COMMANDS = {
     "waves": ("attdec.commands.waves:command", "One row per traced wave: where, when, how long, stall."),
     "decode": ("attdec.commands.decode:decode", "Decode raw SQTT blobs or captures into records."),
     "disasm": ("attdec.commands.disasm:command", "Disassemble an AMDGPU code object like llvm-objdump."),
+    "info": ("attdec.commands.info:command", "What an input is: kind, dispatches, GPU; an .rgp's chunks."),
     "export-ui": ("attdec.commands.export_ui:export_ui", "Write a raw capture as rocprofv3 ui_output folders."),
     "prune-empty": ("attdec.commands.prune:command", "Remove dispatch folders with zero waves (dry run by default)."),
     "demo": ("attdec.commands.demo:command", "Show hotspots on a sample that ships with attdec."),
@@ -67,4 +82,6 @@ COMMANDS = {
     "loops": ("attdec.commands.loops:command", "Loop iterations per wave: count, first vs steady, outliers."),
     "kernel": ("attdec.commands.kernel:command", "Kernel resources, theoretical and achieved occupancy."),
     "counters": ("attdec.commands.counters:command", "Performance counters of each dispatch (tinygrad PMC)."),
+    "report": ("attdec.commands.report:command", "Write a one-file HTML report: hotspots, source, ISA, timeline."),
+    "timeline": ("attdec.commands.timeline:command", "Write a Chrome trace (Perfetto, chrome://tracing) of the waves."),
 }

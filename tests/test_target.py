@@ -48,3 +48,13 @@ def test_unknown_names_list_the_known_ones():
 def test_counters_per_family():
     assert target("gfx950").counters == ("vmcnt", "lgkmcnt", "expcnt")
     assert "vscnt" in target("gfx1100").counters and "kmcnt" in target("gfx1201").counters
+
+
+def test_pci_device_ids_name_one_chip_each():
+    """RGP's ASIC info gives a PCI device id: each known id names exactly one chip; unknown ids name none."""
+    from attdec.model.target import from_pci_id
+
+    ids = [i for t in TARGETS.values() for i in t.pci_ids]
+    assert len(ids) == len(set(ids)) and len(ids) >= 12
+    assert from_pci_id(0x744C) is TARGETS["gfx1100"] and from_pci_id(0x7550) is TARGETS["gfx1201"]
+    assert from_pci_id(0x1586) is TARGETS["gfx1151"] and from_pci_id(0) is None

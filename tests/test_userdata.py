@@ -61,3 +61,22 @@ def test_unassigned_token_stops_with_offset():
     st = RdnaStream(3).nop().token(0x7, 4)  # low nibble 0x7 is unassigned
     s = scan_userdata(st.bytes(), 11)
     assert s.stopped_at == 8
+
+
+def test_rgp_markers_from_userdata_2_and_3():
+    """A pipeline bind and a dispatch EVENT with thread dims, written two dwords at a time to USERDATA_2/3
+    (as Mesa and tinygrad do), then a word that starts no known marker: parsing stops there."""
+    from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, USERDATA_2, USERDATA_3, rgp_markers
+
+    words = [0x8C, 0x9ABC_DEF0, 0x1234_5678, 1 << 31, 0, 7, 64, 1, 1, 0xB]
+    st = RdnaStream(3)
+    for i, w in enumerate(words):
+        st.reg(USERDATA_2 + (i & 1), w).time(1)
+    s = scan_userdata(st.bytes(), 11)
+    assert [a for _, a, _ in s.userdata] == [USERDATA_2, USERDATA_3] * 5
+    bind, event = rgp_markers(s.userdata)
+    assert bind.kind == RGP_BIND_PIPELINE and (bind.dwords[2] << 32 | bind.dwords[1]) == 0x1234_5678_9ABC_DEF0
+    assert event.kind == RGP_EVENT and event.dwords[2] == 7 and event.dwords[3:] == [64, 1, 1]
+    assert not s.markers  # no "\0ROC": the ROCm protocol stays off
+    roc = RdnaStream(3).userdata(roc_marker_words(5, 0x1000, 0x100))
+    assert rgp_markers(scan_userdata(roc.bytes(), 11).userdata) == []

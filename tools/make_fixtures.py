@@ -12,7 +12,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from uisynth import Inst, SynthWave, listing, write_dispatch, write_json
+from uisynth import Inst, SynthWave, category, listing, write_dispatch, write_json, write_legacy_dispatch
 
 OUT = "tests/fixtures"
 KERNEL = "tiny_kernel"
@@ -96,9 +96,42 @@ def gfx12_waves():
     return [SynthWave(0, 0, 3, 0, 2, 8, a, tl(a, 8), 534)]
 
 
+# rocprofv2-era (`rocprofv2 --plugin att auto --mode file`) folder of a MI300X-like run: a mangled kernel
+# name, sources without a line table for two rows, waves on SE 1 and SE 3 (occupancy keys 0 and 1).
+LEGACY_KERNEL = "_Z10vec_kernelPfPKfi"
+LEGACY = [
+    Inst("s_load_dwordx4 s[0:3], s[4:5], 0x0", "/src/vec.hip:12"),
+    Inst("v_lshlrev_b32_e32 v1, 2, v0", "/src/vec.hip:13"),
+    Inst("s_waitcnt lgkmcnt(0)", "/src/vec.hip:12"),
+    Inst("global_load_dword v2, v1, s[0:1]", "/src/vec.hip:14"),
+    Inst("s_waitcnt vmcnt(0)", "/src/vec.hip:14"),
+    Inst("v_add_f32_e32 v2, 1.0, v2", "/src/vec.hip:15"),
+    Inst("global_store_dword v1, v2, s[2:3]", ""),
+    Inst("s_endpgm", ""),
+]
+
+
+def legacy_waves():
+    """[time, category, stall (always 0 in this format), duration, line = position in code.json]."""
+
+    def wave(se, simd, slot, wv, begin, durs):
+        insts, t = [], begin + 8
+        for line, d in enumerate(durs, 2):
+            insts.append([t, category(LEGACY[line - 2].text), 0, d, line])
+            t += d + 4
+        return SynthWave(se, simd, slot, wv, 0, begin, insts, [[1, 8]] + [[2, i[3]] for i in insts], t)
+
+    return [
+        wave(1, 0, 0, 0, 1000, [16, 4, 208, 12, 964, 8, 16, 4]),
+        wave(1, 0, 0, 1, 3000, [16, 4, 92, 12, 1520, 8, 16, 4]),
+        wave(3, 2, 5, 0, 1200, [24, 8, 300, 12, 700, 8, 20, 4]),
+    ]
+
+
 def main():
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
+    # only the folders this script writes: tests/fixtures also holds files other tools make (isa/, *.att)
+    for sub in ("tiny", "early8", "python31", "empty", "gfx12", "pcs", "rocprofv2", "nocode"):
+        shutil.rmtree(os.path.join(OUT, sub), ignore_errors=True)
     rows = listing(KERNEL, PROGRAM)
     write_dispatch(f"{OUT}/tiny/ui_output_agent_7_dispatch_3", KERNEL, rows, tiny_waves())
     write_dispatch(
@@ -168,6 +201,15 @@ def main():
     code = [[r[0], 0, r[2], r[3], r[4], r[5], 0, 0, 0, 0, 3, 1, [0] * 10] for r in rows]
     write_json(f"{p}/code.json", {"code": code, "header": hdr, "version": "3.0.0"})
     write_json(f"{p}/snapshots.json", {"/": {"src": {"k.py": "source_0_k.py"}}})
+    write_legacy_dispatch(f"{OUT}/rocprofv2/vec_kernel_v0_ui", LEGACY_KERNEL, LEGACY, legacy_waves())
+    # wave files but no listing: code null, code [], no code.json at all
+    for kind in ("null", "empty", "missing"):
+        folder = f"{OUT}/nocode/{kind}/ui_output_agent_7_dispatch_5"
+        write_dispatch(folder, KERNEL, rows, tiny_waves(), code_null=True, stats_csv=False)
+        if kind == "empty":
+            write_json(f"{folder}/code.json", {"code": [], "header": "ISA, _, LineNumber", "version": "3.0.0"})
+        elif kind == "missing":
+            os.remove(f"{folder}/code.json")
     print(f"wrote fixtures under {OUT}")
 
 

@@ -208,3 +208,106 @@ def category(text: str) -> int:
     if m.startswith("ds_"):
         return 5
     return 6
+
+
+# ---- rocprofv2-era folders (`rocprofv2 --plugin att auto --mode file`, ROCm 5.x-6.x) ----------------
+#
+# Layout from ROCm/rocm-systems projects/rocprofiler/plugin/att/{att.py,stitch.py,trace_view.py}
+# (read, not copied) and ui-output-format.md §15 "legacy":
+#   code.json       {"code": rows, "top_n": [[index, hits, 0, cycles], ...]}, 8-column rows
+#                   [text, inst type, line, source, index, line_num, hits, cycles]; row 0 is the comment
+#                   "; Begin ATT ASM" (type 100), each kernel starts with a "; <symbol>" row (type 100)
+#                   that copies columns 2/4/5 of the row before it; an instruction's column 2 is its own
+#                   position in the list (what wave files refer to), columns 4/5 count instructions only.
+#                   hits/cycles are summed per position; there is no stall column.
+#   wave files      name "SE" (no number), no "cu"; instructions [time, type, 0, duration, line]
+#                   (stall always 0); extra keys info, loop_count, top_n, websocket_port, generation_time.
+#   filenames.json  wave_filenames, se_filenames, global_begin_time, gfxv ("vega"/"navi"); no gfxip/version.
+#   se<N>_info.json per SE with waves; occupancy.json packed integers keyed by trace-file index with
+#   "names" (the .att files) and "dispatches"; wstates<k>.json {"data": [...]}; live.json.
+
+
+def legacy_rows(kernel: str, insts: list[Inst]) -> list[list]:
+    """rocprofv2 code rows without totals: [text, type, line, source, index, line_num]."""
+    rows = [["; Begin ATT ASM", 100, 0, "", 0, 0], ["; " + kernel, 100, 0, "", 0, 0]]
+    for n, ins in enumerate(insts, 1):
+        rows.append([ins.text, category(ins.text), len(rows), ins.source or None, n, n])
+    return rows
+
+
+def write_legacy_dispatch(folder, kernel, insts, waves, *, gfxv="vega", se_numbers=None):
+    """One `<name>_ui/` folder as the rocprofv2 ATT plugin writes it. Wave instructions refer to code rows by
+    position (column 2); their stall field is written as 0, as the plugin does."""
+    os.makedirs(folder, exist_ok=True)
+    rows = legacy_rows(kernel, insts)
+    hits, cycles = [0] * len(rows), [0] * len(rows)
+    for w in waves:
+        for _t, _cat, _stall, dur, line in w.insts:
+            hits[line] += 1
+            cycles[line] += dur
+    code = [[*r, h, c] for r, h, c in zip(rows, hits, cycles)]
+    top = sorted(code, key=lambda r: r[-1], reverse=True)[:10]
+    write_json(os.path.join(folder, "code.json"), {"code": code, "top_n": [[r[4], r[6], 0, r[7]] for r in top]})
+
+    tree, ses = {}, {}
+    for w in waves:
+        name = f"se{w.se}_sm{w.simd}_sl{w.slot}_wv{w.wv}.json"
+        tree.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {})[str(w.wv)] = [
+            name,
+            w.begin,
+            w.end,
+        ]
+        ses.setdefault(w.se, []).append(w)
+        write_json(
+            os.path.join(folder, name),
+            {
+                "name": "SE",
+                "duration": sum(d for _s, d in w.timeline),
+                "wave": {
+                    "id": w.wv,
+                    "simd": w.simd,
+                    "slot": w.slot,
+                    "begin": w.begin,
+                    "end": w.end,
+                    "info": {"Issue": len(w.insts), "Valu": 0, "Valu_stall": 0},
+                    "instructions": [[t, cat, 0, dur, line] for t, cat, _s, dur, line in w.insts],
+                    "timeline": w.timeline,
+                    "waitcnt": [],
+                },
+                "loop_count": {},
+                "top_n": [],
+                "num_stitched": len(w.insts),
+                "num_insts": len(w.insts),
+                "websocket_port": 18000,
+                "generation_time": "Tue Mar 12 10:00:00 2024",
+            },
+        )
+    for se in ses:
+        write_json(
+            os.path.join(folder, f"se{se}_info.json"),
+            {"name": "SE", "websocket_port": 18000, "generation_time": "Tue Mar 12 10:00:00 2024"},
+        )
+    se_list = sorted(ses) if se_numbers is None else se_numbers
+    write_json(
+        os.path.join(folder, "filenames.json"),
+        {
+            "wave_filenames": tree,
+            "se_filenames": [f"se{se}_info.json" for se in sorted(ses)],
+            "global_begin_time": 0,
+            "gfxv": gfxv,
+        },
+    )
+    occ = {}
+    for k, se in enumerate(se_list):
+        packed = []
+        for w in ses.get(se, []):
+            for t, start in ((w.begin, 1), (w.end, 0)):
+                packed.append(1 | (w.simd << 12) | (w.slot << 14) | (start << 18) | (1 << 19) | ((t // 8) << 23))
+        occ[str(k)] = sorted(packed, key=lambda v: v >> 23)
+    occ["dispatches"] = {"0": "Addr #0x0", "1": kernel}
+    occ["names"] = [f"run_{kernel}_v0_se{se}.att" for se in se_list]
+    write_json(os.path.join(folder, "occupancy.json"), occ)
+    for k in range(5):
+        write_json(os.path.join(folder, f"wstates{k}.json"), {"data": [0, 1, 1, 0]})
+    write_json(os.path.join(folder, "live.json"), {"live": 0})
+    return code

@@ -4,6 +4,9 @@ The option vocabularies below live here, not in the modules that use them, so th
 list them without importing numpy.
 """
 
+import posixpath
+import re
+
 BY = ("line", "instruction", "file")  # what hotspots ranks
 COMPARE_BY = (*BY, "type")  # the rows of `attdec diff` / `attdec noise` (per stall type as well)
 METRICS = ("cycles", "stall")  # what diff ranks, marks and gates by
@@ -11,3 +14,12 @@ FRAMES = ("inner", "outer")  # which frame of an inline chain a line is charged 
 CHARGES = ("wait", "producer")  # where a wait's stall counts: on the wait, or on what it waited for
 COUNTER_BY = ("total", "se", "cu", "instance")  # how `counters` splits each counter
 WAVE_SORT_KEYS = ("position", "begin", "end", "duration", "instructions", "stall", "share", "cu")
+
+_SLASHES = re.compile(r"/{2,}")
+
+
+def norm_path(path: str) -> str:
+    """'/a/./b//c/../d.py' -> '/a/b/d.py': one spelling per file (compilers record paths unnormalised)."""
+    if "/" not in path:
+        return path
+    return posixpath.normpath(_SLASHES.sub("/", path))

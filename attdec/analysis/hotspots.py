@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
-from attdec.analysis import BY, CHARGES
+from attdec.analysis import BY, CHARGES, norm_path
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.analysis.kernel import KernelSummary, kernel_summary
 from attdec.analysis.table import Table
@@ -67,6 +68,7 @@ class Hotspots:
     rows: list[Row]  # all rows, largest stall first
     by: str = "line"
     problems: list[str] = field(default_factory=list)
+    stall_measured: bool = True  # False: the input has no stall (rocprofv2); rows are ranked by latency
     charge: str = "wait"
     kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
 
@@ -89,7 +91,16 @@ def frame_of(source: str, frame: str = "inner") -> str:
     fs = frames(source)
     if not fs:
         return ""
-    return fs[0] if frame == "inner" else fs[-1]
+    return norm_location(fs[0] if frame == "inner" else fs[-1])
+
+
+@cache
+def norm_location(loc: str) -> str:
+    """'/a/./b//../k.py:12' -> '/a/k.py:12': one spelling per file, so its lines group and share a prefix."""
+    path, sep, line = loc.rpartition(":")
+    if not sep:
+        path, line = loc, ""
+    return f"{norm_path(path)}{sep}{line}" if "/" in path else loc
 
 
 def file_of(location: str) -> str:
@@ -137,11 +148,14 @@ def _key(st: InstStat, by: str, frame: str, merged: bool) -> tuple[str, dict]:
     return key, extra
 
 
-def rank(stats: list[InstStat], by: str = "line", frame: str = "inner", merged: bool = False) -> list[Row]:
-    """Group instruction stats into rows and sort them by stall (then latency), largest first."""
+def rank(
+    stats: list[InstStat], by: str = "line", frame: str = "inner", merged: bool = False, measure: str = "stall"
+) -> list[Row]:
+    """Group instruction stats into rows and sort them by stall (then latency), largest first; `share` is of
+    the total stall. With `measure="latency"` (inputs without stall) both are by latency."""
     if by not in BY:
         raise ValueError(by)
-    total_stall = sum(s.stall for s in stats)
+    total_stall = sum(getattr(s, measure) for s in stats)
     rows: dict = {}
     for st in stats:
         if st.hit == 0:
@@ -160,11 +174,10 @@ def rank(stats: list[InstStat], by: str = "line", frame: str = "inner", merged: 
         if by != "instruction":
             r.extra["instructions"] = r.extra.get("instructions", 0) + 1
     for r in rows.values():
-        r.share = r.stall / total_stall if total_stall else 0.0
+        r.share = getattr(r, measure) / total_stall if total_stall else 0.0
         if r.stall:
             r.dominant_type = max(r.by_type.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0]
-    out = sorted(rows.values(), key=lambda r: (-r.stall, -r.latency, -r.hits, r.key))
-    return out
+    return sorted(rows.values(), key=lambda r: (-getattr(r, measure), -r.stall, -r.latency, -r.hits, r.key))
 
 
 def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
@@ -179,6 +192,15 @@ def by_type(stats: list[InstStat]) -> list[tuple[str, int, float]]:
 
 
 WaveFilter = Callable[[Wave], bool]
+
+
+def resolve_by(dispatches: list[Dispatch], by: str | None) -> tuple[str, str | None]:
+    """`by`, or for None: "line", or "instruction" when no instruction has a source line (with a note why)."""
+    if by is not None:
+        return by, None
+    if any(c.source for d in dispatches for c in d.code if not c.is_label):
+        return "line", None
+    return "instruction", "no source lines (no DWARF line table, or no listing): ranked by instruction"
 
 
 def hotspots(
@@ -197,10 +219,8 @@ def hotspots(
     built without debug info): one "(no source line)" row would tell the user nothing.
     """
     stats, nwaves, listing, problems = [], 0, 0, []
-    if by is None:
-        by = "line" if any(c.source for d in dispatches for c in d.code if not c.is_label) else "instruction"
-        if by == "instruction":
-            problems.append("no source lines (the code object has no DWARF line table): ranked by instruction")
+    by, note = resolve_by(dispatches, by)
+    problems += [note] if note else []
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         stats += instruction_stats(d, waves, charge)
@@ -218,6 +238,7 @@ def hotspots(
         if d.kernel and d.kernel not in kernels:
             kernels.append(d.kernel)
     archs = sorted({d.arch for d in dispatches})
+    measured = all(d.stall_measured for d in dispatches)
     return Hotspots(
         names=[d.name for d in dispatches],
         kernel=", ".join(kernels),
@@ -226,9 +247,10 @@ def hotspots(
         listing=listing,
         totals=totals,
         by_type=by_type(stats),
-        rows=rank(stats, by, frame, merged=len(dispatches) > 1),
+        rows=rank(stats, by, frame, merged=len(dispatches) > 1, measure="stall" if measured else "latency"),
         by=by,
         problems=problems,
+        stall_measured=measured,
         charge=charge,
         kernel_summary=kernel_summary(dispatches[0]) if len(dispatches) == 1 else None,
     )

@@ -191,3 +191,55 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
         cycles=int((t1 - t0).max()),
         notes=notes,
     )
+
+
+@dataclass
+class Resident:
+    """Resident waves of one shader engine over time: `count[i]` holds from `time[i]` until `time[i + 1]`."""
+
+    se: int
+    time: np.ndarray
+    count: np.ndarray  # float when resampled (mean over each cell)
+    resolution: int = 1  # cycles per cell; 1 = every change kept
+
+    @property
+    def peak(self) -> float:
+        return float(self.count.max()) if len(self.count) else 0.0
+
+
+def resident_waves(occ: np.ndarray) -> list[Resident]:
+    """Step function of resident waves per SE, one point per time the count changes (what a timeline draws).
+
+    As in `achieved_occupancy`, a SIMD whose count would go negative had that many waves resident when the
+    SE's window opened: they are counted from its first record.
+    """
+    out = []
+    for se in np.unique(occ["se"]).tolist():
+        rows = occ[occ["se"] == se]
+        simd = (rows["cu"].astype(np.int64) << 8) | rows["simd"].astype(np.int64)
+        order = np.lexsort((rows["start"], rows["time"], simd))
+        delta = np.where(rows["start"][order] != 0, 1, -1)
+        key = simd[order]
+        first = np.r_[True, key[1:] != key[:-1]]
+        starts = np.flatnonzero(first)
+        level = np.cumsum(delta)
+        level -= np.r_[0, level[starts[1:] - 1]][np.cumsum(first) - 1]
+        carried = int(np.maximum(0, -np.minimum.reduceat(level, starts)).sum())
+        times, inv = np.unique(rows["time"], return_inverse=True)
+        count = carried + np.cumsum(np.bincount(inv, weights=np.where(rows["start"] != 0, 1, -1)).astype(np.int64))
+        out.append(Resident(int(se), times.astype(np.int64), count))
+    return out
+
+
+def resample(o: Resident, t0: int, t1: int, cells: int) -> Resident:
+    """The mean count over each of `cells` equal cells of [t0, t1) (when the step has more points than that)."""
+    if len(o.time) <= cells or t1 <= t0:
+        return o
+    q = max(1, -(-(t1 - t0) // cells))
+    edges = np.arange(t0, t1 + q, q, dtype=np.int64)
+    # Area under the step function up to each change point, then at each edge by linear interpolation.
+    area = np.concatenate([[0.0], np.cumsum(o.count[:-1] * np.diff(o.time), dtype=np.float64)])
+    at_edges = np.interp(edges, o.time, area, left=0.0)
+    after = edges > o.time[-1]  # past the last change the count stays at its last value
+    at_edges[after] = area[-1] + o.count[-1] * (edges[after] - o.time[-1])
+    return Resident(o.se, edges[:-1], np.diff(at_edges) / q, q)

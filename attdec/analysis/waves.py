@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from attdec.analysis import norm_path
 from attdec.analysis.classify import STALL_TYPES, line_type_table
 from attdec.model import Dispatch
 
@@ -28,10 +30,27 @@ class WaveRow:
     dominant_type: str | None
     by_type: dict[str, int] = field(default_factory=dict)
     path: str | None = None
+    kernel: str = ""
+    stall_measured: bool = True  # False: the input has no stall (rocprofv2); `stall` is 0, not measured
 
 
-def wave_rows(dispatch: Dispatch, wave_filter=None) -> list[WaveRow]:
-    """One row per wave of the dispatch (in se/simd/slot/wv order), optionally filtered."""
+def dispatch_labels(dispatches: list[Dispatch]) -> list[str]:
+    """A name per dispatch that tells them apart: the folder name, or when two share it (runs in different
+    parents), the path below what all of them share."""
+    names = [d.name for d in dispatches]
+    if len(set(names)) == len(names) or not all(d.path for d in dispatches):
+        return names
+    paths = [norm_path(str(d.path)) for d in dispatches]
+    try:
+        root = posixpath.commonpath(paths) if len(paths) > 1 else ""
+    except ValueError:
+        return paths
+    return [p[len(root) :].lstrip("/") or p for p in paths]
+
+
+def wave_rows(dispatch: Dispatch, wave_filter=None, label: str | None = None) -> list[WaveRow]:
+    """One row per wave of the dispatch (in se/simd/slot/wv order), optionally filtered; `label` names the
+    dispatch in the rows (default: its name)."""
     table = line_type_table(dispatch)
     other = STALL_TYPES.index("other")
     out = []
@@ -53,7 +72,7 @@ def wave_rows(dispatch: Dispatch, wave_filter=None) -> list[WaveRow]:
         dom = max(by_type.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0] if stall else None
         out.append(
             WaveRow(
-                dispatch.name,
+                label or dispatch.name,
                 w.se,
                 w.simd,
                 w.slot,
@@ -69,6 +88,8 @@ def wave_rows(dispatch: Dispatch, wave_filter=None) -> list[WaveRow]:
                 dom,
                 by_type,
                 w.path,
+                dispatch.kernel,
+                dispatch.stall_measured,
             )
         )
     out.sort(key=lambda r: (r.se, r.simd, r.slot, r.wave))

@@ -40,11 +40,11 @@ def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=N
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "dot"]), default="table", show_default=True)
 @wave_filter_options
 @input_options
-def command(paths, fmt, se, simd, slot, wave, input_format, code, arch):
+def command(paths, fmt, se, simd, slot, wave, cu, input_format, code, arch):
     """Basic blocks and control-flow graph of each kernel, loops nested, from the disassembly listing.
 
     Per block: address, instructions, hits, cycles, stall, its share, dominant stall type, source line
     and successors; per loop: header, back edges and iteration timing (`attdec loops` has the per-wave
     detail). --format dot writes Graphviz (loops as clusters); json has every block and loop.
     """
-    run(paths, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)
+    run(paths, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from pathlib import Path
+
 import click
 
+from attdec.errors import InputError
 from attdec.sources import KINDS
 
 FORMATS = click.Choice(["table", "json", "csv"])
+TOP = click.IntRange(min=0)  # --top: a row count, 0 = all; negatives are refused, not taken from the end
 
 
-def wave_filter_options(f, cu: bool = False):
-    """--se/--simd/--slot/--wave (repeatable) and optionally --cu."""
+def wave_filter_options(f):
+    """--se/--simd/--slot/--wave/--cu (repeatable)."""
     opts = [
         click.option("--se", type=int, multiple=True, help="Only waves of this shader engine (repeatable)."),
         click.option("--simd", type=int, multiple=True, help="Only waves of this SIMD (repeatable)."),
@@ -21,9 +28,8 @@ def wave_filter_options(f, cu: bool = False):
             multiple=True,
             help="Only the n-th wave of its slot, the wv<N> of the file name (repeatable).",
         ),
+        click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable)."),
     ]
-    if cu:
-        opts.append(click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable)."))
     for o in reversed(opts):
         f = o(f)
     return f
@@ -46,6 +52,15 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
     return keep
 
 
+def _known_arch(ctx, param, value):
+    """An unknown --arch is an error listing the known names, whatever the command does with it."""
+    if value is not None:
+        from attdec.model.target import target
+
+        target(value)
+    return value
+
+
 def input_options(f):
     """--input-format (the kinds of attdec.sources.KINDS), and --code/--arch for explicit SQTT blobs."""
     opts = [
@@ -61,7 +76,12 @@ def input_options(f):
             metavar="FILE@LOADBASE",
             help="PATHS are the .att blobs of one dispatch; this is a code object and its load base (repeatable).",
         ),
-        click.option("--arch", default=None, help="With --code: the GPU (default: from the code object)."),
+        click.option(
+            "--arch",
+            default=None,
+            callback=_known_arch,
+            help="With --code: the GPU (default: from the code object).",
+        ),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -82,3 +102,29 @@ def open_raw(paths, input_format=None, code=(), arch=None):
     from attdec.sources.pipeline import open_raw as read
 
     return read(paths, input_format, code, arch)
+
+
+@contextlib.contextmanager
+def output_stream(path: str):
+    """A text stream for the file the user named with -o ('-' = stdout); a bad path is one clear error.
+
+    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
+    """
+    if path == "-":
+        yield sys.stdout
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("is a directory; give a file name", path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        f = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below, before the rename)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", path) from None
+    try:
+        with f:
+            yield f
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -68,14 +68,17 @@ def decode(paths, arch, code, se, target_cu, input_format, fmt):
     problem is a warning on stderr with the file and byte offset.
     """
     from attdec.report import records
+    from attdec.report.common import printable
     from attdec.sources.raw import decode_blobs
 
     damaged = []
 
     def results(raw):
+        for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
+            click.echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
         for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
             for p in res.problems:
-                click.echo(f"attdec: warning: {blob.label}: {p}", err=True)
+                click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
             if res.problems:
                 damaged.append(blob.label)
             yield blob.label, res, dt

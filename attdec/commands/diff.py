@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attdec.analysis import COMPARE_BY, FRAMES, METRICS
-from attdec.commands.common import input_options, open_dispatches
+from attdec.commands.common import TOP, input_options, open_dispatches
 from attdec.errors import InputError
 
 FORMATS = click.Choice(["table", "json", "csv", "md"])
@@ -60,7 +60,7 @@ def compare_options(f):
             show_default=True,
             help="What rows are ranked by (and diff marks and --fail-above checks): cycles (Latency) or stall.",
         ),
-        click.option("--top", type=int, default=20, show_default=True, help="Rows per kernel (0 = all)."),
+        click.option("--top", type=TOP, default=20, show_default=True, help="Rows per kernel (0 = all)."),
         click.option(
             "--frame",
             type=click.Choice(FRAMES),

@@ -40,10 +40,11 @@ def listing(path: str, arch: str | None = None, kernel: str | None = None):
 
 
 def print_text(co, insts, labels, out) -> None:
-    from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape  # symbol names and DWARF paths come from the file: no markup in them
 
-    console = Console(file=out, highlight=False, soft_wrap=True, force_terminal=None)
+    from attdec.report.common import SafeConsole
+
+    console = SafeConsole(file=out, highlight=False, soft_wrap=True, force_terminal=None)
     last_src = None
     for i in insts:
         if i.address in labels:

@@ -28,6 +28,7 @@ def folder_name(raw, index: int) -> str:
 def export_ui(inputs, outdir, input_format, code, arch):
     """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
     --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
+    from attdec.report.common import printable
     from attdec.report.progress import progress_bar
     from attdec.report.ui_output import write_ui_output
     from attdec.sources.kind import Tracker, raw_weight
@@ -41,8 +42,10 @@ def export_ui(inputs, outdir, input_format, code, arch):
             folder = write_ui_output(d, outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
             click.echo(
-                f"{folder}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "
-                f"{len(d.code)} listing rows"
+                printable(
+                    f"{folder}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "
+                    f"{len(d.code)} listing rows"
+                )
             )
             for p in d.problems:
-                click.echo(f"attdec: warning: {raw.name}: {p}", err=True)
+                click.echo(printable(f"attdec: warning: {raw.name}: {p}"), err=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attdec.analysis import BY, CHARGES, FRAMES
-from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
 
 
 def run(
@@ -29,9 +29,15 @@ def run(
     from attdec.report import hotspots as rep
 
     dispatches = open_dispatches(paths, input_format, code, arch)
+    if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
+        from attdec.analysis.flame import stall_stacks
+
+        rep.print_folded(stall_stacks(dispatches, by, wave_filter, charge), out or sys.stdout)
+        return
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](reports, top, out or sys.stdout)
+    printers = {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv, "md": rep.print_md}
+    printers[fmt](reports, top, out or sys.stdout)
 
 
 @click.command("hotspots")
@@ -43,7 +49,7 @@ def run(
     help="Rank source lines (default; instructions when there are no source lines), single "
     "instructions, or whole source files.",
 )
-@click.option("--top", type=int, default=20, show_default=True, help="Rows to show (0 = all).")
+@click.option("--top", type=TOP, default=20, show_default=True, help="Rows to show (0 = all).")
 @click.option(
     "--frame",
     type=click.Choice(FRAMES),
@@ -61,17 +67,26 @@ def run(
     "waited for (producer; `attdec waits` lists them). Totals are the same either way.",
 )
 @click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report.")
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([*FORMATS.choices, "md", "folded"]),
+    default="table",
+    show_default=True,
+    help="md: markdown tables for a pull request; folded: stall by inline call chain as folded stacks "
+    "(kernel;outer;...;inner stall) for flamegraph.pl, inferno or speedscope (all chains, --top and --frame "
+    "do not apply; --by file: files as frames, --by instruction: the instruction as the leaf).",
+)
 @wave_filter_options
 @input_options
-def command(paths, by, top, frame, charge, merge, fmt, se, simd, slot, wave, input_format, code, arch):
+def command(paths, by, top, frame, charge, merge, fmt, se, simd, slot, wave, cu, input_format, code, arch):
     """Rank source lines (or instructions, files) by stall cycles, with the dominant stall type.
 
     PATHS are ui_output dispatch folders, parents holding many, globs, or .tar.xz archives of a folder;
     or raw captures, decoded on the fly: rocprofv3 raw output (*_shader_engine_*.att + code objects),
     a tinygrad profile.pkl, a capture folder (capture.json), or .att blobs with --code FILE@LOADBASE.
-    With --se/--simd/--slot/--wave the totals are recomputed from those waves only. With --charge
+    With --se/--simd/--slot/--wave/--cu the totals are recomputed from those waves only. With --charge
     producer the stall of each wait moves to the instructions whose results it waited for.
     """
-    wave_filter = make_wave_filter(se, simd, slot, wave)
+    wave_filter = make_wave_filter(se, simd, slot, wave, cu)
     run(paths, by, top, frame, merge, fmt, wave_filter, input_format, code, arch, charge=charge)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attdec.analysis import FRAMES
-from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
 
 
 def run(
@@ -49,14 +49,14 @@ def run(
     show_default=True,
     help="Rank source lines or single memory instructions.",
 )
-@click.option("--top", type=int, default=20, show_default=True, help="Rows to show (0 = all).")
+@click.option("--top", type=TOP, default=20, show_default=True, help="Rows to show (0 = all).")
 @click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True, help="As in hotspots.")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 @wave_filter_options
 @input_options
-def command(paths, by, top, frame, fmt, se, simd, slot, wave, input_format, code, arch):
+def command(paths, by, top, frame, fmt, se, simd, slot, wave, cu, input_format, code, arch):
     """Hidden latency: of each memory operation's latency (issue to the wait that retires it), the part
     the wave covered with other work and the part exposed as that wait's stall; per instruction or
     source line, per unit (VMEM load, LDS, SMEM, ...) and for the kernel ("62% of load latency hidden").
     """
-    run(paths, by, top, frame, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)
+    run(paths, by, top, frame, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attdec.commands.cfg import reports
-from attdec.commands.common import input_options, make_wave_filter, wave_filter_options
+from attdec.commands.common import TOP, input_options, make_wave_filter, wave_filter_options
 
 
 def run(paths, top=16, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
@@ -23,11 +23,11 @@ def run(paths, top=16, fmt="table", wave_filter=None, input_format=None, code=()
 
 @click.command("loops")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--top", type=int, default=16, show_default=True, help="Waves listed per loop in the table (0 = all).")
+@click.option("--top", type=TOP, default=16, show_default=True, help="Waves listed per loop in the table (0 = all).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @wave_filter_options
 @input_options
-def command(paths, top, fmt, se, simd, slot, wave, input_format, code, arch):
+def command(paths, top, fmt, se, simd, slot, wave, cu, input_format, code, arch):
     """Loops (back edges of the control-flow graph) and their iterations in every wave.
 
     Per loop: header, depth, iterations per wave, the first iteration of each entry versus the steady
@@ -35,4 +35,4 @@ def command(paths, top, fmt, se, simd, slot, wave, input_format, code, arch):
     every iteration's cycles. Iterations run from one execution of the header to the next or to the
     first instruction outside the loop, so a dropped or repeated branch record cannot shift the rest.
     """
-    run(paths, top, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)
+    run(paths, top, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)

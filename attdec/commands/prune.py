@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
-from rich.table import Table
+from rich.text import Text
 
 from attdec.errors import AttdecError, InputError
-from attdec.report.common import common_dir, console, strip_dir
+from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
 from attdec.sources.ui_output import WAVE_FILE, read_folder
 
 KNOWN_FILES = re.compile(
@@ -98,7 +98,7 @@ def _kb(n: int) -> str:
 
 
 @click.command("prune-empty")
-@click.argument("roots", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("roots", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--yes", is_flag=True, help="Really delete (default: dry run, print what would go).")
 def command(roots, yes):
     """Remove dispatch folders with zero waves (dry run unless --yes).
@@ -107,10 +107,16 @@ def command(roots, yes):
     source-mapped rows) with the best dispatch per kernel marked.
     """
     con = console()
+
+    def say(text: str, style: str | None = None) -> None:
+        con.print(Text(text, style=style or ""))
+
     folders = []
     for root in roots:
         if not root.exists():
             raise InputError("no such folder", str(root))
+        if not root.is_dir():
+            raise InputError("is a file; prune-empty looks for dispatch folders below folders", str(root))
         found = find_dispatch_folders(root)
         if not found:
             raise InputError("no ui_output dispatch folder (filenames.json) below this folder", str(root))
@@ -128,11 +134,11 @@ def command(roots, yes):
                     v.stats_csv.unlink()
             except OSError as e:
                 raise AttdecError(f"cannot delete: {e.strerror}", str(v.path)) from None
-        con.print(f"{verb} {v.path}  ({_kb(v.size)}, {v.reason})")
+        say(f"{verb} {v.path}  ({_kb(v.size)}, {v.reason})")
         if v.stats_csv:
-            con.print(f"{verb} {v.stats_csv}  (its header-only stats CSV)")
+            say(f"{verb} {v.stats_csv}  (its header-only stats CSV)")
     total = sum(v.size for v in empty)
-    con.print(
+    say(
         f"{len(empty)} empty dispatch folder(s), {_kb(total)}"
         + ("" if yes or not empty else "; run again with --yes to delete them"),
         style="bold",
@@ -141,12 +147,12 @@ def command(roots, yes):
     ranked = []
     for v in kept:
         if v.reason != "has wave files":
-            con.print(f"kept {v.path} ({v.reason})")
+            say(f"kept {v.path} ({v.reason})")
             continue
         try:
             d = read_folder(v.path)
         except AttdecError as e:
-            con.print(f"kept {v.path} (unreadable: {e})")
+            say(f"kept {v.path} (unreadable: {e})")
             continue
         mapped = sum(1 for c in d.code if not c.is_label and c.source)
         ranked.append((len(d.waves), sum(len(w.insts) for w in d.waves), mapped, d))
@@ -155,24 +161,24 @@ def command(roots, yes):
     ranked.sort(key=lambda t: (-t[0], -t[1], -t[2], t[3].name))
     best = {}
     for t in ranked:
-        best.setdefault(t[3].kernel, t[3].name)
-    tab = Table(box=None, pad_edge=False, header_style="bold")
-    for name, j in (
-        ("", "left"),
-        ("waves", "right"),
-        ("instructions", "right"),
-        ("mapped rows", "right"),
-        ("kernel", "left"),
-        ("dispatch folder", "left"),
-    ):
-        tab.add_column(name, justify=j, no_wrap=True)
+        best.setdefault(t[3].kernel, t[3])  # the dispatch itself: copies in two parents share a folder name
     prefix = common_dir([str(t[3].path) for t in ranked])
-    for waves, insts, mapped, d in ranked:
-        mark = "*" if best[d.kernel] == d.name else ""
-        tab.add_row(mark, str(waves), f"{insts:,}", str(mapped), d.kernel or "?", strip_dir(str(d.path), prefix) or ".")
-    con.print(
+    cols = [
+        Col("", justify="left"),
+        Col("waves"),
+        Col("instructions", short="instrs"),
+        Col("mapped rows", short="mapped"),
+        Col("kernel", "text", "left", min=12),
+        Col("dispatch folder", "text", "left", min=16),
+    ]
+    rows = [
+        ["*" if best[d.kernel] is d else "", str(n), f"{insts:,}", str(mapped), d.kernel or "?", where]
+        for n, insts, mapped, d in ranked
+        for where in [strip_dir(str(d.path), prefix) or "."]
+    ]
+    say(
         f"{len(ranked)} dispatch(es) with waves kept (* = best of its kernel)"
         + (f", under {prefix}/:" if prefix else ":"),
         style="bold",
     )
-    con.print(tab)
+    fit_table(con, cols, rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
 
 
 def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
@@ -29,12 +29,12 @@ def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=
 
 @click.command("waits")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--top", type=int, default=20, show_default=True, help="Wait sites to show (0 = all).")
+@click.option("--top", type=TOP, default=20, show_default=True, help="Wait sites to show (0 = all).")
 @click.option("--producers", type=int, default=4, show_default=True, help="Producers listed per wait in the table.")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 @wave_filter_options
 @input_options
-def command(paths, top, producers, fmt, se, simd, slot, wave, input_format, code, arch):
+def command(paths, top, producers, fmt, se, simd, slot, wave, cu, input_format, code, arch):
     """Which loads (stores, LDS and scalar reads, exports, ALU results) each wait instruction waited for.
 
     One row per wait site, largest stall first: its counters, hits, stall (total, mean, p50, p95 per
@@ -42,4 +42,4 @@ def command(paths, top, producers, fmt, se, simd, slot, wave, input_format, code
     stall, found by replaying every wave's wait counters (docs/wait-attribution.md). `attdec hotspots
     --charge producer` ranks source lines by the stall they caused this way.
     """
-    run(paths, top, producers, fmt, make_wave_filter(se, simd, slot, wave), input_format, code, arch)
+    run(paths, top, producers, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attdec.analysis import WAVE_SORT_KEYS
-from attdec.commands.common import FORMATS, input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
 
 
 @click.command("waves")
@@ -19,9 +19,8 @@ from attdec.commands.common import FORMATS, input_options, make_wave_filter, ope
     help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.",
 )
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-@click.option("--top", type=int, default=0, help="Only the first N rows after sorting (0 = all).")
+@click.option("--top", type=TOP, default=0, show_default=True, help="Only the first N rows after sorting (0 = all).")
 @wave_filter_options
-@click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable).")
 @input_options
 def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, code, arch):
     """One row per wave file: se, simd, slot, wave, cu, begin, end, duration, instructions, stall.
@@ -30,14 +29,14 @@ def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, c
     """
     import sys
 
-    from attdec.analysis.waves import sort_rows, wave_rows
+    from attdec.analysis.waves import dispatch_labels, sort_rows, wave_rows
     from attdec.report import waves as rep
 
     dispatches = open_dispatches(paths, input_format, code, arch)
     flt = make_wave_filter(se, simd, slot, wave, cu)
     rows = []
-    for d in dispatches:
-        rows += sort_rows(wave_rows(d, flt), sort_key)
+    for d, label in zip(dispatches, dispatch_labels(dispatches)):
+        rows += sort_rows(wave_rows(d, flt, label), sort_key)
     if len(dispatches) > 1 and sort_key != "position":
         rows = sort_rows(rows, sort_key)
     matched = len(rows)

@@ -10,8 +10,11 @@ latches COMPUTE_PGM_LO/HI, whose value is each dispatch's kernel entry address.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
-USERDATA_2 = 0xC342
+import numpy as np
+
+USERDATA_2, USERDATA_3 = 0xC342, 0xC343
 ROC_MAGIC = int.from_bytes(b"\0ROC", "little")
 OP_CODEOBJ, OP_AGENT_INFO = 4, 6
 # code-object marker payload types
@@ -36,6 +39,7 @@ class UserdataScan:
     entry_pcs: list[int] = field(default_factory=list)  # kernel entry addresses, in stream order
     realtime_khz: int | None = None
     stopped_at: int | None = None  # byte offset where framing was lost, if it was
+    userdata: list[tuple[int, int, int]] = field(default_factory=list)  # (byte offset, register, value) of USERDATA_2/3
 
 
 class _Protocol:
@@ -75,93 +79,95 @@ class _Protocol:
             self.cur[typ] = value
 
 
-# RDNA token lengths in bits by (family, low bits): (mask, pattern, bits). Checked longest pattern first.
-def _rdna_table(gen: int) -> list[tuple[int, int, int]]:
-    t = [
-        (0xFF, 0x61, 24),
-        (0xFF, 0xE1, 32),
-        (0x7F, 0x01, {10: 64, 11: 48, 12: 64}[gen]),
-        (0x7F, 0x11, 64),
-        (0x7F, 0x21, 72 if gen == 12 else 64),
-        (0x7F, 0x31, 64 if gen == 10 else 48),
-        (0x7F, 0x51, 24),
-        (0x7F, 0x71, 64),
-    ]
-    if gen == 12:
-        t += [
-            (0x7F, 0x06, 56),
-            (0x7F, 0x46, 32),
-            (0x7F, 0x66, 24),
-            (0x7F, 0x26, 52),
-            (0x3F, 0x16, 48),
-            (0x3F, 0x36, 28),
-        ]
-    else:
-        t += [(0x1F, 0x06, 52), (0x1F, 0x16, 28)]
-    t += [
-        (0x1F, 0x04, 24),
-        (0x1F, 0x14, 24),
-        (0x1F, 0x0C, 32),
-        (0x1F, 0x1C, 40 if gen == 12 else 48),
-        (0x1F, 0x05, 24 if gen == 12 else 20),
-        (0x1F, 0x15, 20),
-        (0x07, 0x02, 20),
-        (0x07, 0x03, 12),
-        (0x0F, 0x00, 4),
-        (0x0F, 0x08, 8),
-        (0x0F, 0x09, 64),
-        (0x0F, 0x0D, 12),
-        (0x0F, 0x0E, 8),
-        (0x0F, 0x0F, 8),
-    ]
-    return t
+@dataclass
+class RegisterWrites:
+    """Every register-write token of a stream, as parallel numpy arrays in stream order."""
+
+    offset: np.ndarray  # byte offset of the token (gfx9: from the start of the blob, header included)
+    cs: np.ndarray  # bool: a compute-state write (COMPUTE_* block), else a config/userdata register
+    pipe: np.ndarray
+    addr: np.ndarray
+    value: np.ndarray
+    stopped_at: int | None = None  # byte offset of the first token the framing does not know
 
 
-def _rdna_lengths(gen: int) -> list[int]:
-    """Token length in bits for each value of the low 8 bits (0 = unassigned)."""
-    table = _rdna_table(gen)
-    out = []
-    for b in range(256):
-        out.append(next((n for mask, pat, n in table if b & mask == pat), 0))
-    return out
+def register_writes(data: bytes, gen: int) -> RegisterWrites:
+    """The register writes of one SE stream of SQTT generation `gen` (9, 10, 11, 12).
+
+    The token framing is the decoders' own vectorised walk (attdec.decoders.rdna / gfx9), so a whole
+    multi-megabyte blob is scanned in tens of milliseconds; writes after an unknown token are dropped.
+    """
+    return _gfx9_writes(data) if gen == 9 else _rdna_writes(data, gen)
 
 
-def scan_rdna(data: bytes, gen: int) -> UserdataScan:
-    scan = UserdataScan()
-    proto = _Protocol(scan)
-    lengths = _rdna_lengths(gen)
-    nbits = len(data) * 8
-    pos = 0
-    pgm: dict = {}
-    after_ext = False
-    frm = int.from_bytes
-    while pos + 4 <= nbits:
-        byte = pos >> 3
-        if not pos & 7 and not data[byte] and not after_ext:  # runs of zero bytes are NOPs
-            nz = len(data) - len(data[byte:].lstrip(b"\0")) if data[byte + 1 : byte + 2] == b"\0" else byte + 1
-            pos = max(nz, byte + 1) * 8
-            continue
-        win = frm(data[byte : byte + 10], "little") >> (pos & 7)
-        low = win & 0xFF
-        if gen == 12 and after_ext and low & 1:
-            pos += 8  # gfx12 WAVE_START_EXT extension byte
-            continue
-        n = lengths[low]
-        if n == 0:
-            scan.stopped_at = byte
-            break
-        if pos + n > nbits:
-            break
-        if low & 0xF != 0:  # NOPs do not end the WAVE_START_EXT extension state
-            after_ext = gen == 12 and low & 0x1F == 0x1C
-        if low & 0xF == 0x9:  # REG: pipe [7..8], CS [15], regaddr [16..31], data [32..63]
-            addr, value = (win >> 16) & 0xFFFF, (win >> 32) & 0xFFFFFFFF
-            if (win >> 15) & 1:
-                _latch_pgm(scan, pgm, (win >> 7) & 3, addr, value)
-            elif addr == USERDATA_2:
-                proto.write(value)
-        pos += n
-    return scan
+@cache
+def _rdna_walk(gen: int):
+    """(token table, walk lengths, walk marks) of an RDNA generation, from the decoder's encodings."""
+    from attdec.decoders import rdna
+
+    fam = rdna.FAMILIES.get(gen)
+    if (
+        fam is None
+    ):  # gfx10 (HEADER version 1-2): gfx11's table with 64-bit TIMESTAMP and UTIL_COUNTER (sqtt-format.md §2.3)
+        enc = [*rdna._GFX11, ("TIMESTAMP", 0x01, 7, 64, 0, 0), ("UTIL_COUNTER", 0x31, 7, 64, 7, 2)]
+        fam = rdna.Family("gfx10", 2, enc, False)
+    return fam.table, fam.walk_len, fam.walk_mark
+
+
+def _rdna_writes(data: bytes, gen: int) -> RegisterWrites:
+    from attdec.decoders import rdna
+
+    table, walk_len, walk_mark = _rdna_walk(gen)
+    n = len(data)
+    buf = np.zeros(n + 24, np.uint8)
+    buf[:n] = np.frombuffer(data, np.uint8)
+    mark = rdna.chain_marks(buf, 2 * n, walk_len, walk_mark)
+    pos = np.flatnonzero(mark > 0x100)
+    typ = table.type[mark[pos] & 0xFF]
+    unknown = np.flatnonzero(typ == rdna.T["UNKNOWN"])
+    stopped = int(pos[unknown[0]]) // 2 if len(unknown) else None
+    reg = pos[typ == rdna.T["REG"]]
+    reg = reg[reg * 4 + 64 <= 8 * n]  # a token cut by the end of the data
+    if stopped is not None:
+        reg = reg[reg < 2 * stopped]
+    w = rdna._windows(buf, reg)
+    return RegisterWrites(
+        reg // 2,
+        ((w >> np.uint64(15)) & np.uint64(1)).astype(
+            bool
+        ),  # REG: pipe [7..8], CS [15], regaddr [16..31], data [32..63]
+        ((w >> np.uint64(7)) & np.uint64(3)).astype(np.int64),
+        ((w >> np.uint64(16)) & np.uint64(0xFFFF)).astype(np.int64),
+        (w >> np.uint64(32)).astype(np.int64),
+        stopped,
+    )
+
+
+def _gfx9_writes(data: bytes) -> RegisterWrites:
+    from attdec.decoders import gfx9
+
+    end = len(data) - len(data) % 2
+    words = (
+        np.frombuffer(data, "<u2", (end - gfx9.HEADER_BYTES) // 2, gfx9.HEADER_BYTES) if end > 8 else np.zeros(0, "<u2")
+    )
+    starts, types, _ = gfx9.split_tokens(words)
+    reg = types == gfx9.REG
+    regcs = (types == gfx9.REG_CS) | (types == gfx9.REG_CS_PRIV)
+    sel = np.flatnonzero(reg | regcs)
+    v = gfx9.token_values(words, starts[sel], types[sel])
+    is_cs = regcs[sel]
+    # REG: enable [15], regaddr [16..31], data [32..63]; REG_CS(_PRIV): pipe [5..6], regaddr [9..15], data [16..47]
+    keep = is_cs | ((v >> np.uint64(15)) & np.uint64(1)).astype(bool)
+    v, is_cs, sel = v[keep], is_cs[keep], sel[keep]
+    addr = np.where(is_cs, (v >> np.uint64(9)) & np.uint64(0x7F), (v >> np.uint64(16)) & np.uint64(0xFFFF))
+    value = np.where(is_cs, (v >> np.uint64(16)) & np.uint64(0xFFFFFFFF), v >> np.uint64(32))
+    return RegisterWrites(
+        gfx9.HEADER_BYTES + 2 * starts[sel].astype(np.int64),
+        is_cs,
+        np.where(is_cs, (v >> np.uint64(5)) & np.uint64(3), 0).astype(np.int64),
+        addr.astype(np.int64),
+        value.astype(np.int64),
+    )
 
 
 def _latch_pgm(scan: UserdataScan, pgm: dict, pipe: int, addr: int, value: int) -> None:
@@ -173,30 +179,57 @@ def _latch_pgm(scan: UserdataScan, pgm: dict, pipe: int, addr: int, value: int) 
                 scan.entry_pcs.append(pc)
 
 
-_GFX9_WORDS = (1, 4, 4, 2, 1, 3, 1, 1, 1, 1, 1, 4, 3, 2, 4, 3)  # token length in 16-bit words, by type
+# RGP SQTT markers (Mesa ac_sqtt.h, "RGP SQ thread-tracing markers"): the driver writes each marker's dwords
+# to USERDATA_2 and USERDATA_3 in turn; the low 4 bits of the first dword name it. Dword counts by identifier
+# (EVENT: 6 with thread dims; USER_EVENT: 1, or 2 + its string for push/trigger/object name).
+RGP_EVENT, RGP_BIND_PIPELINE, RGP_USER_EVENT = 0x0, 0xC, 0x5
+_RGP_DWORDS = {0x0: 3, 0x1: 4, 0x2: 3, 0x3: 2, 0x4: 2, 0x6: 1, 0x9: 2, 0xC: 3}
 
 
-def scan_gfx9(data: bytes) -> UserdataScan:
-    scan = UserdataScan()
-    proto = _Protocol(scan)
-    pgm = {}
-    pos, end = 8, len(data) - len(data) % 2  # after the 8-byte software header
-    while pos + 2 <= end:
-        typ = data[pos] & 0xF
-        n = _GFX9_WORDS[typ] * 2
-        if pos + n > end:
+@dataclass
+class RgpMarker:
+    kind: int  # RGP_EVENT, RGP_BIND_PIPELINE, ... (the identifier)
+    offset: int  # byte offset of its first register write
+    dwords: list[int]
+
+
+def rgp_markers(userdata: list[tuple[int, int, int]]) -> list[RgpMarker]:
+    """The RGP markers in a stream's USERDATA_2/3 writes (`UserdataScan.userdata`), up to the first dword
+    that starts no marker attdec knows. Streams that speak the ROCm protocol (`\\0ROC` first) have none."""
+    words = [(off, v) for off, _, v in userdata]
+    if words and words[0][1] == ROC_MAGIC:
+        return []
+    out, i = [], 0
+    while i < len(words):
+        first = words[i][1]
+        kind = first & 0xF
+        n: int | None
+        if kind == RGP_EVENT:
+            n = 6 if first >> 31 else 3
+        elif kind == RGP_USER_EVENT:
+            n = 1 if (first >> 12) & 0xFF == 1 else 2 + (((words[i + 1][1] if i + 1 < len(words) else 0) + 3) // 4)
+        else:
+            n = _RGP_DWORDS.get(kind)
+        if n is None or i + n > len(words):
             break
-        if typ == 2:  # REG: enable [15], regaddr [16..31], data [32..63]
-            tok = int.from_bytes(data[pos : pos + 8], "little")
-            if (tok >> 15) & 1 and (tok >> 16) & 0xFFFF == USERDATA_2:
-                proto.write(tok >> 32)
-        elif typ in (5, 15):  # REG_CS / REG_CS_PRIV: pipe [5..6], regaddr [9..15], data [16..47]
-            tok = int.from_bytes(data[pos : pos + 6], "little")
-            _latch_pgm(scan, pgm, (tok >> 5) & 3, (tok >> 9) & 0x7F, tok >> 16)
-        pos += n
-    return scan
+        out.append(RgpMarker(kind, words[i][0], [v for _, v in words[i : i + n]]))
+        i += n
+    return out
 
 
 def scan_userdata(data: bytes, gen: int) -> UserdataScan:
     """Register-write scan of one SE's blob of SQTT generation `gen` (9, 10, 11, 12)."""
-    return scan_gfx9(data) if gen == 9 else scan_rdna(data, gen)
+    w = register_writes(data, gen)
+    scan = UserdataScan(stopped_at=w.stopped_at)
+    proto = _Protocol(scan)
+    pgm: dict = {}
+    for off, cs, pipe, addr, value in zip(
+        w.offset.tolist(), w.cs.tolist(), w.pipe.tolist(), w.addr.tolist(), w.value.tolist()
+    ):
+        if cs:
+            _latch_pgm(scan, pgm, pipe, addr, value)
+        elif addr in (USERDATA_2, USERDATA_3):
+            scan.userdata.append((off, addr, value))
+            if addr == USERDATA_2:
+                proto.write(value)
+    return scan

@@ -112,6 +112,7 @@ def load_code_object(data: bytes, where: str = "", arch: str | None = None) -> C
 # ---------------------------------------------------------------------------------------------
 def _load_elf(data: bytes, where: str) -> CodeObject:
     from elftools.common.exceptions import ELFError
+    from elftools.construct import ConstructError
     from elftools.elf.elffile import ELFFile
     from elftools.elf.sections import SymbolTableSection
 
@@ -139,7 +140,7 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
         seen = set()
         for tabname in (".dynsym", ".symtab"):
             tab = elf.get_section_by_name(tabname)
-            if not isinstance(tab, SymbolTableSection):
+            if not isinstance(tab, SymbolTableSection):  # absent, or its type damaged
                 continue
             for s in tab.iter_symbols():
                 if not s.name or s["st_shndx"] in ("SHN_UNDEF", "SHN_ABS") or (s.name, s["st_value"]) in seen:
@@ -151,9 +152,9 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
         co.metadata = _metadata_note(elf, where)
         co.kernels = _kernels(co, data, sections)
         return co
-    except ELFError as e:
+    except (ELFError, ConstructError) as e:
         raise FormatError(f"bad ELF: {e}", where) from None
-    except (struct.error, ValueError, IndexError, KeyError) as e:
+    except (struct.error, ValueError, IndexError, KeyError, ArithmeticError) as e:  # pyelftools on damaged ELFs
         raise FormatError(f"bad ELF: {e}", where) from None
 
 
@@ -175,8 +176,10 @@ def _metadata_note(elf, where: str) -> dict:
                 desc = note["n_descdata"]
                 if isinstance(desc, str):
                     desc = desc.encode("latin-1")
-                try:
-                    meta = msgpack.unpackb(bytes(desc), raw=False, strict_map_key=False)
+                try:  # the first object: Mesa pads the note's msgpack to 4 bytes and counts the padding
+                    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+                    unpacker.feed(bytes(desc))
+                    meta = unpacker.unpack()
                 except Exception as e:
                     raise FormatError(f"unreadable NT_AMDGPU_METADATA note: {e}", where) from None
                 return meta if isinstance(meta, dict) else {}

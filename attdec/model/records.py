@@ -22,6 +22,10 @@ INST_DTYPE = np.dtype(
     [("time", "<i8"), ("category", "u1"), ("stall", "<i8"), ("duration", "<i8"), ("pc", "<u8"), ("line", "<i8")]
 )
 
+# The reference clock of realtime samples (realtime.json "frequency"): 100 MHz in every known capture
+# (the gfx9 AGENT_INFO packet says so, tinygrad assumes it).
+REALTIME_HZ = 100_000_000
+
 # Wave start/end events of every wave, traced or not (occupancy.json, the decoder's OCCUPANCY records).
 OCCUPANCY_DTYPE = np.dtype(
     [("se", "<i4"), ("cu", "<i4"), ("simd", "<i4"), ("wave_id", "<i4"), ("start", "u1"), ("time", "<i8"), ("pc", "<u8")]
@@ -151,6 +155,8 @@ class Dispatch:
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
+    # False when the input has no stall figures at all (rocprofv2 folders): stall totals are 0, not measured.
+    stall_measured: bool = True
     resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output
     counters: list[CounterSamples] = field(default_factory=list)
 

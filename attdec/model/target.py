@@ -72,7 +72,9 @@ class Target:
     products: tuple[str, ...] = ()
     chip_known: bool = True
     sqtt: str = ""  # SQTT stream format when it differs from the family ("gfx12.5")
+    shown: str = ""  # how users read it when `name` alone would claim too much ("gfx10-12 (generation unknown)")
     cu: ComputeUnit | None = None  # occupancy figures; None: not known for this target (or family)
+    pci_ids: tuple[int, ...] = ()  # PCI device ids (RGP ASIC info `device_id`), from libdrm's amdgpu.ids
     # ISA features the disassembler prints differently (LLVM's subtarget features)
     gfx90a_insts: bool = False  # VGPR/AGPR tuples start at an even register; 64-bit DPP takes row_newbcast only
     sc_cache_bits: bool = False  # memory cache-policy bits are sc0/nt/sc1 (gfx940+), not glc/slc/scc
@@ -99,7 +101,7 @@ class Target:
 
     @property
     def display(self) -> str:
-        return self.name if self.chip_known else f"{self.name} (chip unknown)"
+        return self.shown or (self.name if self.chip_known else f"{self.name} (chip unknown)")
 
     def __str__(self) -> str:
         return self.display
@@ -108,9 +110,28 @@ class Target:
         return f"Target({self.display!r})"
 
 
+# PCI device ids of each chip (what RGP's ASIC info calls `device_id`), from libdrm's data/amdgpu.ids: the
+# ids whose marketing names are the chip's products.
+_PCI_IDS = {
+    "gfx908": (0x738C,),
+    "gfx90a": (0x7408, 0x740C, 0x740F),
+    "gfx942": (0x74A0, 0x74A1, 0x74A5),
+    "gfx1010": (0x731F,),
+    "gfx1030": (0x73A3, 0x73A5, 0x73AF, 0x73BF),
+    "gfx1100": (0x7448, 0x744A, 0x744C),
+    "gfx1101": (0x747E,),
+    "gfx1102": (0x7480,),
+    "gfx1103": (0x15BF,),
+    "gfx1150": (0x150E,),
+    "gfx1151": (0x1586,),
+    "gfx1201": (0x7550,),
+}
+
+
 def _t(name, family, mach, version, isa=None, products=(), sqtt="", cu=None, **features):
     features = {"vop3_literal": family != "gfx9", **features}  # every gfx10+ target has VOP3 literals
-    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, cu=cu, **features)
+    pci_ids = _PCI_IDS.get(name, ())
+    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, cu=cu, pci_ids=pci_ids, **features)
 
 
 GFX940 = {"gfx90a_insts": True, "sc_cache_bits": True}
@@ -150,7 +171,21 @@ FAMILIES: dict[str, Target] = {
     f: Target(f, f, chip_known=False, vop3_literal=f != "gfx9") for f in ("gfx9", "gfx10", "gfx11", "gfx12")
 }
 
+# What a ui_output folder says without `gfxip` (rocprofv2 writes only `gfxv`): "vega" is the gfx9 family;
+# "navi" is gfx10, 11 or 12 without saying which (its ISA is then read with gfx11's rules); nothing at all
+# names no architecture (read with gfx9's rules). The display says what is not known.
+UNDETERMINED: dict[str | None, Target] = {
+    "vega": FAMILIES["gfx9"],
+    "navi": Target("gfx10-12", "gfx11", chip_known=False, shown="gfx10-12 (generation unknown)", vop3_literal=True),
+    None: Target("gfx?", "gfx9", chip_known=False, shown="unknown (the input does not say)"),
+}
+
 _BY_MACH = {t.mach: t for t in TARGETS.values() if t.mach is not None}
+_BY_PCI = {i: t for t in TARGETS.values() for i in t.pci_ids}
+
+# RGP (SQTT file) enums -> gfx generation: ASIC info `gfxip_level` and SQTT_DESC `sqtt_version` (Mesa ac_rgp.c).
+RGP_GFXIP_LEVELS = {0x5: (9, 0), 0x7: (10, 1), 0x9: (10, 3), 0xC: (11, 0), 0xD: (11, 5), 0x10: (12, 0)}
+SQTT_VERSIONS = {0x6: (9, "2.3"), 0x7: (10, "2.4"), 0xB: (11, "3.2"), 0xC: (12, "3.3")}
 _BY_VERSION = {t.version: t for t in TARGETS.values() if t.version is not None}
 _FEATURES = re.compile(r":.*$")  # "gfx942:sramecc+:xnack-" -> "gfx942"
 
@@ -165,7 +200,7 @@ def target(name: str | Target, where: str | None = None) -> Target:
     if isinstance(name, Target):
         return name
     key = _FEATURES.sub("", str(name).strip().lower().removesuffix(" (chip unknown)")).rsplit("--", 1)[-1]
-    t = TARGETS.get(key) or FAMILIES.get(key)
+    t = TARGETS.get(key) or FAMILIES.get(key) or next((u for u in UNDETERMINED.values() if u.shown == name), None)
     if t is None:
         raise ArchError(f"unknown architecture {name!r} (known: {known_names()})", where)
     return t
@@ -174,6 +209,11 @@ def target(name: str | Target, where: str | None = None) -> Target:
 def from_mach(mach: int) -> Target | None:
     """The target of an ELF's EF_AMDGPU_MACH, or None when attdec does not know it."""
     return _BY_MACH.get(mach)
+
+
+def from_pci_id(device_id: int) -> Target | None:
+    """The chip of a PCI device id (RGP ASIC info), or None when attdec does not know it."""
+    return _BY_PCI.get(device_id)
 
 
 def from_version(version: int, where: str | None = None) -> Target:
@@ -195,3 +235,8 @@ def family_target(generation: int | str, where: str | None = None) -> Target:
     if t is None:
         raise ArchError(f"unknown gfx generation {generation!r} (known: 9, 10, 11, 12)", where)
     return t
+
+
+def undetermined_target(gfxv: str | None) -> Target:
+    """The target of a folder that has no `gfxip`, from its `gfxv` ("vega", "navi") if any."""
+    return UNDETERMINED.get(gfxv.lower() if isinstance(gfxv, str) else None, UNDETERMINED[None])

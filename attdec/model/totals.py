@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attdec.model import Dispatch, Wave
+from attdec.model import Category, CodeLine, Dispatch, Wave, empty_insts
 
 
 @dataclass
@@ -71,8 +71,29 @@ def aggregate_lines(waves: list[Wave]) -> LineTotals:
     return LineTotals(lines.astype(np.int64), hit, total(ins["duration"]), total(ins["stall"]), total(idle))
 
 
-def fill_code_totals(dispatch: Dispatch, waves: list[Wave] | None = None) -> None:
-    """Overwrite each CodeLine's hit/latency/stall/idle with the totals over `waves` (default: all)."""
+TOTALS = ("hit", "latency", "stall", "idle")
+
+
+def fill_code_totals(dispatch: Dispatch, waves: list[Wave] | None = None, columns: tuple[str, ...] = TOTALS) -> None:
+    """Overwrite `columns` of each CodeLine (default all four totals) with the totals over `waves` (default: all)."""
     totals = aggregate_lines(dispatch.waves if waves is None else waves).as_dict()
+    pick = [TOTALS.index(c) for c in columns]
     for c in dispatch.code:
-        c.hit, c.latency, c.stall, c.idle = totals.get(c.line, (0, 0, 0, 0))
+        t = totals.get(c.line, (0, 0, 0, 0))
+        for i in pick:
+            setattr(c, TOTALS[i], t[i])
+
+
+def listing_from_waves(waves: list[Wave]) -> list[CodeLine]:
+    """A listing when the input has none (code.json null, [] or absent): one row per line id the waves
+    executed, with its totals; the text says the line id and the trace's instruction category."""
+    t = aggregate_lines(waves)
+    ins = np.concatenate([w.insts for w in waves if len(w.insts)] or [empty_insts()])
+    ins = ins[ins["line"] >= 0]
+    lines, first = np.unique(ins["line"], return_index=True)
+    cats = dict(zip(lines.tolist(), ins["category"][first].tolist()))
+    out = []
+    for ln, h, la, s, i in zip(t.line.tolist(), t.hit.tolist(), t.latency.tolist(), t.stall.tolist(), t.idle.tolist()):
+        cat = Category(cats[ln]).name if cats[ln] in Category._value2member_map_ else str(cats[ln])
+        out.append(CodeLine(ln, f"<line {ln}: {cat}>", hit=h, latency=la, stall=s, idle=i))
+    return out

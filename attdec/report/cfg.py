@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from rich.table import Table
 from rich.text import Text
 
 from attdec.analysis.cfg import Block, Cfg
 from attdec.analysis.hotspots import frame_of
 from attdec.analysis.loops import LoopTiming, WaveLoop
 from attdec.model import Dispatch
-from attdec.report.common import common_dir, console, human, pct, strip_dir, write_json
+from attdec.report.common import Col, common_dir, console, fit_table, human, pct, strip_dir, write_json
 
 
 @dataclass
@@ -343,27 +342,29 @@ def _loop_section(con, t: LoopTiming, top: int) -> None:
         + (f"p50 {human(steady['p50'])}, p95 {human(steady['p95'])} cycles" if steady["p50"] is not None else "-")
         + f"; {m['outliers']} outliers beyond 3 MADs"
     )
-    tab = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("se", "simd", "slot", "wave", "iters", "trips", "first", "p50", "p95", "max", "outliers", "cycles"):
-        tab.add_column(name, justify="right", no_wrap=True)
+    heads = [("se", ""), ("simd", "sm"), ("slot", "sl"), ("wave", "wv"), ("iters", "it"), ("trips", "tr")]
+    heads += [("first", ""), ("p50", ""), ("p95", ""), ("max", ""), ("outliers", "out"), ("cycles", "cyc")]
     waves = t.waves[:top] if top else t.waves
+    rows = []
     for w in waves:
         s = w.steady()
         first_c = w.cycles[w.first]
-        tab.add_row(
-            str(w.wave.se),
-            str(w.wave.simd),
-            str(w.wave.slot),
-            str(w.wave.seq),
-            str(w.iterations),
-            str(w.trips),
-            human(first_c[0]) if len(first_c) else "-",
-            human(float(np.percentile(s, 50))) if len(s) else "-",
-            human(float(np.percentile(s, 95))) if len(s) else "-",
-            human(int(w.cycles.max())),
-            str(int(w.outlier.sum())),
-            human(int(w.cycles.sum())),
+        rows.append(
+            [
+                str(w.wave.se),
+                str(w.wave.simd),
+                str(w.wave.slot),
+                str(w.wave.seq),
+                str(w.iterations),
+                str(w.trips),
+                human(first_c[0]) if len(first_c) else "-",
+                human(float(np.percentile(s, 50))) if len(s) else "-",
+                human(float(np.percentile(s, 95))) if len(s) else "-",
+                human(int(w.cycles.max())),
+                str(int(w.outlier.sum())),
+                human(int(w.cycles.sum())),
+            ]
         )
-    con.print(tab)
+    fit_table(con, [Col(h, short=sh) for h, sh in heads], rows)
     if len(waves) < len(t.waves):
         con.print(f"  ... {len(t.waves) - len(waves)} more waves (--top 0 shows all)", style="dim")

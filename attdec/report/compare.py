@@ -8,11 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rich.table import Table
 from rich.text import Text
 
 from attdec.analysis.compare import FIELDS, METRICS, NOISE_K, NOISE_RULE, Diff, DiffRow, KernelDiff, KernelNoise, Spread
-from attdec.report.common import common_dir, console, human, strip_dir, write_csv, write_json, write_md_table
+from attdec.report.common import (
+    Col,
+    common_dir,
+    console,
+    fit_table,
+    human,
+    strip_dir,
+    write_csv,
+    write_json,
+    write_md_table,
+)
 
 LEGEND = (
     f"mark: sig = |Δ| > {NOISE_K:g} × (noise before + noise after), noise = MAD × √(2/runs), and each side's median"
@@ -71,18 +80,11 @@ def render_text(blocks: list[Block], out) -> None:
         elif b.kind == "line":
             con.print(b.text)
         else:
-            t = Table(box=None, pad_edge=False, header_style="bold")
-            for i, h in enumerate(b.header):
-                wrap = i == b.wide
-                t.add_column(
-                    h,
-                    justify="right" if i in b.right else "left",
-                    no_wrap=not wrap,
-                    overflow="fold" if wrap else "ellipsis",
-                )
-            for r in b.rows:
-                t.add_row(*r)
-            con.print(t)
+            cols = [
+                Col(h, "text" if i == b.wide else "whole", "right" if i in b.right else "left", min=12)
+                for i, h in enumerate(b.header)
+            ]
+            fit_table(con, cols, b.rows)
 
 
 def render_md(blocks: list[Block], out) -> None:

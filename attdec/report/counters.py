@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
 from attdec.analysis.counters import CounterReport, counters_across
-from attdec.report.common import console, human, write_csv, write_json
+from attdec.report.common import Col, console, fit_table, human, write_csv, write_json
 
 
 def _where(report: CounterReport, row) -> str:
@@ -20,11 +19,9 @@ def _where(report: CounterReport, row) -> str:
     return f"{row.instances}" if row.instances > 1 else "1"
 
 
-def _table(headers: list[str], right: set[int]) -> Table:
-    t = Table(box=None, pad_edge=False, header_style="bold")
-    for i, h in enumerate(headers):
-        t.add_column(h, justify="right" if i in right else "left", no_wrap=True)
-    return t
+def _table(con, headers: list[str], right: set[int], rows: list[list[str]]) -> None:
+    cols = [Col(h, justify="right" if i in right else "left") for i, h in enumerate(headers)]
+    fit_table(con, cols, rows, indent=2)
 
 
 def _section(con, r: CounterReport, by: str) -> None:
@@ -32,39 +29,31 @@ def _section(con, r: CounterReport, by: str) -> None:
     if r.rows:
         con.print(f"  source: {', '.join(r.sources)}")
     if by == "total" and r.rows:
-        t = _table(["  counter", "block", "total", "read at", "min", "mean", "max"], {2, 3, 4, 5, 6})
+        rows = []
         for row in r.rows:
             mean = human(row.total / row.instances if row.instances else 0)
-            t.add_row(
-                f"  {row.name}", row.block, f"{row.total:,}", _where(r, row), human(row.min), mean, human(row.max)
-            )
-        con.print(t)
+            rows.append([row.name, row.block, f"{row.total:,}", _where(r, row), human(row.min), mean, human(row.max)])
+        _table(con, ["counter", "block", "total", "read at", "min", "mean", "max"], {2, 3, 4, 5, 6}, rows)
     elif by == "se" and r.rows:
-        t = _table(["  counter", "xcc", "se", "value"], {1, 2, 3})
-        for row in r.rows:
-            for xcc, se, v in row.per_se:
-                t.add_row(f"  {row.name}", str(xcc), str(se), f"{v:,}")
-        con.print(t)
+        rows = [[row.name, str(xcc), str(se), f"{v:,}"] for row in r.rows for xcc, se, v in row.per_se]
+        _table(con, ["counter", "xcc", "se", "value"], {1, 2, 3}, rows)
     elif by == "cu" and r.rows:
         unit = "cu" if r.arch.startswith("gfx9") else "wgp"
-        t = _table(["  counter", "xcc", "se", "sa", unit, "value"], {1, 2, 3, 4, 5})
-        for row in r.rows:
-            for xcc, se, sa, cu, v in row.per_cu:
-                t.add_row(f"  {row.name}", str(xcc), str(se), str(sa), str(cu), f"{v:,}")
-        con.print(t)
+        rows = [
+            [row.name, str(xcc), str(se), str(sa), str(cu), f"{v:,}"]
+            for row in r.rows
+            for xcc, se, sa, cu, v in row.per_cu
+        ]
+        _table(con, ["counter", "xcc", "se", "sa", unit, "value"], {1, 2, 3, 4, 5}, rows)
     elif by == "instance" and r.rows:
-        t = _table(["  counter", "block", "xcc", "instance", "value"], {2, 3, 4})
-        for row in r.rows:
-            for xcc, inst, v in row.per_instance:
-                t.add_row(f"  {row.name}", row.block, str(xcc), str(inst), f"{v:,}")
-        con.print(t)
+        rows = [
+            [row.name, row.block, str(xcc), str(inst), f"{v:,}"] for row in r.rows for xcc, inst, v in row.per_instance
+        ]
+        _table(con, ["counter", "block", "xcc", "instance", "value"], {2, 3, 4}, rows)
     if r.time_resolved:
-        t = _table(["  counter", "time", "value"], {1, 2})
-        for row in r.rows:
-            for tm, v in row.series:
-                t.add_row(f"  {row.name}", str(tm), f"{v:,}")
         con.print("  over time", style="bold")
-        con.print(t)
+        rows = [[row.name, str(tm), f"{v:,}"] for row in r.rows for tm, v in row.series]
+        _table(con, ["counter", "time", "value"], {1, 2}, rows)
     for n in r.notes:
         con.print(f"  note: {n}", style="yellow")
 
@@ -80,11 +69,11 @@ def print_table(reports: list[CounterReport], by: str, out) -> None:
         con.print()
         con.print("totals across dispatches, in input order", style="bold")
         names = list(dict.fromkeys(d for series in across.values() for d, _ in series))
-        t = _table(["  counter", *names], set(range(1, len(names) + 1)))
+        rows = []
         for (_, counter), series in across.items():
             by_d = dict(series)
-            t.add_row(f"  {counter}", *(f"{by_d[d]:,}" if d in by_d else "-" for d in names))
-        con.print(t)
+            rows.append([counter, *(f"{by_d[d]:,}" if d in by_d else "-" for d in names)])
+        _table(con, ["counter", *names], set(range(1, len(names) + 1)), rows)
 
 
 def to_json(r: CounterReport) -> dict:

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
+from attdec.analysis.flame import Stack
 from attdec.analysis.hotspots import Hotspots, Row
-from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
+from attdec.report.common import (
+    Col,
+    common_dir,
+    console,
+    fit_table,
+    human,
+    md_code,
+    pct,
+    strip_dir,
+    write_csv,
+    write_json,
+    write_md_table,
+)
 from attdec.report.kernel import occupancy_line
 from attdec.report.kernel import to_json as kernel_json
 
@@ -20,9 +32,10 @@ def to_json(h: Hotspots, top: int) -> dict:
         "waves": h.waves,
         "instructions": h.listing,
         "by": h.by,
-        "totals": dict(h.totals),
+        "ranked_by": "stall" if h.stall_measured else "latency",
+        "totals": {k: (None if k == "stall" and not h.stall_measured else v) for k, v in h.totals.items()},
         "by_type": [{"type": t, "stall": s, "share": round(f, 6)} for t, s, f in h.by_type],
-        "rows": [_row_json(r) for r in rows],
+        "rows": [_row_json(r, h.stall_measured) for r in rows],
     }
     if h.charge != "wait":
         out["charge"] = h.charge
@@ -36,10 +49,10 @@ def to_json(h: Hotspots, top: int) -> dict:
     return out
 
 
-def _row_json(r: Row) -> dict:
+def _row_json(r: Row, stall_measured: bool = True) -> dict:
     d = {
         "key": r.key,
-        "stall": r.stall,
+        "stall": r.stall if stall_measured else None,
         "latency": r.latency,
         "hits": r.hits,
         "idle": r.idle,
@@ -79,7 +92,7 @@ def print_csv(reports: list[Hotspots], top: int, out) -> None:
                 [
                     r.extra.get("dispatch", name),
                     r.key,
-                    r.stall,
+                    r.stall if h.stall_measured else "",
                     r.latency,
                     r.hits,
                     r.idle,
@@ -105,60 +118,62 @@ def _section(con, h: Hotspots, top: int) -> None:
     t = h.totals
     title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
     con.print(Text(f"{h.kernel or '(kernel unknown)'}  [{title}]", style="bold"))
-    share = t["stall"] / t["latency"] if t["latency"] else 0.0
     con.print(f"  arch {h.arch}   waves {h.waves}   instructions {t['hits']:,} executed ({h.listing:,} in listing)")
-    con.print(
-        f"  total cycles {human(t['latency'])}   stall {human(t['stall'])} ({pct(share)} of cycles)"
-        f"   idle {human(t['idle'])}"
-    )
+    if h.stall_measured:
+        share = t["stall"] / t["latency"] if t["latency"] else 0.0
+        stall = f"stall {human(t['stall'])} ({pct(share)} of cycles)"
+    else:
+        stall = "stall - (not in this format)"
+    con.print(f"  total cycles {human(t['latency'])}   {stall}   idle {human(t['idle'])}")
     if h.kernel_summary is not None:
         con.print(f"  occupancy {occupancy_line(h.kernel_summary)}")
     if h.charge == "producer":
         con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
-        con.print(f"  note: {p}", style="yellow")
+        con.print(Text(f"  note: {p}", style="yellow"))
     if h.by_type:
         con.print("stall by type", style="bold")
-        tt = Table(title=None, box=None, pad_edge=False, show_header=True, header_style="bold")
-        tt.add_column("  type", no_wrap=True)
-        tt.add_column("stall", justify="right")
-        tt.add_column("share", justify="right")
-        tt.add_column("", no_wrap=True)
-        for name, s, f in h.by_type:
-            tt.add_row(f"  {name}", human(s), pct(f), bar(f, 30))
-        con.print(tt)
+        fit_table(
+            con,
+            [Col("type", "text", "left", min=6), Col("stall"), Col("share"), Col("", "bar", bar=30)],
+            [(name, human(s), pct(f), f) for name, s, f in h.by_type],
+            indent=2,
+        )
     rows = h.rows[:top] if top else h.rows
     if not rows:
         con.print("  (no executed instructions)")
         return
     prefix = common_dir([r.extra.get("source", "") if h.by == "instruction" else r.key for r in rows])
     what = {"line": "source line", "instruction": "instruction", "file": "source file"}[h.by]
+    measure = "stall cycles" if h.stall_measured else "latency (no stall in this format)"
     con.print(
-        f"top {len(rows)} of {len(h.rows)} by {what}, ranked by stall cycles"
-        + (f" (paths under {prefix}/)" if prefix else ""),
-        style="bold",
+        Text(
+            f"top {len(rows)} of {len(h.rows)} by {what}, ranked by {measure}"
+            + (f" (paths under {prefix}/)" if prefix else ""),
+            style="bold",
+        )
     )
-    tab = Table(box=None, pad_edge=False, header_style="bold")
-    tab.add_column("#", justify="right", no_wrap=True)
-    tab.add_column("stall", justify="right", no_wrap=True)
-    tab.add_column("share", justify="right", no_wrap=True)
-    tab.add_column("", no_wrap=True)
-    tab.add_column("hits", justify="right", no_wrap=True)
-    tab.add_column("latency", justify="right", no_wrap=True)
-    tab.add_column("idle", justify="right", no_wrap=True)
-    tab.add_column("dominant", no_wrap=True)
+    cols = [
+        Col("#"),
+        Col("stall"),
+        Col("share"),
+        Col("", "bar", bar=16 if con.width >= 140 else 8),
+        Col("hits"),
+        Col("latency", short="lat"),
+        Col("idle"),
+        Col("dominant", justify="left", short="type"),
+    ]
     if h.by == "instruction":
-        tab.add_column("instruction", overflow="fold", min_width=24, max_width=60)
-        tab.add_column("source", overflow="fold", min_width=14)
+        cols += [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]
     else:
-        tab.add_column(what, overflow="fold")
-    bar_w = 16 if con.width >= 140 else 8
+        cols.append(Col(what, "path", "left", min=16))
+    cells = []
     for n, r in enumerate(rows, 1):
-        cells = [
+        row = [
             str(n),
-            human(r.stall),
+            human(r.stall) if h.stall_measured else "-",
             pct(r.share),
-            bar(r.share, bar_w),
+            r.share,
             human(r.hits),
             human(r.latency),
             human(r.idle),
@@ -170,8 +185,71 @@ def _section(con, h: Hotspots, top: int) -> None:
                 text = f"{r.extra['dispatch']}: {text}"
             vaddr = r.extra.get("vaddr")
             where = strip_dir(r.extra.get("source", ""), prefix) or (f"0x{vaddr:x}" if vaddr else "-")
-            cells += [text, where]  # without a source line, the address tells equal texts apart
+            row += [text, where]  # without a source line, the address tells equal texts apart
         else:
-            cells.append(strip_dir(r.key, prefix))
-        tab.add_row(*cells)
-    con.print(tab)
+            row.append(strip_dir(r.key, prefix))
+        cells.append(row)
+    fit_table(con, cols, cells)
+
+
+def print_md(reports: list[Hotspots], top: int, out) -> None:
+    """Markdown (GitHub-flavoured) to paste into a pull request: header line, stall types, the top rows."""
+    for i, h in enumerate(reports):
+        if i:
+            out.write("\n")
+        _md_section(h, top, out)
+
+
+def _md_section(h: Hotspots, top: int, out) -> None:
+    t = h.totals
+    title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
+    share = t["stall"] / t["latency"] if t["latency"] else 0.0
+    out.write(f"### {h.kernel or '(kernel unknown)'} ({md_code(title)})\n\n")
+    out.write(
+        f"{h.arch} · {h.waves:,} waves · {t['hits']:,} instructions executed ({h.listing:,} in listing)"
+        f" · {human(t['latency'])} cycles · stall {human(t['stall'])} ({pct(share)} of cycles)"
+        f" · idle {human(t['idle'])}\n\n"
+    )
+    for p in h.problems:
+        out.write(f"> note: {p}\n")
+    if h.problems:
+        out.write("\n")
+    if h.by_type:
+        write_md_table(out, ["stall type", "stall", "share"], [[n, human(s), pct(f)] for n, s, f in h.by_type], {1, 2})
+        out.write("\n")
+    rows = h.rows[:top] if top else h.rows
+    if not rows:
+        out.write("(no executed instructions)\n")
+        return
+    prefix = common_dir([r.extra.get("source", "") if h.by == "instruction" else r.key for r in rows])
+    what = {"line": "source line", "instruction": "instruction", "file": "source file"}[h.by]
+    under = f" (paths under {md_code(prefix + '/')})" if prefix else ""
+    out.write(f"Top {len(rows)} of {len(h.rows)} by {what}, ranked by stall cycles{under}:\n\n")
+    header = ["#", "stall", "share", "hits", "latency", "idle", "dominant"]
+    header += ["instruction", "source"] if h.by == "instruction" else [what]
+    body = []
+    for n, r in enumerate(rows, 1):
+        cells = [n, human(r.stall), pct(r.share), human(r.hits), human(r.latency), human(r.idle)]
+        cells.append(r.dominant_type or "-")
+        if h.by == "instruction":
+            text = f"{r.extra['dispatch']}: {r.key}" if r.extra.get("dispatch") else r.key
+            vaddr = r.extra.get("vaddr")
+            where = strip_dir(r.extra.get("source", ""), prefix) or (f"0x{vaddr:x}" if vaddr else "-")
+            cells += [md_code(text), md_code(where)]
+        else:
+            cells.append(md_code(strip_dir(r.key, prefix)))
+        body.append(cells)
+    write_md_table(out, header, body, {0, 1, 2, 3, 4, 5})
+
+
+def print_folded(stacks: list[Stack], out) -> None:
+    """Folded stacks (`frame;frame;frame count`), the input of flamegraph.pl, inferno and speedscope.
+
+    Stall types are summed per chain; a ';' inside a frame would split it, so it becomes ','.
+    """
+    acc: dict[str, int] = {}
+    for s in stacks:
+        key = ";".join(f.replace(";", ",").replace("\n", " ") for f in s.frames)
+        acc[key] = acc.get(key, 0) + s.stall
+    for key, stall in acc.items():
+        out.write(f"{key} {stall}\n")

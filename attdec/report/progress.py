@@ -6,6 +6,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from attdec.report.common import printable
 from attdec.sources.kind import Progress
 
 
@@ -35,6 +36,6 @@ def progress_bar(minimum: int = 50) -> Iterator[Progress | None]:
                 return
             if task is None:
                 task = bar.add_task("reading", total=total)
-            bar.update(task, completed=done, total=total, description=label[-48:] or "reading")
+            bar.update(task, completed=done, total=total, description=printable(label[-48:]) or "reading")
 
         yield update

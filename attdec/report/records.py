@@ -69,37 +69,26 @@ def _write_wave(w, wave) -> None:
 
 def print_summary(dispatches, out) -> None:
     """One row per blob: waves, traced waves, instruction records (and how many lack a PC), stall."""
-    from rich.table import Table
+    from attdec.report.common import Col, console, fit_table
 
-    from attdec.report.common import console
-
-    t = Table(box=None, pad_edge=False)
-    several = False
     rows = []
     for name, results in dispatches:
         for label, res, dt in results:
             rows.append((name, label, res, dt))
     several = len({r[0] for r in rows}) > 1
-    if several:
-        t.add_column("dispatch")
-    for col in ("blob", "se", "waves", "traced", "instructions", "no pc", "stall", "wave starts", "ms"):
-        t.add_column(col, justify="left" if col == "blob" else "right")
+    cols = [Col("dispatch", "text", "left", min=10)] if several else []
+    cols += [Col("blob", "path", "left", min=12), Col("se")]
+    cols += [Col(c) for c in ("waves", "traced", "instructions", "no pc", "stall", "wave starts", "ms")]
+    cells = []
     for name, label, res, dt in rows:
         n_inst = sum(len(w.insts) for w in res.waves)
         nopc = sum(int((w.insts["pc"] == 0).sum()) for w in res.waves)
         stall = sum(int(w.insts["stall"].sum()) for w in res.waves)
         traced = sum(1 for w in res.waves if len(w.insts))
         starts = int((res.occupancy["start"] == 1).sum()) if len(res.occupancy) else 0
-        cells = [
-            os.path.basename(label),
-            str(res.se),
-            str(len(res.waves)),
-            str(traced),
-            f"{n_inst:,}",
-            f"{nopc:,}",
-            f"{stall:,}",
-            f"{starts:,}",
-            f"{dt * 1000:.0f}",
-        ]
-        t.add_row(*([name] if several else []), *cells)
-    console(out).print(t)
+        cells.append(
+            ([name] if several else [])
+            + [os.path.basename(label), str(res.se), str(len(res.waves)), str(traced), f"{n_inst:,}"]
+            + [f"{nopc:,}", f"{stall:,}", f"{starts:,}", f"{dt * 1000:.0f}"]
+        )
+    fit_table(console(out), cols, cells)

@@ -17,13 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from attdec.errors import InputError
-from attdec.model import Dispatch, Target, Wave
+from attdec.model import REALTIME_HZ, Dispatch, Target, Wave
 
 VERSION = "3.0.0"
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
 STATS_HEADER = ["CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle", "Source"]
 AGENT_INFO = "attdec_agent_info.csv"  # names the chip for readers (filenames.json only has gfxip)
-REALTIME_HZ = 100_000_000  # reference clock of every known capture (tinygrad assumes it too)
 
 
 def _dump(path: Path, obj) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.table import Table
 from rich.text import Text
 
 from attdec.analysis.hotspots import frame_of
@@ -12,7 +11,7 @@ from attdec.analysis.latency import HiddenLatency, Latency
 from attdec.analysis.waits import WaitSite
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch
-from attdec.report.common import bar, common_dir, console, human, pct, strip_dir, write_csv, write_json
+from attdec.report.common import Col, common_dir, console, fit_table, human, pct, strip_dir, write_csv, write_json
 
 
 @dataclass
@@ -143,14 +142,10 @@ def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
         f"top {len(sites)} of {len(r.sites)} wait sites by stall" + (f" (paths under {prefix}/)" if prefix else ""),
         style="bold",
     )
-    tab = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("#", "stall", "share", "hits", "mean", "p50", "p95", "dist"):
-        tab.add_column(name, justify="right", no_wrap=True)
-    tab.add_column("wait", overflow="fold", max_width=34)
-    tab.add_column("source", overflow="fold", max_width=40)
-    tab.add_column("waits for", overflow="fold", max_width=48)
-    tab.add_column("source", overflow="fold", max_width=40)
-    tab.add_column("share", justify="right", no_wrap=True)
+    cols = [Col(name) for name in ("#", "stall", "share", "hits", "mean", "p50", "p95", "dist")]
+    cols += [Col("wait", "text", "left", min=10), Col("source", "path", "left", min=8)]
+    cols += [Col("waits for", "text", "left", min=10), Col("source", "path", "left", min=8), Col("share")]
+    rows: list[list] = []
     for n, s in enumerate(sites, 1):
         dist = "-"
         if s.distance_instructions is not None and s.distance_cycles is not None:
@@ -170,14 +165,14 @@ def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
         ]
         shown = s.producers[:producers]
         if not shown:
-            tab.add_row(*cells, "(none named)" if s.stall else "-", "", "")
+            rows.append([*cells, "(none named)" if s.stall else "-", "", ""])
         for k, p in enumerate(shown):
             psrc = strip_dir(frame_of(p.code.source), prefix) or f"0x{p.code.vaddr:x}"
-            tab.add_row(*(cells if k == 0 else [""] * len(cells)), p.code.text, psrc, pct(p.share))
+            rows.append([*(cells if k == 0 else [""] * len(cells)), p.code.text, psrc, pct(p.share)])
         if len(s.producers) > producers:
             rest = sum(p.share for p in s.producers[producers:])
-            tab.add_row(*[""] * len(cells), f"... {len(s.producers) - producers} more", "", pct(rest))
-    con.print(tab)
+            rows.append([*[""] * len(cells), f"... {len(s.producers) - producers} more", "", pct(rest)])
+    fit_table(con, cols, rows)
     con.print(
         "dist: mean instructions / cycles from the youngest producer's issue to the wait; "
         "share: of the wait's stall (of its executions if it never stalled)",
@@ -262,14 +257,13 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
         f"as stall, over {k.retired:,} operations a wait retired ({k.unretired:,} never waited for)"
     )
     if r.result.by_unit:
-        tab = Table(box=None, pad_edge=False, header_style="bold")
-        for name in ("  unit", "ops", "retired", "hidden", "exposed", "hidden%"):
-            tab.add_column(name, justify="left" if name == "  unit" else "right", no_wrap=True)
-        tab.add_column("", no_wrap=True)
-        for u in r.result.by_unit:
-            cells = [f"  {u.key}", f"{u.executions:,}", f"{u.retired:,}", human(u.hidden), human(u.exposed)]
-            tab.add_row(*cells, pct(u.share), bar(u.share, 20) if u.retired else "")
-        con.print(tab)
+        cols = [Col("unit", justify="left"), *(Col(n) for n in ("ops", "retired", "hidden", "exposed", "hidden%"))]
+        units = [
+            [u.key, f"{u.executions:,}", f"{u.retired:,}", human(u.hidden), human(u.exposed), pct(u.share), share]
+            for u in r.result.by_unit
+            for share in [u.share if u.retired else 0.0]
+        ]
+        fit_table(con, [*cols, Col("", "bar", bar=20)], units, indent=2)
     rows = r.result.by_line if by == "line" else r.result.by_instruction
     shown = rows[:top] if top else rows
     if not shown:
@@ -282,14 +276,13 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
         + (f" (paths under {prefix}/)" if prefix else ""),
         style="bold",
     )
-    tab = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("#", "exposed", "hidden", "hidden%", "ops", "retired", "latency/op"):
-        tab.add_column(name, justify="right", no_wrap=True)
+    cols = [Col(n, short=sh) for n, sh in (("#", ""), ("exposed", "exp"), ("hidden", "hid"), ("hidden%", "hid%"))]
+    cols += [Col("ops"), Col("retired", short="ret"), Col("latency/op", short="lat/op")]
     if by == "line":
-        tab.add_column("source line", overflow="fold")
+        cols.append(Col("source line", "path", "left", min=16))
     else:
-        tab.add_column("instruction", overflow="fold", max_width=60)
-        tab.add_column("source", overflow="fold")
+        cols += [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]
+    table = []
     for n, x in enumerate(shown, 1):
         per = (x.hidden + x.exposed) / x.retired if x.retired else 0
         cells = [str(n), human(x.exposed), human(x.hidden), pct(x.share), human(x.executions), human(x.retired)]
@@ -299,8 +292,8 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
         else:
             c = _code(x)
             cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
-        tab.add_row(*cells)
-    con.print(tab)
+        table.append(cells)
+    fit_table(con, cols, table)
     con.print(
         "hidden: issue to the retiring wait's arrival; exposed: that wait's stall (counted for every "
         "operation it retired); latency/op: (hidden + exposed) / retired",

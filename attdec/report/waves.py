@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rich.table import Table
+from rich.text import Text
 
 from attdec.analysis.waves import WaveRow
-from attdec.report.common import console, human, pct, write_csv, write_json
+from attdec.report.common import Col, console, fit_table, human, pct, write_csv, write_json
 
 FIELDS = [
     "dispatch",
@@ -32,14 +32,14 @@ def _values(r: WaveRow) -> list:
         r.simd,
         r.slot,
         r.wave,
-        r.cu,
+        r.cu if r.cu >= 0 else None,
         r.begin,
         r.end,
         r.duration,
         r.instructions,
         r.latency,
-        r.stall,
-        round(r.share, 6),
+        r.stall if r.stall_measured else None,
+        round(r.share, 6) if r.stall_measured else None,
         r.dominant_type,
     ]
 
@@ -59,33 +59,59 @@ def print_csv(rows: list[WaveRow], out) -> None:
 
 
 def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> None:
+    """One header line, then the table; with several dispatches a dispatch column (and a kernel column
+    when they ran different kernels)."""
     con = console(out)
-    several = len({r.dispatch for r in rows}) > 1
-    tab = Table(box=None, pad_edge=False, header_style="bold")
+    several = len(dispatches) > 1
+    kernels = list(dict.fromkeys(d.kernel or "?" for d in dispatches))
+    count = matched if matched is not None else len(rows)
+    shown = "" if matched in (None, len(rows)) else f" (showing {len(rows)})"
+    archs = ", ".join(sorted({d.arch for d in dispatches}))
     if several:
-        tab.add_column("dispatch", overflow="fold")
-    for name in ("se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instrs", "stall"):
-        tab.add_column(name, justify="right", no_wrap=True)
-    tab.add_column("stall/dur", justify="right", no_wrap=True)
-    tab.add_column("dominant", no_wrap=True)
+        ks = ", ".join(kernels[:3]) + (f" and {len(kernels) - 3} more" if len(kernels) > 3 else "")
+        what = f"{len(dispatches)} dispatches of {ks}"
+    else:
+        d = dispatches[0] if dispatches else None
+        what = f"{d.kernel or d.name} [{d.name}]" if d else "no dispatch"
+    con.print(Text(f"{count} waves of {what} {archs}{shown}", style="bold"))
+    if not rows:
+        return
+    cols = [Col("dispatch", "text", "left", min=12)] if several else []
+    if several and len(kernels) > 1:
+        cols.append(Col("kernel", "text", "left", min=8))
+    cols += [
+        Col("se"),
+        Col("simd", short="sm"),
+        Col("slot", short="sl"),
+        Col("wave", short="wv"),
+        Col("cu"),
+        Col("begin"),
+        Col("end"),
+        Col("duration", short="dur"),
+        Col("instrs", short="ins"),
+        Col("stall"),
+        Col("stall/dur", short="st/d"),
+        Col("dominant", justify="left", short="type"),
+    ]
+    cells = []
     for r in rows:
-        cells = [
+        row = [r.dispatch] if several else []
+        if several and len(kernels) > 1:
+            row.append(r.kernel or "?")
+        measured = r.stall_measured
+        row += [
             str(r.se),
             str(r.simd),
             str(r.slot),
             str(r.wave),
-            str(r.cu),
+            str(r.cu) if r.cu >= 0 else "?",
             str(r.begin),
             str(r.end),
             human(r.duration),
             str(r.instructions),
-            human(r.stall),
-            pct(r.share),
+            human(r.stall) if measured else "-",
+            pct(r.share) if measured else "-",
             r.dominant_type or "-",
         ]
-        tab.add_row(*(([r.dispatch] if several else []) + cells))
-    names = ", ".join(f"{d.kernel or d.name} [{d.name}] {d.arch}" for d in dispatches)
-    shown = "" if matched in (None, len(rows)) else f" (showing {len(rows)})"
-    con.print(f"{matched if matched is not None else len(rows)} waves of {names}{shown}", style="bold")
-    if rows:
-        con.print(tab)
+        cells.append(row)
+    fit_table(con, cols, cells)

@@ -13,4 +13,5 @@ KINDS = {
     "tinygrad": ("tinygrad", "a tinygrad profile.pkl"),
     "rocprof-raw": ("rocprof_raw", "rocprofv3 raw ATT output (*_shader_engine_*.att files and code objects)"),
     "capture": ("capture", "a capture folder (capture.json, per-SE .att blobs, code objects)"),
+    "rgp": ("rgp", "a Radeon GPU Profiler .rgp file (SQTT file from Mesa RADV or tinygrad, or RGP 2.x RDF)"),
 }

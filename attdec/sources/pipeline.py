@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from attdec.errors import InputError
-from attdec.model import Dispatch
+from attdec.model import Dispatch, target
 from attdec.sources import KINDS
 from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
 from attdec.sources.raw import RawDispatch, decode_dispatch
@@ -124,6 +125,8 @@ def read(
 ) -> Loaded:
     """Every dispatch the paths name, as read: `Dispatch`es and `RawDispatch`es still to decode."""
     tracker = tracker or Tracker()
+    if arch is not None:
+        target(arch)  # an unknown name is an error listing the known ones, whatever the input
     if code:
         from attdec.sources import explicit
 
@@ -132,7 +135,10 @@ def read(
         return [raw]
     items = resolve(paths, input_format)
     tracker.grow(sum(k.weight(p) for k, p in items))
-    return _unique(d for k, p in items for d in k.load(p, tracker))
+    out = _unique(d for k, p in items for d in k.load(p, tracker))
+    if not out:  # every input was recognised, yet none held a dispatch: say so rather than print nothing
+        raise InputError("no dispatch in this input", ", ".join(str(p) for _k, p in items))
+    return out
 
 
 def _unique(dispatches) -> list:
@@ -180,3 +186,29 @@ def open_raw(paths, input_format: str | None = None, code=(), arch: str | None =
             raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)
         out.append(d)
     return out
+
+
+def describe(paths, input_format: str | None = None) -> list[dict]:
+    """What each input is (`attdec info`): its kind, what the kind's module says about it (its optional
+    `describe(path) -> dict`), and the dispatches it holds, not decoded."""
+    out = []
+    for kind, path in resolve(paths, input_format):
+        info: dict[str, Any] = {"path": str(path), "kind": kind.name, "what": kind.help}
+        own = getattr(kind.module, "describe", None)
+        info.update(own(path) if own else {"dispatches": kind.load(path, Tracker())})
+        info["dispatches"] = [_summary(d) for d in info["dispatches"]]
+        out.append(info)
+    return out
+
+
+def _summary(d: Dispatch | RawDispatch) -> dict:
+    if isinstance(d, RawDispatch):
+        return {
+            "name": d.name,
+            "kernel": d.kernel,
+            "arch": str(d.arch),
+            "shader_engines": sorted({b.se for b in d.blobs}),
+            "sqtt_bytes": sum(len(b.data) for b in d.blobs),
+            "code_objects": [{"name": c.name, "base": c.base} for c in d.code_objects],
+        }
+    return {"name": d.name, "kernel": d.kernel, "arch": d.arch, "waves": len(d.waves)}

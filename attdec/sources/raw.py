@@ -54,6 +54,7 @@ class RawDispatch:
     dispatch_id: int | None = None
     decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
     counters: list[CounterSamples] = field(default_factory=list)  # performance counters, when captured
+    problems: list[str] = field(default_factory=list)  # what the source repaired or doubts (container damage)
 
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
@@ -191,7 +192,7 @@ def decode_dispatch(raw: RawDispatch, on_blob: Callable[[RawBlob], None] | None 
         if on_blob is not None:
             on_blob(blob)
     d = merge_results(raw, results, code.arch)
-    d.problems[:0] = code.problems
+    d.problems[:0] = raw.problems + code.problems
     d.resources = dispatched_kernel_resources(code, raw.kernel, d.occupancy)
     d.code = build_listing(d, code.objects)
     if not d.kernel:  # sources without kernel names (rocprofv3 raw without results): the listed kernel

@@ -235,7 +235,13 @@ def load(path: str | Path, tracker: Tracker | None = None) -> list[RawDispatch]:
         data = path.read_bytes()
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", str(path)) from None
-    return dispatches_from_events(load_events(data, str(path)), str(path))
+    events = load_events(data, str(path))
+    out = dispatches_from_events(events, str(path))
+    if not out:
+        if not events:
+            raise FormatError("no tinygrad profile in this pickle (none of its items is a profile event)", str(path))
+        raise FormatError("this tinygrad profile holds no thread trace (no ProfileSQTTEvent)", str(path))
+    return out
 
 
 def weight(path: Path) -> int:

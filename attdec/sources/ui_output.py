@@ -11,12 +11,13 @@ import json
 import os
 import re
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 import numpy as np
 
 from attdec.errors import ArchError, FormatError, InputError
 from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
-from attdec.model.target import Target, family_target, from_version
+from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, read_archive
 from attdec.sources.kind import Tracker
 
@@ -92,9 +93,10 @@ def _json(files, name: str):
         ) from None
 
 
-def _parse(files, name: str, parse, *args):
-    """Run a parser on one file; JSON of the wrong shape becomes a FormatError naming the file."""
-    doc = _json(files, name)
+def _parse(files, name: str, parse, *args, doc=None):
+    """Run a parser on one file (or on `doc`, that file already read); JSON of the wrong shape becomes a
+    FormatError naming the file."""
+    doc = _json(files, name) if doc is None else doc
     try:
         return parse(doc, *args)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as e:
@@ -132,9 +134,10 @@ def _agent_targets(folder: Path) -> set[Target]:
     return out
 
 
-def detect_target(gfxip, search: list[Path]) -> Target:
+def detect_target(gfxip, search: list[Path], gfxv=None) -> Target:
     """The chip when rocprofv3's agent table next to the run names exactly one matching GPU target;
-    otherwise the family-only target of `gfxip` (gfxip 9 covers gfx90a, gfx942 and gfx950 alike)."""
+    otherwise the family-only target of `gfxip` (gfxip 9 covers gfx90a, gfx942 and gfx950 alike), or
+    what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12)."""
     for folder in search:
         targets = _agent_targets(folder)
         if isinstance(gfxip, int):
@@ -143,23 +146,43 @@ def detect_target(gfxip, search: list[Path]) -> Target:
             return targets.pop()
         if targets:
             break  # several different GPUs: we cannot tell which one ran it
-    return family_target(gfxip if isinstance(gfxip, int) else 9)
+    if isinstance(gfxip, int):
+        return family_target(gfxip)
+    return undetermined_target(gfxv if isinstance(gfxv, str) else None)
 
 
 # ---- code.json ---------------------------------------------------------------------------------
 
 
-def parse_code(doc, where: str) -> tuple[list[CodeLine], bool, list[str]]:
-    """code.json -> (rows, has_stall_idle, problems). Columns are read by position (§5)."""
+class CodeJson(NamedTuple):
+    """What code.json gave: its rows, the totals it lacks that the wave files carry, and notes."""
+
+    rows: list[CodeLine]
+    recompute: tuple[str, ...]  # CodeLine totals to recompute from the wave files ("stall", "idle")
+    stall_measured: bool  # False: the format has no stall anywhere (rocprofv2: wave files carry 0)
+    problems: list[str]
+
+
+LEGACY_COMMENT = "; Begin ATT ASM"  # rocprofv2's first row: a comment, not a kernel
+
+
+def parse_code(doc, where: str) -> CodeJson:
+    """code.json -> CodeJson. Columns are read by position (§5).
+
+    rocprofv2 folders (a `top_n` key) have 8 columns [text, type, line, source, index, line_num, hits,
+    cycles]. Their wave files and hit/cycle sums refer to a row by its position in the list: that is
+    column 2 of every instruction row in `auto` mode (comment rows repeat the column 2 of the row before
+    them), while with an assembly file given column 2 is a jump target. Nothing in the folder measures stall.
+    """
     if not isinstance(doc, dict):
         raise FormatError("code.json is not a JSON object", where)
+    legacy = "top_n" in doc
     rows = doc.get("code")
     if rows is None:
-        return [], True, []
+        return CodeJson([], (), not legacy, [])
     if not isinstance(rows, list):
         raise FormatError("'code' is neither a list nor null", where)
-    legacy = "top_n" in doc  # rocprofv2: ISA, type, jump, source, index, line, hit, cycles
-    out, full, problems = [], True, []
+    out, short = [], False
     for i, r in enumerate(rows):
         if not isinstance(r, list) or len(r) < 8:
             raise FormatError(
@@ -168,44 +191,27 @@ def parse_code(doc, where: str) -> tuple[list[CodeLine], bool, list[str]]:
         text = str(r[0]) if r[0] is not None else ""
         src = r[3] if isinstance(r[3], str) else ""
         try:
-            if legacy:
-                line, codeobj, vaddr = int(r[5]), 0, 0
-                hit, lat, stall, idle = int(r[6]), int(r[7]), 0, 0
-                full = False
+            line, hit, lat = (i if legacy else int(r[2])), int(r[6]), int(r[7])
+            codeobj, vaddr = (0, 0) if legacy else (int(r[4]), int(r[5]))
+            if len(r) >= 10 and not legacy:
+                stall, idle = int(r[8]), int(r[9])
             else:
-                line, codeobj, vaddr = int(r[2]), int(r[4]), int(r[5])
-                hit, lat = int(r[6]), int(r[7])
-                if len(r) >= 10:
-                    stall, idle = int(r[8]), int(r[9])
-                else:
-                    stall, idle, full = 0, 0, False
+                stall, idle, short = 0, 0, True
         except (TypeError, ValueError):
             raise FormatError(f"row {i} has a non-integer column: {r[:10]!r}", where) from None
         if not legacy and len(r) == 8 and r[1] == 100 and not text.startswith(";"):
             text = "; " + text  # early C++ writer: label rows marked by type 100
-        out.append(
-            CodeLine(
-                line=line,
-                text=text,
-                source=src,
-                codeobj=codeobj,
-                vaddr=vaddr,
-                hit=hit,
-                latency=lat,
-                stall=stall,
-                idle=idle,
-            )
-        )
-    if not full and out:
-        problems.append("code.json has no Stall/Idle columns: they were recomputed from the wave files")
-    return out, full, problems
+        out.append(CodeLine(line, text, src, codeobj, vaddr, hit, lat, stall, idle))
+    if legacy:
+        return CodeJson(out, ("idle",), False, [])
+    return CodeJson(out, ("stall", "idle") if short and out else (), True, [])
 
 
 def kernel_name(code: list[CodeLine]) -> str:
     """Kernel name(s) from the label rows: the demangled name when there is one, else the symbol."""
     names = []
     for c in code:
-        if c.is_label:
+        if c.is_label and c.text != LEGACY_COMMENT:
             n = c.source.strip() or c.text[1:].strip()
             if n not in names:
                 names.append(n)
@@ -215,18 +221,21 @@ def kernel_name(code: list[CodeLine]) -> str:
 # ---- wave files --------------------------------------------------------------------------------
 
 
-def listed_waves(fn_doc) -> dict[str, tuple[int, int, int, int, int, int]]:
-    """filenames.json wave_filenames -> {file: (se, simd, slot, wv, begin, end)}."""
-    out: dict[str, tuple[int, int, int, int, int, int]] = {}
+def listed_waves(fn_doc) -> dict[str, list]:
+    """filenames.json wave_filenames -> {file: [file, begin, end]} as listed: one pass, no per-file work
+    beyond a type check, so a manifest of 100,000 entries stays cheap."""
     tree = fn_doc.get("wave_filenames") if isinstance(fn_doc, dict) else None
     if not isinstance(tree, dict):
-        return out
-    for se, simds in tree.items():
-        for simd, slots in (simds or {}).items():
-            for slot, wvs in (slots or {}).items():
-                for wv, entry in (wvs or {}).items():
-                    if isinstance(entry, list) and len(entry) >= 3:
-                        out[str(entry[0])] = (int(se), int(simd), int(slot), int(wv), int(entry[1]), int(entry[2]))
+        return {}
+    out = {}
+    for simds in tree.values():
+        for slots in (simds or {}).values():
+            for wvs in (slots or {}).values():
+                for e in (wvs or {}).values():
+                    if isinstance(e, list) and len(e) >= 3:
+                        if type(e[1]) is not int or type(e[2]) is not int:
+                            raise ValueError(f"begin/end of {e[0]!r} are not integers: {e[1:3]!r}")
+                        out[str(e[0])] = e
     return out
 
 
@@ -251,7 +260,7 @@ def parse_wave(doc, where: str, name: str) -> Wave:
     timeline = [(int(s), int(d)) for s, d in (w.get("timeline") or [])]
     return Wave(
         se=se,
-        cu=_int(w.get("cu", 0), where, "cu"),
+        cu=_int(w.get("cu", -1), where, "cu"),  # rocprofv2 wave files do not say: -1, unknown
         simd=_int(w.get("simd", 0), where, "simd"),
         slot=_int(w.get("slot", 0), where, "slot"),
         begin=_int(w.get("begin", 0), where, "begin"),
@@ -288,10 +297,14 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     if not isinstance(doc, dict):
         raise FormatError("occupancy.json is not a JSON object", where)
     rows, kids, parts = [], set(), []
+    names_list = doc.get("names")  # rocprofv2: key k holds the rows of trace file names[k] (..._se<N>.att)
     for key, val in doc.items():
         if not key.isdigit() or not isinstance(val, list):
             continue
         se = int(key)
+        if isinstance(names_list, list) and se < len(names_list):
+            m = re.search(r"_se(\d+)\.att$", str(names_list[se]))
+            se = int(m.group(1)) if m else se
         a = _int_rows(val)
         if a is not None:  # the common case, vectorised
             part = np.zeros(len(a), OCCUPANCY_DTYPE)
@@ -319,12 +332,12 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
-def parse_realtime(doc) -> list[tuple[int, int]]:
-    """realtime.json -> (shader clock, reference clock) pairs of the lowest-numbered SE."""
+def parse_realtime(doc) -> dict[int, list[tuple[int, int]]]:
+    """realtime.json -> (shader clock, reference clock) pairs per SE."""
     if not isinstance(doc, dict):
-        return []
-    ses = sorted((k for k in doc if k.startswith("SE") and k[2:].isdigit()), key=lambda k: int(k[2:]))
-    return [(int(a), int(b)) for a, b in doc[ses[0]]] if ses else []
+        return {}
+    ses = sorted(int(k[2:]) for k in doc if k.startswith("SE") and k[2:].isdigit())
+    return {se: [(int(a), int(b)) for a, b in doc[f"SE{se}"]] for se in ses}
 
 
 # ---- one folder --------------------------------------------------------------------------------
@@ -341,38 +354,45 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     if name in ("", "."):  # an archive with the files at its top level
         name = Path(files.label.split(":")[0]).name
     parent = files.parent
-    tgt = detect_target(fn.get("gfxip"), [getattr(files, "path", parent), parent, parent.parent])
+    gfxip = fn.get("gfxip")
+    tgt = detect_target(gfxip, [getattr(files, "path", parent), parent, parent.parent], fn.get("gfxv"))
     problems = []
     if fn.get("thread_trace") is False:
         problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
+    if tgt.shown:
+        problems.append(f"filenames.json has no gfxip: architecture {tgt.display}, ISA read with {tgt.family} rules")
 
-    code, full = [], True
+    cj = CodeJson([], (), True, [])
     if files.has("code.json"):
-        code, full, probs = _parse(files, "code.json", parse_code, files.where("code.json"))
-        problems += probs
-    else:
-        problems.append("no code.json")
+        cj = _parse(files, "code.json", parse_code, files.where("code.json"))
+    code = cj.rows
+    problems += cj.problems
 
-    listed = _parse(files, "filenames.json", listed_waves)
+    listed = _parse(files, "filenames.json", listed_waves, doc=fn)
     present = {n for n in files.names() if WAVE_FILE.match(n)}
-    for n in sorted(set(listed) - present):
-        problems.append(f"wave file listed in filenames.json is missing: {n}")
-    waves = []
+    missing = sorted(set(listed) - present)  # a set difference and nothing per file: cheap at any size
+    if len(missing) == 1:
+        problems.append(f"wave file listed in filenames.json is missing: {missing[0]}")
+    elif missing:
+        eg = ", ".join(missing[:3])
+        problems.append(f"{len(missing):,} wave files listed in filenames.json are missing, e.g. {eg}")
+    waves, moved = [], []
     for n in sorted(present, key=_wave_order):
         w = _parse(files, n, parse_wave, files.where(n), n)
-        if n in listed:
-            _se, _simd, _slot, _wv, b, e = listed[n]
-            if (b, e) != (w.begin, w.end):
-                problems.append(f"{n}: begin/end {w.begin}/{w.end} differ from filenames.json {b}/{e}")
+        if n in listed and listed[n][1:3] != [w.begin, w.end]:
+            moved.append(f"{n} ({w.begin}/{w.end} vs {listed[n][1]}/{listed[n][2]})")
         waves.append(w)
         if tracker is not None:
             tracker.advance(label=files.label)
+    if moved:
+        many = f"{len(moved):,} wave files differ" if len(moved) > 1 else "wave file differs"
+        problems.append(f"{many} from filenames.json in begin/end, e.g. {moved[0]}")
 
     occ, kids = np.zeros(0, OCCUPANCY_DTYPE), set()
     names: dict[str, str] = {}
     if files.has("occupancy.json"):
         occ, kids, names = _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
-    realtime = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else []
+    realtime_se = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else {}
     for n in ("snapshots.json", *tuple(x for x in files.names() if x.startswith("wstates"))):
         if files.has(n):
             _json(files, n)  # not used by the analyses, but a malformed file is still an error
@@ -390,15 +410,39 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         code=code,
         waves=waves,
         occupancy=occ,
-        realtime=realtime,
+        realtime=realtime_se[min(realtime_se)] if realtime_se else [],
+        realtime_se=realtime_se,
         path=files.label,
         problems=problems,
+        stall_measured=cj.stall_measured,
     )
-    if not full and waves:
-        from attdec.model.totals import fill_code_totals
-
-        fill_code_totals(d)
+    _complete_listing(d, cj, files.has("code.json"))
     return d
+
+
+def _complete_listing(d: Dispatch, cj: CodeJson, has_file: bool) -> None:
+    """Fill what code.json lacks from the wave files: totals it has no column for, or the whole listing."""
+    from attdec.model.totals import fill_code_totals, listing_from_waves
+
+    executed = any(len(w.insts) for w in d.waves)
+    if not d.code and executed:
+        d.code = listing_from_waves(d.waves)
+        why = "code.json has no listing (code: null or [])" if has_file else "no code.json"
+        d.problems.append(
+            f"{why}: listing built from the wave files ({len(d.code)} line ids; instruction text and source unknown)"
+        )
+        return
+    if not has_file:
+        d.problems.append("no code.json")
+    if not d.stall_measured:
+        d.problems.append("rocprofv2-era folder: no stall in this format (shown as -); idle recomputed from the waves")
+    elif cj.recompute and executed:
+        d.problems.append("code.json has no Stall/Idle columns: they were recomputed from the wave files")
+    if cj.recompute and executed:
+        fill_code_totals(d, columns=cj.recompute)
+    lost = sum(c.hit for c in d.code if c.is_label)
+    if lost:
+        d.problems.append(f"{lost:,} execution(s) counted on comment rows (PCs outside every code object): left out")
 
 
 def _wave_order(name: str):

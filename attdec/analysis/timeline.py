@@ -1,0 +1,251 @@
+"""Wave timelines as run-length tracks, at a time resolution that fits a size budget.
+
+A wave's life is a sequence of runs [start, end) with one value each: its `WaveState` (from
+`Wave.timeline`) or the `Category` of the instruction it was issuing (from `Wave.insts`, 0 between
+instructions). A 4 MB capture holds ~400K state runs and ~1M instructions, far more than a page or a
+trace viewer should carry, so `tracks` coarsens them onto a grid of `resolution` cycles (a power of
+two, 1 = exact): a grid cell that several runs share takes the value that covers most of it, cells
+inside one run keep its value, and equal neighbours merge. Everything is vectorised over all waves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attdec.model import Category, Wave, WaveState
+
+KINDS = ("state", "category")
+
+
+@dataclass
+class Tracks:
+    """Runs of many waves: run i is [start[i], next start) of wave `wave[i]`; a wave's last run ends at its end."""
+
+    kind: str  # "state" (values are WaveState) or "category" (values are Category)
+    resolution: int  # cycles per grid cell; 1 = the exact runs
+    wave: np.ndarray  # index into the waves given, non-decreasing
+    start: np.ndarray  # absolute cycles, increasing within a wave
+    value: np.ndarray
+    exact_runs: int  # how many runs there were before coarsening
+
+    def of_wave(self, i: int) -> slice:
+        lo, hi = np.searchsorted(self.wave, [i, i + 1])
+        return slice(int(lo), int(hi))
+
+
+def _clip(w, s, e, v, ends):
+    """Runs clipped to their wave's end (some traces run a wave's last instruction past it), empty ones dropped."""
+    e = np.minimum(e, ends[w])
+    keep = e > s
+    return w[keep], s[keep], e[keep], v[keep]
+
+
+def state_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(wave index, start, end, WaveState) of every timeline entry of every wave."""
+    parts = [np.asarray(w.timeline, np.int64).reshape(-1, 2) for w in waves]
+    n = np.array([len(p) for p in parts], np.int64)
+    if not n.sum():
+        z = np.zeros(0, np.int64)
+        return z, z, z, z
+    tl = np.concatenate(parts)
+    wi = np.repeat(np.arange(len(waves)), n)
+    begins = np.array([w.begin for w in waves], np.int64)
+    ends = np.array([w.end for w in waves], np.int64)
+    cum = np.cumsum(tl[:, 1])
+    first = np.repeat(np.cumsum(n) - n, n)  # per entry: index of its wave's first entry
+    before = cum - tl[:, 1] - (cum[first] - tl[first, 1])  # sum of this wave's earlier durations
+    s = begins[wi] + before
+    return _clip(wi, s, s + tl[:, 1], tl[:, 0], ends)
+
+
+def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(wave index, start, end, Category) of every issued instruction, and Category.NONE for the gaps.
+
+    An instruction's run lasts its duration, cut at the next instruction's issue (so runs never overlap).
+    """
+    n = np.array([len(w.insts) for w in waves], np.int64)
+    if not n.sum():
+        z = np.zeros(0, np.int64)
+        return z, z, z, z
+    ins = np.concatenate([w.insts for w in waves if len(w.insts)])
+    wi = np.repeat(np.arange(len(waves)), n)
+    begins = np.array([w.begin for w in waves], np.int64)
+    ends = np.array([w.end for w in waves], np.int64)
+    t = ins["time"]
+    last = np.cumsum(n)[n > 0] - 1
+    nxt = np.empty_like(t)
+    nxt[:-1] = t[1:]
+    nxt[last] = np.maximum(ends[wi[last]], t[last])  # a wave's last instruction runs at most to its end
+    e = np.maximum(np.minimum(t + ins["duration"], nxt), t)
+    first = last - n[n > 0] + 1
+    # Interleave per wave: the gap before its first instruction, then each instruction and the gap after it.
+    k = np.repeat(np.arange(len(first)), n[n > 0])  # rank of each instruction's wave among waves with any
+    at_inst = 2 * np.arange(len(t)) + k + 1
+    at_lead = 2 * first + np.arange(len(first))
+    size = len(first) + 2 * len(t)
+    w, s, en, v = (np.zeros(size, np.int64) for _ in range(4))
+    w[at_lead], s[at_lead], en[at_lead] = wi[first], begins[wi[first]], t[first]
+    w[at_inst], s[at_inst], en[at_inst], v[at_inst] = wi, t, e, ins["category"]
+    w[at_inst + 1], s[at_inst + 1], en[at_inst + 1] = wi, e, nxt
+    return _clip(w, s, en, v, ends)
+
+
+def _merge(w, s, v):
+    """Drop runs that continue the previous run of the same wave with the same value."""
+    if not len(w):
+        return w, s, v
+    keep = np.ones(len(w), bool)
+    keep[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1])
+    return w[keep], s[keep], v[keep]
+
+
+def coarsen(w, s, e, v, q: int):
+    """Runs onto a grid of `q` cycles: (wave, start, value) with equal neighbours merged.
+
+    Non-overlapping runs per wave, in time order, are assumed. Grid cells holding a run boundary take
+    the value that covers most of the cell (ties: the smaller value); cells strictly inside a run keep
+    its value. No sort is needed: a wave's runs visit the cells in order, each run touching its first
+    cell, maybe some whole cells, and its last cell, so one pass in run order yields the result.
+    """
+    if q <= 1:
+        return _merge(w, s, v)
+    if not len(w):
+        return w, s, v
+    n = len(w)
+    sb, eb = s // q, (e - 1) // q
+    two = eb > sb
+    # Contributions in time order: each run's first cell, then its last cell when that is another one.
+    pos_a = np.arange(n) + np.cumsum(two) - two
+    pos_b = pos_a[two] + 1
+    m = n + int(two.sum())
+    cell, cw, cv, cov = (np.empty(m, np.int64) for _ in range(4))
+    cell[pos_a], cw[pos_a], cv[pos_a] = sb, w, v
+    cov[pos_a] = np.minimum(e, (sb + 1) * q) - s
+    cell[pos_b], cw[pos_b], cv[pos_b] = eb[two], w[two], v[two]
+    cov[pos_b] = e[two] - eb[two] * q
+    # Cell groups (one cell of one wave) are numbered in order; per group, the value covering most of it,
+    # one value at a time (there are at most a dozen), the smaller value winning ties.
+    new = np.ones(m, bool)
+    new[1:] = (cell[1:] != cell[:-1]) | (cw[1:] != cw[:-1])
+    group = np.cumsum(new) - 1
+    ngroups = int(group[-1]) + 1
+    best = np.full(ngroups, -1.0)
+    dominant = np.zeros(ngroups, np.int64)
+    for x in np.flatnonzero(np.bincount(cv)):
+        sel = cv == x
+        c = np.bincount(group[sel], weights=cov[sel], minlength=ngroups)
+        better = c > best
+        best[better], dominant[better] = c[better], x
+    # Segments in time order: one per cell group, and after a run's first cell the whole cells inside it
+    # (a cell starts at most one run that reaches past it, so at most one such segment follows a group).
+    heads = np.flatnonzero(new)
+    inner = eb - sb >= 2
+    after = group[pos_a[inner]]
+    shift = np.zeros(ngroups, np.int64)
+    shift[after] = 1
+    pos_g = np.arange(ngroups) + np.cumsum(shift) - shift
+    size = ngroups + len(after)
+    W, S, V = (np.empty(size, np.int64) for _ in range(3))
+    W[pos_g], S[pos_g], V[pos_g] = cw[heads], cell[heads] * q, dominant
+    pos_i = pos_g[after] + 1
+    W[pos_i], S[pos_i], V[pos_i] = w[inner], (sb[inner] + 1) * q, v[inner]
+    first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+    first_start = np.zeros(int(w.max()) + 1, np.int64)
+    first_start[w[first]] = s[first]
+    S = np.maximum(S, first_start[W])  # the first cell starts where the wave does, not at the grid line
+    return _merge(W, S, V)
+
+
+def _upper_bound(w, s, e, q: int) -> int:
+    """At least as many runs as `coarsen(..., q)` gives, counted without sorting: grid cells holding a run
+    boundary (the cells of a wave's consecutive boundaries never decrease) plus one per run spanning whole cells."""
+    sb, eb = s // q, (e - 1) // q
+    cells = np.empty(2 * len(s), np.int64)
+    cells[0::2], cells[1::2] = sb, eb
+    ws = np.repeat(w, 2)
+    distinct = 1 + int(np.count_nonzero((cells[1:] != cells[:-1]) | (ws[1:] != ws[:-1]))) if len(s) else 0
+    return distinct + int(np.count_nonzero(eb - sb >= 2))
+
+
+def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) -> Tracks:
+    """The runs of `kind` at the finest power-of-two resolution that gives at most `budget` runs."""
+    w, s, e, v = (state_runs if kind == "state" else category_runs)(waves)
+    if len(w):  # equal neighbours merged first: the same cells, fewer runs to coarsen
+        head = np.ones(len(w), bool)
+        head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
+        last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
+        w, s, e, v = w[head], s[head], e[last], v[head]
+    exact = _merge(w, s, v)
+    if budget is None or len(exact[0]) <= budget:
+        return Tracks(kind, 1, exact[0], exact[1], exact[2], len(exact[0]))
+    # A resolution that surely fits (by the cheap upper bound), then bisection on the exact count below it.
+    hi = 1
+    while _upper_bound(w, s, e, 1 << hi) > budget and hi < 40:
+        hi *= 2
+    lo, done = 0, {}
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        done[mid] = coarsen(w, s, e, v, 1 << mid)
+        lo, hi = (mid, hi) if len(done[mid][0]) > budget else (lo, mid)
+    best = done[hi] if hi in done else coarsen(w, s, e, v, 1 << hi)
+    return Tracks(kind, 1 << hi, best[0], best[1], best[2], len(exact[0]))
+
+
+def value_names(kind: str) -> list[str]:
+    """Display names of a track kind's values, by value."""
+    enum = WaveState if kind == "state" else Category
+    return [m.name for m in sorted(enum, key=int)]
+
+
+def spread_sample(sizes: list[int], budget: int) -> list[int]:
+    """Indices of items to keep whole so that their sizes sum to at most `budget`, spread evenly over the list.
+
+    Used to embed the instructions of some waves when all of them would not fit.
+    """
+    n, total = len(sizes), sum(sizes)
+    if total <= budget:
+        return list(range(n))
+    m = max(1, min(n, int(budget * n / max(total, 1))))
+    while m > 0:
+        pick = sorted({int(i * n / m) for i in range(m)})
+        if sum(sizes[i] for i in pick) <= budget:
+            return pick
+        m -= 1
+    return []
+
+
+def split_budget(needs: list[int], budget: int) -> list[int]:
+    """Share `budget` among consumers: each gets what it needs, the largest ones share what is left equally."""
+    out = [0] * len(needs)
+    left, rest = budget, sorted(range(len(needs)), key=lambda i: needs[i])
+    while rest:
+        share = left // len(rest)
+        i = rest.pop(0)
+        out[i] = min(needs[i], share)
+        left -= out[i]
+    return out
+
+
+def assign_lanes(waves: list[Wave]) -> tuple[list[tuple[int, int, int, int, int]], list[int]]:
+    """Lanes for drawing: one per (se, cu, simd, slot) in that order, and the lane of each wave.
+
+    A slot holds one wave at a time, so its waves follow each other in one lane; should two overlap (a
+    damaged trace), the later one goes to an extra lane of that slot, the fifth key field numbering them.
+    """
+    by_slot: dict[tuple[int, int, int, int], list[int]] = {}
+    for i, w in enumerate(waves):
+        by_slot.setdefault((w.se, w.cu, w.simd, w.slot), []).append(i)
+    keys: list[tuple[int, int, int, int, int]] = []
+    lane_of = [0] * len(waves)
+    for slot in sorted(by_slot):
+        ends: list[int] = []  # last end of each lane of this slot
+        for i in sorted(by_slot[slot], key=lambda i: waves[i].begin):
+            sub = next((k for k, e in enumerate(ends) if e <= waves[i].begin), len(ends))
+            if sub == len(ends):
+                ends.append(0)
+                keys.append((*slot, sub))
+            ends[sub] = waves[i].end
+            lane_of[i] = len(keys) - len(ends) + sub
+    return keys, lane_of

@@ -1,0 +1,89 @@
+"""`attdec report PATH... -o report.html`: everything attdec sees in a trace, on one page that needs only a browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from attdec.analysis import FRAMES
+from attdec.commands.common import input_options, open_dispatches, output_stream
+from attdec.report import Limits
+
+MAX_SOURCE_BYTES = 2_000_000  # a source file larger than this is not embedded
+
+
+def find_sources(dispatches, source_dirs=()) -> dict[str, list[str]]:
+    """Text of the source files the listings name that exist on this machine: at the path as written, or
+    under a --source-dir by the path's longest tail that exists there (build trees move between machines)."""
+    from attdec.analysis.hotspots import file_of, frames
+
+    wanted = {file_of(f) for d in dispatches for c in d.code for f in frames(c.source)}
+    out = {}
+    for name in sorted(wanted):
+        parts = Path(name).parts
+        candidates = [Path(name)] if Path(name).is_absolute() else []
+        for root in source_dirs:
+            candidates += [Path(root).joinpath(*parts[i:]) for i in range(len(parts)) if parts[i:] != ("/",)]
+        for c in candidates:
+            try:
+                if c.is_file() and c.stat().st_size <= MAX_SOURCE_BYTES:
+                    out[name] = c.read_text(encoding="utf-8", errors="replace").splitlines()
+                    break
+            except OSError:
+                continue
+    return out
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, metavar="FILE", help="HTML file to write ('-' for stdout).")
+@click.option(
+    "--frame",
+    type=click.Choice(FRAMES),
+    default="inner",
+    show_default=True,
+    help="Hotspot tables: charge inlined code to its own line (inner) or the outermost call site (outer).",
+)
+@click.option(
+    "--source-dir",
+    "source_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Where to look for the source files the trace names (repeatable); they are also looked for at the "
+    "paths as written.",
+)
+@click.option("--title", default=None, help="Page title (default: the kernel names).")
+@click.option(
+    "--max-insts",
+    type=click.IntRange(min=0),
+    default=Limits.insts,
+    show_default=True,
+    help="Instructions embedded for hovering in the timeline, over all dispatches (whole waves, evenly spread).",
+)
+@click.option(
+    "--max-runs",
+    type=click.IntRange(min=1),
+    default=Limits.runs,
+    show_default=True,
+    help="Timeline runs per colouring over all dispatches; past it they are aggregated on a coarser time grid.",
+)
+@input_options
+def command(paths, output, frame, source_dirs, title, max_insts, max_runs, input_format, code, arch):
+    """Write one self-contained HTML page: summary, stall types, sortable hotspot tables, flamegraph,
+    source and ISA views, wave timeline and occupancy (several dispatches: a selector).
+
+    The page works offline from file:// (no network access at all) and stays a few MB on big traces:
+    what it aggregates or samples to do so is listed at its top.
+    """
+    from attdec.report.html import write_report
+
+    dispatches = open_dispatches(paths, input_format, code, arch)
+    limits = Limits(insts=max_insts, runs=max_runs)
+    with output_stream(output) as out:
+        write_report(
+            out, dispatches, frame=frame, sources=find_sources(dispatches, source_dirs), limits=limits, title=title
+        )
+    if output != "-":
+        size = Path(output).stat().st_size
+        click.echo(f"wrote {output}: {size / 1e6:.2f} MB, {len(dispatches)} dispatch(es)", err=True)
