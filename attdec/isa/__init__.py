@@ -5,9 +5,9 @@ insts = disassemble(co.text, co.arch, co.text_vaddr)  # [Instruction(address, si
                                                       #               text, target, category)]
 """
 
+from attdec.isa.categories import waitcnt_fields
 from attdec.isa.codeobj import CodeObject, Kernel, Symbol, load_code_object
 from attdec.isa.decoder import ARCHES, Instruction, disassemble, flow_of, tables_for
-from attdec.isa.render import waitcnt_fields
 
 __all__ = [
     "ARCHES",
