@@ -9,7 +9,6 @@ default; `--yes` deletes, printing every deletion.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -19,7 +18,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from attdec.errors import AttdecError, InputError
+from attdec.errors import AttdecError, InputError, read_json
 from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
 from attdec.sources.ui_output import WAVE_FILE, read_folder
 
@@ -59,8 +58,8 @@ def judge(path: Path) -> Verdict:
     if others:
         return Verdict(path, False, f"holds files rocprofv3 does not write ({others[0]})", size)
     try:
-        fn = json.loads((path / "filenames.json").read_bytes())
-    except (OSError, ValueError):
+        fn = read_json(path / "filenames.json")
+    except AttdecError:
         return Verdict(path, False, "filenames.json unreadable", size)
     if not isinstance(fn, dict):
         return Verdict(path, False, "filenames.json is not an object", size)

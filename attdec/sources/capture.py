@@ -6,10 +6,9 @@ capture.json names each dispatch's blob files and SEs and each kernel's code obj
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from attdec.errors import FormatError, read_bytes
+from attdec.errors import FormatError, read_bytes, read_json
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
@@ -18,8 +17,8 @@ from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
     folder = Path(folder)
     cj = folder / "capture.json"
+    cap = read_json(cj)
     try:
-        cap = json.loads(cj.read_text())
         kernels = {k["name"]: k for k in cap["kernels"]}
         blobs = {b["file"]: b for b in cap["blobs"]}
         pmc = {(p["kernel"], p.get("exec_tag")): p for p in cap.get("pmc") or []}

@@ -20,14 +20,13 @@ segment is at vaddr 0); a results file's `load_delta` wins over `load_base`.
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from attdec.decoders import stream_generation
 from attdec.decoders.userdata import scan_userdata
-from attdec.errors import FormatError, InputError, read_bytes
+from attdec.errors import InputError, read_bytes, read_json
 from attdec.model.target import target
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
@@ -57,10 +56,7 @@ def _load_table(folders: set[Path]) -> tuple[dict[int, int], dict[int, str]]:
     names: dict[int, str] = {}
     for folder in folders:
         for f in sorted(folder.glob("*results.json")):
-            try:
-                doc = json.loads(f.read_text())
-            except (OSError, ValueError) as e:
-                raise FormatError(f"not readable JSON: {e}", str(f)) from None
+            doc = read_json(f)
             symbols: dict[int, str] = {}
             dispatch_kernel: dict[int, int] = {}
             stack = [doc]

@@ -7,7 +7,6 @@ Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recog
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -15,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attdec.errors import ArchError, FormatError, InputError
+from attdec.errors import ArchError, FormatError, InputError, parse_json
 from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
 from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, read_archive
@@ -81,16 +80,8 @@ class _MemFiles:
 
 
 def _json(files, name: str):
-    """Parse one JSON file; malformed JSON is a FormatError naming the file and position."""
-    data = files.read(name)
-    try:
-        return json.loads(data)
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {e.start})", files.where(name)) from None
-    except json.JSONDecodeError as e:
-        raise FormatError(
-            f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})", files.where(name)
-        ) from None
+    """Parse one JSON file; anything attdec cannot take is a FormatError naming the file and position."""
+    return parse_json(files.read(name), files.where(name))
 
 
 def _parse(files, name: str, parse, *args, doc=None):
