@@ -211,7 +211,7 @@ def counters(dispatch: Dispatch):
     return counter_report(dispatch)
 
 
-def report(dispatches: Dispatch | Iterable[Dispatch], out, **options) -> None:
+def html_report(dispatches: Dispatch | Iterable[Dispatch], out, **options) -> None:
     """Write the self-contained HTML report (docs/report.md) of the dispatches to the text stream `out`."""
     from attdec.report.html import write_report
 
@@ -225,13 +225,13 @@ __all__ = [
     "diff",
     "hidden_latency",
     "hotspots",
+    "html_report",
     "instructions",
     "kernel",
     "loops",
     "noise",
     "open",
     "open_raw",
-    "report",
     "waits",
     "waves",
 ]

@@ -81,5 +81,5 @@ def test_why_compare_and_resource_analyses_on_a_real_sample():
     import io
 
     page = io.StringIO()
-    attdec.report(d, page)
+    attdec.html_report(d, page)
     assert page.getvalue().lstrip().lower().startswith("<!doctype html")
