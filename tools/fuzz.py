@@ -240,7 +240,9 @@ def _dumps(doc, rng: random.Random) -> str:
         m = re.search(r'\{"([^"\\]{1,40})":', text)
         if m:
             dup = json.dumps(_hostile_value(rng))
-            text = text[: m.end(0) - len(m.group(0))] + f'{{"{m.group(1)}":{dup},' + text[m.end(0) - len(m.group(0)) + 1 :]
+            text = (
+                text[: m.end(0) - len(m.group(0))] + f'{{"{m.group(1)}":{dup},' + text[m.end(0) - len(m.group(0)) + 1 :]
+            )
     return text
 
 
@@ -430,7 +432,9 @@ def case_capture(rng, corpus: Corpus, root: Path) -> Case:
     dst = root / rng.choice(("cap", "cap with space", "-dash"))
     _copy_tree(seed.path, dst)
     what = _damage_folder(dst, rng, rng.randint(1, 3))
-    return Case("capture", [*_command(rng, root, True), str(dst)], f"{seed.path.name}: {'; '.join(what)}", seed.own, root)
+    return Case(
+        "capture", [*_command(rng, root, True), str(dst)], f"{seed.path.name}: {'; '.join(what)}", seed.own, root
+    )
 
 
 def _capture_parts(folder: Path) -> tuple[dict, list[Path], Path, int]:
@@ -461,7 +465,9 @@ def case_explicit(rng, corpus: Corpus, root: Path) -> Case:
         args += ["--arch", cap["gfx_arch"]]
     if rng.random() < 0.1:
         args += ["--se", odd_number(rng)]
-    return Case("explicit", [*args, "--", *map(str, names)], f"{seed.path.name} blobs {[n.name for n in names]}", seed.own, root)
+    return Case(
+        "explicit", [*args, "--", *map(str, names)], f"{seed.path.name} blobs {[n.name for n in names]}", seed.own, root
+    )
 
 
 def case_rocprof_raw(rng, corpus: Corpus, root: Path) -> Case:
@@ -518,7 +524,9 @@ def case_ui_output(rng, corpus: Corpus, root: Path) -> Case:
             what.append("wave file removed")
     what += _damage_folder(dst if rng.random() < 0.9 else parent, rng, rng.randint(1, 3))
     target = dst if rng.random() < 0.8 else parent
-    return Case("ui_output", [*_command(rng, root, False), str(target)], f"{seed.path.name}: {'; '.join(what)}", seed.own, root)
+    return Case(
+        "ui_output", [*_command(rng, root, False), str(target)], f"{seed.path.name}: {'; '.join(what)}", seed.own, root
+    )
 
 
 def _tar_add(tar: tarfile.TarFile, name: str, data: bytes, **info) -> None:
@@ -568,7 +576,13 @@ def case_archive(rng, corpus: Corpus, root: Path) -> Case:
         arc.write_bytes(mutate_bytes(arc.read_bytes(), rng))
         what.append("archive bytes")
     shutil.rmtree(root / "src")
-    return Case("archive", [*_command(rng, root, False), str(arc)], f"{seed.path.name}{suffix}: {'; '.join(what)}", seed.own, root)
+    return Case(
+        "archive",
+        [*_command(rng, root, False), str(arc)],
+        f"{seed.path.name}{suffix}: {'; '.join(what)}",
+        seed.own,
+        root,
+    )
 
 
 # ---- tinygrad pickles ------------------------------------------------------------------------------------
@@ -789,7 +803,7 @@ def run_cli(args: list[str], timeout: float, rss_mb: float) -> Outcome:
         ):
             warnings.simplefilter("always")
             try:
-                main(args, prog_name="attdec")
+                main(args)
                 code = 0
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
@@ -875,7 +889,9 @@ def run_one(index: int, a, corpus: Corpus, root: Path) -> Result:
         case = build(index, a.seed, a.kinds, corpus, root)
     except Exception as e:  # a bug of this tool, not of attdec: reported apart
         kind = a.kinds[index % len(a.kinds)]
-        return Result(index, kind, Outcome("fuzzer", f"{type(e).__name__}: {e}", trace=traceback.format_exc()), "", [], False)
+        return Result(
+            index, kind, Outcome("fuzzer", f"{type(e).__name__}: {e}", trace=traceback.format_exc()), "", [], False
+        )
     cwd = root / "cwd"
     cwd.mkdir()
     before = _tree(root)

@@ -47,6 +47,9 @@ def theoretical_occupancy(res: KernelResources, tgt: Target, bound: str = "exact
         return Theoretical(None, bound=bound, notes=[f"theoretical occupancy unknown: {why}"])
     notes = []
     wave = res.wave_size or tgt.wave_size
+    if wave not in (size for size, _, _ in cu.vgpr_files):  # e.g. a wave32 kernel read with --arch gfx942
+        why = f"theoretical occupancy unknown: wave{wave} kernels do not run on {tgt.name}"
+        return Theoretical(None, bound=bound, notes=[why])
     if res.wave_size is None:
         notes.append(f"wave size not given: wave{wave} assumed")
     wgp = cu.cus_per_wgp > 1 and res.wgp_mode is not False

@@ -11,6 +11,7 @@ from __future__ import annotations
 from attdec.decoders.common import BlobResult, CodeMap
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.errors import ArchError, FormatError
+from attdec.model.records import MAX_SE
 from attdec.model.target import Target, target
 
 __all__ = ["BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
@@ -42,6 +43,8 @@ def decode_blob(
 ) -> BlobResult:
     """Decode one SE blob. Raises ArchError/FormatError for input that cannot be this architecture's."""
     tgt = target(arch, where or None)
+    if not 0 <= se <= MAX_SE:  # from a file name or a container: it must fit the records' se column
+        raise FormatError(f"shader engine {se} is out of range (0..{MAX_SE})", where or None)
     if not data:
         raise FormatError("empty SQTT blob", where or None)
     got = detect_format(data)

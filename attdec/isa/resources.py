@@ -71,9 +71,9 @@ def _from_descriptor(kd: bytes, arch: str) -> dict:
 
 
 def _from_metadata(m: dict) -> dict:
-    def num(key):
+    def num(key):  # a count or size: what the note's 32-bit fields hold, else not given
         v = m.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
+        return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 32 else None
 
     out = {
         "vgpr": num(".vgpr_count"),
@@ -82,7 +82,7 @@ def _from_metadata(m: dict) -> dict:
         "lds_bytes": num(".group_segment_fixed_size"),
         "scratch_bytes": num(".private_segment_fixed_size"),
         "kernarg_bytes": num(".kernarg_segment_size"),
-        "wave_size": num(".wavefront_size"),
+        "wave_size": num(".wavefront_size") if m.get(".wavefront_size") in (32, 64) else None,
         "sgpr_spill": num(".sgpr_spill_count"),
         "vgpr_spill": num(".vgpr_spill_count"),
     }

@@ -32,6 +32,10 @@ OCCUPANCY_DTYPE = np.dtype(
 )
 
 
+# The largest shader-engine number a record holds (COUNTER_DTYPE's is int16). Numbers from file names and
+# headers are checked against it where they enter (real GPUs have at most a few dozen).
+MAX_SE = (1 << 15) - 1
+
 # Performance-counter samples, whatever their source (tinygrad PMC buffers now, SQTT PERFEVENT records
 # later): `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
 # that way (a GL2C channel has no SE, gfx9 SQ counters no CU); `time` is -1 for a whole-dispatch total.

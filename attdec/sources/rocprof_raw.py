@@ -69,17 +69,25 @@ def _load_table(folders: set[Path]) -> tuple[dict[int, int], dict[int, str]]:
                     continue
                 stack.extend(v for v in x.values() if isinstance(v, (dict, list)))
                 if "code_object_id" in x and ("load_delta" in x or "load_base" in x) and "kernel_id" not in x:
-                    base = x.get("load_delta", x.get("load_base"))
-                    if isinstance(base, int) and isinstance(x["code_object_id"], int):
+                    base = _u64(x.get("load_delta", x.get("load_base")))
+                    if base is not None and _u64(x["code_object_id"]) is not None:
                         bases[x["code_object_id"]] = base
                 elif "kernel_id" in x and "kernel_name" in x and "dispatch_id" not in x:
-                    symbols[x["kernel_id"]] = str(x["kernel_name"])
+                    if _u64(x["kernel_id"]) is not None:
+                        symbols[x["kernel_id"]] = str(x["kernel_name"])
                 elif "dispatch_id" in x and "kernel_id" in x:
-                    dispatch_kernel[x["dispatch_id"]] = x["kernel_id"]
+                    if _u64(x["dispatch_id"]) is not None and _u64(x["kernel_id"]) is not None:
+                        dispatch_kernel[x["dispatch_id"]] = x["kernel_id"]
             names.update({d: symbols[k] for d, k in dispatch_kernel.items() if k in symbols})
         for f in sorted(folder.glob("*.csv")):
             _csv_bases(f, bases, names)
     return bases, names
+
+
+def _u64(v) -> int | None:
+    """An id or address of a results file: an integer a 64-bit field holds, else None (the entry is ignored,
+    as entries of other shapes are)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 64 else None
 
 
 def _csv_bases(f: Path, bases: dict[int, int], names: dict[int, str]) -> None:
@@ -92,7 +100,9 @@ def _csv_bases(f: Path, bases: dict[int, int], names: dict[int, str]) -> None:
         low = {k.strip().lower(): (v or "").strip() for k, v in r.items() if k}
         try:
             if "code_object_id" in low and ("load_delta" in low or "load_base" in low):
-                bases[int(low["code_object_id"], 0)] = int(low.get("load_delta") or low["load_base"], 0)
+                co, base = _u64(int(low["code_object_id"], 0)), _u64(int(low.get("load_delta") or low["load_base"], 0))
+                if co is not None and base is not None:
+                    bases[co] = base
             elif "dispatch_id" in low and "kernel_name" in low:
                 names[int(low["dispatch_id"], 0)] = low["kernel_name"]
         except ValueError:

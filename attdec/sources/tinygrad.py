@@ -133,6 +133,7 @@ def load_events(data: bytes, where: str) -> list:
         KeyError,
         decimal.InvalidOperation,
         MemoryError,
+        OverflowError,  # a FRAME or length opcode claiming more bytes than an address space holds
         UnicodeDecodeError,
     ) as e:
         raise FormatError(f"not a readable pickle: {type(e).__name__}: {e}", where) from None
@@ -153,6 +154,13 @@ def _bytes(v, what, where):
     return bytes(v)
 
 
+def _key(v, what, where):
+    """A device, kernel or tag: names and numbers only (they become dictionary keys and labels)."""
+    if v is None or isinstance(v, (str, int, bytes, float, decimal.Decimal)):
+        return v
+    raise FormatError(f"{what} is {type(v).__name__}, expected a name or a number", where)
+
+
 def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     """Group a profile's SQTT blobs into dispatches (kernel + exec_tag), in pickle order.
 
@@ -169,15 +177,16 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     programs: dict[object, Record] = {}
     for e in events:
         if e.cls_name == "ProfileProgramEvent":
+            dev = _key(e.get("device"), "program device", where)
             if e.get("tag") is not None:
-                programs.setdefault((e.get("device"), e.get("tag")), e)
-            programs.setdefault((e.get("device"), e.get("name")), e)
+                programs.setdefault((dev, _key(e.get("tag"), "program tag", where)), e)
+            programs.setdefault((dev, _key(e.get("name"), "program name", where)), e)
 
     groups: dict[tuple, RawDispatch] = {}
     for e in events:
         if e.cls_name != "ProfileSQTTEvent":
             continue
-        dev, kern, tag = e.get("device"), e.get("kern"), e.get("exec_tag")
+        dev, kern, tag = (_key(e.get(k), f"SQTT event {k}", where) for k in ("device", "kern", "exec_tag"))
         prog = programs.get((dev, kern))
         if prog is None:
             raise FormatError(
@@ -209,8 +218,10 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
             )
         )
     for e in events:  # PMC samples of the traced dispatches (tinygrad samples a dispatch once, after it ran)
-        traced = groups.get((e.get("device"), e.get("kern"), e.get("exec_tag")))
-        if e.cls_name != "ProfilePMCEvent" or traced is None:
+        if e.cls_name != "ProfilePMCEvent":
+            continue
+        traced = groups.get(tuple(_key(e.get(k), f"PMC event {k}", where) for k in ("device", "kern", "exec_tag")))
+        if traced is None:
             continue
         sched = e.get("sched")
         if not isinstance(sched, list):
