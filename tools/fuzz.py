@@ -71,7 +71,7 @@ def interesting(rng: random.Random, bits: int = 64) -> int:
 
 def put(buf: bytearray, off: int, size: int, value: int) -> None:
     """Little-endian `value` (masked) at `off`, if it fits in the buffer."""
-    if 0 <= off and off + size <= len(buf):
+    if off >= 0 and off + size <= len(buf):
         buf[off : off + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
 
@@ -482,8 +482,11 @@ def case_rocprof_raw(rng, corpus: Corpus, root: Path) -> Case:
         se = int(re.search(r"se(\d+)\.att$", b.name).group(1))  # type: ignore[union-attr]
         (host / f"{pid}_{agent}_shader_engine_{se}_{disp}.att").write_bytes(b.read_bytes())
     (host / f"{pid}_{cap['gfx_arch']}_code_object_id_1.out").write_bytes(co.read_bytes())
-    results = {"code_objects": [{"code_object_id": 1, "load_delta": base}], "kernels": [
-        {"kernel_id": 5, "kernel_name": cap["kernels"][0]["name"]}], "dispatches": [{"dispatch_id": disp, "kernel_id": 5}]}  # fmt: skip
+    results = {
+        "code_objects": [{"code_object_id": 1, "load_delta": base}],
+        "kernels": [{"kernel_id": 5, "kernel_name": cap["kernels"][0]["name"]}],
+        "dispatches": [{"dispatch_id": disp, "kernel_id": 5}],
+    }
     (host / "results.json").write_text(json.dumps(results))
     what = _damage_folder(host, rng, rng.randint(1, 3))
     return Case("rocprof_raw", [*_command(rng, root, True), str(root / "out")], "; ".join(what), seed.own, root)
@@ -504,7 +507,13 @@ def case_elf(rng, corpus: Corpus, root: Path) -> Case:
     _copy_tree(seed.path, dst)
     _cap, _blobs, co, _base = _capture_parts(dst)
     co.write_bytes(mutate_elf(co.read_bytes(), rng))
-    cmd = rng.choice((["hotspots", "--format", "json"], ["hotspots", "--by", "line", "--format", "csv"], ["kernel", "--format", "json"]))  # fmt: skip
+    cmd = rng.choice(
+        (
+            ["hotspots", "--format", "json"],
+            ["hotspots", "--by", "line", "--format", "csv"],
+            ["kernel", "--format", "json"],
+        )
+    )
     return Case("elf", [*cmd, str(dst)], f"{seed.path.name}: code object", seed.own, root)
 
 
@@ -625,14 +634,48 @@ def synthetic_profile(rng: random.Random, capture: Path) -> bytes:
         return _hostile_value(rng) if rng.random() < 0.08 else v
 
     ev = [("ProfileDeviceEvent", {"device": "AMD", "props": maybe({"gfx_target_version": maybe(version)})})]
-    ev.append(("ProfileProgramEvent", {"device": "AMD", "name": "k", "lib": maybe(co.read_bytes()), "base": maybe(base), "tag": maybe(1)}))  # fmt: skip
+    ev.append(
+        (
+            "ProfileProgramEvent",
+            {"device": "AMD", "name": "k", "lib": maybe(co.read_bytes()), "base": maybe(base), "tag": maybe(1)},
+        )
+    )
     for b in blobs:
         se = int(re.search(r"se(\d+)\.att$", b.name).group(1))  # type: ignore[union-attr]
-        ev.append(("ProfileSQTTEvent", {"device": "AMD", "kern": maybe(1), "se": maybe(se), "blob": maybe(b.read_bytes()), "itrace": True, "exec_tag": 1}))  # fmt: skip
+        ev.append(
+            (
+                "ProfileSQTTEvent",
+                {
+                    "device": "AMD",
+                    "kern": maybe(1),
+                    "se": maybe(se),
+                    "blob": maybe(b.read_bytes()),
+                    "itrace": True,
+                    "exec_tag": 1,
+                },
+            )
+        )
     if rng.random() < 0.3:
         n = rng.choice((1, 2, 1 << 20))
-        sched = [{"name": "SQ_WAVES", "block": "SQ", "xcc": 1, "inst": 1, "se": maybe(n), "sa": 1, "wgp": 1, "off": maybe(0), "size": maybe(8 * n)}]  # fmt: skip
-        ev.append(("ProfilePMCEvent", {"device": "AMD", "kern": 1, "exec_tag": 1, "sched": sched, "blob": maybe(bytes(8 * min(n, 64)))}))  # fmt: skip
+        sched = [
+            {
+                "name": "SQ_WAVES",
+                "block": "SQ",
+                "xcc": 1,
+                "inst": 1,
+                "se": maybe(n),
+                "sa": 1,
+                "wgp": 1,
+                "off": maybe(0),
+                "size": maybe(8 * n),
+            }
+        ]
+        ev.append(
+            (
+                "ProfilePMCEvent",
+                {"device": "AMD", "kern": 1, "exec_tag": 1, "sched": sched, "blob": maybe(bytes(8 * min(n, 64)))},
+            )
+        )
     return _tinygrad_pickle(ev, rng.randint(2, 5))
 
 
@@ -1016,7 +1059,7 @@ def report(results: list[Result], a, wall: float) -> int:
         print(f"{k:<12}{sum(c.values()):>10,}" + "".join(f"{c[s]:>10,}" for s in statuses))
     print(f"{'all':<12}{sum(total.values()):>10,}" + "".join(f"{total[s]:>10,}" for s in statuses))
     if secs:
-        q = lambda f: secs[min(len(secs) - 1, int(f * len(secs)))]  # noqa: E731
+        q = lambda f: secs[min(len(secs) - 1, int(f * len(secs)))]
         print(
             f"time per case: mean {sum(secs) / len(secs) * 1000:.0f} ms, median {q(0.5) * 1000:.0f} ms, "
             f"p99 {q(0.99) * 1000:.0f} ms, max {secs[-1] * 1000:.0f} ms; max RSS {rss:.0f} MB; "
