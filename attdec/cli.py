@@ -31,7 +31,12 @@ class Group(click.Group):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            rv = super().invoke(ctx)
+            lost = sys.modules.get("attdec.commands.common")
+            if lost is not None and lost.LOST:  # inputs that failed while the others were reported
+                lost.LOST.clear()
+                sys.exit(1)
+            return rv
         except AttdecError as e:
             from attdec.report.common import printable
 

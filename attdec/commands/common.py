@@ -88,20 +88,62 @@ def input_options(f):
     return f
 
 
+# Inputs and dispatches this run could not read while it read the others: each was one `attdec: error:`
+# line; the command still reports the rest, then exits 1 (cli.py). docs/reliability.md.
+LOST: list[str] = []
+
+
+class _Reports:
+    """What the pipeline reports (level, error), told on stderr once the progress bar is gone."""
+
+    def __init__(self):
+        self.items: list[tuple[str, Exception]] = []
+
+    def __call__(self, level: str, e: Exception) -> None:
+        self.items.append((level, e))
+
+    def tell(self) -> None:
+        from attdec.report.common import printable
+
+        for level, e in self.items:
+            if level == "error":
+                lost(e)
+            else:
+                click.echo(printable(f"attdec: {level}: {e}"), err=True)
+
+
+def lost(e: Exception) -> None:
+    """One input or dispatch this run could not read, the others being reported: its error line now, exit
+    status 1 at the end."""
+    from attdec.report.common import printable
+
+    click.echo(printable(f"attdec: error: {e}"), err=True)
+    LOST.append(str(e))
+
+
 def open_dispatches(paths, input_format=None, code=(), arch=None, **decode_opts):
-    """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal."""
+    """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal. One
+    that fails is an error line and the others are still returned (the command exits 1 at its end)."""
     from attdec.report.progress import progress_bar
     from attdec.sources.pipeline import open_dispatches as read
 
-    with progress_bar() as progress:
-        return read(paths, input_format, code, arch, progress=progress, **decode_opts)
+    reports = _Reports()
+    try:
+        with progress_bar() as progress:
+            return read(paths, input_format, code, arch, progress=progress, report=reports, **decode_opts)
+    finally:
+        reports.tell()
 
 
 def open_raw(paths, input_format=None, code=(), arch=None):
-    """The raw (undecoded) dispatches the command line names."""
+    """The raw (undecoded) dispatches the command line names (failures as for `open_dispatches`)."""
     from attdec.sources.pipeline import open_raw as read
 
-    return read(paths, input_format, code, arch)
+    reports = _Reports()
+    try:
+        return read(paths, input_format, code, arch, report=reports)
+    finally:
+        reports.tell()
 
 
 @contextlib.contextmanager

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import click
 
-from attdec.errors import ArchError, InputError, read_bytes
+from attdec.commands.common import lost, open_raw
+from attdec.errors import ArchError, AttdecError, InputError, read_bytes
 
 
 def _explicit(paths, code) -> bool:
@@ -29,7 +30,6 @@ def _explicit(paths, code) -> bool:
 
 def raw_dispatches(paths, code, arch, se, input_format):
     from attdec.sources import explicit
-    from attdec.sources.pipeline import open_raw
 
     if _explicit(paths, code):
         if se is None:
@@ -84,12 +84,17 @@ def decode(paths, arch, code, se, target_cu, input_format, tokens, fmt):
     def results(raw):
         for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
             click.echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
-        for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
-            for p in res.problems:
-                click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
-            if res.damaged:
-                damaged.append(blob.label)
-            yield blob.label, res, dt
+        try:
+            for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
+                for p in res.problems:
+                    click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
+                if res.damaged:
+                    damaged.append(blob.label)
+                yield blob.label, res, dt
+        except AttdecError as e:
+            if len(raws) == 1:
+                raise
+            lost(e)  # this dispatch has what was decoded before; the others are still decoded
 
     raws = raw_dispatches(paths, code, arch, se, input_format)
     dispatches = ((raw.name, results(raw)) for raw in raws)

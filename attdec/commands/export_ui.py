@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from attdec.commands.common import input_options, open_raw
+from attdec.commands.common import input_options, lost, open_raw
+from attdec.errors import AttdecError
 
 
 def folder_name(raw, index: int) -> str:
@@ -38,7 +39,13 @@ def export_ui(inputs, outdir, input_format, code, arch):
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
         for i, raw in enumerate(raws):
-            d = decode(raw, tracker)
+            try:
+                d = decode(raw, tracker)
+            except AttdecError as e:
+                if len(raws) == 1:
+                    raise
+                lost(e)  # the other dispatches are still written
+                continue
             folder = write_ui_output(d, outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
             click.echo(

@@ -11,16 +11,18 @@ Progress goes to an optional callback (label, done, total); nothing here prints.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from attdec.errors import InputError
+from attdec.errors import AttdecError, InputError
 from attdec.model import Dispatch, target
 from attdec.sources import KINDS
 from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
@@ -52,8 +54,11 @@ def kinds() -> tuple[InputKind, ...]:
 
 def kind_of(path: Path, only: str | None = None) -> InputKind | None:
     for kind in kinds():
-        if (only is None or kind.name == only) and kind.detect(path):
-            return kind
+        try:
+            if (only is None or kind.name == only) and kind.detect(path):
+                return kind
+        except OSError:  # cannot look inside: not recognised (reading it says why, if it is named)
+            continue
     return None
 
 
@@ -71,10 +76,54 @@ def _expand_globs(paths) -> list[Path]:
     return out
 
 
-def _walk(root: Path, only: str | None) -> list[tuple[InputKind, Path]]:
-    """Every recognised input below `root`, not descending into recognised folders."""
+# What happens to inputs that cannot be read (docs/reliability.md): `report(level, error)` hears of each,
+# "error" for an input or dispatch lost, "warning" for an entry of a walked folder skipped.
+Report = Callable[[str, AttdecError], None]
+
+
+class Failures:
+    """Inputs and dispatches that failed, kept aside so that the others are still read. Without a `report`
+    callback the first error is raised where it happens (and skipped entries are not mentioned)."""
+
+    def __init__(self, report: Report | None = None):
+        self.report = report
+        self.errors: list[AttdecError] = []
+
+    @contextlib.contextmanager
+    def guard(self):
+        """Run the body; an AttdecError in it is kept (with a `report`) or raised (without)."""
+        try:
+            yield
+        except AttdecError as e:
+            if self.report is None:
+                raise
+            self.errors.append(e)
+
+    def skipped(self, e: AttdecError) -> None:
+        if self.report is not None:
+            self.report("warning", e)
+
+    def settle(self, read_any: bool) -> None:
+        """Report the failures; when nothing at all was read, the last one is raised instead of reported,
+        so that one bad input is one error line, as it always was."""
+        errors, self.errors = self.errors, []
+        if not errors or self.report is None:
+            return
+        for e in errors if read_any else errors[:-1]:
+            self.report("error", e)
+        if not read_any:
+            raise errors[-1]
+
+
+def _walk(root: Path, only: str | None, failures: Failures) -> list[tuple[InputKind, Path]]:
+    """Every recognised input below `root`, not descending into recognised folders. Folders and files that
+    cannot be read are skipped with a warning (attdec cannot tell whether they held an input)."""
+
+    def unreadable(e: OSError) -> None:
+        failures.skipped(InputError(f"cannot read: {e.strerror or e}: skipped", e.filename))
+
     found = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         dirnames.sort()
         keep = []
         for d in dirnames:
@@ -87,44 +136,62 @@ def _walk(root: Path, only: str | None) -> list[tuple[InputKind, Path]]:
         dirnames[:] = keep
         for f in sorted(filenames):
             sub = Path(dirpath, f)
+            if not os.access(sub, os.R_OK):
+                failures.skipped(InputError("cannot read: permission denied: skipped", str(sub)))
+                continue
             k = kind_of(sub, only)
             if k:
                 found.append((k, sub))
     return found
 
 
-def resolve(paths, only: str | None = None) -> list[tuple[InputKind, Path]]:
+def _resolve_one(p: Path, only: str | None, failures: Failures) -> list[tuple[InputKind, Path]]:
+    if not p.exists():
+        raise InputError("no such file or folder", str(p))
+    if not os.access(p, os.R_OK):
+        raise InputError("permission denied", str(p))
+    k = kind_of(p, only)
+    items = [(k, p)] if k else (_walk(p, only, failures) if p.is_dir() else [])
+    if not items:
+        if only is not None:
+            raise InputError(f"not a {only} input", str(p))
+        what = "folder" if p.is_dir() else "file"
+        known = "; ".join(k.help for k in kinds())
+        raise InputError(f"not an input attdec reads (this {what} is none of: {known})", str(p))
+    return items
+
+
+def resolve(paths, only: str | None = None, failures: Failures | None = None) -> list[tuple[InputKind, Path]]:
     """(kind, path) for every input named by `paths`, in command-line then name order, no duplicates.
-    `only` restricts recognition to the input kind of that name (--input-format)."""
+    `only` restricts recognition to the input kind of that name (--input-format). A path that is missing,
+    unreadable or no input goes to `failures` (raised when there is none)."""
     if only is not None and only not in KINDS:
         raise InputError(f"unknown input format {only!r} (known: {', '.join(KINDS)})")
+    failures = failures or Failures()
     out, seen = [], set()
-    for p in _expand_globs(paths):
-        if not p.exists():
-            raise InputError("no such file or folder", str(p))
-        if not os.access(p, os.R_OK):
-            raise InputError("permission denied", str(p))
-        k = kind_of(p, only)
-        items = [(k, p)] if k else (_walk(p, only) if p.is_dir() else [])
-        if not items:
-            if only is not None:
-                raise InputError(f"not a {only} input", str(p))
-            what = "folder" if p.is_dir() else "file"
-            known = "; ".join(k.help for k in kinds())
-            raise InputError(f"not an input attdec reads (this {what} is none of: {known})", str(p))
-        for k, q in items:
-            key = os.path.realpath(q)
-            if key not in seen:
-                seen.add(key)
-                out.append((k, q))
+    for pattern in paths:
+        with failures.guard():
+            for p in _expand_globs([pattern]):
+                for k, q in _resolve_one(p, only, failures):
+                    key = os.path.realpath(q)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append((k, q))
     return out
 
 
 def read(
-    paths, input_format: str | None = None, code=(), arch: str | None = None, tracker: Tracker | None = None
+    paths,
+    input_format: str | None = None,
+    code=(),
+    arch: str | None = None,
+    tracker: Tracker | None = None,
+    failures: Failures | None = None,
 ) -> Loaded:
-    """Every dispatch the paths name, as read: `Dispatch`es and `RawDispatch`es still to decode."""
+    """Every dispatch the paths name, as read: `Dispatch`es and `RawDispatch`es still to decode. An input
+    that fails goes to `failures` and the others are still read (without `failures`, the error is raised)."""
     tracker = tracker or Tracker()
+    failures = failures or Failures()
     if arch is not None:
         target(arch)  # an unknown name is an error listing the known ones, whatever the input
     if code:
@@ -133,12 +200,23 @@ def read(
         raw = explicit.load(paths, code, arch)
         tracker.grow(raw_weight(raw))
         return [raw]
-    items = resolve(paths, input_format)
-    tracker.grow(sum(k.weight(p) for k, p in items))
-    out = _unique(d for k, p in items for d in k.load(p, tracker))
-    if not out:  # every input was recognised, yet none held a dispatch: say so rather than print nothing
+    items = resolve(paths, input_format, failures)
+    tracker.grow(sum(_weight(k, p) for k, p in items))
+    loaded: Loaded = []
+    for k, p in items:
+        with failures.guard():
+            loaded += k.load(p, tracker)
+    out = _unique(loaded)
+    if not out and not failures.errors:  # every input was recognised, yet none held a dispatch: say so
         raise InputError("no dispatch in this input", ", ".join(str(p) for _k, p in items))
     return out
+
+
+def _weight(kind: InputKind, path: Path) -> int:
+    try:
+        return kind.weight(path)
+    except OSError:  # unreadable: its load will say so
+        return 0
 
 
 def _unique(dispatches) -> list:
@@ -158,17 +236,23 @@ def open_dispatches(
     code=(),
     arch: str | None = None,
     progress: Progress | None = None,
+    report: Report | None = None,
     **decode_opts,
 ) -> list[Dispatch]:
-    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders)."""
+    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders). With
+    `report`, an input or dispatch that fails is reported and the others are still read; without, its
+    error is raised."""
     from attdec.sources.ui_output import read_folder
 
     tracker = Tracker(progress)
+    failures = Failures(report)
     out = []
-    for d in read(paths, input_format, code, arch, tracker):
-        if isinstance(d, RawDispatch):
-            d = read_folder(Path(d.decoded), tracker) if d.decoded else decode(d, tracker, **decode_opts)
-        out.append(d)
+    for d in read(paths, input_format, code, arch, tracker, failures):
+        with failures.guard():
+            if isinstance(d, RawDispatch):
+                d = read_folder(Path(d.decoded), tracker) if d.decoded else decode(d, tracker, **decode_opts)
+            out.append(d)
+    failures.settle(bool(out))
     return _unique(out)
 
 
@@ -178,13 +262,19 @@ def decode(raw: RawDispatch, tracker: Tracker | None = None, **decode_opts) -> D
     return decode_dispatch(raw, lambda blob: tracker.advance(blob_weight(len(blob.data)), blob.label), **decode_opts)
 
 
-def open_raw(paths, input_format: str | None = None, code=(), arch: str | None = None) -> list[RawDispatch]:
-    """The raw dispatches the paths name; an input that is already decoded (ui_output) is an error here."""
+def open_raw(
+    paths, input_format: str | None = None, code=(), arch: str | None = None, report: Report | None = None
+) -> list[RawDispatch]:
+    """The raw dispatches the paths name; an input that is already decoded (ui_output) is an error here.
+    `report` as for `open_dispatches`."""
+    failures = Failures(report)
     out = []
-    for d in read(paths, input_format, code, arch):
-        if not isinstance(d, RawDispatch):
-            raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)
-        out.append(d)
+    for d in read(paths, input_format, code, arch, failures=failures):
+        with failures.guard():
+            if not isinstance(d, RawDispatch):
+                raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)
+            out.append(d)
+    failures.settle(bool(out))
     return out
 
 
