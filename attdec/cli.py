@@ -30,11 +30,13 @@ class Group(click.Group):
             formatter.write_dl([(name, COMMANDS[name][1]) for name in self.list_commands(ctx)])
 
     def invoke(self, ctx):
+        common = sys.modules.get("attdec.commands.common")
+        if common is not None:  # a new run (tests and tools run several in one process)
+            common.LOST.clear()
         try:
             rv = super().invoke(ctx)
-            lost = sys.modules.get("attdec.commands.common")
-            if lost is not None and lost.LOST:  # inputs that failed while the others were reported
-                lost.LOST.clear()
+            common = sys.modules.get("attdec.commands.common")
+            if common is not None and common.LOST:  # inputs that failed while the others were reported
                 sys.exit(1)
             return rv
         except AttdecError as e:

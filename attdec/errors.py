@@ -3,6 +3,7 @@ reader applies where file data enters (docs/reliability.md): bounded integers, g
 
 from __future__ import annotations
 
+import os
 import re
 
 
@@ -31,8 +32,14 @@ class ArchError(AttdecError):
 
 
 def read_bytes(path) -> bytes:
-    """A file's bytes, or an InputError that names the file and says why it cannot be read."""
+    """A file's bytes, or an InputError that names the file and says why it cannot be read. Only regular
+    files are read: a device or pipe could block or never end."""
+    import stat
+
     try:
+        mode = os.stat(path).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise InputError("not a regular file (a device, pipe or socket)", str(path))
         with open(path, "rb") as f:
             return f.read()
     except FileNotFoundError:

@@ -344,6 +344,7 @@ class Corpus:
             c.ui_folders += [Seed(p, False) for p in uis if small(p)]
             c.pickles += [Seed(p, False) for p in sorted((shared / "tinygrad_profiles").rglob("*.pkl")) if small(p)]
             c.rgps += [Seed(p, False) for p in sorted((shared / "rgp").rglob("*.rgp")) if small(p)]
+            c.rgps += _made_rgps(shared / "captures" / "gfx1100" / "plus_run0")
             seen = set()
             for p in sorted((shared / "captures").glob("*/*/*.co")):
                 h = hashlib.sha1(p.read_bytes()).digest()
@@ -351,6 +352,23 @@ class Corpus:
                     seen.add(h)
                     c.code_objects.append(Seed(p, False))
         return c
+
+
+def _made_rgps(capture: Path) -> list[Seed]:
+    """The layouts ../shared has no real file of (RADV's SQTT file, RDF with and without zstd), written by
+    tools/make_rgp.py into a folder removed at exit."""
+    import atexit
+
+    import make_rgp
+
+    if not capture.is_dir():
+        return []
+    d = Path(tempfile.mkdtemp(prefix="attdec-fuzz-rgp-"))
+    atexit.register(shutil.rmtree, d, True)
+    made = [make_rgp.radv(capture, d / "radv.rgp"), make_rgp.rdf(capture, d / "rdf.rgp")]
+    with contextlib.suppress(ImportError):
+        made.append(make_rgp.rdf(capture, d / "rdfz.rgp", zstd=True))
+    return [Seed(p, False) for p in made]
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -188,9 +188,11 @@ def _metadata_note(elf, where: str) -> dict:
 
 def _kernels(co: CodeObject, data: bytes, sections) -> list:
     meta_by_symbol = {}
-    for k in co.metadata.get("amdhsa.kernels", []) or []:
+    listed = co.metadata.get("amdhsa.kernels")
+    for k in listed if isinstance(listed, list) else []:  # a damaged note may hold anything
         if isinstance(k, dict):
-            meta_by_symbol[k.get(".symbol") or (str(k.get(".name", "")) + ".kd")] = k
+            sym = k.get(".symbol")
+            meta_by_symbol[sym if isinstance(sym, str) and sym else str(k.get(".name", "")) + ".kd"] = k
     funcs = {s.name: s for s in co.symbols if s.kind == "func"}
     out = []
     for s in co.symbols:
@@ -205,7 +207,8 @@ def _kernels(co: CodeObject, data: bytes, sections) -> list:
         if entry is None:
             continue
         m = meta_by_symbol.get(s.name, {})
-        out.append(Kernel(m.get(".name", name), entry, fn.size if fn else 0, s.vaddr, kd, m))
+        shown = m.get(".name")
+        out.append(Kernel(shown if isinstance(shown, str) else name, entry, fn.size if fn else 0, s.vaddr, kd, m))
     if not out:  # no descriptors: every function symbol is an entry point
         out = [Kernel(f.name, f.vaddr, f.size) for f in funcs.values()]
     out.sort(key=lambda k: k.entry)

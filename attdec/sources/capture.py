@@ -30,7 +30,7 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
             raw = RawDispatch(
                 name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"],
                 arch=cap["gfx_arch"],
-                code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), k["code_object"], 1)],
+                code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), str(co_path), 1)],
                 kernel=d["kernel"],
                 path=str(folder),
             )

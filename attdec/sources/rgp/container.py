@@ -25,6 +25,7 @@ import numpy as np
 
 from attdec.errors import AttdecError, FormatError
 from attdec.model.target import RGP_GFXIP_LEVELS
+from attdec.sources.limits import MEMBER
 from attdec.sources.rgp import layouts as L
 
 
@@ -394,6 +395,7 @@ def _zstd(raw: bytes, size: int, where: str) -> bytes:
         raise AttdecError(
             "zstd-compressed chunk: reading it needs the zstandard package (pip install 'attdec[rgp]')", where
         ) from None
+    MEMBER.check(size, "decompressed size", where)  # a small chunk may claim (or hold) terabytes
     try:
         framed = zstandard.frame_content_size(raw)  # -1 when the frame does not say
         if size < 0 or (framed >= 0 and framed != size):

@@ -1,0 +1,360 @@
+"""Every crasher class of issue 18, and the rules of docs/reliability.md: hostile values are stopped where
+they enter (one `attdec: error:` line naming the file and where in it, exit 1), what can be read still is,
+and nothing a hostile header claims is allocated."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, ROOT, cli, one_line_error
+
+from attdec.errors import FormatError, InputError, checked_int, parse_json
+
+sys.path.insert(0, str(ROOT / "tools"))
+import fuzz
+
+DEMO_RAW = ROOT / "attdec" / "data" / "demo_raw"
+BASE = "0x7fff00000000"  # where demo_raw's kern.co was loaded
+
+
+def _lines(r) -> list[str]:
+    return [ln for ln in r.stderr.splitlines() if ln.strip()]
+
+
+# ---- numbers from file names -----------------------------------------------------------------------------
+@pytest.mark.parametrize("cmd", [["decode", "--format", "json"], ["hotspots", "--format", "csv"]])
+def test_huge_shader_engine_in_a_file_name_is_one_line(tmp_path, cmd):
+    blob = tmp_path / "kern_1_se1099511627776.att"
+    shutil.copy(DEMO_RAW / "kern_1_se0.att", blob)
+    r = cli(*cmd, "--code", f"{DEMO_RAW / 'kern.co'}@{BASE}", blob)
+    one_line_error(r, str(blob), "shader engine 1099511627776 is out of range")
+
+
+def test_huge_shader_engine_in_a_capture_json_is_one_line(tmp_path):
+    cap = tmp_path / "cap"
+    shutil.copytree(DEMO_RAW, cap)
+    doc = json.loads((cap / "capture.json").read_text())
+    doc["blobs"][1]["se"] = 1 << 40
+    (cap / "capture.json").write_text(json.dumps(doc))
+    one_line_error(cli("waves", "--format", "csv", cap), "kern_1_se1.att", "shader engine 1099511627776")
+
+
+# ---- code objects: ELF fields a reader trusts --------------------------------------------------------------
+def _sections(data: bytes) -> dict[str, int]:
+    """Section name -> offset of its section header."""
+    secs = fuzz.elf_sections(data)
+    shstr = secs[struct.unpack_from("<H", data, 0x3E)[0]][3]
+    return {data[shstr + name :].split(b"\0", 1)[0].decode(): h for h, name, *_ in secs}
+
+
+def _patched(data: bytes, at: int, size: int, value: int) -> bytes:
+    b = bytearray(data)
+    fuzz.put(b, at, size, value)
+    return bytes(b)
+
+
+HUGE = (1 << 63, (1 << 64) - 1, 1 << 40, 0x7FFFFFFF)
+SHDR = {"sh_addr": (16, 8), "sh_offset": (24, 8), "sh_size": (32, 8), "sh_entsize": (56, 8), "sh_link": (40, 4)}
+
+
+@pytest.mark.parametrize("section", [".text", ".symtab", ".dynsym", ".note", ".rodata", ".debug_line", ".strtab"])
+@pytest.mark.parametrize("field", sorted(SHDR))
+def test_huge_section_fields_are_stopped_where_they_enter(tmp_path, section, field):
+    """Offsets, sizes and addresses of 2^63, 2^64-1, 2^40, 2^31-1 (OverflowError and friends before)."""
+    data = (DEMO_RAW / "kern.co").read_bytes()
+    h = _sections(data)[section]
+    off, size = SHDR[field]
+    for v in HUGE:
+        co = tmp_path / "k.co"
+        co.write_bytes(_patched(data, h + off, size, v))
+        for cmd in (["disasm"], ["kernel", "--format", "json"]):
+            r = cli(*cmd, co)
+            assert r.returncode in (0, 1) and "Traceback" not in r.stderr, (field, v, r.stderr)
+        r = cli("hotspots", "--format", "csv", "--code", f"{co}@{BASE}", DEMO_RAW / "kern_1_se0.att")
+        assert r.returncode in (0, 1) and "Traceback" not in r.stderr, (field, v, r.stderr)
+        if r.returncode == 1:
+            one_line_error(r, str(co))
+
+
+def test_huge_symbol_values_are_stopped_where_they_enter(tmp_path):
+    data = (DEMO_RAW / "kern.co").read_bytes()
+    secs = {s[0]: s for s in fuzz.elf_sections(data)}
+    h = _sections(data)[".symtab"]
+    _, _, _, off, size = secs[h]
+    for sym in range(off, off + size, 24):
+        for field_off, field_size in ((8, 8), (16, 8), (6, 2)):  # st_value, st_size, st_shndx
+            co = tmp_path / "k.co"
+            co.write_bytes(_patched(data, sym + field_off, field_size, (1 << (8 * field_size)) - 1))
+            r = cli("hotspots", "--format", "json", "--code", f"{co}@{BASE}", DEMO_RAW / "kern_1_se0.att")
+            assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_symbol_table_whose_type_was_damaged(tmp_path):
+    """sh_type of .symtab made PROGBITS: pyelftools hands back a plain Section (AttributeError before)."""
+    data = (DEMO_RAW / "kern.co").read_bytes()
+    for name in (".symtab", ".dynsym"):
+        co = tmp_path / "k.co"
+        co.write_bytes(_patched(data, _sections(data)[name] + 4, 4, 1))
+        r = cli("hotspots", "--format", "csv", "--code", f"{co}@{BASE}", DEMO_RAW / "kern_1_se0.att")
+        assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+        r = cli("disasm", co)
+        assert r.returncode == 0 or (len(_lines(r)) == 1 and "bad ELF" in r.stderr), r.stderr
+
+
+def test_a_metadata_note_of_the_wrong_shape(tmp_path):
+    """amdhsa.kernels an integer, a kernel's .symbol a list: the note's values are checked like a file's."""
+    import msgpack
+
+    from attdec.isa import load_code_object
+
+    data = (DEMO_RAW / "kern.co").read_bytes()
+    co = load_code_object(data, "k.co")
+    for bad in ({"amdhsa.kernels": 7}, {"amdhsa.kernels": [{".symbol": [1], ".name": {"x": 1}}]}):
+        packed = msgpack.packb(bad)
+        # the note's descriptor replaced in place, padded: same size, so the ELF stays consistent
+        start = data.find(msgpack.packb(co.metadata)[:16])
+        assert start > 0
+        old_len = len(msgpack.packb(co.metadata))
+        blob = data[:start] + packed.ljust(old_len, b"\xc0") + data[start + old_len :]
+        got = load_code_object(blob, "k.co")
+        assert [k.name for k in got.kernels] == [k.name for k in co.kernels]
+
+
+# ---- JSON ----------------------------------------------------------------------------------------------------
+PCS = FIXTURES / "pcs" / "pcsampling"
+
+
+def test_deeply_nested_json_is_one_line_with_its_position(tmp_path):
+    """The issue's case: a PC-sampling folder whose code.json was `[[[[...` thousands deep
+    (RecursionError before)."""
+    d = tmp_path / "pcs"
+    shutil.copytree(PCS, d)
+    (d / "code.json").write_text("[" * 5000 + "]" * 5000)
+    r = cli("hotspots", d, "--by", "line", "--format", "csv", "--top", "0")
+    one_line_error(r, str(d / "code.json"), "nested more than 100 levels deep at line 1 column 101")
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ('{"code": [[1, 2, ' + "9" * 5000 + "]]}", "out of range"),  # more digits than Python converts
+        ('{"code": [], "x": 123456789012345678901234567890}', "number '123456789012345678901234567890'"),
+        ('{"code": [],\n  "x": NaN}', "NaN at line 2 column 8"),
+        ('{"code": [], "x": -Infinity}', "-Infinity at line 1 column 19"),
+        ('{"code": [], "x": 1e999}', "number '1e999' at line 1 column 19"),
+        ('{"code": [], "code": null}', "duplicate key 'code' at line 1 column 14"),
+        ('{"a": {"b": 1,\n"b": 2}}', "duplicate key 'b' at line 2 column 1"),
+    ],
+)
+def test_json_that_attdec_cannot_take_names_file_and_position(tmp_path, text, needle):
+    d = tmp_path / "pcs"
+    shutil.copytree(PCS, d)
+    (d / "code.json").write_text(text)
+    one_line_error(cli("hotspots", d, "--format", "csv"), str(d / "code.json"), needle)
+
+
+def test_parse_json_is_plain_json_loads_on_good_input():
+    doc = {"a": [1, -2, 3.5, (1 << 64) - 1, -(1 << 63)], "b": {"c": None, "d": 'x"y'}, "e": [[[]]]}
+    assert parse_json(json.dumps(doc), "f") == doc
+
+
+def test_checked_int_says_what_and_where():
+    assert checked_int(5, "wave.simd", "w.json", 0, 7) == 5
+    for bad, words in ((True, "bool True"), (1.5, "float 1.5"), (None, "null"), ([1], "a list"), (9, "outside")):
+        with pytest.raises(FormatError) as e:
+            checked_int(bad, "wave.simd", "w.json", 0, 7)
+        assert str(e.value).startswith("w.json: wave.simd is") and words in str(e.value), str(e.value)
+
+
+# ---- resource bounds: a header promising 2^40 records allocates nothing ----------------------------------
+def _peak_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_a_pmc_schedule_promising_2_40_counters():
+    from attdec.sources.pmc import unpack_pmc
+
+    before = _peak_mb()
+    sched = [{"name": "SQ_WAVES", "block": "SQ", "xcc": 1 << 20, "inst": 1, "se": 1 << 20, "sa": 1, "wgp": 1}]
+    sched[0] |= {"off": 0, "size": 8 << 40}
+    with pytest.raises(FormatError, match="instances need"):
+        unpack_pmc(bytes(64), sched, "p.pmc")
+    assert _peak_mb() - before < 50
+
+
+def test_a_pickle_frame_promising_2_63_bytes(tmp_path):
+    p = tmp_path / "profile.pkl"
+    p.write_bytes(b"\x80\x04\x95" + struct.pack("<Q", (1 << 63) - 1) + b"]q\x00.")
+    one_line_error(cli("hotspots", p), str(p), "not a readable pickle")
+
+
+def test_a_zstd_chunk_promising_a_terabyte(tmp_path):
+    """An RDF chunk whose index (and zstd frame) claim 2^40 bytes: refused by the cap, not allocated."""
+    pytest.importorskip("zstandard")
+    from attdec.sources.rgp.container import _zstd
+
+    frame = struct.pack("<I", 0xFD2FB528) + bytes([0xC0, 0x00]) + struct.pack("<Q", 1 << 40) + bytes([1, 0, 0])
+    before = _peak_mb()
+    with pytest.raises(InputError, match="ATTDEC_MAX_MEMBER_MB"):
+        _zstd(frame, 1 << 40, "t.rgp: SqttData 0")
+    assert _peak_mb() - before < 50
+
+
+# ---- nothing is lost: one failing input or dispatch ------------------------------------------------------
+TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
+
+
+def test_one_bad_dispatch_does_not_lose_the_others(tmp_path):
+    for name in ("a", "b", "c"):
+        shutil.copytree(TINY, tmp_path / name)
+    (tmp_path / "b" / "code.json").write_text('{"code": [')
+    r = cli("hotspots", "--format", "json", tmp_path)
+    assert r.returncode == 1, r.stderr
+    bad = tmp_path / "b" / "code.json"
+    assert _lines(r) == [f"attdec: error: {bad}: malformed JSON: Expecting value at line 1 column 11"]
+    assert [h["dispatch"] for h in json.loads(r.stdout)["dispatches"]] == ["a", "c"]
+
+
+def test_one_bad_raw_dispatch_does_not_lose_the_others(tmp_path):
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    shutil.copytree(DEMO_RAW, good)
+    shutil.copytree(DEMO_RAW, bad)
+    (bad / "kern.co").write_bytes(b"\x7fELF" + bytes(60))
+    r = cli("waves", "--format", "csv", good, bad)
+    assert r.returncode == 1 and len(_lines(r)) == 1 and str(bad / "kern.co") in r.stderr, r.stderr
+    assert r.stdout.count("\n") > 5  # the good capture's waves
+    r = cli("decode", "--format", "json", good, bad)
+    assert r.returncode == 1 and len(_lines(r)) == 1 and json.loads(r.stdout), r.stderr
+
+
+def test_a_single_bad_input_is_still_exactly_one_line(tmp_path):
+    shutil.copytree(TINY, tmp_path / "b")
+    (tmp_path / "b" / "code.json").write_text("[")
+    one_line_error(cli("hotspots", tmp_path / "b"), "code.json", "malformed JSON")
+    r = cli("hotspots", tmp_path / "b", tmp_path / "nothing")  # two bad inputs: two lines
+    assert r.returncode == 1 and sorted(_lines(r)) == [
+        f"attdec: error: {tmp_path / 'b' / 'code.json'}: malformed JSON: Expecting value at line 1 column 2",
+        f"attdec: error: {tmp_path / 'nothing'}: no such file or folder",
+    ]
+
+
+# ---- part 6: unreadable files, odd paths, missing wave files ------------------------------------------------
+def test_a_device_or_pipe_is_refused_not_read(tmp_path):
+    fifo = tmp_path / "k_se0.att"
+    os.mkfifo(fifo)
+    t0 = time.time()
+    one_line_error(cli("decode", "--code", f"{DEMO_RAW / 'kern.co'}@{BASE}", fifo), str(fifo), "not a regular file")
+    one_line_error(cli("disasm", "/dev/zero"), "/dev/zero", "not a regular file")
+    assert time.time() - t0 < 10
+
+
+@pytest.mark.parametrize("name", ["with space", "new\nline", "-dash", "--double"])
+def test_odd_folder_names(tmp_path, name):
+    d = tmp_path / name / TINY.name
+    shutil.copytree(TINY, d)
+    r = cli("waves", "--format", "csv", "--", d)
+    assert r.returncode == 0 and r.stdout.count("\n") == 4, r.stderr
+    bad = tmp_path / name / "x"
+    shutil.copytree(TINY, bad)
+    (bad / "code.json").write_text("{")
+    r = cli("waves", "--format", "csv", "--", bad)
+    one_line_error(r, "malformed JSON")
+    assert "\n" not in name or "new\\x0aline" in r.stderr  # a newline in a path stays on its one line
+
+
+def test_missing_wave_files_are_named_and_the_rest_read(tmp_path):
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    (d / "se1_sm2_sl1_wv1.json").unlink()
+    (d / "se0_sm0_sl0_wv0.json").unlink()
+    r = cli("waves", "--format", "json", d)
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)["waves"]) == 1
+    r = cli("hotspots", d)
+    assert "2 wave files listed in filenames.json are missing" in r.stdout
+
+
+def _as_nobody(args, tmp_path) -> subprocess.CompletedProcess:
+    """`attdec ARGS` as a user that cannot read root's 0o000 files (root reads everything)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HOME=str(tmp_path))
+
+    def drop():
+        if os.geteuid() == 0:
+            os.setgid(65534)
+            os.setuid(65534)
+
+    return subprocess.run(
+        [sys.executable, "-m", "attdec", *map(str, args)], capture_output=True, text=True, env=env, preexec_fn=drop
+    )
+
+
+def test_unreadable_files_and_folders(tmp_path):
+    if os.geteuid() == 0 and not _nobody_can_run(tmp_path):
+        pytest.skip("cannot drop to an unprivileged user here")
+    tmp_path.chmod(0o755)
+    for name in ("a", "b", "c"):
+        shutil.copytree(TINY, tmp_path / name)
+    for p in [tmp_path, *tmp_path.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    (tmp_path / "b" / "code.json").chmod(0)  # an unreadable file in one dispatch folder
+    (tmp_path / "c").chmod(0)  # an unreadable folder
+    r = _as_nobody(["waves", "--format", "csv", tmp_path], tmp_path)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 1, r.stderr
+    assert f"attdec: error: {tmp_path / 'b' / 'code.json'}: cannot read: Permission denied" in r.stderr
+    assert f"attdec: warning: {tmp_path / 'c'}: cannot read: Permission denied: skipped" in r.stderr
+    assert r.stdout.startswith("dispatch,") and r.stdout.count("\na,") == 3  # a's waves, all of them
+    r = _as_nobody(["waves", tmp_path / "b" / "code.json"], tmp_path)
+    assert r.returncode == 1 and r.stderr.strip() == f"attdec: error: {tmp_path / 'b' / 'code.json'}: permission denied"
+
+
+def test_unreadable_files_and_folders_simulated(tmp_path, monkeypatch):
+    """The same as root, who reads everything: the operating system's refusals simulated where attdec meets
+    them (opening a file, listing a folder, os.access)."""
+    for name in ("a", "b", "c", "d"):
+        shutil.copytree(TINY, tmp_path / name)
+    deny_file, deny_dir, deny_named = tmp_path / "b" / "code.json", tmp_path / "c", tmp_path / "d"
+    real_open, real_scandir, real_access, real_stat = io.open, os.scandir, os.access, os.stat
+
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    def fake_open(p, *a, **k):
+        return refuse(p) if isinstance(p, (str, Path)) and Path(p) == deny_file else real_open(p, *a, **k)
+
+    monkeypatch.setattr(io, "open", fake_open)
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "scandir", lambda p=".": refuse(p) if Path(p) == deny_dir else real_scandir(p))
+    monkeypatch.setattr(
+        os, "stat", lambda p, *a, **k: refuse(p) if Path(p).parent == deny_dir else real_stat(p, *a, **k)
+    )
+    monkeypatch.setattr(
+        os, "access", lambda p, m, **k: False if Path(p) in (deny_file, deny_named) else real_access(p, m, **k)
+    )
+    r = cli("waves", "--format", "csv", tmp_path)
+    assert "Traceback" not in r.stderr and r.returncode == 1, r.stderr
+    assert f"attdec: error: {deny_file}: cannot read: Permission denied" in r.stderr, r.stderr
+    assert f"attdec: warning: {deny_dir}: cannot read: Permission denied: skipped" in r.stderr, r.stderr
+    assert r.stdout.count("\na,") == 3 and r.stdout.count("\nd,") == 3, r.stdout
+    r = cli("waves", "--format", "csv", tmp_path / "a", deny_named)
+    assert r.returncode == 1 and _lines(r) == [f"attdec: error: {deny_named}: permission denied"], r.stderr
+    assert r.stdout.count("\na,") == 3
+
+
+def _nobody_can_run(tmp_path) -> bool:
+    try:
+        return _as_nobody(["--version"], tmp_path).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
