@@ -209,11 +209,11 @@ def test_real_wave_begin_end_match_filenames_json():
 @pytest.mark.parametrize(
     "name,body,needle",
     [
-        ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [[1, 2]]}}, "expected [n, 5]"),
-        ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [], "timeline": [[1]]}}, "unexpected structure"),
+        ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [[1, 2]]}}, "wave.instructions[0] has 2 value(s), expected a row of 5"),
+        ("se0_sm0_sl0_wv0.json", {"wave": {"instructions": [], "timeline": [[1]]}}, "wave.timeline[0] has 1 value(s)"),
         ("se0_sm0_sl0_wv0.json", {"nothing": 1}, "no 'wave' object"),
         ("occupancy.json", {"0": [["a"]]}, "unknown layout"),
-        ("code.json", {"code": [["s_nop 0", 0, "x", "", 1, 2, 3, 4, 5, 6]]}, "non-integer column"),
+        ("code.json", {"code": [["s_nop 0", 0, "x", "", 1, 2, 3, 4, 5, 6]]}, "code[0][2] is str 'x', expected an integer"),
         ("code.json", [1, 2], "not a JSON object"),
         ("filenames.json", {"wave_filenames": {"0": {"0": {"0": {"0": ["a.json", "b", 1]}}}}}, "unexpected structure"),
     ],

@@ -14,8 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attdec.errors import ArchError, FormatError, InputError, parse_json
+from attdec.errors import I64, ArchError, FormatError, InputError, checked_int, parse_json
 from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
+from attdec.model.records import MAX_SE
 from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, read_archive
 from attdec.sources.kind import Tracker
@@ -94,11 +95,39 @@ def _parse(files, name: str, parse, *args, doc=None):
         raise FormatError(f"unexpected structure ({type(e).__name__}: {e})", files.where(name)) from None
 
 
-def _int(v, where: str, what: str) -> int:
+I32 = (-(1 << 31), (1 << 31) - 1)  # what the occupancy records' cu/simd/wave_id hold
+
+
+def _int(v, where: str, what: str, lo: int = I64[0], hi: int = I64[1]) -> int:
+    """A field that must be an integer in [lo, hi] (`what` is its JSON path); digits in a string count."""
+    if isinstance(v, str) and 0 < len(v) <= 20 and v.lstrip("-").isdigit():
+        v = int(v)
+    return checked_int(v, what, where, lo, hi)
+
+
+def _int_rows_of(raw, where: str, what: str, cols: int):
+    """A JSON list of rows of at least `cols` integers -> int64 array [n, >= cols]; otherwise a FormatError
+    naming the first element that is not (`what[i][j]`). One numpy conversion when the rows are good."""
+    import numpy as np
+
+    if not isinstance(raw, list):
+        raise FormatError(f"{what} is {type(raw).__name__}, expected a list of rows", where)
+    if not raw:
+        return np.zeros((0, cols), np.int64)
     try:
-        return int(v)
-    except (TypeError, ValueError):
-        raise FormatError(f"{what} is not an integer: {v!r}", where) from None
+        a = np.asarray(raw)
+    except (ValueError, TypeError, OverflowError):  # ragged rows, mixed content
+        a = None
+    if a is not None and a.ndim == 2 and a.shape[1] >= cols and a.dtype.kind in "iu":
+        if a.dtype.kind == "i" or a.max() <= I64[1]:
+            return a.astype(np.int64, copy=False)
+    for i, r in enumerate(raw):  # the slow path only finds the element to name
+        if not isinstance(r, list) or len(r) < cols:
+            got = f"has {len(r)} value(s)" if isinstance(r, list) else f"is {type(r).__name__}"
+            raise FormatError(f"{what}[{i}] {got}, expected a row of {cols} integers", where)
+        for j, x in enumerate(r):
+            _int(x, where, f"{what}[{i}][{j}]")
+    raise FormatError(f"{what}: rows of different lengths", where)
 
 
 # ---- architecture ------------------------------------------------------------------------------
@@ -181,15 +210,13 @@ def parse_code(doc, where: str) -> CodeJson:
             )
         text = str(r[0]) if r[0] is not None else ""
         src = r[3] if isinstance(r[3], str) else ""
-        try:
-            line, hit, lat = (i if legacy else int(r[2])), int(r[6]), int(r[7])
-            codeobj, vaddr = (0, 0) if legacy else (int(r[4]), int(r[5]))
-            if len(r) >= 10 and not legacy:
-                stall, idle = int(r[8]), int(r[9])
-            else:
-                stall, idle, short = 0, 0, True
-        except (TypeError, ValueError):
-            raise FormatError(f"row {i} has a non-integer column: {r[:10]!r}", where) from None
+        col = lambda j: _int(r[j], where, f"code[{i}][{j}]")  # noqa: B023 (used at once)
+        line, hit, lat = (i if legacy else col(2)), col(6), col(7)
+        codeobj, vaddr = (0, 0) if legacy else (col(4), _int(r[5], where, f"code[{i}][5]", 0, (1 << 64) - 1))
+        if len(r) >= 10 and not legacy:
+            stall, idle = col(8), col(9)
+        else:
+            stall, idle, short = 0, 0, True
         if not legacy and len(r) == 8 and r[1] == 100 and not text.startswith(";"):
             text = "; " + text  # early C++ writer: label rows marked by type 100
         out.append(CodeLine(line, text, src, codeobj, vaddr, hit, lat, stall, idle))
@@ -236,29 +263,29 @@ def parse_wave(doc, where: str, name: str) -> Wave:
     if not isinstance(w, dict):
         raise FormatError("no 'wave' object", where)
     m = WAVE_FILE.match(name)
-    se = int(m.group(1)) if m else _int(str(doc.get("name", "SE0"))[2:], where, "name")
-    raw = w.get("instructions") or []
-    try:
-        arr = np.asarray(raw, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        raise FormatError("instructions are not rows of integers", where) from None
-    if arr.size and (arr.ndim != 2 or arr.shape[1] < 5):
-        raise FormatError(f"instructions have shape {arr.shape}, expected [n, 5]", where)
-    insts = empty_insts(len(raw))
-    if len(raw):
+    if m:
+        se = _int(m.group(1), where, "se<N> of the file name", 0, MAX_SE)
+    else:
+        se = _int(str(doc.get("name", "SE0"))[2:], where, "name (SE<N>)", 0, MAX_SE)
+    arr = _int_rows_of(w.get("instructions") or [], where, "wave.instructions", 5)
+    bad = np.flatnonzero((arr[:, 1] < 0) | (arr[:, 1] > 255))
+    if len(bad):
+        raise FormatError(f"wave.instructions[{bad[0]}][1]: category {arr[bad[0], 1]} is not one (0..255)", where)
+    insts = empty_insts(len(arr))
+    if len(arr):
         insts["time"], insts["category"], insts["stall"] = arr[:, 0], arr[:, 1], arr[:, 2]
         insts["duration"], insts["line"] = arr[:, 3], arr[:, 4]
-    timeline = [(int(s), int(d)) for s, d in (w.get("timeline") or [])]
+    timeline = [(s, d) for s, d in _int_rows_of(w.get("timeline") or [], where, "wave.timeline", 2)[:, :2].tolist()]
     return Wave(
         se=se,
-        cu=_int(w.get("cu", -1), where, "cu"),  # rocprofv2 wave files do not say: -1, unknown
-        simd=_int(w.get("simd", 0), where, "simd"),
-        slot=_int(w.get("slot", 0), where, "slot"),
-        begin=_int(w.get("begin", 0), where, "begin"),
-        end=_int(w.get("end", 0), where, "end"),
+        cu=_int(w.get("cu", -1), where, "wave.cu", *I32),  # rocprofv2 wave files do not say: -1, unknown
+        simd=_int(w.get("simd", 0), where, "wave.simd", *I32),
+        slot=_int(w.get("slot", 0), where, "wave.slot", *I32),
+        begin=_int(w.get("begin", 0), where, "wave.begin"),
+        end=_int(w.get("end", 0), where, "wave.end"),
         insts=insts,
         timeline=timeline,
-        seq=_int(w.get("id", m.group(4) if m else 0), where, "id"),
+        seq=_int(w.get("id", m.group(4) if m else 0), where, "wave.id", 0),
         path=where,
     )
 
@@ -283,6 +310,9 @@ def _int_rows(val) -> np.ndarray | None:
     return a
 
 
+OCC_COLUMNS = (I64, I32, I32, I32, (0, 255), I64)  # time, cu, simd, slot, start, kernel id
+
+
 def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, str]]:
     """All three layouts (§7) -> (OCCUPANCY_DTYPE rows, kernel ids used, dispatches name table)."""
     if not isinstance(doc, dict):
@@ -292,10 +322,10 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     for key, val in doc.items():
         if not key.isdigit() or not isinstance(val, list):
             continue
-        se = int(key)
+        se = _int(key, where, f"key {key!r}", 0, MAX_SE)
         if isinstance(names_list, list) and se < len(names_list):
             m = re.search(r"_se(\d+)\.att$", str(names_list[se]))
-            se = int(m.group(1)) if m else se
+            se = _int(m.group(1), where, f"names[{se}]", 0, MAX_SE) if m else se
         a = _int_rows(val)
         if a is not None:  # the common case, vectorised
             part = np.zeros(len(a), OCCUPANCY_DTYPE)
@@ -305,10 +335,12 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
             parts.append(part)
             kids.update(np.unique(a[:, 5]).tolist())
             continue
-        for r in val:
+        for i, r in enumerate(val):
             if isinstance(r, list) and len(r) >= 6:  # [time, cu, simd, slot, start, kernel_id, ...]
-                t, cu, simd, slot, start, kid = (int(x) for x in r[:6])
-            elif isinstance(r, int):  # early packed layout
+                t, cu, simd, slot, start, kid = (
+                    _int(x, where, f"{key}[{i}][{j}]", *lim) for j, (x, lim) in enumerate(zip(r[:6], OCC_COLUMNS))
+                )
+            elif isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= I64[1]:  # early packed layout
                 kid, simd, slot = r & 0xFFF, (r >> 12) & 3, (r >> 14) & 0xF
                 start, cu, t = (r >> 18) & 1, (r >> 19) & 0xF, (r >> 23) * 8
             else:
@@ -323,12 +355,15 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
-def parse_realtime(doc) -> dict[int, list[tuple[int, int]]]:
+def parse_realtime(doc, where: str = "realtime.json") -> dict[int, list[tuple[int, int]]]:
     """realtime.json -> (shader clock, reference clock) pairs per SE."""
     if not isinstance(doc, dict):
         return {}
-    ses = sorted(int(k[2:]) for k in doc if k.startswith("SE") and k[2:].isdigit())
-    return {se: [(int(a), int(b)) for a, b in doc[f"SE{se}"]] for se in ses}
+    out = {}
+    for k in sorted(k for k in doc if k.startswith("SE") and k[2:].isdigit()):
+        pairs = _int_rows_of(doc[k], where, k, 2)[:, :2].tolist()
+        out[_int(k[2:], where, f"key {k!r}", 0, MAX_SE)] = [(a, b) for a, b in pairs]
+    return dict(sorted(out.items()))
 
 
 # ---- one folder --------------------------------------------------------------------------------
@@ -383,7 +418,9 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     names: dict[str, str] = {}
     if files.has("occupancy.json"):
         occ, kids, names = _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
-    realtime_se = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else {}
+    realtime_se = {}
+    if files.has("realtime.json"):
+        realtime_se = _parse(files, "realtime.json", parse_realtime, files.where("realtime.json"))
     for n in ("snapshots.json", *tuple(x for x in files.names() if x.startswith("wstates"))):
         if files.has(n):
             _json(files, n)  # not used by the analyses, but a malformed file is still an error
