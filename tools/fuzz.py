@@ -1101,7 +1101,7 @@ def save_fixture(folder: Path, r: Result) -> int:
     """A failing case as tests/fixtures/fuzz/<kind>-<hash>/: its files under in/ and case.json."""
     h = hashlib.sha1(repr((r.outcome.status, r.outcome.detail)).encode()).hexdigest()[:10]
     dst = folder / f"{r.kind}-{h}"
-    if dst.exists():
+    if dst.exists() or not all(rel.isprintable() for rel in r.files or {}):  # no newlines in tracked names
         return 0
     for rel, data in (r.files or {}).items():
         p = dst / "in" / rel
@@ -1143,7 +1143,10 @@ def main() -> int:
     ap.add_argument("--replay", type=int, metavar="N", help="run case N alone and show its output")
     ap.add_argument("--keep", metavar="DIR", help="with --replay: write the case's files here and keep them")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--tree", metavar="DIR", help="fuzz the attdec of another checkout (e.g. to save old crashers)")
     a = ap.parse_args()
+    if a.tree:
+        sys.path.insert(0, str(Path(a.tree).resolve()))
     a.kinds = tuple(k for k in a.kinds.split(",") if k)
     unknown = set(a.kinds) - set(KINDS)
     if unknown:

@@ -36,7 +36,7 @@ def raw_dispatches(paths, code, arch, se, input_format):
             for p in paths:
                 if explicit.se_of(str(p)) is None:
                     raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", p)
-        return [explicit.load(paths, code, arch, se, need_code=False)]
+        return [explicit.load(paths, code, arch, se, need_code=False).check()]
     raws = open_raw(paths, input_format)
     for raw in raws:
         raw.arch = arch or raw.arch

@@ -197,7 +197,7 @@ def read(
     if code:
         from attdec.sources import explicit
 
-        raw = explicit.load(paths, code, arch)
+        raw = explicit.load(paths, code, arch).check()
         tracker.grow(raw_weight(raw))
         return [raw]
     items = resolve(paths, input_format, failures)
@@ -205,7 +205,7 @@ def read(
     loaded: Loaded = []
     for k, p in items:
         with failures.guard():
-            loaded += k.load(p, tracker)
+            loaded += [d.check() if isinstance(d, RawDispatch) else d for d in k.load(p, tracker)]
     out = _unique(loaded)
     if not out and not failures.errors:  # every input was recognised, yet none held a dispatch: say so
         raise InputError("no dispatch in this input", ", ".join(str(p) for _k, p in items))

@@ -17,8 +17,9 @@ from typing import NamedTuple
 import numpy as np
 
 from attdec.decoders import CodeMap, stream_generation
-from attdec.errors import ArchError, AttdecError
+from attdec.errors import ArchError, AttdecError, FormatError
 from attdec.model import OCCUPANCY_DTYPE, CounterSamples, Dispatch, KernelResources
+from attdec.model.records import MAX_SE
 from attdec.model.target import target
 
 
@@ -55,6 +56,14 @@ class RawDispatch:
     decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
     counters: list[CounterSamples] = field(default_factory=list)  # performance counters, when captured
     problems: list[str] = field(default_factory=list)  # what the source repaired or doubts (container damage)
+
+    def check(self) -> RawDispatch:
+        """Refuse, before anything is decoded or printed, numbers its source took from file names or
+        headers that no record can hold (a `_se1099511627776.att`)."""
+        for b in self.blobs:
+            if not 0 <= b.se <= MAX_SE:
+                raise FormatError(f"shader engine {b.se} is out of range (0..{MAX_SE})", b.label)
+        return self
 
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
