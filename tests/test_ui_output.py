@@ -14,11 +14,9 @@ import tarfile
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from conftest import FIXTURES, shared_path
+from conftest import FIXTURES, invoke, shared_path
 
 import attdec
-from attdec.cli import main
 from attdec.errors import FormatError
 from attdec.model.totals import aggregate_lines
 from attdec.sources.pipeline import resolve
@@ -123,7 +121,7 @@ def test_archive_is_read_in_memory_and_safely(tmp_path):
 
 
 def _cli(*args):
-    r = CliRunner().invoke(main, list(map(str, args)))
+    r = invoke(list(map(str, args)))
     return r.exit_code, r.output
 
 
@@ -152,11 +150,15 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path, setup, needle):
         target.write_bytes(b"\xfd7zXZ\x00garbage")
     elif setup == "no_match":
         target = tmp_path / "nothing*"
-    for cmd in ("hotspots", "waves"):
-        code, out = _cli(cmd, target)
+    # a plain report reads no wave file (they are read when something needs them): a wave filter does
+    cmds = [["hotspots", "--se", "0"], ["waves"]] if setup == "bad_wave" else [["hotspots"], ["waves"]]
+    for cmd in cmds:
+        code, out = _cli(*cmd, target)
         assert code == 1, out
         assert out.startswith("attdec: error: ") and needle in out and out.count("\n") == 1, out
         assert "Traceback" not in out
+    if setup == "bad_wave":
+        assert _cli("hotspots", target)[0] == 0
 
 
 def test_malformed_json_names_position(tmp_path):
@@ -221,6 +223,8 @@ def test_real_wave_begin_end_match_filenames_json():
 def test_wrong_json_shapes_are_format_errors(tmp_path, name, body, needle):
     shutil.copytree(TINY, tmp_path / "d")
     (tmp_path / "d" / name).write_text(json.dumps(body))
-    r = CliRunner().invoke(main, ["hotspots", str(tmp_path / "d")])
+    # each file is read by what needs it: wave files by `waves`, occupancy.json by `kernel`, the rest always
+    cmd = {"se0_sm0_sl0_wv0.json": "waves", "occupancy.json": "kernel"}.get(name, "hotspots")
+    r = invoke([cmd, str(tmp_path / "d")])
     assert r.exit_code == 1 and needle in r.output and name in r.output, r.output
     assert r.output.count("\n") == 1

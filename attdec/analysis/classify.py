@@ -14,9 +14,12 @@ Rules (docs/stall-classifier.md), per family through `attdec.isa.categories`:
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from attdec.isa import categories as C
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STALL_TYPES = (
     "VMEM-wait",
@@ -92,6 +95,8 @@ def line_type_table(dispatch) -> np.ndarray:
 
     Lines not in the listing get `other`.
     """
+    import numpy as np
+
     fam = dispatch.target.family
     size = max((c.line for c in dispatch.code), default=-1) + 1
     table = np.full(max(size, 1), TYPE_INDEX["other"], np.int64)

@@ -2,6 +2,9 @@
 
 Works on the model only: per-instruction totals come from the code listing (code.json's columns) or,
 when the waves are restricted, are recomputed from the chosen waves with `aggregate_lines`.
+
+Plain Python over the listing: a ui_output folder's report reads neither its waves nor numpy. numpy
+comes in (imported where it is used) only when waves are aggregated: wave filters, `--charge producer`.
 """
 
 from __future__ import annotations
@@ -10,14 +13,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 from attdec.analysis import BY, CHARGES, norm_path
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.analysis.kernel import KernelSummary, kernel_summary
-from attdec.analysis.table import Table
-from attdec.analysis.waits import attribute, producer_moves
 from attdec.model import CodeLine, Dispatch, Wave
-from attdec.model.totals import aggregate_lines
+
+if TYPE_CHECKING:
+    from attdec.analysis.table import Table
 
 NO_SOURCE = "(no source line)"
 NO_FILE = "(no source file)"
@@ -76,6 +80,8 @@ class Hotspots:
     def table(self) -> Table:
         """The rows as numpy columns (key, stall, latency, hits, idle, share, dominant_type; by instruction
         also line, vaddr, source, type)."""
+        from attdec.analysis.table import Table
+
         cols = ["key", "stall", "latency", "hits", "idle", "share", "dominant_type"]
         if self.by == "instruction":
             cols += ["line", "vaddr", "source", "type"]
@@ -118,8 +124,16 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charg
     if charge not in CHARGES:
         raise ValueError(charge)
     fam = dispatch.target.family
-    totals = aggregate_lines(waves).as_dict() if waves is not None else None
-    moved_out, moved_in = producer_moves(attribute(dispatch, waves)) if charge == "producer" else ({}, {})
+    totals = None
+    if waves is not None:
+        from attdec.model.totals import aggregate_lines
+
+        totals = aggregate_lines(waves).as_dict()
+    moved_out, moved_in = {}, {}
+    if charge == "producer":
+        from attdec.analysis.waits import attribute, producer_moves
+
+        moved_out, moved_in = producer_moves(attribute(dispatch, waves))
     out = []
     for c in dispatch.code:
         if c.is_label:
@@ -203,6 +217,15 @@ def resolve_by(dispatches: list[Dispatch], by: str | None) -> tuple[str, str | N
     return "instruction", "no source lines (no DWARF line table, or no listing): ranked by instruction"
 
 
+def _kernel_summary(dispatches: list[Dispatch]) -> KernelSummary | None:
+    """One dispatch's resources and occupancy for the header; the achieved figure only when its records are
+    in memory already (decoded raw captures): a folder's occupancy.json would cost more than the report."""
+    if len(dispatches) != 1:
+        return None
+    d = dispatches[0]
+    return kernel_summary(d, achieved=d.loaded("occupancy"))
+
+
 def hotspots(
     dispatches: list[Dispatch],
     by: str | None = "line",
@@ -224,7 +247,7 @@ def hotspots(
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         stats += instruction_stats(d, waves, charge)
-        nwaves += len(d.waves) if waves is None else len(waves)
+        nwaves += d.wave_count if waves is None else len(waves)
         listing += sum(1 for c in d.code if not c.is_label)
         problems += [f"{d.name}: {p}" if len(dispatches) > 1 else p for p in d.problems]
     totals = {
@@ -252,5 +275,5 @@ def hotspots(
         problems=problems,
         stall_measured=measured,
         charge=charge,
-        kernel_summary=kernel_summary(dispatches[0]) if len(dispatches) == 1 else None,
+        kernel_summary=_kernel_summary(dispatches),
     )

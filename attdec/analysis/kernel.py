@@ -116,8 +116,12 @@ def _with_occupancy(s: KernelSummary, tgt: Target) -> KernelSummary:
     return s
 
 
-def kernel_summary(d: Dispatch) -> KernelSummary:
-    """Resources, theoretical and achieved occupancy of one traced dispatch."""
+ACHIEVED_NOT_READ = "achieved occupancy not read here (it needs the wave start/end records): see `attdec kernel`"
+
+
+def kernel_summary(d: Dispatch, achieved: bool = True) -> KernelSummary:
+    """Resources, theoretical and achieved occupancy of one traced dispatch; `achieved=False` leaves the
+    achieved figure out (its records, a folder's occupancy.json, are not read)."""
     s = KernelSummary(kernel=d.kernel, arch=d.arch, dispatch=d.name)
     s.achieved_unit = "CU" if d.target.family == "gfx9" else "WGP"
     if d.resources is not None:
@@ -132,6 +136,9 @@ def kernel_summary(d: Dispatch) -> KernelSummary:
         if s.resources is None:
             s.notes.append("no code object and no listing: resources unknown")
     _with_occupancy(s, d.target)
+    if not achieved:
+        s.notes.append(ACHIEVED_NOT_READ)
+        return s
     s.achieved = achieved_occupancy(d.occupancy)
     if s.achieved is None:
         s.notes.append("no wave start/end records: achieved occupancy unknown")

@@ -12,8 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
+from attdec.commands.common import Many, add_paths, echo
 from attdec.errors import InputError
 
 
@@ -42,25 +41,26 @@ def raw_dispatches(paths, code, arch, se, input_format):
     return raws
 
 
-@click.command("decode")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "--arch",
-    default=None,
-    help="gfx1100, gfx1201, gfx942, ... (must match the trace; default: from the code object or the capture)",
-)
-@click.option(
-    "--code",
-    "code",
-    multiple=True,
-    metavar="FILE@LOADBASE",
-    help="PATHS are .att blobs; this is a code object and the address it was loaded at (repeatable)",
-)
-@click.option("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
-@click.option("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
-@click.option("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def decode(paths, arch, code, se, target_cu, input_format, fmt):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument(
+        "--arch",
+        default=None,
+        help="gfx1100, gfx1201, gfx942, ... (must match the trace; default: from the code object or the capture)",
+    )
+    p.add_argument(
+        "--code",
+        action=Many,
+        metavar="FILE@LOADBASE",
+        help="PATHS are .att blobs; this is a code object and the address it was loaded at (repeatable)",
+    )
+    p.add_argument("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
+    p.add_argument("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
+    p.add_argument("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
+    p.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+
+
+def decode(a) -> int:
     """Decode raw SQTT (bare .att blobs with --code, or any raw capture attdec reads) into records.
 
     Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
@@ -68,27 +68,27 @@ def decode(paths, arch, code, se, target_cu, input_format, fmt):
     problem is a warning on stderr with the file and byte offset.
     """
     from attdec.report import records
-    from attdec.report.common import printable
     from attdec.sources.raw import decode_blobs
 
     damaged = []
 
     def results(raw):
         for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
-            click.echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
-        for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
+            echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
+        for blob, res, dt in decode_blobs(raw, target_cu=a.target_cu):
             for p in res.problems:
-                click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
+                echo(f"attdec: warning: {blob.label}: {p}", err=True)
             if res.problems:
                 damaged.append(blob.label)
             yield blob.label, res, dt
 
-    raws = raw_dispatches(paths, code, arch, se, input_format)
+    raws = raw_dispatches(a.paths, a.code, a.arch, a.se, a.input_format)
     dispatches = ((raw.name, results(raw)) for raw in raws)
-    if fmt == "json":
+    if a.fmt == "json":
         records.write_json(dispatches, sys.stdout)
     else:
         records.print_summary(dispatches, sys.stdout)
     if damaged:
         sys.stdout.flush()
-        sys.exit(3)
+        return 3
+    return 0

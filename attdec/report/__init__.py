@@ -1,4 +1,4 @@
-"""Reporters: rich tables, JSON/CSV, and writers of other formats."""
+"""Reporters: tables (report.common), JSON/CSV, and writers of other formats."""
 
 from dataclasses import dataclass
 

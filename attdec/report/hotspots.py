@@ -1,8 +1,6 @@
-"""Print `Hotspots` as a rich table, JSON or CSV."""
+"""Print `Hotspots` as a table, JSON, CSV, markdown or folded stacks."""
 
 from __future__ import annotations
-
-from rich.text import Text
 
 from attdec.analysis.flame import Stack
 from attdec.analysis.hotspots import Hotspots, Row
@@ -117,7 +115,7 @@ def print_table(reports: list[Hotspots], top: int, out) -> None:
 def _section(con, h: Hotspots, top: int) -> None:
     t = h.totals
     title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
-    con.print(Text(f"{h.kernel or '(kernel unknown)'}  [{title}]", style="bold"))
+    con.print(f"{h.kernel or '(kernel unknown)'}  [{title}]", style="bold")
     con.print(f"  arch {h.arch}   waves {h.waves}   instructions {t['hits']:,} executed ({h.listing:,} in listing)")
     if h.stall_measured:
         share = t["stall"] / t["latency"] if t["latency"] else 0.0
@@ -130,7 +128,7 @@ def _section(con, h: Hotspots, top: int) -> None:
     if h.charge == "producer":
         con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
-        con.print(Text(f"  note: {p}", style="yellow"))
+        con.print(f"  note: {p}", style="yellow")
     if h.by_type:
         con.print("stall by type", style="bold")
         fit_table(
@@ -147,11 +145,9 @@ def _section(con, h: Hotspots, top: int) -> None:
     what = {"line": "source line", "instruction": "instruction", "file": "source file"}[h.by]
     measure = "stall cycles" if h.stall_measured else "latency (no stall in this format)"
     con.print(
-        Text(
-            f"top {len(rows)} of {len(h.rows)} by {what}, ranked by {measure}"
-            + (f" (paths under {prefix}/)" if prefix else ""),
-            style="bold",
-        )
+        f"top {len(rows)} of {len(h.rows)} by {what}, ranked by {measure}"
+        + (f" (paths under {prefix}/)" if prefix else ""),
+        style="bold",
     )
     cols = [
         Col("#"),

@@ -1,8 +1,6 @@
-"""Print per-wave rows as a rich table, JSON or CSV."""
+"""Print per-wave rows as a table, JSON or CSV."""
 
 from __future__ import annotations
-
-from rich.text import Text
 
 from attdec.analysis.waves import WaveRow
 from attdec.report.common import Col, console, fit_table, human, pct, write_csv, write_json
@@ -73,7 +71,7 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> No
     else:
         d = dispatches[0] if dispatches else None
         what = f"{d.kernel or d.name} [{d.name}]" if d else "no dispatch"
-    con.print(Text(f"{count} waves of {what} {archs}{shown}", style="bold"))
+    con.print(f"{count} waves of {what} {archs}{shown}", style="bold")
     if not rows:
         return
     cols = [Col("dispatch", "text", "left", min=12)] if several else []

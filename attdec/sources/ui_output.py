@@ -2,6 +2,12 @@
 
 Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recognised by its
 `filenames.json`, never by its name. Everything layout-specific stays here; analyses see only the model.
+
+Reading a folder parses filenames.json, code.json (the listing with its totals: what the default reports
+need) and realtime.json. The wave files and occupancy.json are `Deferred`: parsed, in bulk, when an
+analysis first reads `Dispatch.waves` / `Dispatch.occupancy`, and only then is numpy imported. A folder's
+wave count comes from its file names. (A wave file that disagrees with filenames.json is noted when it
+is read; snapshots.json and wstates*.json are never read: no analysis uses them.)
 """
 
 from __future__ import annotations
@@ -10,16 +16,19 @@ import csv
 import json
 import os
 import re
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, FormatError, InputError
-from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
+from attdec.model import CodeLine, Deferred, Dispatch, Wave, empty_insts, empty_occupancy
 from attdec.model.target import Target, family_target, from_version, undetermined_target
-from attdec.sources.archive import ARCHIVE_SUFFIXES, read_archive
+from attdec.sources.archive import ARCHIVE_SUFFIXES, members
 from attdec.sources.kind import Tracker
+
+if TYPE_CHECKING:
+    import numpy as np
 
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
 DISPATCH_NAME = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)")
@@ -54,42 +63,67 @@ class _DirFiles:
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
 
+    def read_each(self, names: list[str]) -> Iterator[bytes]:
+        return (self.read(n) for n in names)
+
 
 class _MemFiles:
-    """The files of one dispatch folder inside an archive (read once, sequentially, never extracted)."""
+    """The files of one dispatch folder inside an archive, never extracted. The archive was walked once
+    for the folder's small files; its wave files (`later`: their names) are read by a second walk when
+    they are needed."""
 
-    def __init__(self, archive: Path, folder: str, files: dict[str, bytes]):
+    def __init__(self, archive: Path, folder: str, files: dict[str, bytes], later: list[str]):
+        self.archive = archive
         self.label = f"{archive}:{folder}"
         self.parent = archive.parent
         self.folder = folder
         self._files = files
+        self._later = set(later)
 
     def names(self) -> list[str]:
-        return sorted(self._files)
+        return sorted([*self._files, *self._later])
 
     def has(self, name: str) -> bool:
-        return name in self._files
+        return name in self._files or name in self._later
 
     def where(self, name: str) -> str:
         return f"{self.label}/{name}"
 
     def read(self, name: str) -> bytes:
-        try:
-            return self._files[name]
-        except KeyError:
-            raise InputError("missing file", self.where(name)) from None
+        return next(self.read_each([name]))
+
+    def read_each(self, names: list[str]) -> Iterator[bytes]:
+        """The files `names`, in that order: one walk of the archive for those not in memory, stopped as
+        soon as it has them all."""
+        got = {n: self._files[n] for n in names if n in self._files}
+        wanted = {PurePosixPath(self.folder, n) for n in names if n in self._later}
+        if wanted:
+            for p, data in members(self.archive, wanted.__contains__):
+                if data is not None:
+                    got[p.name] = data
+                    wanted.discard(p)
+                    if not wanted:
+                        break
+        for n in names:
+            if n not in got:
+                raise InputError("missing file", self.where(n))
+            yield got[n]
 
 
 def _json(files, name: str):
     """Parse one JSON file; malformed JSON is a FormatError naming the file and position."""
-    data = files.read(name)
+    return _loads(files.read(name), files.where(name))
+
+
+def _loads(data: bytes, where: str):
+    """Parse JSON bytes; malformed JSON is a FormatError naming the file and position."""
     try:
         return json.loads(data)
     except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {e.start})", files.where(name)) from None
+        raise FormatError(f"not UTF-8 text (byte {e.start})", where) from None
     except json.JSONDecodeError as e:
         raise FormatError(
-            f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})", files.where(name)
+            f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})", where
         ) from None
 
 
@@ -241,6 +275,8 @@ def listed_waves(fn_doc) -> dict[str, list]:
 
 def parse_wave(doc, where: str, name: str) -> Wave:
     """One se*_sm*_sl*_wv*.json -> Wave (instructions [time, category, stall, duration, line])."""
+    import numpy as np
+
     w = doc.get("wave") if isinstance(doc, dict) else None
     if not isinstance(w, dict):
         raise FormatError("no 'wave' object", where)
@@ -279,6 +315,8 @@ def _int_rows(val) -> np.ndarray | None:
     """`val` as an int64 [n, >=6] array when every row is a list of at least 6 plain ints, else None."""
     if not val or not isinstance(val[0], list):
         return None
+    import numpy as np
+
     try:
         a = np.array(val)
     except (ValueError, TypeError):
@@ -294,6 +332,10 @@ def _int_rows(val) -> np.ndarray | None:
 
 def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, str]]:
     """All three layouts (§7) -> (OCCUPANCY_DTYPE rows, kernel ids used, dispatches name table)."""
+    import numpy as np
+
+    from attdec.model import OCCUPANCY_DTYPE
+
     if not isinstance(doc, dict):
         raise FormatError("occupancy.json is not a JSON object", where)
     rows, kids, parts = [], set(), []
@@ -327,7 +369,7 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
         if rows:
             parts.append(np.array(rows, dtype=OCCUPANCY_DTYPE))
             rows = []
-    occ = np.concatenate(parts) if parts else np.zeros(0, OCCUPANCY_DTYPE)
+    occ = np.concatenate(parts) if parts else empty_occupancy()
     names = doc.get("dispatches")
     return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
@@ -344,7 +386,8 @@ def parse_realtime(doc) -> dict[int, list[tuple[int, int]]]:
 
 
 def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
-    """Everything in one dispatch folder -> Dispatch. Wave instructions keep their code.json line ids."""
+    """One dispatch folder -> Dispatch; its wave files and occupancy.json are read when first needed.
+    Wave instructions keep their code.json line ids."""
     if not files.has("filenames.json"):
         raise InputError("not a ui_output folder (no filenames.json)", files.label)
     fn = _json(files, "filenames.json")
@@ -369,47 +412,35 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     problems += cj.problems
 
     listed = _parse(files, "filenames.json", listed_waves, doc=fn)
-    present = {n for n in files.names() if WAVE_FILE.match(n)}
-    missing = sorted(set(listed) - present)  # a set difference and nothing per file: cheap at any size
+    present = sorted((n for n in files.names() if WAVE_FILE.match(n)), key=_wave_order)
+    missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
     if len(missing) == 1:
         problems.append(f"wave file listed in filenames.json is missing: {missing[0]}")
     elif missing:
         eg = ", ".join(missing[:3])
         problems.append(f"{len(missing):,} wave files listed in filenames.json are missing, e.g. {eg}")
-    waves, moved = [], []
-    for n in sorted(present, key=_wave_order):
-        w = _parse(files, n, parse_wave, files.where(n), n)
-        if n in listed and listed[n][1:3] != [w.begin, w.end]:
-            moved.append(f"{n} ({w.begin}/{w.end} vs {listed[n][1]}/{listed[n][2]})")
-        waves.append(w)
-        if tracker is not None:
-            tracker.advance(label=files.label)
-    if moved:
-        many = f"{len(moved):,} wave files differ" if len(moved) > 1 else "wave file differs"
-        problems.append(f"{many} from filenames.json in begin/end, e.g. {moved[0]}")
 
-    occ, kids = np.zeros(0, OCCUPANCY_DTYPE), set()
-    names: dict[str, str] = {}
-    if files.has("occupancy.json"):
-        occ, kids, names = _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
+    @cache
+    def occupancy_file() -> tuple[np.ndarray, set[int], dict[str, str]]:
+        if not files.has("occupancy.json"):
+            return empty_occupancy(), set(), {}
+        return _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
+
     realtime_se = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else {}
-    for n in ("snapshots.json", *tuple(x for x in files.names() if x.startswith("wstates"))):
-        if files.has(n):
-            _json(files, n)  # not used by the analyses, but a malformed file is still an error
-
     kernel = kernel_name(code)
     if not kernel:  # zero-wave folders: take the name from the kernel ids this dispatch's rows use
+        _, kids, names = occupancy_file()
         kernel = ", ".join(names[str(k)] for k in sorted(kids) if str(k) in names and k != 0)
-    if not kernel:  # no rows at all: the name table is process-wide, so use it only if unambiguous
-        named = {v for k, v in names.items() if k != "0"}
-        kernel = named.pop() if len(named) == 1 else ""
+        if not kernel:  # no rows at all: the name table is process-wide, so use it only if unambiguous
+            named = {v for k, v in names.items() if k != "0"}
+            kernel = named.pop() if len(named) == 1 else ""
     d = Dispatch(
         name=name,
         target=tgt,
         kernel=kernel,
         code=code,
-        waves=waves,
-        occupancy=occ,
+        waves=Deferred(lambda: read_waves(files, present, listed, problems, tracker), len(present)),
+        occupancy=Deferred(lambda: occupancy_file()[0]),
         realtime=realtime_se[min(realtime_se)] if realtime_se else [],
         realtime_se=realtime_se,
         path=files.label,
@@ -420,12 +451,32 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     return d
 
 
-def _complete_listing(d: Dispatch, cj: CodeJson, has_file: bool) -> None:
-    """Fill what code.json lacks from the wave files: totals it has no column for, or the whole listing."""
-    from attdec.model.totals import fill_code_totals, listing_from_waves
+def read_waves(files, names: list[str], listed: dict[str, list], problems: list[str], tracker=None) -> list[Wave]:
+    """The wave files `names` of a folder, parsed; one that disagrees with filenames.json (`listed`) in
+    begin/end adds a line to `problems`."""
+    waves, moved = [], []
+    for n, data in zip(names, files.read_each(names)):
+        where = files.where(n)
+        w = _parse(files, n, parse_wave, where, n, doc=_loads(data, where))
+        if n in listed and listed[n][1:3] != [w.begin, w.end]:
+            moved.append(f"{n} ({w.begin}/{w.end} vs {listed[n][1]}/{listed[n][2]})")
+        waves.append(w)
+        if tracker is not None:
+            tracker.advance(label=files.label)
+    if moved:
+        many = f"{len(moved):,} wave files differ" if len(moved) > 1 else "wave file differs"
+        problems.append(f"{many} from filenames.json in begin/end, e.g. {moved[0]}")
+    return waves
 
-    executed = any(len(w.insts) for w in d.waves)
+
+def _complete_listing(d: Dispatch, cj: CodeJson, has_file: bool) -> None:
+    """Fill what code.json lacks from the wave files: totals it has no column for, or the whole listing.
+    Only then are the wave files read here."""
+    from_waves = not d.code or bool(cj.recompute)
+    executed = from_waves and d.wave_count > 0 and any(len(w.insts) for w in d.waves)
     if not d.code and executed:
+        from attdec.model.totals import listing_from_waves
+
         d.code = listing_from_waves(d.waves)
         why = "code.json has no listing (code: null or [])" if has_file else "no code.json"
         d.problems.append(
@@ -439,6 +490,8 @@ def _complete_listing(d: Dispatch, cj: CodeJson, has_file: bool) -> None:
     elif cj.recompute and executed:
         d.problems.append("code.json has no Stall/Idle columns: they were recomputed from the wave files")
     if cj.recompute and executed:
+        from attdec.model.totals import fill_code_totals
+
         fill_code_totals(d, columns=cj.recompute)
     lost = sum(c.hit for c in d.code if c.is_label)
     if lost:
@@ -474,11 +527,19 @@ def read_folder(path: Path, tracker: Tracker | None = None) -> Dispatch:
 
 
 def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
-    """Every dispatch folder inside a tar archive, read in memory, never extracted."""
-    folders = read_archive(path)
-    tracker.grow(sum(1 for fs in folders.values() for n in fs if WAVE_FILE.match(n)))
+    """Every dispatch folder inside a tar archive, never extracted: one walk keeps every file but the wave
+    files, whose names are noted (a second walk reads them if they are needed)."""
+    folders: dict[str, dict[str, bytes]] = {}
+    later: dict[str, list[str]] = {}
+    for p, data in members(path, lambda p: not WAVE_FILE.match(p.name)):
+        folder = str(p.parent)
+        if data is None:
+            later.setdefault(folder, []).append(p.name)
+        else:
+            folders.setdefault(folder, {})[p.name] = data
+    tracker.grow(sum(len(names) for names in later.values()))
     out = [
-        read_dispatch(_MemFiles(path, folder, files), tracker)
+        read_dispatch(_MemFiles(path, folder, files, later.get(folder, [])), tracker)
         for folder, files in sorted(folders.items())
         if "filenames.json" in files
     ]
