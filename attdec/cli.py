@@ -15,7 +15,6 @@ import argparse
 import importlib
 import os
 import sys
-import textwrap
 from collections.abc import Callable
 
 from attdec import __version__
@@ -62,6 +61,8 @@ def _width() -> int:
 
 def _paragraphs(text: str, width: int, indent: str = "  ") -> str:
     """A docstring as paragraphs rewrapped to `width` (blank lines between paragraphs kept)."""
+    import textwrap
+
     paras = textwrap.dedent(text or "").strip().split("\n\n")
     return "\n\n".join(
         textwrap.fill(" ".join(p.split()), width, initial_indent=indent, subsequent_indent=indent) for p in paras
@@ -80,6 +81,8 @@ class Parser(argparse.ArgumentParser):
         return f"Usage: {self.prog} {self.usage_line}\n"
 
     def format_help(self) -> str:
+        import textwrap
+
         width = _width()
         lines = [self.format_usage(), _paragraphs(self.description or "", width), "", "Options:"]
         for a in self._actions:
@@ -128,6 +131,8 @@ def command_parser(name: str) -> tuple[Parser, Callable]:
 
 
 def main_help() -> str:
+    import textwrap
+
     width = _width()
     names = sorted(COMMANDS)
     pad = max(map(len, names)) + 2

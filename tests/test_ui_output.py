@@ -11,6 +11,7 @@ import io
 import json
 import shutil
 import tarfile
+from pathlib import PurePosixPath
 
 import numpy as np
 import pytest
@@ -118,6 +119,42 @@ def test_archive_is_read_in_memory_and_safely(tmp_path):
     assert totals(d) == (24, 912, 768, 20) and len(d.waves) == 3
     assert d.path == f"{arc}:{TINY.name}"
     assert not (tmp_path.parent / "escape").exists() and not (tmp_path / TINY.name).exists()
+
+
+@pytest.mark.parametrize("mode", ["w:xz", "w:gz", "w:bz2", "w"])
+@pytest.mark.parametrize("fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT, tarfile.USTAR_FORMAT])
+def test_archive_formats_and_long_names(tmp_path, mode, fmt):
+    """The archive walk reads what tarfile writes: every compression, GNU long names, pax paths, ustar
+    prefixes; links and unsafe paths are skipped."""
+    from attdec.sources.archive import members
+
+    deep = "d" * 90 + "/" + "e" * 60  # ustar splits it into prefix/name; GNU and pax write it whole
+    arc = tmp_path / "a.tar"
+    with tarfile.open(arc, mode, format=fmt) as tar:
+        tar.add(TINY, arcname=f"{deep}/{TINY.name}")
+        link = tarfile.TarInfo("link.json")
+        link.type, link.linkname = tarfile.SYMTYPE, "x"
+        tar.addfile(link)
+    got = dict(members(arc, lambda p: p.name == "code.json"))
+    assert len(got) == len(list(TINY.iterdir()))
+    assert got[PurePosixPath(deep, TINY.name, "code.json")] == (TINY / "code.json").read_bytes()
+    assert all(v is None for k, v in got.items() if k.name != "code.json")
+    [d] = attdec.open([arc])
+    assert totals(d) == (24, 912, 768, 20) and len(d.waves) == 3
+
+
+def test_damaged_archives_are_one_error(tmp_path):
+    arc = tmp_path / "d.tar"
+    with tarfile.open(arc, "w") as tar:
+        tar.add(TINY, arcname=TINY.name)
+    data = arc.read_bytes()
+    (tmp_path / "cut.tar").write_bytes(data[:2000])  # ends inside a member
+    bad = bytearray(data)
+    bad[1024 + 100] ^= 0xFF  # a later header's mode: its checksum no longer matches
+    (tmp_path / "sum.tar").write_bytes(bytes(bad))
+    for name in ("cut.tar", "sum.tar"):
+        code, out = _cli("hotspots", tmp_path / name)
+        assert code == 1 and "unreadable archive" in out and out.count("\n") == 1, out
 
 
 def _cli(*args):

@@ -14,6 +14,7 @@ Rules (docs/stall-classifier.md), per family through `attdec.isa.categories`:
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 from attdec.isa import categories as C
@@ -72,8 +73,10 @@ BUCKET_OF_CATEGORY = {
 }
 
 
+@cache
 def classify(text: str, family: str = "gfx9") -> tuple[str, dict[str, int]]:
-    """(stall type, counters waited on) of one instruction text; counters is {} unless it is a wait."""
+    """(stall type, counters waited on) of one instruction text; counters is {} unless it is a wait.
+    Remembered per text: a loop body's instructions come back in every listing. Do not change the dict."""
     cat = C.category_of(text, family)
     if cat == C.WAITCNT:
         waits = C.parse_wait(text, family)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from attdec.analysis import BY, CHARGES, norm_path
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.analysis.kernel import KernelSummary, kernel_summary
 from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model.record import Record, factory
 
 if TYPE_CHECKING:
     from attdec.analysis.table import Table
@@ -27,9 +27,9 @@ NO_SOURCE = "(no source line)"
 NO_FILE = "(no source file)"
 
 
-@dataclass
-class InstStat:
-    """One listing instruction with its totals over the chosen waves and its stall type."""
+class InstStat(Record):
+    """One listing instruction with its totals over the chosen waves; its stall `type` and wait `counters`
+    are read off its text (attdec.analysis.classify) when first asked for: most of a big listing never ran."""
 
     dispatch: str
     code: CodeLine
@@ -37,18 +37,26 @@ class InstStat:
     latency: int
     stall: int
     idle: int
-    type: str
-    counters: dict[str, int]
-    by_type: dict[str, int] = field(default_factory=dict)  # stall by type; with --charge producer it holds
+    family: str  # the ISA family its text is classified by
+    by_type: dict[str, int] = factory(dict)  # stall by type; with --charge producer it holds
     # the wait stall this instruction caused, under the wait's type
 
-    def __post_init__(self):
-        if not self.by_type and self.stall:
-            self.by_type = {self.type: self.stall}
+    def __init__(self, dispatch, code, hit, latency, stall, idle, family, by_type=None):
+        # one per listing instruction (thousands): no generic Record.__init__
+        self.dispatch, self.code, self.family = dispatch, code, family
+        self.hit, self.latency, self.stall, self.idle = hit, latency, stall, idle
+        self.by_type = by_type if by_type else ({self.type: stall} if stall else {})
+
+    @property
+    def type(self) -> str:
+        return classify(self.code.text, self.family)[0]
+
+    @property
+    def counters(self) -> dict[str, int]:
+        return classify(self.code.text, self.family)[1]
 
 
-@dataclass
-class Row:
+class Row(Record):
     key: str
     stall: int = 0
     latency: int = 0
@@ -56,12 +64,11 @@ class Row:
     idle: int = 0
     share: float = 0.0
     dominant_type: str | None = None
-    by_type: dict[str, int] = field(default_factory=dict)
-    extra: dict = field(default_factory=dict)
+    by_type: dict[str, int] = factory(dict)
+    extra: dict = factory(dict)
 
 
-@dataclass
-class Hotspots:
+class Hotspots(Record):
     names: list[str]  # dispatches covered (one unless merged)
     kernel: str
     arch: str
@@ -71,7 +78,7 @@ class Hotspots:
     by_type: list[tuple[str, int, float]]  # (type, stall, share of stall), largest first
     rows: list[Row]  # all rows, largest stall first
     by: str = "line"
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = factory(list)
     stall_measured: bool = True  # False: the input has no stall (rocprofv2); rows are ranked by latency
     charge: str = "wait"
     kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
@@ -139,11 +146,11 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charg
         if c.is_label:
             continue
         h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else (c.hit, c.latency, c.stall, c.idle)
-        t, counters = classify(c.text, fam)
-        by = {t: s - moved_out.get(c.line, 0)} if s - moved_out.get(c.line, 0) else {}
+        kept = s - moved_out.get(c.line, 0)
+        by = {classify(c.text, fam)[0]: kept} if kept else {}
         for kind, v in moved_in.get(c.line, {}).items():
             by[kind] = by.get(kind, 0) + v
-        out.append(InstStat(dispatch.name, c, h, la, sum(by.values()), i, t, counters, by))
+        out.append(InstStat(dispatch.name, c, h, la, sum(by.values()), i, fam, by))
     return out
 
 
@@ -155,7 +162,7 @@ def _key(st: InstStat, by: str, frame: str, merged: bool) -> tuple[str, dict]:
         return (loc or NO_SOURCE), {}
     extra = {"line": st.code.line, "vaddr": st.code.vaddr, "source": loc, "type": st.type}
     if st.counters:
-        extra["counters"] = st.counters
+        extra["counters"] = dict(st.counters)  # a copy: classify remembers its answers
     key = st.code.text
     if merged:
         extra["dispatch"] = st.dispatch

@@ -9,7 +9,6 @@ theoretical occupancy is then an upper bound, and says so.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from attdec.analysis.occupancy import (
     Achieved,
@@ -18,27 +17,27 @@ from attdec.analysis.occupancy import (
     theoretical_occupancy,
 )
 from attdec.model import CodeLine, Dispatch, KernelResources, Target
+from attdec.model.record import Record, factory
 from attdec.model.target import TARGETS
 
 LISTING = "listing (lower bounds)"
 
 
-@dataclass
-class KernelSummary:
+class KernelSummary(Record):
     kernel: str
     arch: str
     dispatch: str | None = None  # None for a bare code object
     resources: KernelResources | None = None
     theoretical: Theoretical | None = None
     # chip unknown (ui_output gfx9): the theoretical figure on each possible chip, "gfx90a, gfx942" -> ...
-    candidates: dict[str, Theoretical] = field(default_factory=dict)
+    candidates: dict[str, Theoretical] = factory(dict)
     achieved: Achieved | None = None
     achieved_unit: str = "CU"  # what the trace's CU field names: a CU (gfx9) or a WGP (gfx10+)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = factory(list)
 
 
 # v7, s[4:5], a[0:15] -> the highest register number named
-_REG = {kind: re.compile(rf"(?<![\w.]){kind}(?:(\d+)|\[\d+:(\d+)\])") for kind in "vas"}
+_REG = re.compile(r"(?<![\w.])([vas])(?:(\d+)|\[\d+:(\d+)\])")
 _WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
 _WAVE64 = re.compile(r"saveexec_b64|\b(?:vcc|exec)\b(?!_)")
 _LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)", re.M)
@@ -61,7 +60,9 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     if not lines:
         return None, []
     operands = "\n".join(c.text.partition(" ")[2] for c in lines)  # one regex pass, not one per line
-    top = {kind: max((int(one or hi) for one, hi in reg.findall(operands)), default=-1) for kind, reg in _REG.items()}
+    top = {"v": -1, "a": -1, "s": -1}
+    for kind, one, hi in _REG.findall(operands):
+        top[kind] = max(top[kind], int(one or hi))
     text = "\n".join(c.text for c in lines)
     wave32, wave64 = any(w in text for w in _WAVE32), bool(_WAVE64.search(text))
     lds = bool(_LDS.search(text))

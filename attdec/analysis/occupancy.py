@@ -9,10 +9,10 @@ docs/occupancy.md, and tests/fixtures/occupancy_llvm.json holds llc-22's answers
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from attdec.model import KernelResources, Target
+from attdec.model.record import Record, factory
 
 if TYPE_CHECKING:  # numpy is imported by the functions that take arrays: theoretical occupancy needs none
     import numpy as np
@@ -21,8 +21,7 @@ if TYPE_CHECKING:  # numpy is imported by the functions that take arrays: theore
 VGPR, AGPR, SGPR, LDS, WORKGROUP, SLOTS = "VGPR", "AGPR", "SGPR", "LDS", "workgroup", "wave slots"
 
 
-@dataclass
-class Theoretical:
+class Theoretical(Record):
     """Waves per SIMD the kernel's resources allow (None when they cannot be worked out)."""
 
     waves_per_simd: int | None
@@ -30,9 +29,9 @@ class Theoretical:
     unit: str = "CU"
     simds_per_unit: int | None = None
     limited_by: str | None = None  # "VGPR", "LDS+workgroup", "wave slots" (nothing below the hardware limit)
-    limits: dict[str, int] = field(default_factory=dict)  # waves per SIMD each resource allows
+    limits: dict[str, int] = factory(dict)  # waves per SIMD each resource allows
     bound: str = "exact"  # "exact", or "at most" when the resources are lower bounds (inferred)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = factory(list)
 
 
 def _limited_by(limits: dict[str, int], waves: int, slots: int) -> str:
@@ -118,8 +117,7 @@ def theoretical_occupancy(res: KernelResources, tgt: Target, bound: str = "exact
     )
 
 
-@dataclass
-class Achieved:
+class Achieved(Record):
     """Waves resident per SIMD over the kernel's time, from wave start/end records."""
 
     mean: float  # time-weighted, averaged over the SIMDs that ran at least one wave
@@ -130,7 +128,7 @@ class Achieved:
     mean_per_unit: float  # resident waves per CU/WGP (sum over its SIMDs), averaged over those units
     waves: int  # waves started
     cycles: int  # the longest shader engine's window, first record to last
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = factory(list)
 
 
 def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
@@ -197,8 +195,7 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
     )
 
 
-@dataclass
-class Resident:
+class Resident(Record):
     """Resident waves of one shader engine over time: `count[i]` holds from `time[i]` until `time[i + 1]`."""
 
     se: int

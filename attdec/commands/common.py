@@ -149,13 +149,21 @@ def open_raw(paths, input_format=None, code=(), arch=None):
     return read(paths, input_format, code, arch)
 
 
+def add_output(p, what: str = "Write to this file instead of stdout", required: bool = False) -> None:
+    """-o/--output FILE ('-' = stdout)."""
+    p.add_argument("-o", "--output", default=None if required else "-", required=required, metavar="FILE", help=what)
+
+
 @contextlib.contextmanager
-def output_stream(path: str):
-    """A text stream for the file the user named with -o ('-' = stdout); a bad path is one clear error.
+def output_stream(path: str, binary: bool = False):
+    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
+    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
 
     The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
     """
     if path == "-":
+        if binary:
+            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
         yield sys.stdout
         return
     target = Path(path)
@@ -163,7 +171,7 @@ def output_stream(path: str):
         raise InputError("is a directory; give a file name", path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        f = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below, before the rename)
+        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
     except OSError as e:
         raise InputError(f"cannot write: {e.strerror}", path) from None
     try:

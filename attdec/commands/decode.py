@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from attdec.commands.common import Many, add_paths, echo
+from attdec.commands.common import Many, add_output, add_paths, echo, output_stream
 from attdec.errors import InputError
 
 
@@ -57,7 +57,15 @@ def arguments(p) -> None:
     p.add_argument("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
     p.add_argument("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
     p.add_argument("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
-    p.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=("text", "json", "npz"),
+        default="text",
+        help="text: a summary per blob; json: every record (streamed); npz: every record as numpy columns, "
+        "one array per column (docs/api.md, 'Columnar output'), to -o FILE.",
+    )
+    add_output(p)
 
 
 def decode(a) -> int:
@@ -84,10 +92,15 @@ def decode(a) -> int:
 
     raws = raw_dispatches(a.paths, a.code, a.arch, a.se, a.input_format)
     dispatches = ((raw.name, results(raw)) for raw in raws)
-    if a.fmt == "json":
-        records.write_json(dispatches, sys.stdout)
-    else:
-        records.print_summary(dispatches, sys.stdout)
+    with output_stream(a.output, binary=a.fmt == "npz") as out:
+        if a.fmt == "npz":
+            from attdec.report.columns import write_npz
+
+            write_npz(out, records.columns(dispatches))
+        elif a.fmt == "json":
+            records.write_json(dispatches, out)
+        else:
+            records.print_summary(dispatches, out)
     if damaged:
         sys.stdout.flush()
         return 3

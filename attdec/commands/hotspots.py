@@ -6,11 +6,13 @@ from attdec.analysis import BY, CHARGES, FRAMES
 from attdec.commands.common import (
     FORMATS,
     add_input_options,
+    add_output,
     add_paths,
     add_wave_filters,
     count,
     inputs,
     open_dispatches,
+    output_stream,
     wave_filter,
 )
 
@@ -45,6 +47,11 @@ def run(
         return
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
+    if fmt == "npz":
+        from attdec.report.columns import write_npz
+
+        write_npz(out, rep.columns(reports, top))
+        return
     printers = {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv, "md": rep.print_md}
     printers[fmt](reports, top, out or sys.stdout)
 
@@ -77,12 +84,14 @@ def arguments(p) -> None:
     p.add_argument(
         "--format",
         dest="fmt",
-        choices=[*FORMATS, "md", "folded"],
+        choices=[*FORMATS, "md", "folded", "npz"],
         default="table",
-        help="md: markdown tables for a pull request; folded: stall by inline call chain as folded stacks "
+        help="md: markdown tables for a pull request; npz: the rows, stall types and totals as numpy columns "
+        "(docs/api.md, 'Columnar output'), to -o FILE; folded: stall by inline call chain as folded stacks "
         "(kernel;outer;...;inner stall) for flamegraph.pl, inferno or speedscope (all chains, --top and --frame "
         "do not apply; --by file: files as frames, --by instruction: the instruction as the leaf).",
     )
+    add_output(p)
     add_wave_filters(p)
     add_input_options(p)
 
@@ -96,4 +105,5 @@ def command(a) -> None:
     With --se/--simd/--slot/--wave/--cu the totals are recomputed from those waves only. With --charge
     producer the stall of each wait moves to the instructions whose results it waited for.
     """
-    run(a.paths, a.by, a.top, a.frame, a.merge, a.fmt, wave_filter(a), **inputs(a), charge=a.charge)
+    with output_stream(a.output, binary=a.fmt == "npz") as out:
+        run(a.paths, a.by, a.top, a.frame, a.merge, a.fmt, wave_filter(a), **inputs(a), out=out, charge=a.charge)

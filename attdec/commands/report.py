@@ -8,6 +8,7 @@ from attdec.analysis import FRAMES
 from attdec.commands.common import (
     Many,
     add_input_options,
+    add_output,
     add_paths,
     at_least,
     count,
@@ -46,7 +47,7 @@ def find_sources(dispatches, source_dirs=()) -> dict[str, list[str]]:
 
 def arguments(p) -> None:
     add_paths(p)
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="HTML file to write ('-' for stdout).")
+    add_output(p, "HTML file to write ('-' for stdout).", required=True)
     p.add_argument(
         "--frame",
         choices=FRAMES,

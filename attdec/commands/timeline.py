@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import add_input_options, add_paths, at_least, echo, inputs, open_dispatches, output_stream
+from attdec.commands.common import (
+    add_input_options,
+    add_output,
+    add_paths,
+    at_least,
+    echo,
+    inputs,
+    open_dispatches,
+    output_stream,
+)
 from attdec.report import TRACE_CLOCKS, TRACE_GRANULARITIES
 
 
 def arguments(p) -> None:
     add_paths(p)
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="Trace file to write ('-' for stdout).")
+    add_output(p, "Trace file to write ('-' for stdout).", required=True)
     p.add_argument(
         "--granularity",
         choices=TRACE_GRANULARITIES,

@@ -6,11 +6,13 @@ from attdec.analysis import WAVE_SORT_KEYS
 from attdec.commands.common import (
     FORMATS,
     add_input_options,
+    add_output,
     add_paths,
     add_wave_filters,
     count,
     inputs,
     open_dispatches,
+    output_stream,
     wave_filter,
 )
 
@@ -24,7 +26,14 @@ def arguments(p) -> None:
         default="position",
         help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.",
     )
-    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=[*FORMATS, "npz"],
+        default="table",
+        help="npz: the rows as numpy columns (docs/api.md, 'Columnar output'), to -o FILE.",
+    )
+    add_output(p)
     p.add_argument("--top", type=count, default=0, help="Only the first N rows after sorting (0 = all).")
     add_wave_filters(p)
     add_input_options(p)
@@ -35,7 +44,6 @@ def command(a) -> None:
 
     begin/end are the wave's cycles exactly as in filenames.json and the wave file.
     """
-    import sys
 
     from attdec.analysis.waves import dispatch_labels, sort_rows, wave_rows
     from attdec.report import waves as rep
@@ -50,9 +58,14 @@ def command(a) -> None:
     matched = len(rows)
     if top:
         rows = rows[:top]
-    if fmt == "json":
-        rep.print_json(rows, sys.stdout)
-    elif fmt == "csv":
-        rep.print_csv(rows, sys.stdout)
-    else:
-        rep.print_table(rows, dispatches, matched, sys.stdout)
+    with output_stream(a.output, binary=fmt == "npz") as out:
+        if fmt == "npz":
+            from attdec.report.columns import write_npz
+
+            write_npz(out, rep.columns(rows))
+        elif fmt == "json":
+            rep.print_json(rows, out)
+        elif fmt == "csv":
+            rep.print_csv(rows, out)
+        else:
+            rep.print_table(rows, dispatches, matched, out)

@@ -14,6 +14,7 @@ LLVM mnemonics, with or without operands, and with or without `_e32/_e64/_dpp/_s
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from attdec.model.target import target
 
@@ -130,6 +131,7 @@ _CACHE_CONTROL = {
 }
 
 
+@cache
 def _fam(family: str) -> str:
     """The rule family of a family or target name: gfx9, gfx11 (also for gfx10) or gfx12."""
     fam = target(family).family

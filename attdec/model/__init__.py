@@ -4,11 +4,11 @@ records.py   Dispatch, Wave, CodeLine, KernelResources, CounterSamples and the n
 target.py    Target: one table of what attdec knows about each GPU (`target("gfx950")`)
 enums.py     Category, WaveState: the official decoder's enumerations
 
-Importing the model does not import numpy: the record layouts (`INST_DTYPE`, ...) are made on first use.
+Importing the model does not import numpy: the record layouts (`INST_DTYPE`, ...) are made on first use,
+like the enumerations.
 """
 
 from attdec.model import records
-from attdec.model.enums import Category, WaveState
 from attdec.model.records import (
     REALTIME_HZ,
     CodeLine,
@@ -45,7 +45,12 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """The numpy record layouts, made on first use (attdec.model.records)."""
+    """The numpy record layouts (attdec.model.records) and the enumerations (attdec.model.enums), made on
+    first use: a ui_output report needs neither."""
     if name in records.LAYOUTS:
         return getattr(records, name)
+    if name in ("Category", "WaveState"):
+        from attdec.model import enums
+
+        return getattr(enums, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

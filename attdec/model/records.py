@@ -14,9 +14,9 @@ only its listing (code.json), and `attdec hotspots` on it never needs numpy. The
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from attdec.model.record import Record, factory
 from attdec.model.target import Target, target
 
 if TYPE_CHECKING:
@@ -102,8 +102,7 @@ class Deferred:
         self.load, self.length = load, length
 
 
-@dataclass
-class Wave:
+class Wave(Record):
     """One traced wave: where it ran, when, and what it executed."""
 
     se: int
@@ -112,8 +111,8 @@ class Wave:
     slot: int  # hardware wave slot in the SIMD (the decoder's wave_id)
     begin: int
     end: int
-    insts: np.ndarray = field(default_factory=empty_insts)  # INST_DTYPE, in time order
-    timeline: list[tuple[int, int]] = field(default_factory=list)  # (WaveState, duration), from `begin`
+    insts: np.ndarray = factory(empty_insts)  # INST_DTYPE, in time order
+    timeline: list[tuple[int, int]] = factory(list)  # (WaveState, duration), from `begin`
     seq: int = 0  # n-th wave in this (se, simd, slot): the `wv` of the file name
     contexts: int = 0  # context saves during its life
     path: str | None = None  # wave file it was read from, if any
@@ -129,8 +128,7 @@ class Wave:
         )
 
 
-@dataclass
-class CodeLine:
+class CodeLine(Record):
     """One row of the code listing: an instruction (or a kernel label) and its totals over traced waves."""
 
     line: int  # line id, referenced by Wave.insts["line"]
@@ -143,13 +141,17 @@ class CodeLine:
     stall: int = 0
     idle: int = 0
 
+    def __init__(self, line, text, source="", codeobj=0, vaddr=0, hit=0, latency=0, stall=0, idle=0):
+        # made once per listing row (thousands per folder): the generic Record.__init__ is 3x slower
+        self.line, self.text, self.source, self.codeobj, self.vaddr = line, text, source, codeobj, vaddr
+        self.hit, self.latency, self.stall, self.idle = hit, latency, stall, idle
+
     @property
     def is_label(self) -> bool:
         return self.text.startswith(";")
 
 
-@dataclass
-class KernelResources:
+class KernelResources(Record):
     """What a kernel asks of a compute unit, from its code object. Values come from the metadata note
     when there is one, else from the kernel descriptor (register counts then rounded up to the
     descriptor's granule, named in `rounded`). None: the code object does not say."""
@@ -176,19 +178,17 @@ class KernelResources:
     rounded: tuple[str, ...] = ()  # fields known only rounded up to a granule
 
 
-@dataclass
-class CounterSamples:
+class CounterSamples(Record):
     """One source's performance-counter samples for a dispatch."""
 
     source: str  # "tinygrad PMC"; a second source (SQTT PERFEVENT) adds its own CounterSamples
     names: list[str]  # counter i of a sample is names[i]
     blocks: list[str]  # hardware block of each counter ("SQ", "GRBM", "GL2C", "TCC", ...)
-    samples: np.ndarray = field(default_factory=lambda: _zeros("COUNTER_DTYPE"))
-    problems: list[str] = field(default_factory=list)
+    samples: np.ndarray = factory(lambda: _zeros("COUNTER_DTYPE"))
+    problems: list[str] = factory(list)
 
 
-@dataclass
-class Dispatch:
+class Dispatch(Record):
     """Everything attdec knows about one traced kernel dispatch.
 
     `waves` and `occupancy` may be given as `Deferred(load)`: they are then loaded on first access, in
@@ -198,18 +198,18 @@ class Dispatch:
     name: str  # folder name or "<kernel>#<tag>"
     target: Target  # the GPU (a name is accepted too); a family-only Target when the input does not name the chip
     kernel: str = ""
-    code: list[CodeLine] = field(default_factory=list)
-    waves: list[Wave] = field(default_factory=list)
-    occupancy: np.ndarray = field(default_factory=empty_occupancy)
-    realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
+    code: list[CodeLine] = factory(list)
+    waves: list[Wave] = factory(list)
+    occupancy: np.ndarray = factory(empty_occupancy)
+    realtime: list[tuple[int, int]] = factory(list)  # (shader clock, reference clock)
     # The same samples per shader engine (realtime.json keeps them per SE; SE clocks are not aligned).
-    realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    realtime_se: dict[int, list[tuple[int, int]]] = factory(dict)
     path: str | None = None
-    problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
+    problems: list[str] = factory(list)  # non-fatal: lost sync, truncated blob, missing file
     # False when the input has no stall figures at all (rocprofv2 folders): stall totals are 0, not measured.
     stall_measured: bool = True
     resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output
-    counters: list[CounterSamples] = field(default_factory=list)
+    counters: list[CounterSamples] = factory(list)
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")

@@ -6,17 +6,15 @@ alone costs more than a small folder's whole report. Widths are in terminal cell
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
 import sys
-import unicodedata
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from attdec.analysis import norm_path
+from attdec.model.record import Record
 
 PIPED_WIDTH = 4096  # piped output without COLUMNS: as wide as it needs to be, nothing folded or cut
 JustifyMethod = Literal["left", "right"]
@@ -159,6 +157,8 @@ def cell_len(text: str) -> int:
     """Terminal cells `text` takes: wide (East Asian) characters 2, combining marks 0, the rest 1."""
     if text.isascii():
         return len(text)
+    import unicodedata
+
     return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -215,8 +215,7 @@ def left_cut(text: str, width: int) -> str:
 # ---- tables that fit -----------------------------------------------------------------------------
 
 
-@dataclass
-class Col:
+class Col(Record):
     """One column of a `fit_table`.
 
     kind "whole": figures and short labels, never cut or folded; "text": folds onto more lines when narrow;
@@ -343,6 +342,8 @@ def write_json(obj, out) -> None:
 
 
 def write_csv(header: list[str], rows: list[list], out) -> None:
+    import csv
+
     w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from attdec.report.common import printable
-from attdec.sources.kind import Progress
+
+if TYPE_CHECKING:
+    from attdec.sources.kind import Progress
 
 
 @contextmanager

@@ -56,6 +56,12 @@ def print_csv(rows: list[WaveRow], out) -> None:
     write_csv(FIELDS, [[("" if v is None else v) for v in _values(r)] for r in rows], out)
 
 
+def columns(rows: list[WaveRow]) -> dict[str, dict]:
+    """The rows as one table of columns, `waves` (`--format npz`; a missing value is None, see report.columns)."""
+    values = [_values(r) for r in rows]
+    return {"waves": {f: [v[i] for v in values] for i, f in enumerate(FIELDS)}}
+
+
 def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> None:
     """One header line, then the table; with several dispatches a dispatch column (and a kernel column
     when they ran different kernels)."""

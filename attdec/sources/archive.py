@@ -163,11 +163,15 @@ def _walk(s: _Stream, keep: Callable[[PurePosixPath], bool]) -> Iterator[tuple[P
 
 
 def _header(s: _Stream) -> bytes:
-    """The next header block; b"" at the end of the file."""
+    """The next header block; b"" when the file ends right there (a tar without its closing zero blocks)."""
+    if s.pos >= len(s.buf):
+        s.buf, s.pos = s.f.read(CHUNK), 0
+        if not s.buf:
+            return b""
     try:
         return s.take(BLOCK)
     except _Corrupt:
-        return b""
+        raise _Corrupt("the archive ends inside a tar header") from None
 
 
 def members(path: Path, keep: Callable[[PurePosixPath], bool]) -> Iterator[tuple[PurePosixPath, bytes | None]]:

@@ -12,24 +12,24 @@ nothing here prints.
 
 from __future__ import annotations
 
-import glob
 import importlib
 import os
-from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attdec.errors import InputError
 from attdec.model import Dispatch, target
+from attdec.model.record import Frozen
 from attdec.sources import KINDS
 from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
-from attdec.sources.raw import RawDispatch
+
+if TYPE_CHECKING:
+    from attdec.sources.raw import RawDispatch
 
 
-@dataclass(frozen=True)
-class InputKind:
+class InputKind(Frozen):
     name: str  # the --input-format name
     help: str
     module_name: str  # attdec.sources.<module_name>: detect(path), load(path, tracker), weight(path)
@@ -64,7 +64,9 @@ def _expand_globs(paths) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         p = os.path.expanduser(str(p))
-        if glob.has_magic(p) and not os.path.exists(p):
+        if any(c in p for c in "*?[") and not os.path.exists(p):  # a pattern (glob.has_magic)
+            import glob
+
             hits = sorted(glob.glob(p))
             if not hits:
                 raise InputError("no file or folder matches this pattern", p)
@@ -170,7 +172,7 @@ def open_dispatches(
     tracker = Tracker(progress)
     out = []
     for d in read(paths, input_format, code, arch, tracker):
-        if isinstance(d, RawDispatch):
+        if not isinstance(d, Dispatch):  # a RawDispatch
             if d.decoded:
                 from attdec.sources.ui_output import read_folder
 
@@ -198,7 +200,7 @@ def open_raw(paths, input_format: str | None = None, code=(), arch: str | None =
     """The raw dispatches the paths name; an input that is already decoded (ui_output) is an error here."""
     out = []
     for d in read(paths, input_format, code, arch):
-        if not isinstance(d, RawDispatch):
+        if isinstance(d, Dispatch):
             raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)
         out.append(d)
     return out
@@ -218,7 +220,7 @@ def describe(paths, input_format: str | None = None) -> list[dict]:
 
 
 def _summary(d: Dispatch | RawDispatch) -> dict:
-    if isinstance(d, RawDispatch):
+    if not isinstance(d, Dispatch):  # a RawDispatch
         return {
             "name": d.name,
             "kernel": d.kernel,

@@ -12,7 +12,6 @@ is read; snapshots.json and wstates*.json are never read: no analysis uses them.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -149,9 +148,11 @@ def _int(v, where: str, what: str) -> int:
 
 def _agent_targets(folder: Path) -> set[Target]:
     """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
+    import csv
+
     out: set[Target] = set()
     try:
-        candidates = sorted(p for p in folder.iterdir() if p.name.endswith("agent_info.csv"))
+        candidates = sorted(folder / n for n in os.listdir(folder) if n.endswith("agent_info.csv"))
     except OSError:
         return out
     for p in candidates:
@@ -218,6 +219,14 @@ def parse_code(doc, where: str) -> CodeJson:
         raise FormatError("'code' is neither a list nor null", where)
     out, short = [], False
     for i, r in enumerate(rows):
+        if type(r) is list and len(r) == 10 and not legacy:  # the common row, every figure an int: fast
+            text, _, line, src, codeobj, vaddr, hit, lat, stall, idle = r
+            ints = (
+                type(line) is type(codeobj) is type(vaddr) is type(hit) is type(lat) is type(stall) is type(idle) is int
+            )
+            if ints and type(text) is str and type(src) is str:
+                out.append(CodeLine(line, text, src, codeobj, vaddr, hit, lat, stall, idle))
+                continue
         if not isinstance(r, list) or len(r) < 8:
             raise FormatError(
                 f"row {i} has {len(r) if isinstance(r, list) else 'no'} columns, expected at least 8", where
@@ -412,7 +421,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     problems += cj.problems
 
     listed = _parse(files, "filenames.json", listed_waves, doc=fn)
-    present = sorted((n for n in files.names() if WAVE_FILE.match(n)), key=_wave_order)
+    present = [n for n in files.names() if n.startswith("se") and WAVE_FILE.match(n)]
     missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
     if len(missing) == 1:
         problems.append(f"wave file listed in filenames.json is missing: {missing[0]}")
@@ -455,6 +464,9 @@ def read_waves(files, names: list[str], listed: dict[str, list], problems: list[
     """The wave files `names` of a folder, parsed; one that disagrees with filenames.json (`listed`) in
     begin/end adds a line to `problems`."""
     waves, moved = [], []
+    names = sorted(names, key=_wave_order)
+    if tracker is not None:
+        tracker.grow(len(names))
     for n, data in zip(names, files.read_each(names)):
         where = files.where(n)
         w = _parse(files, n, parse_wave, where, n, doc=_loads(data, where))
@@ -514,13 +526,6 @@ def is_archive(path: Path) -> bool:
     return path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
-def _wave_count(path: Path) -> int:
-    try:
-        return sum(1 for n in os.listdir(path) if WAVE_FILE.match(n))
-    except OSError:
-        return 0
-
-
 def read_folder(path: Path, tracker: Tracker | None = None) -> Dispatch:
     """One dispatch folder on disk -> Dispatch."""
     return read_dispatch(_DirFiles(Path(path)), tracker)
@@ -537,7 +542,6 @@ def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
             later.setdefault(folder, []).append(p.name)
         else:
             folders.setdefault(folder, {})[p.name] = data
-    tracker.grow(sum(len(names) for names in later.values()))
     out = [
         read_dispatch(_MemFiles(path, folder, files, later.get(folder, [])), tracker)
         for folder, files in sorted(folders.items())
@@ -560,4 +564,4 @@ def load(path: Path, tracker: Tracker) -> list[Dispatch]:
 
 
 def weight(path: Path) -> int:
-    return _wave_count(path) if path.is_dir() else 0  # an archive's wave files are counted once read
+    return 0  # progress counts wave files, once they are read (most reports read none)
