@@ -165,11 +165,12 @@ print(json.dumps({{"times": times, "cpu": cpu, "bytes": nbytes, "records": nrec,
 
 
 class Case:
-    """A command line (`cli`: the args of `python -m attdec`) or an in-process snippet (`setup`)."""
+    """A command line (`cli`: the args of `python -m attdec`) or an in-process snippet (`setup`). `folder`:
+    a ui_output dispatch folder the analyzer (--analyzer) can be timed on beside it."""
 
-    def __init__(self, name, ref="", target=None, cli=None, setup=None, nbytes=0, runs=None, note=""):
+    def __init__(self, name, ref="", target=None, cli=None, setup=None, nbytes=0, runs=None, note="", folder=None):
         self.name, self.ref, self.target, self.cli, self.setup = name, ref, target, cli, setup
-        self.nbytes, self.runs, self.note = nbytes, runs, note
+        self.nbytes, self.runs, self.note, self.folder = nbytes, runs, note, folder
 
 
 def folder_bytes(path: str) -> int:
@@ -198,7 +199,7 @@ def samples() -> list[tuple[str, str]]:
 
 
 def cases(tmp: str) -> list[Case]:
-    cap = lambda *p: os.path.join(CAPTURES, *p)  # noqa: E731
+    cap = lambda *p: os.path.join(CAPTURES, *p)
     out = [
         Case("help", f"0.564 s before; analyzer --help {ANALYZER_HELP}", 0.15, cli=["--help"]),
         Case("help-hotspots", f"0.510 s before; analyzer --help {ANALYZER_HELP}", 0.15, cli=["hotspots", "--help"]),
@@ -221,6 +222,7 @@ def cases(tmp: str) -> list[Case]:
                     0.15,
                     cli=["hotspots", extracted, "--top", "15"],
                     nbytes=folder_bytes(extracted),
+                    folder=next(os.path.join(d, "") for d, _, fs in os.walk(extracted) if "filenames.json" in fs),
                 )
             )
             continue
@@ -232,6 +234,7 @@ def cases(tmp: str) -> list[Case]:
                 ref,
                 cli=["hotspots", path, "--top", "15"],
                 nbytes=folder_bytes(path),
+                folder=path if ref else None,
             )
         )
     gfx1200 = cap("gfx1200", "gemm_gfx1200_run0")
@@ -266,25 +269,46 @@ def child_env(pyc: bool, root: str) -> dict:
     return env
 
 
-def run_cli(case: Case, root: str, runs: int, pyc: bool) -> dict:
+def timed(cmd: list[str], cwd: str, env: dict) -> tuple[float, float, float, int]:
+    """(wall, CPU, peak RSS MB, exit status) of one fresh process, its output read from a pipe."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdout.read()
+    _, status, use = os.wait4(p.pid, 0)
+    return (
+        time.perf_counter() - t0,
+        use.ru_utime + use.ru_stime,
+        use.ru_maxrss / 1024,
+        os.waitstatus_to_exitcode(status),
+    )
+
+
+def run_cli(case: Case, root: str, runs: int, pyc: bool, analyzer: str | None) -> dict:
+    """`python -m attdec ARGS` `runs` times after an untimed one; with `analyzer` (FlyDSL's
+    hotspot_analyzer.py) and a folder, the analyzer on it alternately, so both see the same load."""
     env = child_env(pyc, root)
     cmd = [sys.executable, "-m", "attdec", *map(str, case.cli)]
-    times, cpu, rss, codes = [], [], [], set()
+    other = (
+        [sys.executable, analyzer, case.folder, "--topk", "15", "--mode", "both"] if analyzer and case.folder else None
+    )
+    times, cpu, rss, codes, theirs = [], [], [], set(), []
     for i in range(runs + 1):  # the first run writes bytecode caches and warms the page cache: not timed
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        p.stdout.read()
-        _, status, use = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        dt = time.perf_counter() - t0
-        codes.add(p.returncode)
+        dt, c, m, code = timed(cmd, root, env)
+        codes.add(code)
         if i:
             times.append(dt)
-            cpu.append(use.ru_utime + use.ru_stime)
-            rss.append(use.ru_maxrss / 1024)
+            cpu.append(c)
+            rss.append(m)
+        if other:
+            dt, *_ = timed(other, root, env)
+            if i:
+                theirs.append(dt)
     if codes != {0}:
         raise RuntimeError(f"exit status {sorted(codes)}")
-    return {"times": times, "cpu": cpu, "bytes": case.nbytes, "records": 0, "peak_rss_mb": max(rss)}
+    out = {"times": times, "cpu": cpu, "bytes": case.nbytes, "records": 0, "peak_rss_mb": max(rss)}
+    if theirs:
+        out["analyzer_median"] = statistics.median(theirs)
+    return out
 
 
 def run_inproc(case: Case, root: str, runs: int) -> dict:
@@ -308,7 +332,8 @@ def big_rdna(tmp: str, root: str) -> tuple[Case | None, str]:
     )
     per_byte = r["peak_rss_mb"] * 2**20 / probe["bytes"]
     need = per_byte * (1 << 30) / 2**30
-    avail = next(int(ln.split()[1]) for ln in open("/proc/meminfo") if ln.startswith("MemAvailable")) / 2**20
+    with open("/proc/meminfo") as f:
+        avail = next(int(ln.split()[1]) for ln in f if ln.startswith("MemAvailable")) / 2**20
     note = (
         f"16 MB copy: {r['times'][0]:.2f} s, peak {r['peak_rss_mb']:.0f} MB ({per_byte:.0f} bytes of RAM per input "
         f"byte): 1 GB would need ~{need:.0f} GB, {avail:.1f} GB available"
@@ -328,6 +353,11 @@ def main():
     ap.add_argument("--root", default=ROOT, help="the attdec tree to measure (default: this one)")
     ap.add_argument("--no-pyc", action="store_true", help="command-line cases without bytecode caches")
     ap.add_argument("--big", action="store_true", help="also the synthetic 1 GB RDNA blob")
+    ap.add_argument(
+        "--analyzer",
+        help="FlyDSL's hotspot_analyzer.py (not shipped): timed on each folder alternately with attdec, and the "
+        "target becomes its median at this load",
+    )
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
     if not os.path.isdir(CAPTURES):
@@ -355,11 +385,14 @@ def main():
             if a.only and not any(c.name == o or c.name.startswith(o + "-") for o in a.only):
                 continue
             try:
-                r = run_cli(c, root, a.runs, not a.no_pyc) if c.cli else run_inproc(c, root, a.runs)
+                r = run_cli(c, root, a.runs, not a.no_pyc, a.analyzer) if c.cli else run_inproc(c, root, a.runs)
             except RuntimeError as e:
                 print(f"{c.name:36} failed: {e}")
                 continue
             med = statistics.median(r["times"])
+            if "analyzer_median" in r:  # measured beside it: the target is the analyzer at this load
+                c.target = round(r["analyzer_median"], 3)
+                c.ref = f"analyzer {r['analyzer_median']:.3f} s here ({c.ref.removeprefix('analyzer ')} in the issue)"
             r.update(median=med, min=min(r["times"]), max=max(r["times"]), cpu_median=statistics.median(r["cpu"]))
             r.update(load=os.getloadavg()[0], reference=c.ref, target=c.target)
             results[c.name] = r

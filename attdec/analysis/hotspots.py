@@ -67,6 +67,15 @@ class Row(Record):
     by_type: dict[str, int] = factory(dict)
     extra: dict = factory(dict)
 
+    def __init__(
+        self, key, stall=0, latency=0, hits=0, idle=0, share=0.0, dominant_type=None, by_type=None, extra=None
+    ):
+        # one per ranked row (by instruction: per executed instruction): no generic Record.__init__
+        self.key, self.stall, self.latency, self.hits, self.idle = key, stall, latency, hits, idle
+        self.share, self.dominant_type = share, dominant_type
+        self.by_type = {} if by_type is None else by_type
+        self.extra = {} if extra is None else extra
+
 
 class Hotspots(Record):
     names: list[str]  # dispatches covered (one unless merged)

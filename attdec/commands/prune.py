@@ -13,10 +13,10 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from attdec.errors import AttdecError, InputError
+from attdec.model.record import Record
 from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
 from attdec.sources.ui_output import WAVE_FILE, read_folder
 
@@ -26,8 +26,7 @@ KNOWN_FILES = re.compile(
 )
 
 
-@dataclass
-class Verdict:
+class Verdict(Record):
     path: Path
     empty: bool
     reason: str

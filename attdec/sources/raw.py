@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, AttdecError
 from attdec.model import CounterSamples, Dispatch, KernelResources, empty_occupancy
+from attdec.model.record import Record, factory
 from attdec.model.target import target
 
 if TYPE_CHECKING:
@@ -45,21 +45,20 @@ class RawBlob(NamedTuple):
     itrace: bool | None = None  # instruction tracing on for this SE, when the source knows
 
 
-@dataclass
-class RawDispatch:
+class RawDispatch(Record):
     """One traced kernel launch, not decoded yet."""
 
     name: str  # "<kernel>#<tag>", "dispatch_<D>", ...
     arch: str  # "gfx1100", "gfx950", ... (from the source's device info or code object)
-    code_objects: list[RawCodeObject] = field(default_factory=list)
-    blobs: list[RawBlob] = field(default_factory=list)
+    code_objects: list[RawCodeObject] = factory(list)
+    blobs: list[RawBlob] = factory(list)
     kernel: str = ""
     path: str | None = None  # where it came from (pickle, folder)
     agent: int | None = None  # rocprofv3 agent handle and dispatch id, when the source has them
     dispatch_id: int | None = None
     decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
-    counters: list[CounterSamples] = field(default_factory=list)  # performance counters, when captured
-    problems: list[str] = field(default_factory=list)  # what the source repaired or doubts (container damage)
+    counters: list[CounterSamples] = factory(list)  # performance counters, when captured
+    problems: list[str] = factory(list)  # what the source repaired or doubts (container damage)
 
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
@@ -71,14 +70,13 @@ def check_blob_arch(blob: RawBlob, arch: str) -> None:
         raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {arch}", blob.label)
 
 
-@dataclass
-class LoadedDispatchCode:
+class LoadedDispatchCode(Record):
     """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
 
     arch: str
     objects: list  # attdec.sources.listing.LoadedCode
     codemap: CodeMap
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = factory(list)
 
 
 PAGE = 0x1000

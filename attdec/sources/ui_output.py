@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
+_WAVE_FILES = re.compile(r"^se\d+_sm\d+_sl\d+_wv\d+\.json$", re.M)  # WAVE_FILE over a whole listing at once
 DISPATCH_NAME = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)")
 
 
@@ -43,15 +44,21 @@ class _DirFiles:
         self.path = path
         self.label = str(path)
         self.parent = path.parent  # where stats_*.csv and *_agent_info.csv live
+        self._names: list[str] | None = None
 
     def names(self) -> list[str]:
-        try:
-            return sorted(os.listdir(self.path))
-        except OSError as e:
-            raise InputError(f"cannot list folder: {e.strerror}", self.label) from None
+        """The folder's entries, listed once (a big folder holds thousands of wave files)."""
+        if self._names is None:
+            try:
+                self._names = os.listdir(self.path)
+            except OSError as e:
+                raise InputError(f"cannot list folder: {e.strerror}", self.label) from None
+            self._set = set(self._names)
+        return self._names
 
     def has(self, name: str) -> bool:
-        return (self.path / name).is_file()
+        self.names()
+        return name in self._set
 
     def where(self, name: str) -> str:
         return str(self.path / name)
@@ -80,7 +87,7 @@ class _MemFiles:
         self._later = set(later)
 
     def names(self) -> list[str]:
-        return sorted([*self._files, *self._later])
+        return [*self._files, *self._later]
 
     def has(self, name: str) -> bool:
         return name in self._files or name in self._later
@@ -146,15 +153,20 @@ def _int(v, where: str, what: str) -> int:
 # ---- architecture ------------------------------------------------------------------------------
 
 
-def _agent_targets(folder: Path) -> set[Target]:
-    """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
-    import csv
-
+def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
+    """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table); `names`: its
+    entries when they are known already."""
     out: set[Target] = set()
     try:
-        candidates = sorted(folder / n for n in os.listdir(folder) if n.endswith("agent_info.csv"))
+        candidates = sorted(
+            folder / n for n in (os.listdir(folder) if names is None else names) if n.endswith("agent_info.csv")
+        )
     except OSError:
         return out
+    if not candidates:
+        return out
+    import csv
+
     for p in candidates:
         try:
             with p.open(newline="") as f:
@@ -169,12 +181,13 @@ def _agent_targets(folder: Path) -> set[Target]:
     return out
 
 
-def detect_target(gfxip, search: list[Path], gfxv=None) -> Target:
+def detect_target(gfxip, search: list[Path], gfxv=None, names: list[str] | None = None) -> Target:
     """The chip when rocprofv3's agent table next to the run names exactly one matching GPU target;
     otherwise the family-only target of `gfxip` (gfxip 9 covers gfx90a, gfx942 and gfx950 alike), or
-    what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12)."""
-    for folder in search:
-        targets = _agent_targets(folder)
+    what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12).
+    `names`: the entries of the first folder, when they are known already."""
+    for i, folder in enumerate(search):
+        targets = _agent_targets(folder, names if i == 0 else None)
         if isinstance(gfxip, int):
             targets = {t for t in targets if t.generation == gfxip}
         if len(targets) == 1:
@@ -407,7 +420,9 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         name = Path(files.label.split(":")[0]).name
     parent = files.parent
     gfxip = fn.get("gfxip")
-    tgt = detect_target(gfxip, [getattr(files, "path", parent), parent, parent.parent], fn.get("gfxv"))
+    on_disk = isinstance(files, _DirFiles)  # then its own listing is the first place to look
+    search = [files.path, parent, parent.parent] if on_disk else [parent, parent.parent]
+    tgt = detect_target(gfxip, search, fn.get("gfxv"), files.names() if on_disk else None)
     problems = []
     if fn.get("thread_trace") is False:
         problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
@@ -421,7 +436,8 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     problems += cj.problems
 
     listed = _parse(files, "filenames.json", listed_waves, doc=fn)
-    present = [n for n in files.names() if n.startswith("se") and WAVE_FILE.match(n)]
+    names = files.names()
+    present = list(set(_WAVE_FILES.findall("\n".join(names))).intersection(names))  # one regex pass, not one a file
     missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
     if len(missing) == 1:
         problems.append(f"wave file listed in filenames.json is missing: {missing[0]}")

@@ -23,11 +23,11 @@ Everything the reader repaired or doubts is a problem line on the file's first d
 from __future__ import annotations
 
 from contextlib import suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attdec.errors import AttdecError, FormatError, read_bytes
+from attdec.model.record import Record, factory
 from attdec.model.target import SQTT_VERSIONS, Target, from_pci_id, from_version, target
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
@@ -64,15 +64,14 @@ def weight(path: Path) -> int:
 # ---- RgpFile -> RawDispatches -----------------------------------------------------------------
 
 
-@dataclass
-class _Placed:
+class _Placed(Record):
     """One code object of the file, at the address a loader event gives (None: not known)."""
 
     index: int
     data: bytes
     base: int | None
     co: CodeObject
-    keys: set[int] = field(default_factory=set)  # 64-bit hashes that name it
+    keys: set[int] = factory(set)  # 64-bit hashes that name it
 
     @property
     def name(self) -> str:
