@@ -160,4 +160,104 @@ def save(path: PathLike, **tables) -> None:
         write_npz(out, tables)
 
 
-__all__ = ["decode", "hotspots", "instructions", "occupancy", "open", "open_raw", "save", "waves"]
+# ---- the "why" analyses, comparisons, resources (docs/wait-attribution.md, cfg-loops.md, diff.md, occupancy.md)
+
+
+def waits(dispatch: Dispatch):
+    """Per wait site: the memory operations each wait waited for (producers with their share of the
+    stall), hits, stall per hit, issue-to-wait distance. Returns a list of `WaitSite`."""
+    from attdec.analysis.waits import attribute, wait_sites
+
+    return wait_sites(attribute(dispatch))
+
+
+def hidden_latency(dispatch: Dispatch, frame: str = "inner"):
+    """How much of each memory operation's latency other work covered, per instruction, line and kernel."""
+    from attdec.analysis.latency import hidden_latency as run
+    from attdec.analysis.waits import attribute
+
+    return run(attribute(dispatch), frame)
+
+
+def cfg(dispatch: Dispatch):
+    """Basic blocks and control-flow graph of each kernel of the listing, with per-block hits, cycles,
+    stall and dominant stall type, and natural loops (list of `Cfg`)."""
+    from attdec.analysis.cfg import block_stats, build_cfgs
+
+    cfgs = build_cfgs(dispatch.code)
+    for c in cfgs:
+        block_stats(c, dispatch.target.family)
+    return cfgs
+
+
+def loops(dispatch: Dispatch):
+    """Every loop with its iterations per wave (count, first vs steady, p50/p95, outliers)."""
+    from attdec.analysis.loops import loop_timings
+
+    return loop_timings(dispatch)
+
+
+def diff(
+    before: Iterable[Dispatch],
+    after: Iterable[Dispatch],
+    by: str | None = None,
+    *,
+    frame: str = "inner",
+    metric: str = "cycles",
+):
+    """Kernels matched by name, before vs after, per line / instruction / file / stall type, with run-to-run
+    noise marks when a side has repeated runs. Returns a `Diff` (`.kernels`, `.unmatched`)."""
+    from attdec.analysis.compare import diff as run
+
+    return run(list(before), list(after), by, frame, metric)
+
+
+def noise(dispatches: Iterable[Dispatch], by: str | None = None, *, frame: str = "inner", metric: str = "cycles"):
+    """Run-to-run spread of repeated runs of the same kernels (list of `KernelNoise`)."""
+    from attdec.analysis.compare import noise as run
+
+    return run(list(dispatches), by, frame, metric)
+
+
+def kernel(dispatch: Dispatch):
+    """The kernel's resources (VGPR, AGPR, SGPR, LDS, scratch, wave and workgroup size...), theoretical
+    occupancy with its limiting resource, and achieved occupancy (`KernelSummary`)."""
+    from attdec.analysis.kernel import kernel_summary
+
+    return kernel_summary(dispatch)
+
+
+def counters(dispatch: Dispatch):
+    """Performance-counter samples of the dispatch (tinygrad PMC, SQTT PERFEVENT): totals, per SE/CU, over
+    time (`CounterReport`)."""
+    from attdec.analysis.counters import counter_report
+
+    return counter_report(dispatch)
+
+
+def html_report(dispatches: Dispatch | Iterable[Dispatch], out, **options) -> None:
+    """Write the self-contained HTML report (docs/report.md) of the dispatches to the text stream `out`."""
+    from attdec.report.html import write_report
+
+    write_report(out, _dispatches(dispatches), **options)
+
+
+__all__ = [
+    "cfg",
+    "counters",
+    "decode",
+    "diff",
+    "hidden_latency",
+    "hotspots",
+    "html_report",
+    "instructions",
+    "kernel",
+    "loops",
+    "noise",
+    "occupancy",
+    "open",
+    "open_raw",
+    "save",
+    "waits",
+    "waves",
+]

@@ -60,3 +60,26 @@ def test_table_is_a_mapping_of_equal_columns():
     with pytest.raises(ValueError):
         Table({"a": np.zeros(2), "b": np.zeros(3)})
     assert Table.from_rows([], ["a"]).nrows == 0
+
+
+def test_why_compare_and_resource_analyses_on_a_real_sample():
+    """The API's analyses agree with the listing they come from (figures recomputed, not stored)."""
+    (d,) = attdec.open(
+        shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
+    )
+    sites = attdec.waits(d)
+    wait_stall = sum(c.stall for c in d.code if c.text.startswith("s_waitcnt") and c.hit)
+    assert sites and sum(s.stall for s in sites) == wait_stall
+    assert all(s.attributed <= s.stall for s in sites) and any(s.producers for s in sites)
+    (g,) = attdec.cfg(d)
+    assert sum(len(b.lines) for b in g.blocks) == sum(1 for c in d.code if not c.is_label)
+    assert attdec.hidden_latency(d).kernel is not None
+    same = attdec.diff([d], [d])
+    assert [k.total.delta("cycles") for k in same.kernels] == [0] and not same.unmatched
+    assert len(attdec.noise([d])) == 1
+    assert attdec.kernel(d) is not None and attdec.counters(d) is not None
+    import io
+
+    page = io.StringIO()
+    attdec.html_report(d, page)
+    assert page.getvalue().lstrip().lower().startswith("<!doctype html")

@@ -124,3 +124,5 @@ def test_arch_names_are_accepted_as_families():
     # gfx10 s_waitcnt: lgkmcnt is bits [13:8] (6 bits), vmcnt [3:0]+[15:14]
     assert parse_wait("s_waitcnt 0xf07f", "gfx1030") == {"lgkmcnt": 0x30}
     assert parse_wait("s_waitcnt 0xf07f", "gfx9") == {"lgkmcnt": 0}
+    # gfx12 still decodes s_waitcnt (SOPP 9), with gfx11's layout
+    assert parse_wait("s_waitcnt 0xfc07", "gfx1201") == parse_wait("s_waitcnt 0xfc07", "gfx11") == {"lgkmcnt": 0}

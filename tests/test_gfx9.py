@@ -1,4 +1,4 @@
-"""gfx9 (CDNA) decoder on synthesized streams (tools/sqtt_gfx9_encoder.py): framing, time, the ISSUE/INST
+"""gfx9 (CDNA) decoder on synthesized streams (tools/sqtt_encoder.py): framing, time, the ISSUE/INST
 timing model, occupancy, target CU, PC tokens and bad input. Agreement with AMD is tested on real captures in
 test_gfx9_real.py; these tests pin the rules of docs/sqtt-gfx9.md one by one."""
 
@@ -14,15 +14,18 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
+from attdec.decoders.gfx9 import splitter
+from attdec.decoders.gfx9.packets import INST_PC_TYPE
+from attdec.decoders.gfx9.wave import TracedWave
 from attdec.errors import FormatError
 from attdec.model import Category
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_gfx9_encoder as enc
+import sqtt_encoder as enc
 
 
 def decode(e, **kw):
-    data = e.data() if isinstance(e, enc.Encoder) else e
+    data = e.data() if isinstance(e, enc.Gfx9Encoder) else e
     return gfx9.decode(data, "gfx950", CodeMap(), 0, where="t.att", **kw)
 
 
@@ -38,7 +41,7 @@ def gfx9_cat(c):
 
 def one_wave(setup):
     """A target-CU wave on SIMD 0 slot 0 started at time 0, `setup(e)` in the middle, ended at e.time."""
-    e = enc.Encoder(target_cu=0)
+    e = enc.Gfx9Encoder(target_cu=0)
     e.wave_start(0, 0, 0)
     setup(e)
     end = e.time
@@ -52,7 +55,7 @@ def one_wave(setup):
 
 # -- framing ------------------------------------------------------------------------------------------------
 def test_every_token_type_splits_with_its_length():
-    e = enc.Encoder()
+    e = enc.Gfx9Encoder()
     for t in range(16):
         e.token(t, 0xFFFF_FFFF_FFFF_FF00 & ~0x1F if t != 0 else 0)
     words = np.frombuffer(e.data()[8:], "<u2")
@@ -63,7 +66,7 @@ def test_every_token_type_splits_with_its_length():
 
 
 def test_token_values_are_little_endian_words():
-    e = enc.Encoder().token(11, 0x1234_5678_9ABC_DE00).token(13, 0xBEEF_0000).token(5, 0x7654_3210_0000)
+    e = enc.Gfx9Encoder().token(11, 0x1234_5678_9ABC_DE00).token(13, 0xBEEF_0000).token(5, 0x7654_3210_0000)
     words = np.frombuffer(e.data()[8:], "<u2")
     s, t, _ = gfx9.split_tokens(words)
     v = gfx9.token_values(words, s, t)
@@ -80,13 +83,13 @@ def test_header_target_cu_and_format_check():
 
 # -- time ---------------------------------------------------------------------------------------------------
 def test_bit4_and_misc_deltas_count_4_cycles():
-    e = enc.Encoder().wave_start(3, 0, 0).misc(0, 7).wave_start(3, 0, 1, plus4=True).wave_end(3, 0, 0, plus4=True)
+    e = enc.Gfx9Encoder().wave_start(3, 0, 0).misc(0, 7).wave_start(3, 0, 1, plus4=True).wave_end(3, 0, 0, plus4=True)
     o = decode(e).occupancy
     assert o["time"].tolist() == [0, 32, 36]
 
 
 def test_time_reset_reanchors_on_next_timestamp():
-    e = enc.Encoder().advance(400).wave_start(3, 0, 0)
+    e = enc.Gfx9Encoder().advance(400).wave_start(3, 0, 0)
     e.resync(10_000_000)  # first resync: lands at time - 4
     assert e.time == 396
     e.wave_start(3, 0, 1).advance(40)
@@ -97,13 +100,13 @@ def test_time_reset_reanchors_on_next_timestamp():
 
 
 def test_tokens_between_reset_and_timestamp_get_the_new_time():
-    e = enc.Encoder().advance(400)
+    e = enc.Gfx9Encoder().advance(400)
     e.time_reset().wave_start(3, 0, 0).timestamp(5000)
     assert decode(e).occupancy["time"].tolist() == [396]
 
 
 def test_timestamp_without_reset_only_adds_its_delta_and_second_reset_is_dropped():
-    e = enc.Encoder().timestamp(777, plus4=True).wave_start(3, 0, 0)
+    e = enc.Gfx9Encoder().timestamp(777, plus4=True).wave_start(3, 0, 0)
     # a TIME_RESET whose scan meets another TIME_RESET first: no resync, the second one (delta 5) vanishes
     e.time_reset().wave_start(3, 0, 1).misc(1, 5).wave_start(3, 0, 2).timestamp(99999)
     assert decode(e).occupancy["time"].tolist() == [4, 4, 4]
@@ -180,7 +183,7 @@ def test_unknown_inst_types_are_dropped():
 
 
 def test_inst_without_wave_start_creates_wave_and_unfinished_issue_has_no_category():
-    e = enc.Encoder(target_cu=0).advance(8).issue(2, {4: 2}).inst(2, 4, 5)  # slot has no wave: ISSUE ignored
+    e = enc.Gfx9Encoder(target_cu=0).advance(8).issue(2, {4: 2}).inst(2, 4, 5)  # slot has no wave: ISSUE ignored
     e.advance(4).issue(2, {4: 2})
     r = decode(e)
     (w,) = r.waves
@@ -190,7 +193,7 @@ def test_inst_without_wave_start_creates_wave_and_unfinished_issue_has_no_catego
 
 
 def test_other_cu_waves_get_occupancy_only_and_target_cu_override():
-    e = enc.Encoder(target_cu=16)  # tinygrad odd-SE header: CU 16 does not exist
+    e = enc.Gfx9Encoder(target_cu=16)  # tinygrad odd-SE header: CU 16 does not exist
     e.kernel_entry(0x7000).wave_start(0, 1, 2).advance(4).issue(1, {2: 2}).advance(4).wave_end(0, 1, 2)
     r = decode(e)
     assert r.waves == [] and len(r.occupancy) == 2
@@ -201,10 +204,10 @@ def test_other_cu_waves_get_occupancy_only_and_target_cu_override():
 
 
 def test_wave_end_without_start_gives_time0_pair_first_unless_packet_lost():
-    e = enc.Encoder().advance(8).wave_start(1, 0, 0).advance(4).wave_end(2, 0, 1)
+    e = enc.Gfx9Encoder().advance(8).wave_start(1, 0, 0).advance(4).wave_end(2, 0, 1)
     occ = decode(e).occupancy
     assert [(int(o["cu"]), int(o["start"]), int(o["time"])) for o in occ] == [(2, 1, 0), (1, 1, 8), (2, 0, 0)]
-    e2 = enc.Encoder().misc(2).wave_end(2, 0, 1)  # PACKET_LOST first
+    e2 = enc.Gfx9Encoder().misc(2).wave_end(2, 0, 1)  # PACKET_LOST first
     r = decode(e2)
     assert len(r.occupancy) == 0 and any("packet loss" in p for p in r.problems)
 
@@ -224,9 +227,9 @@ def test_context_save_adds_context_record_and_waits_for_pc():
 
 
 def test_inst_pc_fills_pending_pc_slot():
-    wv = gfx9._Wave(0, 0, 0, 0, 0x1000)
+    wv = TracedWave(0, 0, 0, 0, 0x1000)
     wv.issue(2, 4)
-    wv.inst(gfx9.INST_PC_TYPE, 4, 0, [15])  # s_setpc: next record's PC comes from INST_PC
+    wv.inst(INST_PC_TYPE, 4, 0, [15])  # s_setpc: next record's PC comes from INST_PC
     wv.issue(2, 8)
     wv.new_pc(0x2000)
     assert wv.pc_infos == [[0, 0x1000], [1, 0x2000]]
@@ -256,7 +259,7 @@ def test_random_bytes_after_header_finish_quickly():
 
 
 def test_bad_wave_slot_stops_with_problem():
-    e = enc.Encoder().wave_start(3, 0, 0).token(10, 12 << 5)  # INST for slot 12
+    e = enc.Gfx9Encoder().wave_start(3, 0, 0).token(10, 12 << 5)  # INST for slot 12
     r = decode(e)
     assert any("slot 12" in p and "byte offset 12" in p for p in r.problems)
     assert len(r.occupancy) == 1
@@ -270,7 +273,7 @@ def test_demo_stream_covers_every_token_type():
 
 
 def test_realtime_from_rocm_instrumentation():
-    e = enc.Encoder().reg(0xC343, 5).reg(0xC343, 1).reg(0xC343, 2).reg(0xC343, 3)  # not activated: ignored
+    e = enc.Gfx9Encoder().reg(0xC343, 5).reg(0xC343, 1).reg(0xC343, 2).reg(0xC343, 3)  # not activated: ignored
     e.reg(0xC342, 0x434F5200)  # "\0ROC"
     e.advance(40).reg(0xC343, 5).reg(0xC343, 0x10).reg(0xC343, 0x7).reg(0xC343, 0x20)  # RT_TIMESTAMP + 3 words
     e.advance(40).reg(0xC343, 7).reg(0xC343, 0x5)  # LO32 wraps: high + 1
@@ -279,7 +282,7 @@ def test_realtime_from_rocm_instrumentation():
 
 
 def test_wave_alloc_with_bad_slot_stops_like_official():
-    r = decode(enc.Encoder().wave_start(3, 0, 0).wave_alloc(3, 0, 11))
+    r = decode(enc.Gfx9Encoder().wave_start(3, 0, 0).wave_alloc(3, 0, 11))
     assert any("WAVE_ALLOC for wave slot 11" in p for p in r.problems)
 
 
@@ -294,9 +297,9 @@ def _reference_split(words):
     return starts, trunc
 
 
-@pytest.mark.parametrize("chunk", [gfx9.SPLIT_CHUNK, 1000])
+@pytest.mark.parametrize("chunk", [splitter.SPLIT_CHUNK, 1000])
 def test_vectorized_split_equals_hop_by_hop_walk(chunk, monkeypatch):
-    monkeypatch.setattr(gfx9, "SPLIT_CHUNK", chunk)
+    monkeypatch.setattr(splitter, "SPLIT_CHUNK", chunk)
     rng = np.random.default_rng(7)
     for n in (1, 2, 3, 4, 5, 511, 512, 513, 999, 1000, 1001, 2003, 30000):
         for _ in range(3):
@@ -309,7 +312,7 @@ def test_vectorized_split_equals_hop_by_hop_walk(chunk, monkeypatch):
 
 def test_many_pending_issues_stay_linear():
     """200k ISSUEs then 200k INSTs for one wave: queue pops must not be quadratic."""
-    e = enc.Encoder(target_cu=0).wave_start(0, 0, 0)
+    e = enc.Gfx9Encoder(target_cu=0).wave_start(0, 0, 0)
     for _ in range(200_000):
         e.issue(0, {0: 2})
     for _ in range(200_000):
@@ -321,15 +324,15 @@ def test_many_pending_issues_stay_linear():
 
 
 def test_pc_slots_fill_oldest_unknown_first_and_stay_linear():
-    wv = gfx9._Wave(0, 0, 0, 0, 0x1000)
+    wv = TracedWave(0, 0, 0, 0, 0x1000)
     for k in range(3):  # three PC-type instructions, each opening a slot
         wv.issue(2, 4 * k + 4)
-        wv.inst(gfx9.INST_PC_TYPE, 4 * k + 4, 0, [15])
+        wv.inst(INST_PC_TYPE, 4 * k + 4, 0, [15])
     wv.new_pc(0)  # a zero PC fills nothing for good
     wv.new_pc(0x2000)
     wv.new_pc(0x3000)
     assert wv.pc_infos == [[0, 0x1000], [1, 0x2000], [2, 0x3000], [3, 0]]
-    e = enc.Encoder(target_cu=0).kernel_entry(0x1000).wave_start(0, 0, 0)
+    e = enc.Gfx9Encoder(target_cu=0).kernel_entry(0x1000).wave_start(0, 0, 0)
     for _ in range(50_000):
         e.issue(0, {0: 2}).inst(0, 0, 7)
     for _ in range(50_000):

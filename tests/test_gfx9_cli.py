@@ -14,7 +14,7 @@ from conftest import FIXTURES, ROOT, one_line_error, shared_path
 from conftest import run_decode as run
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_gfx9_encoder as enc
+import sqtt_encoder as enc
 
 
 def blob(tmp_path, data, name="demo_se3.att"):
@@ -34,7 +34,7 @@ def test_json_from_synthesized_stream(tmp_path):
 
 
 def test_target_cu_override(tmp_path):
-    e = enc.Encoder(target_cu=16).wave_start(0, 1, 2).advance(4).issue(1, {2: 2}).inst(1, 2, 5).advance(4)
+    e = enc.Gfx9Encoder(target_cu=16).wave_start(0, 1, 2).advance(4).issue(1, {2: 2}).inst(1, 2, 5).advance(4)
     e.wave_end(0, 1, 2)
     f = blob(tmp_path, e.data())
     header_cu = json.loads(run("--arch", "gfx942", f, "--format", "json").stdout)["dispatches"][0]

@@ -6,13 +6,14 @@ from __future__ import annotations
 import collections
 import gzip
 import json
+import random
 import shutil
 import sys
 
 import pytest
 
 from attdec.isa import disassemble, waitcnt_fields
-from attdec.isa.decoder import decode_one, table_for
+from attdec.isa.decoder import ENCODING_OF, decode_one, table_for
 from tests.conftest import FIXTURES, ROOT, SHARED
 
 # Measured agreement at the time of writing (see docs/isa.md); the test guards against regressions.
@@ -47,6 +48,52 @@ def test_bad_words_never_raise_and_keep_walking():
         assert sum(i.size for i in out) == len(junk) // 4 * 4
         assert all(i.size in (4, 8, 12, 16) for i in out)
         assert all(i.text == f".long 0x{i.words[0]:08x}" for i in out if i.mnemonic == ".long")
+
+
+def test_random_operand_fields_on_every_opcode_never_raise():
+    """Renderer errors are not swallowed, so every opcode with random operand/modifier bits (opcode and
+    encoding kept) must decode without raising, strictly and leniently."""
+    rows = json.loads(gzip.open(FIXTURES / "isa" / "opcodes_llvm.json.gz", "rt").read())
+    rng = random.Random(10)
+    for arch, hexw, _size, _text in rows:
+        tab = table_for(arch)
+        base = [int(x, 16) for x in hexw.split()]
+        words = base + [rng.getrandbits(32) for _ in range(4 - len(base))]
+        enc = ENCODING_OF[tab.family](base[0])
+        if enc in tab.enc and enc != "VOPD":
+            lsb, mask, _ = tab.enc[enc]
+            keep = (mask << lsb) | 0xFC000000
+            w0 = (base[0] & keep) | (rng.getrandbits(32) & ~keep & 0xFFFFFFFF)
+            words[0] = w0 if ENCODING_OF[tab.family](w0) == enc else base[0]
+        for lenient in (False, True):
+            ins = decode_one(words, 0, 4, 0, tab, lenient=lenient)
+            assert ins.size in (4, 8, 12, 16) and ins.text
+
+
+@pytest.mark.parametrize(
+    "arch,hexw,size,text",
+    [  # expected texts are llvm-objdump 22's
+        ("gfx942", "7d8416f9 038e2dc7", 8, "v_cmp_eq_i32_sdwa vcc, sext(-7), v11 src0_sel:DWORD src1_sel:BYTE_3"),
+        ("gfx942", "7ca216f9 069600f0", 8, "v_cmpx_lt_f32_sdwa vcc, neg(0.5), v11 src0_sel:DWORD src1_sel:DWORD"),
+        ("gfx942", "7d85f6f9 83062d01", 8, "v_cmp_eq_i32_sdwa vcc, v1, src_vccz src0_sel:DWORD src1_sel:BYTE_3"),
+        ("gfx942", "7d8416f9 038e2dd5", 4, ".long 0x7d8416f9"),  # an SGPR-side SDWA source that does not decode
+        ("gfx1100", "be8000e6", 4, "s_mov_b32 s0, src_flat_scratch_base_lo"),
+        ("gfx950", "d3ad0000 44020100", 8, "v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[0:7], v[0:5], v[0:3] blgp:2"),
+        ("gfx950", "d3ac1000 00021308", 8, "v_mfma_ld_scale_b32 v8, v9 op_sel:[0,1] op_sel_hi:[0,0]"),
+        (
+            "gfx950",
+            "d3ac1000 00021308 d3ad0900 04020100",
+            16,
+            "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[0:7], v[0:7], v[0:3], v8, v9 op_sel:[0,1,0] "
+            "op_sel_hi:[0,0,0] cbsz:1",
+        ),
+        ("gfx950", "d3ac0000 00021308 d3ad0000 04020100", 8, "v_mfma_ld_scale_b32 v8, v9 op_sel_hi:[0,0]"),
+    ],
+)
+def test_words_that_took_special_handling(arch, hexw, size, text):
+    words = [int(x, 16) for x in hexw.split()]
+    ins = decode_one(words, 0, len(words), 0, table_for(arch))
+    assert (ins.size, ins.text) == (size, text)
 
 
 def test_branch_target_and_waitcnt_fields():

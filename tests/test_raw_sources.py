@@ -4,6 +4,7 @@ input detection, and decode_dispatch/export-ui with stand-in ISA and decoder lay
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import types
@@ -11,7 +12,9 @@ import types
 import numpy as np
 import pytest
 from conftest import invoke, shared_path
-from sqtt_synth import RdnaStream, roc_marker_words
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+from sqtt_encoder import RdnaEncoder, roc_marker_words
 
 from attdec.decoders.common import BlobResult
 from attdec.errors import ArchError, InputError
@@ -95,7 +98,7 @@ def test_loose_files_without_results_leave_the_base_to_inference(tmp_path):
 def test_markers_in_the_trace_give_the_base(tmp_path):
     host = tmp_path / "h"
     host.mkdir()
-    blob = RdnaStream(3).userdata(roc_marker_words(3, 0x7F00_0000_0000, 0x2000)).bytes()
+    blob = RdnaEncoder(11).userdata(roc_marker_words(3, 0x7F00_0000_0000, 0x2000)).data()
     (host / f"{PID}_{AGENT}_shader_engine_0_{DISP}.att").write_bytes(blob)
     (host / f"{PID}_gfx1100_code_object_id_3.out").write_bytes(b"\x7fELF")
     (host / f"{PID}_gfx1100_code_object_id_4.out").write_bytes(b"\x7fELF")
@@ -194,7 +197,7 @@ def fake_layers(monkeypatch):
 
 
 def test_decode_dispatch_and_export(tmp_path, fake_layers):
-    blob = RdnaStream(3).bytes()
+    blob = RdnaEncoder(11).data()
     raw = RawDispatch(
         "k#1",
         "gfx1100",

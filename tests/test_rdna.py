@@ -9,17 +9,9 @@ import pytest
 from conftest import FIXTURES, shared_path
 
 from attdec.decoders import CodeMap, decode_blob, detect_format, rdna
-from attdec.decoders.stitch import (
-    L_BRANCH,
-    L_DONT_KNOW,
-    L_IMMED,
-    L_SALU,
-    L_SKIP,
-    L_SMEM,
-    L_V_MOV_B64,
-    L_VALU,
-    line_category,
-)
+from attdec.decoders.rdna.packets import FORMATS, T
+from attdec.decoders.rdna.splitter import lookup
+from attdec.decoders.stitch import LineKind, line_category
 from attdec.model import Category
 
 ENTRY = 0x200001006100
@@ -95,17 +87,17 @@ def test_pc_walk_stops_when_code_does_not_fit():
 @pytest.mark.parametrize(
     "text,family,cat",
     [
-        ("s_dcache_inv", 11, L_SMEM),  # shortest registered prefix (s_dcache) wins
-        ("s_setprio 2", 11, L_IMMED),
-        ("s_setprio_inc_wg 1", 12, L_SALU),
-        ("s_prefetch_data s[0:1], 0x0, null, 8", 12, L_SALU),  # what the official build answers
-        ("v_mov_b64 v[0:1], v[2:3]", 12, L_V_MOV_B64),
-        ("v_mov_b64 v[0:1], v[2:3]", 11, L_VALU),
-        ("s_cbranch_execz 46", 11, L_BRANCH),
-        ("s_delay_alu instid0(VALU_DEP_1)", 11, L_SKIP),
-        ("s_alloc_vgpr 8", 12, L_SALU),
-        (".long 0xd8540000", 12, L_DONT_KNOW),
-        ("s_wait_alu 0xfffe", 12, L_SKIP),
+        ("s_dcache_inv", 11, LineKind.SMEM),  # shortest registered prefix (s_dcache) wins
+        ("s_setprio 2", 11, LineKind.IMMED),
+        ("s_setprio_inc_wg 1", 12, LineKind.SALU),
+        ("s_prefetch_data s[0:1], 0x0, null, 8", 12, LineKind.SALU),  # what the official build answers
+        ("v_mov_b64 v[0:1], v[2:3]", 12, LineKind.V_MOV_B64),
+        ("v_mov_b64 v[0:1], v[2:3]", 11, LineKind.VALU),
+        ("s_cbranch_execz 46", 11, LineKind.BRANCH),
+        ("s_delay_alu instid0(VALU_DEP_1)", 11, LineKind.SKIP),
+        ("s_alloc_vgpr 8", 12, LineKind.SALU),
+        (".long 0xd8540000", 12, LineKind.DONT_KNOW),
+        ("s_wait_alu 0xfffe", 12, LineKind.SKIP),
     ],
 )
 def test_line_category(text, family, cat):
@@ -118,7 +110,7 @@ def test_format_detection():
     assert detect_format(b"\0" * 16) is None
 
 
-def _reference_split(data: bytes, fam) -> list[int]:
+def _reference_split(data: bytes, fmt) -> list[int]:
     """Token start nibbles, read one token at a time (the obvious scalar reader)."""
     nib = []
     for b in data:
@@ -130,14 +122,13 @@ def _reference_split(data: bytes, fam) -> list[int]:
         if ext and nib[p] & 1:
             p += 2
             continue
-        b8 = nib[p] | (nib[p + 1] << 4)
-        t = int(fam.table.type[b8])
-        if t == rdna.T["NOP"]:
+        packet = fmt.table.at(nib[p] | (nib[p + 1] << 4))
+        if packet is not None and packet.name == "NOP":
             p += 1
             continue
-        ext = t == rdna.T["WAVE_START_EXT"] and fam.gfx12
+        ext = packet is not None and packet.name == "WAVE_START_EXT" and fmt.ext_bytes
         out.append(p)
-        p += int(fam.table.nibbles[b8])
+        p += packet.bits // 4 if packet is not None else 1
     return out
 
 
@@ -146,9 +137,10 @@ def _reference_split(data: bytes, fam) -> list[int]:
 )
 def test_vectorised_splitter_matches_scalar_reader(rel, fam):
     data = shared_path("captures", *rel.split("/")).read_bytes()
-    f = rdna.FAMILIES[fam]
+    f = FORMATS[fam]
     tk = rdna.split(data, f)
     ref = _reference_split(data, f)
+    lk = lookup(f)
     padded = data + b"\0\0"
 
     def low8(p):
@@ -156,7 +148,7 @@ def test_vectorised_splitter_matches_scalar_reader(rel, fam):
         return (b >> (4 * (p & 1))) & 0xFF
 
     wanted = {
-        rdna.T[n]
+        T[n]
         for n in (
             "INST",
             "VALU_INST",
@@ -175,8 +167,7 @@ def test_vectorised_splitter_matches_scalar_reader(rel, fam):
     exp = [
         p
         for p in ref
-        if int(f.table.type[low8(p)]) in wanted
-        and 4 * p + (64 if f.gfx12 else 4 * int(f.table.nibbles[low8(p)])) <= nbits
+        if int(lk.type[low8(p)]) in wanted and 4 * p + (64 if f.whole_window else 4 * int(lk.nibbles[low8(p)])) <= nbits
     ]
     got = [p for p, t in zip(tk.pos.tolist(), tk.type.tolist()) if t in wanted]
     assert len(exp) > 500 and sorted(got) == exp  # gfx11 moves WAVE_READY tokens, so compare sets

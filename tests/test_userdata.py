@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 from conftest import shared_path
-from sqtt_synth import Gfx9Stream, RdnaStream, roc_marker_words
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+from sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
 
 from attdec.decoders import stream_generation
-from attdec.decoders.userdata import PGM_HI, PGM_LO, scan_userdata
+from attdec.decoders.userdata import AGENT_RT_FREQUENCY_KHZ, OP_AGENT_INFO, PGM_HI, PGM_LO, ROC_MAGIC, scan_userdata
 
 
 def test_framing_holds_on_every_capture_and_finds_the_kernel_entry():
@@ -28,13 +32,13 @@ def test_framing_holds_on_every_capture_and_finds_the_kernel_entry():
 
 
 def test_rdna_code_object_markers():
-    for version, gen in ((3, 11), (4, 12), (2, 10)):
-        st = RdnaStream(version).nop().time(2)
+    for gen in (11, 12, 10):
+        st = RdnaEncoder(gen).nop().advance(6)
         st.reg(0x1234, 7)  # unrelated register write
         st.userdata(roc_marker_words(5, 0x7F00_1234_5000, 0x3000))
         st.nop().reg(PGM_LO, 0x1234_5060 >> 8 & 0xFFFFFFFF, cs=True).reg(PGM_HI, 0x7F00 >> 8 | 0, cs=True)
         st.userdata(roc_marker_words(5, 0x7F00_1234_5000, 0x3000, unload=True)[1:])
-        s = scan_userdata(st.bytes(), gen)
+        s = scan_userdata(st.data(), gen)
         assert s.stopped_at is None
         assert [(m.id, m.addr, m.size, m.unload) for m in s.markers] == [
             (5, 0x7F00_1234_5000, 0x3000, False),
@@ -45,22 +49,33 @@ def test_rdna_code_object_markers():
 
 def test_gfx9_code_object_markers_and_entry():
     entry = 0x7F00_1234_6100
-    st = Gfx9Stream().misc().userdata(roc_marker_words(9, 0x7F00_1234_5000, 0x2000))
+    st = Gfx9Encoder().misc().userdata(roc_marker_words(9, 0x7F00_1234_5000, 0x2000))
     st.reg_cs(PGM_LO, (entry >> 8) & 0xFFFFFFFF).misc().reg_cs(PGM_HI, entry >> 40)
-    s = scan_userdata(st.bytes(), 9)
+    s = scan_userdata(st.data(), 9)
     assert [(m.id, m.addr, m.size) for m in s.markers] == [(9, 0x7F00_1234_5000, 0x2000)]
     assert s.entry_pcs == [entry]
 
 
 def test_markers_need_activation():
     words = roc_marker_words(5, 0x1000, 0x100)[1:]  # no "\0ROC" first
-    assert scan_userdata(Gfx9Stream().userdata(words).bytes(), 9).markers == []
+    assert scan_userdata(Gfx9Encoder().userdata(words).data(), 9).markers == []
 
 
 def test_unassigned_token_stops_with_offset():
-    st = RdnaStream(3).nop().token(0x7, 4)  # low nibble 0x7 is unassigned
-    s = scan_userdata(st.bytes(), 11)
+    st = RdnaEncoder(11).nop().raw(0x7, 4)  # low nibble 0x7 is unassigned
+    s = scan_userdata(st.data(), 11)
     assert s.stopped_at == 8
+
+
+def test_agent_info_header_has_no_payload():
+    """An agent-info word carries its value in the header itself: the next word is a header again (official
+    UpdateRegNoCS), so the marker after it is read whole; the gfx9 decoder reads the same protocol."""
+    info = OP_AGENT_INFO | AGENT_RT_FREQUENCY_KHZ << 8 | 100_000 << 12
+    words = [ROC_MAGIC, info, *roc_marker_words(7, 0x7F00_0000_2000, 0x1000)[1:]]
+    for blob, gen in ((RdnaEncoder(11).userdata(words).data(), 11), (Gfx9Encoder().userdata(words).data(), 9)):
+        s = scan_userdata(blob, gen)
+        assert s.realtime_khz == 100_000
+        assert [(m.id, m.addr, m.size) for m in s.markers] == [(7, 0x7F00_0000_2000, 0x1000)]
 
 
 def test_rgp_markers_from_userdata_2_and_3():
@@ -69,14 +84,14 @@ def test_rgp_markers_from_userdata_2_and_3():
     from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, USERDATA_2, USERDATA_3, rgp_markers
 
     words = [0x8C, 0x9ABC_DEF0, 0x1234_5678, 1 << 31, 0, 7, 64, 1, 1, 0xB]
-    st = RdnaStream(3)
+    st = RdnaEncoder(11)
     for i, w in enumerate(words):
-        st.reg(USERDATA_2 + (i & 1), w).time(1)
-    s = scan_userdata(st.bytes(), 11)
+        st.reg(USERDATA_2 + (i & 1), w).token("TIME", delta=1)
+    s = scan_userdata(st.data(), 11)
     assert [a for _, a, _ in s.userdata] == [USERDATA_2, USERDATA_3] * 5
     bind, event = rgp_markers(s.userdata)
     assert bind.kind == RGP_BIND_PIPELINE and (bind.dwords[2] << 32 | bind.dwords[1]) == 0x1234_5678_9ABC_DEF0
     assert event.kind == RGP_EVENT and event.dwords[2] == 7 and event.dwords[3:] == [64, 1, 1]
     assert not s.markers  # no "\0ROC": the ROCm protocol stays off
-    roc = RdnaStream(3).userdata(roc_marker_words(5, 0x1000, 0x100))
-    assert rgp_markers(scan_userdata(roc.bytes(), 11).userdata) == []
+    roc = RdnaEncoder(11).userdata(roc_marker_words(5, 0x1000, 0x100))
+    assert rgp_markers(scan_userdata(roc.data(), 11).userdata) == []

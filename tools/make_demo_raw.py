@@ -4,7 +4,7 @@
 The code object is tests/fixtures/isa/dwarf4_gfx942.co, which tools/make_dwarf_fixtures.py compiles with
 Debian's LLVM from our own OpenCL kernel (`out[i] = in[i] * 2 + 1` for i < n, two inlined helpers, DWARF 4
 line table), so the capture has source lines and inline chains. The SQTT streams are written with
-tools/sqtt_gfx9_encoder.py: per shader engine, waves of kernel `kern` on the traced CU 0 walk its code
+tools/sqtt_encoder.py: per shader engine, waves of kernel `kern` on the traced CU 0 walk its code
 (the ones with i >= n take the s_cbranch_execz straight to s_endpgm) with stalls drawn from a fixed-seed
 generator, and waves on CU 1 appear only in occupancy, as on hardware. Nothing here comes from a real GPU.
 
@@ -20,7 +20,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sqtt_gfx9_encoder as enc
+import sqtt_encoder as enc
 
 CODE_OBJECT = "tests/fixtures/isa/dwarf4_gfx942.co"
 OUT = "attdec/data/demo_raw"
@@ -73,7 +73,7 @@ def wave_events(rng, se, simd, slot, begin, path):
 
 
 def stream(rng, se: int) -> bytes:
-    e = enc.Encoder(target_cu=0)
+    e = enc.Gfx9Encoder(target_cu=0)
     e.kernel_entry(BASE + ENTRY)
     events = []
     for k, (simd, slot) in enumerate([(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1)]):

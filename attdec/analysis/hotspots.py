@@ -18,7 +18,7 @@ from attdec.analysis import BY, CHARGES, norm_path
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.analysis.kernel import KernelSummary, kernel_summary
 from attdec.model import CodeLine, Dispatch, Wave
-from attdec.model.record import Record, factory
+from attdec.model.record import Record, field
 
 if TYPE_CHECKING:
     from attdec.analysis.table import Table
@@ -38,7 +38,7 @@ class InstStat(Record):
     stall: int
     idle: int
     family: str  # the ISA family its text is classified by
-    by_type: dict[str, int] = factory(dict)  # stall by type; with --charge producer it holds
+    by_type: dict[str, int] = field(default_factory=dict)  # stall by type; with --charge producer it holds
     # the wait stall this instruction caused, under the wait's type
 
     def __init__(self, dispatch, code, hit, latency, stall, idle, family, by_type=None):
@@ -64,8 +64,8 @@ class Row(Record):
     idle: int = 0
     share: float = 0.0
     dominant_type: str | None = None
-    by_type: dict[str, int] = factory(dict)
-    extra: dict = factory(dict)
+    by_type: dict[str, int] = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
 
     def __init__(
         self, key, stall=0, latency=0, hits=0, idle=0, share=0.0, dominant_type=None, by_type=None, extra=None
@@ -87,7 +87,7 @@ class Hotspots(Record):
     by_type: list[tuple[str, int, float]]  # (type, stall, share of stall), largest first
     rows: list[Row]  # all rows, largest stall first
     by: str = "line"
-    problems: list[str] = factory(list)
+    problems: list[str] = field(default_factory=list)
     stall_measured: bool = True  # False: the input has no stall (rocprofv2); rows are ranked by latency
     charge: str = "wait"
     kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
@@ -145,7 +145,8 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charg
         from attdec.model.totals import aggregate_lines
 
         totals = aggregate_lines(waves).as_dict()
-    moved_out, moved_in = {}, {}
+    moved_out: dict[int, int] = {}
+    moved_in: dict[int, dict[str, int]] = {}
     if charge == "producer":
         from attdec.analysis.waits import attribute, producer_moves
 

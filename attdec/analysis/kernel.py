@@ -17,7 +17,7 @@ from attdec.analysis.occupancy import (
     theoretical_occupancy,
 )
 from attdec.model import CodeLine, Dispatch, KernelResources, Target
-from attdec.model.record import Record, factory
+from attdec.model.record import Record, field
 from attdec.model.target import TARGETS
 
 LISTING = "listing (lower bounds)"
@@ -30,10 +30,10 @@ class KernelSummary(Record):
     resources: KernelResources | None = None
     theoretical: Theoretical | None = None
     # chip unknown (ui_output gfx9): the theoretical figure on each possible chip, "gfx90a, gfx942" -> ...
-    candidates: dict[str, Theoretical] = factory(dict)
+    candidates: dict[str, Theoretical] = field(default_factory=dict)
     achieved: Achieved | None = None
     achieved_unit: str = "CU"  # what the trace's CU field names: a CU (gfx9) or a WGP (gfx10+)
-    notes: list[str] = factory(list)
+    notes: list[str] = field(default_factory=list)
 
 
 # v7, s[4:5], a[0:15] -> the highest register number named

@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from attdec.model import KernelResources, Target
-from attdec.model.record import Record, factory
+from attdec.model.record import Record, field
 
 if TYPE_CHECKING:  # numpy is imported by the functions that take arrays: theoretical occupancy needs none
     import numpy as np
@@ -29,9 +29,9 @@ class Theoretical(Record):
     unit: str = "CU"
     simds_per_unit: int | None = None
     limited_by: str | None = None  # "VGPR", "LDS+workgroup", "wave slots" (nothing below the hardware limit)
-    limits: dict[str, int] = factory(dict)  # waves per SIMD each resource allows
+    limits: dict[str, int] = field(default_factory=dict)  # waves per SIMD each resource allows
     bound: str = "exact"  # "exact", or "at most" when the resources are lower bounds (inferred)
-    notes: list[str] = factory(list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _limited_by(limits: dict[str, int], waves: int, slots: int) -> str:
@@ -128,7 +128,7 @@ class Achieved(Record):
     mean_per_unit: float  # resident waves per CU/WGP (sum over its SIMDs), averaged over those units
     waves: int  # waves started
     cycles: int  # the longest shader engine's window, first record to last
-    notes: list[str] = factory(list)
+    notes: list[str] = field(default_factory=list)
 
 
 def achieved_occupancy(occ: np.ndarray) -> Achieved | None:

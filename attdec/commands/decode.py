@@ -2,6 +2,7 @@
 
     attdec decode --arch gfx1100 --code kernel.co@0x200001006000 kernel_se0.att kernel_se1.att [--format json]
     attdec decode captures/gfx1100/gemm_run0 --format json       (any raw input attdec reads)
+    attdec decode --tokens kernel_se0.att [--format json]         (the token stream itself)
 
 Each blob is decoded on its own. The JSON form is what ../shared/tools/conformance.py compares with AMD's
 decoder; it is written as a stream, wave by wave.
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 from attdec.commands.common import Many, add_output, add_paths, echo, output_stream
-from attdec.errors import InputError
+from attdec.errors import ArchError, InputError, read_bytes
 
 
 def _explicit(paths, code) -> bool:
@@ -58,6 +59,9 @@ def arguments(p) -> None:
     p.add_argument("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
     p.add_argument("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
     p.add_argument(
+        "--tokens", action="store_true", help="list every token of the blobs (offset, type, named fields, time) instead"
+    )
+    p.add_argument(
         "--format",
         dest="fmt",
         choices=("text", "json", "npz"),
@@ -71,10 +75,18 @@ def arguments(p) -> None:
 def decode(a) -> int:
     """Decode raw SQTT (bare .att blobs with --code, or any raw capture attdec reads) into records.
 
+    With --tokens, list each .att blob's token stream instead, as the decoders split it: byte offset,
+    time, token type and its named fields (the format comes from the blob's header; --arch only checks it).
+
     Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
     truncated, lost sync or does not match the code object: what could be decoded is printed and each
-    problem is a warning on stderr with the file and byte offset.
+    problem is a warning on stderr with the file and byte offset. A PC walk that stops early (as AMD's
+    decoder's does on some kernels) is a warning, not damage.
     """
+    if a.tokens:
+        if a.fmt == "npz":
+            raise InputError("--tokens lists tokens as text or json, not npz", "--format")
+        return list_token_streams(a.arch, a.paths, a.fmt)
     from attdec.report import records
     from attdec.sources.raw import decode_blobs
 
@@ -86,7 +98,7 @@ def decode(a) -> int:
         for blob, res, dt in decode_blobs(raw, target_cu=a.target_cu):
             for p in res.problems:
                 echo(f"attdec: warning: {blob.label}: {p}", err=True)
-            if res.problems:
+            if res.damaged:
                 damaged.append(blob.label)
             yield blob.label, res, dt
 
@@ -101,6 +113,34 @@ def decode(a) -> int:
             records.write_json(dispatches, out)
         else:
             records.print_summary(dispatches, out)
+    if damaged:
+        sys.stdout.flush()
+        return 3
+    return 0
+
+
+def list_token_streams(arch: str | None, paths, fmt: str) -> int:
+    """`decode --tokens`: each blob's tokens on stdout, its problems as warnings (exit 3 if any)."""
+    from attdec.decoders.tokens import list_tokens
+    from attdec.model.target import target
+    from attdec.report import tokens as report
+
+    tgt = target(arch) if arch else None
+    damaged = []
+
+    def listings():
+        for path in paths:
+            if Path(path).is_dir():
+                raise InputError("--tokens lists .att blobs, not folders", path)
+            lst = list_tokens(read_bytes(path), where=path)
+            if tgt is not None and lst.format != tgt.stream:
+                raise ArchError(f"the trace is {lst.format}, not {tgt.display} (--arch)", path)
+            yield path, lst
+            for p in lst.problems:  # known once its rows are written
+                echo(f"attdec: warning: {path}: {p}", err=True)
+                damaged.append(path)
+
+    (report.write_json if fmt == "json" else report.write_text)(listings(), sys.stdout)
     if damaged:
         sys.stdout.flush()
         return 3

@@ -161,7 +161,7 @@ def command(a) -> None:
     if not ranked:
         return
     ranked.sort(key=lambda t: (-t[0], -t[1], -t[2], t[3].name))
-    best = {}
+    best: dict[str, object] = {}
     for t in ranked:
         best.setdefault(t[3].kernel, t[3])  # the dispatch itself: copies in two parents share a folder name
     prefix = common_dir([str(t[3].path) for t in ranked])

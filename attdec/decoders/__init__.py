@@ -2,33 +2,32 @@
 
 `decode_blob` detects the stream format from its first 8 bytes (sqtt-format.md §1.2), checks it against
 the architecture the user named, and hands the blob to the family decoder: `rdna` for gfx11/gfx12,
-`gfx9` for CDNA (each imported when first needed).
+`gfx9` for CDNA (each imported when first needed). `compat.Rules` holds the rules that differ between
+versions of AMD's decoder; the default reproduces 0.1.6.
 """
 
 from __future__ import annotations
 
-import struct
-
 from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.compat import DEFAULT, Rules
 from attdec.errors import ArchError, FormatError
 from attdec.model.target import Target, target
 
-__all__ = ["BlobResult", "CodeMap", "decode_blob", "detect_format", "stream_generation"]
-
-# HEADER token version field -> stream format (sqtt-format.md §1.2)
-RDNA_VERSIONS = {1: "gfx10", 2: "gfx10", 3: "gfx11", 4: "gfx12", 5: "gfx12.5"}
+__all__ = ["BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
 
 
 def detect_format(data: bytes) -> str | None:
     """Stream family from the first 8 bytes: 'gfx9', 'gfx10', 'gfx11', 'gfx12', 'gfx12.5', or None."""
+    from attdec.decoders.gfx9.packets import is_gfx9_header
+    from attdec.decoders.rdna.packets import GFX11, HEADER_VERSION, HEADER_VERSIONS
+
     if len(data) < 8:
         return None
-    h = struct.unpack_from("<Q", data)[0]
-    legacy, v2 = h & 0x1FFF, (h >> 13) & 7
-    if legacy in (0, 0x11) and 4 <= v2 <= 6:
+    h = int.from_bytes(data[:8], "little")
+    if is_gfx9_header(h):
         return "gfx9"
-    if legacy != 0 and (h & 0x7F) == 0x11:
-        return RDNA_VERSIONS.get((h >> 7) & 0x3F)
+    if h & 0x1FFF and GFX11["HEADER"].matches(h & 0xFF):  # an RDNA stream starts with its HEADER token
+        return HEADER_VERSIONS.get(HEADER_VERSION.get(h))
     return None
 
 
@@ -38,7 +37,9 @@ def stream_generation(data: bytes) -> int | None:
     return int(fmt[3:].split(".")[0]) if fmt else None
 
 
-def decode_blob(data: bytes, arch: str | Target, code: CodeMap | None, se: int, where: str = "", **opts) -> BlobResult:
+def decode_blob(
+    data: bytes, arch: str | Target, code: CodeMap | None, se: int, where: str = "", rules: Rules = DEFAULT, **opts
+) -> BlobResult:
     """Decode one SE blob. Raises ArchError/FormatError for input that cannot be this architecture's."""
     tgt = target(arch, where or None)
     if not data:
@@ -54,9 +55,9 @@ def decode_blob(data: bytes, arch: str | Target, code: CodeMap | None, se: int, 
     if got == "gfx9":
         from attdec.decoders import gfx9
 
-        return gfx9.decode(data, tgt.name, code, se, target_cu=opts.get("target_cu"), where=where)
+        return gfx9.decode(data, tgt.name, code, se, target_cu=opts.get("target_cu"), where=where, rules=rules)
     if got in ("gfx11", "gfx12"):
         from attdec.decoders import rdna
 
-        return rdna.decode(data, tgt.name, code, se, where=where)
+        return rdna.decode(data, tgt.name, code, se, where=where, rules=rules)
     raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)

@@ -2,8 +2,9 @@
 
 The trace names almost no instruction; the official decoder walks the kernel code from the wave's entry
 PC and matches each record to the next code line whose category fits (sqtt-format.md §8; facts and
-quirks in docs/sqtt-rdna.md). This module is that walk, shared by the RDNA and gfx9 decoders:
-family-specific rules are switched by `family` (9, 11, 12).
+quirks in docs/sqtt-rdna.md). This module is that walk, one walker per family: `Gfx9Walker`,
+`Gfx11Walker` and `Gfx12Walker` (gfx11 plus its own line kinds and the barrier-wait rule); `walker()`
+picks one. Each `stitch` call walks one wave and returns what it did as a `Walk`.
 
 Code lines come from a `CodeMap` (absolute PC -> attdec.isa Instruction) and are cached per blob in a
 `CodeView`, like the official PCTranslator; the cache carries per-line state (`parsed`, the gfx12
@@ -12,27 +13,41 @@ excluded-barrier mark) from one wave to the next, which the official walk depend
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from enum import IntEnum
+from functools import cache
+
 import numpy as np
 
-from attdec.decoders.common import CodeMap
-from attdec.model import Category
+from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap
+from attdec.decoders.compat import DEFAULT, Rules
+from attdec.model import Category, Wave, WaveState
 
-# Record categories as plain ints (the walk compares them millions of times)
-R_SMEM, R_SALU, R_VMEM, R_FLAT, R_LDS, R_VALU = (
-    int(c) for c in (Category.SMEM, Category.SALU, Category.VMEM, Category.FLAT, Category.LDS, Category.VALU)
-)
-R_JUMP, R_NEXT, R_IMMED, R_CONTEXT, R_MESSAGE = (
-    int(c) for c in (Category.JUMP, Category.NEXT, Category.IMMED, Category.CONTEXT, Category.MESSAGE)
-)
-R_NOT_FINISHED = 14  # gfx9: an ISSUE no INST token described (internal category); the walk stops there
-# Line categories: the record categories a line can be, plus the walk's own kinds.
-L_SKIP, L_SMEM, L_SALU, L_VMEM, L_FLAT, L_LDS, L_VALU, L_IMMED, L_BVH = 0, 1, 2, 3, 4, 5, 6, 9, 12
-L_DONT_KNOW, L_BRANCH, L_BARRIER_WAIT_EXCLUDED, L_MFMA_SCALE, L_GFX9_BARRIER, L_V_MOV_B64 = range(20, 26)
+
+class LineKind(IntEnum):
+    """What a code line is to the walk: the record category it can take, or one of the walk's own kinds."""
+
+    SKIP = 0  # never matched, stepped over (s_delay_alu, s_wait_alu, ...)
+    SMEM = Category.SMEM
+    SALU = Category.SALU
+    VMEM = Category.VMEM
+    FLAT = Category.FLAT
+    LDS = Category.LDS
+    VALU = Category.VALU
+    IMMED = Category.IMMED
+    BVH = Category.BVH
+    DONT_KNOW = 20  # not an instruction the walk knows (`.long`): stepped over
+    BRANCH = 21
+    BARRIER_WAIT_EXCLUDED = 22  # gfx12: an s_barrier_wait that left no token (header bit 59)
+    MFMA_SCALE = 23  # gfx9 v_mfma_scale_*: widened by 4 cycles
+    GFX9_BARRIER = 24  # gfx9 s_barrier: entry (MESSAGE) and exit (IMMED) records share its PC
+    V_MOV_B64 = 25  # gfx12 v_mov_b64: widened to stall + 2
+
 
 # Mnemonic prefixes -> line category (official trie). The walk takes the first (shortest) prefix it
 # reaches and skips characters that continue no prefix.
-PREFIXES = {
-    L_IMMED: (
+PREFIXES: dict[LineKind, tuple[str, ...]] = {
+    LineKind.IMMED: (
         "s_waitcnt",
         "s_wait_idle",
         "s_wait_kmcnt",
@@ -68,8 +83,8 @@ PREFIXES = {
         "s_clause",
         "s_monitor",
     ),
-    L_SKIP: ("s_wait_dep", "s_wait_alu", "buffer_nop", "s_set_vgpr", "s_delay"),
-    L_SALU: (
+    LineKind.SKIP: ("s_wait_dep", "s_wait_alu", "buffer_nop", "s_set_vgpr", "s_delay"),
+    LineKind.SALU: (
         "s_setprio_inc",
         "s_call",
         "s_cvt",
@@ -114,7 +129,7 @@ PREFIXES = {
         "s_set_pc",
         "s_swap_pc",
     ),
-    L_SMEM: (
+    LineKind.SMEM: (
         "s_load",
         "s_buffer",
         "s_atomic",
@@ -123,8 +138,8 @@ PREFIXES = {
         "s_store",
         "s_dcache",
         "s_memrealtime",
-    ),  # no "s_prefetch": the oracle build classifies s_prefetch_* as SALU (see docs)
-    L_VMEM: (
+    ),  # "s_prefetch" only under Rules.prefetch_is_smem (0.1.6 has no such prefix: SALU)
+    LineKind.VMEM: (
         "buffer_l",
         "buffer_s",
         "buffer_a",
@@ -145,74 +160,64 @@ PREFIXES = {
         "image_m",
         "image_g",
     ),
-    L_FLAT: ("flat_",),
-    L_LDS: ("ds_", "lds_"),
-    L_BVH: ("image_bvh",),
+    LineKind.FLAT: ("flat_",),
+    LineKind.LDS: ("ds_", "lds_"),
+    LineKind.BVH: ("image_bvh",),
 }
 
 
-def _build_trie():
+@cache
+def _trie(prefetch_is_smem: bool) -> dict:
     root: dict = {}
-    for cat, prefixes in PREFIXES.items():
-        for p in prefixes:
+    prefixes = dict(PREFIXES)
+    if prefetch_is_smem:
+        prefixes[LineKind.SMEM] = (*prefixes[LineKind.SMEM], "s_prefetch")
+    for kind, words in prefixes.items():
+        for p in words:
             node = root
             for ch in p:
                 node = node.setdefault(ch, {})
-            node[None] = cat
+            node[None] = kind
     return root
 
 
-_TRIE = _build_trie()
-
-
-def line_category(text: str, family: int) -> int:
-    """Category of a code line from its text, as the official decoder derives it."""
+def _common_kind(text: str, rules: Rules) -> LineKind:
+    """The kind every family gives a line, from its text as the official ISA callback prints it."""
     if "branch" in text:
-        return L_BRANCH
+        return LineKind.BRANCH
     if text.startswith("v_"):
-        if family == 9 and text.startswith("v_mfma_scale_"):
-            return L_MFMA_SCALE
-        if family == 12 and text.startswith("v_mov_b64"):
-            return L_V_MOV_B64
-        return L_VALU
-    cat = None
-    node = _TRIE
+        return LineKind.VALU
+    node = _trie(rules.prefetch_is_smem)
     for ch in text:
         node = node.get(ch, node)
-        cat = node.get(None)
-        if cat is not None:
-            break
-    if cat is None:
-        cat = L_SALU if text.startswith("s_") else L_DONT_KNOW
-    if family == 9 and cat == L_IMMED and text.startswith("s_barrier"):
-        return L_GFX9_BARRIER
-    if family == 12 and cat == L_LDS and text.startswith("ds_bvh"):
-        return L_BVH
-    return cat
+        kind = node.get(None)
+        if kind is not None:
+            return kind
+    return LineKind.SALU if text.startswith("s_") else LineKind.DONT_KNOW
 
 
 def _trivial(rec: int, line: int) -> bool:
     if line == rec:
         return True
-    if line == L_BRANCH:
-        return rec == R_NEXT
-    if rec == R_MESSAGE:
-        return line == L_IMMED
-    if rec == R_FLAT:
-        return line == L_VMEM
+    if line == LineKind.BRANCH:
+        return rec == Category.NEXT
+    if rec == Category.MESSAGE:
+        return line == LineKind.IMMED
+    if rec == Category.FLAT:
+        return line == LineKind.VMEM
     return False
 
 
 def _skippable(line: int) -> bool:
-    return line != L_SALU and line <= L_IMMED
+    return line != LineKind.SALU and line <= LineKind.IMMED
 
 
 def _elaborate(rec: int, line: int) -> bool:
     if _trivial(rec, line):
         return True
-    if line == L_BRANCH:
-        return rec == R_JUMP
-    if rec == R_IMMED:
+    if line == LineKind.BRANCH:
+        return rec == Category.JUMP
+    if rec == Category.IMMED:
         return _skippable(line)
     return False
 
@@ -222,7 +227,7 @@ class Line:
 
     __slots__ = ("addr", "cat", "next", "parsed", "target", "text")
 
-    def __init__(self, addr, text, cat, nxt, target):
+    def __init__(self, addr: int, text: str, cat: LineKind, nxt: int, target: int | None):
         self.addr, self.text, self.cat, self.next, self.target = addr, text, cat, nxt, target
         self.parsed = False
 
@@ -234,8 +239,8 @@ class CodeView:
     # listing the oracle was made with), so the line after it is itself.
     ZERO_SIZE = ("s_endpgm",)
 
-    def __init__(self, code: CodeMap, family: int):
-        self.code, self.family = code, family
+    def __init__(self, code: CodeMap, kind_of):
+        self.code, self.kind_of = code, kind_of
         self.lines: dict[int, Line | None] = {}
         self.jumps: dict[int, Line | None] = {}
 
@@ -250,9 +255,9 @@ class CodeView:
             text = getattr(ins, "text", "") or ""
             mnem = getattr(ins, "mnemonic", "") or text.split(" ", 1)[0]
             size = 0 if mnem in self.ZERO_SIZE else int(getattr(ins, "size", 4) or 0)
-            cat = line_category(text, self.family)
+            cat = self.kind_of(text)
             target = None
-            if cat == L_BRANCH:
+            if cat == LineKind.BRANCH:
                 target = self._branch_target(pc, ins, text)
             line = Line(pc, text, cat, pc + size, target)
         self.lines[pc] = line
@@ -282,73 +287,66 @@ class CodeView:
             return tgt
 
 
-class Stitcher:
-    """Per-blob walker; `stitch` fills the pc column of one wave's records (official `stitchWave`)."""
+@dataclass
+class Walk:
+    """What the walk did with one wave: how far it got, and the timing changes it asks for."""
+
+    records: int
+    walked: int  # records it got through; fewer than `records`: it stopped early, the rest keep pc 0
+    last_pc: int = 0  # PC of the last record it walked that got one (0: none)
+    widened: list[int] = field(default_factory=list)  # gfx12 v_mov_b64 records: duration >= stall + 2
+    barriers: list[tuple[int, int]] = field(default_factory=list)  # gfx12 (record, pc) of token-less waits
+    cacheable: bool = True  # touched no line with per-blob state: an identical wave walks the same
+
+    @property
+    def complete(self) -> bool:
+        return self.walked >= self.records
+
+
+def note_walks(res: BlobResult, walks: list[tuple[Wave, Walk]]) -> None:
+    """Count a blob's PC walks, and sum up in one problem line the waves whose walk stopped early."""
+    stopped = [(w, k) for w, k in walks if not k.complete]
+    res.walks, res.walks_stopped = len(walks), len(stopped)
+    if not stopped:
+        return
+    w, k = stopped[0]
+    after = f"after pc {k.last_pc:#x}" if k.last_pc else "before any record got a pc"
+    res.problems.append(
+        f"PC walk stopped early in {len(stopped)} of {len(walks)} traced waves, their later records have pc 0 "
+        f"(first: se {w.se} cu {w.cu} simd {w.simd} slot {w.slot} at record {k.walked} of {k.records}, {after})"
+    )
+
+
+def _last_pc(pcs: list[int], walked: int) -> int:
+    """PC of the last record before `walked` that got one (CONTEXT records get none)."""
+    return next((pc for pc in reversed(pcs[:walked]) if pc), 0)
+
+
+class PcWalker:
+    """The PC walk over one blob's waves (official `stitchWave`); one subclass per family.
+
+    `stitch` fills the pc column of one wave's records, applies the walk's timing changes and returns
+    (records, timeline, Walk). The walker lives as long as its blob: its code cache carries line state
+    from one wave to the next, in the order the decoder stitches them."""
 
     MAX_FAILED = 1000
 
-    def __init__(self, code: CodeMap, family: int):
-        self.view = CodeView(code, family)
-        self.family = family
-        self.incomplete = 0  # waves whose records did not all get a PC
-        self.memo: dict = {}  # (next line pc, skipped immediates, record category) -> outcome
-        self.wave_memo: dict = {}  # (record categories, PC slots, barrier flag) -> pcs of a whole wave
-        self.widened: list = []
-        self.cacheable = True
+    def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
+        self.rules = rules
+        self.view = CodeView(code, lambda text: self.line_kind(text, rules))
+
+    @classmethod
+    def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
+        """The kind of a code line from its text, as this family's official decoder derives it."""
+        return _common_kind(text, rules)
 
     def stitch(
-        self, insts: np.ndarray, pc_infos, timeline, begin: int, exclude_barrier_wait: bool = False, end: int = 0
-    ):
-        """Fill insts["pc"] (and apply the walk's timing tweaks); returns (insts, timeline).
-
-        `exclude_barrier_wait`: gfx12 only. `end`: the wave's end time so far (gfx9 v_mfma_scale widening
-        looks at it)."""
-        if self.family == 9:
-            return self._stitch_gfx9(insts, pc_infos, timeline, begin, end)
-        # Waves of one kernel usually repeat the same record categories; when a walk touched no
-        # stateful line (gfx12 barrier waits) its outcome depends only on that sequence and the PC
-        # slots, so it is reused.
-        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
-        hit = self.wave_memo.get(key)
-        if hit is not None:
-            pcs_a, widen, done = hit
-            insts["pc"] = pcs_a
-            if len(widen):
-                d, st = insts["duration"], insts["stall"]
-                insts["duration"][widen] = np.maximum(d[widen], st[widen] + 2)
-            if done < len(insts):
-                self.incomplete += 1
-            return insts, timeline
-        cats = insts["category"].tolist()
-        pcs = [0] * len(cats)
-        durs = insts["duration"].tolist() if self.family == 12 else None
-        stalls = insts["stall"].tolist() if self.family == 12 else None
-        self.widened = []
-        self.cacheable = True
-        done, barriers, dur_changed = self._walk(cats, pcs, durs, stalls, pc_infos, exclude_barrier_wait)
-        if done < len(cats):
-            self.incomplete += 1
-        insts["pc"] = np.array(pcs, np.uint64)
-        if self.cacheable and not barriers:
-            self.wave_memo[key] = (insts["pc"].copy(), np.array(self.widened, np.int64), done)
-        if dur_changed:
-            insts["duration"] = np.array(durs, np.int64)
-        if self.family == 12 and barriers and exclude_barrier_wait:
-            insts, timeline = _insert_barrier_waits(insts, timeline, barriers, begin)
-        return insts, timeline
-
-    def _stitch_gfx9(self, insts, pc_infos, timeline, begin, end):
-        cats = insts["category"].tolist()
-        g9 = _Gfx9Walk(insts, begin, end)
-        pcs = [0] * len(cats)
-        if self._walk_gfx9(cats, pcs, pc_infos, g9) < len(cats):
-            self.incomplete += 1
-        insts = g9.result()
-        insts["pc"] = np.array(pcs, np.uint64)
-        return insts, timeline
+        self, insts: np.ndarray, pc_infos, timeline, begin: int, *, exclude_barrier_wait: bool = False, end: int = 0
+    ) -> tuple[np.ndarray, list, Walk]:
+        raise NotImplementedError
 
     def _known(self, cats, pcs, pc_infos, i, pii, nxt):
-        """Step over the records the walk does not match, shared by both walks: PC slots from the trace
+        """Step over the records the walk does not match, shared by every family: PC slots from the trace
         (a PC outside the code skips to the next slot), CONTEXT records, and records that already have a
         PC (SKIP lines after it are stepped over; the line after it, or its branch target on a JUMP, is
         the next to match; on gfx9 a barrier's PC goes to the record after it too).
@@ -357,6 +355,8 @@ class Stitcher:
         (i, pii, nxt, end): `end` is the walk's result when it must stop here, else None."""
         view = self.view
         get = view.get
+        context, jump = Category.CONTEXT, Category.JUMP
+        skip, branch, gfx9_barrier = LineKind.SKIP, LineKind.BRANCH, LineKind.GFX9_BARRIER
         n, npi = len(cats), len(pc_infos)
         while i < n:
             while pii < npi and pc_infos[pii][0] <= i:
@@ -370,7 +370,7 @@ class Stitcher:
                             return i, pii, nxt, i
                 pii += 1
             rec = cats[i]
-            if rec == R_CONTEXT:
+            if rec == context:
                 i += 1
                 continue
             if not pcs[i]:
@@ -381,63 +381,90 @@ class Stitcher:
             line = get(pcs[cur])
             if line is None:
                 return i, pii, nxt, 0
-            while line.cat == L_SKIP and line.next:
+            while line.cat == skip and line.next:
                 pcs[cur] = line.next
                 line = get(line.next)
                 if line is None:  # the official lookup throws here: no next line
                     break
             if line is None:
                 continue
-            if line.cat == L_GFX9_BARRIER and i < n:
+            if line.cat == gfx9_barrier and i < n:
                 pcs[i] = pcs[cur]
                 i += 1
-            if line.cat == L_BRANCH and rec == R_JUMP:
+            if line.cat == branch and rec == jump:
                 nxt = view.jump(line)
             else:
                 nxt = get(line.next)
         return i, pii, nxt, None
 
-    def _walk_gfx9(self, cats, pcs, pc_infos, g9):
-        """The walk one line at a time, with the gfx9 rules of §8.4 (records may be swapped or widened,
-        so nothing is memoised); returns the records walked."""
+
+class Gfx9Walker(PcWalker):
+    """gfx9 (sqtt-format.md §8.4, official `stitchWave` with gfxip 9): one line at a time, adjacent
+    records swapped when that makes both match, s_barrier entry/exit sharing a PC, v_mfma_scale records
+    widened. Records may move, so nothing is memoised."""
+
+    @classmethod
+    def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
+        kind = _common_kind(text, rules)
+        if kind == LineKind.VALU and text.startswith("v_mfma_scale_"):
+            return LineKind.MFMA_SCALE
+        if kind == LineKind.IMMED and text.startswith("s_barrier"):
+            return LineKind.GFX9_BARRIER
+        return kind
+
+    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
+        """`end`: the wave's end time so far (the v_mfma_scale widening looks at it)."""
+        cats = insts["category"].tolist()
+        g9 = _Gfx9Timing(insts, begin, end)
+        pcs = [0] * len(cats)
+        walked = min(self._walk(cats, pcs, pc_infos, g9), len(cats))
+        insts = g9.result()
+        insts["pc"] = np.array(pcs, np.uint64)
+        return insts, timeline, Walk(len(cats), walked, _last_pc(pcs, walked))
+
+    def _walk(self, cats, pcs, pc_infos, g9) -> int:
+        """Assign pcs[i] for each record; returns the records walked."""
         view = self.view
         get = view.get
+        context, jump, valu, message, immed = (
+            Category.CONTEXT, Category.JUMP, Category.VALU, Category.MESSAGE, Category.IMMED
+        )  # fmt: skip
         n, npi = len(cats), len(pc_infos)
         i = pii = 0
         failed = 0
         nxt = None
         while i < n and failed < self.MAX_FAILED:
-            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == R_CONTEXT:
+            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == context:
                 i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
                 if end is not None:
                     return end
                 continue
             rec = cats[i]
             line, nxt = nxt, None
-            if line is None or not line.text or rec == R_NOT_FINISHED:
+            if line is None or not line.text or rec == NOT_FINISHED:
                 break
             nxt = get(line.next)
             lc = line.cat
-            if lc in (L_DONT_KNOW, L_SKIP):
+            if lc in (LineKind.DONT_KNOW, LineKind.SKIP):
                 continue
             matched = True
             if _trivial(rec, lc):
                 pass
-            elif lc == L_BRANCH:
-                if rec != R_JUMP:
+            elif lc == LineKind.BRANCH:
+                if rec != jump:
                     break
                 nxt = view.jump(line)
-            elif lc == L_MFMA_SCALE and rec == R_VALU:
+            elif lc == LineKind.MFMA_SCALE and rec == valu:
                 g9.mfma_scale(i)
-            elif lc == L_GFX9_BARRIER:
-                if rec == R_MESSAGE:  # barrier entry (MESSAGE) and exit (IMMED) share the PC
+            elif lc == LineKind.GFX9_BARRIER:
+                if rec == message:  # barrier entry (MESSAGE) and exit (IMMED) share the PC
                     pcs[i] = line.addr
-                    if i + 1 < n and cats[i + 1] == R_IMMED:
+                    if i + 1 < n and cats[i + 1] == immed:
                         pcs[i + 1] = line.addr
                     i += 2
                     failed = 0
                     continue
-                matched = rec == R_IMMED
+                matched = rec == immed
             else:
                 matched = False
                 if i + 1 < n and g9.swapped_match(cats, i, line, get):
@@ -453,31 +480,63 @@ class Stitcher:
                 failed += 1
         return i
 
-    def _walk(self, cats, pcs, durs, stalls, pc_infos, excl_bw):
-        """Assign pcs[i] for each record; returns (records walked, excluded barrier waits, durations changed).
 
-        Records without PC information are matched by `_match`; its outcome depends only on (next line,
-        skipped-immediate count, record category) unless it touched a gfx12 barrier-wait line, so it is
-        memoised per blob: waves of the same kernel repeat the same transitions.
-        """
-        fam = self.family
+class Gfx11Walker(PcWalker):
+    """RDNA: records without PC information are matched by `_match`; its outcome depends only on (next
+    line, skipped-immediate count, record category) unless it touched a gfx12 barrier-wait line, so it is
+    memoised per blob, and so is a whole wave's walk (waves of one kernel repeat the same records)."""
+
+    # gfx12: a wave whose first record has no PC from the trace is not walked at all
+    needs_first_pc = False
+
+    def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
+        super().__init__(code, rules)
+        self.memo: dict = {}  # (next line pc, skipped immediates, record category) -> outcome
+        self.wave_memo: dict = {}  # (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave
+
+    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
+        """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
+        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
+        hit = self.wave_memo.get(key)
+        if hit is not None:
+            pcs_a, walk = hit
+            insts["pc"] = pcs_a
+        else:
+            cats = insts["category"].tolist()
+            pcs = [0] * len(cats)
+            walk = self._walk(cats, pcs, pc_infos, exclude_barrier_wait)
+            walk.last_pc = _last_pc(pcs, walk.walked)
+            insts["pc"] = np.array(pcs, np.uint64)
+            if walk.cacheable and not walk.barriers:
+                self.wave_memo[key] = (insts["pc"].copy(), walk)
+        if walk.widened:
+            w = np.array(walk.widened, np.int64)
+            insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
+        if walk.barriers:
+            insts, timeline = _insert_barrier_waits(insts, timeline, walk.barriers, begin)
+        return insts, timeline, walk
+
+    def _walk(self, cats, pcs, pc_infos, excl_bw) -> Walk:
         get = self.view.get
         memo = self.memo
+        context = Category.CONTEXT
         n, npi = len(cats), len(pc_infos)
         i = pii = 0
         skipped = 0
         nxt = None
-        barriers = []
-        dur_changed = False
+        barriers: list[tuple[int, int]] = []
+        widened: list[int] = []
+        cacheable = True
         while i < n:
-            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == R_CONTEXT:
+            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == context:
                 i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
                 if end is not None:
-                    return end, barriers, dur_changed
+                    i = end
+                    break
                 continue
             rec = cats[i]
-            if fam >= 12 and i == 0:
-                return 0, barriers, dur_changed
+            if self.needs_first_pc and i == 0:
+                break
             if nxt is None:
                 break
             key = (nxt.addr, skipped, rec)
@@ -487,26 +546,23 @@ class Stitcher:
                 if hit[4]:
                     memo[key] = hit
                 else:
-                    self.cacheable = False
+                    cacheable = False
             pc, nxt_addr, skipped, widen, _ = hit
             if not pc:
                 break
             if widen:
-                self.widened.append(i)
-                if durs[i] < stalls[i] + 2:
-                    durs[i] = stalls[i] + 2
-                    dur_changed = True
+                widened.append(i)
             pcs[i] = pc
             i += 1
             nxt = get(nxt_addr) if nxt_addr else None
-        return i, barriers, dur_changed
+        return Walk(n, min(i, n), widened=widened, barriers=barriers, cacheable=cacheable)
 
     def _match(self, cats, i, nxt, skipped, excl_bw, barriers):
         """Walk lines from `nxt` until record i matches one (official stitchWave, one record).
 
         Returns (pc or 0 to stop, next line's pc or 0, skipped immediates, v_mov_b64 widening, cacheable).
         """
-        view, fam = self.view, self.family
+        view = self.view
         get = view.get
         rec = cats[i]
         n = len(cats)
@@ -518,47 +574,49 @@ class Stitcher:
                 return 0, 0, skipped, False, cacheable
             nxt = get(line.next)
             lc = line.cat
-            if lc in (L_DONT_KNOW, L_SKIP):
+            if lc in (LineKind.DONT_KNOW, LineKind.SKIP):
                 continue
             if excl_bw and (
-                lc == L_BARRIER_WAIT_EXCLUDED or (lc == L_IMMED and line.text.startswith("s_barrier_wait"))
+                lc == LineKind.BARRIER_WAIT_EXCLUDED
+                or (lc == LineKind.IMMED and line.text.startswith("s_barrier_wait"))
             ):
                 cacheable = False
-                if lc == L_BARRIER_WAIT_EXCLUDED or not line.parsed:
+                if lc == LineKind.BARRIER_WAIT_EXCLUDED or not line.parsed:
                     add = True
-                    if rec == R_IMMED:
+                    if rec == Category.IMMED:
                         kind = 0
                         look = nxt
                         idx = i
                         while idx < n and add and look is not None:
                             l2, r2 = look.cat, cats[idx]
-                            look = view.jump(look) if (l2 == L_BRANCH and r2 == R_JUMP) else get(look.next)
-                            if l2 in (L_DONT_KNOW, L_SKIP):
+                            jumps = l2 == LineKind.BRANCH and r2 == Category.JUMP
+                            look = view.jump(look) if jumps else get(look.next)
+                            if l2 in (LineKind.DONT_KNOW, LineKind.SKIP):
                                 idx += 1
                                 continue
                             add = _elaborate(r2, l2)
-                            if r2 != R_IMMED and l2 != L_VALU:
+                            if r2 != Category.IMMED and l2 != LineKind.VALU:
                                 if kind != 0 and kind != l2:
                                     break
                                 kind = l2
-                            idx += 2
+                            idx += 2  # the official look-ahead advances twice per matched line
                     if add:
                         barriers.append((i, line.addr))
-                        line.cat = L_BARRIER_WAIT_EXCLUDED
+                        line.cat = LineKind.BARRIER_WAIT_EXCLUDED
                         continue
             matched = True
             widen = False
             if _trivial(rec, lc):
                 pass
-            elif lc == L_BRANCH:
-                if rec != R_JUMP:
+            elif lc == LineKind.BRANCH:
+                if rec != Category.JUMP:
                     return 0, 0, skipped, False, cacheable
                 nxt = view.jump(line)
-            elif fam == 12 and lc == L_V_MOV_B64 and rec == R_VALU:
+            elif lc == LineKind.V_MOV_B64 and rec == Category.VALU:
                 widen = True
             else:
                 matched = False
-                if rec == R_IMMED and _skippable(lc):
+                if rec == Category.IMMED and _skippable(lc):
                     matched = True
                     skipped += 1
                 elif line.text.startswith("s_waitcnt") or "_load_" in line.text:
@@ -574,10 +632,41 @@ class Stitcher:
         return 0, 0, skipped, False, False
 
 
-class _Gfx9Walk:
-    """gfx9 extras of the walk (sqtt-format.md §8.4, official `stitchWave` with gfxip 9): adjacent records
-    swapped when that makes both match, and v_mfma_scale records widened by 4 cycles. Keeps the record
-    order and the times it changes; `result` applies them."""
+class Gfx12Walker(Gfx11Walker):
+    """gfx11's walk with gfx12's line kinds (v_mov_b64 widening, ds_bvh) and the first-record rule; the
+    barrier-wait exclusion runs when the header asks for it."""
+
+    needs_first_pc = True
+
+    @classmethod
+    def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
+        kind = _common_kind(text, rules)
+        if kind == LineKind.VALU and text.startswith("v_mov_b64"):
+            return LineKind.V_MOV_B64
+        if kind == LineKind.LDS and rules.gfx12_ds_bvh_is_bvh and text.startswith("ds_bvh"):
+            return LineKind.BVH
+        return kind
+
+
+WALKERS: dict[int, type[PcWalker]] = {9: Gfx9Walker, 11: Gfx11Walker, 12: Gfx12Walker}
+
+
+def walker(code: CodeMap | None, generation: int, rules: Rules = DEFAULT) -> PcWalker | None:
+    """The PC walker of a blob of this generation, or None when there is no code to walk."""
+    if code is None or not len(code):
+        return None
+    return WALKERS[generation](code, rules)
+
+
+def line_category(text: str, family: int, rules: Rules = DEFAULT) -> LineKind:
+    """Kind of a code line of family `family` (9, 11, 12), as the official walk derives it."""
+    return WALKERS[family].line_kind(text, rules)
+
+
+class _Gfx9Timing:
+    """gfx9 extras of the walk (sqtt-format.md §8.4): adjacent records swapped when that makes both
+    match, and v_mfma_scale records widened by 4 cycles. Keeps the record order and the times it changes;
+    `result` applies them."""
 
     def __init__(self, insts, begin, end):
         self.insts, self.begin, self.end = insts, begin, end
@@ -622,8 +711,8 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
         return insts, timeline
     t = insts["time"].tolist()
     d = insts["duration"].tolist()
-    out_idx = []  # (source index or -1 for synthetic, time, duration, pc)
-    synth = []
+    out_idx: list[int] = []  # source index, or -1 - k for the k-th synthetic record
+    synth: list[tuple[int, int, int]] = []  # (time, duration, pc) of the synthetic records
     wst = []
     tl = [list(x) for x in timeline]
     prev = 0
@@ -645,7 +734,7 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
         if wst and wst[-1][1] >= cur_time - it and cur_time >= t[index]:
             wst[-1][1] -= cur_time - it
             typ = wst[-1][0]
-            wst.append([3, idur])
+            wst.append([int(WaveState.WAIT), idur])
             wst.append([typ, cur_time - it - idur])
         out_idx.append(-1 - len(synth))
         synth.append((it, idur, pc))
@@ -663,5 +752,5 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
     for j in np.flatnonzero(~real):
         it, idur, pc = synth[-1 - src[j]]
         new["time"][j], new["duration"][j], new["stall"][j] = it, idur, 0
-        new["category"][j], new["pc"][j] = R_IMMED, pc
+        new["category"][j], new["pc"][j] = Category.IMMED, pc
     return new, [tuple(x) for x in wst]

@@ -1,22 +1,24 @@
-"""A standalone scanner of an SQTT stream's register writes: code-object markers and kernel entry PCs.
+"""Register writes of an SQTT stream: the ROCm instrumentation protocol, RGP markers and kernel entry PCs.
 
 rocprofv3 tells the decoder where code objects were loaded through the trace itself: the ROCm
-instrumentation protocol on SQ_THREAD_TRACE_USERDATA_2 (sqtt-format.md §4). This walks the token
-framing (RDNA: nibble-aligned tokens of §2.3; gfx9: 16-bit words of §3.1) looking only at register
-writes, so raw inputs can get load bases and code-object ids without running a full decoder. It also
-latches COMPUTE_PGM_LO/HI, whose value is each dispatch's kernel entry address.
+instrumentation protocol on SQ_THREAD_TRACE_USERDATA_2/3 (sqtt-format.md §4, §9.1). `RocProtocol` is that
+protocol, used by the gfx9 decoder (realtime samples) and by `scan_userdata`, which reads only the register
+writes of a blob (`register_writes`: the families' vectorised splitters and packet tables) so that raw
+inputs get load bases, code-object ids and kernel entries (the latched COMPUTE_PGM_LO/HI) without running a
+full decoder. Mesa and tinygrad write RGP markers to the same registers instead (`rgp_markers`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
 
 USERDATA_2, USERDATA_3 = 0xC342, 0xC343
 ROC_MAGIC = int.from_bytes(b"\0ROC", "little")
-OP_CODEOBJ, OP_AGENT_INFO = 4, 6
+# USERDATA_2 header word: opcode [0..7], type [8..11], data20 [12..31]
+OP_RT_TIMESTAMP, OP_CODEOBJ, OP_AGENT_INFO, OP_RT_TIMESTAMP_LO32 = 5, 4, 6, 7
+AGENT_RT_FREQUENCY_KHZ = 0
 # code-object marker payload types
 TAIL, SIZE_LO, ADDR_LO, ADDR_HI, SIZE_HI, ID_LO, ID_HI = range(7)
 PGM_LO, PGM_HI = 0x0C, 0x0D
@@ -33,6 +35,86 @@ class CodeObjectMarker:
     legacy_id: int = 0
 
 
+class RocProtocol:
+    """The ROCm instrumentation protocol (official `CSRegisterHandler::UpdateRegNoCS`).
+
+    USERDATA_2 carries a "\\0ROC" activation word, then 32-bit header words: agent info (the realtime
+    frequency is in the header itself) and code-object markers (a header with data20 = 0 announces one
+    32-bit payload word of that type; TAIL completes a load or unload). USERDATA_3 carries realtime
+    samples: opcode 5 (RT_TIMESTAMP, 3 words) or 7 (RT_TIMESTAMP_LO32, 1 word), delivered when the last
+    word arrives.
+    """
+
+    WAIT_FOR_HEADER = -1
+    RT_DELTA, RT_HI, RT_LOW = 0, 1, 2
+
+    def __init__(self) -> None:
+        self.active = False
+        self.state = self.WAIT_FOR_HEADER
+        self.realtime_khz: int | None = None
+        self.markers: list[CodeObjectMarker] = []
+        self._marker: dict[int, int] = {}
+        self._count = 0
+        self._known = False
+        self._values = [0, 0, 0]
+
+    def userdata2(self, value: int) -> None:
+        if not self.active:
+            if value == ROC_MAGIC:
+                self.active = True
+                self.state = self.WAIT_FOR_HEADER
+            return
+        if self.state == self.WAIT_FOR_HEADER:
+            opcode, typ, data20 = value & 0xFF, (value >> 8) & 0xF, value >> 12
+            if opcode == OP_AGENT_INFO:
+                if typ == AGENT_RT_FREQUENCY_KHZ:
+                    self.realtime_khz = data20
+            elif opcode == OP_CODEOBJ and data20 == 0:
+                self.state = typ
+            return
+        typ, self.state = self.state, self.WAIT_FOR_HEADER  # one payload word per marker header
+        if typ == TAIL:
+            c = self._marker
+            self.markers.append(
+                CodeObjectMarker(
+                    id=c.get(ID_LO, 0) | c.get(ID_HI, 0) << 32,
+                    addr=c.get(ADDR_LO, 0) | c.get(ADDR_HI, 0) << 32,
+                    size=c.get(SIZE_LO, 0) | c.get(SIZE_HI, 0) << 32,
+                    unload=bool(value & 1),
+                    legacy_id=value >> 2,
+                )
+            )
+            self._marker = {}
+        else:
+            self._marker[typ] = value
+
+    def userdata3(self, t: int, value: int) -> tuple[int, int] | None:
+        """A USERDATA_3 word at time t; a complete realtime sample (t, reference clock) or None."""
+        if not self.active:
+            return None
+        if self._count == 0:
+            opcode, data20 = value & 0xFF, value >> 12
+            if opcode == OP_RT_TIMESTAMP:
+                self._count, self._known = data20 or 3, True
+            elif opcode == OP_RT_TIMESTAMP_LO32:
+                self._count, self._known = data20 or 1, True
+                self._values[self.RT_LOW] = self._values[self.RT_DELTA]
+            else:
+                self._count, self._known = data20, False
+            return None
+        self._count -= 1
+        if not self._known or self._count < 0:
+            return None
+        v = self._values
+        if self._count < 3:
+            v[self._count] = value
+        if self._count > 0:
+            return None
+        if v[self.RT_DELTA] < v[self.RT_LOW]:
+            v[self.RT_HI] += 1
+        return (t, v[self.RT_DELTA] | v[self.RT_HI] << 32)
+
+
 @dataclass
 class UserdataScan:
     markers: list[CodeObjectMarker] = field(default_factory=list)
@@ -42,49 +124,13 @@ class UserdataScan:
     userdata: list[tuple[int, int, int]] = field(default_factory=list)  # (byte offset, register, value) of USERDATA_2/3
 
 
-class _Protocol:
-    """The USERDATA_2 word protocol: activated by `\\0ROC`, then header words each with a payload."""
-
-    def __init__(self, scan: UserdataScan):
-        self.scan, self.active, self.pending = scan, False, None
-        self.cur: dict[int, int] = {}
-
-    def write(self, value: int) -> None:
-        if not self.active:
-            self.active = value == ROC_MAGIC
-            return
-        if self.pending is None:
-            op, typ, data20 = value & 0xFF, (value >> 8) & 0xF, value >> 12
-            if op == OP_AGENT_INFO and typ == 0:
-                self.scan.realtime_khz = data20
-            self.pending = (op, typ)
-            return
-        op, typ = self.pending
-        self.pending = None
-        if op != OP_CODEOBJ:
-            return
-        if typ == TAIL:
-            c = self.cur
-            self.scan.markers.append(
-                CodeObjectMarker(
-                    id=c.get(ID_LO, 0) | c.get(ID_HI, 0) << 32,
-                    addr=c.get(ADDR_LO, 0) | c.get(ADDR_HI, 0) << 32,
-                    size=c.get(SIZE_LO, 0) | c.get(SIZE_HI, 0) << 32,
-                    unload=bool(value & 1),
-                    legacy_id=value >> 2,
-                )
-            )
-            self.cur = {}
-        else:
-            self.cur[typ] = value
-
-
 @dataclass
 class RegisterWrites:
     """Every register-write token of a stream, as parallel numpy arrays in stream order."""
 
     offset: np.ndarray  # byte offset of the token (gfx9: from the start of the blob, header included)
     cs: np.ndarray  # bool: a compute-state write (COMPUTE_* block), else a config/userdata register
+    me: np.ndarray  # the micro engine (gfx9: the official (field + 1) & 1)
     pipe: np.ndarray
     addr: np.ndarray
     value: np.ndarray
@@ -92,91 +138,79 @@ class RegisterWrites:
 
 
 def register_writes(data: bytes, gen: int) -> RegisterWrites:
-    """The register writes of one SE stream of SQTT generation `gen` (9, 10, 11, 12).
-
-    The token framing is the decoders' own vectorised walk (attdec.decoders.rdna / gfx9), so a whole
-    multi-megabyte blob is scanned in tens of milliseconds; writes after an unknown token are dropped.
-    """
+    """The register writes of one SE stream of SQTT generation `gen` (9, 10, 11, 12), read with the
+    decoders' own vectorised splitters and packet tables; writes after an unknown token are dropped."""
     return _gfx9_writes(data) if gen == 9 else _rdna_writes(data, gen)
 
 
-@cache
-def _rdna_walk(gen: int):
-    """(token table, walk lengths, walk marks) of an RDNA generation, from the decoder's encodings."""
-    from attdec.decoders import rdna
-
-    fam = rdna.FAMILIES.get(gen)
-    if (
-        fam is None
-    ):  # gfx10 (HEADER version 1-2): gfx11's table with 64-bit TIMESTAMP and UTIL_COUNTER (sqtt-format.md §2.3)
-        enc = [*rdna._GFX11, ("TIMESTAMP", 0x01, 7, 64, 0, 0), ("UTIL_COUNTER", 0x31, 7, 64, 7, 2)]
-        fam = rdna.Family("gfx10", 2, enc, False)
-    return fam.table, fam.walk_len, fam.walk_mark
-
-
 def _rdna_writes(data: bytes, gen: int) -> RegisterWrites:
-    from attdec.decoders import rdna
+    from attdec.decoders.rdna.packets import FORMATS, T
+    from attdec.decoders.rdna.splitter import split
 
-    table, walk_len, walk_mark = _rdna_walk(gen)
-    n = len(data)
-    buf = np.zeros(n + 24, np.uint8)
-    buf[:n] = np.frombuffer(data, np.uint8)
-    mark = rdna.chain_marks(buf, 2 * n, walk_len, walk_mark)
-    pos = np.flatnonzero(mark > 0x100)
-    typ = table.type[mark[pos] & 0xFF]
-    unknown = np.flatnonzero(typ == rdna.T["UNKNOWN"])
-    stopped = int(pos[unknown[0]]) // 2 if len(unknown) else None
-    reg = pos[typ == rdna.T["REG"]]
-    reg = reg[reg * 4 + 64 <= 8 * n]  # a token cut by the end of the data
-    if stopped is not None:
-        reg = reg[reg < 2 * stopped]
-    w = rdna._windows(buf, reg)
+    fmt = FORMATS[gen]
+    tk = split(data, fmt, keep=("REG", "UNKNOWN"))
+    unknown = np.flatnonzero(tk.type == T["UNKNOWN"])
+    n, stopped = len(tk.type), None
+    if len(unknown):
+        n, stopped = int(unknown[0]), int(tk.pos[unknown[0]]) // 2
+    w, reg = tk.word[:n], fmt.table["REG"]
     return RegisterWrites(
-        reg // 2,
-        ((w >> np.uint64(15)) & np.uint64(1)).astype(
-            bool
-        ),  # REG: pipe [7..8], CS [15], regaddr [16..31], data [32..63]
-        ((w >> np.uint64(7)) & np.uint64(3)).astype(np.int64),
-        ((w >> np.uint64(16)) & np.uint64(0xFFFF)).astype(np.int64),
-        (w >> np.uint64(32)).astype(np.int64),
+        tk.pos[:n] // 2,
+        reg["cs"].column(w).astype(bool),
+        reg["me"].column(w).astype(np.int64),
+        reg["pipe"].column(w).astype(np.int64),
+        reg["addr"].column(w).astype(np.int64),
+        reg["data"].column(w).astype(np.int64),
         stopped,
     )
 
 
 def _gfx9_writes(data: bytes) -> RegisterWrites:
-    from attdec.decoders import gfx9
+    from attdec.decoders.gfx9.packets import GFX9, HEADER_BYTES, TOKEN_NAMES
+    from attdec.decoders.gfx9.splitter import split_tokens, token_values
 
-    end = len(data) - len(data) % 2
-    words = (
-        np.frombuffer(data, "<u2", (end - gfx9.HEADER_BYTES) // 2, gfx9.HEADER_BYTES) if end > 8 else np.zeros(0, "<u2")
-    )
-    starts, types, _ = gfx9.split_tokens(words)
-    reg = types == gfx9.REG
-    regcs = (types == gfx9.REG_CS) | (types == gfx9.REG_CS_PRIV)
-    sel = np.flatnonzero(reg | regcs)
-    v = gfx9.token_values(words, starts[sel], types[sel])
-    is_cs = regcs[sel]
-    # REG: enable [15], regaddr [16..31], data [32..63]; REG_CS(_PRIV): pipe [5..6], regaddr [9..15], data [16..47]
-    keep = is_cs | ((v >> np.uint64(15)) & np.uint64(1)).astype(bool)
+    words = np.frombuffer(data, "<u2", count=max(len(data) - HEADER_BYTES, 0) // 2, offset=HEADER_BYTES)
+    starts, types, _cut = split_tokens(words)
+    t_reg, t_cs, t_priv = (TOKEN_NAMES.index(k) for k in ("REG", "REG_CS", "REG_CS_PRIV"))
+    is_cs = (types == t_cs) | (types == t_priv)
+    sel = np.flatnonzero((types == t_reg) | is_cs)
+    v, is_cs = token_values(words, starts[sel], types[sel]), is_cs[sel]
+    reg, reg_cs = GFX9["REG"], GFX9["REG_CS"]  # REG_CS_PRIV has REG_CS's layout
+    keep = is_cs | reg["enable"].column(v).astype(bool)  # a REG write with enable clear is not a write
     v, is_cs, sel = v[keep], is_cs[keep], sel[keep]
-    addr = np.where(is_cs, (v >> np.uint64(9)) & np.uint64(0x7F), (v >> np.uint64(16)) & np.uint64(0xFFFF))
-    value = np.where(is_cs, (v >> np.uint64(16)) & np.uint64(0xFFFFFFFF), v >> np.uint64(32))
+
+    def pick(name: str) -> np.ndarray:
+        return np.where(is_cs, reg_cs[name].column(v), reg[name].column(v)).astype(np.int64)
+
     return RegisterWrites(
-        gfx9.HEADER_BYTES + 2 * starts[sel].astype(np.int64),
+        HEADER_BYTES + 2 * starts[sel].astype(np.int64),
         is_cs,
-        np.where(is_cs, (v >> np.uint64(5)) & np.uint64(3), 0).astype(np.int64),
-        addr.astype(np.int64),
-        value.astype(np.int64),
+        (pick("me") + 1) & 1,  # the official decoder reads ME as (field + 1) & 1
+        pick("pipe"),
+        pick("addr"),
+        pick("data"),
     )
 
 
-def _latch_pgm(scan: UserdataScan, pgm: dict, pipe: int, addr: int, value: int) -> None:
-    if addr in (PGM_LO, PGM_HI):
-        pgm[(pipe, addr)] = value
-        if addr == PGM_HI and (pipe, PGM_LO) in pgm:
-            pc = ((value << 32 | pgm[(pipe, PGM_LO)]) << 8) & ((1 << 48) - 1)
-            if not scan.entry_pcs or scan.entry_pcs[-1] != pc:
-                scan.entry_pcs.append(pc)
+class _Scanner:
+    """What a scan collects from the register writes, in stream order."""
+
+    def __init__(self) -> None:
+        self.proto = RocProtocol()
+        self.scan = UserdataScan()
+        self.pgm: dict[tuple[int, int, int], int] = {}
+
+    def cs_write(self, me: int, pipe: int, addr: int, value: int) -> None:
+        """A compute-state write: COMPUTE_PGM_HI completes a kernel entry address."""
+        if addr not in (PGM_LO, PGM_HI):
+            return
+        me &= 1
+        self.pgm[(me, pipe, addr)] = value
+        lo = self.pgm.get((me, pipe, PGM_LO))
+        if addr == PGM_HI and lo is not None:
+            pc = ((value << 32 | lo) << 8) & ((1 << 48) - 1)
+            if not self.scan.entry_pcs or self.scan.entry_pcs[-1] != pc:
+                self.scan.entry_pcs.append(pc)
 
 
 # RGP SQTT markers (Mesa ac_sqtt.h, "RGP SQ thread-tracing markers"): the driver writes each marker's dwords
@@ -220,16 +254,17 @@ def rgp_markers(userdata: list[tuple[int, int, int]]) -> list[RgpMarker]:
 def scan_userdata(data: bytes, gen: int) -> UserdataScan:
     """Register-write scan of one SE's blob of SQTT generation `gen` (9, 10, 11, 12)."""
     w = register_writes(data, gen)
-    scan = UserdataScan(stopped_at=w.stopped_at)
-    proto = _Protocol(scan)
-    pgm: dict = {}
-    for off, cs, pipe, addr, value in zip(
-        w.offset.tolist(), w.cs.tolist(), w.pipe.tolist(), w.addr.tolist(), w.value.tolist()
+    sc = _Scanner()
+    for off, cs, me, pipe, addr, value in zip(
+        w.offset.tolist(), w.cs.tolist(), w.me.tolist(), w.pipe.tolist(), w.addr.tolist(), w.value.tolist()
     ):
         if cs:
-            _latch_pgm(scan, pgm, pipe, addr, value)
-        elif addr in (USERDATA_2, USERDATA_3):
-            scan.userdata.append((off, addr, value))
+            sc.cs_write(me, pipe, addr, value)
+        # gfx10 (header version <= 2) carries user data in CS writes too
+        if (not cs or gen == 10) and addr in (USERDATA_2, USERDATA_3):
+            sc.scan.userdata.append((off, addr, value))
             if addr == USERDATA_2:
-                proto.write(value)
+                sc.proto.userdata2(value)
+    scan = sc.scan
+    scan.stopped_at, scan.markers, scan.realtime_khz = w.stopped_at, sc.proto.markers, sc.proto.realtime_khz
     return scan

@@ -20,7 +20,7 @@ _HOME = {
     "flow_of": "decoder",
     "load_code_object": "codeobj",
     "tables_for": "decoder",
-    "waitcnt_fields": "render",
+    "waitcnt_fields": "categories",
 }
 __all__ = [
     "ARCHES",

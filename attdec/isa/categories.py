@@ -113,10 +113,11 @@ _SMEM_PREFIXES = (
     "s_prefetch_",
     "s_buffer_prefetch_",
 )
-_SMEM = {"s_memtime", "s_memrealtime"}
+_SMEM_TIMERS = {"s_memtime", "s_memrealtime"}  # SMEM without a prefix of its own
 _MFMA_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
 _VMEM_PREFIXES = ("buffer_", "tbuffer_", "global_", "scratch_", "image_")
 _LDS_EXTRA = {"lds_param_load", "lds_direct_load"}
+_PARAM_LOADS = _LDS_EXTRA | {"ds_param_load", "ds_direct_load"}  # LDS reads counted on expcnt
 _CACHE_CONTROL = {
     "buffer_wbl2",
     "buffer_inv",
@@ -163,6 +164,14 @@ def _atomic_returns(operands: str, family: str) -> bool:
     return bool(re.search(r"\b(glc|sc0)\b", ops))
 
 
+def _split(mnemonic: str, operands: str) -> tuple[str, str]:
+    """(bare mnemonic, operands): `mnemonic` may be the whole instruction text."""
+    text = mnemonic.strip()
+    if not operands and " " in text:
+        operands = text.split(None, 1)[1]
+    return mnemonic_of(text), operands
+
+
 def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
     """ISA category of an instruction; `mnemonic` may be the whole instruction text.
 
@@ -170,10 +179,7 @@ def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
     the full text, the operands are taken from it.
     """
     family = _fam(family)
-    text = mnemonic.strip()
-    m = mnemonic_of(text)
-    if not operands and " " in text:
-        operands = text.split(None, 1)[1]
+    m, operands = _split(mnemonic, operands)
     if not m or m.startswith(";"):
         return OTHER
     if m in _WAITCNT:
@@ -186,7 +192,7 @@ def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
         return BRANCH
     if m in _MESSAGE:
         return MESSAGE
-    if m in _SMEM or m.startswith(_SMEM_PREFIXES):
+    if m in _SMEM_TIMERS or m.startswith(_SMEM_PREFIXES):
         return SMEM
     if m.startswith("s_"):
         return SALU
@@ -209,6 +215,36 @@ def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
     return OTHER
 
 
+# The counter each kind of memory work bumps, per rule family (isa-decoding.md §5).
+_COUNTER = {
+    "gfx9": {
+        "load": "vmcnt",
+        "store": "vmcnt",
+        "sample": "vmcnt",
+        "bvh": "vmcnt",
+        "lds": "lgkmcnt",
+        "scalar": "lgkmcnt",
+    },
+    "gfx11": {
+        "load": "vmcnt",
+        "store": "vscnt",
+        "sample": "vmcnt",
+        "bvh": "vmcnt",
+        "lds": "lgkmcnt",
+        "scalar": "lgkmcnt",
+    },
+    "gfx12": {
+        "load": "loadcnt",
+        "store": "storecnt",
+        "sample": "samplecnt",
+        "bvh": "bvhcnt",
+        "lds": "dscnt",
+        "scalar": "kmcnt",
+    },
+}
+_GFX12_BARRIER_KM = {"s_barrier_signal_isfirst", "s_get_barrier_state", "s_barrier_leave"}  # wait on kmcnt
+
+
 def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = "") -> tuple[str, ...]:
     """The wait counters an instruction increments when issued (empty for most ALU work).
 
@@ -217,46 +253,34 @@ def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = ""
     messages (kmcnt). FLAT bumps the VM counter and the LDS counter; GDS/GWS also bump expcnt.
     """
     family = _fam(family)
-    text = mnemonic.strip()
-    m = mnemonic_of(text)
-    if not operands and " " in text:
-        operands = text.split(None, 1)[1]
+    m, operands = _split(mnemonic, operands)
     ops = operands.lower()
-    g12 = family == "gfx12"
-    lgkm = "dscnt" if g12 else "lgkmcnt"
+    counter = _COUNTER[family]
     cat = category_of(m, family, operands)
-
-    def vm(store: bool) -> str:
-        if g12:
-            return "storecnt" if store else "loadcnt"
-        return "vscnt" if (store and family == "gfx11") else "vmcnt"
-
     if cat == LDS or m == "ds_gws_barrier":
-        if m in ("lds_param_load", "lds_direct_load", "ds_param_load", "ds_direct_load"):
+        if m in _PARAM_LOADS:
             return ("expcnt",)
-        if m.startswith("ds_gws_") or m == "ds_ordered_count" or re.search(r"\bgds\b", ops):
-            return (lgkm, "expcnt")
-        return (lgkm,)
+        if m.startswith("ds_gws_") or m == "ds_ordered_count" or re.search(r"\bgds\b", ops):  # GDS work
+            return (counter["lds"], "expcnt")
+        return (counter["lds"],)
     if cat == SMEM:
-        if g12 and m in ("s_memtime", "s_memrealtime"):
-            return ()
-        return ("kmcnt",) if g12 else ("lgkmcnt",)
+        return () if family == "gfx12" and m in _SMEM_TIMERS else (counter["scalar"],)
     if cat == MESSAGE and m.startswith("s_sendmsg"):
-        return ("kmcnt",) if g12 else ("lgkmcnt",)
-    if g12 and m in ("s_barrier_signal_isfirst", "s_get_barrier_state", "s_barrier_leave"):
+        return (counter["scalar"],)
+    if family == "gfx12" and m in _GFX12_BARRIER_KM:
         return ("kmcnt",)
     if cat == FLAT:
         store = _is_store(m) or (_is_atomic(m) and not _atomic_returns(ops, family))
-        return (vm(store), lgkm)
+        return (counter["store" if store else "load"], counter["lds"])
     if cat in (VMEM_LOAD, VMEM_STORE):
         if m in _CACHE_CONTROL:
             return ()
         if m.startswith("image_bvh"):
-            return ("bvhcnt",) if g12 else ("vmcnt",)
-        if m.startswith(("image_sample", "image_gather")) and g12:
-            return ("samplecnt",)
+            return (counter["bvh"],)
+        if m.startswith(("image_sample", "image_gather")):
+            return (counter["sample"],)
         # LDS DMA (buffer_load ... lds, global_load_lds_*) counts as a load even though it writes LDS.
-        return (vm(cat == VMEM_STORE),)
+        return (counter["store" if cat == VMEM_STORE else "load"],)
     if cat == EXPORT:
         return ("expcnt",)
     return ()
@@ -264,13 +288,26 @@ def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = ""
 
 # ---- wait instructions -------------------------------------------------------------------------
 
-# s_waitcnt simm16 bit fields per family: counter -> list of (lo, width) pieces, low bits first.
-_WAITCNT_FIELDS = {
-    "gfx9": {"vmcnt": [(0, 4), (14, 2)], "expcnt": [(4, 3)], "lgkmcnt": [(8, 4)]},
-    "gfx10": {"vmcnt": [(0, 4), (14, 2)], "expcnt": [(4, 3)], "lgkmcnt": [(8, 6)]},
-    "gfx11": {"vmcnt": [(10, 6)], "expcnt": [(0, 3)], "lgkmcnt": [(4, 6)]},
+# s_waitcnt simm16 bit fields per family: counter -> (lsb, width) pieces, low bits first (LLVM
+# AMDGPUBaseInfo). A counter at its maximum means "no wait". gfx12 still decodes s_waitcnt with gfx11's layout.
+WAITCNT_FIELDS: dict[str, dict[str, tuple[tuple[int, int], ...]]] = {
+    "gfx9": {"vmcnt": ((0, 4), (14, 2)), "expcnt": ((4, 3),), "lgkmcnt": ((8, 4),)},
+    "gfx10": {"vmcnt": ((0, 4), (14, 2)), "expcnt": ((4, 3),), "lgkmcnt": ((8, 6),)},
+    "gfx11": {"vmcnt": ((10, 6),), "expcnt": ((0, 3),), "lgkmcnt": ((4, 6),)},
 }
-_SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> counter
+WAITCNT_FIELDS["gfx12"] = WAITCNT_FIELDS["gfx11"]
+# s_waitcnt_depctr / s_wait_alu fields: (name, lsb, width); depctr_hold_cnt is gfx12 only.
+DEPCTR = (
+    ("depctr_hold_cnt", 7, 1),
+    ("depctr_sa_sdst", 0, 1),
+    ("depctr_va_vdst", 12, 4),
+    ("depctr_va_sdst", 9, 3),
+    ("depctr_va_ssrc", 8, 1),
+    ("depctr_va_vcc", 1, 1),
+    ("depctr_vm_vsrc", 2, 3),
+)
+
+_SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> counter (simm16 = count)
     "s_wait_loadcnt": "loadcnt",
     "s_wait_storecnt": "storecnt",
     "s_wait_samplecnt": "samplecnt",
@@ -283,7 +320,9 @@ _SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> count
     "s_waitcnt_expcnt": "expcnt",
     "s_waitcnt_lgkmcnt": "lgkmcnt",
 }
+# gfx12 two-counter waits: simm16 [13:8] is the first counter, [5:0] dscnt; 0x3f = no wait.
 _PAIR_WAIT = {"s_wait_loadcnt_dscnt": ("loadcnt", "dscnt"), "s_wait_storecnt_dscnt": ("storecnt", "dscnt")}
+_PAIR_FIELDS, _PAIR_MAX = (8, 0), 0x3F
 _NAMED = re.compile(r"([a-z]+cnt)\s*\(\s*(\d+)\s*\)")
 
 
@@ -294,18 +333,43 @@ def _int(tok: str) -> int | None:
         return None
 
 
-def _decode_waitcnt_imm(imm: int, family: str) -> dict[str, int]:
-    fields = _WAITCNT_FIELDS.get(family, _WAITCNT_FIELDS["gfx9"])
+@cache
+def _waitcnt_layout(family: str) -> dict[str, tuple[tuple[int, int], ...]]:
+    return WAITCNT_FIELDS[target(family).family]
+
+
+def waitcnt_counts(imm: int, family: str) -> dict[str, tuple[int, int]]:
+    """{counter: (count, maximum)} of an s_waitcnt simm16 in the family's layout (count == maximum: no wait)."""
     out = {}
-    for counter, pieces in fields.items():
-        value, shift, width = 0, 0, 0
+    for counter, pieces in _waitcnt_layout(family).items():
+        value = shift = 0
         for lo, w in pieces:
             value |= ((imm >> lo) & ((1 << w) - 1)) << shift
             shift += w
-            width += w
-        if value != (1 << width) - 1:  # all ones = don't wait on this counter
-            out[counter] = value
+        out[counter] = (value, (1 << shift) - 1)
     return out
+
+
+def _pair_counts(mnemonic: str, imm: int) -> dict[str, int]:
+    return {c: (imm >> lsb) & _PAIR_MAX for c, lsb in zip(_PAIR_WAIT[mnemonic], _PAIR_FIELDS)}
+
+
+def waitcnt_fields(inst, family: str) -> dict[str, int]:
+    """{counter: count} a wait instruction waits for (a counter at its maximum means "no wait").
+
+    `inst` is an Instruction (any wait: s_waitcnt, the gfx10/11 SOPK s_waitcnt_<cnt>, the gfx12
+    s_wait_<cnt> family) or a raw `s_waitcnt` simm16. Non-wait instructions give {}.
+    """
+    if isinstance(inst, int):
+        return {c: v for c, (v, _max) in waitcnt_counts(inst, family).items()}
+    m, imm = inst.mnemonic, inst.words[0] & 0xFFFF if inst.words else 0
+    if m == "s_waitcnt":
+        return waitcnt_fields(imm, family)
+    if m in _PAIR_WAIT:
+        return _pair_counts(m, imm)
+    if m in _SPLIT_WAIT:
+        return {_SPLIT_WAIT[m]: imm}
+    return {}
 
 
 def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
@@ -316,32 +380,19 @@ def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
     'dscnt': 2}; a raw `s_waitcnt 0xc07f` is decoded with the family's bit layout. Anything that is not
     a memory-counter wait gives {}. Counters keep the order they were written in.
     """
-    layout = target(family).family  # gfx10's lgkmcnt is 6 bits wide, gfx11's moved
     m = mnemonic_of(text)
+    if m != "s_waitcnt" and m not in _SPLIT_WAIT and m not in _PAIR_WAIT:
+        return {}
     parts = text.strip().split(None, 1)
     ops = parts[1].strip().lower() if len(parts) > 1 else ""
     named = {c: int(n) for c, n in _NAMED.findall(ops)}
+    if named:
+        return named
+    imm = _int(ops.split(",")[-1].strip()) if ops else None
+    if imm is None:
+        return {}
     if m == "s_waitcnt":
-        if named:
-            return named
-        imm = _int(ops.split(",")[-1].strip()) if ops else None
-        return _decode_waitcnt_imm(imm, layout) if imm is not None else {}
+        return {c: v for c, (v, mx) in waitcnt_counts(imm, family).items() if v != mx}
     if m in _SPLIT_WAIT:
-        if named:
-            return named
-        imm = _int(ops.split(",")[-1].strip()) if ops else None
-        return {_SPLIT_WAIT[m]: imm} if imm is not None else {}
-    if m in _PAIR_WAIT:
-        if named:
-            return named
-        imm = _int(ops.split(",")[-1].strip()) if ops else None
-        if imm is None:
-            return {}
-        hi, lo = _PAIR_WAIT[m]
-        out = {}
-        if (imm >> 8) & 0x3F != 0x3F:
-            out[hi] = (imm >> 8) & 0x3F
-        if imm & 0x3F != 0x3F:
-            out[lo] = imm & 0x3F
-        return out
-    return {}
+        return {_SPLIT_WAIT[m]: imm}
+    return {c: v for c, v in _pair_counts(m, imm).items() if v != _PAIR_MAX}

@@ -11,10 +11,14 @@ import io
 import os
 import struct
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError
 from attdec.model import KernelResources
 from attdec.model.target import from_mach
+
+if TYPE_CHECKING:
+    from attdec.isa.dwarf import LineIndex
 
 EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
@@ -54,7 +58,7 @@ class CodeObject:
     e_flags: int = 0
     abi_version: int = 0  # EI_ABIVERSION: 2 = code object V4, 3 = V5, 4 = V6
     where: str = ""
-    _lines: object = None  # lazily built DWARF line/inline index
+    _lines: LineIndex | None = None  # lazily built DWARF line/inline index
     _elf_bytes: bytes = b""
 
     @property
@@ -133,7 +137,6 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
             for s in elf.iter_sections()
             if s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"
         ]
-        symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
         seen = set()
         for tabname in (".dynsym", ".symtab"):
             tab = elf.get_section_by_name(tabname)
@@ -145,7 +148,6 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
                 seen.add((s.name, s["st_value"]))
                 kind = {"STT_FUNC": "func", "STT_OBJECT": "object"}.get(s["st_info"]["type"], "other")
                 co.symbols.append(Symbol(s.name, s["st_value"], s["st_size"], kind))
-        del symtab
         co.symbols.sort(key=lambda s: (s.vaddr, s.name))
         co.metadata = _metadata_note(elf, where)
         co.kernels = _kernels(co, data, sections)

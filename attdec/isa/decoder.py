@@ -16,7 +16,39 @@ from functools import cache
 from pathlib import Path
 
 from attdec.errors import ArchError
-from attdec.isa import render
+from attdec.isa.encoding import (
+    DPP_NEG0,
+    MFMA_ABID_LSB,
+    MFMA_ABID_SCALED,
+    MFMA_LD_SCALE,
+    SDWA_ABS0,
+    SDWA_DST_SEL,
+    SDWA_DST_UNUSED,
+    SDWA_NEG0,
+    SDWA_SEL,
+    SDWA_SEXT0,
+    SDWA_SGPR0,
+    SDWA_SRC0_SEL,
+    SDWA_UNUSED,
+    SOP_SOURCES,
+    SRC_DPP,
+    SRC_DPP8,
+    SRC_DPP8_FI,
+    SRC_LITERAL,
+    SRC_MASK,
+    SRC_SDWA,
+    VGPR_BASE,
+    VOP_32,
+    is_gfx9_vop3p,
+    is_scalar_source,
+    sdwa_bits,
+    sext,
+    sop_sources,
+    vop3_sources,
+    vsrc1,
+)
+from attdec.isa.render import parse_signature, render
+from attdec.isa.render.operands import Signature
 from attdec.model.target import TARGETS, target
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -72,7 +104,8 @@ class Table:
 
     def __init__(self, arch: str):
         self.arch = arch
-        self.family = target(arch).family
+        self.target = target(arch)
+        self.family = self.target.family
         index = json.loads((TABLES / "index.json").read_text())
         data = json.loads((TABLES / index[arch]).read_text())
         self.enc = {}
@@ -83,26 +116,32 @@ class Table:
         sig = json.loads(gzip.decompress(sig_path.read_bytes())) if sig_path.exists() else {"fields": {}, "ops": {}}
         self.fields = sig["fields"]
         self._sig_raw = sig["ops"]
-        self._sig = {}
+        self._sig: dict[tuple[str, int], Signature | None] = {}
 
-    def sig(self, enc: str, op: int):
-        """((lsb, mask, required value) of fixed fields, parsed operand signature) or None."""
-        key = (enc, op)
-        hit = self._sig.get(key)
-        if hit is None:
-            raw = self._sig_raw.get(enc, {}).get(str(op))
-            if raw is None:
-                self._sig[key] = hit = False
-            else:
-                from attdec.isa.render import _parse_sig
+    def sig(self, enc: str, op: int) -> Signature | None:
+        """What the probe learned about one opcode (None when it has no entry)."""
+        try:
+            return self._sig[(enc, op)]
+        except KeyError:
+            hit = self._sig[(enc, op)] = self._load_sig(enc, op)
+            return hit
 
-                fixed = tuple((b, (1 << w) - 1, v) for b, w, v in raw[0])
-                ignored = tuple((b, ((1 << w) - 1) << b) for b, w, v in (raw[2] if len(raw) > 2 else ()))
-                parts = _parse_sig(raw[1])
-                has_sdst = any(not isinstance(p, str) and p[0] == "sdst" for p in parts)
-                notes = raw[3] if len(raw) > 3 else {}
-                self._sig[key] = hit = (fixed, parts, ignored, has_sdst, notes, raw[4] if len(raw) > 4 else {})
-        return hit or None
+    def _load_sig(self, enc: str, op: int) -> Signature | None:
+        raw = self._sig_raw.get(enc, {}).get(str(op))
+        if raw is None:
+            return None
+        parts = parse_signature(raw[1])
+        ignored = raw[2] if len(raw) > 2 else ()
+        return Signature(
+            fixed=tuple((b, (1 << w) - 1, v) for b, w, v in raw[0]),
+            parts=parts,
+            ignored_fields=tuple((b, ((1 << w) - 1) << b) for b, w, _v in ignored),
+            ignored=frozenset(b for b, _w, _v in ignored),
+            ignored_mask=sum(((1 << w) - 1) << b for b, w, _v in ignored),
+            has_sdst=any(not isinstance(p, str) and p[0] == "sdst" for p in parts),
+            notes=raw[3] if len(raw) > 3 else {},
+            extensions=raw[4] if len(raw) > 4 else {},
+        )
 
 
 # Targets whose instruction tables attdec carries.
@@ -125,20 +164,18 @@ def table_for(arch: str) -> Table:
 # ---------------------------------------------------------------------------------------------
 # encoding identification from the first dword (shared/docs/isa-decoding.md section 2)
 # ---------------------------------------------------------------------------------------------
+# Encodings common to all families: VOP1/VOPC/VOP2 (bit 31 clear, named by the top 7 bits) and
+# SOP1/SOPC/SOPP (top 9 bits), SOPK (top 4 bits 0xB), else SOP2 (top 2 bits 0b10).
+VOP_TOP7 = {0x3F: "VOP1", 0x3E: "VOPC"}
+SOP_TOP9 = {0x17D: "SOP1", 0x17E: "SOPC", 0x17F: "SOPP"}
+SOPK_TOP4 = 0xB
+
+
 def _scalar_or_vop(w: int) -> str | None:
-    """Encodings common to all families: SOP*, VOP1/VOPC/VOP2."""
     if w >> 31 == 0:
-        top7 = w >> 25
-        return "VOP1" if top7 == 0x3F else "VOPC" if top7 == 0x3E else "VOP2"
+        return VOP_TOP7.get(w >> 25, "VOP2")
     if w >> 30 == 2:
-        top9 = w >> 23
-        if top9 == 0x17D:
-            return "SOP1"
-        if top9 == 0x17E:
-            return "SOPC"
-        if top9 == 0x17F:
-            return "SOPP"
-        return "SOPK" if w >> 28 == 0xB else "SOP2"
+        return SOP_TOP9.get(w >> 23) or ("SOPK" if w >> 28 == SOPK_TOP4 else "SOP2")
     return None
 
 
@@ -227,10 +264,6 @@ BASE_SIZE = {
     "VGLOBAL": 12,
 }
 
-# gfx9 targets whose VOP3 takes a trailing 32-bit literal (LLVM 22 decodes one on gfx950; on gfx90a and
-# gfx942 it rejects the form - and llvm-objdump 22 crashes on some such words, see docs/isa.md).
-VOP3_LITERAL = ("gfx950",)
-
 BRANCHES = frozenset(
     (
         "s_branch",
@@ -249,12 +282,22 @@ BRANCHES = frozenset(
 )
 
 
-def _sdwa_ok(enc: str, d: int) -> bool:
-    """SDWA dword fields LLVM accepts: selects 0-6, dst_unused 0-2, no sext together with neg/abs."""
-    sels = [(d >> 16) & 7, (d >> 24) & 7] + ([(d >> 8) & 7] if enc != "VOPC" else [])
-    if any(x > 6 for x in sels) or (enc != "VOPC" and (d >> 11) & 3 == 3):
+def _sdwa_ok(enc: str, w0: int, d: int) -> bool:
+    """SDWA dword fields LLVM accepts: known selects and dst_unused, no sext together with neg/abs, and
+    scalar sources (src0, vsrc1 with their SGPR bit) that are registers or inline constants."""
+    sels = [sdwa_bits(d, SDWA_SRC0_SEL, src, 3) for src in (0, 1)]
+    if enc != "VOPC":
+        sels.append(sdwa_bits(d, SDWA_DST_SEL, width=3))
+        if sdwa_bits(d, SDWA_DST_UNUSED, width=2) >= len(SDWA_UNUSED):
+            return False
+    if any(sel >= len(SDWA_SEL) for sel in sels):
         return False
-    return not any((d >> (19 + 8 * k)) & 1 and (d >> (20 + 8 * k)) & 3 for k in (0, 1))
+    for src in (0, 1):
+        if sdwa_bits(d, SDWA_SEXT0, src) and (sdwa_bits(d, SDWA_NEG0, src) or sdwa_bits(d, SDWA_ABS0, src)):
+            return False
+    if sdwa_bits(d, SDWA_SGPR0) and not is_scalar_source(d & 0xFF):
+        return False
+    return enc == "VOP1" or not sdwa_bits(d, SDWA_SGPR0, 1) or is_scalar_source(vsrc1(w0))
 
 
 def _unknown(addr: int, w0: int) -> Instruction:
@@ -262,110 +305,135 @@ def _unknown(addr: int, w0: int) -> Instruction:
     return Instruction(addr, 4, ".long", f"0x{w0:08x}", t, None, "", "", (w0,))
 
 
-def decode_one(words, i: int, n: int, addr: int, tab: Table) -> Instruction:
-    """Decode the instruction whose first dword is words[i] (n = number of dwords available)."""
+def _opcode(enc: str, words, i: int, n: int, tab: Table):
+    """(mnemonic, template size, opcode, VOPD Y mnemonic) of the instruction at words[i], or None."""
     w0 = words[i]
-    fam = tab.family
-    enc = ENCODING_OF[fam](w0)
-    if enc is None:
-        return _unknown(addr, w0)
-    sub = None
-    if enc == "VOPD":
-        lsbx, mx, opsx = tab.enc["VOPD_X"][:3]
-        lsby, my, opsy = tab.enc["VOPD_Y"]
-        x = opsx.get((w0 >> lsbx) & mx)
-        y = opsy.get((w0 >> lsby) & my)
-        if x is None or y is None:
-            return _unknown(addr, w0)
-        mnem, tsize = x[0], max(x[1], y[1])
-        sub = y[0]
-        w1 = words[i + 1] if i + 1 < n else 0
-        # a v_dual_mov_b32 half has no vsrc1: LLVM rejects the word unless that field is zero
-        if (x[0] == "v_dual_mov_b32" and (w0 >> 9) & 0xFF) or (y[0] == "v_dual_mov_b32" and (w1 >> 9) & 0xFF):
-            return _unknown(addr, w0)
-    else:
+    if enc != "VOPD":
         entry = tab.enc.get(enc)
         if entry is None:
-            return _unknown(addr, w0)
+            return None
         lsb, mask, ops = entry
-        hit = ops.get((w0 >> lsb) & mask)
-        if hit is None:
-            return _unknown(addr, w0)
-        mnem, tsize = hit
         op = (w0 >> lsb) & mask
+        hit = ops.get(op)
+        return None if hit is None else (hit[0], hit[1], op, None)
+    lsbx, mx, opsx = tab.enc["VOPD_X"]
+    lsby, my, opsy = tab.enc["VOPD_Y"]
+    x = opsx.get((w0 >> lsbx) & mx)
+    y = opsy.get((w0 >> lsby) & my)
+    if x is None or y is None:
+        return None
+    w1 = words[i + 1] if i + 1 < n else 0
+    # a v_dual_mov_b32 half has no vsrc1: LLVM rejects the word unless that field is zero
+    if (x[0] == "v_dual_mov_b32" and vsrc1(w0)) or (y[0] == "v_dual_mov_b32" and vsrc1(w1)):
+        return None
+    return x[0], max(x[1], y[1]), None, y[0]
+
+
+# src0 markers of an extension dword, per family
+EXT_MARKERS = {
+    "gfx9": {SRC_DPP: "dpp", SRC_SDWA: "sdwa"},
+    "gfx11": {SRC_DPP: "dpp", SRC_DPP8: "dpp8", SRC_DPP8_FI: "dpp8"},
+    "gfx12": {SRC_DPP: "dpp", SRC_DPP8: "dpp8", SRC_DPP8_FI: "dpp8"},
+}
+
+
+def _scaled_mfma(tab: Table, w: int, w1: int) -> str | None:
+    """The MFMA that (w, w1) is when it is the second half of a gfx950 v_mfma_scale_*, else None. LLVM decodes
+    the pair as one 16-byte instruction when this is an f8f6f4 MFMA with abid 1 whose sources all decode."""
+    if not is_gfx9_vop3p(w) or (w >> MFMA_ABID_LSB) & 0xF != MFMA_ABID_SCALED:
+        return None
+    if not all(v >= VGPR_BASE or is_scalar_source(v) for v in vop3_sources(w1)):
+        return None
+    lsb, mask, ops = tab.enc["VOP3"]
+    hit = ops.get((w >> lsb) & mask)
+    return hit[0] if hit and hit[0].startswith("v_mfma_") and hit[0].endswith("_f8f6f4") else None
+
+
+def _extension(enc: str, words, i: int, n: int, tab: Table, mnem: str, tsize: int) -> tuple[int, str]:
+    """(byte length, what follows the encoding's base dwords): "" (nothing), "literal", "dpp", "dpp8",
+    "sdwa", "nsa" (gfx11 MIMG address dword) or "scale" (gfx950 v_mfma_ld_scale_b32 + MFMA)."""
+    w0, fam = words[i], tab.family
     base = BASE_SIZE.get(enc, 8)
     size = max(tsize, base)
-    always_literal = tsize > base
-    ext = ""
-    # --- extensions: DPP / SDWA / DPP8 markers, literal constant, NSA, gfx950 scale pairs ---
-    if enc in ("VOP1", "VOP2", "VOPC"):
-        s0 = w0 & 0x1FF
-        if s0 == 250:
-            size, ext = 8, "dpp"
-        elif s0 == 249 and fam == "gfx9":
-            size, ext = 8, "sdwa"
-        elif s0 in (233, 234) and fam != "gfx9":
-            size, ext = 8, "dpp8"
-        elif s0 == 255 and not always_literal:
-            size += 4
-    elif enc in ("SOP1", "SOP2", "SOPC"):
-        if not always_literal and ((w0 & 0xFF) == 255 or (enc != "SOP1" and (w0 >> 8) & 0xFF == 255)):
-            size += 4
-    elif enc in ("VOP3", "VOP3P") and (fam != "gfx9" or tab.arch in VOP3_LITERAL) and i + 1 < n:
-        w1 = words[i + 1]
-        s0 = w1 & 0x1FF
-        if s0 == 250:
-            size, ext = 12, "dpp"
-        elif s0 in (233, 234):
-            size, ext = 12, "dpp8"
-        elif (s0 == 255 or (w1 >> 9) & 0x1FF == 255 or (w1 >> 18) & 0x1FF == 255) and not always_literal:
-            size += 4
-    elif enc == "VOPD" and i + 1 < n:
-        if not always_literal and ((w0 & 0x1FF) == 255 or (words[i + 1] & 0x1FF) == 255):
-            size += 4
+    literal = "literal" if tsize > base else ""  # an always-literal opcode (template longer than the encoding)
+    more = i + 1 < n
+    if mnem == MFMA_LD_SCALE and i + 3 < n and _scaled_mfma(tab, words[i + 2], words[i + 3]):
+        return 16, "scale"
+    if enc in VOP_32:
+        ext = EXT_MARKERS[fam].get(w0 & SRC_MASK)
+        if ext:
+            return 8, ext
+        if w0 & SRC_MASK == SRC_LITERAL and not literal:
+            return size + 4, "literal"
+    elif enc in SOP_SOURCES:
+        ssrc0, ssrc1 = sop_sources(w0)
+        if not literal and (ssrc0 == SRC_LITERAL or (enc != "SOP1" and ssrc1 == SRC_LITERAL)):
+            return size + 4, "literal"
+    elif enc in ("VOP3", "VOP3P") and tab.target.vop3_literal and more:
+        sources = vop3_sources(words[i + 1])
+        if sources[0] == SRC_DPP:
+            return 12, "dpp"
+        if sources[0] in (SRC_DPP8, SRC_DPP8_FI):
+            return 12, "dpp8"
+        if SRC_LITERAL in sources and not literal:
+            return size + 4, "literal"
+    elif enc == "VOPD" and more:
+        if not literal and SRC_LITERAL in (w0 & SRC_MASK, words[i + 1] & SRC_MASK):
+            return size + 4, "literal"
     elif enc == "MIMG" and fam == "gfx11" and w0 & 1:
-        size += 4
-    elif enc == "VOP3" and fam == "gfx9" and ((w0 >> 16) & 0x3FF) == 0x3AC and i + 3 < n:
-        nxt = words[i + 2]
-        if nxt >> 23 == 0x1A7:  # v_mfma_ld_scale_b32 + MFMA = one 16-byte v_mfma_scale_* instruction
-            hit = tab.enc["VOP3"][2].get((nxt >> 16) & 0x3FF)
-            if hit and hit[0].startswith("v_mfma_"):
-                size, mnem, ext = 16, "v_mfma_scale_" + hit[0][len("v_mfma_") :], "scale"
+        return size + 4, "nsa"
+    return size, literal
+
+
+def _extension_key(enc: str, ext: str, d: int | None) -> str:
+    """The probe's name for this extension form: plain, or with neg/abs (or SDWA sext) bits set."""
+    if enc not in VOP_32 or ext == "dpp8" or d is None:
+        return ext
+    if ext == "dpp" and (d >> DPP_NEG0) & 0xF:  # neg/abs of src0 and src1
+        return "dpp_negabs"
+    if ext == "sdwa" and any(sdwa_bits(d, SDWA_NEG0, src, 2) for src in (0, 1)):
+        return "sdwa_negabs"
+    if ext == "sdwa" and any(sdwa_bits(d, SDWA_SEXT0, src) for src in (0, 1)):
+        return "sdwa_sext"
+    return ext
+
+
+def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = False) -> Instruction:
+    """Decode the instruction whose first dword is words[i] (n = number of dwords available).
+    `lenient` drops the "unused operand fields must be zero" rule (see disassemble)."""
+    w0 = words[i]
+    enc = ENCODING_OF[tab.family](w0)
+    hit = _opcode(enc, words, i, n, tab) if enc is not None else None
+    if hit is None:
+        return _unknown(addr, w0)
+    mnem, tsize, op, sub = hit
+    size, ext = _extension(enc, words, i, n, tab, mnem, tsize)
+    if ext == "scale":
+        mnem = "v_mfma_scale_" + (_scaled_mfma(tab, words[i + 2], words[i + 3]) or "")[len("v_mfma_") :]
     sig = tab.sig(enc, op) if sub is None else None
+    if lenient and sig is not None:
+        sig = sig._replace(fixed=())
     if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
-        key = ext
-        if enc in ("VOP1", "VOP2", "VOPC") and ext != "dpp8" and i + 1 < n:
-            d = words[i + 1]
-            if ext == "dpp" and (d >> 20) & 0xF:
-                key = "dpp_negabs"
-            elif ext == "sdwa" and d & 0x30300000:
-                key = "sdwa_negabs"
-            elif ext == "sdwa" and d & 0x08080000:
-                key = "sdwa_sext"
-        how = sig[5].get(key)  # what LLVM does with this opcode + extension (tools/probe_isa.py)
+        d = words[i + 1] if i + 1 < n else None
+        how = sig.extensions.get(_extension_key(enc, ext, d))  # what LLVM does with this opcode + extension
         if how is None:
             return _unknown(addr, w0)
-        if how == "plain":
-            size, ext = max(tsize, base), ""
-        elif ext == "sdwa" and i + 1 < n and not _sdwa_ok(enc, words[i + 1]):
+        if how == "plain":  # LLVM ignores the marker
+            base = BASE_SIZE.get(enc, 8)
+            size, ext = max(tsize, base), "literal" if tsize > base else ""
+        elif ext == "sdwa" and d is not None and not _sdwa_ok(enc, w0, d):
             return _unknown(addr, w0)
     nw = size // 4
     if i + nw > n:
         return _unknown(addr, w0)
     ws = tuple(words[i : i + nw])
-    if sig is not None and sig[0]:
+    if sig is not None and sig.fixed and ext != "scale":
         bits = ws[0] | (ws[1] << 32 if nw > 1 else 0) | (ws[2] << 64 if nw > 2 else 0)
-        for lsb, mask, value in sig[0]:  # LLVM rejects words whose unused fields differ from the default
+        for lsb, mask, value in sig.fixed:  # LLVM rejects words whose unused fields differ from the default
             if (bits >> lsb) & mask != value:
                 return _unknown(addr, w0)
-    target = None
-    if mnem in BRANCHES:
-        simm = w0 & 0xFFFF
-        target = addr + 4 + 4 * (simm - 0x10000 if simm & 0x8000 else simm)
-    try:
-        mnem, operands = render.render(mnem, enc, ext, ws, fam, tab, sub, sig)
-    except Exception:  # rendering must never break the walk
-        operands = ""
+    target = addr + 4 + 4 * sext(w0 & 0xFFFF, 16) if mnem in BRANCHES else None
+    mnem, operands = render(mnem, enc, ext, ws, tab, sub, sig)
     operands = operands.strip()
     text = f"{mnem} {operands}" if operands else mnem
     return Instruction(addr, size, mnem, operands, text, target, "", enc, ws)
@@ -411,20 +479,6 @@ UNKNOWN_NAME = {
 }
 
 
-class _Lenient:
-    """A table view without the "unused operand fields must be zero" rule."""
-
-    def __init__(self, tab):
-        self._tab = tab
-
-    def __getattr__(self, name):
-        return getattr(self._tab, name)
-
-    def sig(self, enc, op):
-        s = self._tab.sig(enc, op)
-        return ((), *tuple(s[1:])) if s else s
-
-
 def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -> list[Instruction]:
     """Decode every instruction of `code` (loaded at `vaddr`) for target `arch`; never raises on bad words.
 
@@ -433,20 +487,19 @@ def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -
     from attdec.isa.categories import category_of
 
     tab = table_for(arch)
-    loose = _Lenient(tab) if lenient else None
     n = len(code) // 4
     words = struct.unpack_from(f"<{n}I", code, 0)
     out = []
     i = 0
     fam = tab.family
-    cats = {}
+    cats: dict[str, str] = {}
     while i < n:
         addr = vaddr + 4 * i
         ins = decode_one(words, i, n, addr, tab)
-        if loose is not None and ins.is_unknown:
+        if lenient and ins.is_unknown:
             enc = ENCODING_OF[fam](words[i])
             if enc is not None:
-                ins = decode_one(words, i, n, addr, loose)
+                ins = decode_one(words, i, n, addr, tab, lenient=True)
                 if ins.is_unknown:
                     size = min(BASE_SIZE.get(enc, 8), 4 * (n - i))
                     name = UNKNOWN_NAME.get(enc, "unknown")

@@ -61,7 +61,7 @@ class LineIndex:
                     continue
                 cd = cu.get_top_DIE().attributes.get("DW_AT_comp_dir")
                 comp_dir = cd.value.decode("utf-8", "replace") if cd and isinstance(cd.value, bytes) else ""
-                seq = []
+                seq: list[tuple[int, str]] = []
                 for entry in lp.get_entries():
                     st = entry.state
                     if st is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from attdec.isa import categories as C
-from attdec.isa.render import DEPCTR
+from attdec.isa.categories import DEPCTR, WAITCNT_FIELDS
 from attdec.model.target import target
 
 # Kinds whose operations retire out of issue order even among themselves: scalar memory returns out of
@@ -33,7 +33,6 @@ OUT_OF_ORDER = frozenset({"smem", "flat"})
 # The ALU dependency counters of s_waitcnt_depctr / s_wait_alu (isa-decoding.md §4.3), field -> width.
 DEPENDENCY = {name.removeprefix("depctr_"): width for name, _lsb, width in DEPCTR if name != "depctr_hold_cnt"}
 _DEPCTR_FIELDS = [(name.removeprefix("depctr_"), lsb, width) for name, lsb, width in DEPCTR]
-EXPCNT_MAX = 7  # expcnt is a 3-bit field in every family (isa-decoding.md §4)
 _NAMED = re.compile(r"(?:depctr_)?([a-z_]+)\s*\(\s*(\d+)\s*\)")
 _SGPR = re.compile(r"^(s\d|s\[|vcc|exec|ttmp|m0|flat_scratch|xnack)")
 _VCC = re.compile(r"^vcc(_lo|_hi)?$")
@@ -145,4 +144,6 @@ def capacity(counter: str) -> int | None:
     older operation has retired."""
     if counter in DEPENDENCY:
         return (1 << DEPENDENCY[counter]) - 1
-    return EXPCNT_MAX if counter == "expcnt" else None
+    if counter == "expcnt":  # the same 3-bit field in every family's s_waitcnt
+        return (1 << sum(width for _, width in WAITCNT_FIELDS["gfx9"]["expcnt"])) - 1
+    return None

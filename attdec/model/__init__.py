@@ -17,6 +17,7 @@ from attdec.model.records import (
     Dispatch,
     KernelResources,
     Wave,
+    deferred,
     empty_insts,
     empty_occupancy,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "Target",
     "Wave",
     "WaveState",
+    "deferred",
     "empty_insts",
     "empty_occupancy",
     "target",

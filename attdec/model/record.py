@@ -1,7 +1,7 @@
 """`Record`: the base of attdec's data classes, what `@dataclass` gives them without its start-up cost.
 
 A subclass lists its fields as annotations (inherited ones first); a class attribute is that field's
-default, `factory(make)` a default made per instance (dataclasses' `default_factory`). `Record` supplies
+default, `field(default_factory=make)` a default made per instance, as with dataclasses. `Record` supplies
 `__init__` (positional or keyword arguments, then `__post_init__` if the class has one), `__repr__`,
 `__eq__` (same class, equal fields; unhashable, as dataclasses make them) and `fields()`; `Frozen` adds
 immutability and a hash.
@@ -15,26 +15,33 @@ by the thousand (`CodeLine`) writes its own `__init__`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:
-    from typing import dataclass_transform
-except ImportError:  # Python 3.10: type checkers only
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+    try:
+        from typing import dataclass_transform
+    except ImportError:  # Python 3.10: it only informs type checkers
 
-    def dataclass_transform(**_kw):  # type: ignore[no-redef]
-        return lambda cls: cls
+        def dataclass_transform(**_kw):
+            return lambda cls: cls
 
 
-class factory:
-    """A field default made anew for each instance: `factory(list)`."""
-
+class _Factory:
     __slots__ = ("make",)
 
     def __init__(self, make: Callable[[], Any]):
         self.make = make
 
 
-@dataclass_transform(field_specifiers=(factory,))
+def field(*, default_factory: Callable[[], Any]) -> Any:
+    """A field default made anew for each instance: `waves: list[Wave] = field(default_factory=list)`, as in
+    dataclasses."""
+    return _Factory(default_factory)
+
+
+@dataclass_transform(field_specifiers=(field,))
 class Record:
     """Fields from annotations, defaults from class attributes; __init__, __repr__, __eq__ from here."""
 
@@ -52,7 +59,7 @@ class Record:
                 fields.append(name)
             if name in cls.__dict__:
                 defaults[name] = cls.__dict__[name]
-                if isinstance(defaults[name], factory):
+                if isinstance(defaults[name], _Factory):
                     delattr(cls, name)  # the instance always has its own value
         cls._fields, cls._defaults = tuple(fields), defaults
         cls._post_init = getattr(cls, "__post_init__", None)
@@ -69,7 +76,7 @@ class Record:
                 d[name] = kw.pop(name)
             elif name in defaults:
                 v = defaults[name]
-                d[name] = v.make() if type(v) is factory else v
+                d[name] = v.make() if type(v) is _Factory else v
             else:
                 raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
         if kw:
@@ -89,7 +96,7 @@ class Record:
             return NotImplemented
         return all(getattr(self, f) == getattr(other, f) for f in self._fields)
 
-    __hash__ = None  # type: ignore[assignment]  # mutable: like dataclasses, no hash
+    # defining __eq__ leaves a Record unhashable (it is mutable), as dataclasses do
 
 
 class Frozen(Record):

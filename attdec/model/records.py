@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from attdec.model.record import Record, factory
+from attdec.model.record import Record, field
 from attdec.model.target import Target, target
 
 if TYPE_CHECKING:
@@ -102,6 +102,11 @@ class Deferred:
         self.load, self.length = load, length
 
 
+def deferred(load: Callable[[], Any], length: int | None = None) -> Any:
+    """A Dispatch field's value to be made by `load()` on first access (a `Deferred`; typed as the value)."""
+    return Deferred(load, length)
+
+
 class Wave(Record):
     """One traced wave: where it ran, when, and what it executed."""
 
@@ -111,8 +116,8 @@ class Wave(Record):
     slot: int  # hardware wave slot in the SIMD (the decoder's wave_id)
     begin: int
     end: int
-    insts: np.ndarray = factory(empty_insts)  # INST_DTYPE, in time order
-    timeline: list[tuple[int, int]] = factory(list)  # (WaveState, duration), from `begin`
+    insts: np.ndarray = field(default_factory=empty_insts)  # INST_DTYPE, in time order
+    timeline: list[tuple[int, int]] = field(default_factory=list)  # (WaveState, duration), from `begin`
     seq: int = 0  # n-th wave in this (se, simd, slot): the `wv` of the file name
     contexts: int = 0  # context saves during its life
     path: str | None = None  # wave file it was read from, if any
@@ -184,32 +189,32 @@ class CounterSamples(Record):
     source: str  # "tinygrad PMC"; a second source (SQTT PERFEVENT) adds its own CounterSamples
     names: list[str]  # counter i of a sample is names[i]
     blocks: list[str]  # hardware block of each counter ("SQ", "GRBM", "GL2C", "TCC", ...)
-    samples: np.ndarray = factory(lambda: _zeros("COUNTER_DTYPE"))
-    problems: list[str] = factory(list)
+    samples: np.ndarray = field(default_factory=lambda: _zeros("COUNTER_DTYPE"))
+    problems: list[str] = field(default_factory=list)
 
 
 class Dispatch(Record):
     """Everything attdec knows about one traced kernel dispatch.
 
-    `waves` and `occupancy` may be given as `Deferred(load)`: they are then loaded on first access, in
+    `waves` and `occupancy` may be given as `deferred(load)`: they are then loaded on first access, in
     bulk (reading them is most of a big folder's cost, and the default hotspots report needs neither).
     """
 
     name: str  # folder name or "<kernel>#<tag>"
     target: Target  # the GPU (a name is accepted too); a family-only Target when the input does not name the chip
     kernel: str = ""
-    code: list[CodeLine] = factory(list)
-    waves: list[Wave] = factory(list)
-    occupancy: np.ndarray = factory(empty_occupancy)
-    realtime: list[tuple[int, int]] = factory(list)  # (shader clock, reference clock)
+    code: list[CodeLine] = field(default_factory=list)
+    waves: list[Wave] = field(default_factory=list)
+    occupancy: np.ndarray = field(default_factory=empty_occupancy)
+    realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
     # The same samples per shader engine (realtime.json keeps them per SE; SE clocks are not aligned).
-    realtime_se: dict[int, list[tuple[int, int]]] = factory(dict)
+    realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
-    problems: list[str] = factory(list)  # non-fatal: lost sync, truncated blob, missing file
+    problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
     # False when the input has no stall figures at all (rocprofv2 folders): stall totals are 0, not measured.
     stall_measured: bool = True
     resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output
-    counters: list[CounterSamples] = factory(list)
+    counters: list[CounterSamples] = field(default_factory=list)
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")

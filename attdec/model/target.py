@@ -73,6 +73,10 @@ class Target(Frozen):
     shown: str = ""  # how users read it when `name` alone would claim too much ("gfx10-12 (generation unknown)")
     cu: ComputeUnit | None = None  # occupancy figures; None: not known for this target (or family)
     pci_ids: tuple[int, ...] = ()  # PCI device ids (RGP ASIC info `device_id`), from libdrm's amdgpu.ids
+    # ISA features the disassembler prints differently (LLVM's subtarget features)
+    gfx90a_insts: bool = False  # VGPR/AGPR tuples start at an even register; 64-bit DPP takes row_newbcast only
+    sc_cache_bits: bool = False  # memory cache-policy bits are sc0/nt/sc1 (gfx940+), not glc/slc/scc
+    vop3_literal: bool = False  # VOP3 may carry a 32-bit literal (gfx10+, gfx950)
 
     @property
     def generation(self) -> int:
@@ -122,20 +126,25 @@ _PCI_IDS = {
 }
 
 
-def _t(name, family, mach, version, isa=None, products=(), sqtt="", cu=None):
-    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, cu=cu, pci_ids=_PCI_IDS.get(name, ()))
+def _t(name, family, mach, version, isa=None, products=(), sqtt="", cu=None, **features):
+    features = {"vop3_literal": family != "gfx9", **features}  # every gfx10+ target has VOP3 literals
+    pci_ids = _PCI_IDS.get(name, ())
+    return Target(name, family, mach, version, isa, tuple(products), sqtt=sqtt, cu=cu, pci_ids=pci_ids, **features)
 
 
-# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, compute unit
+GFX940 = {"gfx90a_insts": True, "sc_cache_bits": True}
+
+
+# name, family, EF_AMDGPU_MACH, gfx_target_version, ISA tables, products, compute unit, ISA features
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
         _t("gfx908", "gfx9", 0x030, 90008, None, ["MI100"], cu=CU_GFX9),
-        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"], cu=CU_GFX90A),
-        _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"], cu=CU_GFX90A),
-        _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"], cu=CU_GFX90A),
-        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"], cu=CU_GFX90A),
-        _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"], cu=CU_GFX950),
+        _t("gfx90a", "gfx9", 0x03F, 90010, "gfx90a", ["MI210", "MI250", "MI250X"], cu=CU_GFX90A, gfx90a_insts=True),
+        _t("gfx940", "gfx9", 0x040, 90400, "gfx942", ["MI300A (early)"], cu=CU_GFX90A, **GFX940),
+        _t("gfx941", "gfx9", 0x04B, 90401, "gfx942", ["MI300X (early)"], cu=CU_GFX90A, **GFX940),
+        _t("gfx942", "gfx9", 0x04C, 90402, "gfx942", ["MI300A", "MI300X", "MI325X"], cu=CU_GFX90A, **GFX940),
+        _t("gfx950", "gfx9", 0x04F, 90500, "gfx950", ["MI350X", "MI355X"], cu=CU_GFX950, **GFX940, vop3_literal=True),
         _t("gfx1010", "gfx10", 0x033, 100100, None, ["RX 5700 XT"], cu=CU_GFX10_1),
         _t("gfx1030", "gfx10", 0x036, 100300, None, ["RX 6900 XT", "RX 6800 XT", "PRO W6800"], cu=CU_GFX10_3),
         _t("gfx1100", "gfx11", 0x041, 110000, "gfx1100", ["RX 7900 XTX", "RX 7900 XT", "PRO W7900"], cu=CU_1536),
@@ -150,20 +159,22 @@ TARGETS: dict[str, Target] = {
         _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"], cu=CU_1536),
         _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
         _t("gfx9-generic", "gfx9", 0x051, None, None, cu=CU_GFX9),
-        _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942", cu=CU_GFX90A),
+        _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942", cu=CU_GFX90A, **GFX940),
         _t("gfx11-generic", "gfx11", 0x054, None, "gfx1100", cu=CU_GFX10_3),
         _t("gfx12-generic", "gfx12", 0x059, None, "gfx1200", cu=CU_1536),
     )
 }
 # A family as such: what a ui_output folder says when no agent table names the chip.
-FAMILIES: dict[str, Target] = {f: Target(f, f, chip_known=False) for f in ("gfx9", "gfx10", "gfx11", "gfx12")}
+FAMILIES: dict[str, Target] = {
+    f: Target(f, f, chip_known=False, vop3_literal=f != "gfx9") for f in ("gfx9", "gfx10", "gfx11", "gfx12")
+}
 
 # What a ui_output folder says without `gfxip` (rocprofv2 writes only `gfxv`): "vega" is the gfx9 family;
 # "navi" is gfx10, 11 or 12 without saying which (its ISA is then read with gfx11's rules); nothing at all
 # names no architecture (read with gfx9's rules). The display says what is not known.
 UNDETERMINED: dict[str | None, Target] = {
     "vega": FAMILIES["gfx9"],
-    "navi": Target("gfx10-12", "gfx11", chip_known=False, shown="gfx10-12 (generation unknown)"),
+    "navi": Target("gfx10-12", "gfx11", chip_known=False, shown="gfx10-12 (generation unknown)", vop3_literal=True),
     None: Target("gfx?", "gfx9", chip_known=False, shown="unknown (the input does not say)"),
 }
 

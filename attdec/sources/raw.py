@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, AttdecError
 from attdec.model import CounterSamples, Dispatch, KernelResources, empty_occupancy
-from attdec.model.record import Record, factory
+from attdec.model.record import Record, field
 from attdec.model.target import target
 
 if TYPE_CHECKING:
@@ -50,15 +50,15 @@ class RawDispatch(Record):
 
     name: str  # "<kernel>#<tag>", "dispatch_<D>", ...
     arch: str  # "gfx1100", "gfx950", ... (from the source's device info or code object)
-    code_objects: list[RawCodeObject] = factory(list)
-    blobs: list[RawBlob] = factory(list)
+    code_objects: list[RawCodeObject] = field(default_factory=list)
+    blobs: list[RawBlob] = field(default_factory=list)
     kernel: str = ""
     path: str | None = None  # where it came from (pickle, folder)
     agent: int | None = None  # rocprofv3 agent handle and dispatch id, when the source has them
     dispatch_id: int | None = None
     decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
-    counters: list[CounterSamples] = factory(list)  # performance counters, when captured
-    problems: list[str] = factory(list)  # what the source repaired or doubts (container damage)
+    counters: list[CounterSamples] = field(default_factory=list)  # performance counters, when captured
+    problems: list[str] = field(default_factory=list)  # what the source repaired or doubts (container damage)
 
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
@@ -76,7 +76,7 @@ class LoadedDispatchCode(Record):
     arch: str
     objects: list  # attdec.sources.listing.LoadedCode
     codemap: CodeMap
-    problems: list[str] = factory(list)
+    problems: list[str] = field(default_factory=list)
 
 
 PAGE = 0x1000

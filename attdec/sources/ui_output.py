@@ -4,10 +4,10 @@ Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recog
 `filenames.json`, never by its name. Everything layout-specific stays here; analyses see only the model.
 
 Reading a folder parses filenames.json, code.json (the listing with its totals: what the default reports
-need) and realtime.json. The wave files and occupancy.json are `Deferred`: parsed, in bulk, when an
-analysis first reads `Dispatch.waves` / `Dispatch.occupancy`, and only then is numpy imported. A folder's
-wave count comes from its file names. (A wave file that disagrees with filenames.json is noted when it
-is read; snapshots.json and wstates*.json are never read: no analysis uses them.)
+need) and realtime.json. The wave files and occupancy.json are deferred (`attdec.model.deferred`): parsed,
+in bulk, when an analysis first reads `Dispatch.waves` / `Dispatch.occupancy`, and only then is numpy
+imported. A folder's wave count comes from its file names. (A wave file that disagrees with filenames.json
+is noted when it is read; snapshots.json and wstates*.json are never read: no analysis uses them.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, FormatError, InputError
-from attdec.model import CodeLine, Deferred, Dispatch, Wave, empty_insts, empty_occupancy
+from attdec.model import CodeLine, Dispatch, Wave, deferred, empty_insts, empty_occupancy
 from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, members
 from attdec.sources.kind import Tracker
@@ -464,8 +464,8 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         target=tgt,
         kernel=kernel,
         code=code,
-        waves=Deferred(lambda: read_waves(files, present, listed, problems, tracker), len(present)),
-        occupancy=Deferred(lambda: occupancy_file()[0]),
+        waves=deferred(lambda: read_waves(files, present, listed, problems, tracker), len(present)),
+        occupancy=deferred(lambda: occupancy_file()[0]),
         realtime=realtime_se[min(realtime_se)] if realtime_se else [],
         realtime_se=realtime_se,
         path=files.label,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attdec.errors import AttdecError, FormatError, read_bytes
-from attdec.model.record import Record, factory
+from attdec.model.record import Record, field
 from attdec.model.target import SQTT_VERSIONS, Target, from_pci_id, from_version, target
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
@@ -71,7 +71,7 @@ class _Placed(Record):
     data: bytes
     base: int | None
     co: CodeObject
-    keys: set[int] = factory(set)  # 64-bit hashes that name it
+    keys: set[int] = field(default_factory=set)  # 64-bit hashes that name it
 
     @property
     def name(self) -> str:

@@ -1,6 +1,6 @@
 """The RDNA per-wave timing model (sqtt-format.md §7.1) computed with numpy for a whole blob at once.
 
-`rdna.decode` uses this when the blob has none of the rare tokens that need the scalar model (traps,
+`vectorised.py` uses this when the blob has none of the rare tokens that need the scalar model (traps,
 context save/restore, NEW_PC, jumps): then every instruction-level token is a ready, an issue, an
 immediate or an end-time update, and the model reduces to prefix operations per wave:
 
@@ -11,15 +11,29 @@ immediate or an end-time update, and the model reduces to prefix operations per 
 - the state timeline is the run-length merge of (previous state, time - running max) over the state
   changes that move time forward.
 
-The scalar model in rdna.py is the reference; tests/test_rdna.py checks both agree on real captures.
+The scalar model (`scalar.py`, `wave.TracedWave`) is the reference; tests/test_rdna.py checks both agree
+on real captures.
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 import numpy as np
 
-EMPTY, IDLE, EXEC, WAIT, STALL = range(5)
-K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = range(5)
+from attdec.model import INST_DTYPE, Category, WaveState
+
+
+class Event(IntEnum):
+    """What an instruction-level token does to a wave (one event per wave it names)."""
+
+    READY = 0  # WAVE_READY: the wave stalls from here
+    ISSUE = 1  # INST / VALU_INST: a record of its category and cycles
+    IMMED = 2  # IMM_ONE, IMMEDIATE, an IMMED-category INST: an immediate record
+    NONE = 3  # an INST of category NONE: only moves the wave's end time
+    END = 4  # the wave's WAVE_END
+
+
 OFF = np.int64(1) << np.int64(44)  # segment offset for per-wave running maxima (times < 2^43)
 
 
@@ -51,7 +65,7 @@ def _wave_of(ev_k, ev_slot, ws_k, ws_slot):
     return out
 
 
-def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_immed):
+def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     """Records and timelines of every wave.
 
     `ev`: dict of per-event arrays from the blob, in stream order (k token index, slot, kind, T, cat, cyc,
@@ -60,8 +74,13 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall filled, line
     -1), per-wave timeline lists and end times, and whether each wave ended.
     """
-    from attdec.model import INST_DTYPE
-
+    # plain ints: numpy compares arrays with an IntEnum member several times slower than with an int
+    K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = (
+        int(e) for e in (Event.READY, Event.ISSUE, Event.IMMED, Event.NONE, Event.END)
+    )
+    EMPTY, IDLE, EXEC, WAIT, STALL = (
+        int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
+    )
     nw = len(ws_k)
     # wave end events
     if len(we_k):
@@ -188,7 +207,7 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot, cat_message, cat_imm
     issue, m = kr == K_ISSUE, kr == K_END
     recs = np.empty(len(r), INST_DTYPE)
     recs["time"] = np.where(issue, Tr - sr, t0)
-    recs["category"] = np.where(issue, cat[r], np.where(m, cat_message, cat_immed))
+    recs["category"] = np.where(issue, cat[r], np.where(m, int(Category.MESSAGE), int(Category.IMMED)))
     recs["duration"] = np.where(issue, cyc[r] + sr, Tr - t0 + np.where(m, 0, 1))
     recs["stall"] = np.where(issue, sr, np.where(m, 0, Tr - t0))
     recs["pc"] = 0

@@ -1,0 +1,98 @@
+"""gfx9 (CDNA: gfx90a, gfx942, gfx950) raw SQTT decoder, bit-exact with AMD's rocprof-trace-decoder.
+
+Rules and their provenance: docs/sqtt-gfx9.md; spec: sqtt-format.md §1.3, §3, §5, §7.2.
+
+packets.py   the software header, token layouts, INST types, MISC subtypes
+splitter.py  16-bit words -> token starts and values; time (+4 cycles a delta unit, re-anchored at every
+             MISC TIME_RESET on the next TIMESTAMP), numpy with a short Python pass over the resets
+wave.py      one traced wave's ISSUE/INST timing model
+scalar.py    the pass over the tokens that matter (wave start/end, ISSUE, INST, INST_PC, CS registers):
+             occupancy for every wave, the timing model for the target CU's waves, then the PC walk
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+
+from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.compat import DEFAULT, Rules
+from attdec.decoders.gfx9.packets import GFX9, HEADER, HEADER_BYTES, TOKEN_NAMES, TOKEN_WORDS, is_gfx9_header
+from attdec.decoders.gfx9.scalar import run
+from attdec.decoders.gfx9.splitter import TYPE_MASK, official_timestamp, split_tokens, token_times, token_values
+from attdec.errors import FormatError
+
+
+def parse_header(data: bytes, where: str = "") -> dict[str, int]:
+    """The 8-byte software header in front of every gfx9 buffer (sqtt-format.md §1.3), field by field."""
+    if len(data) < HEADER_BYTES:
+        raise FormatError(f"{len(data)} bytes: too short for a gfx9 SQTT header (8 bytes)", where or None)
+    h = int.from_bytes(data[:HEADER_BYTES], "little")
+    f = HEADER.decode(h)
+    if not is_gfx9_header(h):
+        raise FormatError(
+            f"not a gfx9 SQTT stream (header 0x{h:016x}: legacy version 0x{f['legacy']:x}, "
+            f"gfx9 version {f['version2']}; expected 0x0/0x11 and 4..6)",
+            where or None,
+        )
+    return f
+
+
+def decode(
+    data: bytes,
+    arch: str,
+    code: CodeMap | None,
+    se: int,
+    target_cu: int | None = None,
+    where: str = "",
+    rules: Rules = DEFAULT,
+) -> BlobResult:
+    """Decode one SE's gfx9 SQTT buffer (header included).
+
+    target_cu: the CU whose waves get wave records and instruction detail. None = the header's DCU field,
+    as the official decoder does. tinygrad writes the SE index over those bits: odd SEs name CU 16, which
+    does not exist, and (as the hardware was programmed the same way) carry no instruction tokens; see
+    docs/sqtt-gfx9.md. Problems (truncation, lost sync, packet loss) go to `problems` with byte offsets.
+    """
+    hdr = parse_header(data, where)
+    was_enabled = gc.isenabled()
+    gc.disable()  # millions of small records: the cyclic GC would rescan them over and over
+    try:
+        return _decode(data, arch, code, se, hdr, target_cu, rules)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _decode(data, arch, code, se, hdr, target_cu, rules) -> BlobResult:
+    tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
+    res = BlobResult(se=se, arch=arch)
+    nbody = len(data) - HEADER_BYTES
+    words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)  # no copy of the blob
+    starts, _, truncated = split_tokens(words)
+    if truncated is not None:
+        ty = int(words[truncated]) & TYPE_MASK
+        res.problems.append(
+            f"truncated token at byte offset {HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[ty]}, "
+            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[ty]} bytes)"
+        )
+    first = words[starts]
+    ts_field = GFX9["TIMESTAMP"]["timestamp"]
+
+    def ts_of(i):
+        w = int(starts[i])  # noqa: F821 - called before `del starts`
+        token = sum(int(words[w + k]) << (16 * k) for k in range(4))  # a TIMESTAMP is 4 words
+        return official_timestamp(ts_field.get(token))
+
+    sel, times = token_times(first, ts_of, truncated is not None)
+    res.bytes_decoded = HEADER_BYTES + (2 * truncated if truncated is not None else 2 * len(words))
+    del first
+    at = starts[sel]
+    del starts
+    types = (words[at] & TYPE_MASK).astype(np.uint8)
+    run(res, types, token_values(words, at, types), times, 2 * at.astype(np.int64) + HEADER_BYTES, tcu, code, rules)
+    return res
+
+
+__all__ = ["TOKEN_WORDS", "decode", "parse_header", "split_tokens", "token_values"]

@@ -1,0 +1,234 @@
+"""The gfx9 pass over the tokens that matter (official `MISQTTParser::sqtt_simd_analysis`, sqtt-format.md
+§5-§7.2): occupancy for every wave, the ISSUE/INST timing model for the target CU's waves, the kernel
+entry from the CS registers, realtime samples from the instrumentation protocol; then the PC walk of
+each finished wave."""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap, entry_problem
+from attdec.decoders.compat import Rules
+from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
+from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus
+from attdec.decoders.stitch import PcWalker, Walk, note_walks, walker
+from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
+from attdec.model import OCCUPANCY_DTYPE, Category, Wave, empty_insts
+
+# Compute register offsets (REG_CS regaddr) the decoder latches.
+COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
+ADDR_MASK = (1 << 48) - 1
+# WAVE_START `count` above this marks a context save/restore on the target CU, not a new wave (§5.3)
+CONTEXT_COUNT = 64
+MAX_CONTEXTS = 255  # the wave record's `contexts` is a u8
+
+
+def _slices(*arrays, size: int = 1 << 18):
+    """Rows of parallel numpy arrays as Python ints, a slice at a time (bounded list memory)."""
+    n = len(arrays[0])
+    for lo in range(0, n, size):
+        yield from zip(*(a[lo : lo + size].tolist() for a in arrays))
+
+
+def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules) -> None:
+    """The state machine over the tokens that matter (numpy arrays in); fills `res`."""
+    tn = TOKEN_NAMES.index
+    ISSUE, INST, INST_PC, MISC, REG = tn("ISSUE"), tn("INST"), tn("INST_PC"), tn("MISC"), tn("REG")
+    WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV = tn("WAVE_START"), tn("WAVE_END"), tn("REG_CS"), tn("REG_CS_PRIV")
+    WAVE_ALLOC, SHADERDATA = tn("WAVE_ALLOC"), tn("SHADERDATA")
+    inst_p, pc_p, ws_p, reg_p, cs_p = GFX9["INST"], GFX9["INST_PC"], GFX9["WAVE_START"], GFX9["REG"], GFX9["REG_CS"]
+    # scalar field reads as plain shifts and masks, bound once: this loop runs once per token
+    is_lo, is_mk, st_lo, st_mk = (x for k in ("simd", "status") for x in (GFX9["ISSUE"][k].lo, GFX9["ISSUE"][k].mask))
+    i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk = (
+        x for k in ("slot", "simd", "kind") for x in (inst_p[k].lo, inst_p[k].mask)
+    )
+    w_sh_lo, w_sh_mk, w_cu_lo, w_cu_mk, w_slot_lo, w_slot_mk, w_simd_lo, w_simd_mk = (
+        x for k in ("sh", "cu", "slot", "simd") for x in (ws_p[k].lo, ws_p[k].mask)
+    )
+    w_me_lo, w_me_mk, w_pipe_lo, w_pipe_mk, w_count_lo, w_count_mk = (
+        x for k in ("me", "pipe", "count") for x in (ws_p[k].lo, ws_p[k].mask)
+    )
+    slot_f = ws_p["slot"]  # the same bits in every wave-addressed token (WAVE_ALLOC, SHADERDATA too)
+    misc_kind = GFX9["MISC"]["kind"]
+    status_bits = 2
+
+    slots: list[list[list[TracedWave]]] = [[[] for _ in range(SLOTS)] for _ in range(4)]  # per (simd, slot)
+    running: dict[int, int] = {}  # location -> entry pc (occupancy)
+    occ = array("q")  # flat (cu, simd, slot, start, time, pc) rows: 48 bytes a row
+    occ_front = array("q")  # synthetic starts for ends without a start, placed first
+    pgm: dict[tuple[int, int], int] = {}  # (me & 1, pipe) -> PGM address register (>> 8)
+    phase_box = [15]  # the SE-wide CYCLE_START_PHASE
+    packet_lost = False
+    done: list[TracedWave] = []  # finished waves, in emission order
+    issue_pairs: dict[int, list[tuple[int, int]]] = {}  # ISSUE status field -> [(slot, status)] of non-zero slots
+    proto = RocProtocol()
+    entry_checked = code is None or not len(code)
+
+    def aborts(what: str, slot: int, off: int) -> None:
+        res.problems.append(
+            f"{what} for wave slot {slot} at byte offset {off}; the official decoder aborts here, decoding stopped"
+        )
+
+    for ty, v, t, off in _slices(types, vals, times, offsets):
+        if ty == ISSUE:
+            row = slots[(v >> is_lo) & is_mk]
+            field = (v >> st_lo) & st_mk
+            pairs = issue_pairs.get(field)
+            if pairs is None:
+                pairs = issue_pairs[field] = [
+                    (i, (field >> status_bits * i) & 3) for i in range(SLOTS) if (field >> status_bits * i) & 3
+                ]
+            for i, st in pairs:
+                if row[i]:
+                    row[i][-1].issue(st, t)
+        elif ty == INST:
+            slot, simd, itype = (v >> i_slot_lo) & i_slot_mk, (v >> i_simd_lo) & i_simd_mk, (v >> i_kind_lo) & i_kind_mk
+            if slot >= SLOTS:
+                aborts("INST", slot, off)
+                break
+            ws = slots[simd][slot]
+            if not ws or ws[-1].end:  # an INST for a slot with no live wave: a wave whose start was lost
+                ws.append(TracedWave(tcu, simd, slot, t, 0))
+            err = ws[-1].inst(itype, t, simd, phase_box)
+            if err:
+                res.problems.append(f"{err} at byte offset {off}")
+        elif ty in (WAVE_START, WAVE_END):
+            sh, cu = (v >> w_sh_lo) & w_sh_mk, (v >> w_cu_lo) & w_cu_mk
+            slot, simd = (v >> w_slot_lo) & w_slot_mk, (v >> w_simd_lo) & w_simd_mk
+            if slot >= SLOTS:
+                aborts(TOKEN_NAMES[ty], slot, off)
+                break
+            me, pipe = (v >> w_me_lo) & w_me_mk, (v >> w_pipe_lo) & w_pipe_mk
+            loc = slot | simd << 5 | cu << 7
+            if ty == WAVE_START:
+                pc = (pgm.get((me & 1, pipe), 0) << 8) & ADDR_MASK
+                if cu == tcu and sh == 0:
+                    ws = slots[simd][slot]
+                    if (v >> w_count_lo) & w_count_mk > CONTEXT_COUNT:  # context save/restore, not a new wave
+                        if ws:
+                            w = ws[-1]
+                            if w.trap == TrapStatus.REQUEST:
+                                w.contexts = min(w.contexts + 1, MAX_CONTEXTS)
+                                w.trap = TrapStatus.STANDBY
+                                w.insts.append([t, CONTEXT, 4, 0, 0])
+                                w.trapping = True
+                            elif w.trap == TrapStatus.STANDBY:
+                                w.trap = TrapStatus.WAIT_FOR_NEW_PC
+                        continue
+                    if not ws or ws[-1].end:
+                        ws.append(TracedWave(tcu, simd, slot, t, pc))
+                        if not entry_checked:
+                            entry_checked = True
+                            p = entry_problem(code, pc, off)  # type: ignore[arg-type]
+                            if p:
+                                res.problems.append(p)
+                if loc not in running:
+                    occ.extend((cu, simd, slot, 1, t, pc))
+                running[loc] = pc
+            else:
+                if cu == tcu and sh == 0:
+                    ws = slots[simd][slot]
+                    if not ws or ws[-1].trap != TrapStatus.RESTORED:
+                        continue  # official: skips the occupancy record too
+                    w = ws.pop()
+                    w.finish(t)
+                    done.append(w)
+                if loc in running:
+                    occ.extend((cu, simd, slot, 0, t, running.pop(loc)))
+                elif not packet_lost:
+                    occ_front.extend((cu, simd, slot, 1, 0, 0))
+                    occ.extend((cu, simd, slot, 0, 0, 0))
+        elif ty == INST_PC:
+            slot, simd = pc_p["slot"].get(v), pc_p["simd"].get(v)
+            if slot >= SLOTS:
+                aborts("INST_PC", slot, off)
+                break
+            ws = slots[simd][slot]
+            if ws:
+                ws[-1].new_pc(pc_p["pc_dw"].get(v) << 2)
+        elif ty in (REG_CS, REG_CS_PRIV):  # REG_CS_PRIV has REG_CS's layout
+            addr, data = cs_p["addr"].get(v), cs_p["data"].get(v)
+            key = ((cs_p["me"].get(v) + 1) & 1, cs_p["pipe"].get(v))  # the official ME is (field + 1) & 1
+            if addr == COMPUTE_PGM_LO:
+                pgm[key] = (pgm.get(key, 0) & ~0xFFFFFFFF) | data
+            elif addr == COMPUTE_PGM_HI:
+                pgm[key] = (pgm.get(key, 0) & 0xFFFFFFFF) | data << 32
+        elif ty == MISC:
+            sub = misc_kind.get(v)
+            if sub == MiscKind.PACKET_LOST:
+                packet_lost = True
+                res.problems.append(f"hardware reported packet loss at byte offset {off}")
+            elif sub == MiscKind.SAVE_CONTEXT:
+                for row in slots:
+                    for ws in row:
+                        if ws and ws[-1].end == 0:
+                            ws[-1].trap = TrapStatus.REQUEST
+        elif ty == REG:
+            if not reg_p["enable"].get(v):
+                continue  # write not enabled
+            addr, data = reg_p["addr"].get(v), reg_p["data"].get(v)
+            if addr == USERDATA_3:
+                sample = proto.userdata3(t, data)
+                if sample:
+                    res.realtime.append(sample)
+            elif addr == USERDATA_2:
+                proto.userdata2(data)
+        elif ty in (WAVE_ALLOC, SHADERDATA):
+            if slot_f.get(v) >= SLOTS:
+                aborts(TOKEN_NAMES[ty], slot_f.get(v), off)
+                break
+
+    for row in slots:
+        for ws in row:
+            done.extend(ws)
+    walk = walker(code, 9, rules)
+    seq: dict[tuple[int, int], int] = {}
+    walks: list[tuple[Wave, Walk]] = []
+    for w in done:
+        res.waves.append(_to_wave(w, res.se, walk, seq, walks))
+    note_walks(res, walks)
+    a = np.frombuffer(occ_front + occ, np.int64).reshape(-1, 6)
+    o = np.zeros(len(a), OCCUPANCY_DTYPE)
+    o["se"] = res.se
+    o["cu"], o["simd"], o["wave_id"], o["start"], o["time"] = a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4]
+    o["pc"] = a[:, 5].astype(np.uint64)
+    res.occupancy = o
+
+
+def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, walks: list[tuple[Wave, Walk]]) -> Wave:
+    """Stitch PCs onto a finished wave and turn it into the record model."""
+    a = empty_insts(len(w.insts))
+    if w.insts:
+        arr = np.asarray(w.insts, dtype=np.int64)
+        a["time"], a["category"], a["duration"], a["stall"] = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+    timeline = [(s, d) for s, d in w.timeline]
+    outcome = None
+    if walk is not None and w.pc_infos:
+        # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
+        a, timeline, outcome = walk.stitch(a, [tuple(x) for x in w.pc_infos], timeline, w.begin, end=w.end)
+    end = w.end
+    if not w.complete and len(a):
+        end = max(end, int((a["time"] + a["duration"]).max()) + 4)
+    a["category"][a["category"] == NOT_FINISHED] = Category.NONE
+    key = (w.simd, w.slot)
+    seq[key] = seq.get(key, -1) + 1
+    wave = Wave(
+        se=se,
+        cu=w.cu,
+        simd=w.simd,
+        slot=w.slot,
+        begin=w.begin,
+        end=end,
+        insts=a,
+        timeline=timeline,
+        seq=seq[key],
+        contexts=w.contexts,
+    )
+    if outcome is not None:
+        walks.append((wave, outcome))
+    return wave
+
+
+__all__ = ["run"]

@@ -1,0 +1,229 @@
+"""One traced gfx9 wave while its tokens arrive: the official ISSUE/INST timing model (sqtt-format.md
+§7.2; RTD `gfx9/gfx9wave.cpp` `apply_issue`, `apply_inst`, `mend_inst_time`), its trap states and PC slots."""
+
+from __future__ import annotations
+
+from collections import deque
+from enum import IntEnum
+
+from attdec.decoders.common import NOT_FINISHED
+from attdec.decoders.gfx9.packets import INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, IssueStatus
+from attdec.model import Category, WaveState
+
+
+class TrapStatus(IntEnum):
+    """Trap state of a wave (official `WaveTrapStatus`)."""
+
+    RESTORED = 0  # running normally
+    REQUEST = 1  # MISC SAVE_CONTEXT seen: a context-save marker will put it in standby
+    STANDBY = 2
+    WAIT_FOR_NEW_PC = 3  # until an INST of type PC
+
+
+# named once here, as plain ints: the methods below run once per token
+RESTORED, ISSUED, STALLED = int(TrapStatus.RESTORED), int(IssueStatus.INST), int(IssueStatus.STALL)
+EXEC, WAIT, STALL = int(WaveState.EXEC), int(WaveState.WAIT), int(WaveState.STALL)
+IMMED, CONTEXT, MESSAGE = int(Category.IMMED), int(Category.CONTEXT), int(Category.MESSAGE)
+N_XNACK = 17  # size of the official last_inst_for_xnack table
+# INST type -> (category or None, phase offset, type it replays or None), for every 5-bit type
+_BY_TYPE = [
+    (None if t.category is None else int(t.category), t.phase, t.replay_of) if t else (None, 0, None)
+    for t in (INST_TYPES.get(k) for k in range(32))
+]
+
+
+class TracedWave:
+    """One traced wave while it is being decoded (the official gfx9 `wave_t`)."""
+
+    __slots__ = (
+        "begin",
+        "complete",
+        "contexts",
+        "cu",
+        "end",
+        "insts",
+        "issued",
+        "pc_infos",
+        "pc_tail",
+        "simd",
+        "slot",
+        "stall_starts",
+        "state",
+        "state_start",
+        "timeline",
+        "trap",
+        "trapping",
+        "xnack",
+    )
+
+    def __init__(self, cu: int, simd: int, slot: int, begin: int, entry_pc: int) -> None:
+        self.cu, self.simd, self.slot, self.begin, self.end = cu, simd, slot, begin, 0
+        self.insts: list[list[int]] = []  # [time, category, duration, stall, pc]
+        self.pc_infos = [[0, entry_pc]] if entry_pc else []  # [record index, pc]
+        self.pc_tail = len(self.pc_infos)  # start of the trailing run of still-unknown PCs
+        self.trap: int = TrapStatus.RESTORED
+        self.state: int = WaveState.IDLE
+        self.state_start = begin
+        self.timeline: list[list[int]] = []  # [state, duration]
+        # deques: adversarial streams must not make the pops quadratic
+        self.stall_starts: deque[int] = deque()
+        self.issued: deque[int] = deque()
+        self.xnack = [0] * N_XNACK
+        self.contexts = 0
+        self.complete = self.trapping = False
+
+    def _add_state(self, state, duration):
+        if self.timeline and self.timeline[-1][0] == state:
+            self.timeline[-1][1] += duration
+        else:
+            self.timeline.append([state, duration])
+
+    def issue(self, status: int, t: int) -> None:
+        """ISSUE status (`IssueStatus`) for this wave at time t."""
+        if self.trap != RESTORED:
+            return
+        prev_state = self.state
+        insts = self.insts
+        tl = self.timeline
+        if status == ISSUED:
+            self.state = EXEC
+            self.issued.append(len(insts))
+            insts.append([t, NOT_FINISHED, 0, 0, 0])
+        elif status == STALLED:
+            self.state = STALL
+            self.stall_starts.append(t)
+        else:
+            start = t
+            if insts and insts[-1][1] != NOT_FINISHED:
+                last = insts[-1]
+                _mend(last, t)
+                start = min(last[0] + last[2], t)
+            cycles = 4 + max(0, t - start)
+            insts.append([start, IMMED, cycles, cycles, 0])
+            if self.state_start < start:
+                self._add_state(prev_state, start - self.state_start)
+            self.state = EXEC
+            tl.append([WAIT, cycles])
+            self.state_start = start + cycles
+        d = t - self.state_start
+        if d > 0:
+            if tl and tl[-1][0] == prev_state:
+                tl[-1][1] += d
+            else:
+                tl.append([prev_state, d])
+            self.state_start = t
+
+    def inst(self, itype: int, t: int, simd: int, phase_box: list) -> str | None:
+        """INST token of type `itype` at time t: describes the oldest issued placeholder."""
+        insts = self.insts
+        if self.trap == TrapStatus.WAIT_FOR_NEW_PC and itype == INST_PC_TYPE:
+            self.pc_infos.append([len(insts), 0])
+            self.trap = RESTORED
+            if insts and insts[-1][1] == CONTEXT:
+                insts[-1][2] = t + 4 - insts[-1][0]
+            return None
+        if self.trap != RESTORED or not self.issued:
+            return None
+        idx = self.issued.popleft()
+        if idx >= len(insts):  # the official .at() would throw here (after a replay erase)
+            return f"INST for a record that no longer exists (wave {simd}/{self.slot})"
+        p = insts[idx]
+        if len(insts) >= 2:
+            q = insts[-2]
+            if p[0] < q[0] + q[2]:
+                phase_box[0] += 1
+        if idx > 0:
+            _mend(insts[idx - 1], p[0])
+        phase = (phase_box[0] + simd) % 4
+        if itype < N_XNACK:
+            self.xnack[itype] = idx + 1
+        cat, offset, entry = _BY_TYPE[itype]
+        if cat is None:
+            if entry is not None and entry < N_XNACK:
+                j = self.xnack[entry]
+                self.xnack[entry] = 0
+                if 0 < j < len(insts) and j < idx:
+                    x = insts[j - 1]
+                    old = x[2]
+                    x[2] = max(x[2], t + 4 - x[0])
+                    x[3] += x[2] - old
+            del insts[idx]
+            return None
+        p[1] = cat
+        phase += offset
+        if cat == MESSAGE:
+            self._as_message(idx)
+            return None
+        if itype == INST_PC_TYPE:
+            self.pc_infos.append([idx + 1, 0])
+        elif itype == INST_GO_TO_TRAP:
+            self.trap = TrapStatus.WAIT_FOR_NEW_PC
+            self.trapping = True
+            last = len(insts) - 1
+            for info in self.pc_infos:
+                if info[0] == last:
+                    info[0] += 1
+        p[2] = 4 + max(t - p[0] - 4 * (phase // 4), 0)
+        ss = self.stall_starts
+        if ss and p[0] > ss[0]:
+            prev_end = insts[idx - 1][0] + insts[idx - 1][2] if idx > 0 else 0
+            stall_start = p[0]
+            while ss and p[0] > ss[0]:
+                stall_start = max(ss.popleft(), prev_end)
+            p[3] = max(p[0] - stall_start, 0)
+            p[2] = max(p[0] + p[2] - stall_start, 4)
+            p[0] = stall_start
+        return None
+
+    def _as_message(self, idx: int) -> None:
+        """OTHER_MSG (s_endpgm, s_sendmsg...): timed like an immediate that waited since the previous record.
+
+        Not in the published source: inferred from the official decoder's output on the gfx950 captures
+        (time = previous record's end, duration = 4 + issue time - that, stall 0, a WAIT run in the
+        timeline). See docs/sqtt-gfx9.md.
+        """
+        p = self.insts[idx]
+        t = p[0]
+        start = t
+        if idx > 0 and self.insts[idx - 1][1] != NOT_FINISHED:
+            q = self.insts[idx - 1]
+            start = min(q[0] + q[2], t)
+        cycles = 4 + max(0, t - start)
+        p[0], p[2], p[3] = start, cycles, 0
+        back = t - start
+        if back > 0 and self.timeline and self.timeline[-1][1] >= back:
+            self.timeline[-1][1] -= back
+            if not self.timeline[-1][1]:
+                self.timeline.pop()
+        self.timeline.append([WAIT, cycles])
+        self.state = EXEC
+        self.state_start = max(self.state_start, start + cycles)
+
+    def new_pc(self, pc: int) -> None:
+        """INST_PC: fill the oldest slot of the trailing run of still-unknown PCs (or open one)."""
+        if not self.pc_infos or self.trap != RESTORED:
+            return
+        i = self.pc_tail
+        if i == len(self.pc_infos):
+            self.pc_infos.append([len(self.insts), 0])
+        self.pc_infos[i][1] = pc
+        if pc:
+            self.pc_tail = i + 1
+
+    def finish(self, t: int) -> None:
+        """WAVE_END at t: close the last state run.
+
+        The published source ends the wave at t + 4 and closes the run only for waves with records; the
+        official output (gfx950 captures) ends it at t and closes the run for every wave.
+        """
+        if t > self.state_start:
+            self.timeline.append([self.state, t - self.state_start])
+        self.state, self.state_start, self.end = WaveState.EMPTY, t, t
+        self.complete = True
+
+
+def _mend(prev: list, t: int) -> None:
+    """Trim a record so that it ends no later than t (never below 4 cycles)."""
+    if t < prev[0] + prev[2]:
+        prev[2] = max(t - prev[0], 4)
+        prev[3] = min(prev[3], prev[2])

@@ -1,0 +1,51 @@
+"""RDNA3 / RDNA4 (gfx11, gfx12) raw SQTT decoder (docs/sqtt-rdna.md has the facts and where they come from).
+
+packets.py           the token layouts (gfx10, gfx11 = gfx10 + overrides, gfx12 = gfx11 + overrides), INST
+                     opcodes, the HEADER
+splitter.py          the token stream as numpy arrays, with every token's time
+wave.py              one traced wave's timing model, and what both passes below share
+scalar.py            the reference pass over the tokens, one at a time (every token the format has)
+vectorised.py        the same results with numpy, for blobs without the rare tokens (traps, context
+vectorised_timing.py switches, jumps, NEW_PC); its per-wave timing model as prefix operations
+"""
+
+from __future__ import annotations
+
+from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.compat import DEFAULT, Rules
+from attdec.decoders.rdna.packets import FORMATS
+from attdec.decoders.rdna.scalar import decode_scalar
+from attdec.decoders.rdna.splitter import ready_reorder, split
+from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
+from attdec.decoders.rdna.vectorised_timing import NotVectorisable
+from attdec.model.target import target
+
+
+def decode(
+    data: bytes,
+    arch: str,
+    code: CodeMap | None,
+    se: int,
+    where: str = "",
+    vectorised: bool = True,
+    rules: Rules = DEFAULT,
+    **_opts,
+) -> BlobResult:
+    """Decode one RDNA SE blob into waves (stitched to PCs when `code` is given), occupancy, realtime.
+
+    With `vectorised`, blobs without traps, context switches, jumps or NEW_PC run the timing model in
+    numpy; otherwise, and whenever that model declines, the scalar reference model runs.
+    """
+    fmt = FORMATS[target(arch).generation]
+    tk = split(data, fmt)
+    if fmt.ready_early:
+        ready_reorder(tk)
+    if vectorised and vectorisable(tk, fmt, rules):
+        try:
+            return decode_vectorised(tk, fmt, data, arch, code, se, where, rules)
+        except NotVectorisable:
+            pass
+    return decode_scalar(tk, fmt, data, arch, code, se, where, rules)
+
+
+__all__ = ["FORMATS", "decode", "split"]

@@ -1,0 +1,317 @@
+"""RDNA token splitting: one SE stream -> numpy arrays of tokens with their times (sqtt-format.md §2.3-2.5).
+
+The token at each nibble is identified from its low 8 bits through 256-entry lookups built from the
+packet table (`Lookup`); the chain of token starts is followed in parallel (`chain_marks`), and the
+per-token values the decoders need (time delta, the 64-bit word at the token) are extracted vectorised.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
+
+LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
+CHAIN_CHUNK = 1024  # nibbles per chunk of the parallel chain walk
+CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
+
+# Tokens the wave model looks at (the decoders keep only these).
+MODEL_TOKENS = (
+    "REG", "IMM_ONE", "INST", "VALU_INST", "IMMEDIATE", "WAVE_READY", "WAVE_START", "WAVE_START_EXT",
+    "WAVE_END", "HEADER", "NEW_PC", "MISC", "SHADER_DATA", "SHADER_DATA_SHORT", "REG_INIT", "EVENT",
+)  # fmt: skip
+
+
+class Lookup:
+    """The packet table as 256-entry arrays indexed by a token's low 8 bits."""
+
+    def __init__(self, fmt: RdnaFormat):
+        table = fmt.table
+        self.fmt = fmt
+        self.type = np.full(256, T["UNKNOWN"], np.uint8)
+        self.nibbles = np.ones(256, np.int64)  # unknown ids: skip one nibble (reported as lost sync)
+        self.delta8 = np.zeros(256, np.int64)  # the time delta, where the field lies in the low 8 bits
+        self.far = np.zeros(256, bool)  # the delta lies further (read from the token's word), or TIMESTAMP
+        self.delta_lo = np.zeros(256, np.uint64)
+        self.delta_mask = np.zeros(256, np.uint64)
+        # token types whose word the decoders read from further in: (type, nibbles from the token start)
+        self.windowed: list[tuple[int, int]] = []
+        for low in range(256):
+            p = table.at(low)
+            if p is None:
+                continue
+            self.type[low] = T[p.name]
+            self.nibbles[low] = p.bits // 4
+            if p.window and (T[p.name], p.window // 4) not in self.windowed:
+                self.windowed.append((T[p.name], p.window // 4))
+            d = p.delta
+            if p.name == "TIMESTAMP":
+                self.far[low] = True
+            elif d is not None and d.lo + d.width > 8:
+                self.far[low] = True
+                self.delta_lo[low], self.delta_mask[low] = d.lo, d.mask
+            elif d is not None:
+                self.delta8[low] = d.get(low) + p.delta_bias
+        # the chain walk's step; 0 = gfx12 WAVE_START_EXT, whose length depends on what follows
+        self.walk_len = self.nibbles.copy()
+        if fmt.ext_bytes:
+            self.walk_len[self.type == T["WAVE_START_EXT"]] = 0
+        # the chain walk's mark at a token start: 0x100 for a NOP, 0x100 | low 8 bits for any other
+        self.walk_mark = np.where(self.type == T["NOP"], 0x100, 0x100 | np.arange(256)).astype(np.uint16)
+
+
+@cache
+def lookup(fmt: RdnaFormat) -> Lookup:
+    return Lookup(fmt)
+
+
+class Tokens:
+    """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order."""
+
+    __slots__ = ("lost", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
+
+    pos: np.ndarray  # nibble offset of each token
+    type: np.ndarray  # index into TOKEN_NAMES
+    time: np.ndarray  # time after the token's own delta
+    word: np.ndarray  # the 64-bit word the decoders read (from the token start, or from its `window`)
+    lost: np.ndarray  # the hardware lost packets just before this token (gfx11/12 TIMESTAMP pl flag)
+    realtime: np.ndarray  # (shader clock, reference clock) samples, shape (n, 2)
+    problems: list[str]
+    nibbles_used: int
+
+
+def _u64_view(buf: np.ndarray) -> np.ndarray:
+    """The 8 bytes starting at every byte offset, as little-endian uint64 (an unaligned, copy-free view)."""
+    return np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))
+
+
+def _nibble(buf: np.ndarray, q: int) -> int:
+    return (int(buf[q >> 1]) >> ((q & 1) << 2)) & 15
+
+
+def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, int]:
+    """(low 8 bits of the token at nibble p, start of the next token): the scalar walk of the rare paths."""
+    v = ((int(buf[p >> 1]) | (int(buf[(p >> 1) + 1]) << 8)) >> ((p & 1) << 2)) & 0xFF
+    step = int(walk_len[v])
+    if step:
+        return v, p + step
+    # gfx12 WAVE_START_EXT: while bit 0 of the next non-NOP nibble is 1, that byte is a VGPR/LDS extension
+    # byte and is skipped (NOPs in between do not end the token).
+    q = p + 10
+    while True:
+        while q < nn and _nibble(buf, q) == 0:
+            q += 1
+        if q < nn and _nibble(buf, q) & 1:
+            q += 2
+            continue
+        return v, min(q, nn)
+
+
+def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.ndarray) -> np.ndarray:
+    """Per nibble (uint16): 0x100 at every NOP of the stream, 0x100 | low 8 bits at every other token
+    start, else 0.
+
+    Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
+    every CHAIN_CHUNK-nibble chunk's chain is followed in numpy lock-step, marking the token starts it
+    visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters).
+    A chain started anywhere falls into step with the true one within a few tokens (the format is
+    self-synchronising), and from a shared position on two chains are
+    identical. So if the true chain enters chunk k at a marked position, chunk k's marks from there on are
+    right and only the marks before it are cleared; the rare chunk whose own chain synchronises later
+    than that is re-walked one token at a time from the true entry. `walk_len` gives the token length in
+    nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`); `walk_mark` the mark.
+    """
+    mark = np.zeros(nn + 1, np.uint16)
+    if nn == 0:
+        return mark[:nn]
+    w16 = np.ndarray((len(buf) - 1,), "<u2", buf, 0, (1,))
+    nch = -(-nn // CHAIN_CHUNK)
+    starts = np.arange(nch, dtype=np.int64) * CHAIN_CHUNK
+    ends = np.minimum(starts + CHAIN_CHUNK, nn)
+    exits = np.empty(nch, np.int64)
+    ids = np.arange(nch)
+    variable = not walk_len.all()
+
+    def advance(c, v):
+        step = walk_len[v]
+        if variable and not step.all():
+            for j in np.flatnonzero(step == 0).tolist():
+                step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
+        c += step
+
+    # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
+    # step with the true chain by the time it enters the chunk
+    c = np.maximum(starts - CHAIN_WARMUP, 0)
+    while True:
+        early = np.flatnonzero(c < starts)
+        if not len(early):
+            break
+        ce = c[early]
+        advance(ce, (w16[ce >> 1] >> ((ce & 1) << 2)) & 0xFF)
+        c[early] = ce
+    e = ends.copy()
+    while True:
+        done = c >= e
+        if done.any():
+            exits[ids[done]] = c[done]
+            keep = ~done
+            c, e, ids = c[keep], e[keep], ids[keep]
+            if not len(c):
+                break
+        v = (w16[c >> 1] >> ((c & 1) << 2)) & 0xFF
+        mark[c] = walk_mark[v]
+        advance(c, v)
+    # splice: the true chain enters chunk k where it leaves chunk k-1
+    entry = np.empty(nch, np.int64)
+    entry[0] = 0
+    entry[1:] = exits[:-1]
+    ok = entry < ends
+    ok[ok] = mark[entry[ok]] != 0
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        while k < nch:
+            if ok[k]:
+                k += 1
+                continue
+            x, end = int(entry[k]), int(ends[k])
+            walked = []
+            while x < end and not mark[x]:
+                v, nx = _step(buf, nn, walk_len, x)
+                walked.append((x, v))
+                x = nx
+            meet = min(x, end)
+            mark[int(starts[k]) : meet] = 0
+            for q, v in walked:
+                mark[q] = walk_mark[v]
+            entry[k] = starts[k]  # nothing more to clear
+            new_exit = x if x >= end else int(exits[k])
+            ok[k] = True
+            if k + 1 < nch and new_exit != entry[k + 1]:
+                exits[k] = new_exit
+                entry[k + 1] = new_exit
+                ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
+            k += 1
+    for k in np.flatnonzero(entry > starts).tolist():
+        mark[k * CHAIN_CHUNK : int(entry[k])] = 0
+    return mark[:nn]
+
+
+def windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
+    """64-bit little-endian word starting at each nibble position (zero past the end)."""
+    b = nib_pos >> 1
+    odd = (nib_pos & 1).astype(bool)
+    w = _u64_view(buf)[b]
+    if odd.any():
+        w[odd] = (w[odd] >> np.uint64(4)) | (buf[b[odd] + 8].astype(np.uint64) << np.uint64(60))
+    return w
+
+
+def padded(data: bytes) -> np.ndarray:
+    """The blob as uint8 with zero bytes after it, so that every 64-bit word read from a token fits."""
+    buf = np.zeros(len(data) + 24, np.uint8)
+    buf[: len(data)] = np.frombuffer(data, np.uint8)
+    return buf
+
+
+@cache
+def _wanted(names: tuple[str, ...]) -> np.ndarray:
+    want = np.zeros(len(TOKEN_NAMES), bool)
+    want[[T[k] for k in names]] = True
+    return want
+
+
+def split(data: bytes, fmt: RdnaFormat, keep: tuple[str, ...] | None = MODEL_TOKENS) -> Tokens:
+    """Split one SE stream into tokens, give every token its time (sqtt-format.md §2), and return the
+    tokens of the types in `keep` (None: every token but NOPs, unknown ids included) in stream order."""
+    n = len(data)
+    nbits = 8 * n
+    buf = padded(data)
+    nn = 2 * n
+    lk = lookup(fmt)
+    ts_packet = fmt.table["TIMESTAMP"]
+    mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
+    pos = np.flatnonzero(mark > 0x100)  # token starts without the NOPs
+    low8 = mark[pos] & 0xFF
+    del mark
+    typ = lk.type[low8]
+    problems = []
+    # end of buffer: a token must fit in the data (gfx12 also needs a whole 64-bit word, as the
+    # official reader does); a token cut by the end is truncation. Only the last few tokens can be.
+    t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
+    tp = pos[t0:]
+    tok_end = (tp + lk.nibbles[low8[t0:]]) * 4
+    if fmt.whole_window:
+        fits = tp * 4 + 64 <= nbits
+        cut = (~fits) & (tok_end > nbits)
+    else:
+        fits = tok_end <= nbits
+        cut = ~fits
+    if n % LINE_BYTES:
+        # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
+        # not a whole number of lines means the file was cut.
+        where = f"token at byte {int(tp[np.flatnonzero(cut)[0]]) // 2} cut" if cut.any() else "no token cut"
+        problems.append(
+            f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
+            f"({where}); decoded what comes before"
+        )
+    unk = np.flatnonzero(typ == T["UNKNOWN"])
+    if len(unk):
+        problems.append(f"lost sync: {len(unk)} unknown token ids, first at byte {int(pos[unk[0]]) // 2}")
+    if not fits.all():
+        kept = np.concatenate([np.ones(t0, bool), fits])
+        pos, typ, low8 = pos[kept], typ[kept], low8[kept]
+    # time deltas: from the low 8 bits where the field lies there, else from the token's word
+    delta = lk.delta8[low8]
+    far = np.flatnonzero(lk.far[low8])
+    wf = windows(buf, pos[far])
+    lf = low8[far]
+    delta[far] = ((wf >> lk.delta_lo[lf]) & lk.delta_mask[lf]).astype(np.int64)
+    tsel = typ[far] == T["TIMESTAMP"]
+    ts, tw = far[tsel], wf[tsel]
+    val = ts_packet["value"].column(tw).astype(np.int64)
+    if "rt" in ts_packet:  # gfx11/12: rt = realtime sample, pl = packets lost; otherwise a time delta
+        rt = ts_packet["rt"].column(tw).astype(bool)
+        pl = ts_packet["pl"].column(tw).astype(bool)
+        is_delta, is_sample, lost_ts = ~rt, rt & ~pl, ts[pl & ~rt]
+    else:  # gfx10: kind 1 = time delta, kind 2 = realtime sample
+        kind = ts_packet["kind"].column(tw)
+        is_delta, is_sample, lost_ts = kind == 1, kind == 2, ts[:0]
+    delta[ts[is_delta]] = val[is_delta]
+    time = np.cumsum(delta)
+    del delta
+    realtime = np.stack([time[ts[is_sample]], val[is_sample]], 1) if is_sample.any() else np.zeros((0, 2), np.int64)
+    cand = np.flatnonzero(_wanted(keep)[typ]) if keep is not None else np.arange(len(typ))
+    tk = Tokens()
+    tk.pos = pos[cand]
+    tk.type = typ[cand]
+    tk.time = time[cand]
+    tk.word = windows(buf, tk.pos)
+    for t, nibbles in lk.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
+        sel = np.flatnonzero(tk.type == t)
+        if len(sel):
+            tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
+    tk.lost = np.zeros(len(cand), bool)
+    if len(lost_ts):
+        # the packet-lost flag is consumed by the next delivered token
+        nxt_sel = np.searchsorted(cand, lost_ts, side="right")
+        tk.lost[nxt_sel[nxt_sel < len(cand)]] = True
+    tk.realtime, tk.problems, tk.nibbles_used = realtime, problems, int(pos[-1]) if len(pos) else 0
+    return tk
+
+
+def ready_reorder(tk: Tokens) -> None:
+    """gfx10/11: WAVE_READY is stamped one cycle early and moved ahead of same-cycle tokens (§2.5 item 6)."""
+    r = tk.type == T["WAVE_READY"]
+    if not r.any():
+        return
+    tk.time = tk.time.copy()
+    tk.time[r] -= 1
+    order = np.argsort(tk.time, kind="stable")
+    # only same-cycle neighbours move: a stable sort on time does exactly that for a monotonic stream
+    for name in ("type", "time", "word", "pos", "lost"):
+        setattr(tk, name, getattr(tk, name)[order])
+
+
+__all__ = ["LINE_BYTES", "MODEL_TOKENS", "TOKEN_NAMES", "Lookup", "Tokens", "chain_marks", "lookup", "split"]

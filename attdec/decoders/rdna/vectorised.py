@@ -1,0 +1,259 @@
+"""The RDNA decode without a pass over the tokens in Python, for blobs that have none of the rare tokens
+(`vectorisable`); same results as the scalar reference model (tests/test_rdna.py checks it).
+
+Occupancy is a per-location lookup (a wave runs at a location when the previous lifecycle token there
+was a WAVE_START), entry PCs come from the latest COMPUTE_PGM_LO/HI writes before each WAVE_START, the
+timing model is `vectorised_timing.compute`; only the traced waves' own starts and ends are walked one
+by one, to keep the official stitch order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attdec.decoders.common import BlobResult, CodeMap, entry_problem
+from attdec.decoders.compat import Rules
+from attdec.decoders.rdna import vectorised_timing as timing
+from attdec.decoders.rdna.packets import (
+    COMPUTE_PGM_HI,
+    COMPUTE_PGM_LO,
+    DPRATE,
+    DPRATE_DERATE,
+    NO_HEADER,
+    OP_BARRIER,
+    OP_JUMP,
+    OP_RFE,
+    OP_TRAP,
+    Header,
+    RdnaFormat,
+    T,
+    entry_pc,
+    op_columns,
+)
+from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
+from attdec.decoders.rdna.splitter import Tokens
+from attdec.decoders.rdna.wave import Slots, TracedWave, check_header, start_result, to_wave
+from attdec.decoders.stitch import note_walks, walker
+from attdec.model import OCCUPANCY_DTYPE, Category
+
+Event = timing.Event
+u64 = np.uint64
+
+
+def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
+    """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save,
+    a barrier to extend, or HEADERs that differ."""
+    typ, w, table = tk.type, tk.word, fmt.table
+    if (typ == T["NEW_PC"]).any():
+        return False
+    op = table["INST"]["op"].column(w[typ == T["INST"]])
+    if np.isin(op, [OP_JUMP, OP_TRAP, OP_RFE]).any():
+        return False
+    if rules.gfx11_barrier_extension and fmt.generation == 11 and (op == OP_BARRIER).any():
+        return False
+    count_f = table["WAVE_START"]["count"]  # the same field in WAVE_START_EXT
+    count = count_f.column(w[(typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"])])
+    if ((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)).any():
+        return False
+    if table["MISC"]["save_context"].column(w[typ == T["MISC"]]).any():
+        return False
+    return len(np.unique(w[typ == T["HEADER"]])) <= 1
+
+
+def decode_vectorised(
+    tk: Tokens, fmt: RdnaFormat, data: bytes, arch: str, code: CodeMap | None, se: int, where: str, rules: Rules
+) -> BlobResult:
+    """The scalar model's results for a vectorisable blob. Raises timing.NotVectorisable when the token
+    order is one the vectorised timing model does not cover."""
+    res = start_result(tk, data, arch, se)
+    table = fmt.table
+    typ, tw, times = tk.type, tk.word, tk.time
+
+    # header: target WGP/SIMD, rates, barrier-wait flag (all HEADER tokens are equal here); tokens before
+    # the first header see NO_HEADER, as in the scalar pass
+    hdr, first_hdr = NO_HEADER, len(typ)
+    at_hdr = np.flatnonzero(typ == T["HEADER"])
+    if len(at_hdr):
+        hdr = Header.read(int(tw[at_hdr[0]]), table)
+        check_header(hdr, fmt.generation, arch, where)
+        first_hdr = int(at_hdr[0])
+
+    # instruction-level tokens -> events of the timing model
+    inst_p = table["INST"]
+    cat_col, cyc_col, other_col = op_columns(fmt.generation, rules)
+    is_i, is_v, is_io = typ == T["INST"], typ == T["VALU_INST"], typ == T["IMM_ONE"]
+    # the wave slot of each INST, VALU_INST and IMM_ONE token (the last two hold it in the same bits)
+    valu_wid, imm_wid = table["VALU_INST"]["wid"], table["IMM_ONE"]["wid"]
+    wid_a = np.where(is_i, inst_p["wid"].column(tw), valu_wid.column(tw))
+    if (imm_wid.lo, imm_wid.mask) != (valu_wid.lo, valu_wid.mask):
+        wid_a[is_io] = imm_wid.column(tw[is_io])
+    op_a = inst_p["op"].column(tw).astype(np.int64)
+    other_a = is_i & other_col[op_a]
+    cat_a = np.where(is_v, int(Category.VALU), cat_col[op_a])
+    cyc_a = np.where(is_v, 1, cyc_col[op_a])
+    cyc_a = np.where(cyc_a == DPRATE, hdr.dprate, np.where(cyc_a == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_a))
+    ev = _events(tk, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a)
+    oth = np.flatnonzero(other_a)
+    res.other_simd = list(zip(times[oth].tolist(), cyc_a[oth].tolist(), cat_a[oth].tolist()))
+    del is_i, is_v, is_io, wid_a, op_a, cat_a, cyc_a, other_a
+
+    # lifecycle tokens
+    life = np.flatnonzero((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"]))
+    lw, lt = tw[life], times[life]
+    is_ws = typ[life] != T["WAVE_END"]
+    ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
+
+    def field(name: str) -> np.ndarray:
+        return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
+
+    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
+    cu = (sa << 7) | wgp
+    loc = (cu << 7) | (simd << 5) | wid
+    pc = _entry_pcs(tk, table, life, lw, is_ws)
+    res.occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, loc, pc)
+
+    # the traced waves, in stream order (slots and the official stitch order)
+    before = life < first_hdr
+    tgt = (cu == np.where(before, 0, hdr.target_cu)) & (simd == np.where(before, 0, hdr.target_simd))
+    walk = walker(code, fmt.generation, rules)
+    emitted: list[TracedWave] = []
+    slots = Slots(emitted.append)
+    ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
+    entry_checked = walk is None
+    ti = np.flatnonzero(tgt)
+    for k, start, c_, s_, w_, t_, p_ in zip(
+        life[ti].tolist(),
+        is_ws[ti].tolist(),
+        cu[ti].tolist(),
+        simd[ti].tolist(),
+        wid[ti].tolist(),
+        lt[ti].tolist(),
+        pc[ti].tolist(),
+    ):
+        if start:
+            if not entry_checked:
+                entry_checked = True
+                p = entry_problem(code, p_, int(tk.pos[k]) // 2)  # type: ignore[arg-type]
+                if p:
+                    res.problems.append(p)
+            wv = TracedWave(se, c_, s_, w_, t_, p_)
+            ws_k.append(k)
+            ws_slot.append(w_)
+            ws_waves.append(wv)
+            slots.take(w_, wv)
+        elif slots.now[w_] is not None:
+            slots.now[w_].complete = True
+            we_k.append(k)
+            we_slot.append(w_)
+    slots.flush()
+
+    def i64(x):
+        return np.array(x, np.int64)
+
+    begin = i64([wv.begin for wv in ws_waves])
+    recs, bounds, timelines, end, complete = timing.compute(
+        ev, times, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot)
+    )
+    bounds = bounds.tolist()
+    for x, (wv, tl, e_, c_) in enumerate(zip(ws_waves, timelines, end.tolist(), complete.tolist())):
+        wv.insts = recs[bounds[x] : bounds[x + 1]]
+        wv.timeline, wv.end, wv.complete = tl, e_, c_
+    walks: list = []
+    res.waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, walks) for wv in emitted]
+    note_walks(res, walks)
+    return res
+
+
+def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
+    """Entry PC of each WAVE_START: COMPUTE_PGM_LO/HI of its (me & 1, pipe), latest write before it."""
+    ws_p, reg_p = table["WAVE_START"], table["REG"]
+    key = (ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)
+    reg = np.flatnonzero(tk.type == T["REG"])
+    rw = tk.word[reg]
+    cs = reg_p["cs"].column(rw).astype(bool)
+    reg, rw = reg[cs], rw[cs]
+    rkey = ((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)
+    raddr = reg_p["addr"].column(rw)
+    rdata = reg_p["data"].column(rw)
+    lo = np.zeros(len(life), np.uint64)
+    hi = np.zeros(len(life), np.uint64)
+    for addr, dst in ((COMPUTE_PGM_LO, lo), (COMPUTE_PGM_HI, hi)):
+        for kv in np.unique(rkey[raddr == addr]).tolist():
+            wsel = np.flatnonzero((raddr == addr) & (rkey == kv))
+            lsel = np.flatnonzero(key == kv)
+            j = np.searchsorted(reg[wsel], life[lsel]) - 1
+            ok = j >= 0
+            dst[lsel[ok]] = rdata[wsel[j[ok]]]
+    pc = entry_pc(lo, hi)
+    pc[~is_ws] = 0
+    return pc
+
+
+def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.ndarray:
+    """Occupancy rows: a location runs a wave when its previous lifecycle token was a WAVE_START."""
+    order = np.argsort(loc, kind="stable")
+    sl = loc[order]
+    has_prev = np.zeros(len(order), bool)
+    has_prev[1:] = sl[1:] == sl[:-1]
+    prev = np.empty(len(order), np.int64)
+    if len(order):
+        prev[0] = 0
+        prev[1:] = order[:-1]
+    running = np.zeros(len(life), bool)
+    running[order] = has_prev & is_ws[prev]
+    run_pc = np.zeros(len(life), np.uint64)
+    run_pc[order] = pc[prev]
+    run_pc[~running] = 0
+    del order, sl, has_prev, prev
+    lost_end = is_ws & tk.lost[life] & running  # a start at a running location ends it first
+    nrow = 1 + lost_end
+    first = np.cumsum(nrow) - nrow
+    front = np.flatnonzero(~is_ws & ~running)  # an end with no start: a start at time 0 first
+    nf = len(front)
+    occ = np.zeros(nf + int(nrow.sum()), OCCUPANCY_DTYPE)
+    main = nf + first + lost_end  # the row of each token's own start/end
+    extra = nf + first[lost_end]
+    for name, col in (("se", se), ("cu", cu), ("simd", simd), ("wave_id", wid)):
+        occ[name][:nf] = col if np.isscalar(col) else col[front]
+        occ[name][main] = col
+        occ[name][extra] = col if np.isscalar(col) else col[lost_end]
+    occ["start"][:nf] = 1
+    occ["start"][main] = is_ws
+    occ["time"][main] = lt
+    occ["time"][extra] = lt[lost_end] - 1
+    occ["pc"][main] = np.where(is_ws, pc, run_pc)
+    return occ
+
+
+def _events(tk: Tokens, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a) -> dict[str, np.ndarray]:
+    """Instruction-level tokens as per-wave-slot events for the timing model, in stream order: one per
+    INST (not other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks."""
+    typ, tw = tk.type, tk.word
+    multi = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
+    mask = table["IMMEDIATE"]["mask"].column(tw[multi])  # the same field in WAVE_READY
+    cnt = ((is_i & ~other_a) | is_v | is_io).astype(np.int64)
+    cnt[multi] = np.bitwise_count(mask)
+    tok = np.repeat(np.arange(len(typ), dtype=np.int64), cnt)  # event -> token
+    # per token: kind, slot (INST/VALU_INST/IMM_ONE), category and cycles (INST/VALU_INST)
+    # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
+    immed, none, k_immed, k_none, k_issue, k_ready = (
+        int(x) for x in (Category.IMMED, Category.NONE, Event.IMMED, Event.NONE, Event.ISSUE, Event.READY)
+    )
+    kind = np.where(cat_a == immed, k_immed, np.where(cat_a == none, k_none, k_issue)).astype(np.int8)
+    kind[is_io] = k_immed
+    kind[multi] = np.where(typ[multi] == T["IMMEDIATE"], k_immed, k_ready)
+    iv = is_i | is_v
+    slot = wid_a.astype(np.int64)[tok]
+    _k, bit = timing._expand_mask(multi, mask)
+    is_multi = np.zeros(len(typ), bool)
+    is_multi[multi] = True
+    slot[is_multi[tok]] = bit
+    return {
+        "k": tok,
+        "slot": slot,
+        "kind": kind[tok],
+        "T": tk.time[tok],
+        "cat": np.where(iv, cat_a, 0).astype(np.int16)[tok],
+        "cyc": np.where(iv, cyc_a, 0).astype(np.int32)[tok],
+        "inst": is_i[tok],
+    }

@@ -1,0 +1,236 @@
+"""One traced RDNA wave while its tokens arrive: the official per-wave timing model (sqtt-format.md §7.1),
+and what both RDNA passes (scalar and vectorised) share around it: wave slots, the stitch-and-emit
+step, the HEADER family check, the kernel-entry check and the realtime samples."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+
+import numpy as np
+
+from attdec.decoders.common import BlobResult
+from attdec.decoders.rdna.packets import VERSION_GENERATION, Header
+from attdec.decoders.rdna.splitter import Tokens
+from attdec.decoders.stitch import PcWalker, Walk
+from attdec.errors import ArchError
+from attdec.model import INST_DTYPE, Category, Wave, WaveState
+
+# named once here: the methods below run once per token on the scalar path
+EMPTY, IDLE, EXEC, WAIT, STALL = (
+    int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
+)
+CONTEXT, IMMED, MESSAGE = int(Category.CONTEXT), int(Category.IMMED), int(Category.MESSAGE)
+SLOTS = 32  # wave slots per SIMD (wid is 5 bits)
+
+
+class TracedWave:
+    """One traced wave while its tokens arrive (official `wave_t`)."""
+
+    __slots__ = (
+        "barrier",
+        "begin",
+        "cat",
+        "complete",
+        "contexts",
+        "cu",
+        "dur",
+        "end",
+        "insts",
+        "last",
+        "pc_infos",
+        "se",
+        "simd",
+        "stall",
+        "state",
+        "t",
+        "timeline",
+        "trapped",
+        "wid",
+    )
+
+    def __init__(self, se: int, cu: int, simd: int, wid: int, begin: int, entry_pc: int):
+        self.se, self.cu, self.simd, self.wid = se, cu, simd, wid
+        self.begin = self.end = begin
+        self.t, self.cat, self.dur, self.stall = array("q"), array("b"), array("q"), array("q")
+        self.pc_infos = [[0, entry_pc]]
+        self.timeline: list = []  # [state, cycles] runs (tuples once the vectorised pass filled them)
+        self.state: int = IDLE
+        self.last = begin
+        self.complete = self.trapped = self.barrier = False
+        self.contexts = 0
+        self.insts: np.ndarray | None = None  # the vectorised pass's records (a slice of the blob's array)
+
+    def set_state(self, new: int, time: int) -> None:
+        if time > self.last:
+            tl = self.timeline
+            if tl and tl[-1][0] == self.state:
+                tl[-1][1] += time - self.last
+            else:
+                tl.append([self.state, time - self.last])
+            self.last = time
+        self.state = new
+
+    def barrier_ext(self, time: int) -> None:
+        """gfx11 s_barrier under `Rules.gfx11_barrier_extension`: the IMMED record becomes a MESSAGE
+        covering the whole wait."""
+        self.barrier = False
+        if self.cat and self.cat[-1] == IMMED:
+            self.set_state(WAIT, self.t[-1] + self.dur[-1])
+            self.set_state(EXEC, time + 1)
+            self.dur[-1] = max(0, time - self.t[-1])
+            self.cat[-1] = MESSAGE
+
+    def issue(self, time: int, cat: int, cycles: int) -> None:
+        """INST / VALU_INST of a non-immediate category at token time `time`."""
+        last, state = self.last, self.state
+        if state == STALL and last < time:
+            st = time - last
+            self.t.append(last)
+            self.dur.append(cycles + st)
+            self.stall.append(st)
+        else:
+            self.t.append(time)
+            self.dur.append(cycles)
+            self.stall.append(0)
+        self.cat.append(cat)
+        if time > last:  # set_state(EXEC, time), inlined: this runs once per issued instruction
+            tl = self.timeline
+            if tl and tl[-1][0] == state:
+                tl[-1][1] += time - last
+            else:
+                tl.append([state, time - last])
+            self.last = time
+        self.state = EXEC
+
+    def immediate(self, time: int) -> None:
+        t0 = time
+        if self.t:
+            t0 = min(time, self.t[-1] + self.dur[-1])
+        st = time - t0
+        self.t.append(t0)
+        self.cat.append(IMMED)
+        self.dur.append(st + 1)
+        self.stall.append(st)
+        self.set_state(WAIT, t0)
+        self.set_state(EXEC, time + 1)
+
+    def context(self, time: int) -> None:
+        """A trap or context save: a 1-cycle CONTEXT record."""
+        self.t.append(time)
+        self.cat.append(CONTEXT)
+        self.dur.append(1)
+        self.stall.append(0)
+
+    def extend_context(self, time: int) -> None:
+        """The trap or save ends at `time` (rfe, context restore): the CONTEXT record covers it."""
+        if self.cat and self.cat[-1] == CONTEXT:
+            self.dur[-1] = max(self.dur[-1], time + 1 - self.t[-1])
+
+    def finish(self, time: int) -> None:
+        self.set_state(EMPTY, time)
+        self.end = time
+        self.complete = True
+        if self.t:
+            last_end = self.t[-1] + self.dur[-1]
+            if last_end < time and not self.trapped:  # s_endpgm leaves no token: a MESSAGE up to the end
+                self.t.append(last_end)
+                self.cat.append(MESSAGE)
+                self.dur.append(time - last_end)
+                self.stall.append(0)
+
+
+class Slots:
+    """The traced SIMD's wave slots, each holding its latest wave. Waves leave through `emit` in the
+    official stitch order: a complete wave when its slot gets a new WAVE_START, the others (and every
+    wave still in a slot) at the end of the blob (`flush`), slot by slot."""
+
+    def __init__(self, emit: Callable[[TracedWave], object]):
+        self.now: list[TracedWave | None] = [None] * SLOTS
+        self.pending: list[list[TracedWave]] = [[] for _ in range(SLOTS)]
+        self.emit = emit
+
+    def take(self, wid: int, wv: TracedWave) -> None:
+        old = self.now[wid]
+        if old is not None:
+            if old.complete:
+                self.emit(old)
+            else:
+                self.pending[wid].append(old)
+        self.now[wid] = wv
+
+    def flush(self) -> None:
+        for wid in range(SLOTS):
+            for wv in self.pending[wid]:
+                self.emit(wv)
+            wv_now = self.now[wid]
+            if wv_now is not None:
+                self.emit(wv_now)
+
+
+def start_result(tk: Tokens, data: bytes, arch: str, se: int) -> BlobResult:
+    res = BlobResult(se=se, arch=arch)
+    res.problems.extend(tk.problems)
+    res.realtime = realtime_pairs(tk.realtime.tolist())
+    res.bytes_decoded = len(data)
+    return res
+
+
+def realtime_pairs(samples) -> list[tuple[int, int]]:
+    """(shader clock, reference clock) pairs; a sample where either clock does not increase is averaged
+    into the previous one (official realtime helper; e.g. two samples at the same shader clock)."""
+    out: list[list[int]] = []
+    for sc, rc in samples:
+        if out and (sc <= out[-1][0] or rc <= out[-1][1]):
+            out[-1] = [(out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2]
+        else:
+            out.append([sc, rc])
+    return [(a, b) for a, b in out]
+
+
+def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
+    """A HEADER of another RDNA family in the blob: the user named the wrong architecture."""
+    gen = VERSION_GENERATION.get(hdr.version)
+    if gen is not None and gen != generation and hdr.version >= 3:
+        raise ArchError(f"the trace is gfx{gen} (header version {hdr.version}), not {arch}", where or None)
+
+
+def to_wave(
+    wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool, walks: list[tuple[Wave, Walk]]
+) -> Wave:
+    """A finished wave as a model Wave, its records stitched to PCs when there is code (the walk's
+    outcome goes to `walks`)."""
+    if wv.insts is not None:
+        insts, timeline = wv.insts, wv.timeline
+    else:
+        n = len(wv.t)
+        insts = np.zeros(n, INST_DTYPE)
+        insts["line"] = -1
+        if n:
+            insts["time"] = np.frombuffer(wv.t, np.int64)
+            insts["category"] = np.frombuffer(wv.cat, np.int8)
+            insts["duration"] = np.frombuffer(wv.dur, np.int64)
+            insts["stall"] = np.frombuffer(wv.stall, np.int64)
+        timeline = [(s, d) for s, d in wv.timeline]
+    walk = None
+    if walker is not None and len(insts):
+        insts, timeline, walk = walker.stitch(
+            insts, wv.pc_infos, timeline, wv.begin, exclude_barrier_wait=exclude_barrier_wait
+        )
+    end = wv.end
+    if not wv.complete and len(insts):
+        end = max(end, int((insts["time"] + insts["duration"] + 4).max()))
+    wave = Wave(
+        se=wv.se,
+        cu=wv.cu,
+        simd=wv.simd,
+        slot=wv.wid,
+        begin=wv.begin,
+        end=end,
+        insts=insts,
+        timeline=timeline,
+        contexts=wv.contexts,
+    )
+    if walk is not None:
+        walks.append((wave, walk))
+    return wave
