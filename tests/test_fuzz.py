@@ -209,11 +209,12 @@ def rgp_files(tmp_path_factory):
 def test_rgp_reader_on_damaged_containers(rgp_files, data):
     from attdec.sources import rgp
     from attdec.sources.raw import decode_dispatch
+    from attdec.sources.rgp.container import read_rgp
 
     rnd = data.draw(st.randoms(use_true_random=False))
     blob = damaged(data.draw(st.sampled_from(rgp_files)), rnd)
     try:
-        raws = rgp.build(rgp.read_rgp(blob, "t.rgp"))
+        raws = rgp.build(read_rgp(blob, "t.rgp"))
     except AttdecError:
         return
     for raw in raws[:2]:

@@ -8,7 +8,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import FIXTURES, cli
 
 CASES = sorted(p.parent for p in (FIXTURES / "fuzz").glob("*/case.json"))

@@ -980,6 +980,8 @@ def worker(conn, indices, a, corpus: Corpus) -> None:
     root = Path(tempfile.mkdtemp(prefix="attdec-fuzz-"))
     try:
         for i in indices:
+            if a.deadline and time.time() > a.deadline:  # --minutes: stop between cases, report what was run
+                break
             conn.send(("start", i))
             r = run_one(i, a, corpus, root)
             r.outcome.stdout, r.outcome.stderr = "", r.outcome.stderr[-2000:] if r.outcome.failed else ""
@@ -1069,13 +1071,20 @@ def report(results: list[Result], a, wall: float) -> int:
     secs = sorted(r.outcome.secs for r in results)
     rss = max((r.outcome.rss_mb for r in results), default=0)
     statuses = ("ok", "refused", "traceback", "hang", "memory", "warning", "wrote", "fuzzer")
-    print(f"{'kind':<12}" + "".join(f"{s:>10}" for s in ("cases", *statuses)))
+    cost = ("median ms", "max ms", "max MB")
+    print(f"{'kind':<12}" + "".join(f"{s:>10}" for s in ("cases", *statuses, *cost)))
     total = Counter()
-    for k in a.kinds:
-        c = by_kind.get(k, Counter())
-        total.update(c)
-        print(f"{k:<12}{sum(c.values()):>10,}" + "".join(f"{c[s]:>10,}" for s in statuses))
-    print(f"{'all':<12}{sum(total.values()):>10,}" + "".join(f"{total[s]:>10,}" for s in statuses))
+    for k in (*a.kinds, "all"):
+        mine = [r.outcome for r in results if k in ("all", r.kind)]
+        c = total if k == "all" else by_kind.get(k, Counter())
+        total.update({} if k == "all" else c)
+        t = sorted(o.secs for o in mine) or [0.0]
+        figures = (t[len(t) // 2] * 1000, t[-1] * 1000, max((o.rss_mb for o in mine), default=0))
+        print(
+            f"{k:<12}{sum(c.values()):>10,}"
+            + "".join(f"{c[s]:>10,}" for s in statuses)
+            + "".join(f"{v:>10,.0f}" for v in figures)
+        )
     if secs:
         q = lambda f: secs[min(len(secs) - 1, int(f * len(secs)))]
         print(
@@ -1142,11 +1151,13 @@ def main() -> int:
     ap.add_argument("--save", metavar="DIR", help="save small crashers as fixtures (e.g. tests/fixtures/fuzz)")
     ap.add_argument("--replay", type=int, metavar="N", help="run case N alone and show its output")
     ap.add_argument("--keep", metavar="DIR", help="with --replay: write the case's files here and keep them")
+    ap.add_argument("--minutes", type=float, default=0, help="stop starting cases after this long; report them")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--tree", metavar="DIR", help="fuzz the attdec of another checkout (e.g. to save old crashers)")
     a = ap.parse_args()
     if a.tree:
         sys.path.insert(0, str(Path(a.tree).resolve()))
+    a.deadline = time.time() + a.minutes * 60 if a.minutes else 0.0
     a.kinds = tuple(k for k in a.kinds.split(",") if k)
     unknown = set(a.kinds) - set(KINDS)
     if unknown:
