@@ -96,7 +96,8 @@ def parse_json(data: bytes | str, where: str):
     except UnicodeDecodeError as e:
         raise FormatError(f"not UTF-8 text (byte {e.start})", where) from None
     except json.JSONDecodeError as e:
-        raise FormatError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}", where) from None
+        msg = e.msg.removesuffix(" at")  # "Unterminated string starting at": the position follows
+        raise FormatError(f"malformed JSON: {msg} at line {e.lineno} column {e.colno}", where) from None
     except (RecursionError, ValueError) as e:  # nesting, a number or a key the hooks refused
         raise FormatError(_json_problem(data, e), where) from None
     _check_ints(data, where)

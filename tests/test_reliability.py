@@ -212,6 +212,105 @@ def test_a_zstd_chunk_promising_a_terabyte(tmp_path):
     assert _peak_mb() - before < 50
 
 
+# ---- archives: caps on what headers claim, links and escapes named ----------------------------------------
+def _folder_tar(extra: bytes = b"") -> bytes:
+    """A tar stream of TINY's folder followed by `extra` (more headers and data) and the end blocks."""
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        tar.add(TINY, arcname=TINY.name)
+        end = tar.offset
+    return buf.getvalue()[:end] + extra + bytes(1024)
+
+
+def _member_header(name: str, size: int) -> bytes:
+    import tarfile
+
+    info = tarfile.TarInfo(name)
+    info.size = size
+    return info.tobuf(tarfile.GNU_FORMAT)
+
+
+def _bomb(path: Path) -> Path:
+    """The issue's archive bomb, cheaply: a real dispatch folder, then a member whose header claims 3 GiB (the
+    zeros behind it stop after 1 MiB: no reader may get that far, a 3 GiB one is the same on its header)."""
+    import lzma
+
+    path.write_bytes(lzma.compress(_folder_tar(_member_header("zeros.bin", 3 << 30) + bytes(1 << 20)), preset=0))
+    return path
+
+
+def test_an_archive_bomb_is_one_line_in_bounded_time_and_memory(tmp_path):
+    """466 KB of .tar.xz holding 3 GiB of zeros: refused on the member's header (< 2 s, < 200 MB RSS)."""
+    bomb = _bomb(tmp_path / "bomb.tar.xz")
+    code = (
+        "import resource, sys, time\n"
+        "from attdec.cli import run\n"
+        "t = time.perf_counter()\n"
+        "status = run(sys.argv[1:])\n"
+        "print(f'{time.perf_counter() - t:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}')\n"
+        "sys.exit(status)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("ATTDEC_MAX_MEMBER_MB", None)
+    r = subprocess.run(
+        [sys.executable, "-c", code, "hotspots", str(bomb)], capture_output=True, text=True, env=env, timeout=120
+    )
+    one_line_error(r, str(bomb), "archive member 'zeros.bin'", "3,072 MiB", "ATTDEC_MAX_MEMBER_MB")
+    secs, rss_kb = r.stdout.split()
+    assert float(secs) < 2 and int(rss_kb) < 200 * 1024, r.stdout
+
+
+def test_archive_caps_are_overridable_and_count_what_is_skipped(tmp_path, monkeypatch):
+    """A real (streamed) member of zeros that no dispatch needs: over a lowered cap it is refused by name;
+    under the cap it is skipped and the dispatch read. The member count and total caps work the same way."""
+    import lzma
+
+    arc = tmp_path / "z.tar.xz"
+    arc.write_bytes(lzma.compress(_folder_tar(_member_header("pad/zeros.bin", 4 << 20) + bytes(4 << 20)), preset=0))
+    monkeypatch.setenv("ATTDEC_MAX_MEMBER_MB", "1")
+    one_line_error(cli("hotspots", arc), str(arc), "'pad/zeros.bin': 4 MiB", "ATTDEC_MAX_MEMBER_MB")
+    monkeypatch.setenv("ATTDEC_MAX_MEMBER_MB", "8")
+    r = cli("waves", "--format", "csv", arc)
+    assert r.returncode == 0 and r.stdout.count("\n") == 4, r.stderr
+    monkeypatch.setenv("ATTDEC_MAX_ARCHIVE_MB", "2")
+    one_line_error(cli("hotspots", arc), str(arc), "members up to 'pad/zeros.bin'", "ATTDEC_MAX_ARCHIVE_MB")
+    monkeypatch.delenv("ATTDEC_MAX_ARCHIVE_MB")
+    monkeypatch.setenv("ATTDEC_MAX_MEMBERS", "3")
+    one_line_error(cli("hotspots", arc), str(arc), "more than the 3 attdec reads of archive members")
+    monkeypatch.setenv("ATTDEC_MAX_MEMBERS", "many")
+    one_line_error(cli("hotspots", arc), "ATTDEC_MAX_MEMBERS='many' is not a whole number")
+
+
+def test_links_devices_and_escapes_in_an_archive_are_named_and_not_read(tmp_path):
+    import tarfile
+
+    arc = tmp_path / "h.tar.gz"
+    hostile = {
+        "../escape/code.json": (tarfile.REGTYPE, "outside the archive"),
+        "/abs/filenames.json": (tarfile.REGTYPE, "outside the archive"),
+        f"{TINY.name}/se9_sm0_sl0_wv0.json": (tarfile.SYMTYPE, "a symbolic link"),
+        f"{TINY.name}/hard.json": (tarfile.LNKTYPE, "a hard link"),
+        "zero": (tarfile.CHRTYPE, "a character device"),
+    }
+    with tarfile.open(arc, "w:gz") as tar:
+        tar.add(TINY, arcname=TINY.name)
+        for name, (kind, _) in hostile.items():
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            info.linkname = "/etc/passwd" if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
+            data = b"{}" if kind == tarfile.REGTYPE else b""
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    r = cli("hotspots", arc)
+    assert r.returncode == 0, r.stderr
+    for name, (_, why) in hostile.items():
+        assert f"note: archive member {name!r} ({why}) not read" in r.stdout, r.stdout
+    assert "waves 3" in r.stdout  # the symlink named like a wave file is not one
+    assert not (tmp_path.parent / "escape").exists() and not Path("/abs").exists()
+
+
 # ---- nothing is lost: one failing input or dispatch ------------------------------------------------------
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
@@ -284,6 +383,24 @@ def test_missing_wave_files_are_named_and_the_rest_read(tmp_path):
     assert len(json.loads(r.stdout)["waves"]) == 1
     r = cli("hotspots", d)
     assert "2 wave files listed in filenames.json are missing" in r.stdout
+
+
+def test_a_bad_wave_file_is_left_out_with_a_line_naming_it(tmp_path):
+    """Part 2: one malformed wave file and one unreadable one; the third wave is still reported."""
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    bad = d / "se0_sm0_sl0_wv0.json"
+    bad.write_text(bad.read_text()[:50])
+    gone = d / "se1_sm2_sl1_wv0.json"
+    gone.unlink()
+    gone.mkdir()  # listed, present, and not a file: reading it fails
+    r = cli("waves", "--format", "csv", d)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\nd,") == 1  # the one good wave
+    assert f"attdec: warning: {d}: wave file left out: {bad}: malformed JSON" in r.stderr, r.stderr
+    assert f"wave file left out: {gone}: " in r.stderr and len(_lines(r)) == 2, r.stderr
+    r = cli("hotspots", "--se", "1", d)  # a wave filter reads the wave files; the report notes the two
+    assert r.returncode == 0 and r.stdout.count("note: wave file left out") == 2, r.stdout
 
 
 def _as_nobody(args, tmp_path) -> subprocess.CompletedProcess:

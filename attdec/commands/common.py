@@ -161,6 +161,14 @@ def lost(e: Exception) -> None:
     LOST.append(str(e))
 
 
+def tell_problems(dispatches) -> None:
+    """What the sources noted about each dispatch (wave files missing or left out, ...), one warning line
+    each: for the commands whose output has no place for notes."""
+    for d in dispatches:
+        for p in d.problems:
+            echo(f"attdec: warning: {d.path or d.name}: {p}", err=True)
+
+
 def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **decode_opts):
     """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal.
     `need`: what the command will read of every dispatch that a folder defers ("waves"): loaded under the bar.

@@ -13,6 +13,7 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_stream,
+    tell_problems,
     wave_filter,
 )
 
@@ -69,3 +70,4 @@ def command(a) -> None:
             rep.print_csv(rows, out)
         else:
             rep.print_table(rows, dispatches, matched, out)
+    tell_problems(dispatches)

@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
-from attdec.errors import I64, ArchError, FormatError, InputError, checked_int, parse_json
+from attdec.errors import I64, ArchError, AttdecError, FormatError, InputError, checked_int, parse_json
 from attdec.model import CodeLine, Dispatch, Wave, deferred, empty_insts, empty_occupancy
 from attdec.model.records import MAX_SE
 from attdec.model.target import Target, family_target, from_version, undetermined_target
@@ -69,8 +69,13 @@ class _DirFiles:
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
 
-    def read_each(self, names: list[str]) -> Iterator[bytes]:
-        return (self.read(n) for n in names)
+    def read_each(self, names: list[str]) -> Iterator[bytes | AttdecError]:
+        """Each file's bytes, or the error reading it (the others are still read)."""
+        for n in names:
+            try:
+                yield self.read(n)
+            except AttdecError as e:
+                yield e
 
 
 class _MemFiles:
@@ -96,9 +101,12 @@ class _MemFiles:
         return f"{self.label}/{name}"
 
     def read(self, name: str) -> bytes:
-        return next(self.read_each([name]))
+        data = next(self.read_each([name]))
+        if isinstance(data, AttdecError):
+            raise data
+        return data
 
-    def read_each(self, names: list[str]) -> Iterator[bytes]:
+    def read_each(self, names: list[str]) -> Iterator[bytes | AttdecError]:
         """The files `names`, in that order: one walk of the archive for those not in memory, stopped as
         soon as it has them all."""
         got = {n: self._files[n] for n in names if n in self._files}
@@ -111,9 +119,7 @@ class _MemFiles:
                     if not wanted:
                         break
         for n in names:
-            if n not in got:
-                raise InputError("missing file", self.where(n))
-            yield got[n]
+            yield got[n] if n in got else InputError("missing file", self.where(n))
 
 
 def _json(files, name: str):
@@ -520,14 +526,21 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
 
 def read_waves(files, names: list[str], listed: dict[str, list], problems: list[str], tracker=None) -> list[Wave]:
     """The wave files `names` of a folder, parsed; one that disagrees with filenames.json (`listed`) in
-    begin/end adds a line to `problems`."""
-    waves, moved = [], []
+    begin/end adds a line to `problems`, one that cannot be read or parsed is left out with a line naming
+    it (the others are still read)."""
+    waves, moved, bad = [], [], []
     names = sorted(names, key=_wave_order)
     if tracker is not None:
         tracker.grow(len(names))
     for n, data in zip(names, files.read_each(names)):
         where = files.where(n)
-        w = _parse(files, n, parse_wave, where, n, doc=parse_json(data, where))
+        try:
+            if isinstance(data, AttdecError):
+                raise data
+            w = _parse(files, n, parse_wave, where, n, doc=parse_json(data, where))
+        except AttdecError as e:
+            bad.append(e)
+            continue
         if n in listed and listed[n][1:3] != [w.begin, w.end]:
             moved.append(f"{n} ({w.begin}/{w.end} vs {listed[n][1]}/{listed[n][2]})")
         waves.append(w)
@@ -536,6 +549,9 @@ def read_waves(files, names: list[str], listed: dict[str, list], problems: list[
     if moved:
         many = f"{len(moved):,} wave files differ" if len(moved) > 1 else "wave file differs"
         problems.append(f"{many} from filenames.json in begin/end, e.g. {moved[0]}")
+    problems += [f"wave file left out: {err}" for err in bad[:3]]
+    if len(bad) > 3:
+        problems.append(f"{len(bad) - 3:,} more wave files left out (unreadable or malformed)")
     return waves
 
 
