@@ -35,6 +35,15 @@ class BlobResult:
         return len(self.problems) > (1 if self.walks_stopped else 0)
 
 
+def official_order(waves: list[Wave], complete: list[bool]) -> list[Wave]:
+    """A blob's waves in the order AMD's decoder (0.1.6) reports them: the waves that ended, by end time
+    (stable: waves that end together keep their stitch order), then the waves cut by the end of the blob,
+    in the order they were stitched. The PC walk runs in stitch order, which matters for its per-line
+    state; only the output is reordered."""
+    ended = sorted((w for w, c in zip(waves, complete) if c), key=lambda w: w.end)
+    return ended + [w for w, c in zip(waves, complete) if not c]
+
+
 def entry_problem(code: CodeMap, pc: int, byte: int) -> str | None:
     """The first traced wave's entry PC (its WAVE_START at `byte`) must be in the code: else the code
     objects or their load bases are wrong, and no record will get a PC."""

@@ -24,6 +24,9 @@ class Rules:
     prefetch_is_smem: bool = False
     # gfx12 code lines `ds_bvh*`: BVH rather than LDS for the PC walk.
     gfx12_ds_bvh_is_bvh: bool = True
+    # gfx12 end of blob: the newest reader decodes a token only if its whole 64-bit word lies in the blob;
+    # 0.1.6 reads past the end as if zero bytes followed (every family), so a cut token is decoded.
+    gfx12_end_window: bool = False
 
 
 DEFAULT = Rules()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap, entry_problem
+from attdec.decoders.common import BlobResult, CodeMap, entry_problem, official_order
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna.packets import (
     COMPUTE_PGM_HI,
@@ -74,9 +74,14 @@ def decode_scalar(
     walk = walker(code, fmt.generation, rules)
     entry_checked = walk is None
     waves: list[Wave] = []
+    complete: list[bool] = []
     walks: list = []
-    # a wave is stitched when it leaves its slot, under the HEADER in force then
-    slots = Slots(lambda wv: waves.append(to_wave(wv, walk, hdr.exclude_barrier_wait, walks)))
+
+    def emit(wv: TracedWave) -> None:  # a wave is stitched when it leaves its slot, under the HEADER in force then
+        waves.append(to_wave(wv, walk, hdr.exclude_barrier_wait, walks))
+        complete.append(wv.complete)
+
+    slots = Slots(emit)
     now = slots.now
 
     def kernel_entry(me: int, pipe: int) -> int:
@@ -268,8 +273,8 @@ def decode_scalar(
                         wv.trapped = True
 
     slots.flush()
-    res.waves = waves
     note_walks(res, walks)
+    res.waves = official_order(waves, complete)
     rows = occ_front + occ_rows
     occ = np.zeros(len(rows), OCCUPANCY_DTYPE)
     if rows:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap, entry_problem
+from attdec.decoders.common import BlobResult, CodeMap, entry_problem, official_order
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna import vectorised_timing as timing
 from attdec.decoders.rdna.packets import (
@@ -159,8 +159,9 @@ def decode_vectorised(
         wv.insts = recs[bounds[x] : bounds[x + 1]]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
     walks: list = []
-    res.waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, walks) for wv in emitted]
+    waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, walks) for wv in emitted]
     note_walks(res, walks)
+    res.waves = official_order(waves, [wv.complete for wv in emitted])
     return res
 
 

@@ -51,7 +51,8 @@ class TracedWave:
 
     def __init__(self, se: int, cu: int, simd: int, wid: int, begin: int, entry_pc: int):
         self.se, self.cu, self.simd, self.wid = se, cu, simd, wid
-        self.begin = self.end = begin
+        self.begin = begin
+        self.end = 0  # set by each INST token and by WAVE_END; a wave cut before either reports 0, as AMD's does
         self.t, self.cat, self.dur, self.stall = array("q"), array("b"), array("q"), array("q")
         self.pc_infos = [[0, entry_pc]]
         self.timeline: list = []  # [state, cycles] runs (tuples once the vectorised pass filled them)
