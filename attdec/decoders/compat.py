@@ -27,6 +27,13 @@ class Rules:
     # gfx12 end of blob: the newest reader decodes a token only if its whole 64-bit word lies in the blob;
     # 0.1.6 reads past the end as if zero bytes followed (every family), so a cut token is decoded.
     gfx12_end_window: bool = False
+    # gfx9 INST type 15 (OTHER_MSG: s_endpgm, s_sendmsg): 0.1.6 times it like an immediate that waited since
+    # the previous record, leaves the wave IDLE, and makes no record when there is no earlier record or
+    # the earlier one ends after the issue; the newest source times it like any INST type.
+    gfx9_message_as_immediate: bool = True
+    # gfx9 WAVE_END: 0.1.6 ends the wave at the token's time and closes its last state run; the newest
+    # source ends it 4 cycles later and closes the run only for waves with records.
+    gfx9_end_at_token: bool = True
 
 
 DEFAULT = Rules()

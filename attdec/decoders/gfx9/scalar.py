@@ -90,7 +90,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
                 break
             ws = slots[simd][slot]
             if not ws or ws[-1].end:  # an INST for a slot with no live wave: a wave whose start was lost
-                ws.append(TracedWave(tcu, simd, slot, t, 0))
+                ws.append(TracedWave(tcu, simd, slot, t, 0, rules))
             err = ws[-1].inst(itype, t, simd, phase_box)
             if err:
                 res.problems.append(f"{err} at byte offset {off}")
@@ -118,7 +118,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
                                 w.trap = TrapStatus.WAIT_FOR_NEW_PC
                         continue
                     if not ws or ws[-1].end:
-                        ws.append(TracedWave(tcu, simd, slot, t, pc))
+                        ws.append(TracedWave(tcu, simd, slot, t, pc, rules))
                         if not entry_checked:
                             entry_checked = True
                             p = entry_problem(code, pc, off)  # type: ignore[arg-type]
