@@ -85,7 +85,7 @@ def decode(paths, arch, code, se, target_cu, input_format, tokens, fmt):
         for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
             click.echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
         for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
-            for p in res.problems:
+            for p in res.problems + res.warnings:
                 click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
             if res.damaged:
                 damaged.append(blob.label)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attdec.model import OCCUPANCY_DTYPE, Wave
+from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
 # categories): the PC walk stops at it, and a finished wave reports it as NONE.
@@ -15,24 +15,42 @@ NOT_FINISHED = 14
 
 @dataclass
 class BlobResult:
-    """Records decoded from one shader engine's SQTT stream."""
+    """Records decoded from one shader engine's SQTT stream: every record kind AMD's decoder reports
+    (waves, occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO) and the code
+    objects the trace announces, plus attdec's own findings with byte offsets."""
 
     se: int
     arch: str
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
-    other_simd: list[tuple[int, int, int]] = field(default_factory=list)  # (time, cycles, category)
-    problems: list[str] = field(default_factory=list)  # lost sync, truncation... with byte offsets
+    other_simd: np.ndarray = field(default_factory=lambda: np.zeros(0, OTHER_SIMD_DTYPE))
+    shaderdata: np.ndarray = field(default_factory=lambda: np.zeros(0, SHADERDATA_DTYPE))
+    perfevents: np.ndarray = field(default_factory=lambda: np.zeros(0, PERFEVENT_DTYPE))
+    rt_frequency: int | None = None  # Hz, from the ROCm protocol's AGENT_INFO (RT_FREQUENCY record)
+    info: list[DecoderInfo] = field(default_factory=list)  # AMD's INFO records, with counts and offsets
+    code_objects: list = field(default_factory=list)  # userdata.CodeObjectMarker loads the trace announces
+    problems: list[str] = field(default_factory=list)  # damage: lost sync, truncation... with byte offsets
+    warnings: list[str] = field(default_factory=list)  # not damage: PC walks that stopped, waves cut
     bytes_decoded: int = 0
     walks: int = 0  # traced waves whose records were walked against the code for their PCs
     walks_stopped: int = 0  # of those, walks that stopped early: their later records have pc 0
 
     @property
     def damaged(self) -> bool:
-        """Whether the blob is truncated, lost sync or does not fit the code: any problem but the one line
-        that sums up PC walks that stopped early (AMD's decoder stops there too; the records are exact)."""
-        return len(self.problems) > (1 if self.walks_stopped else 0)
+        """Whether the blob is truncated, lost sync or does not fit the code (`decode` exits 3). PC walks
+        that stop early (AMD's decoder stops there too) and waves cut by the end of the blob are warnings."""
+        return bool(self.problems)
+
+    def code_object_ids(self, pcs: np.ndarray) -> np.ndarray:
+        """The id of the code object (announced by the trace's markers) that holds each absolute PC, 0 where
+        none does, as AMD's decoder attributes PCs; the latest load of an address range wins."""
+        out = np.zeros(len(pcs), np.uint64)
+        for m in self.code_objects:
+            if not m.unload and m.size:
+                pc = np.asarray(pcs, np.uint64)
+                out[(pc >= np.uint64(m.addr)) & (pc < np.uint64(m.addr + m.size))] = m.id
+        return out
 
 
 def official_order(waves: list[Wave], complete: list[bool]) -> list[Wave]:

@@ -49,6 +49,50 @@ COUNTER_DTYPE = np.dtype(
 )
 
 
+# The decoder's other per-SE records, with AMD's field names (trace_decoder_types.h), each with the SE of
+# the blob it came from. SHADERDATA: a value a shader wrote into the trace (`s_ttracedata` from M0,
+# `s_ttracedata_imm`); `cu` is the CU (gfx9) or (sa << 7) | wgp (gfx10+); `flags` bit 0: the short
+# immediate form, bit 1: written by the trap handler.
+SHADERDATA_DTYPE = np.dtype(
+    [("se", "<i4"), ("time", "<i8"), ("value", "<u8"), ("cu", "u1"), ("simd", "u1"), ("wave_id", "u1"), ("flags", "u1")]
+)
+SHADERDATA_IMM, SHADERDATA_PRIV = 1, 2
+# PERFEVENT (gfx9 PERF tokens, rocprofv3 --att-perfcounters): four 13-bit counter readings of one CU,
+# counters 0-3 (bank 0) or 4-7 (bank 1); all-zero events mark intervals without a reading.
+PERFEVENT_DTYPE = np.dtype(
+    [
+        ("se", "<i4"),
+        ("time", "<i8"),
+        ("events0", "<u2"),
+        ("events1", "<u2"),
+        ("events2", "<u2"),
+        ("events3", "<u2"),
+        ("cu", "u1"),
+        ("bank", "u1"),
+    ]
+)
+# INST_OTHER_SIMD (gfx11+): an instruction the traced WGP issued on its other SIMD (no wave record).
+OTHER_SIMD_DTYPE = np.dtype([("se", "<i4"), ("time", "<i8"), ("cycles", "<u2"), ("wgp", "u1"), ("category", "u1")])
+# INFO records: what a blob's decode lost (AMD's `rocprofiler_thread_trace_decoder_info_t` names).
+INFO_KINDS = ("DATA_LOST", "STITCH_INCOMPLETE", "WAVE_INCOMPLETE")
+
+
+@dataclass
+class DecoderInfo:
+    """One INFO record of one blob: `count` lost-data marks / waves whose PC walk stopped / waves the blob
+    cut, `byte` the offset in the blob it refers to (first packet loss, end of the decoded data)."""
+
+    kind: str  # one of INFO_KINDS
+    se: int
+    count: int
+    byte: int | None = None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        at = f" at byte {self.byte}" if self.byte is not None else ""
+        return f"se {self.se}: {self.kind}{at}: {self.detail}" if self.detail else f"se {self.se}: {self.kind}{at}"
+
+
 def empty_insts(n: int = 0) -> np.ndarray:
     a = np.zeros(n, INST_DTYPE)
     a["line"] = -1
@@ -159,6 +203,11 @@ class Dispatch:
     stall_measured: bool = True
     resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output
     counters: list[CounterSamples] = field(default_factory=list)
+    # Raw inputs only: the decoder's INFO records, SHADERDATA records (SHADERDATA_DTYPE) and the realtime
+    # clock's frequency as the trace announces it (Hz; None: not announced, REALTIME_HZ is assumed).
+    info: list[DecoderInfo] = field(default_factory=list)
+    shaderdata: np.ndarray = field(default_factory=lambda: np.zeros(0, SHADERDATA_DTYPE))
+    rt_frequency: int | None = None
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")

@@ -1,4 +1,8 @@
-"""Decoded records (what `attdec decode` prints): a summary table per blob, or the records as JSON."""
+"""Decoded records (what `attdec decode` prints): a summary table per blob, or the records as JSON.
+
+The JSON keys are documented in docs/decode-json.md; the record kinds and their fields are AMD's decoder's
+(trace_decoder_types.h), in the order oracle.json lists them.
+"""
 
 from __future__ import annotations
 
@@ -12,39 +16,41 @@ _NAMES = [f'"{c.name}"' for c in Category]
 
 def write_json(dispatches, out) -> None:
     """Stream {"dispatches": [{"name", "waves": [...], "occupancy": [...], "realtime", "inst_other_simd",
-    "problems"}]} wave by wave, so memory stays bounded by one wave's rows. `dispatches` yields
-    (name, [(blob label, BlobResult, seconds), ...]) pairs, the inner list lazily."""
+    "shaderdata", "perfevents", "rt_frequency", "code_objects", "info", "problems", "warnings"}]} wave by
+    wave, so memory stays bounded by one wave's rows. `dispatches` yields (name, [(blob label,
+    BlobResult, seconds), ...]) pairs, the inner list lazily."""
     w = out.write
     w('{"dispatches": [')
     for n, (name, results) in enumerate(dispatches):
         w(("," if n else "") + '{"name": ' + json.dumps(name) + ', "waves": [')
-        occ, realtime, other, problems = [], [], [], []
+        occ, rest = [], {k: [] for k in _SIDE}
         first = True
         for label, res, _dt in results:
-            problems += [f"{label}: {p}" for p in res.problems]
             for wave in res.waves:
                 if not first:
                     w(",\n")
                 first = False
-                _write_wave(w, wave)
-            occ.append(res.occupancy)
-            realtime += [[res.se, int(a), int(b)] for a, b in res.realtime]
-            other += [[res.se, int(t), int(c), Category(g).name] for t, c, g in res.other_simd]
+                _write_wave(w, wave, res)
+            occ.append(res)
+            for k, f in _SIDE.items():
+                rest[k] += f(res, label)
         w('],\n"occupancy": [')
-        parts = []
-        for o in occ:
-            if len(o):
-                cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
-                parts.append(",".join(f"[{a},{b},{c},{d},{e},{f},{g}]" for a, b, c, d, e, f, g in zip(*cols)))
-        w(",\n".join(p for p in parts if p))
-        w('],\n"realtime": ' + json.dumps(realtime))
-        w(',\n"inst_other_simd": ' + json.dumps(other))
-        w(',\n"problems": ' + json.dumps(problems))
+        w(",\n".join(p for p in (_occupancy(r) for r in occ) if p))
+        w("]")
+        for k, v in rest.items():
+            w(f',\n"{k}": ' + json.dumps(v))
         w("}")
     w("]}\n")
 
 
-def _write_wave(w, wave) -> None:
+def _code_object_tail(res, pcs) -> list[str]:
+    """`,id` for PCs in a code object the trace announced (AMD's pc.code_object_id), '' elsewhere."""
+    if not res.code_objects:
+        return [""] * len(pcs)
+    return [f",{i}" if i else "" for i in res.code_object_ids(pcs).tolist()]
+
+
+def _write_wave(w, wave, res) -> None:
     a = wave.insts
     w(
         f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "wave_id": {wave.slot}, '
@@ -54,17 +60,51 @@ def _write_wave(w, wave) -> None:
     if len(a):
         w(
             ",".join(
-                f"[{p},{t},{d},{s},{_NAMES[c]}]"
-                for p, t, d, s, c in zip(
+                f"[{p},{t},{d},{s},{_NAMES[c]}{co}]"
+                for p, t, d, s, c, co in zip(
                     a["pc"].tolist(),
                     a["time"].tolist(),
                     a["duration"].tolist(),
                     a["stall"].tolist(),
                     a["category"].tolist(),
+                    _code_object_tail(res, a["pc"]),
                 )
             )
         )
     w("]}")
+
+
+def _occupancy(res) -> str:
+    o = res.occupancy
+    if not len(o):
+        return ""
+    cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
+    tail = _code_object_tail(res, o["pc"])
+    return ",".join(f"[{a},{b},{c},{d},{e},{f},{g}{co}]" for a, b, c, d, e, f, g, co in zip(*cols, tail))
+
+
+def _rows(a, fields) -> list[list]:
+    return [list(r) for r in zip(*(a[f].tolist() for f in fields))] if len(a) else []
+
+
+_SIDE = {
+    "realtime": lambda r, _: [[r.se, int(a), int(b)] for a, b in r.realtime],
+    "inst_other_simd": lambda r, _: [
+        [se, t, c, g, Category(k).name]
+        for se, t, c, g, k in _rows(r.other_simd, ("se", "time", "cycles", "wgp", "category"))
+    ],
+    "shaderdata": lambda r, _: _rows(r.shaderdata, ("se", "time", "value", "cu", "simd", "wave_id", "flags")),
+    "perfevents": lambda r, _: _rows(
+        r.perfevents, ("se", "time", "events0", "events1", "events2", "events3", "cu", "bank")
+    ),
+    "rt_frequency": lambda r, _: [[r.se, r.rt_frequency]] if r.rt_frequency else [],
+    "code_objects": lambda r, _: [
+        {"se": r.se, "id": m.id, "addr": m.addr, "size": m.size} for m in r.code_objects if not m.unload
+    ],
+    "info": lambda r, _: [{"se": i.se, "kind": i.kind, "count": i.count, "byte": i.byte} for i in r.info],
+    "problems": lambda r, label: [f"{label}: {p}" for p in r.problems],
+    "warnings": lambda r, label: [f"{label}: {p}" for p in r.warnings],
+}
 
 
 def print_summary(dispatches, out) -> None:

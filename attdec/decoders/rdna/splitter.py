@@ -70,13 +70,14 @@ def lookup(fmt: RdnaFormat) -> Lookup:
 class Tokens:
     """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order."""
 
-    __slots__ = ("lost", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
+    __slots__ = ("lost", "lost_at", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
 
     pos: np.ndarray  # nibble offset of each token
     type: np.ndarray  # index into TOKEN_NAMES
     time: np.ndarray  # time after the token's own delta
     word: np.ndarray  # the 64-bit word the decoders read (from the token start, or from its `window`)
     lost: np.ndarray  # the hardware lost packets just before this token (gfx11/12 TIMESTAMP pl flag)
+    lost_at: np.ndarray  # byte offset of every TIMESTAMP that says packets were lost
     realtime: np.ndarray  # (shader clock, reference clock) samples, shape (n, 2)
     problems: list[str]
     nibbles_used: int
@@ -296,6 +297,7 @@ def split(
         if len(sel):
             tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
     tk.lost = np.zeros(len(cand), bool)
+    tk.lost_at = pos[lost_ts] // 2
     if len(lost_ts):
         # the packet-lost flag is consumed by the next delivered token
         nxt_sel = np.searchsorted(cand, lost_ts, side="right")
