@@ -16,7 +16,7 @@ from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.analysis.kernel import KernelSummary, kernel_summary
 from attdec.analysis.table import Table
 from attdec.analysis.waits import attribute, producer_moves
-from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model import NO_PC, CodeLine, DecoderInfo, Dispatch, Wave
 from attdec.model.totals import aggregate_lines
 
 NO_SOURCE = "(no source line)"
@@ -71,6 +71,7 @@ class Hotspots:
     stall_measured: bool = True  # False: the input has no stall (rocprofv2); rows are ranked by latency
     charge: str = "wait"
     kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
+    info: list[DecoderInfo] = field(default_factory=list)  # the decoder's INFO records (raw inputs)
 
     @property
     def table(self) -> Table:
@@ -134,6 +135,8 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charg
 
 
 def _key(st: InstStat, by: str, frame: str, merged: bool) -> tuple[str, dict]:
+    if st.code.is_no_pc and by != "instruction":  # its own row whatever the grouping: it has no source line
+        return NO_PC, {}
     loc = frame_of(st.code.source, frame)
     if by == "file":
         return (file_of(loc) if loc else NO_FILE), {}
@@ -253,4 +256,5 @@ def hotspots(
         stall_measured=measured,
         charge=charge,
         kernel_summary=kernel_summary(dispatches[0]) if len(dispatches) == 1 else None,
+        info=[i for d in dispatches for i in d.info],
     )

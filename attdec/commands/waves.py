@@ -43,7 +43,7 @@ def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, c
     if top:
         rows = rows[:top]
     if fmt == "json":
-        rep.print_json(rows, sys.stdout)
+        rep.print_json(rows, sys.stdout, dispatches)
     elif fmt == "csv":
         rep.print_csv(rows, sys.stdout)
     else:

@@ -144,6 +144,15 @@ class CodeLine:
     def is_label(self) -> bool:
         return self.text.startswith(";")
 
+    @property
+    def is_no_pc(self) -> bool:
+        """The row that totals the records the decoder could give no PC (raw inputs; rocprofv3's code.json
+        has none, its writer leaves such records out)."""
+        return self.text == NO_PC
+
+
+NO_PC = "(no PC)"
+
 
 @dataclass
 class KernelResources:
