@@ -9,8 +9,28 @@ from pathlib import Path
 
 import click
 
+from attdec.decoders.compat import COMPAT
 from attdec.errors import InputError
 from attdec.sources import KINDS
+
+COMPAT_HELP = (
+    "Decode raw captures as this AMD decoder does: 0.1.6 (rocprof-trace-decoder of ROCm <= 7.2; the "
+    "default, reproduced row for row) or rocm-7.13 (built from the newest public source, ROCm >= 7.13). "
+    "docs/compat.md lists every rule on which they differ."
+)
+_COMPAT_KEY = "attdec.compat"
+
+
+def _remember_compat(ctx, param, value):
+    ctx.meta[_COMPAT_KEY] = value
+    return value
+
+
+def chosen_compat() -> str | None:
+    """The decoder version --compat chose for the running command (None outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_COMPAT_KEY) if ctx is not None else None
+
 
 FORMATS = click.Choice(["table", "json", "csv"])
 TOP = click.IntRange(min=0)  # --top: a row count, 0 = all; negatives are refused, not taken from the end
@@ -62,7 +82,8 @@ def _known_arch(ctx, param, value):
 
 
 def input_options(f):
-    """--input-format (the kinds of attdec.sources.KINDS), and --code/--arch for explicit SQTT blobs."""
+    """--input-format (the kinds of attdec.sources.KINDS), --code/--arch for explicit SQTT blobs, and
+    --compat (which AMD decoder version raw captures are decoded as; read by `open_dispatches`)."""
     opts = [
         click.option(
             "--input-format",
@@ -82,6 +103,15 @@ def input_options(f):
             callback=_known_arch,
             help="With --code: the GPU (default: from the code object).",
         ),
+        click.option(
+            "--compat",
+            type=click.Choice(list(COMPAT)),
+            default=next(iter(COMPAT)),
+            show_default=True,
+            expose_value=False,
+            callback=_remember_compat,
+            help=COMPAT_HELP,
+        ),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -89,10 +119,12 @@ def input_options(f):
 
 
 def open_dispatches(paths, input_format=None, code=(), arch=None, **decode_opts):
-    """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal."""
+    """The dispatches the command line names, raw captures decoded (as --compat says), with a progress bar
+    on a terminal."""
     from attdec.report.progress import progress_bar
     from attdec.sources.pipeline import open_dispatches as read
 
+    decode_opts.setdefault("compat", chosen_compat())
     with progress_bar() as progress:
         return read(paths, input_format, code, arch, progress=progress, **decode_opts)
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import click
 
+from attdec.commands.common import COMPAT_HELP
+from attdec.decoders.compat import COMPAT
 from attdec.errors import ArchError, InputError, read_bytes
 
 
@@ -60,13 +62,19 @@ def raw_dispatches(paths, code, arch, se, input_format):
 @click.option("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
 @click.option("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
 @click.option("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
+@click.option(
+    "--compat", type=click.Choice(list(COMPAT)), default=next(iter(COMPAT)), show_default=True, help=COMPAT_HELP
+)
 @click.option("--tokens", is_flag=True, help="list every token of the blobs (offset, type, named fields, time) instead")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def decode(paths, arch, code, se, target_cu, input_format, tokens, fmt):
+def decode(paths, arch, code, se, target_cu, input_format, compat, tokens, fmt):
     """Decode raw SQTT (bare .att blobs with --code, or any raw capture attdec reads) into records.
 
     With --tokens, list each .att blob's token stream instead, as the decoders split it: byte offset,
     time, token type and its named fields (the format comes from the blob's header; --arch only checks it).
+
+    The records are AMD's decoder's (docs/decode-json.md), as its version --compat decodes them: 0.1.6 by
+    default, the one checked row for row.
 
     Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
     truncated, lost sync or does not match the code object: what could be decoded is printed and each
@@ -84,7 +92,7 @@ def decode(paths, arch, code, se, target_cu, input_format, tokens, fmt):
     def results(raw):
         for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
             click.echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
-        for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
+        for blob, res, dt in decode_blobs(raw, target_cu=target_cu, compat=compat):
             for p in res.problems + res.warnings:
                 click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
             if res.damaged:

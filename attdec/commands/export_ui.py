@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attdec.commands.common import input_options, open_raw
+from attdec.commands.common import chosen_compat, input_options, open_raw
 
 
 def folder_name(raw, index: int) -> str:
@@ -38,7 +38,7 @@ def export_ui(inputs, outdir, input_format, code, arch):
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
         for i, raw in enumerate(raws):
-            d = decode(raw, tracker)
+            d = decode(raw, tracker, compat=chosen_compat())
             folder = write_ui_output(d, outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
             click.echo(

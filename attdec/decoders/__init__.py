@@ -8,12 +8,25 @@ versions of AMD's decoder (`compat`, docs/compat.md); the default reproduces 0.1
 
 from __future__ import annotations
 
-from attdec.decoders.common import BlobResult, CodeMap
+from typing import TYPE_CHECKING
+
 from attdec.decoders.compat import COMPAT, Rules, rules_for
 from attdec.errors import ArchError, FormatError
-from attdec.model.target import Target, target
+
+if TYPE_CHECKING:
+    from attdec.decoders.common import BlobResult, CodeMap
+    from attdec.model.target import Target
 
 __all__ = ["COMPAT", "BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
+
+
+def __getattr__(name: str):
+    # numpy-backed parts load on first use: commands that only name a decoder version (--compat) stay light
+    if name in ("BlobResult", "CodeMap"):
+        from attdec.decoders import common
+
+        return getattr(common, name)
+    raise AttributeError(name)
 
 
 def detect_format(data: bytes) -> str | None:
@@ -48,6 +61,8 @@ def decode_blob(
 ) -> BlobResult:
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's."""
+    from attdec.model.target import target
+
     rules = rules_for(compat)
     tgt = target(arch, where or None)
     if not data:

@@ -53,6 +53,15 @@ class BlobResult:
         return out
 
 
+def data_lost(res: BlobResult, lost_at: list[int]) -> None:
+    """DATA_LOST when the trace says packets were lost (after the waves' INFO records, as the official
+    decoder raises it once the blob is parsed); damage, so also a problem."""
+    if lost_at:
+        n, at = len(lost_at), lost_at[0]
+        res.info.append(DecoderInfo("DATA_LOST", res.se, n, at, "the trace unit lost packets"))
+        res.problems.append(f"the trace unit lost packets {n} time(s), first at byte {at} (DATA_LOST)")
+
+
 def official_order(waves: list[Wave], complete: list[bool]) -> list[Wave]:
     """A blob's waves in the order AMD's decoder (0.1.6) reports them: the waves that ended, by end time
     (stable: waves that end together keep their stitch order), then the waves cut by the end of the blob,

@@ -22,7 +22,6 @@ from attdec.model import (
     SHADERDATA_IMM,
     SHADERDATA_PRIV,
     Category,
-    DecoderInfo,
     Wave,
     WaveState,
 )
@@ -192,7 +191,7 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     """The records besides waves and occupancy, from the tokens both passes keep: SHADERDATA (SHADER_DATA
     and SHADER_DATA_SHORT, fields read with the family's layout as the official handler does; gfx11 drops
     the `invalid` ones, gfx12's `sdt` marks trap-handler data), the ROCm protocol in USERDATA_2 writes
-    (code-object markers, RT_FREQUENCY), and DATA_LOST for TIMESTAMPs that say packets were lost."""
+    (code-object markers, RT_FREQUENCY)."""
     table, typ, w = fmt.table, tk.type, tk.word
     is_short = typ == T["SHADER_DATA_SHORT"]
     sel = np.flatnonzero((typ == T["SHADER_DATA"]) | is_short)
@@ -222,10 +221,6 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
         for v in reg["data"].column(rw[user]).tolist():
             proto.userdata2(v)
         res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
-    if len(tk.lost_at):
-        n, at = len(tk.lost_at), int(tk.lost_at[0])
-        res.info.append(DecoderInfo("DATA_LOST", res.se, n, at, "the trace unit lost packets"))
-        res.problems.append(f"the trace unit lost packets {n} time(s), first at byte {at} (DATA_LOST)")
 
 
 def other_simd_records(se: int, time, cycles, wgp, category) -> np.ndarray:
