@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
+from attdec.model.target import target
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
 # categories): the PC walk stops at it, and a finished wave reports it as NONE.
@@ -60,6 +61,64 @@ def data_lost(res: BlobResult, lost_at: list[int]) -> None:
         n, at = len(lost_at), lost_at[0]
         res.info.append(DecoderInfo("DATA_LOST", res.se, n, at, "the trace unit lost packets"))
         res.problems.append(f"the trace unit lost packets {n} time(s), first at byte {at} (DATA_LOST)")
+
+
+def implausible(times: np.ndarray, begin: int, end: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Records no valid stream gives (none in the captures' undamaged decodes): (starts before its wave
+    began or before an earlier record, starts after its ended wave's end), or None when there are none
+    (the common case, found with two comparisons so the decode's hot path barely notices)."""
+    n = len(times)
+    if not n or (times[0] >= begin and (not end or times[-1] <= end) and (times[1:] >= times[:-1]).all()):
+        return None
+    early = times < np.maximum.accumulate(np.r_[begin, times[:-1]])
+    late = (times > end) & ~early if end else np.zeros(n, bool)
+    return early, late
+
+
+class Implausible:
+    """What a blob's plausibility checks left out, for one problem line (a flipped bit or a zeroed run
+    makes such records; AMD's decoder reports them as records)."""
+
+    REASONS = ("before its wave or an earlier record", "after its wave ended", "in a wave slot the SIMD lacks")
+
+    def __init__(self) -> None:
+        self.counts = [0, 0, 0]
+        self.first: Wave | None = None
+
+    def add(self, wave: Wave, *counts: int) -> None:
+        if any(counts):
+            self.counts = [a + b for a, b in zip(self.counts, counts)]
+            self.first = self.first or wave
+
+    def note(self, res: BlobResult) -> None:
+        w = self.first
+        if w is not None:
+            detail = ", ".join(f"{n} {why}" for n, why in zip(self.counts, self.REASONS) if n)
+            res.problems.append(
+                f"implausible records left out ({detail}; first: se {w.se} cu {w.cu} simd {w.simd} slot {w.slot}, "
+                f"begun at {w.begin}): the stream is damaged there"
+            )
+
+
+def drop_implausible(res: BlobResult) -> None:
+    """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
+    the wave id has 5 bits, the SIMD fewer slots)."""
+    cu = target(res.arch).cu
+    slots = cu.wave_slots if cu is not None else 32
+    found = Implausible()
+    keep = []
+    for w in res.waves:
+        if w.slot >= slots:
+            found.add(w, 0, 0, max(len(w.insts), 1))
+            continue
+        keep.append(w)
+        bad = implausible(w.insts["time"], w.begin, w.end)
+        if bad is not None:
+            early, late = bad
+            found.add(w, int(early.sum()), int(late.sum()), 0)
+            w.insts = w.insts[~(early | late)]
+    res.waves = keep
+    found.note(res)
 
 
 def official_order(waves: list[Wave], complete: list[bool]) -> list[Wave]:

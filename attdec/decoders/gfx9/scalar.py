@@ -9,13 +9,21 @@ from array import array
 
 import numpy as np
 
-from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap, entry_problem
+from attdec.decoders.common import (
+    NOT_FINISHED,
+    BlobResult,
+    CodeMap,
+    Implausible,
+    data_lost,
+    entry_problem,
+    implausible,
+)
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
 from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus
 from attdec.decoders.stitch import PcWalker, note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
-from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, Category, DecoderInfo, Wave, empty_insts
+from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, Category, Wave, empty_insts
 
 # Compute register offsets (REG_CS regaddr) the decoder latches.
 COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
@@ -208,14 +216,12 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
     seq: dict[tuple[int, int], int] = {}
     stitched: list = []
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
+    found = Implausible()
     for w in done:
-        res.waves.append(_to_wave(w, res.se, walk, seq, stitched))
+        res.waves.append(_to_wave(w, res.se, walk, seq, stitched, found))
     note_waves(res, stitched)
-    if lost_at:
-        res.info.append(DecoderInfo("DATA_LOST", res.se, len(lost_at), lost_at[0], "the trace unit lost packets"))
-        res.problems.append(
-            f"the trace unit lost packets {len(lost_at)} time(s), first at byte {lost_at[0]} (DATA_LOST)"
-        )
+    found.note(res)
+    data_lost(res, lost_at)
     if shaderdata:
         a = np.array(shaderdata, np.int64)
         res.shaderdata = np.zeros(len(a), SHADERDATA_DTYPE)
@@ -255,17 +261,33 @@ def _fill_gaps(perf: list[tuple], interval: int) -> list[tuple]:
     return sorted(perf + extra, key=lambda r: r[0]) if extra else perf
 
 
-def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, stitched: list) -> Wave:
-    """Stitch PCs onto a finished wave and turn it into the record model."""
+def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, stitched: list, found: Implausible) -> Wave:
+    """Stitch PCs onto a finished wave and turn it into the record model. Implausible records (damage) are
+    left out before the walk, and records the walk matched out of time order after it (no valid stream of
+    the captures gives any)."""
     a = empty_insts(len(w.insts))
+    pc_infos = [tuple(x) for x in w.pc_infos]
     if w.insts:
         arr = np.asarray(w.insts, dtype=np.int64)
         a["time"], a["category"], a["duration"], a["stall"] = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+        found_here = implausible(a["time"], w.begin, w.end)
+        if found_here is not None:
+            early, late = found_here
+            bad = early | late
+            found.add(Wave(se, w.cu, w.simd, w.slot, w.begin, w.end), int(early.sum()), int(late.sum()), 0)
+            before = np.r_[0, np.cumsum(bad)]  # records left out before each index
+            pc_infos = [(i - int(before[min(i, len(bad))]), pc) for i, pc in pc_infos]
+            a = a[~bad]
     timeline = [(s, d) for s, d in w.timeline]
     outcome = None
-    if walk is not None and w.pc_infos:
+    if walk is not None and pc_infos:
         # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
-        a, timeline, outcome = walk.stitch(a, [tuple(x) for x in w.pc_infos], timeline, w.begin, end=w.end)
+        a, timeline, outcome = walk.stitch(a, pc_infos, timeline, w.begin, end=w.end)
+        out_of_order = implausible(a["time"], w.begin, 0)  # a damaged wave's walk can match records out of order
+        if out_of_order is not None:
+            early = out_of_order[0]
+            found.add(Wave(se, w.cu, w.simd, w.slot, w.begin, w.end), int(early.sum()), 0, 0)
+            a = a[~early]
     end = w.end
     if not w.complete and len(a):
         end = max(end, int((a["time"] + a["duration"]).max()) + 4)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap, data_lost, entry_problem, official_order
+from attdec.decoders.common import BlobResult, CodeMap, data_lost, drop_implausible, entry_problem, official_order
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna.packets import (
     COMPUTE_PGM_HI,
@@ -274,6 +274,7 @@ def decode_scalar(
     note_waves(res, stitched)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [x[1] for x in stitched]) if rules.end_time_order else waves
+    drop_implausible(res)
     rows = occ_front + occ_rows
     occ = np.zeros(len(rows), OCCUPANCY_DTYPE)
     if rows:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap, data_lost, entry_problem, official_order
+from attdec.decoders.common import BlobResult, CodeMap, data_lost, drop_implausible, entry_problem, official_order
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna import vectorised_timing as timing
 from attdec.decoders.rdna.packets import (
@@ -174,6 +174,7 @@ def decode_vectorised(
     note_waves(res, stitched)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [wv.complete for wv in emitted]) if rules.end_time_order else waves
+    drop_implausible(res)
     return res
 
 
