@@ -263,8 +263,8 @@ def _fill_gaps(perf: list[tuple], interval: int) -> list[tuple]:
 
 def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, stitched: list, found: Implausible) -> Wave:
     """Stitch PCs onto a finished wave and turn it into the record model. Implausible records (damage) are
-    left out before the walk, and records the walk matched out of time order after it (no valid stream of
-    the captures gives any)."""
+    left out first: the walk may swap neighbours the hardware reported out of program order, so their
+    order is checked before it."""
     a = empty_insts(len(w.insts))
     pc_infos = [tuple(x) for x in w.pc_infos]
     if w.insts:
@@ -283,11 +283,6 @@ def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, stitched:
     if walk is not None and pc_infos:
         # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
         a, timeline, outcome = walk.stitch(a, pc_infos, timeline, w.begin, end=w.end)
-        out_of_order = implausible(a["time"], w.begin, 0)  # a damaged wave's walk can match records out of order
-        if out_of_order is not None:
-            early = out_of_order[0]
-            found.add(Wave(se, w.cu, w.simd, w.slot, w.begin, w.end), int(early.sum()), 0, 0)
-            a = a[~early]
     end = w.end
     if not w.complete and len(a):
         end = max(end, int((a["time"] + a["duration"]).max()) + 4)
