@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import click
-
-from attdec.commands.common import input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import add_input_options, add_paths, add_wave_filters, inputs, open_dispatches, wave_filter
 
 
-def reports(paths, wave_filter=None, input_format=None, code=(), arch=None) -> list:
+def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, compat=None) -> list:
     """A report.cfg.CfgReport (control-flow graphs with block statistics and loop timings) per dispatch."""
     from attdec.analysis.cfg import block_stats, build_cfgs
     from attdec.analysis.loops import loop_timings
@@ -15,7 +13,7 @@ def reports(paths, wave_filter=None, input_format=None, code=(), arch=None) -> l
     from attdec.report.cfg import CfgReport
 
     out = []
-    for d in open_dispatches(paths, input_format, code, arch):
+    for d in open_dispatches(paths, input_format, code, arch, compat=compat, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
         cfgs = build_cfgs(d.code)
@@ -25,26 +23,28 @@ def reports(paths, wave_filter=None, input_format=None, code=(), arch=None) -> l
     return out
 
 
-def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
+def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, compat=None, out=None):
     """Control-flow graphs of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
     from attdec.report import cfg as rep
 
-    rs = reports(paths, wave_filter, input_format, code, arch)
+    rs = reports(paths, wave_filter, input_format, code, arch, compat)
     {"table": rep.print_cfg_table, "json": rep.print_cfg_json, "dot": rep.print_cfg_dot}[fmt](rs, out or sys.stdout)
 
 
-@click.command("cfg")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "dot"]), default="table", show_default=True)
-@wave_filter_options
-@input_options
-def command(paths, fmt, se, simd, slot, wave, cu, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument("--format", dest="fmt", choices=("table", "json", "dot"), default="table")
+    add_wave_filters(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Basic blocks and control-flow graph of each kernel, loops nested, from the disassembly listing.
 
     Per block: address, instructions, hits, cycles, stall, its share, dominant stall type, source line
     and successors; per loop: header, back edges and iteration timing (`attdec loops` has the per-wave
     detail). --format dot writes Graphviz (loops as clusters); json has every block and loop.
     """
-    run(paths, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)
+    run(a.paths, a.fmt, wave_filter(a), **inputs(a))

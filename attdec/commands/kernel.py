@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
-from attdec.commands.common import FORMATS, input_options, open_dispatches
+from attdec.commands.common import FORMATS, add_input_options, add_paths, inputs, open_dispatches
 
 
 def _code_object(path: str, arch: str | None):
@@ -32,27 +30,29 @@ def _code_object(path: str, arch: str | None):
         return None
 
 
-def summaries(paths, input_format=None, code=(), arch=None) -> list:
+def summaries(paths, input_format=None, code=(), arch=None, compat=None) -> list:
     """KernelSummary of every dispatch the paths name, and of every kernel in bare code objects."""
     from attdec.analysis.kernel import code_object_summaries, kernel_summary
 
     if code:
-        return [kernel_summary(d) for d in open_dispatches(paths, input_format, code, arch)]
+        return [kernel_summary(d) for d in open_dispatches(paths, input_format, code, arch, compat=compat)]
     out = []
     for p in paths:
         co = _code_object(p, arch) if input_format is None else None
         if co is not None:
             out += code_object_summaries(co, arch)
         else:
-            out += [kernel_summary(d) for d in open_dispatches([p], input_format)]
+            out += [kernel_summary(d) for d in open_dispatches([p], input_format, compat=compat)]
     return out
 
 
-@click.command("kernel")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-@input_options
-def command(paths, fmt, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Kernel resources (VGPR, AGPR, SGPR, LDS, scratch, wave and workgroup size, kernarg, flags), the
     theoretical occupancy they allow on the GPU and which resource limits it, and the occupancy the
     trace achieved (mean, peak, time share of each wave count).
@@ -66,5 +66,5 @@ def command(paths, fmt, input_format, code, arch):
 
     from attdec.report import kernel as rep
 
-    found = summaries(paths, input_format, code, arch)
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](found, sys.stdout)
+    found = summaries(a.paths, **inputs(a))
+    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[a.fmt](found, sys.stdout)

@@ -10,11 +10,10 @@ change. docs/compat.md is the table of every rule with its evidence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from attdec.model.record import Frozen
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(Frozen):
     """One decoder version's answers where versions disagree. The defaults are 0.1.6's."""
 
     # gfx11 s_barrier (INST opcode 19, header version 3): the newer source's `update_barrier_gfx11` turns
@@ -43,7 +42,7 @@ class Rules:
 
 
 DEFAULT = Rules()
-NEWEST = Rules(**{f.name: not getattr(DEFAULT, f.name) for f in fields(Rules)})
+NEWEST = Rules(**{f: not getattr(DEFAULT, f) for f in Rules.fields()})
 
 # Decoder versions by the name a user gives them (`--compat`); the first is the default.
 COMPAT: dict[str, Rules] = {"0.1.6": DEFAULT, "rocm-7.13": NEWEST}

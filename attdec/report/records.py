@@ -1,4 +1,4 @@
-"""Decoded records (what `attdec decode` prints): a summary table per blob, or the records as JSON.
+"""Decoded records (what `attdec decode` prints): a summary table per blob, the records as JSON, or as columns.
 
 The JSON keys are documented in docs/decode-json.md; the record kinds and their fields are AMD's decoder's
 (trace_decoder_types.h), in the order oracle.json lists them.
@@ -8,10 +8,27 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from typing import Any
 
 from attdec.model import Category
 
 _NAMES = [f'"{c.name}"' for c in Category]
+CHUNK = 1 << 16  # rows formatted at once: bounds the text held in memory
+
+
+def write_rows(w, cols: list[list]) -> None:
+    """Rows `[a,b,...]` of equal-length columns (lists of ints, or strings already in JSON form), comma
+    separated. CHUNK rows are formatted by one %-operation over the interleaved values: no Python code
+    runs per row, which is what makes this faster than json.dumps of the same lists (benchmarks/README.md)."""
+    n, k = len(cols[0]) if cols else 0, len(cols)
+    row = "[" + ",".join(["%s"] * k) + "]"
+    for start in range(0, n, CHUNK):
+        m = min(CHUNK, n - start)
+        flat: list = [None] * (k * m)
+        for i, c in enumerate(cols):
+            flat[i::k] = c[start : start + m]
+        w(("," if start else "") + ",".join([row] * m) % tuple(flat))
 
 
 def write_json(dispatches, out) -> None:
@@ -23,7 +40,8 @@ def write_json(dispatches, out) -> None:
     w('{"dispatches": [')
     for n, (name, results) in enumerate(dispatches):
         w(("," if n else "") + '{"name": ' + json.dumps(name) + ', "waves": [')
-        occ, rest = [], {k: [] for k in _SIDE}
+        occ: list = []
+        rest: dict[str, list] = {k: [] for k in _SIDE}
         first = True
         for label, res, _dt in results:
             for wave in res.waves:
@@ -35,7 +53,14 @@ def write_json(dispatches, out) -> None:
             for k, f in _SIDE.items():
                 rest[k] += f(res, label)
         w('],\n"occupancy": [')
-        w(",\n".join(p for p in (_occupancy(r) for r in occ) if p))
+        first = True
+        for res in occ:
+            o = res.occupancy
+            if len(o):
+                w("" if first else ",\n")
+                first = False
+                cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
+                _write_rows_with_ids(w, cols, res, o["pc"])
         w("]")
         for k, v in rest.items():
             w(f',\n"{k}": ' + json.dumps(v))
@@ -43,11 +68,14 @@ def write_json(dispatches, out) -> None:
     w("]}\n")
 
 
-def _code_object_tail(res, pcs) -> list[str]:
-    """`,id` for PCs in a code object the trace announced (AMD's pc.code_object_id), '' elsewhere."""
+def _write_rows_with_ids(w, cols: list[list], res, pcs) -> None:
+    """Rows as `write_rows` writes them, with AMD's pc.code_object_id as one more column on the rows whose
+    PC lies in a code object the trace announced (most traces announce none: the fast path)."""
     if not res.code_objects:
-        return [""] * len(pcs)
-    return [f",{i}" if i else "" for i in res.code_object_ids(pcs).tolist()]
+        write_rows(w, cols)
+        return
+    ids = res.code_object_ids(pcs).tolist()
+    w(",".join("[" + ",".join(map(str, r)) + (f",{i}]" if i else "]") for *r, i in zip(*cols, ids)))
 
 
 def _write_wave(w, wave, res) -> None:
@@ -58,36 +86,18 @@ def _write_wave(w, wave, res) -> None:
         f'"timeline": [{",".join(f"[{s},{d}]" for s, d in wave.timeline)}], "instructions": ['
     )
     if len(a):
-        w(
-            ",".join(
-                f"[{p},{t},{d},{s},{_NAMES[c]}{co}]"
-                for p, t, d, s, c, co in zip(
-                    a["pc"].tolist(),
-                    a["time"].tolist(),
-                    a["duration"].tolist(),
-                    a["stall"].tolist(),
-                    a["category"].tolist(),
-                    _code_object_tail(res, a["pc"]),
-                )
-            )
-        )
+        names = [_NAMES[c] for c in a["category"].tolist()]
+        cols = [a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(), names]
+        _write_rows_with_ids(w, cols, res, a["pc"])
     w("]}")
-
-
-def _occupancy(res) -> str:
-    o = res.occupancy
-    if not len(o):
-        return ""
-    cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
-    tail = _code_object_tail(res, o["pc"])
-    return ",".join(f"[{a},{b},{c},{d},{e},{f},{g}{co}]" for a, b, c, d, e, f, g, co in zip(*cols, tail))
 
 
 def _rows(a, fields) -> list[list]:
     return [list(r) for r in zip(*(a[f].tolist() for f in fields))] if len(a) else []
 
 
-_SIDE = {
+# The per-blob record kinds written after the waves and occupancy: key -> (BlobResult, blob label) -> rows.
+_SIDE: dict[str, Callable[[Any, str], list]] = {
     "realtime": lambda r, _: [[r.se, int(a), int(b)] for a, b in r.realtime],
     "inst_other_simd": lambda r, _: [
         [se, t, c, g, Category(k).name]
@@ -105,6 +115,65 @@ _SIDE = {
     "problems": lambda r, label: [f"{label}: {p}" for p in r.problems],
     "warnings": lambda r, label: [f"{label}: {p}" for p in r.warnings],
 }
+
+
+def columns(dispatches) -> dict[str, dict]:
+    """The decoded records as tables of columns (`attdec decode --format npz`, docs/api.md): dispatches,
+    blobs, waves, records, occupancy, timeline, realtime, other_simd, problems, categories. A column named
+    after a table holds row numbers into it; `waves.first` / `waves.records` are each wave's rows of
+    `records`, `records.category` indexes `categories.name`."""
+    import numpy as np
+
+    from attdec.model import empty_insts, empty_occupancy
+
+    t: dict[str, dict[str, list]] = {
+        "dispatches": {"name": []},
+        "blobs": {"dispatch": [], "se": [], "label": [], "bytes_decoded": []},
+        "waves": {k: [] for k in ("blob", "se", "cu", "simd", "slot", "begin", "end", "contexts", "first", "records")},
+        "timeline": {"wave": [], "state": [], "duration": []},
+        "realtime": {"blob": [], "shader_clock": [], "reference_clock": []},
+        "other_simd": {"blob": [], "time": [], "cycles": [], "wgp": [], "category": []},
+        "problems": {"blob": [], "text": []},
+    }
+    insts, occ, occ_blob, nrec = [], [], [], 0
+    for d, (name, results) in enumerate(dispatches):
+        t["dispatches"]["name"].append(name)
+        for label, res, _dt in results:
+            b = len(t["blobs"]["se"])
+            for k, v in (("dispatch", d), ("se", res.se), ("label", label), ("bytes_decoded", res.bytes_decoded)):
+                t["blobs"][k].append(v)
+            for w in res.waves:
+                n = len(t["waves"]["se"])
+                row = (b, w.se, w.cu, w.simd, w.slot, w.begin, w.end, w.contexts, nrec, len(w.insts))
+                for k, v in zip(t["waves"], row):
+                    t["waves"][k].append(v)
+                insts.append(w.insts)
+                nrec += len(w.insts)
+                for state, dur in w.timeline:
+                    t["timeline"]["wave"].append(n)
+                    t["timeline"]["state"].append(int(state))
+                    t["timeline"]["duration"].append(int(dur))
+            occ.append(res.occupancy)
+            occ_blob.append(np.full(len(res.occupancy), b, np.int64))
+            for shader, ref in res.realtime:
+                for k, v in zip(("blob", "shader_clock", "reference_clock"), (b, int(shader), int(ref))):
+                    t["realtime"][k].append(v)
+            o = res.other_simd
+            t["other_simd"]["blob"] += [b] * len(o)
+            for k in ("time", "cycles", "wgp", "category"):
+                t["other_simd"][k] += o[k].tolist()
+            t["problems"]["blob"] += [b] * len(res.problems)
+            t["problems"]["text"] += list(res.problems)
+    text = ("name", "label", "text")
+    out = {n: {k: np.asarray(v, str if k in text else np.int64) for k, v in c.items()} for n, c in t.items()}
+    rec = np.concatenate(insts) if insts else empty_insts()
+    out["records"] = {"wave": np.repeat(np.arange(len(insts)), [len(a) for a in insts]).astype(np.int64)}
+    out["records"].update({f: rec[f] for f in rec.dtype.names or () if f != "line"})  # no listing yet: no line
+    o = np.concatenate(occ) if occ else empty_occupancy()
+    out["occupancy"] = {"blob": np.concatenate(occ_blob) if occ_blob else np.zeros(0, np.int64)}
+    out["occupancy"].update({f: o[f] for f in o.dtype.names or ()})
+    out["categories"] = {"name": np.array([c.name for c in Category])}
+    return out
 
 
 def print_summary(dispatches, out) -> None:
