@@ -109,8 +109,8 @@ def catchable(waves, code, slots: int, family: str) -> Counter:
 
 
 def score(ref: dict[tuple, Counter], waves) -> tuple[int, int, int, int, int]:
-    """(correct rows, shifted rows, invented rows, waves cut, waves missing) of a decode against the
-    undamaged one. A shifted row equals an undamaged row of its wave but for the time (a damaged time
+    """(correct rows, shifted rows, invented rows, waves cut (decoded with fewer rows), waves missing) of a
+    decode against the undamaged one. A shifted row equals an undamaged row of its wave but for the time (a damaged time
     delta moves every later record of the wave); an invented row matches none."""
     got = rows_of(waves)
     correct = shifted = invented = cut = 0
@@ -125,7 +125,7 @@ def score(ref: dict[tuple, Counter], waves) -> tuple[int, int, int, int, int]:
             k = min(n, untimed[pc, d, s, c])
             untimed[pc, d, s, c] -= k
             shifted, invented = shifted + k, invented + n - k
-        cut += bool(clean - rows)
+        cut += sum(rows.values()) < sum(clean.values())
     missing = sum(1 for key in ref if key not in got)
     return correct, shifted, invented, cut, missing
 
