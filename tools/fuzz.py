@@ -1026,6 +1026,11 @@ def run(a) -> int:
                     procs[j] = (p, conn, left, (val, time.time()))
                 elif msg == "done":
                     results.append(val)
+                    if val.outcome.failed:  # at once: a long run's failures are known before it ends
+                        print(
+                            f"  case {val.index} ({val.kind}) {val.outcome.status}: {val.outcome.detail}",
+                            file=sys.stderr,
+                        )
                     left.remove(val.index)
                     procs[j] = (p, conn, left, None)
                 else:
