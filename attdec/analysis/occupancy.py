@@ -66,7 +66,7 @@ def theoretical_occupancy(res: KernelResources, tgt: Target, bound: str = "exact
         if not cu.unified_agprs and res.agpr is not None and res.agpr > regs:  # gfx908: own AGPR file, same size
             regs, name = res.agpr, AGPR
         total, granule = cu.vgpr_file(wave)
-        limits[name] = min(max(total // (math.ceil(max(regs, 1) / granule) * granule), 1), slots)
+        limits[name] = min(max(total // (-(-max(regs, 1) // granule) * granule), 1), slots)  # integer ceil: any size
     else:
         notes.append("VGPR count unknown: VGPR limit not applied")
     if cu.sgpr_waves:

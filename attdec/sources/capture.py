@@ -13,6 +13,12 @@ from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 
+def _name(v, what: str, where: Path) -> str:
+    if not isinstance(v, str):
+        raise FormatError(f"{what} is {type(v).__name__}, expected a name", str(where))
+    return v
+
+
 def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
     from attdec.sources.pmc import unpack_pmc
 
@@ -30,7 +36,7 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
             tag = d.get("exec_tag")
             raw = RawDispatch(
                 name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"],
-                arch=cap["gfx_arch"],
+                arch=_name(cap["gfx_arch"], "gfx_arch", cj),
                 code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), str(co_path), 1)],
                 kernel=d["kernel"],
                 path=str(folder),

@@ -138,6 +138,10 @@ def _parse(files, name: str, parse, *args, doc=None):
 
 
 I32 = (-(1 << 31), (1 << 31) - 1)  # what the occupancy records' cu/simd/wave_id hold
+# code.json line ids are below the row count in every real listing; analyses size tables by the largest id,
+# so a larger one (a hostile 2^40) is refused rather than allocated
+LINE_IDS_PER_ROW = 16
+MAX_LINE_ID = 1 << 24  # a wave file's line ids, where the listing's size is not known: far above any real one
 
 
 def _int(v, where: str, what: str, lo: int = I64[0], hi: int = I64[1]) -> int:
@@ -278,6 +282,10 @@ def parse_code(doc, where: str) -> CodeJson:
         if not legacy and len(r) == 8 and r[1] == 100 and not text.startswith(";"):
             text = "; " + text  # early C++ writer: label rows marked by type 100
         out.append(CodeLine(line, text, src, codeobj, vaddr, hit, lat, stall, idle))
+    most = LINE_IDS_PER_ROW * len(out) + 4096  # line ids index per-line tables: keep those proportional
+    bad = next((i for i, c in enumerate(out) if c.line >= most), None)
+    if bad is not None:
+        raise FormatError(f"code[{bad}][2]: line id {out[bad].line:,} is beyond a listing of {len(out):,} rows", where)
     if legacy:
         return CodeJson(out, ("idle",), False, [])
     return CodeJson(out, ("stall", "idle") if short and out else (), True, [])
@@ -331,6 +339,9 @@ def parse_wave(doc, where: str, name: str) -> Wave:
     bad = np.flatnonzero((arr[:, 1] < 0) | (arr[:, 1] > 255))
     if len(bad):
         raise FormatError(f"wave.instructions[{bad[0]}][1]: category {arr[bad[0], 1]} is not one (0..255)", where)
+    bad = np.flatnonzero(arr[:, 4] >= MAX_LINE_ID)
+    if len(bad):
+        raise FormatError(f"wave.instructions[{bad[0]}][4]: line id {arr[bad[0], 4]:,} is beyond any listing", where)
     insts = empty_insts(len(arr))
     if len(arr):
         insts["time"], insts["category"], insts["stall"] = arr[:, 0], arr[:, 1], arr[:, 2]
