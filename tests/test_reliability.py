@@ -329,6 +329,20 @@ def test_line_ids_of_2_40_are_refused_not_allocated(tmp_path):
     assert r.stdout.count("\nd,") == 2
 
 
+@pytest.mark.parametrize("column,value,needle", [("instructions", 99, "category 99"), ("timeline", 99, "state 99")])
+def test_unknown_categories_and_states_leave_the_wave_out(tmp_path, column, value, needle):
+    """They index name tables (`timeline` on a fuzzed archive: IndexError): refused where they enter."""
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    w = json.loads((d / "se0_sm0_sl0_wv0.json").read_text())
+    w["wave"][column][0][0 if column == "timeline" else 1] = value
+    (d / "se0_sm0_sl0_wv0.json").write_text(json.dumps(w))
+    r = cli("timeline", "-o", tmp_path / "t.json", d)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    r = cli("waves", "--format", "csv", d)
+    assert r.returncode == 0 and needle in r.stderr and r.stdout.count("\nd,") == 2, r.stderr
+
+
 # ---- nothing is lost: one failing input or dispatch ------------------------------------------------------
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 

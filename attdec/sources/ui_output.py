@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import I64, ArchError, AttdecError, FormatError, InputError, checked_int, parse_json
-from attdec.model import CodeLine, Dispatch, Wave, deferred, empty_insts, empty_occupancy
+from attdec.model import Category, CodeLine, Dispatch, Wave, WaveState, deferred, empty_insts, empty_occupancy
 from attdec.model.records import MAX_SE
 from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, members
@@ -336,9 +336,10 @@ def parse_wave(doc, where: str, name: str) -> Wave:
     else:
         se = _int(str(doc.get("name", "SE0"))[2:], where, "name (SE<N>)", 0, MAX_SE)
     arr = _int_rows_of(w.get("instructions") or [], where, "wave.instructions", 5)
-    bad = np.flatnonzero((arr[:, 1] < 0) | (arr[:, 1] > 255))
+    top = len(Category) - 1  # categories and states index name tables: unknown values stop here
+    bad = np.flatnonzero((arr[:, 1] < 0) | (arr[:, 1] > top))
     if len(bad):
-        raise FormatError(f"wave.instructions[{bad[0]}][1]: category {arr[bad[0], 1]} is not one (0..255)", where)
+        raise FormatError(f"wave.instructions[{bad[0]}][1]: category {arr[bad[0], 1]} is not one (0..{top})", where)
     bad = np.flatnonzero(arr[:, 4] >= MAX_LINE_ID)
     if len(bad):
         raise FormatError(f"wave.instructions[{bad[0]}][4]: line id {arr[bad[0], 4]:,} is beyond any listing", where)
@@ -346,7 +347,13 @@ def parse_wave(doc, where: str, name: str) -> Wave:
     if len(arr):
         insts["time"], insts["category"], insts["stall"] = arr[:, 0], arr[:, 1], arr[:, 2]
         insts["duration"], insts["line"] = arr[:, 3], arr[:, 4]
-    timeline = [(s, d) for s, d in _int_rows_of(w.get("timeline") or [], where, "wave.timeline", 2)[:, :2].tolist()]
+    tl = _int_rows_of(w.get("timeline") or [], where, "wave.timeline", 2)[:, :2]
+    bad = np.flatnonzero((tl[:, 0] < 0) | (tl[:, 0] >= len(WaveState)))
+    if len(bad):
+        raise FormatError(
+            f"wave.timeline[{bad[0]}][0]: state {tl[bad[0], 0]} is not one (0..{len(WaveState) - 1})", where
+        )
+    timeline = [(s, d) for s, d in tl.tolist()]
     return Wave(
         se=se,
         cu=_int(w.get("cu", -1), where, "wave.cu", *I32),  # rocprofv2 wave files do not say: -1, unknown
