@@ -163,7 +163,13 @@ def run(argv: list[str]) -> int:
     try:
         p, fn = command_parser(argv[0])
         args = p.parse_intermixed_args(argv[1:])
-        return fn(args) or 0
+        from attdec.commands.common import PARSED
+
+        token = PARSED.set(args)
+        try:
+            return fn(args) or 0
+        finally:
+            PARSED.reset(token)
     except AttdecError as e:
         from attdec.report.common import printable
 

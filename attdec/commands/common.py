@@ -6,12 +6,17 @@ import argparse
 import contextlib
 import os
 import sys
+from contextvars import ContextVar
 from pathlib import Path
 
 from attdec.errors import InputError
 from attdec.sources import KINDS
 
 FORMATS = ("table", "json", "csv")
+
+# The parsed arguments of the command being run (cli.run sets them), so that an option every reading command
+# has (--jobs) reaches `open_dispatches` without each command passing it along.
+PARSED: ContextVar[argparse.Namespace | None] = ContextVar("attdec_parsed", default=None)
 
 
 def count(text: str) -> int:
@@ -118,6 +123,23 @@ def add_input_options(p) -> None:
     p.add_argument(
         "--arch", default=None, type=known_arch, help="With --code: the GPU (default: from the code object)."
     )
+    add_jobs(p)
+
+
+def add_jobs(p) -> None:
+    """--jobs N: raw dispatches decoded on N processes (attdec.sources.parallel)."""
+    p.add_argument(
+        "--jobs",
+        type=at_least(1),
+        default=None,
+        metavar="N",
+        help="Decode raw captures on N processes (default: one per core; 1: in this process).",
+    )
+
+
+def chosen_jobs() -> int | None:
+    """--jobs of the command being run (None: one process per core)."""
+    return getattr(PARSED.get(), "jobs", None)
 
 
 def inputs(a) -> dict:
@@ -138,6 +160,7 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
     from attdec.report.progress import progress_bar
     from attdec.sources.pipeline import open_dispatches as read
 
+    decode_opts.setdefault("jobs", chosen_jobs())
     with progress_bar() as progress:
         return read(paths, input_format, code, arch, progress=progress, need=tuple(need), **decode_opts)
 

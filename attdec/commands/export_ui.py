@@ -34,13 +34,13 @@ def export_ui(a) -> None:
     from attdec.report.progress import progress_bar
     from attdec.report.ui_output import write_ui_output
     from attdec.sources.kind import Tracker, raw_weight
-    from attdec.sources.pipeline import decode
+    from attdec.sources.parallel import decode_dispatches, unwrap
 
     raws = open_raw(a.inputs, **inputs(a))
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
-        for i, raw in enumerate(raws):
-            d = decode(raw, tracker)
+        for i, (raw, outcome) in enumerate(zip(raws, decode_dispatches(raws, tracker, a.jobs))):
+            d = unwrap(outcome)
             out = write_ui_output(d, a.outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
             echo(

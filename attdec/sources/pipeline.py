@@ -23,7 +23,7 @@ from attdec.errors import InputError
 from attdec.model import Dispatch, target
 from attdec.model.record import Frozen
 from attdec.sources import KINDS
-from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
+from attdec.sources.kind import Loaded, Progress, Tracker, raw_weight
 
 if TYPE_CHECKING:
     from attdec.sources.raw import RawDispatch
@@ -164,36 +164,39 @@ def open_dispatches(
     arch: str | None = None,
     progress: Progress | None = None,
     need: tuple[str, ...] = (),
+    jobs: int | None = 1,
     **decode_opts,
 ) -> list[Dispatch]:
-    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders). Attributes a
-    source defers (a ui_output folder's `waves`, `occupancy`) load on first use; those named in `need` are
-    loaded here, where `progress` reports them."""
-    tracker = Tracker(progress)
-    out = []
-    for d in read(paths, input_format, code, arch, tracker):
-        if not isinstance(d, Dispatch):  # a RawDispatch
-            if d.decoded:
-                from attdec.sources.ui_output import read_folder
+    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders) on up to `jobs`
+    processes (None: one per core; attdec.sources.parallel). Attributes a source defers (a ui_output
+    folder's `waves`, `occupancy`) load on first use; those named in `need` are loaded here, where
+    `progress` reports them."""
+    from attdec.sources.parallel import decode_dispatches, unwrap
 
-                d = read_folder(Path(d.decoded), tracker)
-            else:
-                d = decode(d, tracker, **decode_opts)
-        out.append(d)
+    tracker = Tracker(progress)
+    found = read(paths, input_format, code, arch, tracker)
+    decoded = decode_dispatches(
+        [d for d in found if not isinstance(d, Dispatch) and not d.decoded], tracker, jobs, **decode_opts
+    )
+    out = []
+    try:
+        for d in found:
+            if not isinstance(d, Dispatch):  # a RawDispatch
+                if d.decoded:
+                    from attdec.sources.ui_output import read_folder
+
+                    d = read_folder(Path(d.decoded), tracker)
+                else:
+                    d = unwrap(next(decoded))
+            out.append(d)
+    finally:
+        decoded.close()  # the workers end here, whether or not every dispatch was reached
     out = _unique(out)
     for d in out:
         for name in need:
             getattr(d, name)
     tracker.progress = None  # what loads later does so after the caller's progress display is gone
     return out
-
-
-def decode(raw: RawDispatch, tracker: Tracker | None = None, **decode_opts) -> Dispatch:
-    """One raw dispatch decoded, advancing `tracker` blob by blob."""
-    from attdec.sources.raw import decode_dispatch
-
-    tracker = tracker or Tracker()
-    return decode_dispatch(raw, lambda blob: tracker.advance(blob_weight(len(blob.data)), blob.label), **decode_opts)
 
 
 def open_raw(paths, input_format: str | None = None, code=(), arch: str | None = None) -> list[RawDispatch]:

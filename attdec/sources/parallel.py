@@ -1,0 +1,298 @@
+"""Decoding raw dispatches on several cores (`--jobs`).
+
+`decode_dispatches` and `decode_blob_results` decode each raw dispatch whole (code objects, blobs, listing)
+in a worker process and send it back as columns: every wave's records in one array, the waves' fields and
+timelines as arrays, the listing as a few lists. Pickling the objects themselves (430,000 timeline tuples
+and 15,000 listing rows for the 59 captures) costs more than a second core saves; the columns cost a few
+arrays per dispatch, and this process rebuilds the `Wave`s and `CodeLine`s from them.
+
+Results come back in input order, and an error is raised where serial decoding would have raised it.
+Workers are forked (they inherit the raw dispatches: only an index crosses the pipe). With `jobs=1`, one
+dispatch, too little SQTT for a pool to pay off, or no fork (not Linux), everything is decoded here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import Callable, Generator, Iterator, Sequence
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from attdec.errors import AttdecError
+from attdec.sources.kind import Tracker, raw_weight
+
+if TYPE_CHECKING:
+    from attdec.model import Dispatch, Wave
+    from attdec.sources.raw import RawBlob, RawDispatch
+
+# Below this much work (Tracker units: 64 KiB of SQTT or one blob each) a pool costs more than it saves:
+# starting two forked workers and moving the results back is ~20-40 ms, decoding 32 units ~0.1-0.2 s.
+MIN_PARALLEL_WEIGHT = 32
+# Decoded but not yet taken by the caller, at most this much work (plus one item per worker): 16 MB of SQTT.
+IN_FLIGHT = 256
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (--jobs default)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def workers_for(weights: Sequence[int], jobs: int | None) -> int:
+    """How many worker processes are worth starting for items of these weights (1: decode here)."""
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs <= 1 or len(weights) < 2 or sum(weights) < MIN_PARALLEL_WEIGHT:
+        return 1
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(jobs, len(weights))
+
+
+# ---- the pool --------------------------------------------------------------------------------------------
+
+_JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (work, items), inherited by forked workers
+
+
+def _run(i: int) -> tuple[int, bool, Any]:
+    """In a worker: item i's packed result, or the AttdecError it raised (re-raised in order by the parent)."""
+    assert _JOB is not None
+    work, items = _JOB
+    try:
+        return i, True, work(items[i])
+    except AttdecError as e:
+        return i, False, e
+
+
+def map_in_order(
+    work: Callable[[Any], Any],
+    items: Sequence[Any],
+    weights: Sequence[int],
+    jobs: int | None,
+    done: Callable[[int], None] | None = None,
+) -> Iterator[tuple[bool, Any]]:
+    """(True, work(item)) or (False, the AttdecError it raised) for each item, in order, computed on up to
+    `jobs` processes; `done(i)` is called (in this thread) as item i finishes, in whatever order. Items are
+    handed out in order while less than IN_FLIGHT weight is decoded but not yet taken (and always to keep
+    every worker busy), so memory does not grow with the input. `work` runs in a worker: it must return
+    what pickles cheaply (arrays, a few objects)."""
+    n = workers_for(weights, jobs)
+    if n == 1:
+        for i, item in enumerate(items):
+            try:
+                out = (True, work(item))
+            except AttdecError as e:
+                out = (False, e)
+            if done is not None:
+                done(i)
+            yield out
+        return
+    import multiprocessing
+    import queue
+
+    _preload()
+    global _JOB
+    _JOB = (work, items)
+    gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    try:
+        with multiprocessing.get_context("fork").Pool(n) as pool:
+            submitted, flying, ready = 0, 0, {}  # items handed out, their weight not yet taken, results
+            for i in range(len(items)):
+                while submitted < len(items) and (submitted - i <= n or flying < IN_FLIGHT):
+                    pool.apply_async(_run, (submitted,), callback=finished.put, error_callback=finished.put)
+                    flying += weights[submitted]
+                    submitted += 1
+                while i not in ready:
+                    got = finished.get()
+                    if isinstance(got, BaseException):  # not an input error: a bug, with its traceback
+                        raise got
+                    ready[got[0]] = got[1:]
+                    if done is not None:
+                        done(got[0])
+                flying -= weights[i]
+                yield ready.pop(i)
+    finally:
+        _JOB = None
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Rebuilding 430,000 timeline tuples in a process holding a big heap: with the collector on, it runs
+    a full collection every few thousand of them (0.33 s instead of 0.06 s for the 59 captures)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _preload() -> None:
+    """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each)."""
+    import numpy  # noqa: F401
+
+    from attdec.decoders import gfx9, rdna  # noqa: F401
+    from attdec.sources import listing, raw  # noqa: F401
+
+
+def unwrap(outcome: tuple[bool, Any]) -> Any:
+    """The value of a `map_in_order` outcome, or its error raised here."""
+    ok, value = outcome
+    if not ok:
+        raise value
+    return value
+
+
+# ---- what the workers do, and the columns their results travel as ----------------------------------------
+
+
+def decode_dispatches(
+    raws: Sequence[RawDispatch], tracker: Tracker | None = None, jobs: int | None = 1, **decode_opts
+) -> Generator[tuple[bool, Any], None, None]:
+    """Each raw dispatch decoded into a `Dispatch` (attdec.sources.raw.decode_dispatch), as `map_in_order`
+    outcomes in order; `tracker` advances by a dispatch's weight as it finishes."""
+    from attdec.sources.raw import decode_dispatch
+
+    weights = [raw_weight(r) for r in raws]
+    if workers_for(weights, jobs) == 1:  # here, blob by blob: progress as fine as it can be
+        tracker = tracker or Tracker()
+        from attdec.sources.kind import blob_weight
+
+        def advance(blob: RawBlob) -> None:
+            tracker.advance(blob_weight(len(blob.data)), blob.label)
+
+        for raw in raws:
+            try:
+                yield True, decode_dispatch(raw, advance, **decode_opts)
+            except AttdecError as e:
+                yield False, e
+        return
+
+    def done(i: int) -> None:
+        if tracker is not None:
+            tracker.advance(weights[i], raws[i].name)
+
+    def work(raw: RawDispatch) -> dict:
+        return pack_dispatch(decode_dispatch(raw, **decode_opts))
+
+    for ok, value in map_in_order(work, raws, weights, jobs, done):
+        yield ok, unpack_dispatch(value) if ok else value
+
+
+def decode_blob_results(raws: Sequence[RawDispatch], jobs: int | None = 1, **decode_opts) -> Generator[Any, None, None]:
+    """Per raw dispatch, an iterable of (blob, BlobResult, seconds) as attdec.sources.raw.decode_blobs
+    yields them; an error is raised when that dispatch's turn comes. Decoded here, the blobs are decoded as
+    they are read (one blob's records in memory at a time); in workers, a dispatch's results arrive whole."""
+    from attdec.sources.raw import decode_blobs
+
+    weights = [raw_weight(r) for r in raws]
+    if workers_for(weights, jobs) == 1:
+        for raw in raws:
+            yield decode_blobs(raw, **decode_opts)
+        return
+
+    def work(raw: RawDispatch) -> list:
+        return [(i, pack_blob_result(res), dt) for i, (_, res, dt) in enumerate(decode_blobs(raw, **decode_opts))]
+
+    for raw, outcome in zip(raws, map_in_order(work, raws, weights, jobs)):
+        yield [(raw.blobs[i], unpack_blob_result(res), dt) for i, res, dt in unwrap(outcome)]
+
+
+def pack_waves(waves: Sequence[Wave]) -> dict:
+    """Waves as columns: their records concatenated, their timelines as two arrays, their other fields one
+    array (or list, for non-integers) each."""
+    import numpy as np
+
+    from attdec.model import Wave, empty_insts
+
+    cols: dict[str, Any] = {}
+    for f in Wave.fields():
+        if f not in ("insts", "timeline"):
+            vals = [getattr(w, f) for w in waves]
+            cols[f] = np.array(vals, np.int64) if all(type(v) is int for v in vals) else vals
+    cols["n_insts"] = np.array([len(w.insts) for w in waves], np.int64)
+    cols["insts"] = np.concatenate([w.insts for w in waves]) if waves else empty_insts()
+    cols["n_timeline"] = n = np.array([len(w.timeline) for w in waves], np.int64)
+    flat = chain.from_iterable(chain.from_iterable(w.timeline for w in waves))
+    cols["timeline"] = np.fromiter(flat, np.int64, 2 * int(n.sum())).reshape(-1, 2)
+    return cols
+
+
+def unpack_waves(cols: dict) -> list[Wave]:
+    with _no_gc():
+        return _unpack_waves(cols)
+
+
+def _unpack_waves(cols: dict) -> list[Wave]:
+    import numpy as np
+
+    from attdec.model import Wave
+
+    n_insts, n_timeline = cols.pop("n_insts"), cols.pop("n_timeline")
+    insts = np.split(cols.pop("insts"), np.cumsum(n_insts)[:-1]) if len(n_insts) else []
+    tl = cols.pop("timeline")
+    states, durations = tl[:, 0].tolist(), tl[:, 1].tolist()
+    bounds = np.concatenate(([0], np.cumsum(n_timeline))).tolist()
+    fields = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in cols.items()}
+    names = list(fields)
+    out = []
+    for i, values in enumerate(zip(*fields.values())):
+        lo, hi = bounds[i], bounds[i + 1]
+        w = Wave(**dict(zip(names, values)), insts=insts[i], timeline=list(zip(states[lo:hi], durations[lo:hi])))
+        out.append(w)
+    return out
+
+
+_LINE_INTS = ("line", "codeobj", "vaddr", "hit", "latency", "stall", "idle")
+
+
+def pack_dispatch(d: Dispatch) -> dict:
+    """A decoded Dispatch as columns (its waves and listing); its other fields as they are (a few objects)."""
+    import numpy as np
+
+    state = dict(vars(d))
+    state["waves"] = pack_waves(d.waves)
+    state["code"] = (
+        np.array([[getattr(c, f) for f in _LINE_INTS] for c in d.code], np.uint64).reshape(-1, len(_LINE_INTS)),
+        [c.text for c in d.code],
+        [c.source for c in d.code],
+    )
+    return state
+
+
+def unpack_dispatch(state: dict) -> Dispatch:
+    from attdec.model import CodeLine, Dispatch
+
+    ints, texts, sources = state["code"]
+    rows = ints.astype("i8").tolist()  # line ids, vaddrs and totals all fit in 63 bits
+    d = Dispatch.__new__(Dispatch)
+    d.__dict__.update(state)
+    d.__dict__["waves"] = unpack_waves(state["waves"])
+    d.__dict__["code"] = [CodeLine(r[0], t, s, *r[1:]) for r, t, s in zip(rows, texts, sources)]
+    return d
+
+
+def pack_blob_result(res) -> dict:
+    import numpy as np
+
+    state = dict(vars(res))
+    state["waves"] = pack_waves(res.waves)
+    flat = chain.from_iterable(res.other_simd)
+    state["other_simd"] = np.fromiter(flat, np.int64, 3 * len(res.other_simd)).reshape(-1, 3)
+    return state
+
+
+def unpack_blob_result(state: dict):
+    from attdec.decoders import BlobResult
+
+    state["waves"] = unpack_waves(state["waves"])
+    state["other_simd"] = list(zip(*state["other_simd"].T.tolist()))
+    return BlobResult(**state)
