@@ -68,7 +68,11 @@ def decode(
     blob: bytes | PathLike, arch: str | None = None, *, code: Iterable = (), se: int = 0, **decode_opts
 ) -> BlobResult:
     """Decode one shader engine's SQTT blob. `code`: code objects as "file@loadbase" strings or
-    (bytes or path, load base) pairs; without code, records get no PCs and `arch` is needed."""
+    (bytes or path, load base) pairs; without code, records get no PCs and `arch` is needed.
+
+    Memory: the result keeps ~86 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
+    of the timeline and other-SIMD tuples; 86 MB for gemm_gfx1200_run0's 996,115 records) and decoding
+    peaks at ~195 bytes per record (48 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import decode_blobs, load_code
 
