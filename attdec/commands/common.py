@@ -133,12 +133,12 @@ def add_jobs(p) -> None:
         type=at_least(1),
         default=None,
         metavar="N",
-        help="Decode raw captures on N processes (default: one per core; 1: in this process).",
+        help="Decode raw captures on N processes (default: one per core the load average leaves idle; 1: here).",
     )
 
 
 def chosen_jobs() -> int | None:
-    """--jobs of the command being run (None: one process per core)."""
+    """--jobs of the command being run (None: one process per idle core)."""
     return getattr(PARSED.get(), "jobs", None)
 
 

@@ -35,11 +35,17 @@ IN_FLIGHT = 256
 
 
 def default_jobs() -> int:
-    """The cores this process may run on (--jobs default)."""
+    """The --jobs default: the cores this process may run on, less those the load average says are busy
+    (a worker on a busy core only adds the cost of moving results: on a shared machine it is slower)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, cores - busy)
 
 
 def workers_for(weights: Sequence[int], jobs: int | None) -> int:

@@ -168,7 +168,7 @@ def open_dispatches(
     **decode_opts,
 ) -> list[Dispatch]:
     """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders) on up to `jobs`
-    processes (None: one per core; attdec.sources.parallel). Attributes a source defers (a ui_output
+    processes (None: one per idle core; attdec.sources.parallel). Attributes a source defers (a ui_output
     folder's `waves`, `occupancy`) load on first use; those named in `need` are loaded here, where
     `progress` reports them."""
     from attdec.sources.parallel import decode_dispatches, unwrap
