@@ -67,6 +67,7 @@ def test_small_inputs_and_one_job_stay_here():
     assert parallel.workers_for([500, 500], 1) == 1
     assert parallel.workers_for([500], 4) == 1
     assert parallel.workers_for([500, 500, 500], 8) == 3
+    assert parallel.workers_for([900, 10, 10], 2) == 1  # one dispatch is nearly all the work
 
 
 def test_decode_command_jobs_same_json():

@@ -8,7 +8,8 @@ arrays per dispatch, and this process rebuilds the `Wave`s and `CodeLine`s from 
 
 Results come back in input order, and an error is raised where serial decoding would have raised it.
 Workers are forked (they inherit the raw dispatches: only an index crosses the pipe). With `jobs=1`, one
-dispatch, too little SQTT for a pool to pay off, or no fork (not Linux), everything is decoded here.
+dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no fork (not Linux),
+everything is decoded here.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
 # Below this much work (Tracker units: 64 KiB of SQTT or one blob each) a pool costs more than it saves:
 # starting two forked workers and moving the results back is ~20-40 ms, decoding 32 units ~0.1-0.2 s.
 MIN_PARALLEL_WEIGHT = 32
+# One dispatch this big a share of the work (a single big kernel and a few small ones) finishes last
+# whatever the others do: workers would save less than they cost.
+MAX_SHARE = 0.8
 # Decoded but not yet taken by the caller, at most this much work (plus one item per worker): 16 MB of SQTT.
 IN_FLIGHT = 256
 
@@ -51,7 +55,8 @@ def default_jobs() -> int:
 def workers_for(weights: Sequence[int], jobs: int | None) -> int:
     """How many worker processes are worth starting for items of these weights (1: decode here)."""
     jobs = default_jobs() if jobs is None else jobs
-    if jobs <= 1 or len(weights) < 2 or sum(weights) < MIN_PARALLEL_WEIGHT:
+    total = sum(weights)
+    if jobs <= 1 or len(weights) < 2 or total < MIN_PARALLEL_WEIGHT or max(weights) > MAX_SHARE * total:
         return 1
     import multiprocessing
 
