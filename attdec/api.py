@@ -45,7 +45,8 @@ def open(
     **decode_opts,
 ) -> list[Dispatch]:
     """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded).
-    `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch."""
+    `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch. `jobs=N` decodes
+    raw dispatches on N forked processes (None: one per idle core; default 1: in this process)."""
     from attdec.sources.pipeline import open_dispatches
 
     return open_dispatches(_paths(paths), input_format, tuple(code), arch, progress=progress, **decode_opts)
