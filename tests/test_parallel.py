@@ -41,8 +41,7 @@ def _same_dispatch(a, b) -> None:
 @pytest.mark.parametrize("arch", ["gfx1201", "gfx950"])
 def test_workers_decode_what_serial_decodes(arch):
     paths = [shared_path("captures", arch)]
-    raws = open_raw(paths)
-    assert parallel.workers_for([raw_weight(r) for r in raws], 2) == 2  # the pool is really used
+    assert parallel.workers_for([raw_weight(r) for r in open_raw(paths)], 2) == 2  # the pool is really used
     seen = []
     serial = open_dispatches(paths, jobs=1)
     both = open_dispatches(paths, jobs=2, progress=lambda label, done, total: seen.append((done, total)))
@@ -70,9 +69,15 @@ def test_small_inputs_and_one_job_stay_here():
     assert parallel.workers_for([900, 10, 10], 2) == 1  # one dispatch is nearly all the work
 
 
-def test_decode_command_jobs_same_json():
-    cap = shared_path("captures", "gfx1100")
-    one, two = invoke(["decode", cap, "--format", "json", "--jobs", "1"]), invoke(["decode", cap, "--format", "json"])
+@pytest.mark.parametrize("rel", ["gfx1100", "gfx1200/gemm_gfx1200_run0"])
+def test_decode_command_jobs_same_json(rel):
+    cap = shared_path("captures", *rel.split("/"))
+    tasks, weights = parallel._tasks(open_raw([cap]))
+    assert parallel.workers_for(weights, 2) == 2
+    if "gemm" in rel:  # one big dispatch: its blobs are decoded side by side
+        assert any(blob is not None for _, blob in tasks)
+    one = invoke(["decode", cap, "--format", "json", "--jobs", "1"])
+    two = invoke(["decode", cap, "--format", "json", "--jobs", "2"])
     assert one.exit_code == two.exit_code == 0
     assert one.stdout == two.stdout and '"instructions"' in one.stdout
     assert invoke(["decode", cap, "--jobs", "0"]).exit_code == 2  # at least one

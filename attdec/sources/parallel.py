@@ -1,7 +1,8 @@
 """Decoding raw dispatches on several cores (`--jobs`).
 
-`decode_dispatches` and `decode_blob_results` decode each raw dispatch whole (code objects, blobs, listing)
-in a worker process and send it back as columns: every wave's records in one array, the waves' fields and
+`decode_dispatches` decodes each raw dispatch whole (code objects, blobs, listing) in a worker process,
+`decode_blob_results` (the `decode` command: no listing) each dispatch or, for a big one, each blob; the
+workers send results back as columns: every wave's records in one array, the waves' fields and
 timelines as arrays, the listing as a few lists. Pickling the objects themselves (430,000 timeline tuples
 and 15,000 listing rows for the 59 captures) costs more than a second core saves; the columns cost a few
 arrays per dispatch, and this process rebuilds the `Wave`s and `CodeLine`s from them.
@@ -136,7 +137,8 @@ def map_in_order(
 @contextlib.contextmanager
 def _no_gc():
     """Rebuilding 430,000 timeline tuples in a process holding a big heap: with the collector on, it runs
-    a full collection every few thousand of them (0.33 s instead of 0.06 s for the 59 captures)."""
+    a full collection every few thousand of them (0.33 s instead of 0.06 s for the 59 captures). Nothing
+    rebuilt refers back to itself: reference counting frees it all."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -169,7 +171,9 @@ def decode_dispatches(
     raws: Sequence[RawDispatch], tracker: Tracker | None = None, jobs: int | None = 1, **decode_opts
 ) -> Generator[tuple[bool, Any], None, None]:
     """Each raw dispatch decoded into a `Dispatch` (attdec.sources.raw.decode_dispatch), as `map_in_order`
-    outcomes in order; `tracker` advances by a dispatch's weight as it finishes."""
+    outcomes in order; `tracker` advances as dispatches finish. A dispatch is one task here, never split
+    by blob: its listing needs all its waves, and making it in this process (a quarter of a big dispatch's
+    time: gemm_gfx1200_run0) would cost what the split saves."""
     from attdec.sources.raw import decode_dispatch
 
     weights = [raw_weight(r) for r in raws]
@@ -200,21 +204,86 @@ def decode_dispatches(
 
 def decode_blob_results(raws: Sequence[RawDispatch], jobs: int | None = 1, **decode_opts) -> Generator[Any, None, None]:
     """Per raw dispatch, an iterable of (blob, BlobResult, seconds) as attdec.sources.raw.decode_blobs
-    yields them; an error is raised when that dispatch's turn comes. Decoded here, the blobs are decoded as
-    they are read (one blob's records in memory at a time); in workers, a dispatch's results arrive whole."""
+    yields them, raising a dispatch's error when it is iterated. Decoded here, the blobs are decoded as
+    they are read (one blob's records in memory at a time); in workers, a dispatch's results arrive whole,
+    a big one's blobs decoded side by side."""
     from attdec.sources.raw import decode_blobs
 
-    weights = [raw_weight(r) for r in raws]
+    tasks, weights = _tasks(raws)
     if workers_for(weights, jobs) == 1:
         for raw in raws:
             yield decode_blobs(raw, **decode_opts)
         return
 
-    def work(raw: RawDispatch) -> list:
-        return [(i, pack_blob_result(res), dt) for i, (_, res, dt) in enumerate(decode_blobs(raw, **decode_opts))]
+    code = _CodeCache(raws)
 
-    for raw, outcome in zip(raws, map_in_order(work, raws, weights, jobs)):
-        yield [(raw.blobs[i], unpack_blob_result(res), dt) for i, res, dt in unwrap(outcome)]
+    def work(task: tuple[int, int | None]) -> list:
+        i, blob = task
+        raw = raws[i] if blob is None else _one_blob(raws[i], blob)
+        return [(pack_blob_result(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)]
+
+    def replay(raw: RawDispatch, outcomes: list) -> Iterator:
+        parts = [part for o in outcomes for part in unwrap(o)]
+        for blob, (res, dt) in zip(raw.blobs, parts):
+            yield blob, unpack_blob_result(res), dt
+
+    for i, _, outcomes in _by_dispatch(tasks, map_in_order(work, tasks, weights, jobs)):
+        yield replay(raws[i], outcomes)
+
+
+# `decode`: a dispatch with this much SQTT in several blobs is decoded blob by blob (one task each), so that
+# one big dispatch does not keep one worker busy while the others wait; each worker loads its code map.
+SPLIT_BYTES = 1 << 20
+
+
+def _tasks(raws: Sequence[RawDispatch]) -> tuple[list[tuple[int, int | None]], list[int]]:
+    """(dispatch index, None for the whole dispatch or the index of one of its blobs) and each one's weight."""
+    from attdec.sources.kind import blob_weight
+
+    tasks: list[tuple[int, int | None]] = []
+    weights = []
+    for i, raw in enumerate(raws):
+        sizes = [len(b.data) for b in raw.blobs]
+        if len(sizes) > 1 and sum(sizes) >= SPLIT_BYTES and raw.code_objects:
+            tasks += [(i, b) for b in range(len(sizes))]
+            weights += [blob_weight(n) for n in sizes]
+        else:
+            tasks.append((i, None))
+            weights.append(raw_weight(raw))
+    return tasks, weights
+
+
+def _by_dispatch(tasks: Sequence[tuple[int, int | None]], outcomes: Iterator) -> Iterator[tuple[int, bool, list]]:
+    """(dispatch index, whether it was one task, its tasks' outcomes), as soon as its last task is in."""
+    t = 0
+    while t < len(tasks):
+        i, k = tasks[t][0], 1
+        while t + k < len(tasks) and tasks[t + k][0] == i:
+            k += 1
+        yield i, tasks[t][1] is None, [next(outcomes) for _ in range(k)]
+        t += k
+
+
+def _one_blob(raw: RawDispatch, blob: int) -> RawDispatch:
+    import copy
+
+    part = copy.copy(raw)
+    part.blobs = [raw.blobs[blob]]
+    return part
+
+
+class _CodeCache(dict):
+    """In a worker: each dispatch's code map, loaded when one of its blobs is first decoded there."""
+
+    def __init__(self, raws: Sequence[RawDispatch]):
+        super().__init__()
+        self.raws = raws
+
+    def __missing__(self, i: int):
+        from attdec.sources.raw import load_code
+
+        self[i] = value = load_code(self.raws[i], listing=False)
+        return value
 
 
 def pack_waves(waves: Sequence[Wave]) -> dict:
@@ -238,11 +307,6 @@ def pack_waves(waves: Sequence[Wave]) -> dict:
 
 
 def unpack_waves(cols: dict) -> list[Wave]:
-    with _no_gc():
-        return _unpack_waves(cols)
-
-
-def _unpack_waves(cols: dict) -> list[Wave]:
     import numpy as np
 
     from attdec.model import Wave
@@ -280,6 +344,11 @@ def pack_dispatch(d: Dispatch) -> dict:
 
 
 def unpack_dispatch(state: dict) -> Dispatch:
+    with _no_gc():
+        return _unpack_dispatch(state)
+
+
+def _unpack_dispatch(state: dict) -> Dispatch:
     from attdec.model import CodeLine, Dispatch
 
     ints, texts, sources = state["code"]
@@ -302,6 +371,11 @@ def pack_blob_result(res) -> dict:
 
 
 def unpack_blob_result(state: dict):
+    with _no_gc():
+        return _unpack_blob_result(state)
+
+
+def _unpack_blob_result(state: dict):
     from attdec.decoders import BlobResult
 
     state["waves"] = unpack_waves(state["waves"])
