@@ -42,14 +42,18 @@ def open(
     code: Iterable[str] = (),
     arch: str | None = None,
     progress: Progress | None = None,
+    compat: str | None = None,
     **decode_opts,
 ) -> list[Dispatch]:
-    """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded).
+    """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded,
+    as the AMD decoder version `compat` does: "0.1.6", the default, or "rocm-7.13"; docs/compat.md).
     `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch. `jobs=N` decodes
     raw dispatches on N forked processes (None: one per idle core; default 1: in this process)."""
     from attdec.sources.pipeline import open_dispatches
 
-    return open_dispatches(_paths(paths), input_format, tuple(code), arch, progress=progress, **decode_opts)
+    return open_dispatches(
+        _paths(paths), input_format, tuple(code), arch, progress=progress, compat=compat, **decode_opts
+    )
 
 
 def open_raw(
@@ -66,14 +70,23 @@ def open_raw(
 
 
 def decode(
-    blob: bytes | PathLike, arch: str | None = None, *, code: Iterable = (), se: int = 0, **decode_opts
+    blob: bytes | PathLike,
+    arch: str | None = None,
+    *,
+    code: Iterable = (),
+    se: int = 0,
+    compat: str | None = None,
+    **decode_opts,
 ) -> BlobResult:
-    """Decode one shader engine's SQTT blob. `code`: code objects as "file@loadbase" strings or
-    (bytes or path, load base) pairs; without code, records get no PCs and `arch` is needed.
+    """Decode one shader engine's SQTT blob into every record kind AMD's decoder reports (waves,
+    occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO; docs/decode-json.md), as
+    its version `compat` does ("0.1.6", the default, or "rocm-7.13"). `code`: code objects as
+    "file@loadbase" strings or (bytes or path, load base) pairs; without code, records get no PCs and
+    `arch` is needed.
 
-    Memory: the result keeps ~86 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
-    of the timeline and other-SIMD tuples; 86 MB for gemm_gfx1200_run0's 996,115 records) and decoding
-    peaks at ~195 bytes per record (48 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
+    Memory: the result keeps ~74 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
+    of the timeline tuples and other record arrays; 74 MB for gemm_gfx1200_run0's 996,115 records) and
+    decoding peaks at ~183 bytes per record (45 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import decode_blobs, load_code
 
@@ -85,7 +98,7 @@ def decode(
         name = str(src) if isinstance(src, (str, Path)) else f"code object {i}"
         objs.append(RawCodeObject(bytes(co), int(base), name, i))
     raw = RawDispatch("blob", arch or "", objs, [RawBlob(se, bytes(data), "blob")])
-    (_, result, _) = next(decode_blobs(raw, load_code(raw, listing=False), **decode_opts))
+    (_, result, _) = next(decode_blobs(raw, load_code(raw, listing=False), compat=compat, **decode_opts))
     return result
 
 

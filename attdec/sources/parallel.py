@@ -361,12 +361,9 @@ def _unpack_dispatch(state: dict) -> Dispatch:
 
 
 def pack_blob_result(res) -> dict:
-    import numpy as np
-
+    """A BlobResult with its waves as columns (its other records are arrays already)."""
     state = dict(vars(res))
     state["waves"] = pack_waves(res.waves)
-    flat = chain.from_iterable(res.other_simd)
-    state["other_simd"] = np.fromiter(flat, np.int64, 3 * len(res.other_simd)).reshape(-1, 3)
     return state
 
 
@@ -379,5 +376,4 @@ def _unpack_blob_result(state: dict):
     from attdec.decoders import BlobResult
 
     state["waves"] = unpack_waves(state["waves"])
-    state["other_simd"] = list(zip(*state["other_simd"].T.tolist()))
     return BlobResult(**state)
