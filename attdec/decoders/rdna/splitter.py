@@ -14,8 +14,8 @@ import numpy as np
 from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
-CHAIN_CHUNK = 1024  # nibbles per chunk of the parallel chain walk
-CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
+CHAIN_CHUNK = 128  # nibbles per chunk of the parallel chain walk (small: fewer lock-steps)
+CHAIN_WARMUP = 32  # nibbles each chunk's chain is walked before its chunk
 
 # Tokens the wave model looks at (the decoders keep only these).
 MODEL_TOKENS = (
@@ -126,43 +126,40 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     mark = np.zeros(nn + 1, np.uint16)
     if nn == 0:
         return mark[:nn]
-    w16 = np.ndarray((len(buf) - 1,), "<u2", buf, 0, (1,))
+    # the low 8 bits at every nibble, so that a step of the walk reads one array
+    low8 = np.empty(nn, np.uint8)
+    body = buf[: nn // 2 + 1]
+    low8[0::2] = body[: (nn + 1) // 2]
+    low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
     nch = -(-nn // CHAIN_CHUNK)
     starts = np.arange(nch, dtype=np.int64) * CHAIN_CHUNK
     ends = np.minimum(starts + CHAIN_CHUNK, nn)
-    exits = np.empty(nch, np.int64)
-    ids = np.arange(nch)
     variable = not walk_len.all()
 
-    def advance(c, v):
-        step = walk_len[v]
-        if variable and not step.all():
-            for j in np.flatnonzero(step == 0).tolist():
-                step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
-        c += step
+    def follow(c: np.ndarray, stop: np.ndarray, marking: bool) -> np.ndarray:
+        """Walk every chain in lock-step until it reaches its `stop`; returns where each got to."""
+        out = np.empty_like(c)
+        ids = np.arange(len(c))
+        while True:
+            done = c >= stop
+            if done.any():
+                out[ids[done]] = c[done]
+                keep = ~done
+                c, stop, ids = c[keep], stop[keep], ids[keep]
+                if not len(c):
+                    return out
+            v = low8[c]
+            if marking:
+                mark[c] = walk_mark[v]
+            step = walk_len[v]
+            if variable and not step.all():
+                for j in np.flatnonzero(step == 0).tolist():
+                    step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
+            c = c + step
 
     # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
     # step with the true chain by the time it enters the chunk
-    c = np.maximum(starts - CHAIN_WARMUP, 0)
-    while True:
-        early = np.flatnonzero(c < starts)
-        if not len(early):
-            break
-        ce = c[early]
-        advance(ce, (w16[ce >> 1] >> ((ce & 1) << 2)) & 0xFF)
-        c[early] = ce
-    e = ends.copy()
-    while True:
-        done = c >= e
-        if done.any():
-            exits[ids[done]] = c[done]
-            keep = ~done
-            c, e, ids = c[keep], e[keep], ids[keep]
-            if not len(c):
-                break
-        v = (w16[c >> 1] >> ((c & 1) << 2)) & 0xFF
-        mark[c] = walk_mark[v]
-        advance(c, v)
+    exits = follow(follow(np.maximum(starts - CHAIN_WARMUP, 0), starts, False), ends, True)
     # splice: the true chain enters chunk k where it leaves chunk k-1
     entry = np.empty(nch, np.int64)
     entry[0] = 0
