@@ -22,7 +22,8 @@ class BlobResult:
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
-    other_simd: list[tuple[int, int, int]] = field(default_factory=list)  # (time, cycles, category)
+    # records of the traced WGP's other SIMDs: int64 rows (time, cycles, category), shape (n, 3)
+    other_simd: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
     problems: list[str] = field(default_factory=list)  # lost sync, truncation... with byte offsets
     bytes_decoded: int = 0
     walks: int = 0  # traced waves whose records were walked against the code for their PCs

@@ -44,7 +44,7 @@ def write_json(dispatches, out) -> None:
                 _write_wave(w, wave)
             occ.append(res.occupancy)
             realtime += [[res.se, int(a), int(b)] for a, b in res.realtime]
-            other += [[res.se, int(t), int(c), Category(g).name] for t, c, g in res.other_simd]
+            other += [[res.se, t, c, Category(g).name] for t, c, g in res.other_simd.tolist()]
         w('],\n"occupancy": [')
         first = True
         for o in occ:
@@ -113,8 +113,8 @@ def columns(dispatches) -> dict[str, dict]:
             for shader, ref in res.realtime:
                 for k, v in zip(("blob", "shader_clock", "reference_clock"), (b, int(shader), int(ref))):
                     t["realtime"][k].append(v)
-            for time, cycles, cat in res.other_simd:
-                for k, v in zip(("blob", "time", "cycles", "category"), (b, int(time), int(cycles), int(cat))):
+            for time, cycles, cat in res.other_simd.tolist():
+                for k, v in zip(("blob", "time", "cycles", "category"), (b, time, cycles, cat)):
                     t["other_simd"][k].append(v)
             t["problems"]["blob"] += [b] * len(res.problems)
             t["problems"]["text"] += list(res.problems)

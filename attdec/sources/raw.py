@@ -166,22 +166,33 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     return LoadedDispatchCode(arch, objects, codemap, problems)
 
 
-@lru_cache(maxsize=32)
+# Code objects are parsed and disassembled once per process (keyed by their bytes and by the attdec.isa
+# function that reads them): the dispatches of one kernel, and their blobs, share them.
+
+
 def _code_object(data: bytes, name: str):
-    """A code object parsed once per process: dispatches of one kernel (and their blobs) share it."""
     from attdec.isa import load_code_object
 
+    return _cached_code_object(load_code_object, data, name)
+
+
+@lru_cache(maxsize=32)
+def _cached_code_object(load_code_object, data: bytes, name: str):
     return load_code_object(data, name)
 
 
-@lru_cache(maxsize=32)
 def _disassembled(text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
-    """(what users read, as LLVM prints it; what the PC walk reads, lenient), once per code object. The
-    lenient reading differs only where the strict one has an unknown word, so it is one pass when none is."""
     from attdec.isa import disassemble
 
+    return _cached_disassembly(disassemble, text, arch, vaddr)
+
+
+@lru_cache(maxsize=32)
+def _cached_disassembly(disassemble, text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
+    """(what users read, as LLVM prints it; what the PC walk reads, lenient). The lenient reading differs
+    only where the strict one has an unknown word, so it is one pass when none is."""
     insts = disassemble(text, arch, vaddr)
-    if not any(ins.is_unknown for ins in insts):
+    if not any(getattr(ins, "is_unknown", True) for ins in insts):
         return insts, insts
     return insts, disassemble(text, arch, vaddr, lenient=True)
 

@@ -277,5 +277,5 @@ def decode_scalar(
         for j, name in enumerate(("se", "cu", "simd", "wave_id", "start", "time", "pc")):
             occ[name] = a[:, j]
     res.occupancy = occ
-    res.other_simd = other
+    res.other_simd = np.array(other, np.int64).reshape(-1, 3)
     return res

@@ -14,8 +14,12 @@ import numpy as np
 from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
-CHAIN_CHUNK = 128  # nibbles per chunk of the parallel chain walk (small: fewer lock-steps)
-CHAIN_WARMUP = 32  # nibbles each chunk's chain is walked before its chunk
+# Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
+# and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
+# (about 128 nibbles for a 40 kB blob, 1024 for 2 MB).
+CHAIN_CHUNK_SCALE = 0.2
+CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
+CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 
 # Tokens the wave model looks at (the decoders keep only these).
 MODEL_TOKENS = (
@@ -114,7 +118,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     start, else 0.
 
     Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
-    every CHAIN_CHUNK-nibble chunk's chain is followed in numpy lock-step, marking the token starts it
+    every chunk's chain is followed in numpy lock-step, marking the token starts it
     visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters).
     A chain started anywhere falls into step with the true one within a few tokens (the format is
     self-synchronising), and from a shared position on two chains are
@@ -131,9 +135,10 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     body = buf[: nn // 2 + 1]
     low8[0::2] = body[: (nn + 1) // 2]
     low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
-    nch = -(-nn // CHAIN_CHUNK)
-    starts = np.arange(nch, dtype=np.int64) * CHAIN_CHUNK
-    ends = np.minimum(starts + CHAIN_CHUNK, nn)
+    chunk = int(min(CHAIN_CHUNK_MAX, max(CHAIN_CHUNK_MIN, (nn * CHAIN_CHUNK_SCALE) ** 0.5)))
+    nch = -(-nn // chunk)
+    starts = np.arange(nch, dtype=np.int64) * chunk
+    ends = np.minimum(starts + chunk, nn)
     variable = not walk_len.all()
 
     def follow(c: np.ndarray, stop: np.ndarray, marking: bool) -> np.ndarray:
@@ -191,7 +196,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
                 ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
             k += 1
     for k in np.flatnonzero(entry > starts).tolist():
-        mark[k * CHAIN_CHUNK : int(entry[k])] = 0
+        mark[k * chunk : int(entry[k])] = 0
     return mark[:nn]
 
 

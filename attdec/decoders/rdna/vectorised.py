@@ -94,7 +94,7 @@ def decode_vectorised(
     cyc_a = np.where(cyc_a == DPRATE, hdr.dprate, np.where(cyc_a == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_a))
     ev = _events(tk, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a)
     oth = np.flatnonzero(other_a)
-    res.other_simd = list(zip(times[oth].tolist(), cyc_a[oth].tolist(), cat_a[oth].tolist()))
+    res.other_simd = np.stack([times[oth], cyc_a[oth], cat_a[oth]], 1).astype(np.int64)
     del is_i, is_v, is_io, wid_a, op_a, cat_a, cyc_a, other_a
 
     # lifecycle tokens
