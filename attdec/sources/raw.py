@@ -166,17 +166,21 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     return LoadedDispatchCode(arch, objects, codemap, problems)
 
 
-# Code objects are parsed and disassembled once per process (keyed by their bytes and by the attdec.isa
-# function that reads them): the dispatches of one kernel, and their blobs, share them.
+# Code objects up to CACHED_CODE_BYTES are parsed and disassembled once per process (keyed by their bytes
+# and by the attdec.isa function that reads them): the dispatches of one kernel, and their blobs, share them.
+CACHED_CODE_BYTES = 1 << 20
+CACHED_CODE_OBJECTS = 128
 
 
 def _code_object(data: bytes, name: str):
     from attdec.isa import load_code_object
 
+    if len(data) > CACHED_CODE_BYTES:
+        return load_code_object(data, name)
     return _cached_code_object(load_code_object, data, name)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=CACHED_CODE_OBJECTS)
 def _cached_code_object(load_code_object, data: bytes, name: str):
     return load_code_object(data, name)
 
@@ -184,10 +188,12 @@ def _cached_code_object(load_code_object, data: bytes, name: str):
 def _disassembled(text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
     from attdec.isa import disassemble
 
+    if len(text) > CACHED_CODE_BYTES:
+        return _cached_disassembly.__wrapped__(disassemble, text, arch, vaddr)
     return _cached_disassembly(disassemble, text, arch, vaddr)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=CACHED_CODE_OBJECTS)
 def _cached_disassembly(disassemble, text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
     """(what users read, as LLVM prints it; what the PC walk reads, lenient). The lenient reading differs
     only where the strict one has an unknown word, so it is one pass when none is."""
