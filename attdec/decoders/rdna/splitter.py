@@ -171,32 +171,40 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     entry[1:] = exits[:-1]
     ok = entry < ends
     ok[ok] = mark[entry[ok]] != 0
-    if not ok.all():
-        k = int(np.flatnonzero(~ok)[0])
-        while k < nch:
-            if ok[k]:
-                k += 1
-                continue
-            x, end = int(entry[k]), int(ends[k])
-            walked = []
-            while x < end and not mark[x]:
-                v, nx = _step(buf, nn, walk_len, x)
-                walked.append((x, v))
-                x = nx
-            meet = min(x, end)
-            mark[int(starts[k]) : meet] = 0
-            for q, v in walked:
-                mark[q] = walk_mark[v]
-            entry[k] = starts[k]  # nothing more to clear
-            new_exit = x if x >= end else int(exits[k])
-            ok[k] = True
-            if k + 1 < nch and new_exit != entry[k + 1]:
-                exits[k] = new_exit
-                entry[k + 1] = new_exit
-                ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
+    bad = np.flatnonzero(~ok).tolist()  # chunks to re-walk, in order (a re-walk may add the next one)
+    b, k = 0, -1
+    while True:
+        if k >= 0 and k + 1 < nch and not ok[k + 1]:
             k += 1
-    for k in np.flatnonzero(entry > starts).tolist():
-        mark[k * chunk : int(entry[k])] = 0
+        else:
+            while b < len(bad) and (bad[b] <= k or ok[bad[b]]):
+                b += 1
+            if b == len(bad):
+                break
+            k = bad[b]
+        x, end = int(entry[k]), int(ends[k])
+        walked = []
+        while x < end and not mark[x]:
+            v, nx = _step(buf, nn, walk_len, x)
+            walked.append((x, v))
+            x = nx
+        meet = min(x, end)
+        mark[int(starts[k]) : meet] = 0
+        for q, v in walked:
+            mark[q] = walk_mark[v]
+        entry[k] = starts[k]  # nothing more to clear
+        new_exit = x if x >= end else int(exits[k])
+        ok[k] = True
+        if k + 1 < nch and new_exit != entry[k + 1]:
+            exits[k] = new_exit
+            entry[k + 1] = new_exit
+            ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
+    # each chunk's marks before the true chain's entry are its own chain's, not the stream's
+    late = np.maximum(entry - starts, 0)
+    n_late = int(late.sum())
+    if n_late:
+        first = np.cumsum(late) - late
+        mark[np.repeat(starts - first, late) + np.arange(n_late)] = 0
     return mark[:nn]
 
 

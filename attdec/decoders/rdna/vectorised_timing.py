@@ -162,7 +162,11 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     imm_t0 = np.where(has, np.minimum(T, prev_end), T)
 
     # --- state changes (set_state calls), in order: READY->STALL, ISSUE->EXEC, IMMED->WAIT,EXEC, END->EMPTY
-    ncall = np.select([kind == K_IMMED, kind == K_NONE], [2, 0], 1).astype(np.int32)
+    # per event kind: its calls, and the state its (last) call sets
+    ncall_of, state_of = np.zeros(len(Event), np.int32), np.zeros(len(Event), np.int8)
+    ncall_of[[K_READY, K_ISSUE, K_IMMED, K_NONE, K_END]] = 1, 1, 2, 0, 1
+    state_of[[K_READY, K_ISSUE, K_IMMED, K_END]] = STALL, EXEC, EXEC, EMPTY
+    ncall = ncall_of[kind]
     starts = np.cumsum(ncall, dtype=np.int64) - ncall
     cidx = np.repeat(np.arange(n, dtype=np.int32), ncall)  # event of each call
     second = np.zeros(len(cidx), bool)  # an immediate's second call (EXEC at T+1)
@@ -173,9 +177,8 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     ct[second] += 1
     first_imm = (ck == K_IMMED) & ~second
     ct[first_imm] = imm_t0[cidx[first_imm]]
-    cs = np.select([ck == K_READY, ck == K_ISSUE, first_imm, ck == K_IMMED], [STALL, EXEC, WAIT, EXEC], EMPTY).astype(
-        np.int8
-    )
+    cs = state_of[ck]
+    cs[first_imm] = WAIT
     del ck, first_imm, second
     cw = w[cidx]
     del cidx
@@ -222,12 +225,11 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     r = np.flatnonzero(is_rec)
     kr, Tr, t0, sr = kind[r], T[r], imm_t0[r], stall[r]
     issue, m = kr == K_ISSUE, kr == K_END
-    recs = np.empty(len(r), INST_DTYPE)
+    recs = np.zeros(len(r), INST_DTYPE)  # pc 0
     recs["time"] = np.where(issue, Tr - sr, t0)
     recs["category"] = np.where(issue, cat[r], np.where(m, int(Category.MESSAGE), int(Category.IMMED)))
     recs["duration"] = np.where(issue, cyc[r] + sr, Tr - t0 + np.where(m, 0, 1))
     recs["stall"] = np.where(issue, sr, np.where(m, 0, Tr - t0))
-    recs["pc"] = 0
     recs["line"] = -1
     bounds = np.searchsorted(w[r], np.arange(nw + 1))
 
