@@ -86,11 +86,6 @@ class Tokens:
     nibbles_used: int
 
 
-def _u64_view(buf: np.ndarray) -> np.ndarray:
-    """The 8 bytes starting at every byte offset, as little-endian uint64 (an unaligned, copy-free view)."""
-    return np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))
-
-
 def _nibble(buf: np.ndarray, q: int) -> int:
     return (int(buf[q >> 1]) >> ((q & 1) << 2)) & 15
 
@@ -209,18 +204,22 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
 
 
 def windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
-    """64-bit little-endian word starting at each nibble position (zero past the end)."""
-    b = nib_pos >> 1
-    odd = (nib_pos & 1).astype(bool)
-    w = _u64_view(buf)[b]
-    if odd.any():
-        w[odd] = (w[odd] >> np.uint64(4)) | (buf[b[odd] + 8].astype(np.uint64) << np.uint64(60))
+    """64-bit little-endian word starting at each nibble position (zero past the end), from the aligned
+    64-bit words of `padded` around it (a gather through an unaligned view is several times slower)."""
+    words = buf.view("<u8")
+    q = nib_pos >> 4
+    s = (nib_pos & 15).astype(np.uint64) << np.uint64(2)  # bit offset in words[q]
+    w = words[q] >> s
+    hi = words[q + 1] << np.uint64(1)  # two shifts: a shift by 64 is not 0 in numpy
+    hi <<= np.uint64(63) - s
+    w |= hi
     return w
 
 
 def padded(data: bytes) -> np.ndarray:
-    """The blob as uint8 with zero bytes after it, so that every 64-bit word read from a token fits."""
-    buf = np.zeros(len(data) + 24, np.uint8)
+    """The blob as uint8 with zero bytes after it, a whole number of 64-bit words long, so that every 64-bit
+    word read from a token fits."""
+    buf = np.zeros((len(data) + 31) // 8 * 8, np.uint8)
     buf[: len(data)] = np.frombuffer(data, np.uint8)
     return buf
 

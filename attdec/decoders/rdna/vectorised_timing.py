@@ -45,7 +45,7 @@ def _expand_mask(k, mask, nbits=16):
     """(token index, bit) for every set bit of 16-bit wave masks."""
     if not len(k):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    bits = (mask[:, None] >> np.arange(nbits, dtype=np.uint64)[None, :]) & np.uint64(1)
+    bits = np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little").reshape(-1, 16)[:, :nbits]
     r, b = np.nonzero(bits)
     return k[r], b.astype(np.int64)
 
