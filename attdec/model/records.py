@@ -123,7 +123,7 @@ class Timeline(Sequence):
     def __iter__(self) -> Iterator[tuple[int, int]]:
         return zip(self.state.tolist(), self.duration.tolist())
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return list(zip(self.state[i].tolist(), self.duration[i].tolist()))
         return int(self.state[i]), int(self.duration[i])
