@@ -184,17 +184,21 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     del cidx
     cfirst = np.ones(len(cw), bool)
     cfirst[1:] = cw[1:] != cw[:-1]
-    cb = begin[cw] if len(cw) else np.zeros(0, np.int64)
-    # running maximum of earlier call times (and the wave's begin), per wave
-    seg = np.maximum(ct, cb) + cw * OFF
+    first = np.flatnonzero(cfirst)
+    first_begin = begin[cw[first]]
+    # running maximum of earlier call times and the wave's begin (taken in at its first call), per wave
+    off = cw * OFF
+    seg = ct + off
+    seg[first] = np.maximum(ct[first], first_begin) + off[first]
     if len(seg):
         np.maximum.accumulate(seg, out=seg)
-        seg -= cw * OFF
+        seg -= off
+    del off
     L = np.empty(len(ct), np.int64)
     if len(ct):
         L[1:] = seg[:-1]
-        L[cfirst] = cb[cfirst]
-    del seg, cb
+        L[first] = first_begin
+    del seg, first, first_begin
     prev_state = np.empty(len(ct), np.int8)
     if len(ct):
         prev_state[1:] = cs[:-1]
