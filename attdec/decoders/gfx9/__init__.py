@@ -71,12 +71,18 @@ def _decode(data, arch, code, se, hdr, target_cu, rules) -> BlobResult:
     nbody = len(data) - HEADER_BYTES
     words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)  # no copy of the blob
     starts, _, truncated = split_tokens(words)
+    cut = truncated is not None or nbody % 2
     if truncated is not None:
         ty = int(words[truncated]) & TYPE_MASK
         res.problems.append(
             f"truncated token at byte offset {HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[ty]}, "
-            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[ty]} bytes)"
+            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[ty]} bytes), read with its missing bytes 0"
         )
+    if cut:
+        # AMD's reader reads past the end of a cut blob as if zero bytes followed (zero words are MISC
+        # TIME tokens of delta 0): the cut token is decoded, and a trailing odd byte is read too.
+        words = np.frombuffer(data[HEADER_BYTES:] + bytes(8 + nbody % 2), "<u2")
+        starts, _, _ = split_tokens(words)
     first = words[starts]
     ts_field = GFX9["TIMESTAMP"]["timestamp"]
 
@@ -85,8 +91,8 @@ def _decode(data, arch, code, se, hdr, target_cu, rules) -> BlobResult:
         token = sum(int(words[w + k]) << (16 * k) for k in range(4))  # a TIMESTAMP is 4 words
         return official_timestamp(ts_field.get(token))
 
-    sel, times = token_times(first, ts_of, truncated is not None)
-    res.bytes_decoded = HEADER_BYTES + (2 * truncated if truncated is not None else 2 * len(words))
+    sel, times = token_times(first, ts_of, bool(cut))
+    res.bytes_decoded = len(data)
     del first
     at = starts[sel]
     del starts

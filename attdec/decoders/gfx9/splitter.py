@@ -28,7 +28,7 @@ MODEL_TYPES[
     [
         TOKEN_NAMES.index(n)
         for n in ("MISC", "WAVE_START", "WAVE_ALLOC", "WAVE_END", "INST", "INST_PC", "ISSUE", "REG", "REG_CS",
-                  "REG_CS_PRIV", "SHADERDATA")
+                  "REG_CS_PRIV", "SHADERDATA", "PERF")
     ]
 ] = True  # fmt: skip
 
