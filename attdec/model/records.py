@@ -45,8 +45,8 @@ LAYOUTS = {
         ("time", "<i8"),
         ("pc", "<u8"),
     ],
-    # Performance-counter samples, whatever their source (tinygrad PMC buffers now, SQTT PERFEVENT records
-    # later): `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
+    # Performance-counter samples, whatever their source (tinygrad PMC buffers, SQTT PERFEVENT records):
+    # `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
     # that way (a GL2C channel has no SE, gfx9 SQ counters no CU); `time` is -1 for a whole-dispatch total.
     "COUNTER_DTYPE": [
         ("counter", "<i4"),
