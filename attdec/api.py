@@ -98,7 +98,7 @@ def decode(
         name = str(src) if isinstance(src, (str, Path)) else f"code object {i}"
         objs.append(RawCodeObject(bytes(co), int(base), name, i))
     raw = RawDispatch("blob", arch or "", objs, [RawBlob(se, bytes(data), "blob")])
-    (_, result, _) = next(decode_blobs(raw, load_code(raw, listing=False), compat=compat, **decode_opts))
+    (_, result, _) = next(decode_blobs(raw, load_code(raw), compat=compat, **decode_opts))
     return result
 
 

@@ -62,7 +62,7 @@ def codemap(code, arch: str | None = None):
     """The absolute-PC map (attdec.decoders.CodeMap) of `FILE@LOADBASE` code objects, as a decode uses it."""
     from attdec.sources.raw import load_code
 
-    return load_code(RawDispatch("code", arch or "", _code_objects(code)), listing=False).codemap
+    return load_code(RawDispatch("code", arch or "", _code_objects(code))).codemap
 
 
 def _code_objects(code) -> list[RawCodeObject]:

@@ -282,7 +282,7 @@ class _CodeCache(dict):
     def __missing__(self, i: int):
         from attdec.sources.raw import load_code
 
-        self[i] = value = load_code(self.raws[i], listing=False)
+        self[i] = value = load_code(self.raws[i])
         return value
 
 
