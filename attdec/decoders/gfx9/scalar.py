@@ -9,13 +9,13 @@ from array import array
 
 import numpy as np
 
-from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap, entry_problem
+from attdec.decoders.common import BlobResult, CodeMap, entry_problem
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
-from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus
+from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus, finish_wave
 from attdec.decoders.stitch import PcWalker, Walk, note_walks, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
-from attdec.model import OCCUPANCY_DTYPE, Category, Wave, empty_insts
+from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
 
 # Compute register offsets (REG_CS regaddr) the decoder latches.
 COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
@@ -198,37 +198,18 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
 
 
 def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, walks: list[tuple[Wave, Walk]]) -> Wave:
-    """Stitch PCs onto a finished wave and turn it into the record model."""
+    """A finished wave's records as INST_DTYPE, then `finish_wave`."""
     a = empty_insts(len(w.insts))
     if w.insts:
         arr = np.asarray(w.insts, dtype=np.int64)
         a["time"], a["category"], a["duration"], a["stall"] = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
-    timeline = [(s, d) for s, d in w.timeline]
-    outcome = None
-    if walk is not None and w.pc_infos:
-        # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
-        a, timeline, outcome = walk.stitch(a, [tuple(x) for x in w.pc_infos], timeline, w.begin, end=w.end)
-    end = w.end
-    if not w.complete and len(a):
-        end = max(end, int((a["time"] + a["duration"]).max()) + 4)
-    a["category"][a["category"] == NOT_FINISHED] = Category.NONE
     key = (w.simd, w.slot)
     seq[key] = seq.get(key, -1) + 1
-    wave = Wave(
-        se=se,
-        cu=w.cu,
-        simd=w.simd,
-        slot=w.slot,
-        begin=w.begin,
-        end=end,
-        insts=a,
-        timeline=timeline,
-        seq=seq[key],
-        contexts=w.contexts,
+    timeline = [(s, d) for s, d in w.timeline]
+    pc_infos = [tuple(x) for x in w.pc_infos]
+    return finish_wave(
+        se, w.cu, w.simd, w.slot, w.begin, w.end, w.complete, a, timeline, pc_infos, w.contexts, walk, seq[key], walks
     )
-    if outcome is not None:
-        walks.append((wave, outcome))
-    return wave
 
 
 __all__ = ["run"]

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections import deque
 from enum import IntEnum
 
+import numpy as np
+
 from attdec.decoders.common import NOT_FINISHED
 from attdec.decoders.gfx9.packets import INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, IssueStatus
-from attdec.model import Category, WaveState
+from attdec.decoders.stitch import PcWalker, Walk
+from attdec.model import Category, Wave, WaveState
 
 
 class TrapStatus(IntEnum):
@@ -227,3 +230,35 @@ def _mend(prev: list, t: int) -> None:
     if t < prev[0] + prev[2]:
         prev[2] = max(t - prev[0], 4)
         prev[3] = min(prev[3], prev[2])
+
+
+def finish_wave(
+    se: int,
+    cu: int,
+    simd: int,
+    slot: int,
+    begin: int,
+    end: int,
+    complete: bool,
+    insts: np.ndarray,
+    timeline: list,
+    pc_infos: list,
+    contexts: int,
+    walk: PcWalker | None,
+    seq: int,
+    walks: list[tuple[Wave, Walk]],
+) -> Wave:
+    """A decoded wave (its records as INST_DTYPE, `end` 0 if it never ended) stitched to PCs and turned
+    into the record model; both passes end here. The walk's outcome goes to `walks`."""
+    outcome = None
+    if walk is not None and pc_infos:
+        # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
+        insts, timeline, outcome = walk.stitch(insts, pc_infos, timeline, begin, end=end)
+    if not complete and len(insts):
+        end = max(end, int((insts["time"] + insts["duration"]).max()) + 4)
+    cat = insts["category"]
+    cat[cat == NOT_FINISHED] = Category.NONE
+    wave = Wave(se, cu, simd, slot, begin, end, insts, timeline, seq, contexts)
+    if outcome is not None:
+        walks.append((wave, outcome))
+    return wave

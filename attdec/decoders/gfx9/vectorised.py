@@ -1,0 +1,527 @@
+"""The gfx9 pass with numpy: the same results as the scalar reference model (`scalar.run`, `wave.TracedWave`)
+for blobs without the rare tokens (`vectorisable`), and only a short Python loop over the few INST tokens
+whose phase step depends on an earlier one. tests/test_gfx9_vectorised.py checks both agree.
+
+The scalar model reduces to prefix operations once three things hold per traced wave (else
+`NotVectorisable`, and the scalar model runs): its ISSUE events come at strictly increasing times, its
+events never go back in time, and every INST finds an issued placeholder. Then, per wave:
+
+- the m-th INST describes the m-th placeholder (no replay or unknown type deletes one);
+- a record can only be cut short by the next one (`_mend`), and an immediate's or a message's start is
+  the previous record's end, so every record follows from its neighbours;
+- the stall queue an INST pops holds exactly the stalls issued since the previous non-message
+  placeholder;
+- the state timeline is a run-length merge of (state before, time since the running maximum of state
+  changes), with a message's WAIT cut out of the run before it.
+
+The SE-wide `CYCLE_START_PHASE` is a running count of INST tokens whose placeholder starts before the
+second-to-last record ends. That test needs the end of the record before, which depends (by 0, 4 or 8
+cycles) on the phase at that record's own INST: for most INSTs the answer is the same whatever the
+phase, and the rest are settled in stream order by `_phase_steps`.
+
+Everything is a function of the token arrays and a few per-wave values, so the pass could run over a
+window of tokens given the state carried per wave (pending placeholders, stalls, the running maximum, the
+last timeline run) and the phase count; this module does the whole blob at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap, NotVectorisable, entry_problem
+from attdec.decoders.compat import Rules
+from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, SLOTS, TOKEN_NAMES, MiscKind
+from attdec.decoders.gfx9.wave import finish_wave
+from attdec.decoders.stitch import note_walks, walker
+from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
+from attdec.model import OCCUPANCY_DTYPE, Category, WaveState, empty_insts
+
+MISC, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, INST, INST_PC, SHADERDATA, ISSUE, REG_CS_PRIV = (
+    TOKEN_NAMES.index(name)
+    for name in ("MISC", "REG", "WAVE_START", "WAVE_ALLOC", "REG_CS", "WAVE_END", "INST", "INST_PC", "SHADERDATA",
+                 "ISSUE", "REG_CS_PRIV")
+)  # fmt: skip
+COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
+ADDR_MASK = np.uint64((1 << 48) - 1)
+CONTEXT_COUNT = 64  # a target-CU WAVE_START with a larger count is a context save/restore marker
+START_PHASE = 15  # CYCLE_START_PHASE before the first INST
+
+# per INST type: record category (-1: the scalar model deletes the placeholder) and phase offset
+_CAT = np.full(32, -1, np.int16)
+_PHASE = np.zeros(32, np.int64)
+for _k, _t in INST_TYPES.items():
+    _CAT[_k] = -1 if _t.category is None else int(_t.category)
+    _PHASE[_k] = _t.phase
+# types only the scalar model handles: deleting the placeholder (replays, unknown), PC slots, traps
+_SCALAR_TYPES = [*np.flatnonzero(_CAT < 0).tolist(), INST_PC_TYPE, INST_GO_TO_TRAP]
+MESSAGE, IMMED = int(Category.MESSAGE), int(Category.IMMED)
+IDLE, EXEC, WAIT, STALL, EMPTY = (
+    int(s) for s in (WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL, WaveState.EMPTY)
+)
+# event kinds, per traced wave: ISSUE statuses 1..3, then INST and the wave's end
+E_STALL, E_PLACE, E_IMMED, E_INST, E_END = 1, 2, 3, 4, 5
+
+
+def _col(name: str, field: str, v: np.ndarray) -> np.ndarray:
+    return GFX9[name][field].column(v).astype(np.int64)
+
+
+def vectorisable(types: np.ndarray, vals: np.ndarray, tcu: int) -> bool:
+    """No token the vectorised pass leaves to the scalar model: INST_PC, an INST of a type that deletes
+    its placeholder, sets a PC slot or enters a trap, a context save (MISC or a target-CU WAVE_START
+    marker), or a wave slot above 9 (the official decoder aborts there)."""
+    if (types == INST_PC).any():
+        return False
+    iv = vals[types == INST]
+    if np.isin(_col("INST", "kind", iv), _SCALAR_TYPES).any() or (_col("INST", "slot", iv) >= SLOTS).any():
+        return False
+    if (_col("MISC", "kind", vals[types == MISC]) == MiscKind.SAVE_CONTEXT).any():
+        return False
+    wv = vals[(types == WAVE_START) | (types == WAVE_END) | (types == WAVE_ALLOC) | (types == SHADERDATA)]
+    if (_col("WAVE_START", "slot", wv) >= SLOTS).any():
+        return False
+    sv = vals[types == WAVE_START]
+    tgt = (_col("WAVE_START", "cu", sv) == tcu) & (_col("WAVE_START", "sh", sv) == 0)
+    return not (tgt & (_col("WAVE_START", "count", sv) > CONTEXT_COUNT)).any()
+
+
+def run_vectorised(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules) -> None:
+    """`scalar.run` for a vectorisable blob; raises NotVectorisable (leaving `res` untouched) when the
+    token order is one this model does not cover."""
+    problems: list[tuple[int, str]] = []  # (token index, text): in stream order, as the scalar pass adds them
+    misc = np.flatnonzero(types == MISC)
+    lost = misc[_col("MISC", "kind", vals[misc]) == MiscKind.PACKET_LOST]
+    for k, off in zip(lost.tolist(), offsets[lost].tolist()):
+        problems.append((k, f"hardware reported packet loss at byte offset {off}"))
+
+    life = _Lifecycle(types, vals, times, tcu)
+    occupancy = _occupancy(life, lost, res.se)
+    ev = _events(types, vals, times, life)
+    recs, timelines, end, complete = _timing(ev, life)
+
+    walk = walker(code, 9, rules)
+    if walk is not None and life.nw:  # the first traced wave's entry must be in the code
+        first = int(life.ws_tok[0])
+        p = entry_problem(code, int(life.ws_pc[0]), int(offsets[first]))  # type: ignore[arg-type]
+        if p:
+            problems.append((first, p))
+    realtime = _realtime(types, vals, times)
+
+    # emission order: waves in the order they end, then the ones still running by (simd, slot)
+    ended = np.flatnonzero(complete)
+    ended = ended[np.argsort(life.we_tok[ended], kind="stable")]
+    running = np.flatnonzero(~complete)
+    running = running[np.argsort(life.ws_simd[running] * SLOTS + life.ws_slot[running], kind="stable")]
+    seq: dict[tuple[int, int], int] = {}
+    walks: list = []
+    waves = []
+    bounds = ev.bounds.tolist()
+    simd_l, slot_l, begin_l = life.ws_simd.tolist(), life.ws_slot.tolist(), life.ws_t.tolist()
+    end_l, comp_l, pc_l = end.tolist(), complete.tolist(), life.ws_pc.tolist()
+    for x in np.concatenate([ended, running]).tolist():
+        key = (simd_l[x], slot_l[x])
+        seq[key] = seq.get(key, -1) + 1
+        rec = recs[bounds[x] : bounds[x + 1]]
+        pc_infos = [(0, pc_l[x])] if pc_l[x] else []
+        waves.append(
+            finish_wave(res.se, tcu, *key, begin_l[x], end_l[x], comp_l[x], rec, timelines[x], pc_infos, 0, walk,
+                        seq[key], walks)
+        )  # fmt: skip
+    res.problems.extend(p for _, p in sorted(problems, key=lambda kp: kp[0]))
+    res.waves.extend(waves)
+    note_walks(res, walks)
+    res.realtime.extend(realtime)
+    res.occupancy = occupancy
+
+
+class _Lifecycle:
+    """WAVE_START/WAVE_END tokens: entry PCs, the traced waves (target-CU starts on a free slot) and which
+    target-CU ends the scalar pass skips (no wave in the slot: no occupancy record either)."""
+
+    def __init__(self, types, vals, times, tcu):
+        tok = np.flatnonzero((types == WAVE_START) | (types == WAVE_END))
+        v = vals[tok]
+        self.tok, self.t = tok, times[tok]
+        self.is_ws = types[tok] == WAVE_START
+        self.cu, self.simd, self.slot = (_col("WAVE_START", f, v) for f in ("cu", "simd", "slot"))
+        self.pc = _entry_pcs(types, vals, tok, v, self.is_ws)
+        tgt = np.flatnonzero((self.cu == tcu) & (_col("WAVE_START", "sh", v) == 0))
+        # per (simd, slot), in stream order: a start on a free slot begins a wave, an end on a busy one ends it
+        key = self.simd[tgt] * SLOTS + self.slot[tgt]
+        o = np.argsort(key, kind="stable")
+        st = tgt[o]  # target tokens, sorted by (simd, slot), then stream order
+        ks = key[o]
+        busy_before = np.zeros(len(st), bool)  # the slot has a wave before this token
+        busy_before[1:] = self.is_ws[st[:-1]] & (ks[1:] == ks[:-1])
+        begins = self.is_ws[st] & ~busy_before
+        ends = ~self.is_ws[st] & busy_before
+        self.skipped = np.zeros(len(tok), bool)
+        self.skipped[st[~self.is_ws[st] & ~busy_before]] = True
+        # waves numbered in stream order of their start
+        starts_sorted = st[begins]
+        rank = np.empty(len(starts_sorted), np.int64)
+        rank[np.argsort(starts_sorted, kind="stable")] = np.arange(len(starts_sorted))
+        wave_sorted = np.cumsum(begins) - 1  # the wave each sorted target token belongs to (if any)
+        wave_sorted = np.where(wave_sorted >= 0, rank[np.maximum(wave_sorted, 0)], -1)
+        self.nw = nw = len(starts_sorted)
+        ws = np.sort(starts_sorted)
+        self.ws_tok = tok[ws]  # token index of each traced wave's start
+        self.ws_t, self.ws_pc = self.t[ws], self.pc[ws]
+        self.ws_simd, self.ws_slot = self.simd[ws], self.slot[ws]
+        self.we_tok = np.full(nw, -1, np.int64)  # token index of its end, -1 if it never ends
+        self.we_tok[wave_sorted[ends]] = tok[st[ends]]
+        # lookup of the live wave at any token: target lifecycle tokens by (slot key, token index)
+        self.lk_key = (ks << 40) | tok[st]
+        self.lk_live = self.is_ws[st]
+        self.lk_wave = wave_sorted
+
+
+def _entry_pcs(types, vals, tok, v, is_ws) -> np.ndarray:
+    """Entry PC of each WAVE_START: COMPUTE_PGM_LO/HI of its (me & 1, pipe), latest write before it."""
+    cs = np.flatnonzero((types == REG_CS) | (types == REG_CS_PRIV))  # REG_CS_PRIV has REG_CS's layout
+    cv = vals[cs]
+    ckey = (((_col("REG_CS", "me", cv) + 1) & 1) << 2) | _col("REG_CS", "pipe", cv)  # official ME: (field + 1) & 1
+    addr, data = _col("REG_CS", "addr", cv), GFX9["REG_CS"]["data"].column(cv)
+    wkey = ((_col("WAVE_START", "me", v) & 1) << 2) | _col("WAVE_START", "pipe", v)
+    halves = []
+    for reg in (COMPUTE_PGM_LO, COMPUTE_PGM_HI):
+        half = np.zeros(len(tok), np.uint64)
+        for kv in np.unique(ckey[addr == reg]).tolist():
+            wsel = np.flatnonzero((addr == reg) & (ckey == kv))
+            lsel = np.flatnonzero(is_ws & (wkey == kv))
+            j = np.searchsorted(cs[wsel], tok[lsel]) - 1
+            ok = j >= 0
+            half[lsel[ok]] = data[wsel[j[ok]]]
+        halves.append(half)
+    pc = ((halves[0] | (halves[1] << np.uint64(32))) << np.uint64(8)) & ADDR_MASK
+    pc[~is_ws] = 0
+    return pc
+
+
+def _occupancy(life: _Lifecycle, lost: np.ndarray, se: int) -> np.ndarray:
+    """Occupancy rows: a start where the location (cu, simd, slot) runs nothing, an end where it runs a
+    wave (with that wave's latest entry PC), and for an end at a free location before any packet loss a
+    start and an end at time 0, the start placed before all other rows."""
+    keep = np.flatnonzero(~life.skipped)
+    is_ws, t, pc = life.is_ws[keep], life.t[keep], life.pc[keep]
+    cu, simd, slot = life.cu[keep], life.simd[keep], life.slot[keep]
+    loc = slot | simd << 5 | cu << 7
+    o = np.argsort(loc, kind="stable")
+    prev = np.full(len(o), -1, np.int64)  # previous token at the same location
+    if len(o):
+        same = loc[o[1:]] == loc[o[:-1]]
+        prev[o[1:][same]] = o[:-1][same]
+    running = np.zeros(len(o), bool)
+    running[prev >= 0] = is_ws[prev[prev >= 0]]
+    lost_before = np.searchsorted(lost, life.tok[keep]) > 0
+    row = (is_ws & ~running) | (~is_ws & running) | (~is_ws & ~running & ~lost_before)
+    front = np.flatnonzero(~is_ws & ~running & ~lost_before)
+    r = np.flatnonzero(row)
+    occ = np.zeros(len(front) + len(r), OCCUPANCY_DTYPE)
+    occ["se"] = se
+    for name, col in (("cu", cu), ("simd", simd), ("wave_id", slot)):
+        occ[name][: len(front)] = col[front]
+        occ[name][len(front) :] = col[r]
+    occ["start"][: len(front)] = 1
+    main = occ[len(front) :]
+    main["start"] = is_ws[r]
+    main["time"] = np.where(running[r] | is_ws[r], t[r], 0)
+    main["pc"] = np.where(is_ws[r], pc[r], np.where(running[r], pc[np.maximum(prev[r], 0)], 0))
+    return occ
+
+
+class _Events:
+    """Per traced wave, in stream order, what the timing model sees: ISSUE statuses, INSTs, the end."""
+
+    wave: np.ndarray
+    kind: np.ndarray
+    t: np.ndarray
+    itype: np.ndarray
+    tok: np.ndarray
+    simd: np.ndarray
+    stream: np.ndarray  # index of each event in stream order (the phase count runs in that order)
+    bounds: np.ndarray  # wave x's records: records[bounds[x] : bounds[x + 1]]
+
+
+def _events(types, vals, times, life: _Lifecycle) -> _Events:
+    iss = np.flatnonzero(types == ISSUE)
+    status = _col("ISSUE", "status", vals[iss])
+    st = (status[:, None] >> (2 * np.arange(SLOTS))) & 3
+    ri, rs = np.nonzero(st)
+    ins = np.flatnonzero(types == INST)
+    iv = vals[ins]
+    ends = np.flatnonzero(life.we_tok >= 0)
+    tok = np.concatenate([iss[ri], ins, life.we_tok[ends]])
+    kind = np.concatenate([st[ri, rs], np.full(len(ins), E_INST), np.full(len(ends), E_END)]).astype(np.int8)
+    simd = np.concatenate([_col("ISSUE", "simd", vals[iss])[ri], _col("INST", "simd", iv), life.ws_simd[ends]])
+    slot = np.concatenate([rs, _col("INST", "slot", iv), life.ws_slot[ends]])
+    itype = np.concatenate([np.zeros(len(ri), np.int64), _col("INST", "kind", iv), np.zeros(len(ends), np.int64)])
+    # the wave live in (simd, slot) at each event
+    wave = np.full(len(tok), -1, np.int64)
+    if len(life.lk_key):
+        j = np.searchsorted(life.lk_key, ((simd * SLOTS + slot) << 40) | tok, side="right") - 1
+        jj = np.maximum(j, 0)
+        ok = (j >= 0) & ((life.lk_key[jj] >> 40) == simd * SLOTS + slot) & life.lk_live[jj]
+        wave[ok] = life.lk_wave[jj[ok]]
+    wave[len(ri) + len(ins) :] = ends
+    if (wave[len(ri) : len(ri) + len(ins)] < 0).any():
+        raise NotVectorisable("an INST for a slot with no wave")
+    keep = np.flatnonzero(wave >= 0)  # ISSUE statuses for slots with no wave are ignored
+    # stream order (the end of a wave comes after its last event at the same token: it is a later token)
+    keep = keep[np.argsort(tok[keep], kind="stable")]
+    # per wave, stream order inside: waves of one slot follow each other, so sort by slot (a radix sort)
+    perm = np.argsort((simd * SLOTS + slot)[keep].astype(np.int8), kind="stable")
+    o = keep[perm]
+    e = _Events()
+    e.wave, e.kind, e.tok, e.simd, e.itype = wave[o], kind[o], tok[o], simd[o], itype[o]
+    e.t = times[e.tok]
+    e.stream = perm  # rank of each event in stream order
+    return e
+
+
+def _seg_prev(a: np.ndarray, first: np.ndarray, fill) -> np.ndarray:
+    """The previous element of `a` within its segment (`first` marks segment starts), `fill` at a start."""
+    out = np.empty_like(a)
+    if len(a):
+        out[1:] = a[:-1]
+        out[first] = fill
+    return out
+
+
+def _timing(ev: _Events, life: _Lifecycle):
+    """Records (INST_DTYPE, every wave's, wave x's at ev.bounds after this), per-wave timelines, end times
+    (0 for a wave that never ends) and whether each wave ended."""
+    nw = life.nw
+    n = len(ev.wave)
+    wave, kind, t = ev.wave, ev.kind, ev.t
+    ar = np.arange(n)
+    first = np.ones(n, bool)  # first event of its wave (waves are contiguous runs of events)
+    first[1:] = wave[1:] != wave[:-1]
+    seg_start = np.maximum.accumulate(np.where(first, ar, 0))
+    if (t < _seg_prev(t, first, np.iinfo(np.int64).min)).any():
+        raise NotVectorisable("a wave's events go back in time")
+    it = np.flatnonzero((kind == E_STALL) | (kind == E_PLACE) | (kind == E_IMMED))
+    if ((np.diff(t[it]) < 4) & (wave[it[1:]] == wave[it[:-1]])).any():
+        raise NotVectorisable("two ISSUE events of a wave less than 4 cycles apart")
+
+    # --- records: placeholders and immediates, in wave then record order -----------------------------
+    is_rec = (kind == E_PLACE) | (kind == E_IMMED)
+    rec_ev = np.flatnonzero(is_rec)
+    nrec = len(rec_ev)
+    rw = wave[rec_ev]
+    rfirst = np.ones(nrec, bool)  # first record of its wave
+    rfirst[1:] = rw[1:] != rw[:-1]
+    r_t = t[rec_ev]
+    r_imm = kind[rec_ev] == E_IMMED
+    # the m-th INST of a wave describes its m-th placeholder
+    is_place, is_inst = kind == E_PLACE, kind == E_INST
+    c_place, c_inst, c_rec = np.cumsum(is_place), np.cumsum(is_inst), np.cumsum(is_rec)
+    ie = np.flatnonzero(is_inst)
+    s0 = seg_start[ie]
+    m = c_inst[ie] - (c_inst - is_inst)[s0] - 1  # INST number in its wave
+    placed = c_place[ie] - (c_place - is_place)[s0]  # placeholders of the wave so far
+    if (m >= placed).any():
+        raise NotVectorisable("an INST with no issued placeholder")
+    place_rec = np.flatnonzero(~r_imm)  # record index of each placeholder
+    inst_rec = place_rec[(c_place - is_place)[s0] + m]  # the record each INST describes
+    r_inst_ev = np.full(nrec, -1, np.int64)  # the INST event describing each record (-1: none)
+    r_inst_ev[inst_rec] = ie
+    described = r_inst_ev >= 0
+    r_T = np.zeros(nrec, np.int64)
+    r_T[inst_rec] = t[ie]
+    r_type = np.zeros(nrec, np.int64)
+    r_type[inst_rec] = ev.itype[ie]
+    r_cat = np.where(described, _CAT[r_type], NOT_FINISHED)
+    r_cat[r_imm] = IMMED
+    r_msg = described & (r_cat == MESSAGE)
+    r_issued = described & ~r_msg  # timed by the phase formula
+    r_idx = np.arange(nrec) - np.maximum.accumulate(np.where(rfirst, np.arange(nrec), 0))  # index in its wave
+
+    # --- the phase: INSTs whose placeholder p starts before the second-to-last record q ends -----------
+    L = c_rec[ie] - (c_rec - is_rec)[s0]  # records of the wave when the INST arrives
+    q = L - 2
+    p_idx = r_idx[inst_rec]
+    qrec = np.maximum(inst_rec - 1, 0)  # q when it is the record just before p
+    step = (L >= 2) & (q > p_idx)  # q issued after p: a placeholder (ends at its issue) or an immediate
+    cand = (L >= 2) & (q == p_idx - 1) & r_issued[qrec]  # q described before p: ends at max(T - 4k, t) + 4
+    D = r_T[qrec] - r_t[inst_rec] + 4  # p starts before q ends <=> 4 * k_q < D
+    q_off = _PHASE[r_type[qrec]]
+    k_lo, k_hi = q_off // 4, (q_off + 3) // 4
+    step |= cand & (4 * k_hi < D)
+    amb = cand & (4 * k_lo < D) & (4 * k_hi >= D)
+    so = np.argsort(ev.stream[ie], kind="stable")  # INSTs in stream order
+    step_s = step[so].astype(np.int64)
+    amb_s = np.flatnonzero(amb[so])
+    if len(amb_s):
+        inv = np.empty(len(ie), np.int64)
+        inv[so] = np.arange(len(ie))
+        qa = qrec[so[amb_s]]
+        q_s = inv[np.searchsorted(ie, r_inst_ev[qa])]  # stream INST index of q's INST
+        step_s[amb_s] = _phase_steps(step_s, amb_s, q_s, ev.simd[ie[so[amb_s]]], q_off[so[amb_s]], D[so[amb_s]])
+    phase_s = START_PHASE + np.cumsum(step_s)
+    k = np.empty(len(ie), np.int64)
+    k[so] = ((phase_s + ev.simd[ie[so]]) % 4 + _PHASE[ev.itype[ie[so]]]) // 4
+    r_k = np.zeros(nrec, np.int64)
+    r_k[inst_rec] = k
+
+    # --- record values --------------------------------------------------------------------------------
+    # end of each record before the next one cuts it: placeholders by the phase formula (a stall moves
+    # the start back, never the end), immediates and messages 4 cycles after their issue
+    E = np.where(r_issued, np.maximum(r_T - 4 * r_k, r_t) + 4, np.where(described | r_imm, r_t + 4, r_t))
+    pv = np.maximum(np.arange(nrec) - 1, 0)  # the previous record (when not rfirst)
+    nx = np.minimum(np.arange(1, nrec + 1), max(nrec - 1, 0))  # the next record (when it exists)
+    has_next = np.zeros(nrec, bool)
+    has_next[:-1] = ~rfirst[1:]
+    # the next record cuts an issued one: a described placeholder or message always (at its INST), an
+    # immediate if this one was described before the immediate was issued
+    cut = has_next & r_issued & np.where(r_imm[nx], r_inst_ev < rec_ev[nx], described[nx])
+    E_cut = np.where(cut, np.minimum(E, r_t[nx]), E)
+    # the previous record's end as a record described after it sees it (cut to this one's issue)...
+    prev_end = np.where(rfirst, 0, np.where(r_issued[pv], np.minimum(E[pv], r_t), E[pv]))
+    # ... and as an immediate sees it at its issue: a placeholder not described yet does not count
+    prev_known = ~rfirst & (r_imm[pv] | ((r_inst_ev[pv] >= 0) & (r_inst_ev[pv] < rec_ev)))
+    imm_start = np.where(prev_known, np.minimum(prev_end, r_t), r_t)
+    # stalls: an issued record starts at the latest stall issued since the previous issued record (if
+    # any), or at the previous record's end if later
+    last_stall = np.maximum.accumulate(np.where(kind == E_STALL, ar, -1))
+    last_issued = np.zeros(n, bool)
+    last_issued[rec_ev[r_issued]] = True
+    last_issued = np.maximum.accumulate(np.where(last_issued, ar, -1))
+    e1 = np.maximum(rec_ev - 1, 0)
+    ls = np.where(rec_ev > 0, last_stall[e1], -1)
+    has_stall = r_issued & (ls >= seg_start[rec_ev]) & (ls > np.where(rec_ev > 0, last_issued[e1], -1))
+    time = np.where(r_imm, imm_start, np.where(r_msg, np.where(rfirst, r_t, prev_end), r_t))
+    time = np.where(has_stall, np.maximum(t[np.maximum(ls, 0)], prev_end), time)
+    dur = np.where(r_issued, E_cut - time, np.where(described | r_imm, r_t + 4 - time, 0))
+    stall = np.where(r_issued, np.minimum(r_t - time, dur), np.where(r_imm, dur, 0))
+    recs = empty_insts(nrec)
+    recs["time"], recs["category"], recs["duration"], recs["stall"] = time, r_cat, dur, stall
+
+    timelines = _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw)
+    # records grouped by wave id
+    worder = np.argsort(rw, kind="stable")
+    ev.bounds = np.zeros(nw + 1, np.int64)
+    np.cumsum(np.bincount(rw, minlength=nw), out=ev.bounds[1:])
+    complete = life.we_tok >= 0
+    end = np.zeros(nw, np.int64)
+    end[complete] = life.t[np.searchsorted(life.tok, life.we_tok[complete])]
+    return recs[worder], timelines, end, complete
+
+
+def _phase_steps(step_s, amb_s, q_s, simd, q_off, D) -> list[int]:
+    """Settle, in stream order, the INSTs whose phase step depends on the phase at the INST of the record
+    before them (stream INST index q_s): the step is taken when 4 * k there is below D, k = (phase + simd)
+    % 4 + q_off) // 4. Every other step is known, so only these few are walked in Python."""
+    base = (START_PHASE + np.cumsum(step_s)[q_s] + simd).tolist()  # phase at q's INST, without these steps
+    before_q = np.searchsorted(amb_s, q_s, side="right").tolist()  # of these, how many come up to q's INST
+    settled = [0]  # settled[i]: steps taken among the first i of these
+    for b, c, o, d in zip(base, before_q, q_off.tolist(), D.tolist()):
+        settled.append(settled[-1] + (4 * (((b + settled[c]) % 4 + o) // 4) < d))
+    return np.diff(settled).tolist()
+
+
+def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
+    """Per wave, the state runs (`TracedWave.issue`, `_as_message`, `finish`): at each ISSUE and at the end,
+    (state before, time since the running maximum of the state changes), merged into an equal run before
+    (not at the end); a WAIT run for each immediate and message, a message's cut out of the run before."""
+    kind, t, wave = ev.kind, ev.t, ev.wave
+    n = len(kind)
+    # per event: an immediate's start; a message INST's record start and issue time
+    imm_start = np.zeros(n, np.int64)
+    imm_start[rec_ev[r_imm]] = time[r_imm]
+    msg_ev = r_inst_ev[r_msg]
+    is_msg = np.zeros(n, bool)
+    is_msg[msg_ev] = True
+    msg_start, msg_t = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    msg_start[msg_ev], msg_t[msg_ev] = time[r_msg], r_t[r_msg]
+    # the operations that change the state: ISSUE events, message INSTs, the end (a wave's first event
+    # is one: an INST needs a placeholder before it)
+    op = np.flatnonzero((kind != E_INST) | is_msg)
+    ok, ot, ow, omsg = kind[op], t[op], wave[op], is_msg[op]
+    ofirst = first[op]
+    imm, end = ok == E_IMMED, ok == E_END
+    # the running maximum each op leaves (state_start), and the state it sets
+    val = np.where(imm, ot + 4, np.where(omsg, msg_t[op] + 4, ot))
+    new_state = np.where(ok == E_STALL, STALL, np.where(end, EMPTY, EXEC)).astype(np.int8)
+    prev_state = _seg_prev(new_state, ofirst, IDLE)
+    L = _seg_prev(_seg_cummax(np.maximum(val, life.ws_t[ow]), ofirst), ofirst, 0)
+    L[ofirst] = life.ws_t[ow[ofirst]]
+    # up to two entries per op: A, the run up to it (an immediate's: up to its start); B, a WAIT
+    a_x = np.where(imm, imm_start[op], ot)
+    b_start = np.where(imm, imm_start[op], msg_start[op])
+    m = len(op)
+    e_ok = np.empty(2 * m, bool)
+    e_ok[0::2], e_ok[1::2] = ~omsg & (a_x > L), imm | omsg
+    e_state = np.empty(2 * m, np.int8)
+    e_state[0::2], e_state[1::2] = prev_state, WAIT
+    e_dur = np.empty(2 * m, np.int64)
+    e_dur[0::2], e_dur[1::2] = a_x - L, np.where(imm, ot, msg_t[op]) + 4 - b_start
+    e_merge = np.zeros(2 * m, bool)
+    e_merge[0::2] = ~end
+    e_cut = np.zeros(2 * m, np.int64)  # a message's cut of the run before its WAIT
+    e_cut[1::2] = np.where(omsg, msg_t[op] - msg_start[op], 0)
+    sel = np.flatnonzero(e_ok)
+    e_wave = ow[sel // 2]
+    e_state, e_dur, e_merge, e_cut = e_state[sel], e_dur[sel], e_merge[sel], e_cut[sel]
+    efirst = np.ones(len(sel), bool)
+    efirst[1:] = e_wave[1:] != e_wave[:-1]
+    new_run = efirst | ~e_merge
+    new_run[1:] |= e_state[1:] != e_state[:-1]
+    runs = np.flatnonzero(new_run)
+    r_dur = np.add.reduceat(e_dur, runs) if len(runs) else np.zeros(0, np.int64)
+    cutting = np.flatnonzero((e_cut > 0) & ~efirst)
+    if len(cutting):
+        target = np.cumsum(new_run)[cutting - 1] - 1  # the run the WAIT follows
+        back = e_cut[cutting]
+        fits = r_dur[target] >= back
+        r_dur[target[fits]] -= back[fits]
+    live = r_dur > 0  # a run cut to nothing is dropped
+    r_state, r_dur, r_wave = e_state[runs][live], r_dur[live], e_wave[runs][live]
+    o = np.argsort(r_wave, kind="stable")
+    r_state, r_dur, r_wave = r_state[o], r_dur[o], r_wave[o]
+    tb = np.searchsorted(r_wave, np.arange(nw + 1)).tolist()
+    entries = list(zip(r_state.tolist(), r_dur.tolist()))
+    return [entries[tb[x] : tb[x + 1]] for x in range(nw)]
+
+
+def _seg_cummax(a: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Running maximum of `a` restarting at each segment start (`first`)."""
+    if not len(a):
+        return a.copy()
+    seg = np.cumsum(first) - 1
+    lo = int(a.min())
+    span = int(a.max()) - lo + 1
+    if span * (int(seg[-1]) + 1) < 1 << 62:  # segments lifted above each other: one accumulate
+        lifted = (a - lo) + seg * span
+        return np.maximum.accumulate(lifted) - seg * span + lo
+    out = a.copy()
+    bounds = np.append(np.flatnonzero(first), len(a)).tolist()
+    for x, y in itertools.pairwise(bounds):
+        np.maximum.accumulate(out[x:y], out=out[x:y])
+    return out
+
+
+def _realtime(types, vals, times) -> list[tuple[int, int]]:
+    """Realtime samples of the ROCm instrumentation protocol (USERDATA_2/3 writes), in Python: they are few."""
+    reg = np.flatnonzero(types == REG)
+    rv = vals[reg]
+    addr = _col("REG", "addr", rv)
+    use = np.flatnonzero(GFX9["REG"]["enable"].column(rv).astype(bool) & ((addr == USERDATA_2) | (addr == USERDATA_3)))
+    out = []
+    if not len(use):
+        return out
+    proto = RocProtocol()
+    data = GFX9["REG"]["data"].column(rv[use]).tolist()
+    for a, d, t in zip(addr[use].tolist(), data, times[reg[use]].tolist()):
+        if a == USERDATA_3:
+            sample = proto.userdata3(t, d)
+            if sample:
+                out.append(sample)
+        else:
+            proto.userdata2(d)
+    return out
+
+
+__all__ = ["run_vectorised", "vectorisable"]
