@@ -172,10 +172,12 @@ class _Lifecycle:
         self.ws_simd, self.ws_slot = self.simd[ws], self.slot[ws]
         self.we_tok = np.full(nw, -1, np.int64)  # token index of its end, -1 if it never ends
         self.we_tok[wave_sorted[ends]] = tok[st[ends]]
-        # lookup of the live wave at any token: target lifecycle tokens by (slot key, token index)
-        self.lk_key = (ks << 40) | tok[st]
-        self.lk_live = self.is_ws[st]
-        self.lk_wave = wave_sorted
+        # the target tokens in stream order, with the wave they leave running in their slot (-1: none)
+        back = np.empty(len(st), np.int64)
+        back[o] = np.arange(len(st))
+        self.tgt_tok = tok[tgt]
+        self.tgt_wave = np.where(self.is_ws[st], wave_sorted, -1)[back]
+        self.tgt_ends = ends[back]  # the ends of traced waves
 
 
 def _entry_pcs(types, vals, tok, v, is_ws) -> np.ndarray:
@@ -233,51 +235,83 @@ def _occupancy(life: _Lifecycle, lost: np.ndarray, se: int) -> np.ndarray:
 
 
 class _Events:
-    """Per traced wave, in stream order, what the timing model sees: ISSUE statuses, INSTs, the end."""
+    """Per traced wave, in stream order, what the timing model sees: ISSUE statuses, INSTs, the end. The
+    waves are contiguous runs (sorted by (simd, slot), waves of one slot follow each other)."""
 
     wave: np.ndarray
     kind: np.ndarray
     t: np.ndarray
     itype: np.ndarray
-    tok: np.ndarray
     simd: np.ndarray
-    stream: np.ndarray  # index of each event in stream order (the phase count runs in that order)
+    inst_order: np.ndarray  # the INST events in stream order (the phase count runs in that order)
     bounds: np.ndarray  # wave x's records: records[bounds[x] : bounds[x + 1]]
+
+
+E_MARK = 6  # a target-CU lifecycle token: sets the wave running in its slot (or none)
 
 
 def _events(types, vals, times, life: _Lifecycle) -> _Events:
     iss = np.flatnonzero(types == ISSUE)
-    status = _col("ISSUE", "status", vals[iss])
-    st = (status[:, None] >> (2 * np.arange(SLOTS))) & 3
-    ri, rs = np.nonzero(st)
     ins = np.flatnonzero(types == INST)
+    status = GFX9["ISSUE"]["status"].column(vals[iss]).astype(np.uint32)
+    nz = (status | status >> np.uint32(1)) & np.uint32(0x55555)  # bit 2s: slot s has a status
+    cnt = np.zeros(len(types), np.int64)
+    cnt[iss] = np.bitwise_count(nz)
+    cnt[ins] = 1
+    cnt[life.tgt_tok] = 1
+    at = np.cumsum(cnt) - cnt  # each token's first event
+    n = int(at[-1] + cnt[-1]) if len(cnt) else 0
+    del nz
+    kind = np.empty(n, np.int8)
+    key = np.empty(n, np.int8)  # simd * SLOTS + slot
+    wave = np.full(n, -1, np.int32)  # markers: the wave they leave running
+    itype = np.zeros(n, np.int8)
+    # ISSUE: one event per slot with a status, slot by slot
+    base, simd_i = at[iss], _col("ISSUE", "simd", vals[iss]) * SLOTS
+    done = np.zeros(len(iss), np.int64)
+    for slot in range(SLOTS):
+        st = (status >> np.uint32(2 * slot)) & np.uint32(3)
+        k = np.flatnonzero(st)
+        pos = base[k] + done[k]
+        kind[pos], key[pos] = st[k], simd_i[k] + slot
+        done[k] += 1
     iv = vals[ins]
-    ends = np.flatnonzero(life.we_tok >= 0)
-    tok = np.concatenate([iss[ri], ins, life.we_tok[ends]])
-    kind = np.concatenate([st[ri, rs], np.full(len(ins), E_INST), np.full(len(ends), E_END)]).astype(np.int8)
-    simd = np.concatenate([_col("ISSUE", "simd", vals[iss])[ri], _col("INST", "simd", iv), life.ws_simd[ends]])
-    slot = np.concatenate([rs, _col("INST", "slot", iv), life.ws_slot[ends]])
-    itype = np.concatenate([np.zeros(len(ri), np.int64), _col("INST", "kind", iv), np.zeros(len(ends), np.int64)])
-    # the wave live in (simd, slot) at each event
-    wave = np.full(len(tok), -1, np.int64)
-    if len(life.lk_key):
-        j = np.searchsorted(life.lk_key, ((simd * SLOTS + slot) << 40) | tok, side="right") - 1
-        jj = np.maximum(j, 0)
-        ok = (j >= 0) & ((life.lk_key[jj] >> 40) == simd * SLOTS + slot) & life.lk_live[jj]
-        wave[ok] = life.lk_wave[jj[ok]]
-    wave[len(ri) + len(ins) :] = ends
-    if (wave[len(ri) : len(ri) + len(ins)] < 0).any():
+    pos = at[ins]
+    kind[pos], itype[pos] = E_INST, _col("INST", "kind", iv)
+    key[pos] = _col("INST", "simd", iv) * SLOTS + _col("INST", "slot", iv)
+    pos = at[life.tgt_tok]
+    tl = np.searchsorted(life.tok, life.tgt_tok)
+    kind[pos] = np.where(life.tgt_ends, E_END, E_MARK)
+    key[pos] = life.simd[tl] * SLOTS + life.slot[tl]
+    wave[pos] = life.tgt_wave
+    inst_ev = at[ins]
+    tok = np.repeat(np.arange(len(types)), cnt)
+    del at, cnt, base, simd_i, done, iv, pos
+    # per (simd, slot), stream order inside; then each event gets the wave its slot runs
+    perm = np.argsort(key, kind="stable")
+    kind, key, wave, itype = kind[perm], key[perm], wave[perm], itype[perm]
+    ar = np.arange(n)
+    slot_first = np.ones(n, bool)
+    slot_first[1:] = key[1:] != key[:-1]
+    mark = (kind == E_MARK) | (kind == E_END)
+    last = np.maximum.accumulate(np.where(mark, ar, -1))
+    valid = last >= np.maximum.accumulate(np.where(slot_first, ar, 0))
+    ends = np.flatnonzero(kind == E_END)
+    runs = np.where(valid, wave[np.maximum(last, 0)], -1)  # markers: the wave after them
+    prev_run = np.full(n, -1, np.int32)
+    prev_run[1:] = runs[:-1]
+    prev_run[slot_first] = -1
+    wave = np.where(mark, -1, prev_run)
+    wave[ends] = prev_run[ends]  # the end of the wave that ran
+    if (wave[kind == E_INST] < 0).any():
         raise NotVectorisable("an INST for a slot with no wave")
-    keep = np.flatnonzero(wave >= 0)  # ISSUE statuses for slots with no wave are ignored
-    # stream order (the end of a wave comes after its last event at the same token: it is a later token)
-    keep = keep[np.argsort(tok[keep], kind="stable")]
-    # per wave, stream order inside: waves of one slot follow each other, so sort by slot (a radix sort)
-    perm = np.argsort((simd * SLOTS + slot)[keep].astype(np.int8), kind="stable")
-    o = keep[perm]
+    keep = wave >= 0  # ISSUE statuses for slots with no wave are ignored; markers go
+    inv = np.empty(n, np.int64)
+    inv[perm] = np.cumsum(keep) - 1
     e = _Events()
-    e.wave, e.kind, e.tok, e.simd, e.itype = wave[o], kind[o], tok[o], simd[o], itype[o]
-    e.t = times[e.tok]
-    e.stream = perm  # rank of each event in stream order
+    e.wave, e.kind, e.itype, e.simd = wave[keep], kind[keep], itype[keep], key[keep] // SLOTS
+    e.t = times[tok[perm[keep]]]
+    e.inst_order = inv[inst_ev]
     return e
 
 
@@ -351,7 +385,9 @@ def _timing(ev: _Events, life: _Lifecycle):
     k_lo, k_hi = q_off // 4, (q_off + 3) // 4
     step |= cand & (4 * k_hi < D)
     amb = cand & (4 * k_lo < D) & (4 * k_hi >= D)
-    so = np.argsort(ev.stream[ie], kind="stable")  # INSTs in stream order
+    in_ie = np.empty(n, np.int64)
+    in_ie[ie] = np.arange(len(ie))
+    so = in_ie[ev.inst_order]  # INSTs in stream order (as positions in ie)
     step_s = step[so].astype(np.int64)
     amb_s = np.flatnonzero(amb[so])
     if len(amb_s):
