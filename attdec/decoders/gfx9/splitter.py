@@ -33,6 +33,34 @@ MODEL_TYPES[
 ] = True  # fmt: skip
 
 
+def model_tokens(f: np.ndarray) -> np.ndarray:
+    """Tokens (by first word) the state machine looks at; MISC only for packet loss and context save."""
+    ty = f & TYPE_MASK
+    sub = MISC_KIND.column(f)
+    return MODEL_TYPES[ty] & ((ty != MISC) | (sub == MiscKind.PACKET_LOST) | (sub == MiscKind.SAVE_CONTEXT))
+
+
+# Per possible first word (64 K entries, so one gather answers per token): its length in words, its delta
+# in units, and what the time pass does with it (SELECTED, a TIME_RESET, a TIMESTAMP, or nothing).
+_FIRST = np.arange(1 << 16, dtype=np.uint16)
+LEN_OF_WORD = TOKEN_WORDS.astype(np.uint8)[_FIRST & TYPE_MASK]
+DELTA_OF_WORD = ((_FIRST >> DELTA_LO) & DELTA_MASK.astype(np.uint16)[_FIRST & TYPE_MASK]).astype(np.int32)
+SKIP, SELECTED, RESET, STAMP = 0, 1, 2, 3
+
+
+def word_codes(selected: np.ndarray) -> np.ndarray:
+    """The time pass's code per first word, from which first words to select (TIME_RESET and TIMESTAMP
+    tokens are never delivered, so never selected)."""
+    codes = selected.astype(np.uint8)
+    codes[(_FIRST & TYPE_MASK) == TIMESTAMP] = STAMP
+    codes[((_FIRST & TYPE_MASK) == MISC) & (MISC_KIND.column(_FIRST) == MiscKind.TIME_RESET)] = RESET
+    return codes
+
+
+MODEL_CODES = word_codes(model_tokens(_FIRST))
+ALL_CODES = word_codes(np.ones(1 << 16, bool))
+
+
 def official_timestamps(values: np.ndarray) -> np.ndarray:
     """TIMESTAMP tokens' 48-bit fields (uint64) as the official token keeps them: 46 bits, signed (int64)."""
     raw = (values & np.uint64((1 << OFFICIAL_TIME_BITS) - 1)).astype(np.int64)
@@ -40,8 +68,7 @@ def official_timestamps(values: np.ndarray) -> np.ndarray:
 
 
 SPLIT_BLOCK = 512  # words per block of the vectorized split
-SPLIT_CHUNK = 1 << 22  # words per numpy pass: bounds the scratch arrays
-_LENS = TOKEN_WORDS.astype(np.uint8)
+SPLIT_CHUNK = 1 << 23  # words per numpy pass: bounds the scratch arrays (and 255 * it fits an int32)
 
 
 def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
@@ -59,11 +86,11 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
         if entry >= hi - lo:  # a long token crossed the whole (tiny) remainder
             entry -= hi - lo
             continue
-        entry = _split_chunk(_LENS[words[lo:hi] & TYPE_MASK], entry, mask[lo:hi])
+        entry = _split_chunk(LEN_OF_WORD[words[lo:hi]], entry, mask[lo:hi])
     truncated = None
     if n:
         last = n - 4 + int(np.flatnonzero(mask[-4:])[-1]) if n >= 4 else int(np.flatnonzero(mask)[-1])
-        if last + int(_LENS[words[last] & TYPE_MASK]) > n:
+        if last + int(LEN_OF_WORD[words[last]]) > n:
             truncated = last
             mask[last] = False
     return mask, truncated
@@ -168,15 +195,9 @@ def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np
     return val
 
 
-def model_tokens(f: np.ndarray) -> np.ndarray:
-    """Tokens (by first word) the state machine looks at; MISC only for packet loss and context save."""
-    ty = f & TYPE_MASK
-    sub = MISC_KIND.column(f)
-    return MODEL_TYPES[ty] & ((ty != MISC) | (sub == MiscKind.PACKET_LOST) | (sub == MiscKind.SAVE_CONTEXT))
-
-
-def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool, select=model_tokens):
-    """Word positions of the selected tokens (`mask`: token starts) and their times (int64).
+def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool, codes=MODEL_CODES):
+    """Word positions of the selected tokens (`mask`: token starts; `codes`: `word_codes`) and their times
+    (int64).
 
     Mirrors MITokenGenerator::next/patch_time: each token adds 4*delta (MISC: bits [4..11], others: bit 4).
     A TIME_RESET scans ahead for the next TIMESTAMP (consumed, its own delta never added) and re-anchors the
@@ -189,37 +210,24 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     few consumed tokens' deltas and the resync offsets are taken out of / added to those times.
     """
     n = len(words)
-    C = SPLIT_CHUNK
-    misc_reset = np.uint16(MiscKind.TIME_RESET << MISC_KIND.lo | MISC)
-    kind_type = np.uint16(MISC_KIND.mask << MISC_KIND.lo | TYPE_MASK)
-    dmask = DELTA_MASK.astype(np.uint16)
     sels, t_sels, sps, resets, t_sps, d_sps = [], [], [], [], [], []
     carry = 0
-    for lo in range(0, n, C):
-        w, m = words[lo : lo + C], mask[lo : lo + C]
-        ty = w & TYPE_MASK
-        is_reset = (w & kind_type) == misc_reset
-        is_reset &= m
-        special = ty == TIMESTAMP
-        special &= m
-        special |= is_reset
-        sp = np.flatnonzero(special)
-        chosen = select(w)
-        chosen &= m
-        chosen[sp] = False
-        sel = np.flatnonzero(chosen)
-        inc = (w >> DELTA_LO) & dmask[ty]
-        inc *= m
-        cs = np.cumsum(inc, dtype=np.int64)
-        cs *= DELTA_CYCLES
-        cs += carry
-        carry = int(cs[-1]) if len(cs) else carry
+    for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
+        w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
+        code = codes[w]
+        code *= m
+        sel = np.flatnonzero(code == SELECTED)
+        sp = np.flatnonzero(code >= RESET)
+        cs = DELTA_OF_WORD[w]
+        cs *= m
+        np.cumsum(cs, out=cs)
         sels.append(sel + lo)
-        t_sels.append(cs[sel])
+        t_sels.append(cs[sel] * np.int64(DELTA_CYCLES) + carry)
         sps.append(sp + lo)
-        resets.append(is_reset[sp])
-        t_sps.append(cs[sp])
-        d_sps.append(inc[sp].astype(np.int64) * DELTA_CYCLES)
+        resets.append(code[sp] == RESET)
+        t_sps.append(cs[sp] * np.int64(DELTA_CYCLES) + carry)
+        d_sps.append(DELTA_OF_WORD[w[sp]].astype(np.int64) * DELTA_CYCLES)
+        carry += int(cs[-1]) * DELTA_CYCLES if len(cs) else 0
     if not n:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     sel, t_sel = np.concatenate(sels), np.concatenate(t_sels)
@@ -249,9 +257,9 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     corr = -np.cumsum(np.where(consumed, d_sp, 0))
     in_force = np.cumsum(resync)  # resyncs up to and including each special
     corr += offs[in_force]
-    if len(sp):
-        at = np.searchsorted(sp, sel) - 1  # the last special before each selected token
-        t_sel += np.where(at >= 0, corr[np.maximum(at, 0)], 0)
+    if len(sp):  # the selected tokens between two specials take the first one's correction
+        runs = np.diff(np.searchsorted(sel, sp), prepend=0, append=len(sel))
+        t_sel += np.repeat(np.concatenate([[0], corr]), runs)
     return sel, t_sel
 
 

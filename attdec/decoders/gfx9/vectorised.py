@@ -36,7 +36,7 @@ from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, IN
 from attdec.decoders.gfx9.wave import finish_wave
 from attdec.decoders.stitch import note_walks, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
-from attdec.model import OCCUPANCY_DTYPE, Category, WaveState, empty_insts
+from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, Category, WaveState
 
 MISC, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, INST, INST_PC, SHADERDATA, ISSUE, REG_CS_PRIV = (
     TOKEN_NAMES.index(name)
@@ -99,7 +99,8 @@ def run_vectorised(res: BlobResult, types, vals, times, offsets, tcu: int, code:
     life = _Lifecycle(types, vals, times, tcu)
     occupancy = _occupancy(life, lost, res.se)
     ev = _events(types, vals, times, life)
-    recs, timelines, end, complete = _timing(ev, life)
+    recs, lo, hi, timelines, end, complete = _timing(ev, life)
+    del ev
 
     walk = walker(code, 9, rules)
     if walk is not None and life.nw:  # the first traced wave's entry must be in the code
@@ -117,13 +118,13 @@ def run_vectorised(res: BlobResult, types, vals, times, offsets, tcu: int, code:
     seq: dict[tuple[int, int], int] = {}
     walks: list = []
     waves = []
-    bounds = ev.bounds.tolist()
+    lo_l, hi_l = lo.tolist(), hi.tolist()
     simd_l, slot_l, begin_l = life.ws_simd.tolist(), life.ws_slot.tolist(), life.ws_t.tolist()
     end_l, comp_l, pc_l = end.tolist(), complete.tolist(), life.ws_pc.tolist()
     for x in np.concatenate([ended, running]).tolist():
         key = (simd_l[x], slot_l[x])
         seq[key] = seq.get(key, -1) + 1
-        rec = recs[bounds[x] : bounds[x + 1]]
+        rec = recs[lo_l[x] : hi_l[x]]
         pc_infos = [(0, pc_l[x])] if pc_l[x] else []
         waves.append(
             finish_wave(res.se, tcu, *key, begin_l[x], end_l[x], comp_l[x], rec, timelines[x], pc_infos, 0, walk,
@@ -236,15 +237,15 @@ def _occupancy(life: _Lifecycle, lost: np.ndarray, se: int) -> np.ndarray:
 
 class _Events:
     """Per traced wave, in stream order, what the timing model sees: ISSUE statuses, INSTs, the end. The
-    waves are contiguous runs (sorted by (simd, slot), waves of one slot follow each other)."""
+    waves are contiguous runs (sorted by (simd, slot); the waves of one slot follow each other)."""
 
-    wave: np.ndarray
-    kind: np.ndarray
-    t: np.ndarray
-    itype: np.ndarray
-    simd: np.ndarray
-    inst_order: np.ndarray  # the INST events in stream order (the phase count runs in that order)
-    bounds: np.ndarray  # wave x's records: records[bounds[x] : bounds[x + 1]]
+    wave: np.ndarray  # int32
+    kind: np.ndarray  # int8, E_*
+    t: np.ndarray  # int64
+    ie: np.ndarray  # the INST events
+    itype: np.ndarray  # their INST type (int8)
+    simd: np.ndarray  # their SIMD (int8)
+    so: np.ndarray  # positions in `ie` of the INSTs in stream order (the phase count runs in that order)
 
 
 E_MARK = 6  # a target-CU lifecycle token: sets the wave running in its slot (or none)
@@ -254,64 +255,73 @@ def _events(types, vals, times, life: _Lifecycle) -> _Events:
     iss = np.flatnonzero(types == ISSUE)
     ins = np.flatnonzero(types == INST)
     status = GFX9["ISSUE"]["status"].column(vals[iss]).astype(np.uint32)
-    nz = (status | status >> np.uint32(1)) & np.uint32(0x55555)  # bit 2s: slot s has a status
-    cnt = np.zeros(len(types), np.int64)
-    cnt[iss] = np.bitwise_count(nz)
+    cnt = np.zeros(len(types), np.int32)
+    cnt[iss] = np.bitwise_count((status | status >> np.uint32(1)) & np.uint32(0x55555))  # slots with a status
     cnt[ins] = 1
     cnt[life.tgt_tok] = 1
-    at = np.cumsum(cnt) - cnt  # each token's first event
-    n = int(at[-1] + cnt[-1]) if len(cnt) else 0
-    del nz
+    at = np.cumsum(cnt, dtype=np.int32)  # each token's first event
+    n = int(at[-1]) if len(at) else 0
+    at -= cnt
     kind = np.empty(n, np.int8)
     key = np.empty(n, np.int8)  # simd * SLOTS + slot
     wave = np.full(n, -1, np.int32)  # markers: the wave they leave running
     itype = np.zeros(n, np.int8)
     # ISSUE: one event per slot with a status, slot by slot
-    base, simd_i = at[iss], _col("ISSUE", "simd", vals[iss]) * SLOTS
-    done = np.zeros(len(iss), np.int64)
+    base, simd_i = at[iss], (_col("ISSUE", "simd", vals[iss]) * SLOTS).astype(np.int8)
+    done = np.zeros(len(iss), np.int32)
     for slot in range(SLOTS):
         st = (status >> np.uint32(2 * slot)) & np.uint32(3)
         k = np.flatnonzero(st)
         pos = base[k] + done[k]
         kind[pos], key[pos] = st[k], simd_i[k] + slot
         done[k] += 1
+    del status, base, simd_i, done, st, k, pos
     iv = vals[ins]
-    pos = at[ins]
-    kind[pos], itype[pos] = E_INST, _col("INST", "kind", iv)
-    key[pos] = _col("INST", "simd", iv) * SLOTS + _col("INST", "slot", iv)
+    inst_ev = at[ins]
+    kind[inst_ev], itype[inst_ev] = E_INST, _col("INST", "kind", iv)
+    key[inst_ev] = _col("INST", "simd", iv) * SLOTS + _col("INST", "slot", iv)
+    del iv
     pos = at[life.tgt_tok]
     tl = np.searchsorted(life.tok, life.tgt_tok)
     kind[pos] = np.where(life.tgt_ends, E_END, E_MARK)
     key[pos] = life.simd[tl] * SLOTS + life.slot[tl]
     wave[pos] = life.tgt_wave
-    inst_ev = at[ins]
-    tok = np.repeat(np.arange(len(types)), cnt)
-    del at, cnt, base, simd_i, done, iv, pos
-    # per (simd, slot), stream order inside; then each event gets the wave its slot runs
+    del at, pos, tl
+    tok = np.repeat(np.arange(len(types), dtype=np.int32), cnt)
+    del cnt
+    # per (simd, slot), stream order inside (a radix sort); then each event gets the wave its slot runs
     perm = np.argsort(key, kind="stable")
-    kind, key, wave, itype = kind[perm], key[perm], wave[perm], itype[perm]
-    ar = np.arange(n)
+    kind, key, wave, itype, tok = kind[perm], key[perm], wave[perm], itype[perm], tok[perm]
+    ar = np.arange(n, dtype=np.int32)
     slot_first = np.ones(n, bool)
     slot_first[1:] = key[1:] != key[:-1]
     mark = (kind == E_MARK) | (kind == E_END)
-    last = np.maximum.accumulate(np.where(mark, ar, -1))
-    valid = last >= np.maximum.accumulate(np.where(slot_first, ar, 0))
-    ends = np.flatnonzero(kind == E_END)
-    runs = np.where(valid, wave[np.maximum(last, 0)], -1)  # markers: the wave after them
-    prev_run = np.full(n, -1, np.int32)
-    prev_run[1:] = runs[:-1]
-    prev_run[slot_first] = -1
-    wave = np.where(mark, -1, prev_run)
-    wave[ends] = prev_run[ends]  # the end of the wave that ran
-    if (wave[kind == E_INST] < 0).any():
+    last = np.maximum.accumulate(np.where(mark, ar, -1))  # the last marker so far
+    last[last < np.maximum.accumulate(np.where(slot_first, ar, 0))] = -1  # ... of this slot
+    runs = np.where(last >= 0, wave[np.maximum(last, 0)], -1)  # the wave running after each event
+    del last
+    ends = kind == E_END
+    wave[1:] = runs[:-1]  # the wave running before each event
+    wave[slot_first] = -1
+    del runs, slot_first
+    wave[mark & ~ends] = -1  # markers go, ends stay: the end of the wave that ran
+    del mark, ends
+    if (wave[inst_ev_sorted := np.flatnonzero(kind == E_INST)] < 0).any():
         raise NotVectorisable("an INST for a slot with no wave")
-    keep = wave >= 0  # ISSUE statuses for slots with no wave are ignored; markers go
-    inv = np.empty(n, np.int64)
-    inv[perm] = np.cumsum(keep) - 1
+    keep = wave >= 0  # ISSUE statuses for slots with no wave are ignored
+    del inst_ev_sorted
+    where = np.empty(n, np.int32)  # original event -> kept sorted event
+    where[perm] = np.cumsum(keep, dtype=np.int32) - 1
+    inst_kept = where[inst_ev]  # the INSTs in stream order, as kept events
+    del where, perm, inst_ev
     e = _Events()
-    e.wave, e.kind, e.itype, e.simd = wave[keep], kind[keep], itype[keep], key[keep] // SLOTS
-    e.t = times[tok[perm[keep]]]
-    e.inst_order = inv[inst_ev]
+    e.wave, e.kind, e.t = wave[keep], kind[keep], times[tok[keep]]
+    del wave, tok
+    e.ie = np.flatnonzero(e.kind == E_INST)
+    e.itype, e.simd = itype[keep][e.ie], (key[keep] // SLOTS)[e.ie]
+    rank = np.empty(len(e.kind), np.int32)
+    rank[e.ie] = np.arange(len(e.ie), dtype=np.int32)
+    e.so = rank[inst_kept]
     return e
 
 
@@ -325,20 +335,23 @@ def _seg_prev(a: np.ndarray, first: np.ndarray, fill) -> np.ndarray:
 
 
 def _timing(ev: _Events, life: _Lifecycle):
-    """Records (INST_DTYPE, every wave's, wave x's at ev.bounds after this), per-wave timelines, end times
-    (0 for a wave that never ends) and whether each wave ended."""
+    """Records (INST_DTYPE), where each wave's are (`lo`, `hi`), per-wave timelines, end times (0 for a wave
+    that never ends) and whether each wave ended."""
     nw = life.nw
     n = len(ev.wave)
-    wave, kind, t = ev.wave, ev.kind, ev.t
-    ar = np.arange(n)
-    first = np.ones(n, bool)  # first event of its wave (waves are contiguous runs of events)
+    wave, kind, t, ie = ev.wave, ev.kind, ev.t, ev.ie
+    first = np.ones(n, bool)  # first event of its wave
     first[1:] = wave[1:] != wave[:-1]
-    seg_start = np.maximum.accumulate(np.where(first, ar, 0))
-    if (t < _seg_prev(t, first, np.iinfo(np.int64).min)).any():
+    seg_start = np.maximum.accumulate(np.where(first, np.arange(n, dtype=np.int32), 0))
+    back = t[1:] < t[:-1]
+    back &= ~first[1:]
+    if back.any():
         raise NotVectorisable("a wave's events go back in time")
-    it = np.flatnonzero((kind == E_STALL) | (kind == E_PLACE) | (kind == E_IMMED))
+    del back
+    it = np.flatnonzero((kind >= E_STALL) & (kind <= E_IMMED))
     if ((np.diff(t[it]) < 4) & (wave[it[1:]] == wave[it[:-1]])).any():
         raise NotVectorisable("two ISSUE events of a wave less than 4 cycles apart")
+    del it
 
     # --- records: placeholders and immediates, in wave then record order -----------------------------
     is_rec = (kind == E_PLACE) | (kind == E_IMMED)
@@ -349,64 +362,66 @@ def _timing(ev: _Events, life: _Lifecycle):
     rfirst[1:] = rw[1:] != rw[:-1]
     r_t = t[rec_ev]
     r_imm = kind[rec_ev] == E_IMMED
-    # the m-th INST of a wave describes its m-th placeholder
-    is_place, is_inst = kind == E_PLACE, kind == E_INST
-    c_place, c_inst, c_rec = np.cumsum(is_place), np.cumsum(is_inst), np.cumsum(is_rec)
-    ie = np.flatnonzero(is_inst)
+    # the m-th INST of a wave describes its m-th placeholder; L: the wave's records when the INST comes
     s0 = seg_start[ie]
-    m = c_inst[ie] - (c_inst - is_inst)[s0] - 1  # INST number in its wave
-    placed = c_place[ie] - (c_place - is_place)[s0]  # placeholders of the wave so far
-    if (m >= placed).any():
+    c = np.cumsum(kind == E_PLACE, dtype=np.int32)
+    placed = c[ie]  # placeholders so far (all waves)
+    p_base = c[s0] - (kind[s0] == E_PLACE)
+    c = np.cumsum(is_rec, dtype=np.int32)
+    L = c[ie] - (c[s0] - is_rec[s0])
+    del c, is_rec
+    m = np.arange(len(ie), dtype=np.int32) - np.searchsorted(ie, s0)  # INST number in its wave
+    if (p_base + m >= placed).any():
         raise NotVectorisable("an INST with no issued placeholder")
-    place_rec = np.flatnonzero(~r_imm)  # record index of each placeholder
-    inst_rec = place_rec[(c_place - is_place)[s0] + m]  # the record each INST describes
+    inst_rec = np.flatnonzero(~r_imm)[p_base + m]  # the record each INST describes
+    del placed, p_base, m, s0
     r_inst_ev = np.full(nrec, -1, np.int64)  # the INST event describing each record (-1: none)
     r_inst_ev[inst_rec] = ie
     described = r_inst_ev >= 0
     r_T = np.zeros(nrec, np.int64)
     r_T[inst_rec] = t[ie]
-    r_type = np.zeros(nrec, np.int64)
-    r_type[inst_rec] = ev.itype[ie]
-    r_cat = np.where(described, _CAT[r_type], NOT_FINISHED)
+    r_type = np.zeros(nrec, np.int8)
+    r_type[inst_rec] = ev.itype
+    r_cat = np.where(described, _CAT[r_type], NOT_FINISHED).astype(np.uint8)
     r_cat[r_imm] = IMMED
     r_msg = described & (r_cat == MESSAGE)
     r_issued = described & ~r_msg  # timed by the phase formula
-    r_idx = np.arange(nrec) - np.maximum.accumulate(np.where(rfirst, np.arange(nrec), 0))  # index in its wave
+    r_idx = np.arange(nrec, dtype=np.int32)
+    r_idx -= np.maximum.accumulate(np.where(rfirst, r_idx, 0))  # index in its wave
 
     # --- the phase: INSTs whose placeholder p starts before the second-to-last record q ends -----------
-    L = c_rec[ie] - (c_rec - is_rec)[s0]  # records of the wave when the INST arrives
-    q = L - 2
     p_idx = r_idx[inst_rec]
+    q = L - 2
     qrec = np.maximum(inst_rec - 1, 0)  # q when it is the record just before p
     step = (L >= 2) & (q > p_idx)  # q issued after p: a placeholder (ends at its issue) or an immediate
     cand = (L >= 2) & (q == p_idx - 1) & r_issued[qrec]  # q described before p: ends at max(T - 4k, t) + 4
+    del L, q, p_idx, r_idx
     D = r_T[qrec] - r_t[inst_rec] + 4  # p starts before q ends <=> 4 * k_q < D
     q_off = _PHASE[r_type[qrec]]
-    k_lo, k_hi = q_off // 4, (q_off + 3) // 4
-    step |= cand & (4 * k_hi < D)
-    amb = cand & (4 * k_lo < D) & (4 * k_hi >= D)
-    in_ie = np.empty(n, np.int64)
-    in_ie[ie] = np.arange(len(ie))
-    so = in_ie[ev.inst_order]  # INSTs in stream order (as positions in ie)
+    step |= cand & (4 * ((q_off + 3) // 4) < D)
+    amb = cand & (4 * (q_off // 4) < D) & (4 * ((q_off + 3) // 4) >= D)
+    so = ev.so  # INSTs in stream order
     step_s = step[so].astype(np.int64)
     amb_s = np.flatnonzero(amb[so])
+    del step, cand, amb
     if len(amb_s):
-        inv = np.empty(len(ie), np.int64)
-        inv[so] = np.arange(len(ie))
-        qa = qrec[so[amb_s]]
-        q_s = inv[np.searchsorted(ie, r_inst_ev[qa])]  # stream INST index of q's INST
-        step_s[amb_s] = _phase_steps(step_s, amb_s, q_s, ev.simd[ie[so[amb_s]]], q_off[so[amb_s]], D[so[amb_s]])
-    phase_s = START_PHASE + np.cumsum(step_s)
-    k = np.empty(len(ie), np.int64)
-    k[so] = ((phase_s + ev.simd[ie[so]]) % 4 + _PHASE[ev.itype[ie[so]]]) // 4
+        rank = np.empty(len(ie), np.int64)
+        rank[so] = np.arange(len(ie))
+        a = so[amb_s]
+        q_s = rank[np.searchsorted(ie, r_inst_ev[qrec[a]])]  # stream INST index of q's INST
+        step_s[amb_s] = _phase_steps(step_s, amb_s, q_s, ev.simd[a], q_off[a], D[a])
+        del rank, a, q_s
+    del qrec, D, q_off
     r_k = np.zeros(nrec, np.int64)
-    r_k[inst_rec] = k
+    r_k[inst_rec[so]] = ((START_PHASE + np.cumsum(step_s) + ev.simd[so]) % 4 + _PHASE[ev.itype[so]]) // 4
+    del step_s, amb_s, inst_rec
 
     # --- record values --------------------------------------------------------------------------------
     # end of each record before the next one cuts it: placeholders by the phase formula (a stall moves
     # the start back, never the end), immediates and messages 4 cycles after their issue
     E = np.where(r_issued, np.maximum(r_T - 4 * r_k, r_t) + 4, np.where(described | r_imm, r_t + 4, r_t))
-    pv = np.maximum(np.arange(nrec) - 1, 0)  # the previous record (when not rfirst)
+    del r_T, r_k
+    pv = np.maximum(np.arange(-1, nrec - 1), 0)  # the previous record (when not rfirst)
     nx = np.minimum(np.arange(1, nrec + 1), max(nrec - 1, 0))  # the next record (when it exists)
     has_next = np.zeros(nrec, bool)
     has_next[:-1] = ~rfirst[1:]
@@ -414,36 +429,49 @@ def _timing(ev: _Events, life: _Lifecycle):
     # immediate if this one was described before the immediate was issued
     cut = has_next & r_issued & np.where(r_imm[nx], r_inst_ev < rec_ev[nx], described[nx])
     E_cut = np.where(cut, np.minimum(E, r_t[nx]), E)
+    del cut, has_next, nx
     # the previous record's end as a record described after it sees it (cut to this one's issue)...
     prev_end = np.where(rfirst, 0, np.where(r_issued[pv], np.minimum(E[pv], r_t), E[pv]))
     # ... and as an immediate sees it at its issue: a placeholder not described yet does not count
     prev_known = ~rfirst & (r_imm[pv] | ((r_inst_ev[pv] >= 0) & (r_inst_ev[pv] < rec_ev)))
-    imm_start = np.where(prev_known, np.minimum(prev_end, r_t), r_t)
+    time = np.where(r_imm, np.where(prev_known, np.minimum(prev_end, r_t), r_t), r_t)
+    del prev_known, E
+    time[r_msg] = np.where(rfirst, r_t, prev_end)[r_msg]
     # stalls: an issued record starts at the latest stall issued since the previous issued record (if
-    # any), or at the previous record's end if later
-    last_stall = np.maximum.accumulate(np.where(kind == E_STALL, ar, -1))
-    last_issued = np.zeros(n, bool)
-    last_issued[rec_ev[r_issued]] = True
-    last_issued = np.maximum.accumulate(np.where(last_issued, ar, -1))
-    e1 = np.maximum(rec_ev - 1, 0)
-    ls = np.where(rec_ev > 0, last_stall[e1], -1)
-    has_stall = r_issued & (ls >= seg_start[rec_ev]) & (ls > np.where(rec_ev > 0, last_issued[e1], -1))
-    time = np.where(r_imm, imm_start, np.where(r_msg, np.where(rfirst, r_t, prev_end), r_t))
-    time = np.where(has_stall, np.maximum(t[np.maximum(ls, 0)], prev_end), time)
+    # any, in its wave), or at the previous record's end if later
+    stalls = np.flatnonzero(kind == E_STALL)
+    iss_rec = np.flatnonzero(r_issued)
+    e = rec_ev[iss_rec]
+    j = np.searchsorted(stalls, e) - 1
+    stall_ev = stalls[np.maximum(j, 0)] if len(stalls) else np.full(len(e), -1)
+    r_ar = np.arange(nrec)
+    pi = np.maximum.accumulate(np.where(r_issued, r_ar, -1))[np.maximum(iss_rec - 1, 0)]  # previous issued
+    pi[iss_rec == 0] = -1
+    same_wave = pi >= np.maximum.accumulate(np.where(rfirst, r_ar, 0))[iss_rec]
+    floor = np.where(same_wave, rec_ev[np.maximum(pi, 0)], seg_start[e] - 1)
+    stalled = (j >= 0) & (stall_ev > floor)
+    ss = iss_rec[stalled]
+    time[ss] = np.maximum(t[stall_ev[stalled]], prev_end[ss])
+    del stalls, iss_rec, e, j, stall_ev, r_ar, pi, same_wave, floor, stalled, ss, prev_end, pv, seg_start
     dur = np.where(r_issued, E_cut - time, np.where(described | r_imm, r_t + 4 - time, 0))
     stall = np.where(r_issued, np.minimum(r_t - time, dur), np.where(r_imm, dur, 0))
-    recs = empty_insts(nrec)
-    recs["time"], recs["category"], recs["duration"], recs["stall"] = time, r_cat, dur, stall
+    del E_cut, described
+    recs = np.empty(nrec, INST_DTYPE)
+    recs["time"], recs["category"], recs["duration"], recs["stall"], recs["pc"], recs["line"] = (
+        time, r_cat, dur, stall, 0, -1,
+    )  # fmt: skip
+    del dur, stall, r_cat
 
     timelines = _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw)
-    # records grouped by wave id
-    worder = np.argsort(rw, kind="stable")
-    ev.bounds = np.zeros(nw + 1, np.int64)
-    np.cumsum(np.bincount(rw, minlength=nw), out=ev.bounds[1:])
+    lo = np.zeros(nw, np.int64)
+    hi = np.zeros(nw, np.int64)
+    starts = np.flatnonzero(rfirst)
+    lo[rw[starts]] = starts
+    hi[rw[starts]] = np.append(starts[1:], nrec)
     complete = life.we_tok >= 0
     end = np.zeros(nw, np.int64)
     end[complete] = life.t[np.searchsorted(life.tok, life.we_tok[complete])]
-    return recs[worder], timelines, end, complete
+    return recs, lo, hi, timelines, end, complete
 
 
 def _phase_steps(step_s, amb_s, q_s, simd, q_off, D) -> list[int]:
@@ -462,63 +490,79 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     """Per wave, the state runs (`TracedWave.issue`, `_as_message`, `finish`): at each ISSUE and at the end,
     (state before, time since the running maximum of the state changes), merged into an equal run before
     (not at the end); a WAIT run for each immediate and message, a message's cut out of the run before."""
-    kind, t, wave = ev.kind, ev.t, ev.wave
-    n = len(kind)
-    # per event: an immediate's start; a message INST's record start and issue time
-    imm_start = np.zeros(n, np.int64)
-    imm_start[rec_ev[r_imm]] = time[r_imm]
-    msg_ev = r_inst_ev[r_msg]
-    is_msg = np.zeros(n, bool)
-    is_msg[msg_ev] = True
-    msg_start, msg_t = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    msg_start[msg_ev], msg_t[msg_ev] = time[r_msg], r_t[r_msg]
+    kind = ev.kind
     # the operations that change the state: ISSUE events, message INSTs, the end (a wave's first event
     # is one: an INST needs a placeholder before it)
-    op = np.flatnonzero((kind != E_INST) | is_msg)
-    ok, ot, ow, omsg = kind[op], t[op], wave[op], is_msg[op]
-    ofirst = first[op]
-    imm, end = ok == E_IMMED, ok == E_END
-    # the running maximum each op leaves (state_start), and the state it sets
-    val = np.where(imm, ot + 4, np.where(omsg, msg_t[op] + 4, ot))
+    is_op = kind != E_INST
+    msg_ev = r_inst_ev[r_msg]
+    is_op[msg_ev] = True
+    op = np.flatnonzero(is_op)
+    del is_op
+    ok, ot, ow, ofirst = kind[op], ev.t[op], ev.wave[op], first[op]
+    imm = ok == E_IMMED
+    omsg = np.zeros(len(op), bool)
+    at_msg = np.searchsorted(op, msg_ev)
+    omsg[at_msg] = True
+    # a WAIT run (B) from each immediate's and each message's record start to its issue + 4
+    b_op = np.flatnonzero(imm | omsg)
+    b_start = np.empty(len(op), np.int64)
+    b_start[np.searchsorted(op, rec_ev[r_imm])] = time[r_imm]
+    b_start[at_msg] = time[r_msg]
+    issue_t = ot.copy()
+    issue_t[at_msg] = r_t[r_msg]  # a message's time is its record's issue
+    del at_msg, msg_ev
+    # the running maximum each op leaves (state_start) and the state it sets
+    val = np.where(imm | omsg, issue_t + 4, ot)
+    np.maximum(val, life.ws_t[ow], out=val)
+    end = ok == E_END
     new_state = np.where(ok == E_STALL, STALL, np.where(end, EMPTY, EXEC)).astype(np.int8)
     prev_state = _seg_prev(new_state, ofirst, IDLE)
-    L = _seg_prev(_seg_cummax(np.maximum(val, life.ws_t[ow]), ofirst), ofirst, 0)
+    del new_state
+    L = _seg_prev(_seg_cummax(val, ofirst), ofirst, 0)
     L[ofirst] = life.ws_t[ow[ofirst]]
-    # up to two entries per op: A, the run up to it (an immediate's: up to its start); B, a WAIT
-    a_x = np.where(imm, imm_start[op], ot)
-    b_start = np.where(imm, imm_start[op], msg_start[op])
-    m = len(op)
-    e_ok = np.empty(2 * m, bool)
-    e_ok[0::2], e_ok[1::2] = ~omsg & (a_x > L), imm | omsg
-    e_state = np.empty(2 * m, np.int8)
-    e_state[0::2], e_state[1::2] = prev_state, WAIT
-    e_dur = np.empty(2 * m, np.int64)
-    e_dur[0::2], e_dur[1::2] = a_x - L, np.where(imm, ot, msg_t[op]) + 4 - b_start
-    e_merge = np.zeros(2 * m, bool)
-    e_merge[0::2] = ~end
-    e_cut = np.zeros(2 * m, np.int64)  # a message's cut of the run before its WAIT
-    e_cut[1::2] = np.where(omsg, msg_t[op] - msg_start[op], 0)
-    sel = np.flatnonzero(e_ok)
-    e_wave = ow[sel // 2]
-    e_state, e_dur, e_merge, e_cut = e_state[sel], e_dur[sel], e_merge[sel], e_cut[sel]
-    efirst = np.ones(len(sel), bool)
+    del val
+    # the run up to each op (A; an immediate's: up to its start), not at a message
+    a_x = np.where(imm, b_start, ot)
+    a_op = np.flatnonzero(~omsg & (a_x > L))
+    a_dur = (a_x - L)[a_op]
+    del a_x, L, ot
+    b_dur = (issue_t + 4 - b_start)[b_op]
+    b_cut = np.where(omsg, issue_t - b_start, 0)[b_op]  # a message's cut of the run before its WAIT
+    del issue_t, b_start, imm, omsg
+    # A and B in op order, A first at the same op
+    na, nb = len(a_op), len(b_op)
+    a_at = np.arange(na) + np.searchsorted(b_op, a_op, side="left")
+    b_at = np.arange(nb) + np.searchsorted(a_op, b_op, side="right")
+    ne = na + nb
+    e_state = np.empty(ne, np.int8)
+    e_state[a_at], e_state[b_at] = prev_state[a_op], WAIT
+    e_dur = np.empty(ne, np.int64)
+    e_dur[a_at], e_dur[b_at] = a_dur, b_dur
+    e_merge = np.zeros(ne, bool)
+    e_merge[a_at] = ~end[a_op]
+    e_wave = np.empty(ne, np.int32)
+    e_wave[a_at], e_wave[b_at] = ow[a_op], ow[b_op]
+    del prev_state, a_dur, b_dur, end, ow, ok, ofirst, a_op, b_op
+    efirst = np.ones(ne, bool)
     efirst[1:] = e_wave[1:] != e_wave[:-1]
     new_run = efirst | ~e_merge
     new_run[1:] |= e_state[1:] != e_state[:-1]
+    del e_merge
     runs = np.flatnonzero(new_run)
     r_dur = np.add.reduceat(e_dur, runs) if len(runs) else np.zeros(0, np.int64)
-    cutting = np.flatnonzero((e_cut > 0) & ~efirst)
-    if len(cutting):
-        target = np.cumsum(new_run)[cutting - 1] - 1  # the run the WAIT follows
-        back = e_cut[cutting]
+    cutting = (b_cut > 0) & ~efirst[b_at]
+    if cutting.any():
+        target = np.cumsum(new_run)[b_at[cutting] - 1] - 1  # the run the WAIT follows
+        back = b_cut[cutting]
         fits = r_dur[target] >= back
         r_dur[target[fits]] -= back[fits]
     live = r_dur > 0  # a run cut to nothing is dropped
     r_state, r_dur, r_wave = e_state[runs][live], r_dur[live], e_wave[runs][live]
+    del e_state, e_dur, e_wave, efirst, new_run, runs, live
     o = np.argsort(r_wave, kind="stable")
-    r_state, r_dur, r_wave = r_state[o], r_dur[o], r_wave[o]
+    r_wave = r_wave[o]
     tb = np.searchsorted(r_wave, np.arange(nw + 1)).tolist()
-    entries = list(zip(r_state.tolist(), r_dur.tolist()))
+    entries = list(zip(r_state[o].tolist(), r_dur[o].tolist()))
     return [entries[tb[x] : tb[x + 1]] for x in range(nw)]
 
 
