@@ -30,7 +30,7 @@ from attdec.decoders.gfx9.splitter import (
     token_times,
     token_values,
 )
-from attdec.decoders.gfx9.vectorised import run_vectorised, vectorisable
+from attdec.decoders.gfx9.vectorised import by_type, run_vectorised, vectorisable
 from attdec.errors import FormatError
 
 
@@ -101,9 +101,10 @@ def _decode(data, arch, code, se, hdr, target_cu, rules, vectorised) -> BlobResu
     types = (words[at] & TYPE_MASK).astype(np.uint8)
     vals = token_values(words, at, types)
     offsets = 2 * at + HEADER_BYTES
-    if vectorised and vectorisable(types, vals, tcu):
+    of = by_type(types) if vectorised else None
+    if of is not None and vectorisable(types, vals, tcu, of):
         try:
-            run_vectorised(res, types, vals, times, offsets, tcu, code, rules)
+            run_vectorised(res, types, vals, times, offsets, tcu, code, rules, of)
             return res
         except NotVectorisable:
             pass

@@ -67,7 +67,7 @@ def official_timestamps(values: np.ndarray) -> np.ndarray:
     return np.where(raw >= 1 << (OFFICIAL_TIME_BITS - 1), raw - (1 << OFFICIAL_TIME_BITS), raw)
 
 
-SPLIT_BLOCK = 512  # words per block of the vectorized split
+SPLIT_BLOCK = 32  # words per block of the vectorized split (a lockstep step per token of a block)
 SPLIT_CHUNK = 1 << 23  # words per numpy pass: bounds the scratch arrays (and 255 * it fits an int32)
 
 
@@ -185,13 +185,12 @@ def _split_chunk_loop(lens, entry, seen, exits, out) -> int:
 
 
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
-    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts`."""
-    padded = np.concatenate([words, np.zeros(3, words.dtype)])
-    nw = TOKEN_WORDS[types]
-    val = padded[starts].astype(np.uint64)
+    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens)."""
+    val = words[starts].astype(np.uint64)
+    nw = TOKEN_WORDS.astype(np.uint8)[types]
     for k in (1, 2, 3):
-        part = padded[starts + k].astype(np.uint64) << np.uint64(16 * k)
-        val |= np.where(nw > k, part, np.uint64(0))
+        longer = np.flatnonzero(nw > k)
+        val[longer] |= words[starts[longer] + k].astype(np.uint64) << np.uint64(16 * k)
     return val
 
 

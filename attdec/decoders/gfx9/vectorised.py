@@ -68,47 +68,61 @@ def _col(name: str, field: str, v: np.ndarray) -> np.ndarray:
     return GFX9[name][field].column(v).astype(np.int64)
 
 
-def vectorisable(types: np.ndarray, vals: np.ndarray, tcu: int) -> bool:
+def by_type(types: np.ndarray) -> list[np.ndarray]:
+    """The token indices of each token type (16 lists, in stream order), from one radix sort."""
+    order = np.argsort(types, kind="stable")
+    cuts = np.searchsorted(types[order], np.arange(17)).tolist()
+    return [order[cuts[k] : cuts[k + 1]] for k in range(16)]
+
+
+def vectorisable(types: np.ndarray, vals: np.ndarray, tcu: int, of: list[np.ndarray] | None = None) -> bool:
     """No token the vectorised pass leaves to the scalar model: INST_PC, an INST of a type that deletes
     its placeholder, sets a PC slot or enters a trap, a context save (MISC or a target-CU WAVE_START
-    marker), or a wave slot above 9 (the official decoder aborts there)."""
-    if (types == INST_PC).any():
+    marker), or a wave slot above 9 (the official decoder aborts there). `of`: `by_type(types)`."""
+    of = of if of is not None else by_type(types)
+    if len(of[INST_PC]):
         return False
-    iv = vals[types == INST]
+    iv = vals[of[INST]]
     if np.isin(_col("INST", "kind", iv), _SCALAR_TYPES).any() or (_col("INST", "slot", iv) >= SLOTS).any():
         return False
-    if (_col("MISC", "kind", vals[types == MISC]) == MiscKind.SAVE_CONTEXT).any():
+    if (_col("MISC", "kind", vals[of[MISC]]) == MiscKind.SAVE_CONTEXT).any():
         return False
-    wv = vals[(types == WAVE_START) | (types == WAVE_END) | (types == WAVE_ALLOC) | (types == SHADERDATA)]
+    wv = vals[np.concatenate([of[WAVE_START], of[WAVE_END], of[WAVE_ALLOC], of[SHADERDATA]])]
     if (_col("WAVE_START", "slot", wv) >= SLOTS).any():
         return False
-    sv = vals[types == WAVE_START]
+    sv = vals[of[WAVE_START]]
     tgt = (_col("WAVE_START", "cu", sv) == tcu) & (_col("WAVE_START", "sh", sv) == 0)
     return not (tgt & (_col("WAVE_START", "count", sv) > CONTEXT_COUNT)).any()
 
 
-def run_vectorised(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules) -> None:
+def run_vectorised(
+    res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules, of=None
+) -> None:
     """`scalar.run` for a vectorisable blob; raises NotVectorisable (leaving `res` untouched) when the
-    token order is one this model does not cover."""
+    token order is one this model does not cover. `of`: `by_type(types)`."""
+    of = of if of is not None else by_type(types)
     problems: list[tuple[int, str]] = []  # (token index, text): in stream order, as the scalar pass adds them
-    misc = np.flatnonzero(types == MISC)
+    misc = of[MISC]
     lost = misc[_col("MISC", "kind", vals[misc]) == MiscKind.PACKET_LOST]
     for k, off in zip(lost.tolist(), offsets[lost].tolist()):
         problems.append((k, f"hardware reported packet loss at byte offset {off}"))
 
-    life = _Lifecycle(types, vals, times, tcu)
+    life = _Lifecycle(of, types, vals, times, tcu)
     occupancy = _occupancy(life, lost, res.se)
-    ev = _events(types, vals, times, life)
-    recs, lo, hi, timelines, end, complete = _timing(ev, life)
-    del ev
+    if life.nw or len(of[INST]):
+        ev = _events(of, len(types), vals, times, life)
+        recs, lo, hi, timelines, end, complete, unfinished = _timing(ev, life)
+        del ev
+    else:  # no traced wave (most SEs of a capture): no timing model
+        recs, lo, hi, timelines, end, complete, unfinished = _NO_WAVES
 
-    walk = walker(code, 9, rules)
-    if walk is not None and life.nw:  # the first traced wave's entry must be in the code
+    walk = walker(code, 9, rules) if life.nw else None
+    if walk is not None:  # the first traced wave's entry must be in the code
         first = int(life.ws_tok[0])
         p = entry_problem(code, int(life.ws_pc[0]), int(offsets[first]))  # type: ignore[arg-type]
         if p:
             problems.append((first, p))
-    realtime = _realtime(types, vals, times)
+    realtime = _realtime(of[REG], vals, times)
 
     # emission order: waves in the order they end, then the ones still running by (simd, slot)
     ended = np.flatnonzero(complete)
@@ -119,6 +133,7 @@ def run_vectorised(res: BlobResult, types, vals, times, offsets, tcu: int, code:
     walks: list = []
     waves = []
     lo_l, hi_l = lo.tolist(), hi.tolist()
+    unf_l = unfinished.tolist()
     simd_l, slot_l, begin_l = life.ws_simd.tolist(), life.ws_slot.tolist(), life.ws_t.tolist()
     end_l, comp_l, pc_l = end.tolist(), complete.tolist(), life.ws_pc.tolist()
     for x in np.concatenate([ended, running]).tolist():
@@ -128,7 +143,7 @@ def run_vectorised(res: BlobResult, types, vals, times, offsets, tcu: int, code:
         pc_infos = [(0, pc_l[x])] if pc_l[x] else []
         waves.append(
             finish_wave(res.se, tcu, *key, begin_l[x], end_l[x], comp_l[x], rec, timelines[x], pc_infos, 0, walk,
-                        seq[key], walks)
+                        seq[key], walks, unf_l[x])
         )  # fmt: skip
     res.problems.extend(p for _, p in sorted(problems, key=lambda kp: kp[0]))
     res.waves.extend(waves)
@@ -137,17 +152,23 @@ def run_vectorised(res: BlobResult, types, vals, times, offsets, tcu: int, code:
     res.occupancy = occupancy
 
 
+_NO_WAVES = (
+    np.zeros(0, INST_DTYPE), np.zeros(0, np.int64), np.zeros(0, np.int64), [], np.zeros(0, np.int64),
+    np.zeros(0, bool), np.zeros(0, bool),
+)  # fmt: skip
+
+
 class _Lifecycle:
     """WAVE_START/WAVE_END tokens: entry PCs, the traced waves (target-CU starts on a free slot) and which
     target-CU ends the scalar pass skips (no wave in the slot: no occupancy record either)."""
 
-    def __init__(self, types, vals, times, tcu):
-        tok = np.flatnonzero((types == WAVE_START) | (types == WAVE_END))
+    def __init__(self, of, types, vals, times, tcu):
+        tok = np.sort(np.concatenate([of[WAVE_START], of[WAVE_END]]))
         v = vals[tok]
         self.tok, self.t = tok, times[tok]
         self.is_ws = types[tok] == WAVE_START
         self.cu, self.simd, self.slot = (_col("WAVE_START", f, v) for f in ("cu", "simd", "slot"))
-        self.pc = _entry_pcs(types, vals, tok, v, self.is_ws)
+        self.pc = _entry_pcs(of, vals, tok, v, self.is_ws)
         tgt = np.flatnonzero((self.cu == tcu) & (_col("WAVE_START", "sh", v) == 0))
         # per (simd, slot), in stream order: a start on a free slot begins a wave, an end on a busy one ends it
         key = self.simd[tgt] * SLOTS + self.slot[tgt]
@@ -181,26 +202,24 @@ class _Lifecycle:
         self.tgt_ends = ends[back]  # the ends of traced waves
 
 
-def _entry_pcs(types, vals, tok, v, is_ws) -> np.ndarray:
+def _entry_pcs(of, vals, tok, v, is_ws) -> np.ndarray:
     """Entry PC of each WAVE_START: COMPUTE_PGM_LO/HI of its (me & 1, pipe), latest write before it."""
-    cs = np.flatnonzero((types == REG_CS) | (types == REG_CS_PRIV))  # REG_CS_PRIV has REG_CS's layout
+    cs = np.sort(np.concatenate([of[REG_CS], of[REG_CS_PRIV]]))  # REG_CS_PRIV has REG_CS's layout
     cv = vals[cs]
     ckey = (((_col("REG_CS", "me", cv) + 1) & 1) << 2) | _col("REG_CS", "pipe", cv)  # official ME: (field + 1) & 1
     addr, data = _col("REG_CS", "addr", cv), GFX9["REG_CS"]["data"].column(cv)
-    wkey = ((_col("WAVE_START", "me", v) & 1) << 2) | _col("WAVE_START", "pipe", v)
-    halves = []
-    for reg in (COMPUTE_PGM_LO, COMPUTE_PGM_HI):
-        half = np.zeros(len(tok), np.uint64)
-        for kv in np.unique(ckey[addr == reg]).tolist():
-            wsel = np.flatnonzero((addr == reg) & (ckey == kv))
-            lsel = np.flatnonzero(is_ws & (wkey == kv))
-            j = np.searchsorted(cs[wsel], tok[lsel]) - 1
-            ok = j >= 0
-            half[lsel[ok]] = data[wsel[j[ok]]]
-        halves.append(half)
-    pc = ((halves[0] | (halves[1] << np.uint64(32))) << np.uint64(8)) & ADDR_MASK
-    pc[~is_ws] = 0
-    return pc
+    ws = np.flatnonzero(is_ws)
+    q = (((_col("WAVE_START", "me", v[ws]) & 1) << 2) | _col("WAVE_START", "pipe", v[ws])) << 40 | tok[ws]
+    pc = np.zeros(len(tok), np.uint64)
+    for reg, shift in ((COMPUTE_PGM_LO, 0), (COMPUTE_PGM_HI, 32)):  # the latest write of its key before it
+        w = np.flatnonzero(addr == reg)
+        keys = ckey[w] << 40 | cs[w]
+        o = np.argsort(keys, kind="stable")
+        keys = keys[o]
+        j = np.searchsorted(keys, q) - 1
+        ok = (j >= 0) & (keys[np.maximum(j, 0)] >> 40 == q >> 40) if len(keys) else np.zeros(len(q), bool)
+        pc[ws[ok]] |= data[w[o[j[ok]]]] << np.uint64(shift)
+    return (pc << np.uint64(8)) & ADDR_MASK
 
 
 def _occupancy(life: _Lifecycle, lost: np.ndarray, se: int) -> np.ndarray:
@@ -251,11 +270,10 @@ class _Events:
 E_MARK = 6  # a target-CU lifecycle token: sets the wave running in its slot (or none)
 
 
-def _events(types, vals, times, life: _Lifecycle) -> _Events:
-    iss = np.flatnonzero(types == ISSUE)
-    ins = np.flatnonzero(types == INST)
+def _events(of, ntok: int, vals, times, life: _Lifecycle) -> _Events:
+    iss, ins = of[ISSUE], of[INST]
     status = GFX9["ISSUE"]["status"].column(vals[iss]).astype(np.uint32)
-    cnt = np.zeros(len(types), np.int32)
+    cnt = np.zeros(ntok, np.int32)
     cnt[iss] = np.bitwise_count((status | status >> np.uint32(1)) & np.uint32(0x55555))  # slots with a status
     cnt[ins] = 1
     cnt[life.tgt_tok] = 1
@@ -287,7 +305,7 @@ def _events(types, vals, times, life: _Lifecycle) -> _Events:
     key[pos] = life.simd[tl] * SLOTS + life.slot[tl]
     wave[pos] = life.tgt_wave
     del at, pos, tl
-    tok = np.repeat(np.arange(len(types), dtype=np.int32), cnt)
+    tok = np.repeat(np.arange(ntok, dtype=np.int32), cnt)
     del cnt
     # per (simd, slot), stream order inside (a radix sort); then each event gets the wave its slot runs
     perm = np.argsort(key, kind="stable")
@@ -336,13 +354,12 @@ def _seg_prev(a: np.ndarray, first: np.ndarray, fill) -> np.ndarray:
 
 def _timing(ev: _Events, life: _Lifecycle):
     """Records (INST_DTYPE), where each wave's are (`lo`, `hi`), per-wave timelines, end times (0 for a wave
-    that never ends) and whether each wave ended."""
+    that never ends), whether each wave ended and whether it has placeholders no INST described."""
     nw = life.nw
     n = len(ev.wave)
     wave, kind, t, ie = ev.wave, ev.kind, ev.t, ev.ie
     first = np.ones(n, bool)  # first event of its wave
     first[1:] = wave[1:] != wave[:-1]
-    seg_start = np.maximum.accumulate(np.where(first, np.arange(n, dtype=np.int32), 0))
     back = t[1:] < t[:-1]
     back &= ~first[1:]
     if back.any():
@@ -362,19 +379,26 @@ def _timing(ev: _Events, life: _Lifecycle):
     rfirst[1:] = rw[1:] != rw[:-1]
     r_t = t[rec_ev]
     r_imm = kind[rec_ev] == E_IMMED
-    # the m-th INST of a wave describes its m-th placeholder; L: the wave's records when the INST comes
-    s0 = seg_start[ie]
-    c = np.cumsum(kind == E_PLACE, dtype=np.int32)
-    placed = c[ie]  # placeholders so far (all waves)
-    p_base = c[s0] - (kind[s0] == E_PLACE)
-    c = np.cumsum(is_rec, dtype=np.int32)
-    L = c[ie] - (c[s0] - is_rec[s0])
-    del c, is_rec
-    m = np.arange(len(ie), dtype=np.int32) - np.searchsorted(ie, s0)  # INST number in its wave
-    if (p_base + m >= placed).any():
+    # the m-th INST of a wave describes its m-th placeholder
+    place = np.flatnonzero(~r_imm)  # record index of each placeholder
+    pw = rw[place]
+    p_lo = np.zeros(nw, np.int64)  # each wave's first placeholder
+    pf = np.ones(len(pw), bool)
+    pf[1:] = pw[1:] != pw[:-1]
+    p_lo[pw[pf]] = np.flatnonzero(pf)
+    iw = wave[ie]
+    k = np.arange(len(ie))
+    f = np.ones(len(ie), bool)
+    f[1:] = iw[1:] != iw[:-1]
+    ph = p_lo[iw] + k - np.maximum.accumulate(np.where(f, k, 0))
+    del pf, p_lo, k, f
+    ok = ph < len(place)
+    ph = np.minimum(ph, max(len(place) - 1, 0))
+    ok &= (pw[ph] == iw) & (rec_ev[place[ph]] < ie)
+    if not ok.all():
         raise NotVectorisable("an INST with no issued placeholder")
-    inst_rec = np.flatnonzero(~r_imm)[p_base + m]  # the record each INST describes
-    del placed, p_base, m, s0
+    inst_rec = place[ph]  # the record each INST describes
+    del place, pw, iw, ph, ok
     r_inst_ev = np.full(nrec, -1, np.int64)  # the INST event describing each record (-1: none)
     r_inst_ev[inst_rec] = ie
     described = r_inst_ev >= 0
@@ -386,16 +410,14 @@ def _timing(ev: _Events, life: _Lifecycle):
     r_cat[r_imm] = IMMED
     r_msg = described & (r_cat == MESSAGE)
     r_issued = described & ~r_msg  # timed by the phase formula
-    r_idx = np.arange(nrec, dtype=np.int32)
-    r_idx -= np.maximum.accumulate(np.where(rfirst, r_idx, 0))  # index in its wave
 
     # --- the phase: INSTs whose placeholder p starts before the second-to-last record q ends -----------
-    p_idx = r_idx[inst_rec]
-    q = L - 2
+    q = np.cumsum(is_rec, dtype=np.int32)[ie] - 2  # insts[-2]: its record, when in p's wave
+    del is_rec
+    step = q > inst_rec  # q issued after p: a placeholder (ends at its issue) or an immediate
     qrec = np.maximum(inst_rec - 1, 0)  # q when it is the record just before p
-    step = (L >= 2) & (q > p_idx)  # q issued after p: a placeholder (ends at its issue) or an immediate
-    cand = (L >= 2) & (q == p_idx - 1) & r_issued[qrec]  # q described before p: ends at max(T - 4k, t) + 4
-    del L, q, p_idx, r_idx
+    cand = (q == inst_rec - 1) & ~rfirst[inst_rec] & r_issued[qrec]  # q described: ends at max(T - 4k, t) + 4
+    del q
     D = r_T[qrec] - r_t[inst_rec] + 4  # p starts before q ends <=> 4 * k_q < D
     q_off = _PHASE[r_type[qrec]]
     step |= cand & (4 * ((q_off + 3) // 4) < D)
@@ -448,11 +470,11 @@ def _timing(ev: _Events, life: _Lifecycle):
     pi = np.maximum.accumulate(np.where(r_issued, r_ar, -1))[np.maximum(iss_rec - 1, 0)]  # previous issued
     pi[iss_rec == 0] = -1
     same_wave = pi >= np.maximum.accumulate(np.where(rfirst, r_ar, 0))[iss_rec]
-    floor = np.where(same_wave, rec_ev[np.maximum(pi, 0)], seg_start[e] - 1)
-    stalled = (j >= 0) & (stall_ev > floor)
+    floor = np.where(same_wave, rec_ev[np.maximum(pi, 0)], -1)
+    stalled = (j >= 0) & (stall_ev > floor) & (wave[stall_ev] == rw[iss_rec])
     ss = iss_rec[stalled]
     time[ss] = np.maximum(t[stall_ev[stalled]], prev_end[ss])
-    del stalls, iss_rec, e, j, stall_ev, r_ar, pi, same_wave, floor, stalled, ss, prev_end, pv, seg_start
+    del stalls, iss_rec, e, j, stall_ev, r_ar, pi, same_wave, floor, stalled, ss, prev_end, pv
     dur = np.where(r_issued, E_cut - time, np.where(described | r_imm, r_t + 4 - time, 0))
     stall = np.where(r_issued, np.minimum(r_t - time, dur), np.where(r_imm, dur, 0))
     del E_cut, described
@@ -460,6 +482,7 @@ def _timing(ev: _Events, life: _Lifecycle):
     recs["time"], recs["category"], recs["duration"], recs["stall"], recs["pc"], recs["line"] = (
         time, r_cat, dur, stall, 0, -1,
     )  # fmt: skip
+    unfinished = np.bincount(rw[r_cat == NOT_FINISHED], minlength=nw) > 0
     del dur, stall, r_cat
 
     timelines = _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw)
@@ -471,7 +494,7 @@ def _timing(ev: _Events, life: _Lifecycle):
     complete = life.we_tok >= 0
     end = np.zeros(nw, np.int64)
     end[complete] = life.t[np.searchsorted(life.tok, life.we_tok[complete])]
-    return recs, lo, hi, timelines, end, complete
+    return recs, lo, hi, timelines, end, complete, unfinished
 
 
 def _phase_steps(step_s, amb_s, q_s, simd, q_off, D) -> list[int]:
@@ -480,9 +503,14 @@ def _phase_steps(step_s, amb_s, q_s, simd, q_off, D) -> list[int]:
     % 4 + q_off) // 4. Every other step is known, so only these few are walked in Python."""
     base = (START_PHASE + np.cumsum(step_s)[q_s] + simd).tolist()  # phase at q's INST, without these steps
     before_q = np.searchsorted(amb_s, q_s, side="right").tolist()  # of these, how many come up to q's INST
+    # bit r of mask: the step is taken when the phase there is r (mod 4)
+    mask = sum(((4 * ((r + q_off) // 4) < D).astype(np.int64) << r) for r in range(4)).tolist()
     settled = [0]  # settled[i]: steps taken among the first i of these
-    for b, c, o, d in zip(base, before_q, q_off.tolist(), D.tolist()):
-        settled.append(settled[-1] + (4 * (((b + settled[c]) % 4 + o) // 4) < d))
+    add = settled.append
+    taken = 0
+    for b, c, m in zip(base, before_q, mask):
+        taken += (m >> ((b + settled[c]) & 3)) & 1
+        add(taken)
     return np.diff(settled).tolist()
 
 
@@ -583,13 +611,13 @@ def _seg_cummax(a: np.ndarray, first: np.ndarray) -> np.ndarray:
     return out
 
 
-def _realtime(types, vals, times) -> list[tuple[int, int]]:
-    """Realtime samples of the ROCm instrumentation protocol (USERDATA_2/3 writes), in Python: they are few."""
-    reg = np.flatnonzero(types == REG)
+def _realtime(reg, vals, times) -> list[tuple[int, int]]:
+    """Realtime samples of the ROCm instrumentation protocol (USERDATA_2/3 writes at REG tokens `reg`), in
+    Python: they are few."""
     rv = vals[reg]
     addr = _col("REG", "addr", rv)
     use = np.flatnonzero(GFX9["REG"]["enable"].column(rv).astype(bool) & ((addr == USERDATA_2) | (addr == USERDATA_3)))
-    out = []
+    out: list[tuple[int, int]] = []
     if not len(use):
         return out
     proto = RocProtocol()
@@ -604,4 +632,4 @@ def _realtime(types, vals, times) -> list[tuple[int, int]]:
     return out
 
 
-__all__ = ["run_vectorised", "vectorisable"]
+__all__ = ["by_type", "run_vectorised", "vectorisable"]

@@ -247,17 +247,20 @@ def finish_wave(
     walk: PcWalker | None,
     seq: int,
     walks: list[tuple[Wave, Walk]],
+    unfinished: bool = True,
 ) -> Wave:
     """A decoded wave (its records as INST_DTYPE, `end` 0 if it never ended) stitched to PCs and turned
-    into the record model; both passes end here. The walk's outcome goes to `walks`."""
+    into the record model; both passes end here. The walk's outcome goes to `walks`. `unfinished`: the
+    wave may have placeholders no INST described (reported as category NONE)."""
     outcome = None
     if walk is not None and pc_infos:
         # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
         insts, timeline, outcome = walk.stitch(insts, pc_infos, timeline, begin, end=end)
     if not complete and len(insts):
         end = max(end, int((insts["time"] + insts["duration"]).max()) + 4)
-    cat = insts["category"]
-    cat[cat == NOT_FINISHED] = Category.NONE
+    if unfinished:
+        cat = insts["category"]
+        cat[cat == NOT_FINISHED] = Category.NONE
     wave = Wave(se, cu, simd, slot, begin, end, insts, timeline, seq, contexts)
     if outcome is not None:
         walks.append((wave, outcome))
