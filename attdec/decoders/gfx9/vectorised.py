@@ -4,7 +4,7 @@ whose phase step depends on an earlier one. tests/test_gfx9_vectorised.py checks
 
 The scalar model reduces to prefix operations once three things hold per traced wave (else
 `NotVectorisable`, and the scalar model runs): its ISSUE events come at strictly increasing times, its
-events never go back in time, and every INST finds an issued placeholder. Then, per wave:
+events never go back in time (nor before its start), and every INST finds an issued placeholder. Then, per wave:
 
 - the m-th INST describes the m-th placeholder (no replay or unknown type deletes one);
 - a record can only be cut short by the next one (`_mend`), and an immediate's or a message's start is
@@ -362,8 +362,8 @@ def _timing(ev: _Events, life: _Lifecycle):
     first[1:] = wave[1:] != wave[:-1]
     back = t[1:] < t[:-1]
     back &= ~first[1:]
-    if back.any():
-        raise NotVectorisable("a wave's events go back in time")
+    if back.any() or (t[first] < life.ws_t[wave[first]]).any():
+        raise NotVectorisable("a wave's events go back in time (or before its start)")
     del back
     it = np.flatnonzero((kind >= E_STALL) & (kind <= E_IMMED))
     if ((np.diff(t[it]) < 4) & (wave[it[1:]] == wave[it[:-1]])).any():
@@ -483,14 +483,14 @@ def _timing(ev: _Events, life: _Lifecycle):
         time, r_cat, dur, stall, 0, -1,
     )  # fmt: skip
     unfinished = np.bincount(rw[r_cat == NOT_FINISHED], minlength=nw) > 0
-    del dur, stall, r_cat
-
-    timelines = _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw)
     lo = np.zeros(nw, np.int64)
     hi = np.zeros(nw, np.int64)
     starts = np.flatnonzero(rfirst)
     lo[rw[starts]] = starts
     hi[rw[starts]] = np.append(starts[1:], nrec)
+    del dur, stall, r_cat, rw, rfirst, r_issued, starts
+
+    timelines = _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw)
     complete = life.we_tok >= 0
     end = np.zeros(nw, np.int64)
     end[complete] = life.t[np.searchsorted(life.tok, life.we_tok[complete])]
