@@ -19,8 +19,10 @@ __all__ = [
     "kernel",
     "loops",
     "noise",
+    "occupancy",
     "open",
     "open_raw",
+    "save",
     "waits",
     "waves",
 ]

@@ -20,7 +20,7 @@ from attdec.analysis.hotspots import Hotspots
 from attdec.analysis.table import Table
 from attdec.decoders import BlobResult
 from attdec.errors import read_bytes
-from attdec.model import Dispatch, Wave, empty_insts
+from attdec.model import Dispatch, Wave, empty_insts, empty_occupancy
 from attdec.sources.kind import Progress
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
@@ -136,6 +136,30 @@ def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
     return Table(cols)
 
 
+def occupancy(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
+    """Every wave start/end record, one row each: the dispatch and the record (se, cu, simd, wave_id,
+    start, time, pc)."""
+    ds = _dispatches(dispatches)
+    occ = [d.occupancy for d in ds]
+    rows = np.concatenate(occ) if occ else empty_occupancy()
+    names = np.empty(len(ds), object)
+    names[:] = [d.name for d in ds]
+    cols: dict[str, np.ndarray] = {"dispatch": np.repeat(names, [len(o) for o in occ])}
+    cols.update({f: rows[f] for f in rows.dtype.names or ()})
+    return Table(cols)
+
+
+def save(path: PathLike, **tables) -> None:
+    """Tables (`Table`s, or any mapping of column name to array) to one .npz, each column an array named
+    "<table>.<column>": `attdec.save("run.npz", waves=attdec.waves(ds), records=attdec.instructions(ds))`.
+    The format of `--format npz` (docs/api.md, "Columnar output"): `numpy.load` reads it without pickle."""
+    from attdec.commands.common import output_stream
+    from attdec.report.columns import write_npz
+
+    with output_stream(str(path), binary=True) as out:
+        write_npz(out, tables)
+
+
 # ---- the "why" analyses, comparisons, resources (docs/wait-attribution.md, cfg-loops.md, diff.md, occupancy.md)
 
 
@@ -230,8 +254,10 @@ __all__ = [
     "kernel",
     "loops",
     "noise",
+    "occupancy",
     "open",
     "open_raw",
+    "save",
     "waits",
     "waves",
 ]

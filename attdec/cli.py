@@ -1,70 +1,27 @@
-"""The `attdec` command line: a click group of thin commands, each in attdec/commands/."""
+"""The `attdec` command line: argparse (standard library) and one thin module per command in attdec/commands/.
+
+A command module has `arguments(p)`, which adds its options to `p` (a `Parser`), and the function COMMANDS
+names, which takes the parsed arguments, does the work and returns the exit status (None = 0); that
+function's docstring is the command's --help. A module is imported only when its command runs, so
+`attdec --help` imports none and each command imports only what it uses (no click, no rich, numpy only
+when arrays are made: `attdec hotspots` on a ui_output folder starts like a one-page script).
+
+Exit status: 0 success, 1 an input error (one `attdec: error: <where>: <what>` line), 2 a usage error.
+"""
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import os
 import sys
-
-import click
+from collections.abc import Callable
 
 from attdec import __version__
 from attdec.errors import AttdecError
 
-
-class Group(click.Group):
-    """Loads commands lazily; turns attdec's typed errors into one line on stderr and exit status 1."""
-
-    def list_commands(self, ctx):
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx, name):
-        entry = COMMANDS.get(name)
-        if entry is None:
-            return None
-        module, attr = entry[0].split(":")
-        return getattr(importlib.import_module(module), attr)
-
-    def format_commands(self, ctx, formatter):
-        """The command list from COMMANDS' one-liners: `attdec --help` imports no command module."""
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, COMMANDS[name][1]) for name in self.list_commands(ctx)])
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except AttdecError as e:
-            from attdec.report.common import printable
-
-            click.echo(printable(f"attdec: error: {e}"), err=True)
-            sys.exit(1)
-        except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
-            quiet_stdout()
-            sys.exit(0)
-
-
-def quiet_stdout() -> None:
-    """Point stdout at /dev/null so that flushing it at exit does not fail again on the closed pipe."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real file descriptor (tests capture stdout in memory)
-        pass
-
-
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="attdec")
-def main():
-    """Decode AMD GPU thread traces (SQTT/ATT) and rank where kernels stall.
-
-    Point it at rocprofv3 --att output (ui_output_agent_* folders, raw .att files) or a tinygrad
-    profile.pkl; `attdec demo` shows it on a sample that ships with the package.
-    """
-
-
-# name -> ("module:attribute", one line for `attdec --help`). Each command lives in its own module under
-# attdec/commands/ and is imported only when run, so the command line starts without numpy or rich.
+# name -> ("module:function", one line for `attdec --help`). Each command lives in its own module under
+# attdec/commands/ and is imported only when run, so the command line starts without numpy.
 COMMANDS = {
     "hotspots": ("attdec.commands.hotspots:command", "Rank source lines, instructions or files by stall cycles."),
     "diff": ("attdec.commands.diff:command", "Compare runs kernel by kernel: per-line deltas, marked against noise."),
@@ -85,3 +42,147 @@ COMMANDS = {
     "report": ("attdec.commands.report:command", "Write a one-file HTML report: hotspots, source, ISA, timeline."),
     "timeline": ("attdec.commands.timeline:command", "Write a Chrome trace (Perfetto, chrome://tracing) of the waves."),
 }
+
+ABOUT = """Decode AMD GPU thread traces (SQTT/ATT) and rank where kernels stall.
+
+Point it at rocprofv3 --att output (ui_output_agent_* folders, raw .att files) or a tinygrad profile.pkl;
+`attdec demo` shows it on a sample that ships with the package."""
+
+HELP_WIDTH = 80  # help text is wrapped at the terminal's width, at most this
+OPTION_COLUMN = 30  # where option help starts
+
+
+def _width() -> int:
+    try:
+        return max(40, min(HELP_WIDTH, int(os.environ.get("COLUMNS", "")) - 2))
+    except ValueError:
+        return HELP_WIDTH
+
+
+def _paragraphs(text: str, width: int, indent: str = "  ") -> str:
+    """A docstring as paragraphs rewrapped to `width` (blank lines between paragraphs kept)."""
+    import textwrap
+
+    paras = textwrap.dedent(text or "").strip().split("\n\n")
+    return "\n\n".join(
+        textwrap.fill(" ".join(p.split()), width, initial_indent=indent, subsequent_indent=indent) for p in paras
+    )
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose --help reads like the rest of attdec: usage, the command's docstring, then
+    every option with its help and, when it has one, its default. Usage errors exit 2."""
+
+    def __init__(self, name: str, doc: str, usage: str):
+        super().__init__(prog=f"attdec {name}", description=doc, add_help=False)
+        self.usage_line = usage
+
+    def format_usage(self) -> str:
+        return f"Usage: {self.prog} {self.usage_line}\n"
+
+    def format_help(self) -> str:
+        import textwrap
+
+        width = _width()
+        lines = [self.format_usage(), _paragraphs(self.description or "", width), "", "Options:"]
+        for a in self._actions:
+            if not a.option_strings:
+                continue
+            flags = ", ".join(a.option_strings)
+            if a.nargs != 0:
+                flags += f" {a.metavar or _metavar(a)}"
+            text = (a.help or "").replace("%%", "%")
+            if _shows_default(a):
+                text += f"  [default: {a.default}]"
+            body = textwrap.wrap(text, width - OPTION_COLUMN) or [""]
+            if len(flags) + 4 > OPTION_COLUMN:
+                lines.append(f"  {flags}")
+                lines += [" " * OPTION_COLUMN + b for b in body if b]
+            else:
+                lines.append(f"  {flags:<{OPTION_COLUMN - 2}}{body[0]}".rstrip())
+                lines += [" " * OPTION_COLUMN + b for b in body[1:]]
+        return "\n".join(lines) + "\n"
+
+    def error(self, message: str):
+        self.exit(2, f"{self.format_usage()}Try '{self.prog} --help' for help.\n\nError: {message}\n")
+
+
+def _metavar(a: argparse.Action) -> str:
+    if a.choices is not None:
+        return "[" + "|".join(map(str, a.choices)) + "]"
+    kind = getattr(a.type, "__name__", "")
+    return {"int": "INTEGER", "integer": "INTEGER", "float": "FLOAT"}.get(kind, "TEXT")
+
+
+def _shows_default(a: argparse.Action) -> bool:
+    """Every option with a default value says it (flags and repeatable options have none to say)."""
+    return a.nargs != 0 and a.default not in (None, (), argparse.SUPPRESS) and a.option_strings != ["-h", "--help"]
+
+
+def command_parser(name: str) -> tuple[Parser, Callable]:
+    """The parser of command `name` and the function that runs it (the command's module is imported)."""
+    module, attr = COMMANDS[name][0].split(":")
+    mod = importlib.import_module(module)
+    fn = getattr(mod, attr)
+    p = Parser(name, fn.__doc__ or "", getattr(mod, "USAGE", "[OPTIONS] PATHS..."))
+    mod.arguments(p)
+    p.add_argument("-h", "--help", action="help", help="Show this message and exit.")
+    return p, fn
+
+
+def main_help() -> str:
+    import textwrap
+
+    width = _width()
+    names = sorted(COMMANDS)
+    pad = max(map(len, names)) + 2
+    lines = ["Usage: attdec [OPTIONS] COMMAND [ARGS]...", "", _paragraphs(ABOUT, width), "", "Options:"]
+    lines += ["  --version   Show the version and exit.", "  -h, --help  Show this message and exit.", ""]
+    lines.append("Commands:")
+    for n in names:
+        body = textwrap.wrap(COMMANDS[n][1], width - pad - 2) or [""]
+        lines.append(f"  {n:<{pad}}{body[0]}")
+        lines += [" " * (pad + 2) + b for b in body[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def run(argv: list[str]) -> int:
+    """Run `attdec ARGV` and return its exit status (usage errors and --help raise SystemExit)."""
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(main_help())
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        sys.stdout.write(f"attdec, version {__version__}\n")
+        return 0
+    if argv[0] not in COMMANDS:
+        sys.stderr.write(
+            "Usage: attdec [OPTIONS] COMMAND [ARGS]...\nTry 'attdec --help' for help.\n\n"
+            f"Error: No such command '{argv[0]}'.\n"
+        )
+        return 2
+    try:
+        p, fn = command_parser(argv[0])
+        args = p.parse_intermixed_args(argv[1:])
+        return fn(args) or 0
+    except AttdecError as e:
+        from attdec.report.common import printable
+
+        sys.stderr.write(printable(f"attdec: error: {e}") + "\n")
+        return 1
+    except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
+        quiet_stdout()
+        return 0
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit does not fail again on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests capture stdout in memory)
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The `attdec` console script (and `python -m attdec`)."""
+    sys.exit(run(sys.argv[1:] if argv is None else [str(a) for a in argv]))

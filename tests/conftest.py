@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import subprocess
 import sys
@@ -34,21 +36,60 @@ class Run:
     stderr: str
 
 
-def cli(*args, cwd=None) -> Run:
-    """`attdec ARGS` in this process (click's CliRunner; counted by coverage), from folder `cwd`."""
-    from click.testing import CliRunner
+@dataclass
+class Result:
+    """An in-process `attdec` run: exit status, stdout, stderr, both interleaved as a terminal shows them
+    (`output`), and the exception that escaped, if any (None for a normal exit)."""
 
+    exit_code: int
+    stdout: str
+    stderr: str
+    output: str
+    exception: BaseException | None = None
+
+
+class _Tee(io.StringIO):
+    """A captured stream that also copies what it gets into the interleaved `both`."""
+
+    def __init__(self, both: io.StringIO):
+        super().__init__()
+        self.both = both
+
+    def write(self, s: str) -> int:
+        self.both.write(s)
+        return super().write(s)
+
+
+def invoke(args) -> Result:
+    """`attdec ARGS` in this process (counted by coverage): stdout and stderr captured, never a terminal."""
     from attdec.cli import main
 
+    both = io.StringIO()
+    out, err = _Tee(both), _Tee(both)
+    code, exc = 0, None
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, int) and e.code is not None:
+            err.write(f"{e.code}\n")
+    except Exception as e:  # a traceback: what a user must never see
+        code, exc = 1, e
+    return Result(code, out.getvalue(), err.getvalue(), both.getvalue(), exc)
+
+
+def cli(*args, cwd=None) -> Run:
+    """`attdec ARGS` in this process (counted by coverage), from folder `cwd`."""
     old = os.getcwd()
     try:
         if cwd is not None:
             os.chdir(cwd)
-        r = CliRunner().invoke(main, [str(a) for a in args])
+        r = invoke(args)
     finally:
         os.chdir(old)
     err = r.stderr
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
+    if r.exception is not None:
         err += "Traceback (most recent call last):\n" + "".join(traceback.format_exception(r.exception))
     return Run(r.exit_code, r.stdout, err)
 

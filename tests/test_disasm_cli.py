@@ -5,14 +5,13 @@ from __future__ import annotations
 import gzip
 import json
 
-from click.testing import CliRunner
+from conftest import invoke
 
-from attdec.cli import main
 from tests.conftest import FIXTURES, shared_path
 
 
 def run(*args):
-    return CliRunner().invoke(main, list(args))
+    return invoke(list(args))
 
 
 def test_json_listing_matches_llvm_for_a_capture():

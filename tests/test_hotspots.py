@@ -10,18 +10,16 @@ import csv
 import io
 import json
 
-from click.testing import CliRunner
-from conftest import FIXTURES, shared_path
+from conftest import FIXTURES, invoke, shared_path
 
 import attdec
 from attdec.analysis.hotspots import frame_of, hotspots
-from attdec.cli import main
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
 
 def run(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
+    r = invoke([str(a) for a in args])
     assert r.exit_code == 0, r.output
     return r.output
 

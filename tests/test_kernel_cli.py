@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
+from conftest import invoke
 
-from attdec.cli import main
 from tests.conftest import FIXTURES, shared_path
 
 REQUIRED = {"name", "arch", "vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes", "wave_size", "workgroup_size"}
 
 
 def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+    return invoke([str(a) for a in args])
 
 
 def one_line_error(r, *words):

@@ -61,20 +61,19 @@ def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
 def test_hotspots_and_waves_take_raw_inputs(tmp_path):
     """`hotspots`/`waves` on a tinygrad profile, a capture folder and a rocprofv3 output root (whose
     already-decoded dispatch is read from its ui_output folder, the other one decoded from raw)."""
-    from click.testing import CliRunner
 
-    from attdec.cli import main
+    from conftest import invoke
 
     pkl = shared_path("tinygrad_profiles", "gfx1100", "profile_gemm_run_0.pkl")
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]["stall_sum"]
     for args in ([str(pkl)], [str(cap)], ["--input-format", "tinygrad", str(pkl)]):
-        r = CliRunner().invoke(main, ["hotspots", "--format", "json", *args])
+        r = invoke(["hotspots", "--format", "json", *args])
         assert r.exit_code == 0, r.output
         assert json.loads(r.output[r.output.index("{") :])["totals"]["stall"] == want
-    r = CliRunner().invoke(main, ["waves", "--format", "json", str(pkl)])
+    r = invoke(["waves", "--format", "json", str(pkl)])
     assert r.exit_code == 0 and r.output.count('"instructions": 59') == 10
-    r = CliRunner().invoke(main, ["hotspots", "--input-format", "rocprof-raw", str(pkl)])
+    r = invoke(["hotspots", "--input-format", "rocprof-raw", str(pkl)])
     assert r.exit_code == 1 and "not a rocprof-raw input" in r.output
 
     from test_raw_sources import _rocprof_folder
@@ -83,12 +82,12 @@ def test_hotspots_and_waves_take_raw_inputs(tmp_path):
     host = out / "gpu-host"
     for f in host.glob("*_7.att"):  # a second dispatch (8) with the same blobs
         f.with_name(f.name.replace("_7.att", "_8.att")).write_bytes(f.read_bytes())
-    r = CliRunner().invoke(main, ["export-ui", str(host), "-o", str(out)])
+    r = invoke(["export-ui", str(host), "-o", str(out)])
     assert r.exit_code == 0, r.output
     import shutil
 
     shutil.rmtree(out / "ui_output_agent_24601_dispatch_8")
-    r = CliRunner().invoke(main, ["hotspots", "--format", "json", str(out)])
+    r = invoke(["hotspots", "--format", "json", str(out)])
     assert r.exit_code == 0, r.output
     names = sorted(d["dispatch"] for d in json.loads(r.output[r.output.index("{") :])["dispatches"])
     assert names == ["dispatch_8", "ui_output_agent_24601_dispatch_7"]
@@ -96,9 +95,8 @@ def test_hotspots_and_waves_take_raw_inputs(tmp_path):
 
 def test_explicit_blobs_with_code(tmp_path):
     """.att blobs + --code FILE@LOADBASE, as `attdec decode` takes them, in hotspots/waves/export-ui."""
-    from click.testing import CliRunner
 
-    from attdec.cli import main
+    from conftest import invoke
 
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     c = json.loads((cap / "capture.json").read_text())
@@ -106,15 +104,15 @@ def test_explicit_blobs_with_code(tmp_path):
     k = c["kernels"][0]
     code = ["--code", f"{cap / k['code_object']}@{k['base']:#x}"]
     blobs = [str(cap / f) for f in c["dispatches"][0]["blobs"]]
-    r = CliRunner().invoke(main, ["hotspots", "--format", "json", *code, *blobs])
+    r = invoke(["hotspots", "--format", "json", *code, *blobs])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output[r.output.index("{") :])["totals"]["stall"] == want["stall_sum"]
-    r = CliRunner().invoke(main, ["export-ui", *code, *blobs, "-o", str(tmp_path)])
+    r = invoke(["export-ui", *code, *blobs, "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
     files = json.loads((tmp_path / "ui_output_agent_0_dispatch_1" / "filenames.json").read_text())
     assert (
         sum(len(wv) for simds in files["wave_filenames"].values() for slots in simds.values() for wv in slots.values())
         == want["waves_with_instructions"]
     )
-    r = CliRunner().invoke(main, ["waves", "--arch", "gfx950", *code, *blobs])
+    r = invoke(["waves", "--arch", "gfx950", *code, *blobs])
     assert r.exit_code == 1 and "code object is gfx1100, but the trace is gfx950" in r.output

@@ -11,13 +11,11 @@ import types
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from conftest import shared_path
+from conftest import invoke, shared_path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 from sqtt_encoder import RdnaEncoder, roc_marker_words
 
-from attdec.cli import main
 from attdec.decoders.common import BlobResult
 from attdec.errors import ArchError, InputError
 from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
@@ -114,7 +112,7 @@ def test_markers_in_the_trace_give_the_base(tmp_path):
 def test_missing_code_object_is_one_clear_line(tmp_path):
     cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
     out, *_ = _rocprof_folder(tmp_path, cap_dir, code_object=False)
-    r = CliRunner().invoke(main, ["export-ui", str(out), "-o", str(tmp_path / "x")])
+    r = invoke(["export-ui", str(out), "-o", str(tmp_path / "x")])
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
     assert (
@@ -231,7 +229,7 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
             }
         )
     )
-    r = CliRunner().invoke(main, ["export-ui", str(src), "-o", str(tmp_path / "o")])
+    r = invoke(["export-ui", str(src), "-o", str(tmp_path / "o")])
     assert r.exit_code == 0, r.output
     folder = tmp_path / "o" / "ui_output_agent_0_dispatch_1"
     code = json.loads((folder / "code.json").read_text())["code"]

@@ -9,12 +9,10 @@ import json
 import re
 
 import numpy as np
-from click.testing import CliRunner
-from conftest import cli, one_line_error, shared_path
+from conftest import cli, invoke, one_line_error, shared_path
 
 import attdec
 from attdec.analysis.hotspots import frames, hotspots
-from attdec.cli import main
 from attdec.commands.demo import demo_path
 from attdec.report import Limits
 from attdec.report.html import Table, build, render
@@ -23,7 +21,7 @@ SAMPLES = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "example
 
 
 def run(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
+    r = invoke([str(a) for a in args])
     assert r.exit_code == 0, r.output
     return r.output
 

@@ -9,11 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import ROOT, shared_path
+from conftest import ROOT, invoke, shared_path
 
 import attdec
-from attdec.cli import main
 from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
 from attdec.errors import AttdecError
 from attdec.sources import capture, rgp
@@ -74,7 +72,7 @@ def test_decoded_dispatches_equal_the_captures(rel):
 
 
 def _hotspots_json(*args) -> list:
-    r = CliRunner().invoke(main, ["hotspots", "--format", "json", *map(str, args)])
+    r = invoke(["hotspots", "--format", "json", *map(str, args)])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output[r.output.index("{") :])
     return [(d["waves"], d["totals"], d["arch"]) for d in doc.get("dispatches", [doc])]
@@ -92,8 +90,8 @@ def test_hotspots_json_same_totals_and_waves_as_the_capture(rel):
 def test_decode_takes_an_rgp():
     """`attdec decode FILE.rgp`: the same records as on the capture folder; container repairs are warnings."""
     f = shared_path("rgp", "gfx1100", "sync_run0.rgp")
-    got = CliRunner().invoke(main, ["decode", "--format", "json", str(f)])
-    want = CliRunner().invoke(main, ["decode", "--format", "json", str(_capture_of(f))])
+    got = invoke(["decode", "--format", "json", str(f)])
+    want = invoke(["decode", "--format", "json", str(_capture_of(f))])
     assert got.exit_code == want.exit_code == 0, got.output
     records = [{k: d[k] for k in ("waves", "occupancy", "realtime")} for d in json.loads(got.stdout)["dispatches"]]
     assert records == [
@@ -119,7 +117,7 @@ def test_concatenated_sessions_and_markers():
 
 def test_info_lists_chunks_and_dispatches():
     f = shared_path("rgp", "gfx1100", "sync_run0.rgp")
-    r = CliRunner().invoke(main, ["info", "--format", "json", str(f)])
+    r = invoke(["info", "--format", "json", str(f)])
     assert r.exit_code == 0, r.output
     (doc,) = json.loads(r.output)["inputs"]
     kinds = [c["kind"] for c in doc["chunks"]]
@@ -128,7 +126,7 @@ def test_info_lists_chunks_and_dispatches():
     loader = doc["chunks"][kinds.index("CODE_OBJECT_LOADER_EVENTS")]
     assert loader["offset"] == 62647  # re-synchronised one byte before where the sizes put it
     assert [d["code_objects"][0]["base"] for d in doc["dispatches"]] == [0x200001006000, 0x200001008000]
-    r = CliRunner().invoke(main, ["info", str(f), str(_capture_of(f))])
+    r = invoke(["info", str(f), str(_capture_of(f))])
     assert r.exit_code == 0 and "PSO_CORRELATION" in r.output and "capture folder" in r.output
 
 
@@ -170,11 +168,11 @@ def test_compressed_chunk_without_zstandard_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("zstandard", reason="writing the fixture needs zstandard")
     f = make_rgp.rdf(shared_path("captures", "gfx1100", "plus_run0"), tmp_path / "z.rgp", zstd=True)
     monkeypatch.setitem(sys.modules, "zstandard", None)  # import zstandard -> ImportError
-    r = CliRunner().invoke(main, ["hotspots", str(f)])
+    r = invoke(["hotspots", str(f)])
     lines = r.output.strip().splitlines()
     assert r.exit_code == 1 and len(lines) == 1 and lines[0].startswith("attdec: error:"), r.output
     assert "pip install 'attdec[rgp]'" in lines[0] and "zstd-compressed" in lines[0] and "z.rgp: " in lines[0]
-    r = CliRunner().invoke(main, ["info", str(f)])  # listing the chunks needs no decompression
+    r = invoke(["info", str(f)])  # listing the chunks needs no decompression
     assert r.exit_code == 0 and "SqttData (zstd)" in r.output and "zstandard" in r.output
 
 
@@ -196,7 +194,7 @@ def test_truncated_file_decodes_what_is_left(tmp_path):
     assert 0 < len(d.waves) <= len(full.waves) and len({w.se for w in d.waves}) == len({w.se for w in full.waves})
     p = tmp_path / "cut.rgp"
     p.write_bytes(shared_path("rgp", "gfx1100", "gemm_run0.rgp").read_bytes()[:36000])
-    r = CliRunner().invoke(main, ["hotspots", str(p)])
+    r = invoke(["hotspots", str(p)])
     assert r.exit_code == 1 and r.output.count("\n") == 1 and "no readable code object" in r.output, r.output
     assert "truncated" in r.output
 
@@ -238,5 +236,5 @@ def test_bad_chunk_size_resynchronises(tmp_path):
 def test_not_an_rgp(tmp_path):
     p = tmp_path / "x.rgp"
     p.write_bytes(b"\x42\x30\x30\x50" + bytes(20))  # magic, then too short for the header
-    r = CliRunner().invoke(main, ["hotspots", str(p)])
+    r = invoke(["hotspots", str(p)])
     assert r.exit_code == 1 and r.output.count("attdec: error:") == 1 and "truncated" in r.output

@@ -177,13 +177,12 @@ def test_garbage_is_a_format_error(tmp_path):
 
 
 def test_cli_refuses_an_unsafe_pickle_in_one_line(tmp_path):
-    from click.testing import CliRunner
 
-    from attdec.cli import main
+    from conftest import invoke
 
     p = tmp_path / "profile.pkl"
     p.write_bytes(pickle.dumps([_Evil()], protocol=4))
-    r = CliRunner().invoke(main, ["export-ui", str(p), "-o", str(tmp_path / "o")])
+    r = invoke(["export-ui", str(p), "-o", str(tmp_path / "o")])
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1
     assert "refusing to unpickle unknown class" in r.output and "system" in r.output
     assert not (tmp_path / "o").exists()

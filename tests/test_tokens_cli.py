@@ -8,10 +8,8 @@ import os
 import sys
 
 import pytest
-from click.testing import CliRunner
-from conftest import FIXTURES, shared_path
+from conftest import FIXTURES, invoke, shared_path
 
-from attdec.cli import main
 from attdec.decoders import decode_blob
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
@@ -19,7 +17,7 @@ import sqtt_encoder as enc
 
 
 def tokens(*args):
-    return CliRunner().invoke(main, ["decode", "--tokens", *map(str, args)])
+    return invoke(["decode", "--tokens", *map(str, args)])
 
 
 def rows(out: str) -> list[list[str]]:

@@ -8,13 +8,11 @@ import json
 from collections import defaultdict
 
 import pytest
-from click.testing import CliRunner
-from conftest import FIXTURES, cli, one_line_error, shared_path
+from conftest import FIXTURES, cli, invoke, one_line_error, shared_path
 
 import attdec
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.occupancy import resident_waves
-from attdec.cli import main
 from attdec.commands.demo import demo_path
 from attdec.report.trace_events import write_trace
 
@@ -159,7 +157,7 @@ def test_cap_keeps_whole_waves_and_says_so():
 
 def test_cli_writes_the_file_and_refuses_what_it_cannot_do(tmp_path):
     out = tmp_path / "t.json"
-    r = CliRunner().invoke(main, ["timeline", str(demo_path()), "-o", str(out), "--granularity", "inst"])
+    r = invoke(["timeline", str(demo_path()), "-o", str(out), "--granularity", "inst"])
     assert r.exit_code == 0, r.output
     validate(json.loads(out.read_text()))
     no_realtime = FIXTURES / "early8" / "ui_output_agent_7_dispatch_4"

@@ -11,14 +11,13 @@ import io
 import json
 import shutil
 import tarfile
+from pathlib import PurePosixPath
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from conftest import FIXTURES, shared_path
+from conftest import FIXTURES, invoke, shared_path
 
 import attdec
-from attdec.cli import main
 from attdec.errors import FormatError
 from attdec.model.totals import aggregate_lines
 from attdec.sources.pipeline import resolve
@@ -122,8 +121,44 @@ def test_archive_is_read_in_memory_and_safely(tmp_path):
     assert not (tmp_path.parent / "escape").exists() and not (tmp_path / TINY.name).exists()
 
 
+@pytest.mark.parametrize("mode", ["w:xz", "w:gz", "w:bz2", "w"])
+@pytest.mark.parametrize("fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT, tarfile.USTAR_FORMAT])
+def test_archive_formats_and_long_names(tmp_path, mode, fmt):
+    """The archive walk reads what tarfile writes: every compression, GNU long names, pax paths, ustar
+    prefixes; links and unsafe paths are skipped."""
+    from attdec.sources.archive import members
+
+    deep = "d" * 90 + "/" + "e" * 60  # ustar splits it into prefix/name; GNU and pax write it whole
+    arc = tmp_path / "a.tar"
+    with tarfile.open(arc, mode, format=fmt) as tar:
+        tar.add(TINY, arcname=f"{deep}/{TINY.name}")
+        link = tarfile.TarInfo("link.json")
+        link.type, link.linkname = tarfile.SYMTYPE, "x"
+        tar.addfile(link)
+    got = dict(members(arc, lambda p: p.name == "code.json"))
+    assert len(got) == len(list(TINY.iterdir()))
+    assert got[PurePosixPath(deep, TINY.name, "code.json")] == (TINY / "code.json").read_bytes()
+    assert all(v is None for k, v in got.items() if k.name != "code.json")
+    [d] = attdec.open([arc])
+    assert totals(d) == (24, 912, 768, 20) and len(d.waves) == 3
+
+
+def test_damaged_archives_are_one_error(tmp_path):
+    arc = tmp_path / "d.tar"
+    with tarfile.open(arc, "w") as tar:
+        tar.add(TINY, arcname=TINY.name)
+    data = arc.read_bytes()
+    (tmp_path / "cut.tar").write_bytes(data[:2000])  # ends inside a member
+    bad = bytearray(data)
+    bad[1024 + 100] ^= 0xFF  # a later header's mode: its checksum no longer matches
+    (tmp_path / "sum.tar").write_bytes(bytes(bad))
+    for name in ("cut.tar", "sum.tar"):
+        code, out = _cli("hotspots", tmp_path / name)
+        assert code == 1 and "unreadable archive" in out and out.count("\n") == 1, out
+
+
 def _cli(*args):
-    r = CliRunner().invoke(main, list(map(str, args)))
+    r = invoke(list(map(str, args)))
     return r.exit_code, r.output
 
 
@@ -152,11 +187,15 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path, setup, needle):
         target.write_bytes(b"\xfd7zXZ\x00garbage")
     elif setup == "no_match":
         target = tmp_path / "nothing*"
-    for cmd in ("hotspots", "waves"):
-        code, out = _cli(cmd, target)
+    # a plain report reads no wave file (they are read when something needs them): a wave filter does
+    cmds = [["hotspots", "--se", "0"], ["waves"]] if setup == "bad_wave" else [["hotspots"], ["waves"]]
+    for cmd in cmds:
+        code, out = _cli(*cmd, target)
         assert code == 1, out
         assert out.startswith("attdec: error: ") and needle in out and out.count("\n") == 1, out
         assert "Traceback" not in out
+    if setup == "bad_wave":
+        assert _cli("hotspots", target)[0] == 0
 
 
 def test_malformed_json_names_position(tmp_path):
@@ -221,6 +260,8 @@ def test_real_wave_begin_end_match_filenames_json():
 def test_wrong_json_shapes_are_format_errors(tmp_path, name, body, needle):
     shutil.copytree(TINY, tmp_path / "d")
     (tmp_path / "d" / name).write_text(json.dumps(body))
-    r = CliRunner().invoke(main, ["hotspots", str(tmp_path / "d")])
+    # each file is read by what needs it: wave files by `waves`, occupancy.json by `kernel`, the rest always
+    cmd = {"se0_sm0_sl0_wv0.json": "waves", "occupancy.json": "kernel"}.get(name, "hotspots")
+    r = invoke([cmd, str(tmp_path / "d")])
     assert r.exit_code == 1 and needle in r.output and name in r.output, r.output
     assert r.output.count("\n") == 1

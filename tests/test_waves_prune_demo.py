@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 
-from click.testing import CliRunner
-from conftest import FIXTURES, shared_path
-
-from attdec.cli import main
+from conftest import FIXTURES, invoke, shared_path
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
 
 
 def run(*args, code=0):
-    r = CliRunner().invoke(main, [str(a) for a in args])
+    r = invoke([str(a) for a in args])
     assert r.exit_code == code, r.output
     return r.output
 

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from attdec.errors import AttdecError
 from attdec.sources import rgp
 from attdec.sources.raw import decode_dispatch
+from attdec.sources.rgp.container import read_rgp
 
 
 def damaged(data: bytes, rng: random.Random, cuts: int, flips: int):
@@ -38,7 +39,7 @@ def check(path: Path, data: bytes, decode: bool) -> str:
     from attdec.analysis.hotspots import hotspots
 
     try:
-        raws = rgp.build(rgp.read_rgp(data, str(path)))
+        raws = rgp.build(read_rgp(data, str(path)))
     except AttdecError:
         return "refused (one error line)"
     if not decode:

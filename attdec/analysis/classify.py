@@ -14,9 +14,13 @@ Rules (docs/stall-classifier.md), per family through `attdec.isa.categories`:
 
 from __future__ import annotations
 
-import numpy as np
+from functools import cache
+from typing import TYPE_CHECKING
 
 from attdec.isa import categories as C
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STALL_TYPES = (
     "VMEM-wait",
@@ -69,8 +73,10 @@ BUCKET_OF_CATEGORY = {
 }
 
 
+@cache
 def classify(text: str, family: str = "gfx9") -> tuple[str, dict[str, int]]:
-    """(stall type, counters waited on) of one instruction text; counters is {} unless it is a wait."""
+    """(stall type, counters waited on) of one instruction text; counters is {} unless it is a wait.
+    Remembered per text: a loop body's instructions come back in every listing. Do not change the dict."""
     cat = C.category_of(text, family)
     if cat == C.WAITCNT:
         waits = C.parse_wait(text, family)
@@ -92,6 +98,8 @@ def line_type_table(dispatch) -> np.ndarray:
 
     Lines not in the listing get `other`.
     """
+    import numpy as np
+
     fam = dispatch.target.family
     size = max((c.line for c in dispatch.code), default=-1) + 1
     table = np.full(max(size, 1), TYPE_INDEX["other"], np.int64)

@@ -2,30 +2,34 @@
 
 Works on the model only: per-instruction totals come from the code listing (code.json's columns) or,
 when the waves are restricted, are recomputed from the chosen waves with `aggregate_lines`.
+
+Plain Python over the listing: a ui_output folder's report reads neither its waves nor numpy. numpy
+comes in (imported where it is used) only when waves are aggregated: wave filters, `--charge producer`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 from attdec.analysis import BY, CHARGES, norm_path
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.analysis.kernel import KernelSummary, kernel_summary
-from attdec.analysis.table import Table
-from attdec.analysis.waits import attribute, producer_moves
 from attdec.model import CodeLine, Dispatch, Wave
-from attdec.model.totals import aggregate_lines
+from attdec.model.record import Record, field
+
+if TYPE_CHECKING:
+    from attdec.analysis.table import Table
 
 NO_SOURCE = "(no source line)"
 NO_FILE = "(no source file)"
 
 
-@dataclass
-class InstStat:
-    """One listing instruction with its totals over the chosen waves and its stall type."""
+class InstStat(Record):
+    """One listing instruction with its totals over the chosen waves; its stall `type` and wait `counters`
+    are read off its text (attdec.analysis.classify) when first asked for: most of a big listing never ran."""
 
     dispatch: str
     code: CodeLine
@@ -33,18 +37,26 @@ class InstStat:
     latency: int
     stall: int
     idle: int
-    type: str
-    counters: dict[str, int]
+    family: str  # the ISA family its text is classified by
     by_type: dict[str, int] = field(default_factory=dict)  # stall by type; with --charge producer it holds
     # the wait stall this instruction caused, under the wait's type
 
-    def __post_init__(self):
-        if not self.by_type and self.stall:
-            self.by_type = {self.type: self.stall}
+    def __init__(self, dispatch, code, hit, latency, stall, idle, family, by_type=None):
+        # one per listing instruction (thousands): no generic Record.__init__
+        self.dispatch, self.code, self.family = dispatch, code, family
+        self.hit, self.latency, self.stall, self.idle = hit, latency, stall, idle
+        self.by_type = by_type if by_type else ({self.type: stall} if stall else {})
+
+    @property
+    def type(self) -> str:
+        return classify(self.code.text, self.family)[0]
+
+    @property
+    def counters(self) -> dict[str, int]:
+        return classify(self.code.text, self.family)[1]
 
 
-@dataclass
-class Row:
+class Row(Record):
     key: str
     stall: int = 0
     latency: int = 0
@@ -55,9 +67,17 @@ class Row:
     by_type: dict[str, int] = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
+    def __init__(
+        self, key, stall=0, latency=0, hits=0, idle=0, share=0.0, dominant_type=None, by_type=None, extra=None
+    ):
+        # one per ranked row (by instruction: per executed instruction): no generic Record.__init__
+        self.key, self.stall, self.latency, self.hits, self.idle = key, stall, latency, hits, idle
+        self.share, self.dominant_type = share, dominant_type
+        self.by_type = {} if by_type is None else by_type
+        self.extra = {} if extra is None else extra
 
-@dataclass
-class Hotspots:
+
+class Hotspots(Record):
     names: list[str]  # dispatches covered (one unless merged)
     kernel: str
     arch: str
@@ -76,6 +96,8 @@ class Hotspots:
     def table(self) -> Table:
         """The rows as numpy columns (key, stall, latency, hits, idle, share, dominant_type; by instruction
         also line, vaddr, source, type)."""
+        from attdec.analysis.table import Table
+
         cols = ["key", "stall", "latency", "hits", "idle", "share", "dominant_type"]
         if self.by == "instruction":
             cols += ["line", "vaddr", "source", "type"]
@@ -118,18 +140,27 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charg
     if charge not in CHARGES:
         raise ValueError(charge)
     fam = dispatch.target.family
-    totals = aggregate_lines(waves).as_dict() if waves is not None else None
-    moved_out, moved_in = producer_moves(attribute(dispatch, waves)) if charge == "producer" else ({}, {})
+    totals = None
+    if waves is not None:
+        from attdec.model.totals import aggregate_lines
+
+        totals = aggregate_lines(waves).as_dict()
+    moved_out: dict[int, int] = {}
+    moved_in: dict[int, dict[str, int]] = {}
+    if charge == "producer":
+        from attdec.analysis.waits import attribute, producer_moves
+
+        moved_out, moved_in = producer_moves(attribute(dispatch, waves))
     out = []
     for c in dispatch.code:
         if c.is_label:
             continue
         h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else (c.hit, c.latency, c.stall, c.idle)
-        t, counters = classify(c.text, fam)
-        by = {t: s - moved_out.get(c.line, 0)} if s - moved_out.get(c.line, 0) else {}
+        kept = s - moved_out.get(c.line, 0)
+        by = {classify(c.text, fam)[0]: kept} if kept else {}
         for kind, v in moved_in.get(c.line, {}).items():
             by[kind] = by.get(kind, 0) + v
-        out.append(InstStat(dispatch.name, c, h, la, sum(by.values()), i, t, counters, by))
+        out.append(InstStat(dispatch.name, c, h, la, sum(by.values()), i, fam, by))
     return out
 
 
@@ -141,7 +172,7 @@ def _key(st: InstStat, by: str, frame: str, merged: bool) -> tuple[str, dict]:
         return (loc or NO_SOURCE), {}
     extra = {"line": st.code.line, "vaddr": st.code.vaddr, "source": loc, "type": st.type}
     if st.counters:
-        extra["counters"] = st.counters
+        extra["counters"] = dict(st.counters)  # a copy: classify remembers its answers
     key = st.code.text
     if merged:
         extra["dispatch"] = st.dispatch
@@ -203,6 +234,15 @@ def resolve_by(dispatches: list[Dispatch], by: str | None) -> tuple[str, str | N
     return "instruction", "no source lines (no DWARF line table, or no listing): ranked by instruction"
 
 
+def _kernel_summary(dispatches: list[Dispatch]) -> KernelSummary | None:
+    """One dispatch's resources and occupancy for the header; the achieved figure only when its records are
+    in memory already (decoded raw captures): a folder's occupancy.json would cost more than the report."""
+    if len(dispatches) != 1:
+        return None
+    d = dispatches[0]
+    return kernel_summary(d, achieved=d.loaded("occupancy"))
+
+
 def hotspots(
     dispatches: list[Dispatch],
     by: str | None = "line",
@@ -224,7 +264,7 @@ def hotspots(
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         stats += instruction_stats(d, waves, charge)
-        nwaves += len(d.waves) if waves is None else len(waves)
+        nwaves += d.wave_count if waves is None else len(waves)
         listing += sum(1 for c in d.code if not c.is_label)
         problems += [f"{d.name}: {p}" if len(dispatches) > 1 else p for p in d.problems]
     totals = {
@@ -252,5 +292,5 @@ def hotspots(
         problems=problems,
         stall_measured=measured,
         charge=charge,
-        kernel_summary=kernel_summary(dispatches[0]) if len(dispatches) == 1 else None,
+        kernel_summary=_kernel_summary(dispatches),
     )

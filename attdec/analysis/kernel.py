@@ -9,7 +9,6 @@ theoretical occupancy is then an upper bound, and says so.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from attdec.analysis.occupancy import (
     Achieved,
@@ -18,13 +17,13 @@ from attdec.analysis.occupancy import (
     theoretical_occupancy,
 )
 from attdec.model import CodeLine, Dispatch, KernelResources, Target
+from attdec.model.record import Record, field
 from attdec.model.target import TARGETS
 
 LISTING = "listing (lower bounds)"
 
 
-@dataclass
-class KernelSummary:
+class KernelSummary(Record):
     kernel: str
     arch: str
     dispatch: str | None = None  # None for a bare code object
@@ -38,7 +37,7 @@ class KernelSummary:
 
 
 # v7, s[4:5], a[0:15] -> the highest register number named
-_REG = {kind: re.compile(rf"(?<![\w.]){kind}(?:(\d+)|\[\d+:(\d+)\])") for kind in "vas"}
+_REG = re.compile(r"(?<![\w.])([vas])(?:(\d+)|\[\d+:(\d+)\])")
 _WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
 _WAVE64 = re.compile(r"saveexec_b64|\b(?:vcc|exec)\b(?!_)")
 _LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)", re.M)
@@ -61,7 +60,9 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     if not lines:
         return None, []
     operands = "\n".join(c.text.partition(" ")[2] for c in lines)  # one regex pass, not one per line
-    top = {kind: max((int(one or hi) for one, hi in reg.findall(operands)), default=-1) for kind, reg in _REG.items()}
+    top = {"v": -1, "a": -1, "s": -1}
+    for kind, one, hi in _REG.findall(operands):
+        top[kind] = max(top[kind], int(one or hi))
     text = "\n".join(c.text for c in lines)
     wave32, wave64 = any(w in text for w in _WAVE32), bool(_WAVE64.search(text))
     lds = bool(_LDS.search(text))
@@ -116,8 +117,12 @@ def _with_occupancy(s: KernelSummary, tgt: Target) -> KernelSummary:
     return s
 
 
-def kernel_summary(d: Dispatch) -> KernelSummary:
-    """Resources, theoretical and achieved occupancy of one traced dispatch."""
+ACHIEVED_NOT_READ = "achieved occupancy not read here (it needs the wave start/end records): see `attdec kernel`"
+
+
+def kernel_summary(d: Dispatch, achieved: bool = True) -> KernelSummary:
+    """Resources, theoretical and achieved occupancy of one traced dispatch; `achieved=False` leaves the
+    achieved figure out (its records, a folder's occupancy.json, are not read)."""
     s = KernelSummary(kernel=d.kernel, arch=d.arch, dispatch=d.name)
     s.achieved_unit = "CU" if d.target.family == "gfx9" else "WGP"
     if d.resources is not None:
@@ -132,6 +137,9 @@ def kernel_summary(d: Dispatch) -> KernelSummary:
         if s.resources is None:
             s.notes.append("no code object and no listing: resources unknown")
     _with_occupancy(s, d.target)
+    if not achieved:
+        s.notes.append(ACHIEVED_NOT_READ)
+        return s
     s.achieved = achieved_occupancy(d.occupancy)
     if s.achieved is None:
         s.notes.append("no wave start/end records: achieved occupancy unknown")

@@ -9,18 +9,19 @@ docs/occupancy.md, and tests/fixtures/occupancy_llvm.json holds llc-22's answers
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from attdec.model import KernelResources, Target
+from attdec.model.record import Record, field
+
+if TYPE_CHECKING:  # numpy is imported by the functions that take arrays: theoretical occupancy needs none
+    import numpy as np
 
 # resource names, in the order a tie is reported
 VGPR, AGPR, SGPR, LDS, WORKGROUP, SLOTS = "VGPR", "AGPR", "SGPR", "LDS", "workgroup", "wave slots"
 
 
-@dataclass
-class Theoretical:
+class Theoretical(Record):
     """Waves per SIMD the kernel's resources allow (None when they cannot be worked out)."""
 
     waves_per_simd: int | None
@@ -116,8 +117,7 @@ def theoretical_occupancy(res: KernelResources, tgt: Target, bound: str = "exact
     )
 
 
-@dataclass
-class Achieved:
+class Achieved(Record):
     """Waves resident per SIMD over the kernel's time, from wave start/end records."""
 
     mean: float  # time-weighted, averaged over the SIMDs that ran at least one wave
@@ -137,6 +137,8 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
     one that never ends until its end. None without records."""
     if not len(occ):
         return None
+    import numpy as np
+
     se = occ["se"].astype(np.int64)
     simd_key = (se << 40) | (occ["cu"].astype(np.int64) << 8) | occ["simd"].astype(np.int64)
     t = occ["time"].astype(np.int64)
@@ -193,8 +195,7 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
     )
 
 
-@dataclass
-class Resident:
+class Resident(Record):
     """Resident waves of one shader engine over time: `count[i]` holds from `time[i]` until `time[i + 1]`."""
 
     se: int
@@ -213,6 +214,8 @@ def resident_waves(occ: np.ndarray) -> list[Resident]:
     As in `achieved_occupancy`, a SIMD whose count would go negative had that many waves resident when the
     SE's window opened: they are counted from its first record.
     """
+    import numpy as np
+
     out = []
     for se in np.unique(occ["se"]).tolist():
         rows = occ[occ["se"] == se]
@@ -235,6 +238,8 @@ def resample(o: Resident, t0: int, t1: int, cells: int) -> Resident:
     """The mean count over each of `cells` equal cells of [t0, t1) (when the step has more points than that)."""
     if len(o.time) <= cells or t1 <= t0:
         return o
+    import numpy as np
+
     q = max(1, -(-(t1 - t0) // cells))
     edges = np.arange(t0, t1 + q, q, dtype=np.int64)
     # Area under the step function up to each change point, then at each edge by linear interpolation.

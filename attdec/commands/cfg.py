@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import click
-
-from attdec.commands.common import input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import add_input_options, add_paths, add_wave_filters, inputs, open_dispatches, wave_filter
 
 
 def reports(paths, wave_filter=None, input_format=None, code=(), arch=None) -> list:
@@ -15,7 +13,7 @@ def reports(paths, wave_filter=None, input_format=None, code=(), arch=None) -> l
     from attdec.report.cfg import CfgReport
 
     out = []
-    for d in open_dispatches(paths, input_format, code, arch):
+    for d in open_dispatches(paths, input_format, code, arch, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
         cfgs = build_cfgs(d.code)
@@ -35,16 +33,18 @@ def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=N
     {"table": rep.print_cfg_table, "json": rep.print_cfg_json, "dot": rep.print_cfg_dot}[fmt](rs, out or sys.stdout)
 
 
-@click.command("cfg")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "dot"]), default="table", show_default=True)
-@wave_filter_options
-@input_options
-def command(paths, fmt, se, simd, slot, wave, cu, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument("--format", dest="fmt", choices=("table", "json", "dot"), default="table")
+    add_wave_filters(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Basic blocks and control-flow graph of each kernel, loops nested, from the disassembly listing.
 
     Per block: address, instructions, hits, cycles, stall, its share, dominant stall type, source line
     and successors; per loop: header, back edges and iteration timing (`attdec loops` has the per-wave
     detail). --format dot writes Graphviz (loops as clusters); json has every block and loop.
     """
-    run(paths, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)
+    run(a.paths, a.fmt, wave_filter(a), **inputs(a))

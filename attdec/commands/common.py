@@ -2,37 +2,78 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
 from pathlib import Path
 
-import click
-
 from attdec.errors import InputError
 from attdec.sources import KINDS
 
-FORMATS = click.Choice(["table", "json", "csv"])
-TOP = click.IntRange(min=0)  # --top: a row count, 0 = all; negatives are refused, not taken from the end
+FORMATS = ("table", "json", "csv")
 
 
-def wave_filter_options(f):
+def count(text: str) -> int:
+    """--top: a row count, 0 = all; negatives are refused, not taken from the end."""
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is not in the range x>=0")
+    return n
+
+
+def at_least(low: int):
+    """An integer option type that refuses values below `low`."""
+
+    def check(text: str) -> int:
+        n = int(text)
+        if n < low:
+            raise argparse.ArgumentTypeError(f"{n} is not in the range x>={low}")
+        return n
+
+    check.__name__ = "integer"
+    return check
+
+
+count.__name__ = "integer"  # argparse's "invalid integer value: 'x'"
+
+
+class Many(argparse.Action):
+    """A repeatable option: the values given, as a tuple (() when none)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        kw.setdefault("default", ())
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, (*getattr(namespace, self.dest, ()), values))
+
+
+def folder(text: str) -> str:
+    """A folder to write into: it may not exist yet, but it must not be a file."""
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is a file")
+    return text
+
+
+def add_paths(p, name: str = "paths", required: bool = True) -> None:
+    p.add_argument(name, nargs="+" if required else "*", metavar=name.upper())
+
+
+def add_wave_filters(p) -> None:
     """--se/--simd/--slot/--wave/--cu (repeatable)."""
-    opts = [
-        click.option("--se", type=int, multiple=True, help="Only waves of this shader engine (repeatable)."),
-        click.option("--simd", type=int, multiple=True, help="Only waves of this SIMD (repeatable)."),
-        click.option("--slot", type=int, multiple=True, help="Only waves in this wave slot (repeatable)."),
-        click.option(
-            "--wave",
-            type=int,
-            multiple=True,
-            help="Only the n-th wave of its slot, the wv<N> of the file name (repeatable).",
-        ),
-        click.option("--cu", type=int, multiple=True, help="Only waves of this CU (repeatable)."),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
+    p.add_argument("--se", type=int, action=Many, help="Only waves of this shader engine (repeatable).")
+    p.add_argument("--simd", type=int, action=Many, help="Only waves of this SIMD (repeatable).")
+    p.add_argument("--slot", type=int, action=Many, help="Only waves in this wave slot (repeatable).")
+    p.add_argument(
+        "--wave", type=int, action=Many, help="Only the n-th wave of its slot, the wv<N> of the file name (repeatable)."
+    )
+    p.add_argument("--cu", type=int, action=Many, help="Only waves of this CU (repeatable).")
+
+
+def wave_filter(a):
+    """The wave filter the parsed --se/--simd/--slot/--wave/--cu ask for (None: every wave)."""
+    return make_wave_filter(a.se, a.simd, a.slot, a.wave, a.cu)
 
 
 def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
@@ -52,49 +93,53 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
     return keep
 
 
-def _known_arch(ctx, param, value):
-    """An unknown --arch is an error listing the known names, whatever the command does with it."""
-    if value is not None:
-        from attdec.model.target import target
+def known_arch(value: str) -> str:
+    """--arch: an unknown name is an error listing the known ones, whatever the command does with it."""
+    from attdec.model.target import target
 
-        target(value)
+    target(value)
     return value
 
 
-def input_options(f):
+def add_input_options(p) -> None:
     """--input-format (the kinds of attdec.sources.KINDS), and --code/--arch for explicit SQTT blobs."""
-    opts = [
-        click.option(
-            "--input-format",
-            type=click.Choice(list(KINDS)),
-            default=None,
-            help="Input kind, detected when omitted: " + "; ".join(f"{k}: {h}" for k, (_, h) in KINDS.items()),
-        ),
-        click.option(
-            "--code",
-            multiple=True,
-            metavar="FILE@LOADBASE",
-            help="PATHS are the .att blobs of one dispatch; this is a code object and its load base (repeatable).",
-        ),
-        click.option(
-            "--arch",
-            default=None,
-            callback=_known_arch,
-            help="With --code: the GPU (default: from the code object).",
-        ),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
+    p.add_argument(
+        "--input-format",
+        choices=list(KINDS),
+        default=None,
+        help="Input kind, detected when omitted: " + "; ".join(f"{k}: {h}" for k, (_, h) in KINDS.items()),
+    )
+    p.add_argument(
+        "--code",
+        action=Many,
+        metavar="FILE@LOADBASE",
+        help="PATHS are the .att blobs of one dispatch; this is a code object and its load base (repeatable).",
+    )
+    p.add_argument(
+        "--arch", default=None, type=known_arch, help="With --code: the GPU (default: from the code object)."
+    )
 
 
-def open_dispatches(paths, input_format=None, code=(), arch=None, **decode_opts):
-    """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal."""
+def inputs(a) -> dict:
+    """The parsed input options, as open_dispatches takes them."""
+    return {"input_format": a.input_format, "code": a.code, "arch": a.arch}
+
+
+def echo(text: str, err: bool = False) -> None:
+    """One line to stdout (or stderr), control characters escaped."""
+    from attdec.report.common import printable
+
+    print(printable(text), file=sys.stderr if err else sys.stdout)
+
+
+def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **decode_opts):
+    """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal.
+    `need`: what the command will read of every dispatch that a folder defers ("waves"): loaded under the bar."""
     from attdec.report.progress import progress_bar
     from attdec.sources.pipeline import open_dispatches as read
 
     with progress_bar() as progress:
-        return read(paths, input_format, code, arch, progress=progress, **decode_opts)
+        return read(paths, input_format, code, arch, progress=progress, need=tuple(need), **decode_opts)
 
 
 def open_raw(paths, input_format=None, code=(), arch=None):
@@ -104,13 +149,21 @@ def open_raw(paths, input_format=None, code=(), arch=None):
     return read(paths, input_format, code, arch)
 
 
+def add_output(p, what: str = "Write to this file instead of stdout", required: bool = False) -> None:
+    """-o/--output FILE ('-' = stdout)."""
+    p.add_argument("-o", "--output", default=None if required else "-", required=required, metavar="FILE", help=what)
+
+
 @contextlib.contextmanager
-def output_stream(path: str):
-    """A text stream for the file the user named with -o ('-' = stdout); a bad path is one clear error.
+def output_stream(path: str, binary: bool = False):
+    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
+    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
 
     The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
     """
     if path == "-":
+        if binary:
+            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
         yield sys.stdout
         return
     target = Path(path)
@@ -118,7 +171,7 @@ def output_stream(path: str):
         raise InputError("is a directory; give a file name", path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        f = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below, before the rename)
+        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
     except OSError as e:
         raise InputError(f"cannot write: {e.strerror}", path) from None
     try:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
+from attdec.commands.common import Many, add_output, add_paths, echo, output_stream
 from attdec.errors import ArchError, InputError, read_bytes
 
 
@@ -43,26 +42,37 @@ def raw_dispatches(paths, code, arch, se, input_format):
     return raws
 
 
-@click.command("decode")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "--arch",
-    default=None,
-    help="gfx1100, gfx1201, gfx942, ... (must match the trace; default: from the code object or the capture)",
-)
-@click.option(
-    "--code",
-    "code",
-    multiple=True,
-    metavar="FILE@LOADBASE",
-    help="PATHS are .att blobs; this is a code object and the address it was loaded at (repeatable)",
-)
-@click.option("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
-@click.option("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
-@click.option("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
-@click.option("--tokens", is_flag=True, help="list every token of the blobs (offset, type, named fields, time) instead")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def decode(paths, arch, code, se, target_cu, input_format, tokens, fmt):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument(
+        "--arch",
+        default=None,
+        help="gfx1100, gfx1201, gfx942, ... (must match the trace; default: from the code object or the capture)",
+    )
+    p.add_argument(
+        "--code",
+        action=Many,
+        metavar="FILE@LOADBASE",
+        help="PATHS are .att blobs; this is a code object and the address it was loaded at (repeatable)",
+    )
+    p.add_argument("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
+    p.add_argument("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
+    p.add_argument("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
+    p.add_argument(
+        "--tokens", action="store_true", help="list every token of the blobs (offset, type, named fields, time) instead"
+    )
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=("text", "json", "npz"),
+        default="text",
+        help="text: a summary per blob; json: every record (streamed); npz: every record as numpy columns, "
+        "one array per column (docs/api.md, 'Columnar output'), to -o FILE.",
+    )
+    add_output(p)
+
+
+def decode(a) -> int:
     """Decode raw SQTT (bare .att blobs with --code, or any raw capture attdec reads) into records.
 
     With --tokens, list each .att blob's token stream instead, as the decoders split it: byte offset,
@@ -73,41 +83,47 @@ def decode(paths, arch, code, se, target_cu, input_format, tokens, fmt):
     problem is a warning on stderr with the file and byte offset. A PC walk that stops early (as AMD's
     decoder's does on some kernels) is a warning, not damage.
     """
-    if tokens:
-        return list_token_streams(arch, paths, fmt)
+    if a.tokens:
+        if a.fmt == "npz":
+            raise InputError("--tokens lists tokens as text or json, not npz", "--format")
+        return list_token_streams(a.arch, a.paths, a.fmt)
     from attdec.report import records
-    from attdec.report.common import printable
     from attdec.sources.raw import decode_blobs
 
     damaged = []
 
     def results(raw):
         for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
-            click.echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
-        for blob, res, dt in decode_blobs(raw, target_cu=target_cu):
+            echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
+        for blob, res, dt in decode_blobs(raw, target_cu=a.target_cu):
             for p in res.problems:
-                click.echo(printable(f"attdec: warning: {blob.label}: {p}"), err=True)
+                echo(f"attdec: warning: {blob.label}: {p}", err=True)
             if res.damaged:
                 damaged.append(blob.label)
             yield blob.label, res, dt
 
-    raws = raw_dispatches(paths, code, arch, se, input_format)
+    raws = raw_dispatches(a.paths, a.code, a.arch, a.se, a.input_format)
     dispatches = ((raw.name, results(raw)) for raw in raws)
-    if fmt == "json":
-        records.write_json(dispatches, sys.stdout)
-    else:
-        records.print_summary(dispatches, sys.stdout)
+    with output_stream(a.output, binary=a.fmt == "npz") as out:
+        if a.fmt == "npz":
+            from attdec.report.columns import write_npz
+
+            write_npz(out, records.columns(dispatches))
+        elif a.fmt == "json":
+            records.write_json(dispatches, out)
+        else:
+            records.print_summary(dispatches, out)
     if damaged:
         sys.stdout.flush()
-        sys.exit(3)
+        return 3
+    return 0
 
 
-def list_token_streams(arch: str | None, paths, fmt: str) -> None:
+def list_token_streams(arch: str | None, paths, fmt: str) -> int:
     """`decode --tokens`: each blob's tokens on stdout, its problems as warnings (exit 3 if any)."""
     from attdec.decoders.tokens import list_tokens
     from attdec.model.target import target
     from attdec.report import tokens as report
-    from attdec.report.common import printable
 
     tgt = target(arch) if arch else None
     damaged = []
@@ -121,10 +137,11 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> None:
                 raise ArchError(f"the trace is {lst.format}, not {tgt.display} (--arch)", path)
             yield path, lst
             for p in lst.problems:  # known once its rows are written
-                click.echo(printable(f"attdec: warning: {path}: {p}"), err=True)
+                echo(f"attdec: warning: {path}: {p}", err=True)
                 damaged.append(path)
 
     (report.write_json if fmt == "json" else report.write_text)(listings(), sys.stdout)
     if damaged:
         sys.stdout.flush()
-        sys.exit(3)
+        return 3
+    return 0

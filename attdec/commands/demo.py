@@ -5,10 +5,8 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-import click
-
 from attdec.analysis import BY, FRAMES
-from attdec.commands.common import FORMATS, TOP
+from attdec.commands.common import FORMATS, count
 from attdec.commands.hotspots import run
 from attdec.errors import InputError
 from attdec.report.common import printable
@@ -24,24 +22,29 @@ def demo_path(raw: bool = False) -> Path:
     return p
 
 
-@click.command("demo")
-@click.option("--by", type=click.Choice(BY), default="line", show_default=True)
-@click.option("--top", type=TOP, default=10, show_default=True, help="Rows to show (0 = all).")
-@click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True)
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-def command(by, top, frame, fmt):
+USAGE = "[OPTIONS]"
+
+
+def arguments(p) -> None:
+    p.add_argument("--by", choices=BY, default="line")
+    p.add_argument("--top", type=count, default=10, help="Rows to show (0 = all).")
+    p.add_argument("--frame", choices=FRAMES, default="inner")
+    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
+
+
+def command(a) -> None:
     """Show `attdec hotspots` on a synthetic sample shipped with attdec (made by tools/make_demo_sample.py).
 
     Try the other commands on it too: its path is printed first, and so is the path of a small raw capture
     (SQTT blobs and a code object, tools/make_demo_raw.py) for `decode`, `hotspots`, `waves`, `export-ui`.
     """
     p = demo_path()
-    if fmt == "table":
+    if a.fmt == "table":
         ui, raw = printable(p), printable(demo_path(raw=True))
-        click.echo(
+        print(
             f"attdec demo: a made-up softmax kernel, 4 waves, in {ui}\n"
-            f"(the same as: attdec hotspots {ui}{'' if by == 'line' else ' --by ' + by})\n"
+            f"(the same as: attdec hotspots {ui}{'' if a.by == 'line' else ' --by ' + a.by})\n"
             f"A raw capture ships too (synthetic gfx942 SQTT of 12 waves + its code object), try:\n"
             f"  attdec decode {raw}\n  attdec hotspots {raw}\n  attdec waves {raw}\n"
         )
-    run([str(p)], by=by, top=top, frame=frame, fmt=fmt)
+    run([str(p)], by=a.by, top=a.top, frame=a.frame, fmt=a.fmt)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import click
-
 from attdec.analysis import COMPARE_BY, FRAMES, METRICS
-from attdec.commands.common import TOP, input_options, open_dispatches
+from attdec.commands.common import Many, add_input_options, count, echo, inputs, open_dispatches
 from attdec.errors import InputError
 
-FORMATS = click.Choice(["table", "json", "csv", "md"])
+FORMATS = ("table", "json", "csv", "md")
+USAGE = "[OPTIONS] [BEFORE AFTER]"
 
 
 def sides(paths, before, after) -> tuple[list[str], list[str]]:
@@ -43,53 +42,47 @@ def gate(result, pct: float, metric: str) -> list[str]:
     return out
 
 
-def compare_options(f):
+def add_compare_options(p) -> None:
     """--by, --metric, --top, --frame, --format: what `diff` and `noise` rows are and how they print."""
-    opts = [
-        click.option(
-            "--by",
-            type=click.Choice(COMPARE_BY),
-            default=None,
-            help="Rows per source line (default; instructions when there are no source lines), instruction, "
-            "source file or stall type.",
-        ),
-        click.option(
-            "--metric",
-            type=click.Choice(METRICS),
-            default="cycles",
-            show_default=True,
-            help="What rows are ranked by (and diff marks and --fail-above checks): cycles (Latency) or stall.",
-        ),
-        click.option("--top", type=TOP, default=20, show_default=True, help="Rows per kernel (0 = all)."),
-        click.option(
-            "--frame",
-            type=click.Choice(FRAMES),
-            default="inner",
-            show_default=True,
-            help="For inlined code: the instruction's own line (inner) or the outermost call site (outer).",
-        ),
-        click.option("--format", "fmt", type=FORMATS, default="table", show_default=True),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
+    p.add_argument(
+        "--by",
+        choices=COMPARE_BY,
+        default=None,
+        help="Rows per source line (default; instructions when there are no source lines), instruction, "
+        "source file or stall type.",
+    )
+    p.add_argument(
+        "--metric",
+        choices=METRICS,
+        default="cycles",
+        help="What rows are ranked by (and diff marks and --fail-above checks): cycles (Latency) or stall.",
+    )
+    p.add_argument("--top", type=count, default=20, help="Rows per kernel (0 = all).")
+    p.add_argument(
+        "--frame",
+        choices=FRAMES,
+        default="inner",
+        help="For inlined code: the instruction's own line (inner) or the outermost call site (outer).",
+    )
+    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
 
 
-@click.command("diff")
-@click.argument("paths", nargs=-1, metavar="[BEFORE AFTER]")
-@click.option("-b", "--before", multiple=True, metavar="PATH", help="A before input (repeatable; with --after).")
-@click.option("-a", "--after", multiple=True, metavar="PATH", help="An after input (repeatable; with --before).")
-@click.option(
-    "--fail-above",
-    type=float,
-    default=None,
-    metavar="PCT",
-    help="Exit 1 when a kernel's total --metric grew by more than PCT percent (a CI gate).",
-)
-@compare_options
-@input_options
-@click.pass_context
-def command(ctx, paths, before, after, by, metric, fail_above, top, frame, fmt, input_format, code, arch):
+def arguments(p) -> None:
+    p.add_argument("paths", nargs="*", metavar="[BEFORE AFTER]")
+    p.add_argument("-b", "--before", action=Many, metavar="PATH", help="A before input (repeatable; with --after).")
+    p.add_argument("-a", "--after", action=Many, metavar="PATH", help="An after input (repeatable; with --before).")
+    p.add_argument(
+        "--fail-above",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="Exit 1 when a kernel's total --metric grew by more than PCT percent (a CI gate).",
+    )
+    add_compare_options(p)
+    add_input_options(p)
+
+
+def command(a) -> int:
     """Compare two sets of runs kernel by kernel: before, after, delta and delta % per row.
 
     BEFORE and AFTER are anything attdec reads (ui_output folders, parents holding many, quoted globs,
@@ -103,14 +96,13 @@ def command(ctx, paths, before, after, by, metric, fail_above, top, frame, fmt, 
     from attdec.analysis.compare import diff
     from attdec.report.compare import print_diff
 
-    b, a = sides(paths, before, after)
-    result = diff(
-        open_dispatches(b, input_format, code, arch), open_dispatches(a, input_format, code, arch), by, frame, metric
-    )
-    print_diff(result, fmt, top, sys.stdout)
-    if fail_above is not None:
-        reasons = gate(result, fail_above, metric)
+    b, after = sides(a.paths, a.before, a.after)
+    result = diff(open_dispatches(b, **inputs(a)), open_dispatches(after, **inputs(a)), a.by, a.frame, a.metric)
+    print_diff(result, a.fmt, a.top, sys.stdout)
+    if a.fail_above is not None:
+        reasons = gate(result, a.fail_above, a.metric)
         for r in reasons:
-            click.echo(f"attdec: diff: --fail-above {fail_above:g}: {r}", err=True)
+            echo(f"attdec: diff: --fail-above {a.fail_above:g}: {r}", err=True)
         if reasons:
-            ctx.exit(1)
+            return 1
+    return 0

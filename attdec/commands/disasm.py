@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import sys
 
-import click
-
 from attdec.errors import ArchError, InputError, read_bytes
 
 
@@ -40,38 +38,44 @@ def listing(path: str, arch: str | None = None, kernel: str | None = None):
 
 
 def print_text(co, insts, labels, out) -> None:
-    from rich.markup import escape  # symbol names and DWARF paths come from the file: no markup in them
+    from attdec.report.common import console
 
-    from attdec.report.common import SafeConsole
-
-    console = SafeConsole(file=out, highlight=False, soft_wrap=True, force_terminal=None)
+    con = console(out)
     last_src = None
     for i in insts:
         if i.address in labels:
-            console.print(f"\n[bold]{escape(labels[i.address])}[/bold]:")
+            con.print()
+            con.print_spans([(labels[i.address], "bold"), (":", None)])
         src = co.source_of(i.address)
         if src and src != last_src:
-            console.print(f"  [dim]; {escape(src)}[/dim]")
+            con.print_spans([("  ", None), (f"; {src}", "dim")])
         last_src = src or last_src
         words = " ".join(f"{w:08X}" for w in i.words)
-        tail = f"  [cyan]<{escape(labels[i.target])}>[/cyan]" if i.target in labels else ""
-        style = "red" if i.mnemonic == ".long" else "default"
-        console.print(f"  [dim]{i.address:8x}:[/dim] {words:<26} [{style}]{escape(i.text)}[/{style}]{tail}")
+        spans = [("  ", None), (f"{i.address:8x}:", "dim"), (f" {words:<26} ", None)]
+        spans.append((i.text, "red" if i.mnemonic == ".long" else None))
+        if i.target in labels:
+            spans += [("  ", None), (f"<{labels[i.target]}>", "cyan")]
+        con.print_spans(spans)
 
 
-@click.command("disasm")
-@click.argument("code_object")
-@click.option(
-    "--arch",
-    help="Target (gfx90a, gfx942, gfx950, gfx1100..gfx1103, gfx1150, gfx1151, gfx1200, "
-    "gfx1201); needed for tinygrad's minimal containers, overrides the ELF's.",
-)
-@click.option("--kernel", help="Only this kernel's instructions.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(code_object, arch, kernel, fmt):
+USAGE = "[OPTIONS] CODE_OBJECT"
+
+
+def arguments(p) -> None:
+    p.add_argument("code_object", metavar="CODE_OBJECT")
+    p.add_argument(
+        "--arch",
+        help="Target (gfx90a, gfx942, gfx950, gfx1100..gfx1103, gfx1150, gfx1151, gfx1200, "
+        "gfx1201); needed for tinygrad's minimal containers, overrides the ELF's.",
+    )
+    p.add_argument("--kernel", help="Only this kernel's instructions.")
+    p.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+
+
+def command(a) -> None:
     """Disassemble CODE_OBJECT (an AMDGPU ELF or a tinygrad container) like llvm-objdump, without LLVM."""
-    co, insts, labels = listing(code_object, arch, kernel)
-    if fmt == "json":
+    co, insts, labels = listing(a.code_object, a.arch, a.kernel)
+    if a.fmt == "json":
         json.dump({"instructions": [{"address": i.address, "size": i.size, "text": i.text} for i in insts]}, sys.stdout)
         sys.stdout.write("\n")
     else:

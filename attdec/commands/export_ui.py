@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import click
+from attdec.commands.common import add_input_options, add_paths, echo, folder, inputs, open_raw
 
-from attdec.commands.common import input_options, open_raw
+USAGE = "[OPTIONS] INPUTS..."
 
 
 def folder_name(raw, index: int) -> str:
@@ -14,38 +14,38 @@ def folder_name(raw, index: int) -> str:
     return f"ui_output_agent_0_dispatch_{index + 1}"
 
 
-@click.command("export-ui")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "-o",
-    "--output",
-    "outdir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Folder to write ui_output_* folders and stats_*.csv into.",
-)
-@input_options
-def export_ui(inputs, outdir, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p, "inputs")
+    p.add_argument(
+        "-o",
+        "--output",
+        dest="outdir",
+        required=True,
+        type=folder,
+        metavar="DIRECTORY",
+        help="Folder to write ui_output_* folders and stats_*.csv into.",
+    )
+    add_input_options(p)
+
+
+def export_ui(a) -> None:
     """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
     --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
-    from attdec.report.common import printable
     from attdec.report.progress import progress_bar
     from attdec.report.ui_output import write_ui_output
     from attdec.sources.kind import Tracker, raw_weight
     from attdec.sources.pipeline import decode
 
-    raws = open_raw(inputs, input_format, code, arch)
+    raws = open_raw(a.inputs, **inputs(a))
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
         for i, raw in enumerate(raws):
             d = decode(raw, tracker)
-            folder = write_ui_output(d, outdir, folder_name(raw, i))
+            out = write_ui_output(d, a.outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
-            click.echo(
-                printable(
-                    f"{folder}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "
-                    f"{len(d.code)} listing rows"
-                )
+            echo(
+                f"{out}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "
+                f"{len(d.code)} listing rows"
             )
             for p in d.problems:
-                click.echo(printable(f"attdec: warning: {raw.name}: {p}"), err=True)
+                echo(f"attdec: warning: {raw.name}: {p}", err=True)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-import click
-
 from attdec.analysis import BY, CHARGES, FRAMES
-from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import (
+    FORMATS,
+    add_input_options,
+    add_output,
+    add_paths,
+    add_wave_filters,
+    count,
+    inputs,
+    open_dispatches,
+    output_stream,
+    wave_filter,
+)
 
 
 def run(
@@ -28,7 +37,9 @@ def run(
     from attdec.analysis.hotspots import hotspots
     from attdec.report import hotspots as rep
 
-    dispatches = open_dispatches(paths, input_format, code, arch)
+    # the listing's totals are all a plain report reads; filters and producer charging replay the waves
+    need = ("waves",) if wave_filter is not None or charge == "producer" else ()
+    dispatches = open_dispatches(paths, input_format, code, arch, need=need)
     if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
         from attdec.analysis.flame import stall_stacks
 
@@ -36,50 +47,56 @@ def run(
         return
     groups = [dispatches] if merge else [[d] for d in dispatches]
     reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
+    if fmt == "npz":
+        from attdec.report.columns import write_npz
+
+        write_npz(out, rep.columns(reports, top))
+        return
     printers = {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv, "md": rep.print_md}
     printers[fmt](reports, top, out or sys.stdout)
 
 
-@click.command("hotspots")
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--by",
-    type=click.Choice(BY),
-    default=None,
-    help="Rank source lines (default; instructions when there are no source lines), single "
-    "instructions, or whole source files.",
-)
-@click.option("--top", type=TOP, default=20, show_default=True, help="Rows to show (0 = all).")
-@click.option(
-    "--frame",
-    type=click.Choice(FRAMES),
-    default="inner",
-    show_default=True,
-    help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
-    "(inner, the first) or the outermost call site (outer, the last).",
-)
-@click.option(
-    "--charge",
-    type=click.Choice(CHARGES),
-    default="wait",
-    show_default=True,
-    help="Where a wait's stall counts: on the wait (wait) or on the loads, stores and other operations it "
-    "waited for (producer; `attdec waits` lists them). Totals are the same either way.",
-)
-@click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice([*FORMATS.choices, "md", "folded"]),
-    default="table",
-    show_default=True,
-    help="md: markdown tables for a pull request; folded: stall by inline call chain as folded stacks "
-    "(kernel;outer;...;inner stall) for flamegraph.pl, inferno or speedscope (all chains, --top and --frame "
-    "do not apply; --by file: files as frames, --by instruction: the instruction as the leaf).",
-)
-@wave_filter_options
-@input_options
-def command(paths, by, top, frame, charge, merge, fmt, se, simd, slot, wave, cu, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument(
+        "--by",
+        choices=BY,
+        default=None,
+        help="Rank source lines (default; instructions when there are no source lines), single "
+        "instructions, or whole source files.",
+    )
+    p.add_argument("--top", type=count, default=20, help="Rows to show (0 = all).")
+    p.add_argument(
+        "--frame",
+        choices=FRAMES,
+        default="inner",
+        help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
+        "(inner, the first) or the outermost call site (outer, the last).",
+    )
+    p.add_argument(
+        "--charge",
+        choices=CHARGES,
+        default="wait",
+        help="Where a wait's stall counts: on the wait (wait) or on the loads, stores and other operations it "
+        "waited for (producer; `attdec waits` lists them). Totals are the same either way.",
+    )
+    p.add_argument("--merge", action="store_true", help="Aggregate all dispatches into one report.")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=[*FORMATS, "md", "folded", "npz"],
+        default="table",
+        help="md: markdown tables for a pull request; npz: the rows, stall types and totals as numpy columns "
+        "(docs/api.md, 'Columnar output'), to -o FILE; folded: stall by inline call chain as folded stacks "
+        "(kernel;outer;...;inner stall) for flamegraph.pl, inferno or speedscope (all chains, --top and --frame "
+        "do not apply; --by file: files as frames, --by instruction: the instruction as the leaf).",
+    )
+    add_output(p)
+    add_wave_filters(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Rank source lines (or instructions, files) by stall cycles, with the dominant stall type.
 
     PATHS are ui_output dispatch folders, parents holding many, globs, or .tar.xz archives of a folder;
@@ -88,5 +105,5 @@ def command(paths, by, top, frame, charge, merge, fmt, se, simd, slot, wave, cu,
     With --se/--simd/--slot/--wave/--cu the totals are recomputed from those waves only. With --charge
     producer the stall of each wait moves to the instructions whose results it waited for.
     """
-    wave_filter = make_wave_filter(se, simd, slot, wave, cu)
-    run(paths, by, top, frame, merge, fmt, wave_filter, input_format, code, arch, charge=charge)
+    with output_stream(a.output, binary=a.fmt == "npz") as out:
+        run(a.paths, a.by, a.top, a.frame, a.merge, a.fmt, wave_filter(a), **inputs(a), out=out, charge=a.charge)

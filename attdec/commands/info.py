@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import click
-
+from attdec.commands.common import add_paths
 from attdec.sources import KINDS
 
 
-@click.command("info")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--input-format", type=click.Choice(list(KINDS)), default=None, help="Input kind; detected when omitted.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def command(paths, input_format, fmt):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument("--input-format", choices=list(KINDS), default=None, help="Input kind; detected when omitted.")
+    p.add_argument("--format", dest="fmt", choices=("table", "json"), default="table")
+
+
+def command(a) -> None:
     """What each input is: its kind and the dispatches it holds (arch, shader engines, code objects and
     load bases), not decoded. For an .rgp also the container, every chunk with its offset, size and what
     attdec read from it, and every repair the reader made (e.g. rgptool's padding bug)."""
@@ -20,5 +21,5 @@ def command(paths, input_format, fmt):
     from attdec.report import info as rep
     from attdec.sources.pipeline import describe
 
-    infos = describe(paths, input_format)
-    (rep.print_json if fmt == "json" else rep.print_table)(infos, sys.stdout)
+    infos = describe(a.paths, a.input_format)
+    (rep.print_json if a.fmt == "json" else rep.print_table)(infos, sys.stdout)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
-from attdec.commands.common import FORMATS, input_options, open_dispatches
+from attdec.commands.common import FORMATS, add_input_options, add_paths, inputs, open_dispatches
 
 
 def _code_object(path: str, arch: str | None):
@@ -48,11 +46,13 @@ def summaries(paths, input_format=None, code=(), arch=None) -> list:
     return out
 
 
-@click.command("kernel")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-@input_options
-def command(paths, fmt, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Kernel resources (VGPR, AGPR, SGPR, LDS, scratch, wave and workgroup size, kernarg, flags), the
     theoretical occupancy they allow on the GPU and which resource limits it, and the occupancy the
     trace achieved (mean, peak, time share of each wave count).
@@ -66,5 +66,5 @@ def command(paths, fmt, input_format, code, arch):
 
     from attdec.report import kernel as rep
 
-    found = summaries(paths, input_format, code, arch)
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[fmt](found, sys.stdout)
+    found = summaries(a.paths, **inputs(a))
+    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[a.fmt](found, sys.stdout)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import click
-
 from attdec.analysis import FRAMES
-from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import (
+    FORMATS,
+    add_input_options,
+    add_paths,
+    add_wave_filters,
+    count,
+    inputs,
+    open_dispatches,
+    wave_filter,
+)
 
 
 def run(
@@ -28,7 +35,7 @@ def run(
     from attdec.report import waits as rep
 
     reports = []
-    for d in open_dispatches(paths, input_format, code, arch):
+    for d in open_dispatches(paths, input_format, code, arch, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
     out = out or sys.stdout
@@ -40,23 +47,21 @@ def run(
         rep.print_latency_table(reports, by, top, out)
 
 
-@click.command("latency")
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--by",
-    type=click.Choice(["line", "instruction"]),
-    default="line",
-    show_default=True,
-    help="Rank source lines or single memory instructions.",
-)
-@click.option("--top", type=TOP, default=20, show_default=True, help="Rows to show (0 = all).")
-@click.option("--frame", type=click.Choice(FRAMES), default="inner", show_default=True, help="As in hotspots.")
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-@wave_filter_options
-@input_options
-def command(paths, by, top, frame, fmt, se, simd, slot, wave, cu, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument(
+        "--by", choices=("line", "instruction"), default="line", help="Rank source lines or single memory instructions."
+    )
+    p.add_argument("--top", type=count, default=20, help="Rows to show (0 = all).")
+    p.add_argument("--frame", choices=FRAMES, default="inner", help="As in hotspots.")
+    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
+    add_wave_filters(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Hidden latency: of each memory operation's latency (issue to the wait that retires it), the part
     the wave covered with other work and the part exposed as that wait's stall; per instruction or
     source line, per unit (VMEM load, LDS, SMEM, ...) and for the kernel ("62% of load latency hidden").
     """
-    run(paths, by, top, frame, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)
+    run(a.paths, a.by, a.top, a.frame, a.fmt, wave_filter(a), **inputs(a))

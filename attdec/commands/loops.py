@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import click
-
 from attdec.commands.cfg import reports
-from attdec.commands.common import TOP, input_options, make_wave_filter, wave_filter_options
+from attdec.commands.common import add_input_options, add_paths, add_wave_filters, count, inputs, wave_filter
 
 
 def run(paths, top=16, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
@@ -21,13 +19,15 @@ def run(paths, top=16, fmt="table", wave_filter=None, input_format=None, code=()
         rep.print_loops_table(rs, top, out or sys.stdout)
 
 
-@click.command("loops")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--top", type=TOP, default=16, show_default=True, help="Waves listed per loop in the table (0 = all).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@wave_filter_options
-@input_options
-def command(paths, top, fmt, se, simd, slot, wave, cu, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument("--top", type=count, default=16, help="Waves listed per loop in the table (0 = all).")
+    p.add_argument("--format", dest="fmt", choices=("table", "json"), default="table")
+    add_wave_filters(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Loops (back edges of the control-flow graph) and their iterations in every wave.
 
     Per loop: header, depth, iterations per wave, the first iteration of each entry versus the steady
@@ -35,4 +35,4 @@ def command(paths, top, fmt, se, simd, slot, wave, cu, input_format, code, arch)
     every iteration's cycles. Iterations run from one execution of the header to the next or to the
     first instruction outside the loop, so a dropped or repeated branch record cannot shift the rest.
     """
-    run(paths, top, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)
+    run(a.paths, a.top, a.fmt, wave_filter(a), **inputs(a))

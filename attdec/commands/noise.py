@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import click
+from attdec.commands.common import add_input_options, add_paths, inputs, open_dispatches
+from attdec.commands.diff import add_compare_options
 
-from attdec.commands.common import input_options, open_dispatches
-from attdec.commands.diff import compare_options
+USAGE = "[OPTIONS] RUNS..."
 
 
-@click.command("noise")
-@click.argument("runs", nargs=-1, required=True)
-@compare_options
-@input_options
-def command(runs, by, metric, top, frame, fmt, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p, "runs")
+    add_compare_options(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Run-to-run spread of repeated runs: median, MAD and min-max per kernel total, stall type and row.
 
     RUNS are anything attdec reads; dispatches with the same kernel name are runs of that kernel. The
@@ -23,4 +25,4 @@ def command(runs, by, metric, top, frame, fmt, input_format, code, arch):
     from attdec.analysis.compare import noise
     from attdec.report.compare import print_noise
 
-    print_noise(noise(open_dispatches(runs, input_format, code, arch), by, frame, metric), fmt, top, sys.stdout)
+    print_noise(noise(open_dispatches(a.runs, **inputs(a)), a.by, a.frame, a.metric), a.fmt, a.top, sys.stdout)

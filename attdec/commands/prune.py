@@ -13,13 +13,10 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
-import click
-from rich.text import Text
-
 from attdec.errors import AttdecError, InputError
+from attdec.model.record import Record
 from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
 from attdec.sources.ui_output import WAVE_FILE, read_folder
 
@@ -29,8 +26,7 @@ KNOWN_FILES = re.compile(
 )
 
 
-@dataclass
-class Verdict:
+class Verdict(Record):
     path: Path
     empty: bool
     reason: str
@@ -97,19 +93,25 @@ def _kb(n: int) -> str:
     return f"{n / 1024:,.1f} KB"
 
 
-@click.command("prune-empty")
-@click.argument("roots", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--yes", is_flag=True, help="Really delete (default: dry run, print what would go).")
-def command(roots, yes):
+USAGE = "[OPTIONS] ROOTS..."
+
+
+def arguments(p) -> None:
+    p.add_argument("roots", nargs="+", type=Path, metavar="ROOTS")
+    p.add_argument("--yes", action="store_true", help="Really delete (default: dry run, print what would go).")
+
+
+def command(a) -> None:
     """Remove dispatch folders with zero waves (dry run unless --yes).
 
     Prints what would go, with sizes, then the surviving dispatches ranked by (waves, instructions,
     source-mapped rows) with the best dispatch per kernel marked.
     """
+    roots, yes = a.roots, a.yes
     con = console()
 
     def say(text: str, style: str | None = None) -> None:
-        con.print(Text(text, style=style or ""))
+        con.print(text, style=style)
 
     folders = []
     for root in roots:
@@ -159,7 +161,7 @@ def command(roots, yes):
     if not ranked:
         return
     ranked.sort(key=lambda t: (-t[0], -t[1], -t[2], t[3].name))
-    best = {}
+    best: dict[str, object] = {}
     for t in ranked:
         best.setdefault(t[3].kernel, t[3])  # the dispatch itself: copies in two parents share a folder name
     prefix = common_dir([str(t[3].path) for t in ranked])

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
 from attdec.analysis import FRAMES
-from attdec.commands.common import input_options, open_dispatches, output_stream
+from attdec.commands.common import (
+    Many,
+    add_input_options,
+    add_output,
+    add_paths,
+    at_least,
+    count,
+    echo,
+    folder,
+    inputs,
+    open_dispatches,
+    output_stream,
+)
 from attdec.report import Limits
 
 MAX_SOURCE_BYTES = 2_000_000  # a source file larger than this is not embedded
@@ -35,41 +45,41 @@ def find_sources(dispatches, source_dirs=()) -> dict[str, list[str]]:
     return out
 
 
-@click.command("report")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("-o", "--output", required=True, metavar="FILE", help="HTML file to write ('-' for stdout).")
-@click.option(
-    "--frame",
-    type=click.Choice(FRAMES),
-    default="inner",
-    show_default=True,
-    help="Hotspot tables: charge inlined code to its own line (inner) or the outermost call site (outer).",
-)
-@click.option(
-    "--source-dir",
-    "source_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Where to look for the source files the trace names (repeatable); they are also looked for at the "
-    "paths as written.",
-)
-@click.option("--title", default=None, help="Page title (default: the kernel names).")
-@click.option(
-    "--max-insts",
-    type=click.IntRange(min=0),
-    default=Limits.insts,
-    show_default=True,
-    help="Instructions embedded for hovering in the timeline, over all dispatches (whole waves, evenly spread).",
-)
-@click.option(
-    "--max-runs",
-    type=click.IntRange(min=1),
-    default=Limits.runs,
-    show_default=True,
-    help="Timeline runs per colouring over all dispatches; past it they are aggregated on a coarser time grid.",
-)
-@input_options
-def command(paths, output, frame, source_dirs, title, max_insts, max_runs, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    add_output(p, "HTML file to write ('-' for stdout).", required=True)
+    p.add_argument(
+        "--frame",
+        choices=FRAMES,
+        default="inner",
+        help="Hotspot tables: charge inlined code to its own line (inner) or the outermost call site (outer).",
+    )
+    p.add_argument(
+        "--source-dir",
+        dest="source_dirs",
+        action=Many,
+        type=folder,
+        metavar="DIRECTORY",
+        help="Where to look for the source files the trace names (repeatable); they are also looked for at the "
+        "paths as written.",
+    )
+    p.add_argument("--title", default=None, help="Page title (default: the kernel names).")
+    p.add_argument(
+        "--max-insts",
+        type=count,
+        default=Limits.insts,
+        help="Instructions embedded for hovering in the timeline, over all dispatches (whole waves, evenly spread).",
+    )
+    p.add_argument(
+        "--max-runs",
+        type=at_least(1),
+        default=Limits.runs,
+        help="Timeline runs per colouring over all dispatches; past it they are aggregated on a coarser time grid.",
+    )
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Write one self-contained HTML page: summary, stall types, sortable hotspot tables, flamegraph,
     source and ISA views, wave timeline and occupancy (several dispatches: a selector).
 
@@ -78,12 +88,17 @@ def command(paths, output, frame, source_dirs, title, max_insts, max_runs, input
     """
     from attdec.report.html import write_report
 
-    dispatches = open_dispatches(paths, input_format, code, arch)
-    limits = Limits(insts=max_insts, runs=max_runs)
-    with output_stream(output) as out:
+    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
+    limits = Limits(insts=a.max_insts, runs=a.max_runs)
+    with output_stream(a.output) as out:
         write_report(
-            out, dispatches, frame=frame, sources=find_sources(dispatches, source_dirs), limits=limits, title=title
+            out,
+            dispatches,
+            frame=a.frame,
+            sources=find_sources(dispatches, a.source_dirs),
+            limits=limits,
+            title=a.title,
         )
-    if output != "-":
-        size = Path(output).stat().st_size
-        click.echo(f"wrote {output}: {size / 1e6:.2f} MB, {len(dispatches)} dispatch(es)", err=True)
+    if a.output != "-":
+        size = Path(a.output).stat().st_size
+        echo(f"wrote {a.output}: {size / 1e6:.2f} MB, {len(dispatches)} dispatch(es)", err=True)

@@ -2,40 +2,46 @@
 
 from __future__ import annotations
 
-import click
-
-from attdec.commands.common import input_options, open_dispatches, output_stream
+from attdec.commands.common import (
+    add_input_options,
+    add_output,
+    add_paths,
+    at_least,
+    echo,
+    inputs,
+    open_dispatches,
+    output_stream,
+)
 from attdec.report import TRACE_CLOCKS, TRACE_GRANULARITIES
 
 
-@click.command("timeline")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("-o", "--output", required=True, metavar="FILE", help="Trace file to write ('-' for stdout).")
-@click.option(
-    "--granularity",
-    type=click.Choice(TRACE_GRANULARITIES),
-    default="state",
-    show_default=True,
-    help="Slices under each wave: one per instruction, per wave-state run (exec, wait, stall, idle), or none.",
-)
-@click.option(
-    "--clock",
-    type=click.Choice(TRACE_CLOCKS),
-    default="cycles",
-    show_default=True,
-    help="cycles: 1 us in the viewer = 1 shader cycle; realtime: real microseconds from the trace's realtime "
-    "samples (SEs and dispatches aligned).",
-)
-@click.option(
-    "--max-events",
-    type=click.IntRange(min=1),
-    default=500_000,
-    show_default=True,
-    help="Cap on trace events; past it, instruction/state slices are written for the waves that began first "
-    "(and the trace says so).",
-)
-@input_options
-def command(paths, output, granularity, clock, max_events, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    add_output(p, "Trace file to write ('-' for stdout).", required=True)
+    p.add_argument(
+        "--granularity",
+        choices=TRACE_GRANULARITIES,
+        default="state",
+        help="Slices under each wave: one per instruction, per wave-state run (exec, wait, stall, idle), or none.",
+    )
+    p.add_argument(
+        "--clock",
+        choices=TRACE_CLOCKS,
+        default="cycles",
+        help="cycles: 1 us in the viewer = 1 shader cycle; realtime: real microseconds from the trace's realtime "
+        "samples (SEs and dispatches aligned).",
+    )
+    p.add_argument(
+        "--max-events",
+        type=at_least(1),
+        default=500_000,
+        help="Cap on trace events; past it, instruction/state slices are written for the waves that began first "
+        "(and the trace says so).",
+    )
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Write Chrome trace-event JSON that Perfetto UI (ui.perfetto.dev) and chrome://tracing open.
 
     A process per shader engine, a thread per CU / SIMD / wave slot, a slice per wave with its
@@ -43,10 +49,10 @@ def command(paths, output, granularity, clock, max_events, input_format, code, a
     """
     from attdec.report.trace_events import write_trace
 
-    dispatches = open_dispatches(paths, input_format, code, arch)
-    with output_stream(output) as out:
-        s = write_trace(out, dispatches, granularity, clock, max_events)
-    if output != "-":
-        click.echo(f"wrote {output}: {s.events:,} events, {s.waves:,} waves", err=True)
+    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
+    with output_stream(a.output) as out:
+        s = write_trace(out, dispatches, a.granularity, a.clock, a.max_events)
+    if a.output != "-":
+        echo(f"wrote {a.output}: {s.events:,} events, {s.waves:,} waves", err=True)
         for n in s.notes:
-            click.echo(f"note: {n}", err=True)
+            echo(f"note: {n}", err=True)

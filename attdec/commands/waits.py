@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-import click
-
-from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
+from attdec.commands.common import (
+    FORMATS,
+    add_input_options,
+    add_paths,
+    add_wave_filters,
+    count,
+    inputs,
+    open_dispatches,
+    wave_filter,
+)
 
 
 def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
@@ -15,7 +22,7 @@ def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=
     from attdec.report import waits as rep
 
     reports = []
-    for d in open_dispatches(paths, input_format, code, arch):
+    for d in open_dispatches(paths, input_format, code, arch, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
     out = out or sys.stdout
@@ -27,14 +34,16 @@ def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=
         rep.print_waits_table(reports, top, producers, out)
 
 
-@click.command("waits")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--top", type=TOP, default=20, show_default=True, help="Wait sites to show (0 = all).")
-@click.option("--producers", type=int, default=4, show_default=True, help="Producers listed per wait in the table.")
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-@wave_filter_options
-@input_options
-def command(paths, top, producers, fmt, se, simd, slot, wave, cu, input_format, code, arch):
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument("--top", type=count, default=20, help="Wait sites to show (0 = all).")
+    p.add_argument("--producers", type=int, default=4, help="Producers listed per wait in the table.")
+    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
+    add_wave_filters(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """Which loads (stores, LDS and scalar reads, exports, ALU results) each wait instruction waited for.
 
     One row per wait site, largest stall first: its counters, hits, stall (total, mean, p50, p95 per
@@ -42,4 +51,4 @@ def command(paths, top, producers, fmt, se, simd, slot, wave, cu, input_format, 
     stall, found by replaying every wave's wait counters (docs/wait-attribution.md). `attdec hotspots
     --charge producer` ranks source lines by the stall they caused this way.
     """
-    run(paths, top, producers, fmt, make_wave_filter(se, simd, slot, wave, cu), input_format, code, arch)
+    run(a.paths, a.top, a.producers, a.fmt, wave_filter(a), **inputs(a))

@@ -2,38 +2,54 @@
 
 from __future__ import annotations
 
-import click
-
 from attdec.analysis import WAVE_SORT_KEYS
-from attdec.commands.common import FORMATS, TOP, input_options, make_wave_filter, open_dispatches, wave_filter_options
-
-
-@click.command("waves")
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--sort",
-    "sort_key",
-    type=click.Choice(WAVE_SORT_KEYS),
-    default="position",
-    show_default=True,
-    help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.",
+from attdec.commands.common import (
+    FORMATS,
+    add_input_options,
+    add_output,
+    add_paths,
+    add_wave_filters,
+    count,
+    inputs,
+    open_dispatches,
+    output_stream,
+    wave_filter,
 )
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-@click.option("--top", type=TOP, default=0, show_default=True, help="Only the first N rows after sorting (0 = all).")
-@wave_filter_options
-@input_options
-def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, code, arch):
+
+
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument(
+        "--sort",
+        dest="sort_key",
+        choices=WAVE_SORT_KEYS,
+        default="position",
+        help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.",
+    )
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=[*FORMATS, "npz"],
+        default="table",
+        help="npz: the rows as numpy columns (docs/api.md, 'Columnar output'), to -o FILE.",
+    )
+    add_output(p)
+    p.add_argument("--top", type=count, default=0, help="Only the first N rows after sorting (0 = all).")
+    add_wave_filters(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
     """One row per wave file: se, simd, slot, wave, cu, begin, end, duration, instructions, stall.
 
     begin/end are the wave's cycles exactly as in filenames.json and the wave file.
     """
-    import sys
 
     from attdec.analysis.waves import dispatch_labels, sort_rows, wave_rows
     from attdec.report import waves as rep
 
-    dispatches = open_dispatches(paths, input_format, code, arch)
-    flt = make_wave_filter(se, simd, slot, wave, cu)
+    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
+    flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
     rows = []
     for d, label in zip(dispatches, dispatch_labels(dispatches)):
         rows += sort_rows(wave_rows(d, flt, label), sort_key)
@@ -42,9 +58,14 @@ def command(paths, sort_key, fmt, top, se, simd, slot, wave, cu, input_format, c
     matched = len(rows)
     if top:
         rows = rows[:top]
-    if fmt == "json":
-        rep.print_json(rows, sys.stdout)
-    elif fmt == "csv":
-        rep.print_csv(rows, sys.stdout)
-    else:
-        rep.print_table(rows, dispatches, matched, sys.stdout)
+    with output_stream(a.output, binary=fmt == "npz") as out:
+        if fmt == "npz":
+            from attdec.report.columns import write_npz
+
+            write_npz(out, rep.columns(rows))
+        elif fmt == "json":
+            rep.print_json(rows, out)
+        elif fmt == "csv":
+            rep.print_csv(rows, out)
+        else:
+            rep.print_table(rows, dispatches, matched, out)

@@ -3,12 +3,25 @@
 co = load_code_object(data, where="k.co")          # .arch .text .text_vaddr .symbols .kernels .source_of()
 insts = disassemble(co.text, co.arch, co.text_vaddr)  # [Instruction(address, size, mnemonic, operands,
                                                       #               text, target, category)]
+
+The names below are imported from their modules on first use: `attdec.isa.categories` (what the stall
+classifier needs) must not drag in the disassembler and its tables.
 """
 
-from attdec.isa.categories import waitcnt_fields
-from attdec.isa.codeobj import CodeObject, Kernel, Symbol, load_code_object
-from attdec.isa.decoder import ARCHES, Instruction, disassemble, flow_of, tables_for
+import importlib
 
+_HOME = {
+    "ARCHES": "decoder",
+    "CodeObject": "codeobj",
+    "Instruction": "decoder",
+    "Kernel": "codeobj",
+    "Symbol": "codeobj",
+    "disassemble": "decoder",
+    "flow_of": "decoder",
+    "load_code_object": "codeobj",
+    "tables_for": "decoder",
+    "waitcnt_fields": "categories",
+}
 __all__ = [
     "ARCHES",
     "CodeObject",
@@ -21,3 +34,11 @@ __all__ = [
     "tables_for",
     "waitcnt_fields",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"attdec.isa.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value

@@ -132,6 +132,7 @@ _CACHE_CONTROL = {
 }
 
 
+@cache
 def _fam(family: str) -> str:
     """The rule family of a family or target name: gfx9, gfx11 (also for gfx10) or gfx12."""
     fam = target(family).family

@@ -3,20 +3,23 @@
 records.py   Dispatch, Wave, CodeLine, KernelResources, CounterSamples and the numpy record layouts
 target.py    Target: one table of what attdec knows about each GPU (`target("gfx950")`)
 enums.py     Category, WaveState: the official decoder's enumerations
+
+Importing the model does not import numpy: the record layouts (`INST_DTYPE`, ...) are made on first use,
+like the enumerations.
 """
 
-from attdec.model.enums import Category, WaveState
+from attdec.model import records
 from attdec.model.records import (
-    COUNTER_DTYPE,
-    INST_DTYPE,
-    OCCUPANCY_DTYPE,
     REALTIME_HZ,
     CodeLine,
     CounterSamples,
+    Deferred,
     Dispatch,
     KernelResources,
     Wave,
+    deferred,
     empty_insts,
+    empty_occupancy,
 )
 from attdec.model.target import TARGETS, ComputeUnit, Target, target
 
@@ -30,11 +33,26 @@ __all__ = [
     "CodeLine",
     "ComputeUnit",
     "CounterSamples",
+    "Deferred",
     "Dispatch",
     "KernelResources",
     "Target",
     "Wave",
     "WaveState",
+    "deferred",
     "empty_insts",
+    "empty_occupancy",
     "target",
 ]
+
+
+def __getattr__(name: str):
+    """The numpy record layouts (attdec.model.records) and the enumerations (attdec.model.enums), made on
+    first use: a ui_output report needs neither."""
+    if name in records.LAYOUTS:
+        return getattr(records, name)
+    if name in ("Category", "WaveState"):
+        from attdec.model import enums
+
+        return getattr(enums, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,38 +5,50 @@ rows of rocprofv3's code.json) and the traced waves, each with its instructions 
 ui_output folders are read straight into it; raw SQTT is decoded into `Wave`s and `Occupancy` rows
 and then given a listing. Raw inputs also carry the kernel's `KernelResources` (from its code object)
 and any performance-counter samples (`CounterSamples`). No I/O here.
+
+numpy is imported when the first array is made, not with the model: a ui_output folder's report reads
+only its listing (code.json), and `attdec hotspots` on it never needs numpy. The record layouts below
+(`INST_DTYPE`, `OCCUPANCY_DTYPE`, `COUNTER_DTYPE`) are built on first use.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from attdec.model.record import Record, field
 from attdec.model.target import Target, target
 
-# One executed instruction of one wave (`category` is an attdec.model.Category).
-# `pc` is absolute (load base + ELF address), 0 when unknown;
-# `line` is the code-listing line id (code.json column 2), -1 when unknown.
-INST_DTYPE = np.dtype(
-    [("time", "<i8"), ("category", "u1"), ("stall", "<i8"), ("duration", "<i8"), ("pc", "<u8"), ("line", "<i8")]
-)
+if TYPE_CHECKING:
+    import numpy as np
 
-# The reference clock of realtime samples (realtime.json "frequency"): 100 MHz in every known capture
-# (the gfx9 AGENT_INFO packet says so, tinygrad assumes it).
-REALTIME_HZ = 100_000_000
-
-# Wave start/end events of every wave, traced or not (occupancy.json, the decoder's OCCUPANCY records).
-OCCUPANCY_DTYPE = np.dtype(
-    [("se", "<i4"), ("cu", "<i4"), ("simd", "<i4"), ("wave_id", "<i4"), ("start", "u1"), ("time", "<i8"), ("pc", "<u8")]
-)
-
-
-# Performance-counter samples, whatever their source (tinygrad PMC buffers now, SQTT PERFEVENT records
-# later): `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
-# that way (a GL2C channel has no SE, gfx9 SQ counters no CU); `time` is -1 for a whole-dispatch total.
-COUNTER_DTYPE = np.dtype(
-    [
+# The record layouts as (field, numpy type) lists; `INST_DTYPE` etc. are the numpy dtypes made from them.
+LAYOUTS = {
+    # One executed instruction of one wave (`category` is an attdec.model.Category).
+    # `pc` is absolute (load base + ELF address), 0 when unknown;
+    # `line` is the code-listing line id (code.json column 2), -1 when unknown.
+    "INST_DTYPE": [
+        ("time", "<i8"),
+        ("category", "u1"),
+        ("stall", "<i8"),
+        ("duration", "<i8"),
+        ("pc", "<u8"),
+        ("line", "<i8"),
+    ],
+    # Wave start/end events of every wave, traced or not (occupancy.json, the decoder's OCCUPANCY records).
+    "OCCUPANCY_DTYPE": [
+        ("se", "<i4"),
+        ("cu", "<i4"),
+        ("simd", "<i4"),
+        ("wave_id", "<i4"),
+        ("start", "u1"),
+        ("time", "<i8"),
+        ("pc", "<u8"),
+    ],
+    # Performance-counter samples, whatever their source (tinygrad PMC buffers now, SQTT PERFEVENT records
+    # later): `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
+    # that way (a GL2C channel has no SE, gfx9 SQ counters no CU); `time` is -1 for a whole-dispatch total.
+    "COUNTER_DTYPE": [
         ("counter", "<i4"),
         ("xcc", "<i2"),
         ("se", "<i2"),
@@ -45,18 +57,57 @@ COUNTER_DTYPE = np.dtype(
         ("inst", "<i2"),  # block instance (L2 channel, ...)
         ("time", "<i8"),
         ("value", "<u8"),
-    ]
-)
+    ],
+}
+
+# The reference clock of realtime samples (realtime.json "frequency"): 100 MHz in every known capture
+# (the gfx9 AGENT_INFO packet says so, tinygrad assumes it).
+REALTIME_HZ = 100_000_000
+
+
+def __getattr__(name: str):
+    """`INST_DTYPE`, `OCCUPANCY_DTYPE`, `COUNTER_DTYPE`: made (and numpy imported) on first use."""
+    if name not in LAYOUTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import numpy as np
+
+    value = globals()[name] = np.dtype(LAYOUTS[name])
+    return value
+
+
+def _zeros(layout: str, n: int = 0) -> np.ndarray:
+    import numpy as np
+
+    return np.zeros(n, globals().get(layout) or __getattr__(layout))
 
 
 def empty_insts(n: int = 0) -> np.ndarray:
-    a = np.zeros(n, INST_DTYPE)
+    a = _zeros("INST_DTYPE", n)
     a["line"] = -1
     return a
 
 
-@dataclass
-class Wave:
+def empty_occupancy() -> np.ndarray:
+    return _zeros("OCCUPANCY_DTYPE")
+
+
+class Deferred:
+    """A `Dispatch` attribute not read yet: `load()` gives it on first access (a ui_output folder's wave
+    files and occupancy.json are parsed only when an analysis asks for them). `length` is len() of the
+    value when the source knows it without loading (the wave files a folder lists)."""
+
+    __slots__ = ("length", "load")
+
+    def __init__(self, load: Callable[[], Any], length: int | None = None):
+        self.load, self.length = load, length
+
+
+def deferred(load: Callable[[], Any], length: int | None = None) -> Any:
+    """A Dispatch field's value to be made by `load()` on first access (a `Deferred`; typed as the value)."""
+    return Deferred(load, length)
+
+
+class Wave(Record):
     """One traced wave: where it ran, when, and what it executed."""
 
     se: int
@@ -82,8 +133,7 @@ class Wave:
         )
 
 
-@dataclass
-class CodeLine:
+class CodeLine(Record):
     """One row of the code listing: an instruction (or a kernel label) and its totals over traced waves."""
 
     line: int  # line id, referenced by Wave.insts["line"]
@@ -96,13 +146,17 @@ class CodeLine:
     stall: int = 0
     idle: int = 0
 
+    def __init__(self, line, text, source="", codeobj=0, vaddr=0, hit=0, latency=0, stall=0, idle=0):
+        # made once per listing row (thousands per folder): the generic Record.__init__ is 3x slower
+        self.line, self.text, self.source, self.codeobj, self.vaddr = line, text, source, codeobj, vaddr
+        self.hit, self.latency, self.stall, self.idle = hit, latency, stall, idle
+
     @property
     def is_label(self) -> bool:
         return self.text.startswith(";")
 
 
-@dataclass
-class KernelResources:
+class KernelResources(Record):
     """What a kernel asks of a compute unit, from its code object. Values come from the metadata note
     when there is one, else from the kernel descriptor (register counts then rounded up to the
     descriptor's granule, named in `rounded`). None: the code object does not say."""
@@ -129,27 +183,29 @@ class KernelResources:
     rounded: tuple[str, ...] = ()  # fields known only rounded up to a granule
 
 
-@dataclass
-class CounterSamples:
+class CounterSamples(Record):
     """One source's performance-counter samples for a dispatch."""
 
     source: str  # "tinygrad PMC"; a second source (SQTT PERFEVENT) adds its own CounterSamples
     names: list[str]  # counter i of a sample is names[i]
     blocks: list[str]  # hardware block of each counter ("SQ", "GRBM", "GL2C", "TCC", ...)
-    samples: np.ndarray = field(default_factory=lambda: np.zeros(0, COUNTER_DTYPE))
+    samples: np.ndarray = field(default_factory=lambda: _zeros("COUNTER_DTYPE"))
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Dispatch:
-    """Everything attdec knows about one traced kernel dispatch."""
+class Dispatch(Record):
+    """Everything attdec knows about one traced kernel dispatch.
+
+    `waves` and `occupancy` may be given as `deferred(load)`: they are then loaded on first access, in
+    bulk (reading them is most of a big folder's cost, and the default hotspots report needs neither).
+    """
 
     name: str  # folder name or "<kernel>#<tag>"
     target: Target  # the GPU (a name is accepted too); a family-only Target when the input does not name the chip
     kernel: str = ""
     code: list[CodeLine] = field(default_factory=list)
     waves: list[Wave] = field(default_factory=list)
-    occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
+    occupancy: np.ndarray = field(default_factory=empty_occupancy)
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
     # The same samples per shader engine (realtime.json keeps them per SE; SE clocks are not aligned).
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
@@ -162,10 +218,47 @@ class Dispatch:
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")
+        pending = {k: v for k, v in self.__dict__.items() if isinstance(v, Deferred)}
+        if pending:
+            for k in pending:
+                del self.__dict__[k]  # so that reading it reaches __getattr__
+            self.__dict__["_deferred"] = pending
+
+    def __getattr__(self, name: str):
+        """Reached only for attributes not set: a deferred one is loaded now and kept."""
+        pending = self.__dict__.get("_deferred")
+        if not pending or name not in pending:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = pending[name].load()
+        del pending[name]
+        self.__dict__[name] = value
+        return value
+
+    def __setattr__(self, name: str, value) -> None:
+        pending = self.__dict__.get("_deferred")
+        if pending:
+            pending.pop(name, None)  # assigned before it was ever read: the loader is not needed
+        super().__setattr__(name, value)
+
+    def __getstate__(self):
+        """A pickled (or copied) Dispatch holds its data, not loaders that read files."""
+        for name in list(self.__dict__.get("_deferred", ())):
+            getattr(self, name)
+        return {k: v for k, v in self.__dict__.items() if k != "_deferred"}
+
+    def loaded(self, name: str) -> bool:
+        """Whether attribute `name` is in memory (False while it is deferred: reading it would load it)."""
+        return name not in self.__dict__.get("_deferred", ())
+
+    @property
+    def wave_count(self) -> int:
+        """len(waves), without loading them when the source knows the count (a folder's wave files)."""
+        pending = self.__dict__.get("_deferred", {}).get("waves")
+        return pending.length if pending is not None and pending.length is not None else len(self.waves)
 
     def __repr__(self) -> str:
         return (
-            f"Dispatch({self.name!r}, {self.arch!r}, kernel={self.kernel!r}, {len(self.waves)} waves, "
+            f"Dispatch({self.name!r}, {self.arch!r}, kernel={self.kernel!r}, {self.wave_count} waves, "
             f"{len(self.code)} listing rows)"
         )
 

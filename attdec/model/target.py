@@ -11,9 +11,9 @@ Unknown names are an `ArchError` that lists the known ones.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from attdec.errors import ArchError
+from attdec.model.record import Frozen
 
 # Wait counters of each ISA family (LLVM SIInsertWaitcnts; docs/stall-classifier.md).
 COUNTERS = {
@@ -24,8 +24,7 @@ COUNTERS = {
 }
 
 
-@dataclass(frozen=True)
-class ComputeUnit:
+class ComputeUnit(Frozen):
     """What bounds how many waves one SIMD holds: the figures LLVM's AMDGPU backend computes occupancy
     with (sources and cross-checks in docs/occupancy.md). On gfx10+ a workgroup processor (WGP) is two
     CUs; kernels built for WGP mode (the default) pool both CUs' SIMDs, LDS and workgroup slots."""
@@ -60,8 +59,7 @@ CU_GFX10_3 = ComputeUnit(16, 2, ((32, 1024, 16), (64, 512, 8)), 65536, cus_per_w
 CU_1536 = ComputeUnit(16, 2, ((32, 1536, 24), (64, 768, 12)), 65536, cus_per_wgp=2)  # 1.5x VGPRs: gfx1100/1/51, gfx12
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Frozen):
     """One GPU target (or a whole family when `chip_known` is False)."""
 
     name: str  # "gfx950", "gfx1201"; "gfx9" for a family-only target

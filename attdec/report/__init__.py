@@ -1,14 +1,13 @@
-"""Reporters: rich tables, JSON/CSV, and writers of other formats."""
+"""Reporters: tables (report.common), JSON/CSV, and writers of other formats."""
 
-from dataclasses import dataclass
+from attdec.model.record import Record
 
 # Vocabularies and defaults the command line shows in --help (kept here so that --help imports no numpy).
 TRACE_GRANULARITIES = ("inst", "state", "wave")  # slices under each wave in a Chrome trace
 TRACE_CLOCKS = ("cycles", "realtime")  # trace timestamps: shader cycles as µs, or realtime µs
 
 
-@dataclass
-class Limits:
+class Limits(Record):
     """What an HTML report may carry; past these the page shows aggregated or sampled data and says so."""
 
     insts: int = 100_000  # instructions embedded for hovering, over all dispatches

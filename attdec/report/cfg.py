@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from rich.text import Text
 
 from attdec.analysis.cfg import Block, Cfg
 from attdec.analysis.hotspots import frame_of
@@ -167,7 +166,7 @@ def print_cfg_table(reports: list[CfgReport], out) -> None:
             con.print()
         if not r.cfgs:
             d = r.dispatch
-            con.print(Text(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold"))
+            con.print(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold")
             con.print("  no code listing")
         for cfg in r.cfgs:
             _cfg_section(con, r, cfg)
@@ -205,14 +204,14 @@ def _loop_line(r: CfgReport, cfg: Cfg, loop_id: int) -> str:
 
 def _cfg_section(con, r: CfgReport, cfg: Cfg) -> None:
     d = r.dispatch
-    con.print(Text(f"{_name(cfg)}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold"))
+    con.print(f"{_name(cfg)}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold")
     ninst = sum(len(b.lines) for b in cfg.blocks)
     con.print(f"  {_n(ninst, 'instruction')}, {_n(len(cfg.blocks), 'block')}, {_n(len(cfg.loops), 'loop')}")
     if cfg.irreducible:
         con.print(f"  note: {len(cfg.irreducible)} retreating edges into no dominator (irreducible)", style="yellow")
     total = sum(b.stall for b in cfg.blocks)
     prefix = common_dir([_source(b) for b in cfg.blocks])
-    # Loop headings sit between block rows, so the columns are laid out here rather than by a rich Table.
+    # Loop headings sit between block rows, so the columns are laid out here rather than by fit_table.
     head = ["block", "address", "instrs", "hits", "cycles", "stall", "share", "dominant", "source", "next"]
     right = {1, 2, 3, 4, 5, 6}
     rows: list[tuple[str, list[str]]] = []  # ("loop", [text]) or ("block", cells)
@@ -247,9 +246,12 @@ def _cfg_section(con, r: CfgReport, cfg: Cfg) -> None:
     def fmt(cells):
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
-    con.print(Text(fmt(head).rstrip(), style="bold"))
+    con.print(fmt(head).rstrip(), style="bold")
     for kind, cells in rows:
-        con.print(Text(cells[0], style="bold") if kind == "loop" else fmt(cells).rstrip())
+        if kind == "loop":
+            con.print(cells[0], style="bold")
+        else:
+            con.print(fmt(cells).rstrip())
     if prefix:
         con.print(f"sources under {prefix}/", style="dim")
     if any(not b.consistent for b in cfg.blocks):
@@ -313,7 +315,7 @@ def print_loops_table(reports: list[CfgReport], top: int, out) -> None:
         if i:
             con.print()
         d = r.dispatch
-        con.print(Text(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold"))
+        con.print(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold")
         if not r.timings:
             con.print("  no loops (no back edge in the control-flow graph)")
         for t in r.timings:
@@ -325,11 +327,9 @@ def _loop_section(con, t: LoopTiming, top: int) -> None:
     ninst = sum(len(t.cfg.blocks[b].lines) for b in lp.blocks)
     where = f" ({frame_of(h.source)})" if h.source else ""
     con.print(
-        Text(
-            f"loop L{lp.id}{' (main)' if t.main else ''}  {_name(t.cfg)}: header B{lp.header} at 0x{h.vaddr:x}"
-            f"{where}, depth {lp.depth}, {_n(len(lp.blocks), 'block')}, {_n(ninst, 'instruction')}",
-            style="bold",
-        )
+        f"loop L{lp.id}{' (main)' if t.main else ''}  {_name(t.cfg)}: header B{lp.header} at 0x{h.vaddr:x}"
+        f"{where}, depth {lp.depth}, {_n(len(lp.blocks), 'block')}, {_n(ninst, 'instruction')}",
+        style="bold",
     )
     m = t.summary()
     if not t.waves:

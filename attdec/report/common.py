@@ -1,63 +1,56 @@
-"""Small helpers every reporter shares: number formatting, bars, paths, escaping, the console, tables that fit."""
+"""Small helpers every reporter shares: number formatting, bars, paths, escaping, the console, tables that fit.
+
+The console and the tables are plain Python (no rich): a report is a few lines and tables, and rich's import
+alone costs more than a small folder's whole report. Widths are in terminal cells (`cell_len`).
+"""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
+import re
 import sys
-from collections.abc import Container, Iterable, Sequence
-from dataclasses import dataclass
-from typing import IO, cast
-
-from rich.cells import cell_len
-from rich.console import Console, JustifyMethod
-from rich.segment import Segment
-from rich.table import Table
+from collections.abc import Container, Sequence
+from typing import Literal
 
 from attdec.analysis import norm_path
+from attdec.model.record import Record
 
 PIPED_WIDTH = 4096  # piped output without COLUMNS: as wide as it needs to be, nothing folded or cut
+JustifyMethod = Literal["left", "right"]
+
+# SGR codes of the styles reporters use; a style is one or more of these names ("bold yellow").
+_SGR = {"bold": "1", "dim": "2", "italic": "3", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
 
-class _RStrip(io.TextIOBase):
-    """File wrapper that drops the trailing blanks rich pads table lines with (for piped output)."""
+class Console:
+    """Where every reporter prints: lines of text, wrapped at `width` cells (on a terminal its width,
+    piped $COLUMNS or PIPED_WIDTH), styled only on a colour terminal. Text from inputs (instructions,
+    paths, kernel names) has its control characters escaped, whoever printed it, so a trace cannot drive
+    the terminal. Trailing blanks are dropped. A closed pipe raises BrokenPipeError, which the command
+    line turns into a quiet exit 0."""
 
-    def __init__(self, f):
-        self._f, self._buf = f, ""
+    def __init__(self, file, width: int, color: bool = False):
+        self.file, self.width, self.color = file, width, color
 
-    def write(self, s: str) -> int:
-        self._buf += s
-        *lines, self._buf = self._buf.split("\n")
-        for line in lines:
-            self._f.write(line.rstrip() + "\n")
-        return len(s)
+    def style(self, text: str, style: str | None) -> str:
+        """`text` (already escaped) wrapped in the SGR codes of `style` when colour is on."""
+        if not (self.color and style):
+            return text
+        codes = ";".join(_SGR[s] for s in style.split() if s in _SGR)
+        return f"\x1b[{codes}m{text}\x1b[0m" if codes else text
 
-    def flush(self) -> None:
-        if self._buf:
-            self._f.write(self._buf)
-            self._buf = ""
-        self._f.flush()
+    def print(self, text: object = "", style: str | None = None, wrap: bool = True) -> None:
+        """One or more lines (`text` may hold newlines), each wrapped at the width unless `wrap` is False."""
+        out = []
+        for line in _escape_keep_lines(str(text)).split("\n"):
+            for part in wrap_text(line, self.width, hang=True) if wrap else [line]:
+                out.append(self.style(part.rstrip(), style))
+        self.file.write("\n".join(out) + "\n")
 
-    def isatty(self) -> bool:
-        return False
-
-
-class SafeConsole(Console):
-    """The Console every reporter prints through. Text from inputs (instructions, paths, kernel names)
-    has its control characters escaped, whoever printed it, so a trace cannot drive the terminal; a
-    closed pipe (`attdec ... | head`) reaches the command line, which exits 0 quietly (rich exits 1)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError
-
-    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        return super()._render_buffer(
-            seg if seg.control or seg.text.isprintable() else Segment(_escape_keep_lines(seg.text), seg.style)
-            for seg in buffer
-        )
+    def print_spans(self, spans: Sequence[tuple[str, str | None]]) -> None:
+        """One line of differently styled pieces (text, style), never wrapped."""
+        self.file.write("".join(self.style(_escape_keep_lines(t), st) for t, st in spans).rstrip() + "\n")
 
 
 def _columns_env() -> int | None:
@@ -69,15 +62,20 @@ def _columns_env() -> int | None:
 
 
 def console(out=None) -> Console:
-    """A console on `out` (default stdout). On a terminal rich sizes it; piped, it is colourless and as wide
-    as $COLUMNS says, or wide enough that nothing is folded."""
+    """A console on `out` (default stdout). On a terminal it is as wide as the terminal ($COLUMNS first)
+    and styled unless $NO_COLOR is set or TERM=dumb; piped, it is colourless and as wide as $COLUMNS says,
+    or wide enough that nothing is folded."""
     out = sys.stdout if out is None else out
     if out.isatty():
-        return SafeConsole(file=out, highlight=False, markup=False)
-    width = _columns_env() or PIPED_WIDTH
-    return SafeConsole(
-        file=cast(IO[str], _RStrip(out)), width=width, no_color=True, highlight=False, soft_wrap=False, markup=False
-    )
+        width = _columns_env()
+        if width is None:
+            try:
+                width = os.get_terminal_size(out.fileno()).columns
+            except (OSError, ValueError, AttributeError):
+                width = 80
+        color = "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        return Console(out, width, color)
+    return Console(out, _columns_env() or PIPED_WIDTH)
 
 
 # ---- text from inputs ----------------------------------------------------------------------------
@@ -90,7 +88,7 @@ _CONTROLS.update({c: f"\\u{c:04x}" for c in (0x200E, 0x200F, *range(0x202A, 0x20
 
 def printable(text: object) -> str:
     """`text` with control characters shown as escapes (`\\x1b`): for output that does not go through a
-    SafeConsole (click.echo, stderr lines), and to measure a cell as it will print."""
+    Console (error and warning lines on stderr), and to measure a cell as it will print."""
     s = str(text)
     return s if s.isprintable() else s.translate(_CONTROLS)
 
@@ -155,6 +153,53 @@ def strip_dir(path: str, prefix: str) -> str:
     return path[len(prefix) + 1 :] if prefix and path.startswith(prefix + "/") else path
 
 
+def cell_len(text: str) -> int:
+    """Terminal cells `text` takes: wide (East Asian) characters 2, combining marks 0, the rest 1."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+def wrap_text(text: str, width: int, hang: bool = False) -> list[str]:
+    """`text` in lines of at most `width` cells, broken between words; a word wider than that is folded.
+    With `hang`, continuation lines keep the first line's indentation. Always at least one line."""
+    if cell_len(text) <= width or width <= 0:
+        return [text]
+    indent = text[: len(text) - len(text.lstrip(" "))] if hang else ""
+    if cell_len(indent) >= width // 2:
+        indent = ""
+    lines, line = [], ""
+    for word in _WORDS.findall(text):
+        if line and cell_len(line + word.rstrip()) > width:
+            lines.append(line.rstrip())
+            line, word = indent, word.lstrip()
+        while cell_len(line + word.rstrip()) > width:  # a word that fits on no line: fold it
+            room = max(1, width - cell_len(line))
+            cut = _fit(word, room)
+            lines.append(line + word[:cut])
+            line, word = indent, word[cut:]
+        line += word
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
+def _fit(text: str, width: int) -> int:
+    """How many characters of `text` fit in `width` cells (at least one)."""
+    n, used = 0, 0
+    for ch in text:
+        used += cell_len(ch)
+        if used > width:
+            break
+        n += 1
+    return max(n, 1)
+
+
 def left_cut(text: str, width: int) -> str:
     """`text` cut to `width` cells from the left ('…/kernels/k.py:103'): a path's end says the most."""
     if cell_len(text) <= width:
@@ -170,8 +215,7 @@ def left_cut(text: str, width: int) -> str:
 # ---- tables that fit -----------------------------------------------------------------------------
 
 
-@dataclass
-class Col:
+class Col(Record):
     """One column of a `fit_table`.
 
     kind "whole": figures and short labels, never cut or folded; "text": folds onto more lines when narrow;
@@ -188,8 +232,11 @@ class Col:
     bar: int = 16  # a bar column's preferred width
 
 
-def fit_table(con: Console, cols: Sequence[Col], rows: Sequence[Sequence], indent: int = 0) -> None:
-    """Print `rows` under `cols` within the console's width, keeping every figure whole.
+def fit_table(
+    con: Console, cols: Sequence[Col], rows: Sequence[Sequence], indent: int = 0, header: bool = True
+) -> None:
+    """Print `rows` under `cols` within the console's width, keeping every figure whole (`header=False`:
+    no header line, and headers take no width).
 
     Narrowing, in order: bars shrink (and go), text and path columns shrink to their minimum, headers
     take their short forms, the gap between columns drops to one space, text columns go down to 4 cells.
@@ -197,7 +244,7 @@ def fit_table(con: Console, cols: Sequence[Col], rows: Sequence[Sequence], inden
     cutting a figure. Bar cells are fractions; every other cell is a string.
     """
     width = con.width - indent
-    headers = [c.header for c in cols]
+    headers = [c.header if header else "" for c in cols]
     gap = 2
     nat = [_natural(c, h, [r[i] for r in rows]) for i, (c, h) in enumerate(zip(cols, headers))]
     widths = list(nat)
@@ -214,7 +261,7 @@ def fit_table(con: Console, cols: Sequence[Col], rows: Sequence[Sequence], inden
                 widths[i] = 0
     if total() > width:  # 2. text and path columns, down to their minimum, the widest first
         _shrink(widths, flex, [min(cols[i].min, nat[i]) for i in range(len(cols))], total() - width)
-    if total() > width:  # 3. short headers
+    if total() > width and header:  # 3. short headers
         headers = [c.short or c.header for c in cols]
         for i, c in enumerate(cols):
             if c.kind == "whole":
@@ -226,40 +273,41 @@ def fit_table(con: Console, cols: Sequence[Col], rows: Sequence[Sequence], inden
     if total() < width:  # give text columns back what the short headers and the gap freed
         _grow(widths, flex, nat, width - total())
 
-    tab = Table(box=None, pad_edge=False, show_header=True, header_style="bold", padding=(0, gap - 1, 0, 1))
     keep = [i for i, c in enumerate(cols) if widths[i] or c.kind != "bar"]
-    for i in keep:
-        c = cols[i]
-        tab.add_column(
-            headers[i] if c.kind != "bar" else "",
-            justify="left" if c.kind == "bar" else c.justify,
-            width=widths[i],
-            no_wrap=c.kind in ("whole", "bar"),  # path cells are cut to fit; only a long header folds
-            overflow="fold",
-        )
+    sep, pad = " " * gap, " " * indent
+    if header:
+        head = [wrap_text(headers[i] if cols[i].kind != "bar" else "", widths[i]) for i in keep]
+        _print_row(con, [cols[i] for i in keep], [widths[i] for i in keep], head, sep, pad, style="bold")
     for r in rows:
         cells = []
         for i in keep:
             c, v = cols[i], r[i]
             if c.kind == "bar":
-                cells.append(bar(float(v), widths[i]))
+                cells.append([bar(float(v), widths[i])])
             elif c.kind == "path":
-                cells.append(left_cut(printable(v), widths[i]))
+                cells.append([left_cut(printable(v), widths[i])])
+            elif c.kind == "text":
+                cells.append(wrap_text(printable(v), widths[i]))
             else:
-                cells.append(printable(v))
-        tab.add_row(*cells)
-    need = sum(widths[i] for i in keep) + gap * (len(keep) - 1) + indent
-    old = con.width
-    con.width = max(old, need)  # a figure is never cut: too narrow a terminal wraps the line instead
-    try:
-        if indent:
-            from rich.padding import Padding
+                cells.append([printable(v)])  # whole: never cut (a figure may push the line wider)
+        _print_row(con, [cols[i] for i in keep], [widths[i] for i in keep], cells, sep, pad)
 
-            con.print(Padding(tab, (0, 0, 0, indent)))
-        else:
-            con.print(tab)
-    finally:
-        con.width = old
+
+def _print_row(con: Console, cols, widths, cells: list[list[str]], sep: str, pad: str, style=None) -> None:
+    """One table row: cells side by side, `sep` between them, a cell of several lines making the row that
+    tall. A header row (styled) sits on the table: its shorter cells are aligned to the bottom."""
+    height = max(len(c) for c in cells)
+    if style:
+        cells = [[""] * (height - len(c)) + c for c in cells]
+    lines = []
+    for n in range(height):
+        parts = []
+        for c, w, cell in zip(cols, widths, cells):
+            text = cell[n] if n < len(cell) else ""
+            fill = " " * max(0, w - cell_len(text))
+            parts.append(con.style(text, style) + fill if c.justify != "right" else fill + con.style(text, style))
+        lines.append((pad + sep.join(parts)).rstrip())
+    con.file.write("\n".join(lines) + "\n")
 
 
 def _natural(c: Col, header: str, cells: list) -> int:
@@ -294,6 +342,8 @@ def write_json(obj, out) -> None:
 
 
 def write_csv(header: list[str], rows: list[list], out) -> None:
+    import csv
+
     w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)

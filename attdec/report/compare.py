@@ -1,14 +1,12 @@
 """Print `attdec diff` and `attdec noise` results as a terminal table, markdown, JSON or CSV.
 
 The table and markdown forms are built once as a list of blocks (title, text lines, tables) and then
-rendered either with rich or as GitHub markdown, so both say the same thing.
+rendered either as text tables or as GitHub markdown, so both say the same thing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from rich.text import Text
 
 from attdec.analysis.compare import FIELDS, METRICS, NOISE_K, NOISE_RULE, Diff, DiffRow, KernelDiff, KernelNoise, Spread
 from attdec.report.common import (
@@ -71,9 +69,7 @@ class Block:
 def render_text(blocks: list[Block], out) -> None:
     con = console(out)
     for b in blocks:
-        if b.kind == "title":
-            con.print(Text(b.text, style="bold"))
-        elif b.kind == "caption":
+        if b.kind == "title" or b.kind == "caption":
             con.print(b.text, style="bold")
         elif b.kind == "note":
             con.print(f"  note: {b.text}", style="yellow")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from attdec.analysis.counters import CounterReport, counters_across
 from attdec.report.common import Col, console, fit_table, human, write_csv, write_json
 
@@ -25,7 +23,7 @@ def _table(con, headers: list[str], right: set[int], rows: list[list[str]]) -> N
 
 
 def _section(con, r: CounterReport, by: str) -> None:
-    con.print(Text(f"{r.kernel or '(kernel unknown)'}  [{r.dispatch}]  {r.arch}", style="bold"))
+    con.print(f"{r.kernel or '(kernel unknown)'}  [{r.dispatch}]  {r.arch}", style="bold")
     if r.rows:
         con.print(f"  source: {', '.join(r.sources)}")
     if by == "total" and r.rows:

@@ -1,10 +1,9 @@
-"""Print `Hotspots` as a rich table, JSON or CSV."""
+"""Print `Hotspots` as a table, JSON, CSV, markdown or folded stacks."""
 
 from __future__ import annotations
 
-from rich.text import Text
+from typing import TYPE_CHECKING
 
-from attdec.analysis.flame import Stack
 from attdec.analysis.hotspots import Hotspots, Row
 from attdec.report.common import (
     Col,
@@ -21,6 +20,9 @@ from attdec.report.common import (
 )
 from attdec.report.kernel import occupancy_line
 from attdec.report.kernel import to_json as kernel_json
+
+if TYPE_CHECKING:
+    from attdec.analysis.flame import Stack
 
 
 def to_json(h: Hotspots, top: int) -> dict:
@@ -106,6 +108,32 @@ def print_csv(reports: list[Hotspots], top: int, out) -> None:
     write_csv(CSV_HEADER, rows, out)
 
 
+def columns(reports: list[Hotspots], top: int) -> dict[str, dict]:
+    """`--format npz`: `rows` (what the table shows, all of them with top 0, `rows.report` numbering the
+    reports), `by_type` and `totals`, one row per report."""
+    rows: dict[str, list] = {"report": []}
+    by_type: dict[str, list] = {"report": [], "type": [], "stall": [], "share": []}
+    totals: dict[str, list] = {k: [] for k in ("dispatch", "kernel", "arch", "waves", "instructions")}
+    totals.update({k: [] for k in ("hits", "latency", "stall", "idle")})
+    for n, h in enumerate(reports):
+        shown = h.rows[:top] if top else h.rows
+        for r in shown:
+            row = {**_row_json(r, h.stall_measured), "dispatch": r.extra.get("dispatch", "+".join(h.names))}
+            row.pop("counters", None)
+            for k in row:
+                if k not in rows:  # a column only some rows have (by instruction: line, vaddr, ...)
+                    rows[k] = [None] * len(rows["report"])
+            for k in rows:
+                rows[k].append(n if k == "report" else row.get(k))
+        for t, s, f in h.by_type:
+            for k, v in zip(by_type, (n, t, s, f)):
+                by_type[k].append(v)
+        head = ("+".join(h.names), h.kernel, h.arch, h.waves, h.listing)
+        for k, v in zip(totals, head + tuple(h.totals[k] for k in ("hits", "latency", "stall", "idle"))):
+            totals[k].append(None if k == "stall" and not h.stall_measured else v)
+    return {"rows": rows, "by_type": by_type, "totals": totals}
+
+
 def print_table(reports: list[Hotspots], top: int, out) -> None:
     con = console(out)
     for i, h in enumerate(reports):
@@ -117,7 +145,7 @@ def print_table(reports: list[Hotspots], top: int, out) -> None:
 def _section(con, h: Hotspots, top: int) -> None:
     t = h.totals
     title = h.names[0] if len(h.names) == 1 else f"{len(h.names)} dispatches merged"
-    con.print(Text(f"{h.kernel or '(kernel unknown)'}  [{title}]", style="bold"))
+    con.print(f"{h.kernel or '(kernel unknown)'}  [{title}]", style="bold")
     con.print(f"  arch {h.arch}   waves {h.waves}   instructions {t['hits']:,} executed ({h.listing:,} in listing)")
     if h.stall_measured:
         share = t["stall"] / t["latency"] if t["latency"] else 0.0
@@ -130,7 +158,7 @@ def _section(con, h: Hotspots, top: int) -> None:
     if h.charge == "producer":
         con.print("  wait stall charged to the operations the waits waited for (--charge producer)")
     for p in h.problems:
-        con.print(Text(f"  note: {p}", style="yellow"))
+        con.print(f"  note: {p}", style="yellow")
     if h.by_type:
         con.print("stall by type", style="bold")
         fit_table(
@@ -147,11 +175,9 @@ def _section(con, h: Hotspots, top: int) -> None:
     what = {"line": "source line", "instruction": "instruction", "file": "source file"}[h.by]
     measure = "stall cycles" if h.stall_measured else "latency (no stall in this format)"
     con.print(
-        Text(
-            f"top {len(rows)} of {len(h.rows)} by {what}, ranked by {measure}"
-            + (f" (paths under {prefix}/)" if prefix else ""),
-            style="bold",
-        )
+        f"top {len(rows)} of {len(h.rows)} by {what}, ranked by {measure}"
+        + (f" (paths under {prefix}/)" if prefix else ""),
+        style="bold",
     )
     cols = [
         Col("#"),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
-from attdec.report.common import console, write_json
+from attdec.report.common import Col, console, fit_table, write_json
 
 
 def print_json(infos: list[dict], out) -> None:
@@ -19,32 +17,35 @@ def print_table(infos: list[dict], out) -> None:
             head += f"\n  {info['container']}, {info['bytes']:,} bytes"
         con.print(head)
         if info.get("chunks"):
-            t = Table(box=None, pad_edge=False, header_style="bold")
-            for col in ("  chunk", "index", "byte", "size", "version", "what attdec read"):
-                t.add_column(col, justify="right" if col in ("index", "byte", "size") else "left")
+            cols = [Col("chunk", "text", "left", min=10), Col("index"), Col("byte"), Col("size")]
+            cols += [Col("version", justify="left"), Col("what attdec read", "text", "left", min=16)]
+            rows = []
             for c in info["chunks"]:
                 kind = c["kind"] + (" (zstd)" if c["compressed"] else "")
-                t.add_row(f"  {kind}", str(c["index"]), f"{c['offset']:,}", f"{c['size']:,}", c["version"], c["note"])
-            con.print(t)
+                rows.append([kind, str(c["index"]), f"{c['offset']:,}", f"{c['size']:,}", c["version"], c["note"]])
+            fit_table(con, cols, rows, indent=2)
         ds = info.get("dispatches", [])
         if ds:
-            t = Table(box=None, pad_edge=False, header_style="bold")
-            for col in ("  dispatch", "kernel", "arch", "SEs", "SQTT bytes", "code objects (load base)"):
-                t.add_column(col, justify="right" if col == "SQTT bytes" else "left")
+            cols = [Col("dispatch", "text", "left", min=12), Col("kernel", "text", "left", min=12)]
+            cols += [Col("arch", justify="left"), Col("SEs", justify="left"), Col("SQTT bytes")]
+            cols.append(Col("code objects (load base)", "text", "left", min=16))
+            rows = []
             for d in ds:
                 ses = d.get("shader_engines")
                 cos = ", ".join(
                     f"{c['name']} @ {'?' if c['base'] is None else hex(c['base'])}" for c in d.get("code_objects", [])
                 )
-                t.add_row(
-                    f"  {d['name']}",
-                    d["kernel"] or "-",
-                    d["arch"],
-                    _ranges(ses) if ses is not None else f"{d.get('waves', 0)} waves",
-                    f"{d['sqtt_bytes']:,}" if "sqtt_bytes" in d else "",
-                    cos,
+                rows.append(
+                    [
+                        d["name"],
+                        d["kernel"] or "-",
+                        d["arch"],
+                        _ranges(ses) if ses is not None else f"{d.get('waves', 0)} waves",
+                        f"{d['sqtt_bytes']:,}" if "sqtt_bytes" in d else "",
+                        cos,
+                    ]
                 )
-            con.print(t)
+            fit_table(con, cols, rows, indent=2)
         for p in info.get("problems", []):
             con.print(f"  note: {p}")
 

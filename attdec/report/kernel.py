@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-from rich.text import Text
-
 from attdec.analysis.kernel import LISTING, KernelSummary
 from attdec.analysis.occupancy import SLOTS, Theoretical
 from attdec.model import KernelResources
-from attdec.report.common import console, human, pct, write_csv, write_json
+from attdec.report.common import Col, console, fit_table, human, pct, write_csv, write_json
 
 
 def _at_least(s: KernelSummary) -> str:
@@ -98,13 +95,9 @@ def _resource_rows(r: KernelResources, ge: str) -> list[tuple[str, str]]:
     ]
 
 
-def _kv_table(rows: list[tuple[str, str]]) -> Table:
-    t = Table(box=None, show_header=False, pad_edge=False)
-    t.add_column(no_wrap=True)
-    t.add_column(overflow="fold")
-    for k, v in rows:
-        t.add_row(f"    {k}", v)
-    return t
+def _kv_table(con, rows: list[tuple[str, str]]) -> None:
+    """Key and value per line, the keys indented under a section heading; long values fold."""
+    fit_table(con, [Col("", justify="left"), Col("", "text", "left", min=20)], rows, indent=4, header=False)
 
 
 def _theoretical_rows(th: Theoretical, label: str = "") -> list[tuple[str, str]]:
@@ -118,11 +111,11 @@ def _theoretical_rows(th: Theoretical, label: str = "") -> list[tuple[str, str]]
 
 def _section(con, s: KernelSummary) -> None:
     title = f"{s.kernel or '(kernel unknown)'}" + (f"  [{s.dispatch}]" if s.dispatch else "")
-    con.print(Text(f"{title}  {s.arch}", style="bold"))
+    con.print(f"{title}  {s.arch}", style="bold")
     if s.resources is not None:
         src = s.resources.source
         con.print(f"  resources ({'lower bounds, read off the listing' if src == LISTING else 'from the ' + src})")
-        con.print(_kv_table(_resource_rows(s.resources, _at_least(s))))
+        _kv_table(con, _resource_rows(s.resources, _at_least(s)))
     else:
         con.print("  resources unknown")
     con.print("  theoretical occupancy")
@@ -131,26 +124,25 @@ def _section(con, s: KernelSummary) -> None:
         rows = _theoretical_rows(s.theoretical)
     for names, th in sorted(s.candidates.items(), key=lambda kv: -kv[0].count(",")):
         rows += _theoretical_rows(th, f" on {names}")
-    con.print(_kv_table(rows or [("waves", "unknown")]))
+    _kv_table(con, rows or [("waves", "unknown")])
     if s.dispatch is not None:
         a = s.achieved
         con.print("  achieved occupancy")
         if a is None:
-            con.print(_kv_table([("waves", "unknown (no wave start/end records)")]))
+            _kv_table(con, [("waves", "unknown (no wave start/end records)")])
         else:
             hist, unit = "  ".join(f"{w}: {pct(f)}" for w, f in a.histogram), s.achieved_unit
             units = unit + "s" * (a.units != 1)
-            con.print(
-                _kv_table(
-                    [
-                        ("waves", f"{a.mean:.2f}/SIMD mean, peak {a.peak}; {a.mean_per_unit:.2f} per {unit}"),
-                        (
-                            "over",
-                            f"{a.waves:,} waves on {a.simds:,} SIMDs of {a.units:,} {units}, {human(a.cycles)} cycles",
-                        ),
-                        ("time share", hist),
-                    ]
-                )
+            _kv_table(
+                con,
+                [
+                    ("waves", f"{a.mean:.2f}/SIMD mean, peak {a.peak}; {a.mean_per_unit:.2f} per {unit}"),
+                    (
+                        "over",
+                        f"{a.waves:,} waves on {a.simds:,} SIMDs of {a.units:,} {units}, {human(a.cycles)} cycles",
+                    ),
+                    ("time share", hist),
+                ],
             )
     notes = list(s.notes)
     if s.theoretical is not None:

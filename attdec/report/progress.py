@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from attdec.report.common import printable
-from attdec.sources.kind import Progress
+
+if TYPE_CHECKING:
+    from attdec.sources.kind import Progress
 
 
 @contextmanager
@@ -17,25 +20,30 @@ def progress_bar(minimum: int = 50) -> Iterator[Progress | None]:
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    bar, task = None, None
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = None
+    def update(label: str, done: int, total: int) -> None:
+        nonlocal bar, task
+        if total < minimum:
+            return
+        if bar is None:  # rich is imported once there is a bar to draw
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        def update(label: str, done: int, total: int) -> None:
-            nonlocal task
-            if total < minimum:
-                return
-            if task is None:
-                task = bar.add_task("reading", total=total)
-            bar.update(task, completed=done, total=total, description=printable(label[-48:]) or "reading")
+            bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            bar.start()
+            task = bar.add_task("reading", total=total)
+        bar.update(task, completed=done, total=total, description=printable(label[-48:]) or "reading")
 
+    try:
         yield update
+    finally:
+        if bar is not None:
+            bar.stop()

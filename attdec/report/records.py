@@ -1,4 +1,4 @@
-"""Decoded records (what `attdec decode` prints): a summary table per blob, or the records as JSON."""
+"""Decoded records (what `attdec decode` prints): a summary table per blob, the records as JSON, or as columns."""
 
 from __future__ import annotations
 
@@ -8,6 +8,21 @@ import os
 from attdec.model import Category
 
 _NAMES = [f'"{c.name}"' for c in Category]
+CHUNK = 1 << 16  # rows formatted at once: bounds the text held in memory
+
+
+def write_rows(w, cols: list[list]) -> None:
+    """Rows `[a,b,...]` of equal-length columns (lists of ints, or strings already in JSON form), comma
+    separated. CHUNK rows are formatted by one %-operation over the interleaved values: no Python code
+    runs per row, which is what makes this faster than json.dumps of the same lists (benchmarks/README.md)."""
+    n, k = len(cols[0]) if cols else 0, len(cols)
+    row = "[" + ",".join(["%s"] * k) + "]"
+    for start in range(0, n, CHUNK):
+        m = min(CHUNK, n - start)
+        flat: list = [None] * (k * m)
+        for i, c in enumerate(cols):
+            flat[i::k] = c[start : start + m]
+        w(("," if start else "") + ",".join([row] * m) % tuple(flat))
 
 
 def write_json(dispatches, out) -> None:
@@ -31,12 +46,12 @@ def write_json(dispatches, out) -> None:
             realtime += [[res.se, int(a), int(b)] for a, b in res.realtime]
             other += [[res.se, int(t), int(c), Category(g).name] for t, c, g in res.other_simd]
         w('],\n"occupancy": [')
-        parts = []
+        first = True
         for o in occ:
             if len(o):
-                cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
-                parts.append(",".join(f"[{a},{b},{c},{d},{e},{f},{g}]" for a, b, c, d, e, f, g in zip(*cols)))
-        w(",\n".join(p for p in parts if p))
+                w("" if first else ",\n")
+                first = False
+                write_rows(w, [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")])
         w('],\n"realtime": ' + json.dumps(realtime))
         w(',\n"inst_other_simd": ' + json.dumps(other))
         w(',\n"problems": ' + json.dumps(problems))
@@ -52,19 +67,67 @@ def _write_wave(w, wave) -> None:
         f'"timeline": [{",".join(f"[{s},{d}]" for s, d in wave.timeline)}], "instructions": ['
     )
     if len(a):
-        w(
-            ",".join(
-                f"[{p},{t},{d},{s},{_NAMES[c]}]"
-                for p, t, d, s, c in zip(
-                    a["pc"].tolist(),
-                    a["time"].tolist(),
-                    a["duration"].tolist(),
-                    a["stall"].tolist(),
-                    a["category"].tolist(),
-                )
-            )
-        )
+        names = [_NAMES[c] for c in a["category"].tolist()]
+        write_rows(w, [a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(), names])
     w("]}")
+
+
+def columns(dispatches) -> dict[str, dict]:
+    """The decoded records as tables of columns (`attdec decode --format npz`, docs/api.md): dispatches,
+    blobs, waves, records, occupancy, timeline, realtime, other_simd, problems, categories. A column named
+    after a table holds row numbers into it; `waves.first` / `waves.records` are each wave's rows of
+    `records`, `records.category` indexes `categories.name`."""
+    import numpy as np
+
+    from attdec.model import empty_insts, empty_occupancy
+
+    t: dict[str, dict[str, list]] = {
+        "dispatches": {"name": []},
+        "blobs": {"dispatch": [], "se": [], "label": [], "bytes_decoded": []},
+        "waves": {k: [] for k in ("blob", "se", "cu", "simd", "slot", "begin", "end", "contexts", "first", "records")},
+        "timeline": {"wave": [], "state": [], "duration": []},
+        "realtime": {"blob": [], "shader_clock": [], "reference_clock": []},
+        "other_simd": {"blob": [], "time": [], "cycles": [], "category": []},
+        "problems": {"blob": [], "text": []},
+    }
+    insts, occ, occ_blob, nrec = [], [], [], 0
+    for d, (name, results) in enumerate(dispatches):
+        t["dispatches"]["name"].append(name)
+        for label, res, _dt in results:
+            b = len(t["blobs"]["se"])
+            for k, v in (("dispatch", d), ("se", res.se), ("label", label), ("bytes_decoded", res.bytes_decoded)):
+                t["blobs"][k].append(v)
+            for w in res.waves:
+                n = len(t["waves"]["se"])
+                row = (b, w.se, w.cu, w.simd, w.slot, w.begin, w.end, w.contexts, nrec, len(w.insts))
+                for k, v in zip(t["waves"], row):
+                    t["waves"][k].append(v)
+                insts.append(w.insts)
+                nrec += len(w.insts)
+                for state, dur in w.timeline:
+                    t["timeline"]["wave"].append(n)
+                    t["timeline"]["state"].append(int(state))
+                    t["timeline"]["duration"].append(int(dur))
+            occ.append(res.occupancy)
+            occ_blob.append(np.full(len(res.occupancy), b, np.int64))
+            for shader, ref in res.realtime:
+                for k, v in zip(("blob", "shader_clock", "reference_clock"), (b, int(shader), int(ref))):
+                    t["realtime"][k].append(v)
+            for time, cycles, cat in res.other_simd:
+                for k, v in zip(("blob", "time", "cycles", "category"), (b, int(time), int(cycles), int(cat))):
+                    t["other_simd"][k].append(v)
+            t["problems"]["blob"] += [b] * len(res.problems)
+            t["problems"]["text"] += list(res.problems)
+    text = ("name", "label", "text")
+    out = {n: {k: np.asarray(v, str if k in text else np.int64) for k, v in c.items()} for n, c in t.items()}
+    rec = np.concatenate(insts) if insts else empty_insts()
+    out["records"] = {"wave": np.repeat(np.arange(len(insts)), [len(a) for a in insts]).astype(np.int64)}
+    out["records"].update({f: rec[f] for f in rec.dtype.names or () if f != "line"})  # no listing yet: no line
+    o = np.concatenate(occ) if occ else empty_occupancy()
+    out["occupancy"] = {"blob": np.concatenate(occ_blob) if occ_blob else np.zeros(0, np.int64)}
+    out["occupancy"].update({f: o[f] for f in o.dtype.names or ()})
+    out["categories"] = {"name": np.array([c.name for c in Category])}
+    return out
 
 
 def print_summary(dispatches, out) -> None:

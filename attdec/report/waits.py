@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.text import Text
-
 from attdec.analysis.hotspots import frame_of
 from attdec.analysis.latency import HiddenLatency, Latency
 from attdec.analysis.waits import WaitSite
@@ -119,7 +117,7 @@ def print_waits_table(reports: list[WaitReport], top: int, producers: int, out) 
 
 
 def _title(con, d: Dispatch, waves: int) -> None:
-    con.print(Text(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {waves} waves", style="bold"))
+    con.print(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {waves} waves", style="bold")
     for p in d.problems:
         con.print(f"  note: {p}", style="yellow")
 

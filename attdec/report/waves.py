@@ -1,8 +1,6 @@
-"""Print per-wave rows as a rich table, JSON or CSV."""
+"""Print per-wave rows as a table, JSON or CSV."""
 
 from __future__ import annotations
-
-from rich.text import Text
 
 from attdec.analysis.waves import WaveRow
 from attdec.report.common import Col, console, fit_table, human, pct, write_csv, write_json
@@ -58,6 +56,12 @@ def print_csv(rows: list[WaveRow], out) -> None:
     write_csv(FIELDS, [[("" if v is None else v) for v in _values(r)] for r in rows], out)
 
 
+def columns(rows: list[WaveRow]) -> dict[str, dict]:
+    """The rows as one table of columns, `waves` (`--format npz`; a missing value is None, see report.columns)."""
+    values = [_values(r) for r in rows]
+    return {"waves": {f: [v[i] for v in values] for i, f in enumerate(FIELDS)}}
+
+
 def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> None:
     """One header line, then the table; with several dispatches a dispatch column (and a kernel column
     when they ran different kernels)."""
@@ -73,7 +77,7 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> No
     else:
         d = dispatches[0] if dispatches else None
         what = f"{d.kernel or d.name} [{d.name}]" if d else "no dispatch"
-    con.print(Text(f"{count} waves of {what} {archs}{shown}", style="bold"))
+    con.print(f"{count} waves of {what} {archs}{shown}", style="bold")
     if not rows:
         return
     cols = [Col("dispatch", "text", "left", min=12)] if several else []

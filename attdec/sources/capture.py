@@ -11,11 +11,12 @@ from pathlib import Path
 
 from attdec.errors import FormatError, read_bytes
 from attdec.sources.kind import Tracker, blob_weight
-from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 
 def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
+    from attdec.sources.pmc import unpack_pmc
+
     folder = Path(folder)
     cj = folder / "capture.json"
     try:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
 
-from attdec.model import Dispatch
-from attdec.sources.raw import RawDispatch
+if TYPE_CHECKING:
+    from attdec.model import Dispatch
+    from attdec.sources.raw import RawDispatch
 
 # What a kind's loader returns: dispatches read as they are (ui_output) or raw ones still to decode.
-Loaded = list[Dispatch | RawDispatch]
+Loaded: TypeAlias = "list[Dispatch | RawDispatch]"
 # A progress callback: (what is being done, units done, units in all).
 Progress = Callable[[str, int, int], None]
 

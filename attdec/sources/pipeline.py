@@ -4,34 +4,39 @@
     open_raw(paths)          the raw (undecoded) dispatches the paths name (what export-ui and decode take)
 
 Paths may be files, folders, parents of many inputs (walked, not descending into recognised ones) and
-globs; each is claimed by the first input kind of attdec.sources.KINDS that detects it. With `code`
-(`FILE@LOADBASE` specs), the paths are the SQTT blobs of one dispatch (attdec.sources.explicit).
-Progress goes to an optional callback (label, done, total); nothing here prints.
+globs; each is claimed by the first input kind of attdec.sources.KINDS that detects it (a kind's module
+is imported when its turn comes). With `code` (`FILE@LOADBASE` specs), the paths are the SQTT blobs of
+one dispatch (attdec.sources.explicit). Progress goes to an optional callback (label, done, total);
+nothing here prints.
 """
 
 from __future__ import annotations
 
-import glob
 import importlib
 import os
-from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attdec.errors import InputError
 from attdec.model import Dispatch, target
+from attdec.model.record import Frozen
 from attdec.sources import KINDS
 from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
-from attdec.sources.raw import RawDispatch, decode_dispatch
+
+if TYPE_CHECKING:
+    from attdec.sources.raw import RawDispatch
 
 
-@dataclass(frozen=True)
-class InputKind:
+class InputKind(Frozen):
     name: str  # the --input-format name
     help: str
-    module: ModuleType  # with detect(path), load(path, tracker), weight(path)
+    module_name: str  # attdec.sources.<module_name>: detect(path), load(path, tracker), weight(path)
+
+    @cached_property
+    def module(self) -> ModuleType:
+        return importlib.import_module(f"attdec.sources.{self.module_name}")
 
     def detect(self, path: Path) -> bool:
         return self.module.detect(path)
@@ -45,9 +50,7 @@ class InputKind:
 
 @cache
 def kinds() -> tuple[InputKind, ...]:
-    return tuple(
-        InputKind(name, what, importlib.import_module(f"attdec.sources.{mod}")) for name, (mod, what) in KINDS.items()
-    )
+    return tuple(InputKind(name, what, mod) for name, (mod, what) in KINDS.items())
 
 
 def kind_of(path: Path, only: str | None = None) -> InputKind | None:
@@ -61,7 +64,9 @@ def _expand_globs(paths) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         p = os.path.expanduser(str(p))
-        if glob.has_magic(p) and not os.path.exists(p):
+        if any(c in p for c in "*?[") and not os.path.exists(p):  # a pattern (glob.has_magic)
+            import glob
+
             hits = sorted(glob.glob(p))
             if not hits:
                 raise InputError("no file or folder matches this pattern", p)
@@ -158,22 +163,35 @@ def open_dispatches(
     code=(),
     arch: str | None = None,
     progress: Progress | None = None,
+    need: tuple[str, ...] = (),
     **decode_opts,
 ) -> list[Dispatch]:
-    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders)."""
-    from attdec.sources.ui_output import read_folder
-
+    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders). Attributes a
+    source defers (a ui_output folder's `waves`, `occupancy`) load on first use; those named in `need` are
+    loaded here, where `progress` reports them."""
     tracker = Tracker(progress)
     out = []
     for d in read(paths, input_format, code, arch, tracker):
-        if isinstance(d, RawDispatch):
-            d = read_folder(Path(d.decoded), tracker) if d.decoded else decode(d, tracker, **decode_opts)
+        if not isinstance(d, Dispatch):  # a RawDispatch
+            if d.decoded:
+                from attdec.sources.ui_output import read_folder
+
+                d = read_folder(Path(d.decoded), tracker)
+            else:
+                d = decode(d, tracker, **decode_opts)
         out.append(d)
-    return _unique(out)
+    out = _unique(out)
+    for d in out:
+        for name in need:
+            getattr(d, name)
+    tracker.progress = None  # what loads later does so after the caller's progress display is gone
+    return out
 
 
 def decode(raw: RawDispatch, tracker: Tracker | None = None, **decode_opts) -> Dispatch:
     """One raw dispatch decoded, advancing `tracker` blob by blob."""
+    from attdec.sources.raw import decode_dispatch
+
     tracker = tracker or Tracker()
     return decode_dispatch(raw, lambda blob: tracker.advance(blob_weight(len(blob.data)), blob.label), **decode_opts)
 
@@ -182,7 +200,7 @@ def open_raw(paths, input_format: str | None = None, code=(), arch: str | None =
     """The raw dispatches the paths name; an input that is already decoded (ui_output) is an error here."""
     out = []
     for d in read(paths, input_format, code, arch):
-        if not isinstance(d, RawDispatch):
+        if isinstance(d, Dispatch):
             raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)
         out.append(d)
     return out
@@ -202,7 +220,7 @@ def describe(paths, input_format: str | None = None) -> list[dict]:
 
 
 def _summary(d: Dispatch | RawDispatch) -> dict:
-    if isinstance(d, RawDispatch):
+    if not isinstance(d, Dispatch):  # a RawDispatch
         return {
             "name": d.name,
             "kernel": d.kernel,
@@ -211,4 +229,4 @@ def _summary(d: Dispatch | RawDispatch) -> dict:
             "sqtt_bytes": sum(len(b.data) for b in d.blobs),
             "code_objects": [{"name": c.name, "base": c.base} for c in d.code_objects],
         }
-    return {"name": d.name, "kernel": d.kernel, "arch": d.arch, "waves": len(d.waves)}
+    return {"name": d.name, "kernel": d.kernel, "arch": d.arch, "waves": d.wave_count}

@@ -5,21 +5,26 @@ into `RawDispatch`es: what one kernel launch left behind before decoding. `decod
 loads the code objects (attdec.isa), runs the family decoder over each shader engine's blob
 (attdec.decoders) and gives the result a code listing (attdec.sources.listing), so a raw input ends
 up as the same `Dispatch` a ui_output folder gives.
+
+The decoders and numpy are imported by the functions that decode: every input kind names its dispatches
+with the types here, and recognising an input must not cost their import.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-
-from attdec.decoders import CodeMap, stream_generation
 from attdec.errors import ArchError, AttdecError
-from attdec.model import OCCUPANCY_DTYPE, CounterSamples, Dispatch, KernelResources
+from attdec.model import CounterSamples, Dispatch, KernelResources, empty_occupancy
+from attdec.model.record import Record, field
 from attdec.model.target import target
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from attdec.decoders import CodeMap
 
 
 class RawCodeObject(NamedTuple):
@@ -40,8 +45,7 @@ class RawBlob(NamedTuple):
     itrace: bool | None = None  # instruction tracing on for this SE, when the source knows
 
 
-@dataclass
-class RawDispatch:
+class RawDispatch(Record):
     """One traced kernel launch, not decoded yet."""
 
     name: str  # "<kernel>#<tag>", "dispatch_<D>", ...
@@ -59,13 +63,14 @@ class RawDispatch:
 
 def check_blob_arch(blob: RawBlob, arch: str) -> None:
     """Refuse a blob whose own header names another generation than the dispatch's code object."""
+    from attdec.decoders import stream_generation
+
     gen = stream_generation(blob.data)
     if gen is not None and gen != target(arch).generation:
         raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {arch}", blob.label)
 
 
-@dataclass
-class LoadedDispatchCode:
+class LoadedDispatchCode(Record):
     """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
 
     arch: str
@@ -79,6 +84,7 @@ PAGE = 0x1000
 
 def _entry_pcs(raw: RawDispatch) -> list[int]:
     """Kernel entry addresses the trace latched (COMPUTE_PGM_LO/HI), last one of each blob."""
+    from attdec.decoders import stream_generation
     from attdec.decoders.userdata import scan_userdata
 
     pcs = []
@@ -120,6 +126,7 @@ def _infer_bases(raw: RawDispatch, loaded: Sequence[tuple[RawCodeObject, object]
 
 def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     """Load and disassemble every code object of a dispatch; check each against the dispatch arch."""
+    from attdec.decoders import CodeMap
     from attdec.isa import disassemble, load_code_object
     from attdec.sources.listing import LoadedCode
 
@@ -203,6 +210,8 @@ def decode_dispatch(raw: RawDispatch, on_blob: Callable[[RawBlob], None] | None 
 def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.ndarray) -> KernelResources | None:
     """The resources of the kernel this dispatch ran: the one of that name, else the one whose entry the
     waves started at (occupancy records carry the entry PC), else the only kernel there is."""
+    import numpy as np
+
     kernels = [(obj, k) for obj in code.objects for k in obj.co.kernels if hasattr(k, "entry")]
     entries = {int(pc) for pc in np.unique(occ["pc"])} - {0}
     pick = next((ok for ok in kernels if kernel and ok[1].name == kernel), None)
@@ -214,6 +223,8 @@ def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.n
 
 def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3)."""
+    import numpy as np
+
     d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
     seq: dict[tuple[int, int, int], int] = {}
     occ = []
@@ -230,7 +241,7 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         if r.realtime:
             d.realtime_se.setdefault(r.se, []).extend(r.realtime)
         d.problems.extend(f"{label}: {p}" for p in r.problems)
-    d.occupancy = np.concatenate(occ) if occ else np.zeros(0, OCCUPANCY_DTYPE)
+    d.occupancy = np.concatenate(occ) if occ else empty_occupancy()
     if d.realtime_se:  # the flat list holds one SE's samples: clocks of different SEs do not mix
         d.realtime = list(d.realtime_se[min(d.realtime_se)])
     return d

@@ -25,8 +25,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from attdec.decoders import stream_generation
-from attdec.decoders.userdata import scan_userdata
 from attdec.errors import FormatError, InputError, read_bytes
 from attdec.model.target import target
 from attdec.sources.kind import Tracker, blob_weight
@@ -104,6 +102,9 @@ def _csv_bases(f: Path, bases: dict[int, int], names: dict[int, str]) -> None:
 
 
 def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
+    from attdec.decoders import stream_generation
+    from attdec.decoders.userdata import scan_userdata
+
     paths = [Path(p) for p in names]
     for p in paths:
         if not p.exists():

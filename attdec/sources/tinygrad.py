@@ -17,7 +17,6 @@ from pathlib import Path
 from attdec.errors import FormatError, InputError
 from attdec.model.target import from_version
 from attdec.sources.kind import Tracker, blob_weight
-from attdec.sources.pmc import unpack_pmc
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
@@ -160,6 +159,8 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     (whose programs have no tag). Each dispatch gets the code object of its own program only:
     programs can reuse load addresses, so mixing them in one PC map would be wrong.
     """
+    from attdec.sources.pmc import unpack_pmc
+
     archs: dict[str, str] = {}
     for e in events:
         if e.cls_name == "ProfileDeviceEvent" and isinstance(e.get("props"), dict):

@@ -2,26 +2,35 @@
 
 Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recognised by its
 `filenames.json`, never by its name. Everything layout-specific stays here; analyses see only the model.
+
+Reading a folder parses filenames.json, code.json (the listing with its totals: what the default reports
+need) and realtime.json. The wave files and occupancy.json are deferred (`attdec.model.deferred`): parsed,
+in bulk, when an analysis first reads `Dispatch.waves` / `Dispatch.occupancy`, and only then is numpy
+imported. A folder's wave count comes from its file names. (A wave file that disagrees with filenames.json
+is noted when it is read; snapshots.json and wstates*.json are never read: no analysis uses them.)
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, FormatError, InputError
-from attdec.model import OCCUPANCY_DTYPE, CodeLine, Dispatch, Wave, empty_insts
+from attdec.model import CodeLine, Dispatch, Wave, deferred, empty_insts, empty_occupancy
 from attdec.model.target import Target, family_target, from_version, undetermined_target
-from attdec.sources.archive import ARCHIVE_SUFFIXES, read_archive
+from attdec.sources.archive import ARCHIVE_SUFFIXES, members
 from attdec.sources.kind import Tracker
 
+if TYPE_CHECKING:
+    import numpy as np
+
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
+_WAVE_FILES = re.compile(r"^se\d+_sm\d+_sl\d+_wv\d+\.json$", re.M)  # WAVE_FILE over a whole listing at once
 DISPATCH_NAME = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)")
 
 
@@ -35,15 +44,21 @@ class _DirFiles:
         self.path = path
         self.label = str(path)
         self.parent = path.parent  # where stats_*.csv and *_agent_info.csv live
+        self._names: list[str] | None = None
 
     def names(self) -> list[str]:
-        try:
-            return sorted(os.listdir(self.path))
-        except OSError as e:
-            raise InputError(f"cannot list folder: {e.strerror}", self.label) from None
+        """The folder's entries, listed once (a big folder holds thousands of wave files)."""
+        if self._names is None:
+            try:
+                self._names = os.listdir(self.path)
+            except OSError as e:
+                raise InputError(f"cannot list folder: {e.strerror}", self.label) from None
+            self._set = set(self._names)
+        return self._names
 
     def has(self, name: str) -> bool:
-        return (self.path / name).is_file()
+        self.names()
+        return name in self._set
 
     def where(self, name: str) -> str:
         return str(self.path / name)
@@ -54,42 +69,67 @@ class _DirFiles:
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
 
+    def read_each(self, names: list[str]) -> Iterator[bytes]:
+        return (self.read(n) for n in names)
+
 
 class _MemFiles:
-    """The files of one dispatch folder inside an archive (read once, sequentially, never extracted)."""
+    """The files of one dispatch folder inside an archive, never extracted. The archive was walked once
+    for the folder's small files; its wave files (`later`: their names) are read by a second walk when
+    they are needed."""
 
-    def __init__(self, archive: Path, folder: str, files: dict[str, bytes]):
+    def __init__(self, archive: Path, folder: str, files: dict[str, bytes], later: list[str]):
+        self.archive = archive
         self.label = f"{archive}:{folder}"
         self.parent = archive.parent
         self.folder = folder
         self._files = files
+        self._later = set(later)
 
     def names(self) -> list[str]:
-        return sorted(self._files)
+        return [*self._files, *self._later]
 
     def has(self, name: str) -> bool:
-        return name in self._files
+        return name in self._files or name in self._later
 
     def where(self, name: str) -> str:
         return f"{self.label}/{name}"
 
     def read(self, name: str) -> bytes:
-        try:
-            return self._files[name]
-        except KeyError:
-            raise InputError("missing file", self.where(name)) from None
+        return next(self.read_each([name]))
+
+    def read_each(self, names: list[str]) -> Iterator[bytes]:
+        """The files `names`, in that order: one walk of the archive for those not in memory, stopped as
+        soon as it has them all."""
+        got = {n: self._files[n] for n in names if n in self._files}
+        wanted = {PurePosixPath(self.folder, n) for n in names if n in self._later}
+        if wanted:
+            for p, data in members(self.archive, wanted.__contains__):
+                if data is not None:
+                    got[p.name] = data
+                    wanted.discard(p)
+                    if not wanted:
+                        break
+        for n in names:
+            if n not in got:
+                raise InputError("missing file", self.where(n))
+            yield got[n]
 
 
 def _json(files, name: str):
     """Parse one JSON file; malformed JSON is a FormatError naming the file and position."""
-    data = files.read(name)
+    return _loads(files.read(name), files.where(name))
+
+
+def _loads(data: bytes, where: str):
+    """Parse JSON bytes; malformed JSON is a FormatError naming the file and position."""
     try:
         return json.loads(data)
     except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {e.start})", files.where(name)) from None
+        raise FormatError(f"not UTF-8 text (byte {e.start})", where) from None
     except json.JSONDecodeError as e:
         raise FormatError(
-            f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})", files.where(name)
+            f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno} (byte {e.pos})", where
         ) from None
 
 
@@ -113,13 +153,20 @@ def _int(v, where: str, what: str) -> int:
 # ---- architecture ------------------------------------------------------------------------------
 
 
-def _agent_targets(folder: Path) -> set[Target]:
-    """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table)."""
+def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
+    """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table); `names`: its
+    entries when they are known already."""
     out: set[Target] = set()
     try:
-        candidates = sorted(p for p in folder.iterdir() if p.name.endswith("agent_info.csv"))
+        candidates = sorted(
+            folder / n for n in (os.listdir(folder) if names is None else names) if n.endswith("agent_info.csv")
+        )
     except OSError:
         return out
+    if not candidates:
+        return out
+    import csv
+
     for p in candidates:
         try:
             with p.open(newline="") as f:
@@ -134,12 +181,13 @@ def _agent_targets(folder: Path) -> set[Target]:
     return out
 
 
-def detect_target(gfxip, search: list[Path], gfxv=None) -> Target:
+def detect_target(gfxip, search: list[Path], gfxv=None, names: list[str] | None = None) -> Target:
     """The chip when rocprofv3's agent table next to the run names exactly one matching GPU target;
     otherwise the family-only target of `gfxip` (gfxip 9 covers gfx90a, gfx942 and gfx950 alike), or
-    what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12)."""
-    for folder in search:
-        targets = _agent_targets(folder)
+    what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12).
+    `names`: the entries of the first folder, when they are known already."""
+    for i, folder in enumerate(search):
+        targets = _agent_targets(folder, names if i == 0 else None)
         if isinstance(gfxip, int):
             targets = {t for t in targets if t.generation == gfxip}
         if len(targets) == 1:
@@ -184,6 +232,14 @@ def parse_code(doc, where: str) -> CodeJson:
         raise FormatError("'code' is neither a list nor null", where)
     out, short = [], False
     for i, r in enumerate(rows):
+        if type(r) is list and len(r) == 10 and not legacy:  # the common row, every figure an int: fast
+            text, _, line, src, codeobj, vaddr, hit, lat, stall, idle = r
+            ints = (
+                type(line) is type(codeobj) is type(vaddr) is type(hit) is type(lat) is type(stall) is type(idle) is int
+            )
+            if ints and type(text) is str and type(src) is str:
+                out.append(CodeLine(line, text, src, codeobj, vaddr, hit, lat, stall, idle))
+                continue
         if not isinstance(r, list) or len(r) < 8:
             raise FormatError(
                 f"row {i} has {len(r) if isinstance(r, list) else 'no'} columns, expected at least 8", where
@@ -241,6 +297,8 @@ def listed_waves(fn_doc) -> dict[str, list]:
 
 def parse_wave(doc, where: str, name: str) -> Wave:
     """One se*_sm*_sl*_wv*.json -> Wave (instructions [time, category, stall, duration, line])."""
+    import numpy as np
+
     w = doc.get("wave") if isinstance(doc, dict) else None
     if not isinstance(w, dict):
         raise FormatError("no 'wave' object", where)
@@ -279,6 +337,8 @@ def _int_rows(val) -> np.ndarray | None:
     """`val` as an int64 [n, >=6] array when every row is a list of at least 6 plain ints, else None."""
     if not val or not isinstance(val[0], list):
         return None
+    import numpy as np
+
     try:
         a = np.array(val)
     except (ValueError, TypeError):
@@ -294,6 +354,10 @@ def _int_rows(val) -> np.ndarray | None:
 
 def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, str]]:
     """All three layouts (§7) -> (OCCUPANCY_DTYPE rows, kernel ids used, dispatches name table)."""
+    import numpy as np
+
+    from attdec.model import OCCUPANCY_DTYPE
+
     if not isinstance(doc, dict):
         raise FormatError("occupancy.json is not a JSON object", where)
     rows, kids, parts = [], set(), []
@@ -327,7 +391,7 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
         if rows:
             parts.append(np.array(rows, dtype=OCCUPANCY_DTYPE))
             rows = []
-    occ = np.concatenate(parts) if parts else np.zeros(0, OCCUPANCY_DTYPE)
+    occ = np.concatenate(parts) if parts else empty_occupancy()
     names = doc.get("dispatches")
     return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
@@ -344,7 +408,8 @@ def parse_realtime(doc) -> dict[int, list[tuple[int, int]]]:
 
 
 def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
-    """Everything in one dispatch folder -> Dispatch. Wave instructions keep their code.json line ids."""
+    """One dispatch folder -> Dispatch; its wave files and occupancy.json are read when first needed.
+    Wave instructions keep their code.json line ids."""
     if not files.has("filenames.json"):
         raise InputError("not a ui_output folder (no filenames.json)", files.label)
     fn = _json(files, "filenames.json")
@@ -355,7 +420,9 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         name = Path(files.label.split(":")[0]).name
     parent = files.parent
     gfxip = fn.get("gfxip")
-    tgt = detect_target(gfxip, [getattr(files, "path", parent), parent, parent.parent], fn.get("gfxv"))
+    on_disk = isinstance(files, _DirFiles)  # then its own listing is the first place to look
+    search = [files.path, parent, parent.parent] if on_disk else [parent, parent.parent]
+    tgt = detect_target(gfxip, search, fn.get("gfxv"), files.names() if on_disk else None)
     problems = []
     if fn.get("thread_trace") is False:
         problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
@@ -369,47 +436,36 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     problems += cj.problems
 
     listed = _parse(files, "filenames.json", listed_waves, doc=fn)
-    present = {n for n in files.names() if WAVE_FILE.match(n)}
-    missing = sorted(set(listed) - present)  # a set difference and nothing per file: cheap at any size
+    names = files.names()
+    present = list(set(_WAVE_FILES.findall("\n".join(names))).intersection(names))  # one regex pass, not one a file
+    missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
     if len(missing) == 1:
         problems.append(f"wave file listed in filenames.json is missing: {missing[0]}")
     elif missing:
         eg = ", ".join(missing[:3])
         problems.append(f"{len(missing):,} wave files listed in filenames.json are missing, e.g. {eg}")
-    waves, moved = [], []
-    for n in sorted(present, key=_wave_order):
-        w = _parse(files, n, parse_wave, files.where(n), n)
-        if n in listed and listed[n][1:3] != [w.begin, w.end]:
-            moved.append(f"{n} ({w.begin}/{w.end} vs {listed[n][1]}/{listed[n][2]})")
-        waves.append(w)
-        if tracker is not None:
-            tracker.advance(label=files.label)
-    if moved:
-        many = f"{len(moved):,} wave files differ" if len(moved) > 1 else "wave file differs"
-        problems.append(f"{many} from filenames.json in begin/end, e.g. {moved[0]}")
 
-    occ, kids = np.zeros(0, OCCUPANCY_DTYPE), set()
-    names: dict[str, str] = {}
-    if files.has("occupancy.json"):
-        occ, kids, names = _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
+    @cache
+    def occupancy_file() -> tuple[np.ndarray, set[int], dict[str, str]]:
+        if not files.has("occupancy.json"):
+            return empty_occupancy(), set(), {}
+        return _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
+
     realtime_se = _parse(files, "realtime.json", parse_realtime) if files.has("realtime.json") else {}
-    for n in ("snapshots.json", *tuple(x for x in files.names() if x.startswith("wstates"))):
-        if files.has(n):
-            _json(files, n)  # not used by the analyses, but a malformed file is still an error
-
     kernel = kernel_name(code)
     if not kernel:  # zero-wave folders: take the name from the kernel ids this dispatch's rows use
+        _, kids, names = occupancy_file()
         kernel = ", ".join(names[str(k)] for k in sorted(kids) if str(k) in names and k != 0)
-    if not kernel:  # no rows at all: the name table is process-wide, so use it only if unambiguous
-        named = {v for k, v in names.items() if k != "0"}
-        kernel = named.pop() if len(named) == 1 else ""
+        if not kernel:  # no rows at all: the name table is process-wide, so use it only if unambiguous
+            named = {v for k, v in names.items() if k != "0"}
+            kernel = named.pop() if len(named) == 1 else ""
     d = Dispatch(
         name=name,
         target=tgt,
         kernel=kernel,
         code=code,
-        waves=waves,
-        occupancy=occ,
+        waves=deferred(lambda: read_waves(files, present, listed, problems, tracker), len(present)),
+        occupancy=deferred(lambda: occupancy_file()[0]),
         realtime=realtime_se[min(realtime_se)] if realtime_se else [],
         realtime_se=realtime_se,
         path=files.label,
@@ -420,12 +476,35 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     return d
 
 
-def _complete_listing(d: Dispatch, cj: CodeJson, has_file: bool) -> None:
-    """Fill what code.json lacks from the wave files: totals it has no column for, or the whole listing."""
-    from attdec.model.totals import fill_code_totals, listing_from_waves
+def read_waves(files, names: list[str], listed: dict[str, list], problems: list[str], tracker=None) -> list[Wave]:
+    """The wave files `names` of a folder, parsed; one that disagrees with filenames.json (`listed`) in
+    begin/end adds a line to `problems`."""
+    waves, moved = [], []
+    names = sorted(names, key=_wave_order)
+    if tracker is not None:
+        tracker.grow(len(names))
+    for n, data in zip(names, files.read_each(names)):
+        where = files.where(n)
+        w = _parse(files, n, parse_wave, where, n, doc=_loads(data, where))
+        if n in listed and listed[n][1:3] != [w.begin, w.end]:
+            moved.append(f"{n} ({w.begin}/{w.end} vs {listed[n][1]}/{listed[n][2]})")
+        waves.append(w)
+        if tracker is not None:
+            tracker.advance(label=files.label)
+    if moved:
+        many = f"{len(moved):,} wave files differ" if len(moved) > 1 else "wave file differs"
+        problems.append(f"{many} from filenames.json in begin/end, e.g. {moved[0]}")
+    return waves
 
-    executed = any(len(w.insts) for w in d.waves)
+
+def _complete_listing(d: Dispatch, cj: CodeJson, has_file: bool) -> None:
+    """Fill what code.json lacks from the wave files: totals it has no column for, or the whole listing.
+    Only then are the wave files read here."""
+    from_waves = not d.code or bool(cj.recompute)
+    executed = from_waves and d.wave_count > 0 and any(len(w.insts) for w in d.waves)
     if not d.code and executed:
+        from attdec.model.totals import listing_from_waves
+
         d.code = listing_from_waves(d.waves)
         why = "code.json has no listing (code: null or [])" if has_file else "no code.json"
         d.problems.append(
@@ -439,6 +518,8 @@ def _complete_listing(d: Dispatch, cj: CodeJson, has_file: bool) -> None:
     elif cj.recompute and executed:
         d.problems.append("code.json has no Stall/Idle columns: they were recomputed from the wave files")
     if cj.recompute and executed:
+        from attdec.model.totals import fill_code_totals
+
         fill_code_totals(d, columns=cj.recompute)
     lost = sum(c.hit for c in d.code if c.is_label)
     if lost:
@@ -461,24 +542,24 @@ def is_archive(path: Path) -> bool:
     return path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
-def _wave_count(path: Path) -> int:
-    try:
-        return sum(1 for n in os.listdir(path) if WAVE_FILE.match(n))
-    except OSError:
-        return 0
-
-
 def read_folder(path: Path, tracker: Tracker | None = None) -> Dispatch:
     """One dispatch folder on disk -> Dispatch."""
     return read_dispatch(_DirFiles(Path(path)), tracker)
 
 
 def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
-    """Every dispatch folder inside a tar archive, read in memory, never extracted."""
-    folders = read_archive(path)
-    tracker.grow(sum(1 for fs in folders.values() for n in fs if WAVE_FILE.match(n)))
+    """Every dispatch folder inside a tar archive, never extracted: one walk keeps every file but the wave
+    files, whose names are noted (a second walk reads them if they are needed)."""
+    folders: dict[str, dict[str, bytes]] = {}
+    later: dict[str, list[str]] = {}
+    for p, data in members(path, lambda p: not WAVE_FILE.match(p.name)):
+        folder = str(p.parent)
+        if data is None:
+            later.setdefault(folder, []).append(p.name)
+        else:
+            folders.setdefault(folder, {})[p.name] = data
     out = [
-        read_dispatch(_MemFiles(path, folder, files), tracker)
+        read_dispatch(_MemFiles(path, folder, files, later.get(folder, [])), tracker)
         for folder, files in sorted(folders.items())
         if "filenames.json" in files
     ]
@@ -499,4 +580,4 @@ def load(path: Path, tracker: Tracker) -> list[Dispatch]:
 
 
 def weight(path: Path) -> int:
-    return _wave_count(path) if path.is_dir() else 0  # an archive's wave files are counted once read
+    return 0  # progress counts wave files, once they are read (most reports read none)

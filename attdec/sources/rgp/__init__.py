@@ -22,19 +22,20 @@ Everything the reader repaired or doubts is a problem line on the file's first d
 
 from __future__ import annotations
 
-import hashlib
 from contextlib import suppress
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from attdec.decoders import detect_format, stream_generation
-from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
 from attdec.errors import AttdecError, FormatError, read_bytes
-from attdec.isa.codeobj import CodeObject
+from attdec.model.record import Record, field
 from attdec.model.target import SQTT_VERSIONS, Target, from_pci_id, from_version, target
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
-from attdec.sources.rgp.container import RgpFile, read_rgp, sniff
+from attdec.sources.rgp.magic import sniff
+
+if TYPE_CHECKING:  # the container, decoders and ISA are imported by the functions that read (not by detect)
+    from attdec.isa.codeobj import CodeObject
+    from attdec.sources.rgp.container import RgpFile
 
 ELFOSABI_AMDGPU_HSA = 64  # LLVM code objects name their exact chip; PAL/Mesa ones a family representative
 
@@ -51,6 +52,8 @@ def detect(path: Path) -> bool:
 
 
 def load(path: str | Path, tracker: Tracker | None = None) -> list[RawDispatch]:
+    from attdec.sources.rgp.container import read_rgp
+
     return build(read_rgp(read_bytes(path), str(path)))
 
 
@@ -61,8 +64,7 @@ def weight(path: Path) -> int:
 # ---- RgpFile -> RawDispatches -----------------------------------------------------------------
 
 
-@dataclass
-class _Placed:
+class _Placed(Record):
     """One code object of the file, at the address a loader event gives (None: not known)."""
 
     index: int
@@ -112,6 +114,8 @@ def build(f: RgpFile) -> list[RawDispatch]:
 
 # ------------------------------------------------------------------------------------------ code objects
 def _code_objects(f: RgpFile, problems: list[str]) -> list[_Placed]:
+    import hashlib
+
     from attdec.isa import load_code_object
 
     found = []
@@ -156,6 +160,8 @@ def _code_objects(f: RgpFile, problems: list[str]) -> list[_Placed]:
 # ------------------------------------------------------------------------------------------ the GPU
 def resolve_arch(f: RgpFile, objs: list[_Placed], problems: list[str]) -> str:
     """The target name for the file's dispatches: a chip when the evidence names one credibly, else the family."""
+    from attdec.decoders import stream_generation
+
     gens: list[tuple[str, int]] = []  # (evidence, generation)
     for s in f.streams:
         try:
@@ -206,6 +212,8 @@ def resolve_arch(f: RgpFile, objs: list[_Placed], problems: list[str]) -> str:
 # ------------------------------------------------------------------------------------------ sessions
 def split_sessions(data: bytes) -> list[bytes]:
     """One stream cut where its 8-byte header recurs at an 8-aligned offset (a new trace session)."""
+    from attdec.decoders import detect_format
+
     head = data[:8]
     if detect_format(head) is None:
         return [data]
@@ -219,6 +227,8 @@ def split_sessions(data: bytes) -> list[bytes]:
 
 def _sessions(f: RgpFile, problems: list[str]) -> list[list[RawBlob]]:
     """Blobs of each dispatch: session k of every stream."""
+    from attdec.decoders import detect_format
+
     per_se, streams = [], []
     for s in f.streams:
         try:
@@ -254,6 +264,9 @@ def _sessions(f: RgpFile, problems: list[str]) -> list[list[RawBlob]]:
 
 def _identify(blobs: list[RawBlob], objs: list[_Placed], pso: dict) -> tuple[list[_Placed], list[str], str]:
     """(code objects, kernel names, note) of one dispatch, from its first stream that says."""
+    from attdec.decoders import stream_generation
+    from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
+
     bound, entry, events = [], None, 0
     for b in blobs:
         gen = stream_generation(b.data)
@@ -292,6 +305,8 @@ def _identify(blobs: list[RawBlob], objs: list[_Placed], pso: dict) -> tuple[lis
 
 def describe(path: Path) -> dict:
     """The container, its chunks, the GPU and the dispatches of an .rgp, and what the reader repaired."""
+    from attdec.sources.rgp.container import read_rgp
+
     data = read_bytes(path)
     f = read_rgp(data, str(path))
     info = {"container": f.container, "bytes": len(data), "chunks": [vars(c) for c in f.chunks], "dispatches": []}

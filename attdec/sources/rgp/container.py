@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
-import numpy as np
-
 from attdec.errors import AttdecError, FormatError
 from attdec.model.target import RGP_GFXIP_LEVELS
 from attdec.sources.rgp import layouts as L
+from attdec.sources.rgp.magic import sniff
 
 
 @dataclass
@@ -84,15 +83,6 @@ class RgpFile:
     loads: list[LoadEvent] = field(default_factory=list)
     pso: dict[int, tuple[int, int]] = field(default_factory=dict)  # API PSO hash -> pipeline hash
     problems: list[str] = field(default_factory=list)
-
-
-def sniff(head: bytes) -> str | None:
-    """'sqtt' or 'rdf' from a file's first 8 bytes, else None."""
-    if len(head) >= 4 and int.from_bytes(head[:4], "little") == L.SQTT_MAGIC:
-        return "sqtt"
-    if head[:8] in L.RDF_IDENTIFIERS:
-        return "rdf"
-    return None
 
 
 def read_rgp(data: bytes, path: str) -> RgpFile:
@@ -231,6 +221,8 @@ class _SqttFile:
         m = self.n - 20 - floor  # candidates: every byte from `floor` that leaves room for a body offset
         if m <= 0:
             return None
+        import numpy as np
+
         buf = np.frombuffer(self.data, np.uint8)
         word = np.ndarray((m,), "<u4", buf, floor + 16, (1,))  # the 32-bit word 16 bytes after each candidate
         at = np.arange(floor, floor + m, dtype=np.uint32)

@@ -9,10 +9,11 @@ mirrored by ROCm CLR and Radeon GPU Detective (`SqttDataHeader`, `TraceChunk::As
 
 from __future__ import annotations
 
+from attdec.sources.rgp.magic import RDF_IDENTIFIERS as RDF_IDENTIFIERS
+from attdec.sources.rgp.magic import SQTT_MAGIC as SQTT_MAGIC
 from attdec.sources.rgp.structs import Struct
 
 # ---------------------------------------------------------------- SQTT file format
-SQTT_MAGIC = 0x50303042
 FILE_HEADER = Struct(
     "FileHeader",
     [
@@ -216,7 +217,6 @@ MIN_CHUNK_SIZE = {
 SELF_OFFSET = {CODE_OBJECT_DATABASE, CODE_OBJECT_LOADER_EVENTS, PSO_CORRELATION}
 
 # ---------------------------------------------------------------- RDF container
-RDF_IDENTIFIERS = (b"AMD_RDF ", b"RTA_DATA")  # RTA_DATA: the legacy identifier libamdrdf still accepts
 RDF_VERSION = 3
 RDF_HEADER = Struct(
     "RdfHeader",
