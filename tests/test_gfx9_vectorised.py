@@ -244,12 +244,13 @@ def test_random_streams_with_code_agree():
     assert walks > 0
 
 
-def test_repeated_real_blob_agrees():
-    """gemm SE0's body three times (tools/make_big_gfx9_blob.py): the phase count carries across copies."""
-    import make_big_gfx9_blob as big
+def test_repeated_real_blob_agrees(tmp_path):
+    """gemm SE0's body three times (tools/make_repeated_blob.py): the phase count carries across copies."""
+    import make_repeated_blob
 
-    blob = (shared_path("captures", "gfx950", "gemm_run0") / "r_32_32_16_2_1_se0.att").read_bytes()
-    a, b, v = decode_both(big.repeat(blob, 3))
+    cdir = shared_path("captures", "gfx950", "gemm_run0")
+    r = make_repeated_blob.make(str(tmp_path / "x3.att"), str(cdir), "r_32_32_16_2_1_se0.att", 3, None)
+    a, b, v = decode_both(open(r["path"], "rb").read())
     assert v and len(b.waves) == 12
     assert_same(a, b)
 
