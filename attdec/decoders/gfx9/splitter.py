@@ -46,15 +46,18 @@ _FIRST = np.arange(1 << 16, dtype=np.uint16)
 LEN_OF_WORD = TOKEN_WORDS.astype(np.uint8)[_FIRST & TYPE_MASK]
 DELTA_OF_WORD = ((_FIRST >> DELTA_LO) & DELTA_MASK.astype(np.uint16)[_FIRST & TYPE_MASK]).astype(np.int32)
 SKIP, SELECTED, RESET, STAMP = 0, 1, 2, 3
+CODE_LO = 8  # word_codes: code << CODE_LO | delta
 
 
 def word_codes(selected: np.ndarray) -> np.ndarray:
-    """The time pass's code per first word, from which first words to select (TIME_RESET and TIMESTAMP
-    tokens are never delivered, so never selected)."""
-    codes = selected.astype(np.uint8)
+    """What the time pass needs of each first word, from which first words to select, in one uint16 so that
+    one gather answers per word: its code (bits 8..9) and its delta (bits 0..7). TIME_RESET and TIMESTAMP
+    tokens are never delivered, so never selected."""
+    codes = selected.astype(np.uint16)
     codes[(_FIRST & TYPE_MASK) == TIMESTAMP] = STAMP
     codes[((_FIRST & TYPE_MASK) == MISC) & (MISC_KIND.column(_FIRST) == MiscKind.TIME_RESET)] = RESET
-    return codes
+    assert DELTA_OF_WORD.max() < 1 << CODE_LO
+    return codes << CODE_LO | DELTA_OF_WORD.astype(np.uint16)
 
 
 MODEL_CODES = word_codes(model_tokens(_FIRST))
@@ -212,20 +215,19 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     sels, t_sels, sps, resets, t_sps, d_sps = [], [], [], [], [], []
     carry = 0
     for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
-        w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
-        code = codes[w]
-        code *= m
+        info = codes[words[lo : lo + SPLIT_CHUNK]]
+        info *= mask[lo : lo + SPLIT_CHUNK]  # words inside a token: no code, no delta
+        code = info >> CODE_LO
         sel = np.flatnonzero(code == SELECTED)
         sp = np.flatnonzero(code >= RESET)
-        cs = DELTA_OF_WORD[w]
-        cs *= m
-        np.cumsum(cs, out=cs)
+        info &= (1 << CODE_LO) - 1
+        cs = np.cumsum(info, dtype=np.int32)
         sels.append(sel + lo)
         t_sels.append(cs[sel] * np.int64(DELTA_CYCLES) + carry)
         sps.append(sp + lo)
         resets.append(code[sp] == RESET)
         t_sps.append(cs[sp] * np.int64(DELTA_CYCLES) + carry)
-        d_sps.append(DELTA_OF_WORD[w[sp]].astype(np.int64) * DELTA_CYCLES)
+        d_sps.append(info[sp].astype(np.int64) * DELTA_CYCLES)
         carry += int(cs[-1]) * DELTA_CYCLES if len(cs) else 0
     if not n:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
