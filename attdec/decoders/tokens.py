@@ -135,7 +135,13 @@ def _rdna(data: bytes, generation: int) -> TokenListing:
 
 def _gfx9(data: bytes) -> TokenListing:
     from attdec.decoders.gfx9.packets import GFX9, HEADER, HEADER_BYTES
-    from attdec.decoders.gfx9.splitter import ALL_CODES, official_timestamps, split_tokens, token_times, token_values
+    from attdec.decoders.gfx9.splitter import (
+        ALL_SELECTION,
+        official_timestamps,
+        split_tokens,
+        token_times,
+        token_values,
+    )
 
     words = np.frombuffer(data, "<u2", count=(len(data) - HEADER_BYTES) // 2, offset=HEADER_BYTES)
     starts, types, truncated = split_tokens(words)
@@ -150,7 +156,7 @@ def _gfx9(data: bytes) -> TokenListing:
 
     mask = np.zeros(len(words), bool)
     mask[starts] = True
-    at, t_sel = token_times(words, mask, ts_of, truncated is not None, ALL_CODES)
+    at, t_sel = token_times(words, mask, ts_of, truncated is not None, ALL_SELECTION)
     sel = np.searchsorted(starts, at)
     time = np.full(len(starts), -1, np.int64)
     time[sel] = t_sel

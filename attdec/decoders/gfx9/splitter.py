@@ -22,46 +22,37 @@ DELTA_LO = 4
 DELTA_MASK = np.array([GFX9.at(t).delta.mask for t in range(16)], np.uint64)  # type: ignore[union-attr]
 assert all(GFX9.at(t).delta.lo == DELTA_LO for t in range(16))  # type: ignore[union-attr]
 
-# Token types the state machine looks at (MISC only for packet loss and context save).
-MODEL_TYPES = np.zeros(16, bool)
-MODEL_TYPES[
-    [
-        TOKEN_NAMES.index(n)
-        for n in ("MISC", "WAVE_START", "WAVE_ALLOC", "WAVE_END", "INST", "INST_PC", "ISSUE", "REG", "REG_CS",
-                  "REG_CS_PRIV", "SHADERDATA")
-    ]
-] = True  # fmt: skip
+
+def _type_bits(names) -> int:
+    return sum(1 << TOKEN_NAMES.index(n) for n in names)
 
 
-def model_tokens(f: np.ndarray) -> np.ndarray:
-    """Tokens (by first word) the state machine looks at; MISC only for packet loss and context save."""
-    ty = f & TYPE_MASK
-    sub = MISC_KIND.column(f)
-    return MODEL_TYPES[ty] & ((ty != MISC) | (sub == MiscKind.PACKET_LOST) | (sub == MiscKind.SAVE_CONTEXT))
+# What the time pass delivers (the rest only moves the time on), as bits: by token type, and for MISC by
+# subtype. TIMESTAMP and TIME_RESET are never delivered. The state machine looks at MISC only for packet
+# loss and context save.
+MODEL_SELECTION = (
+    _type_bits(("WAVE_START", "WAVE_ALLOC", "WAVE_END", "INST", "INST_PC", "ISSUE", "REG", "REG_CS", "REG_CS_PRIV",
+                "SHADERDATA")),
+    1 << MiscKind.PACKET_LOST | 1 << MiscKind.SAVE_CONTEXT,
+)  # fmt: skip
+ALL_SELECTION = ((1 << 16) - 1 & ~(1 << MISC | 1 << TIMESTAMP), 0xFF & ~(1 << MiscKind.TIME_RESET))
+
+# Per-word facts from a few bits (shifts of 16-bit constants: far cheaper than a table gather per word):
+# a token's length in words is 1 + bit 0 + 2 x bit 1 of (its type's length - 1); MISC's delta has 8 bits.
+_LEN_BIT0, _LEN_BIT1 = (sum(((int(n) - 1) >> b & 1) << t for t, n in enumerate(TOKEN_WORDS)) for b in (0, 1))
+assert MISC == 0 and set(DELTA_MASK[1:].tolist()) == {1}
+_MISC_DELTA = int(DELTA_MASK[MISC])
+assert _MISC_DELTA < 256 and MISC_KIND.lo + MISC_KIND.width == 16
 
 
-# Per possible first word (64 K entries, so one gather answers per token): its length in words, its delta
-# in units, and what the time pass does with it (SELECTED, a TIME_RESET, a TIMESTAMP, or nothing).
-_FIRST = np.arange(1 << 16, dtype=np.uint16)
-LEN_OF_WORD = TOKEN_WORDS.astype(np.uint8)[_FIRST & TYPE_MASK]
-DELTA_OF_WORD = ((_FIRST >> DELTA_LO) & DELTA_MASK.astype(np.uint16)[_FIRST & TYPE_MASK]).astype(np.int32)
-SKIP, SELECTED, RESET, STAMP = 0, 1, 2, 3
-CODE_LO = 8  # word_codes: code << CODE_LO | delta
-
-
-def word_codes(selected: np.ndarray) -> np.ndarray:
-    """What the time pass needs of each first word, from which first words to select, in one uint16 so that
-    one gather answers per word: its code (bits 8..9) and its delta (bits 0..7). TIME_RESET and TIMESTAMP
-    tokens are never delivered, so never selected."""
-    codes = selected.astype(np.uint16)
-    codes[(_FIRST & TYPE_MASK) == TIMESTAMP] = STAMP
-    codes[((_FIRST & TYPE_MASK) == MISC) & (MISC_KIND.column(_FIRST) == MiscKind.TIME_RESET)] = RESET
-    assert DELTA_OF_WORD.max() < 1 << CODE_LO
-    return codes << CODE_LO | DELTA_OF_WORD.astype(np.uint16)
-
-
-MODEL_CODES = word_codes(model_tokens(_FIRST))
-ALL_CODES = word_codes(np.ones(1 << 16, bool))
+def token_lengths(words: np.ndarray) -> np.ndarray:
+    """The length in words (uint8) of a token starting at each word."""
+    ty = words & np.uint16(TYPE_MASK)
+    n = (np.uint16(_LEN_BIT0) >> ty) & np.uint16(1)
+    n += ((np.uint16(_LEN_BIT1) >> ty) & np.uint16(1)) << np.uint16(1)
+    n = n.astype(np.uint8)
+    n += np.uint8(1)
+    return n
 
 
 def official_timestamps(values: np.ndarray) -> np.ndarray:
@@ -89,11 +80,11 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
         if entry >= hi - lo:  # a long token crossed the whole (tiny) remainder
             entry -= hi - lo
             continue
-        entry = _split_chunk(LEN_OF_WORD[words[lo:hi]], entry, mask[lo:hi])
+        entry = _split_chunk(token_lengths(words[lo:hi]), entry, mask[lo:hi])
     truncated = None
     if n:
         last = n - 4 + int(np.flatnonzero(mask[-4:])[-1]) if n >= 4 else int(np.flatnonzero(mask)[-1])
-        if last + int(LEN_OF_WORD[words[last]]) > n:
+        if last + int(token_lengths(words[last : last + 1])[0]) > n:
             truncated = last
             mask[last] = False
     return mask, truncated
@@ -197,9 +188,9 @@ def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np
     return val
 
 
-def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool, codes=MODEL_CODES):
-    """Word positions of the selected tokens (`mask`: token starts; `codes`: `word_codes`) and their times
-    (int64).
+def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool, selection=MODEL_SELECTION):
+    """Word positions of the selected tokens (`mask`: token starts; `selection`: MODEL_SELECTION or
+    ALL_SELECTION) and their times (int64).
 
     Mirrors MITokenGenerator::next/patch_time: each token adds 4*delta (MISC: bits [4..11], others: bit 4).
     A TIME_RESET scans ahead for the next TIMESTAMP (consumed, its own delta never added) and re-anchors the
@@ -213,21 +204,34 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     """
     n = len(words)
     sels, t_sels, sps, resets, t_sps, d_sps = [], [], [], [], [], []
+    type_bits, misc_bits = np.uint16(selection[0]), np.uint16(selection[1])
     carry = 0
     for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
-        info = codes[words[lo : lo + SPLIT_CHUNK]]
-        info *= mask[lo : lo + SPLIT_CHUNK]  # words inside a token: no code, no delta
-        code = info >> CODE_LO
-        sel = np.flatnonzero(code == SELECTED)
-        sp = np.flatnonzero(code >= RESET)
-        info &= (1 << CODE_LO) - 1
-        cs = np.cumsum(info, dtype=np.int32)
+        w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
+        ty = w & np.uint16(TYPE_MASK)
+        misc = ty == MISC
+        misc &= m
+        kind = w >> np.uint16(MISC_KIND.lo)
+        reset = kind == MiscKind.TIME_RESET
+        reset &= misc
+        picked = ((type_bits >> ty) & np.uint16(1)) != 0
+        picked |= misc & (((misc_bits >> kind) & np.uint16(1)) != 0)
+        picked &= m
+        special = ty == TIMESTAMP
+        special &= m
+        special |= reset
+        sel = np.flatnonzero(picked)
+        sp = np.flatnonzero(special)
+        delta = w >> np.uint16(DELTA_LO)
+        delta &= misc.view(np.uint8) * np.uint8(_MISC_DELTA - 1) + np.uint8(1)
+        delta *= m  # words inside a token: no delta
+        cs = np.cumsum(delta, dtype=np.int32)
         sels.append(sel + lo)
         t_sels.append(cs[sel] * np.int64(DELTA_CYCLES) + carry)
         sps.append(sp + lo)
-        resets.append(code[sp] == RESET)
+        resets.append(reset[sp])
         t_sps.append(cs[sp] * np.int64(DELTA_CYCLES) + carry)
-        d_sps.append(info[sp].astype(np.int64) * DELTA_CYCLES)
+        d_sps.append(delta[sp].astype(np.int64) * DELTA_CYCLES)
         carry += int(cs[-1]) * DELTA_CYCLES if len(cs) else 0
     if not n:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
