@@ -69,22 +69,39 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     """Which words start a token (bool per word), and the word where a token ran past the end, or None
     (that token is not marked: the official reader drops it).
 
-    Lengths depend only on the type nibble, so finding the starts is a chain of hops. It is vectorized by
-    blocks of SPLIT_BLOCK words (see _split_chunk); the result equals the hop-by-hop walk (tested).
+    Lengths depend only on the type nibble, so finding the starts is a chain of hops. One-word tokens (most
+    of a stream: MISC time deltas, INST) move it on by one word, so the chain is walked over the candidates
+    alone, the words whose type has more words: from each to the first candidate at or after its token's
+    end. Every word not inside a multi-word token of the chain starts a token. The walk is vectorized by
+    blocks of SPLIT_BLOCK candidates (see _split_chunk); the result equals the hop-by-hop walk (tested).
     """
     n = len(words)
-    mask = np.zeros(n, bool)
+    lens = token_lengths(words)
+    cand = np.flatnonzero(lens > 1)
+    reach = cand + lens[cand]
+    hop = np.ones(len(cand), np.uint8)  # to the next candidate on the chain: skip those inside the token
+    for k in (1, 2, 3):
+        hop[:-k] += cand[k:] < reach[:-k]
+    del reach
+    on_chain = np.zeros(len(cand), bool)
     entry = 0
-    for lo in range(0, n, SPLIT_CHUNK):
-        hi = min(n, lo + SPLIT_CHUNK)
-        if entry >= hi - lo:  # a long token crossed the whole (tiny) remainder
+    for lo in range(0, len(cand), SPLIT_CHUNK):
+        hi = min(len(cand), lo + SPLIT_CHUNK)
+        if entry >= hi - lo:  # a long hop crossed the whole (tiny) remainder
             entry -= hi - lo
             continue
-        entry = _split_chunk(token_lengths(words[lo:hi]), entry, mask[lo:hi])
+        entry = _split_chunk(hop[lo:hi], entry, on_chain[lo:hi])
+    mask = np.ones(n, bool)
+    taken = cand[on_chain]
+    inner = lens[taken]
+    for k in (1, 2, 3):
+        at = taken[inner > k] + k
+        mask[at[at < n]] = False
+    del cand, hop, on_chain, taken, inner
     truncated = None
     if n:
         last = n - 4 + int(np.flatnonzero(mask[-4:])[-1]) if n >= 4 else int(np.flatnonzero(mask)[-1])
-        if last + int(token_lengths(words[last : last + 1])[0]) > n:
+        if last + int(lens[last]) > n:
             truncated = last
             mask[last] = False
     return mask, truncated
@@ -98,8 +115,8 @@ def split_tokens(words: np.ndarray):
 
 
 def _split_chunk(lens: np.ndarray, entry: int, out: np.ndarray) -> int:
-    """Mark in `out` the token starts of one chunk entered at word `entry` (< 4); returns the entry offset
-    into the next chunk.
+    """Mark in `out` the chain of one chunk of hops (`lens`, 1 to 4 positions; "words" below) entered at
+    word `entry` (< 4); returns the entry offset into the next chunk.
 
     Every block is walked from its first word, all blocks in lockstep (one hop per block per step, in a
     table whose rows are the blocks, with 4 columns of zero-length hops after each row to park a walk that
