@@ -76,9 +76,9 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     blocks of SPLIT_BLOCK candidates (see _split_chunk); the result equals the hop-by-hop walk (tested).
     """
     n = len(words)
-    lens = token_lengths(words)
-    cand = np.flatnonzero(lens > 1)
-    reach = cand + lens[cand]
+    cand = np.flatnonzero(((np.uint16(_LEN_BIT0 | _LEN_BIT1) >> (words & np.uint16(TYPE_MASK))) & np.uint16(1)) != 0)
+    lens = token_lengths(words[cand])
+    reach = cand + lens
     hop = np.ones(len(cand), np.uint8)  # to the next candidate on the chain: skip those inside the token
     for k in (1, 2, 3):
         hop[:-k] += cand[k:] < reach[:-k]
@@ -92,8 +92,7 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
             continue
         entry = _split_chunk(hop[lo:hi], entry, on_chain[lo:hi])
     mask = np.ones(n, bool)
-    taken = cand[on_chain]
-    inner = lens[taken]
+    taken, inner = cand[on_chain], lens[on_chain]
     for k in (1, 2, 3):
         at = taken[inner > k] + k
         mask[at[at < n]] = False
@@ -101,7 +100,7 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     truncated = None
     if n:
         last = n - 4 + int(np.flatnonzero(mask[-4:])[-1]) if n >= 4 else int(np.flatnonzero(mask)[-1])
-        if last + int(lens[last]) > n:
+        if last + int(token_lengths(words[last : last + 1])[0]) > n:
             truncated = last
             mask[last] = False
     return mask, truncated
