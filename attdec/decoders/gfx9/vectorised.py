@@ -551,17 +551,19 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     del val
     # the run up to each op (A; an immediate's: up to its start), not at a message
     a_x = np.where(imm, b_start, ot)
-    a_op = np.flatnonzero(~omsg & (a_x > L))
+    has_a = ~omsg & (a_x > L)
+    a_op = np.flatnonzero(has_a)
     a_dur = (a_x - L)[a_op]
     del a_x, L, ot
     b_dur = (issue_t + 4 - b_start)[b_op]
     b_cut = np.where(omsg, issue_t - b_start, 0)[b_op]  # a message's cut of the run before its WAIT
-    del issue_t, b_start, imm, omsg
+    del issue_t, b_start
     # A and B in op order, A first at the same op
-    na, nb = len(a_op), len(b_op)
-    a_at = np.arange(na) + np.searchsorted(b_op, a_op, side="left")
-    b_at = np.arange(nb) + np.searchsorted(a_op, b_op, side="right")
-    ne = na + nb
+    per_op = has_a.view(np.int8) + (imm | omsg).view(np.int8)
+    at = np.cumsum(per_op, dtype=np.int64) - per_op  # each op's first entry
+    a_at, b_at = at[a_op], at[b_op] + has_a[b_op]
+    ne = len(a_op) + len(b_op)
+    del per_op, at, has_a
     e_state = np.empty(ne, np.int8)
     e_state[a_at], e_state[b_at] = prev_state[a_op], WAIT
     e_dur = np.empty(ne, np.int64)
@@ -570,7 +572,7 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     e_merge[a_at] = ~end[a_op]
     e_wave = np.empty(ne, np.int32)
     e_wave[a_at], e_wave[b_at] = ow[a_op], ow[b_op]
-    del prev_state, a_dur, b_dur, end, ow, ok, ofirst, a_op, b_op
+    del prev_state, a_dur, b_dur, end, ow, ok, ofirst, a_op, b_op, imm, omsg
     efirst = np.ones(ne, bool)
     efirst[1:] = e_wave[1:] != e_wave[:-1]
     new_run = efirst | ~e_merge
