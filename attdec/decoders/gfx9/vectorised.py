@@ -478,10 +478,8 @@ def _timing(ev: _Events, life: _Lifecycle):
     dur = np.where(r_issued, E_cut - time, np.where(described | r_imm, r_t + 4 - time, 0))
     stall = np.where(r_issued, np.minimum(r_t - time, dur), np.where(r_imm, dur, 0))
     del E_cut, described
-    recs = np.empty(nrec, INST_DTYPE)
-    recs["time"], recs["category"], recs["duration"], recs["stall"], recs["pc"], recs["line"] = (
-        time, r_cat, dur, stall, 0, -1,
-    )  # fmt: skip
+    recs = np.zeros(nrec, INST_DTYPE)  # pc 0
+    recs["time"], recs["category"], recs["duration"], recs["stall"], recs["line"] = time, r_cat, dur, stall, -1
     unfinished = np.bincount(rw[r_cat == NOT_FINISHED], minlength=nw) > 0
     lo = np.zeros(nw, np.int64)
     hi = np.zeros(nw, np.int64)
