@@ -62,6 +62,7 @@ def official_timestamps(values: np.ndarray) -> np.ndarray:
 
 
 SPLIT_BLOCK = 32  # words per block of the vectorized split (a lockstep step per token of a block)
+PY_WALK = 2048  # candidates walked hop by hop in Python (fewer numpy calls for small blobs)
 SPLIT_CHUNK = 1 << 23  # words per numpy pass: bounds the scratch arrays (and 255 * it fits an int32)
 
 
@@ -84,13 +85,20 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
         hop[:-k] += cand[k:] < reach[:-k]
     del reach
     on_chain = np.zeros(len(cand), bool)
-    entry = 0
-    for lo in range(0, len(cand), SPLIT_CHUNK):
-        hi = min(len(cand), lo + SPLIT_CHUNK)
-        if entry >= hi - lo:  # a long hop crossed the whole (tiny) remainder
-            entry -= hi - lo
-            continue
-        entry = _split_chunk(hop[lo:hi], entry, on_chain[lo:hi])
+    if len(cand) <= PY_WALK:  # a small blob: hop by hop is quicker than the blocks' numpy set-up
+        hops, chain, i = hop.tolist(), [], 0
+        while i < len(hops):
+            chain.append(i)
+            i += hops[i]
+        on_chain[chain] = True
+    else:
+        entry = 0
+        for lo in range(0, len(cand), SPLIT_CHUNK):
+            hi = min(len(cand), lo + SPLIT_CHUNK)
+            if entry >= hi - lo:  # a long hop crossed the whole (tiny) remainder
+                entry -= hi - lo
+                continue
+            entry = _split_chunk(hop[lo:hi], entry, on_chain[lo:hi])
     mask = np.ones(n, bool)
     taken, inner = cand[on_chain], lens[on_chain]
     for k in (1, 2, 3):
