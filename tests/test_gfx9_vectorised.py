@@ -25,6 +25,12 @@ COMMON_TYPES = [0, 1, 2, 3, 4, 5, 6, 12, 13, 14, 15, 16, 17, 18, 28]
 RARE = ("inst_pc", "pc_type", "trap", "replay", "unknown", "save_context", "context_marker")
 
 
+@pytest.fixture(autouse=True)
+def vectorise_every_blob(monkeypatch):
+    """Small blobs go to the scalar model (`VECTORISE_FROM`); here every blob is compared."""
+    monkeypatch.setattr(gfx9, "VECTORISE_FROM", 0)
+
+
 def decode_both(data: bytes, code=None, target_cu=None):
     """(scalar result, vectorised result, whether the vectorised pass ran to the end)."""
     ran = []

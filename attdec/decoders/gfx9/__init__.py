@@ -33,6 +33,8 @@ from attdec.decoders.gfx9.splitter import (
 from attdec.decoders.gfx9.vectorised import by_type, run_vectorised, vectorisable
 from attdec.errors import FormatError
 
+VECTORISE_FROM = 1500  # tokens the model looks at: in smaller blobs numpy's per-call costs outweigh the loop
+
 
 def parse_header(data: bytes, where: str = "") -> dict[str, int]:
     """The 8-byte software header in front of every gfx9 buffer (sqtt-format.md §1.3), field by field."""
@@ -65,8 +67,9 @@ def decode(
     as the official decoder does. tinygrad writes the SE index over those bits: odd SEs name CU 16, which
     does not exist, and (as the hardware was programmed the same way) carry no instruction tokens; see
     docs/sqtt-gfx9.md. Problems (truncation, lost sync, packet loss) go to `problems` with byte offsets.
-    With `vectorised`, blobs without the rare tokens (traps, context saves, replays, INST_PC) run the
-    timing model in numpy; otherwise, and whenever that model declines, the scalar reference model runs.
+    With `vectorised`, blobs without the rare tokens (traps, context saves, replays, INST_PC) and with
+    VECTORISE_FROM tokens or more run the timing model in numpy; otherwise, and whenever that model
+    declines, the scalar reference model runs.
     """
     hdr = parse_header(data, where)
     was_enabled = gc.isenabled()
@@ -101,7 +104,7 @@ def _decode(data, arch, code, se, hdr, target_cu, rules, vectorised) -> BlobResu
     types = (words[at] & TYPE_MASK).astype(np.uint8)
     vals = token_values(words, at, types)
     offsets = 2 * at + HEADER_BYTES
-    of = by_type(types) if vectorised else None
+    of = by_type(types) if vectorised and len(types) >= VECTORISE_FROM else None
     if of is not None and vectorisable(types, vals, tcu, of):
         try:
             run_vectorised(res, types, vals, times, offsets, tcu, code, rules, of)
