@@ -42,13 +42,17 @@ def open(
     code: Iterable[str] = (),
     arch: str | None = None,
     progress: Progress | None = None,
+    compat: str | None = None,
     **decode_opts,
 ) -> list[Dispatch]:
-    """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded).
+    """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded,
+    as the AMD decoder version `compat` does: "0.1.6", the default, or "rocm-7.13"; docs/compat.md).
     `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch."""
     from attdec.sources.pipeline import open_dispatches
 
-    return open_dispatches(_paths(paths), input_format, tuple(code), arch, progress=progress, **decode_opts)
+    return open_dispatches(
+        _paths(paths), input_format, tuple(code), arch, progress=progress, compat=compat, **decode_opts
+    )
 
 
 def open_raw(
@@ -65,10 +69,19 @@ def open_raw(
 
 
 def decode(
-    blob: bytes | PathLike, arch: str | None = None, *, code: Iterable = (), se: int = 0, **decode_opts
+    blob: bytes | PathLike,
+    arch: str | None = None,
+    *,
+    code: Iterable = (),
+    se: int = 0,
+    compat: str | None = None,
+    **decode_opts,
 ) -> BlobResult:
-    """Decode one shader engine's SQTT blob. `code`: code objects as "file@loadbase" strings or
-    (bytes or path, load base) pairs; without code, records get no PCs and `arch` is needed."""
+    """Decode one shader engine's SQTT blob into every record kind AMD's decoder reports (waves,
+    occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO; docs/decode-json.md), as
+    its version `compat` does ("0.1.6", the default, or "rocm-7.13"). `code`: code objects as
+    "file@loadbase" strings or (bytes or path, load base) pairs; without code, records get no PCs and
+    `arch` is needed."""
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import decode_blobs, load_code
 
@@ -80,7 +93,7 @@ def decode(
         name = str(src) if isinstance(src, (str, Path)) else f"code object {i}"
         objs.append(RawCodeObject(bytes(co), int(base), name, i))
     raw = RawDispatch("blob", arch or "", objs, [RawBlob(se, bytes(data), "blob")])
-    (_, result, _) = next(decode_blobs(raw, load_code(raw), **decode_opts))
+    (_, result, _) = next(decode_blobs(raw, load_code(raw), compat=compat, **decode_opts))
     return result
 
 

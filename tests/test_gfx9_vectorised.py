@@ -22,6 +22,7 @@ import sqtt_encoder as enc
 
 # INST types the vectorised pass times (SMEM, SALU, VMEM, FLAT, VALU, LDS, JUMP, NEXT, OTHER_MSG, MAI)
 COMMON_TYPES = [0, 1, 2, 3, 4, 5, 6, 12, 13, 14, 15, 16, 17, 18, 28]
+FIRST_TYPES = [t for t in COMMON_TYPES if t != 15]  # not OTHER_MSG
 RARE = ("inst_pc", "pc_type", "trap", "replay", "unknown", "save_context", "context_marker")
 
 
@@ -52,6 +53,8 @@ def decode_both(data: bytes, code=None, target_cu=None):
 
 def assert_same(a, b):
     assert a.problems == b.problems
+    assert (a.warnings, a.info, a.code_objects, a.rt_frequency) == (b.warnings, b.info, b.code_objects, b.rt_frequency)
+    assert a.shaderdata.tobytes() == b.shaderdata.tobytes() and a.perfevents.tobytes() == b.perfevents.tobytes()
     assert a.realtime == b.realtime
     assert a.bytes_decoded == b.bytes_decoded
     assert a.occupancy.tobytes() == b.occupancy.tobytes()
@@ -71,6 +74,14 @@ def random_stream(rng: random.Random, steps: int, rare=(), tight: bool = True, e
     e = enc.Gfx9Encoder(target_cu=0)
     e.kernel_entry(entry)
     live: dict[tuple[int, int], int] = {}  # (simd, slot) -> placeholders not described yet
+    described: set[tuple[int, int]] = set()  # waves with an INST: their first is never a message (0.1.6
+    # drops such a message and the vectorised pass declines the blob)
+
+    def inst_type(k):
+        t = rng.choice(COMMON_TYPES if k in described else FIRST_TYPES)
+        described.add(k)
+        return t
+
     other: set[tuple[int, int, int]] = set()
     for _ in range(steps):
         r = rng.random()
@@ -79,6 +90,8 @@ def random_stream(rng: random.Random, steps: int, rare=(), tight: bool = True, e
             simd, slot = rng.randrange(4), rng.randrange(10)
             if (simd, slot) not in live or rng.random() < 0.05:  # sometimes a start on a busy slot
                 e.wave_start(0, simd, slot, plus4=plus4)
+                if (simd, slot) not in live:
+                    described.discard((simd, slot))
                 live.setdefault((simd, slot), 0)
         elif r < 0.12:
             loc = (rng.randrange(1, 8), rng.randrange(4), rng.randrange(10))
@@ -104,13 +117,13 @@ def random_stream(rng: random.Random, steps: int, rare=(), tight: bool = True, e
             issued = [s for s, st in status.items() if st == 2 and live.get((simd, s))]
             if tight and issued and rng.random() < 0.6:  # described right away: the phase step in doubt
                 live[(simd, issued[0])] -= 1
-                e.inst(simd, issued[0], rng.choice(COMMON_TYPES))
+                e.inst(simd, issued[0], inst_type((simd, issued[0])))
         elif r < 0.8:
             pending = [k for k, v in live.items() if v]
             if pending:
                 k = rng.choice(pending)
                 live[k] -= 1
-                e.inst(*k, rng.choice(COMMON_TYPES), plus4=plus4)
+                e.inst(*k, inst_type(k), plus4=plus4)
         elif r < 0.86:
             if live:
                 k = rng.choice(sorted(live))
@@ -177,7 +190,7 @@ def test_packet_loss_and_ends_without_start_vectorise():
     e.wave_start(0, 0, 0).advance(8).issue(0, {0: 2}).advance(4).inst(0, 0, 5).misc(2).wave_end(4, 0, 0)
     e.advance(4).wave_end(0, 0, 0)
     a, b, v = decode_both(e.data())
-    assert v and any("packet loss" in p for p in b.problems) and len(b.occupancy) == 4
+    assert v and any("lost packets" in p for p in b.problems) and len(b.occupancy) == 4
     assert_same(a, b)
 
 

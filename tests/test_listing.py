@@ -86,27 +86,30 @@ def test_listing_rows_lines_and_totals():
     d = Dispatch(name="t", target="gfx1100", waves=[w1, w2])
     rows = build_listing(d, _code())
 
-    # only kernel "b" is touched: label + its 8 instructions, then one row for the stray PC
+    # only kernel "b" is touched: label + its 8 instructions, one row for the stray PC, then the (no PC) row
     assert [r.text for r in rows[:3]] == ["; b", "op4", "op5"]
-    assert len(rows) == 1 + 8 + 1
+    assert len(rows) == 1 + 8 + 1 + 1
     assert [r.line for r in rows] == list(range(len(rows)))
     assert rows[0].line == rows[1].line - 1 and rows[0].codeobj == 3 and rows[0].vaddr == 0x110
-    assert rows[-1].codeobj == 0 and rows[-1].vaddr == 0xDEAD0
+    assert rows[-2].codeobj == 0 and rows[-2].vaddr == 0xDEAD0
+    # the record without a PC: its own row, idle counted from the wave's previous record (ends 154)
+    assert rows[-1].is_no_pc and (rows[-1].hit, rows[-1].latency, rows[-1].stall, rows[-1].idle) == (1, 8, 0, 0)
+    assert any("1 of 9 instruction records have no PC" in p for p in d.problems)
     assert rows[1].source == "k.py:16" and rows[2].source == ""
 
     exp = _expected([w1, w2])
-    by_pc = {(BASE + r.vaddr if r.codeobj else r.vaddr): r for r in rows if not r.is_label}
+    by_pc = {(BASE + r.vaddr if r.codeobj else r.vaddr): r for r in rows if not r.is_label and not r.is_no_pc}
     for pc, (hit, lat, stall, idle) in exp.items():
         r = by_pc[pc]
         assert (r.hit, r.latency, r.stall, r.idle) == (hit, lat, stall, idle), hex(pc)
     assert by_pc[BASE + 0x114].hit == 3 and by_pc[BASE + 0x11C].hit == 0
-    assert sum(r.stall for r in rows) == 30 + 2 + 5 + 1
+    assert sum(r.stall for r in rows) == sum(int(w.insts["stall"].sum()) for w in (w1, w2))  # every record
 
-    # waves point at the rows; pc 0 stays unknown (-1)
+    # waves point at the rows; pc 0 at the (no PC) row
     line_by_pc = {pc: r.line for pc, r in by_pc.items()}
     for w in (w1, w2):
         for pc, line in zip(w.insts["pc"].tolist(), w.insts["line"].tolist()):
-            assert line == (line_by_pc[pc] if pc else -1)
+            assert line == (line_by_pc[pc] if pc else rows[-1].line)
     assert any("outside" in p for p in d.problems)
 
 

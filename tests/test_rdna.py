@@ -231,6 +231,9 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
             se = int(re.search(r"se(\d+)", b).group(1))
             r = rdna.decode((cap_dir / b).read_bytes(), cap["gfx_arch"], None, se, vectorised=vectorised)
             rt += [[se, a, c] for a, c in r.realtime]
-            other += [[se, t, c, Category(g).name] for t, c, g in r.other_simd]
+            o = r.other_simd
+            other += [
+                [se, t, c, g, Category(k).name] for t, c, g, k in zip(*(o[f].tolist() for f in o.dtype.names[1:]))
+            ]
         assert sorted(rt) == sorted(x[:3] for x in exp["realtime"])
-        assert sorted(other) == sorted([x[0], x[1], x[2], x[4]] for x in exp["inst_other_simd"])
+        assert sorted(other) == sorted(x[:5] for x in exp["inst_other_simd"])  # with the traced WGP

@@ -26,8 +26,8 @@ def _clean(samples) -> np.ndarray | None:
 class Clock:
     """Per-SE mapping of shader cycles to seconds of the reference clock (as the reference clock reads them)."""
 
-    def __init__(self, dispatch: Dispatch, hz: int = REALTIME_HZ):
-        self.hz = hz
+    def __init__(self, dispatch: Dispatch, hz: int | None = None):
+        self.hz = hz or dispatch.rt_frequency or REALTIME_HZ  # the trace's RT_FREQUENCY when it says
         per_se = {se: _clean(s) for se, s in dispatch.realtime_se.items()}
         self.samples = {se: a for se, a in per_se.items() if a is not None}
         self.default = _clean(dispatch.realtime) if dispatch.realtime else None

@@ -2,8 +2,8 @@
 instance, and over time.
 
 Works on `Dispatch.counters`, a list of `CounterSamples` whatever their source: tinygrad's PMC buffers
-today (one whole-dispatch value per counter instance, so "over time" is across dispatches), SQTT
-PERFEVENT records once the decoder reads them (samples with a `time`: a per-dispatch time series). A
+(one whole-dispatch value per counter instance, so "over time" is across dispatches) and the SQTT
+PERFEVENT records of raw traces (samples with a `time`: a per-dispatch time series). A
 counter that two sources both give is kept apart by source, never summed.
 """
 
@@ -91,7 +91,7 @@ def counter_report(d: Dispatch) -> CounterReport:
     if not d.counters:
         notes.append(
             "no counter samples: they come from tinygrad PMC captures (PMC=1), or SQTT PERFEVENT "
-            "records (rocprofv3 --att-perfcounters) once the decoder reads them"
+            "records in raw traces captured with rocprofv3 --att-perfcounters"
         )
     elif not time_resolved:
         notes.append("one value per counter instance for the whole dispatch (no time resolution)")

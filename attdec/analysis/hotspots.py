@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 from attdec.analysis import BY, CHARGES, norm_path
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.analysis.kernel import KernelSummary, kernel_summary
-from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model import NO_PC, CodeLine, Dispatch, Wave
 from attdec.model.record import Record, field
 
 if TYPE_CHECKING:
     from attdec.analysis.table import Table
+    from attdec.model import DecoderInfo
 
 NO_SOURCE = "(no source line)"
 NO_FILE = "(no source file)"
@@ -91,6 +92,7 @@ class Hotspots(Record):
     stall_measured: bool = True  # False: the input has no stall (rocprofv2); rows are ranked by latency
     charge: str = "wait"
     kernel_summary: KernelSummary | None = None  # resources and occupancy (one dispatch, not merged)
+    info: list[DecoderInfo] = field(default_factory=list)  # the decoder's INFO records (raw inputs)
 
     @property
     def table(self) -> Table:
@@ -165,6 +167,8 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charg
 
 
 def _key(st: InstStat, by: str, frame: str, merged: bool) -> tuple[str, dict]:
+    if st.code.is_no_pc and by != "instruction":  # its own row whatever the grouping: it has no source line
+        return NO_PC, {}
     loc = frame_of(st.code.source, frame)
     if by == "file":
         return (file_of(loc) if loc else NO_FILE), {}
@@ -293,4 +297,5 @@ def hotspots(
         stall_measured=measured,
         charge=charge,
         kernel_summary=_kernel_summary(dispatches),
+        info=[i for d in dispatches for i in d.info],
     )

@@ -8,10 +8,16 @@ import os
 import sys
 from pathlib import Path
 
+from attdec.decoders.compat import COMPAT
 from attdec.errors import InputError
 from attdec.sources import KINDS
 
 FORMATS = ("table", "json", "csv")
+COMPAT_HELP = (
+    "Decode raw captures as this AMD decoder does: 0.1.6 (rocprof-trace-decoder of ROCm <= 7.2; the "
+    "default, reproduced row for row) or rocm-7.13 (built from the newest public source, ROCm >= 7.13). "
+    "docs/compat.md lists every rule on which they differ."
+)
 
 
 def count(text: str) -> int:
@@ -118,11 +124,17 @@ def add_input_options(p) -> None:
     p.add_argument(
         "--arch", default=None, type=known_arch, help="With --code: the GPU (default: from the code object)."
     )
+    add_compat(p)
+
+
+def add_compat(p) -> None:
+    """--compat: which AMD decoder version raw captures are decoded as (docs/compat.md)."""
+    p.add_argument("--compat", choices=list(COMPAT), default=next(iter(COMPAT)), help=COMPAT_HELP)
 
 
 def inputs(a) -> dict:
     """The parsed input options, as open_dispatches takes them."""
-    return {"input_format": a.input_format, "code": a.code, "arch": a.arch}
+    return {"input_format": a.input_format, "code": a.code, "arch": a.arch, "compat": a.compat}
 
 
 def echo(text: str, err: bool = False) -> None:

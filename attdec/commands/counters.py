@@ -24,8 +24,8 @@ def command(a) -> None:
     totals across dispatches (tinygrad samples each dispatch once, so that is its "over time").
 
     Counter samples come from tinygrad PMC captures (profile.pkl with PMC=1, capture folders' .pmc
-    files). ui_output folders and rocprofv3 raw output carry none yet (SQTT PERFEVENT records are
-    planned).
+    files) and SQTT PERFEVENT records in raw traces (rocprofv3 --att --att-perfcounters). ui_output
+    folders carry none.
     """
     import sys
 

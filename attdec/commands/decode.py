@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from attdec.commands.common import Many, add_output, add_paths, echo, output_stream
+from attdec.commands.common import Many, add_compat, add_output, add_paths, echo, output_stream
 from attdec.errors import ArchError, InputError, read_bytes
 
 
@@ -58,6 +58,7 @@ def arguments(p) -> None:
     p.add_argument("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
     p.add_argument("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
     p.add_argument("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
+    add_compat(p)
     p.add_argument(
         "--tokens", action="store_true", help="list every token of the blobs (offset, type, named fields, time) instead"
     )
@@ -78,6 +79,9 @@ def decode(a) -> int:
     With --tokens, list each .att blob's token stream instead, as the decoders split it: byte offset,
     time, token type and its named fields (the format comes from the blob's header; --arch only checks it).
 
+    The records are AMD's decoder's (docs/decode-json.md), as its version --compat decodes them: 0.1.6 by
+    default, the one checked row for row.
+
     Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
     truncated, lost sync or does not match the code object: what could be decoded is printed and each
     problem is a warning on stderr with the file and byte offset. A PC walk that stops early (as AMD's
@@ -95,8 +99,8 @@ def decode(a) -> int:
     def results(raw):
         for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
             echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
-        for blob, res, dt in decode_blobs(raw, target_cu=a.target_cu):
-            for p in res.problems:
+        for blob, res, dt in decode_blobs(raw, target_cu=a.target_cu, compat=a.compat):
+            for p in res.problems + res.warnings:
                 echo(f"attdec: warning: {blob.label}: {p}", err=True)
             if res.damaged:
                 damaged.append(blob.label)

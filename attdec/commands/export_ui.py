@@ -36,11 +36,13 @@ def export_ui(a) -> None:
     from attdec.sources.kind import Tracker, raw_weight
     from attdec.sources.pipeline import decode
 
-    raws = open_raw(a.inputs, **inputs(a))
+    opts = inputs(a)
+    compat = opts.pop("compat")  # how the raw captures are decoded below
+    raws = open_raw(a.inputs, **opts)
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
         for i, raw in enumerate(raws):
-            d = decode(raw, tracker)
+            d = decode(raw, tracker, compat=compat)
             out = write_ui_output(d, a.outdir, folder_name(raw, i))
             traced = sum(1 for w in d.waves if len(w.insts))
             echo(

@@ -28,6 +28,7 @@ def run(
     input_format=None,
     code=(),
     arch=None,
+    compat=None,
     out=None,
     charge="wait",
 ):
@@ -39,7 +40,7 @@ def run(
 
     # the listing's totals are all a plain report reads; filters and producer charging replay the waves
     need = ("waves",) if wave_filter is not None or charge == "producer" else ()
-    dispatches = open_dispatches(paths, input_format, code, arch, need=need)
+    dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, need=need)
     if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
         from attdec.analysis.flame import stall_stacks
 

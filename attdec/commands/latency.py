@@ -25,6 +25,7 @@ def run(
     input_format=None,
     code=(),
     arch=None,
+    compat=None,
     out=None,
 ):
     """Hidden latency of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
@@ -35,7 +36,7 @@ def run(
     from attdec.report import waits as rep
 
     reports = []
-    for d in open_dispatches(paths, input_format, code, arch, need=("waves",)):
+    for d in open_dispatches(paths, input_format, code, arch, compat=compat, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
     out = out or sys.stdout

@@ -14,7 +14,18 @@ from attdec.commands.common import (
 )
 
 
-def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, out=None):
+def run(
+    paths,
+    top=20,
+    producers=4,
+    fmt="table",
+    wave_filter=None,
+    input_format=None,
+    code=(),
+    arch=None,
+    compat=None,
+    out=None,
+):
     """Wait sites of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
@@ -22,7 +33,7 @@ def run(paths, top=20, producers=4, fmt="table", wave_filter=None, input_format=
     from attdec.report import waits as rep
 
     reports = []
-    for d in open_dispatches(paths, input_format, code, arch, need=("waves",)):
+    for d in open_dispatches(paths, input_format, code, arch, compat=compat, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
     out = out or sys.stdout

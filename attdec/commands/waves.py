@@ -64,7 +64,7 @@ def command(a) -> None:
 
             write_npz(out, rep.columns(rows))
         elif fmt == "json":
-            rep.print_json(rows, out)
+            rep.print_json(rows, out, dispatches)
         elif fmt == "csv":
             rep.print_csv(rows, out)
         else:

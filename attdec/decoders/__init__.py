@@ -3,17 +3,30 @@
 `decode_blob` detects the stream format from its first 8 bytes (sqtt-format.md §1.2), checks it against
 the architecture the user named, and hands the blob to the family decoder: `rdna` for gfx11/gfx12,
 `gfx9` for CDNA (each imported when first needed). `compat.Rules` holds the rules that differ between
-versions of AMD's decoder; the default reproduces 0.1.6.
+versions of AMD's decoder (`compat`, docs/compat.md); the default reproduces 0.1.6.
 """
 
 from __future__ import annotations
 
-from attdec.decoders.common import BlobResult, CodeMap
-from attdec.decoders.compat import DEFAULT, Rules
-from attdec.errors import ArchError, FormatError
-from attdec.model.target import Target, target
+from typing import TYPE_CHECKING
 
-__all__ = ["BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
+from attdec.decoders.compat import COMPAT, Rules, rules_for
+from attdec.errors import ArchError, FormatError
+
+if TYPE_CHECKING:
+    from attdec.decoders.common import BlobResult, CodeMap
+    from attdec.model.target import Target
+
+__all__ = ["COMPAT", "BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
+
+
+def __getattr__(name: str):
+    # numpy-backed parts load on first use: commands that only name a decoder version (--compat) stay light
+    if name in ("BlobResult", "CodeMap"):
+        from attdec.decoders import common
+
+        return getattr(common, name)
+    raise AttributeError(name)
 
 
 def detect_format(data: bytes) -> str | None:
@@ -38,9 +51,19 @@ def stream_generation(data: bytes) -> int | None:
 
 
 def decode_blob(
-    data: bytes, arch: str | Target, code: CodeMap | None, se: int, where: str = "", rules: Rules = DEFAULT, **opts
+    data: bytes,
+    arch: str | Target,
+    code: CodeMap | None,
+    se: int,
+    where: str = "",
+    compat: str | Rules | None = None,
+    **opts,
 ) -> BlobResult:
-    """Decode one SE blob. Raises ArchError/FormatError for input that cannot be this architecture's."""
+    """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
+    Raises ArchError/FormatError for input that cannot be this architecture's."""
+    from attdec.model.target import target
+
+    rules = rules_for(compat)
     tgt = target(arch, where or None)
     if not data:
         raise FormatError("empty SQTT blob", where or None)

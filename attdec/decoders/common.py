@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attdec.model import OCCUPANCY_DTYPE, Wave
+from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
+from attdec.model.target import target
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
 # categories): the PC walk stops at it, and a finished wave reports it as NONE.
@@ -20,24 +21,118 @@ class NotVectorisable(Exception):
 
 @dataclass
 class BlobResult:
-    """Records decoded from one shader engine's SQTT stream."""
+    """Records decoded from one shader engine's SQTT stream: every record kind AMD's decoder reports
+    (waves, occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO) and the code
+    objects the trace announces, plus attdec's own findings with byte offsets."""
 
     se: int
     arch: str
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
-    other_simd: list[tuple[int, int, int]] = field(default_factory=list)  # (time, cycles, category)
-    problems: list[str] = field(default_factory=list)  # lost sync, truncation... with byte offsets
+    other_simd: np.ndarray = field(default_factory=lambda: np.zeros(0, OTHER_SIMD_DTYPE))
+    shaderdata: np.ndarray = field(default_factory=lambda: np.zeros(0, SHADERDATA_DTYPE))
+    perfevents: np.ndarray = field(default_factory=lambda: np.zeros(0, PERFEVENT_DTYPE))
+    rt_frequency: int | None = None  # Hz, from the ROCm protocol's AGENT_INFO (RT_FREQUENCY record)
+    info: list[DecoderInfo] = field(default_factory=list)  # AMD's INFO records, with counts and offsets
+    code_objects: list = field(default_factory=list)  # userdata.CodeObjectMarker loads the trace announces
+    problems: list[str] = field(default_factory=list)  # damage: lost sync, truncation... with byte offsets
+    warnings: list[str] = field(default_factory=list)  # not damage: PC walks that stopped, waves cut
     bytes_decoded: int = 0
     walks: int = 0  # traced waves whose records were walked against the code for their PCs
     walks_stopped: int = 0  # of those, walks that stopped early: their later records have pc 0
 
     @property
     def damaged(self) -> bool:
-        """Whether the blob is truncated, lost sync or does not fit the code: any problem but the one line
-        that sums up PC walks that stopped early (AMD's decoder stops there too; the records are exact)."""
-        return len(self.problems) > (1 if self.walks_stopped else 0)
+        """Whether the blob is truncated, lost sync or does not fit the code (`decode` exits 3). PC walks
+        that stop early (AMD's decoder stops there too) and waves cut by the end of the blob are warnings."""
+        return bool(self.problems)
+
+    def code_object_ids(self, pcs: np.ndarray) -> np.ndarray:
+        """The id of the code object (announced by the trace's markers) that holds each absolute PC, 0 where
+        none does, as AMD's decoder attributes PCs; the latest load of an address range wins."""
+        out = np.zeros(len(pcs), np.uint64)
+        for m in self.code_objects:
+            if not m.unload and m.size:
+                pc = np.asarray(pcs, np.uint64)
+                out[(pc >= np.uint64(m.addr)) & (pc < np.uint64(m.addr + m.size))] = m.id
+        return out
+
+
+def data_lost(res: BlobResult, lost_at: list[int]) -> None:
+    """DATA_LOST when the trace says packets were lost (after the waves' INFO records, as the official
+    decoder raises it once the blob is parsed); damage, so also a problem."""
+    if lost_at:
+        n, at = len(lost_at), lost_at[0]
+        res.info.append(DecoderInfo("DATA_LOST", res.se, n, at, "the trace unit lost packets"))
+        res.problems.append(f"the trace unit lost packets {n} time(s), first at byte {at} (DATA_LOST)")
+
+
+def implausible(times: np.ndarray, begin: int, end: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Records no valid stream gives (none in the captures' undamaged decodes): (starts before its wave
+    began or before an earlier record, starts after its ended wave's end), or None when there are none
+    (the common case, found with two comparisons so the decode's hot path barely notices)."""
+    n = len(times)
+    if not n or (times[0] >= begin and (not end or times[-1] <= end) and (times[1:] >= times[:-1]).all()):
+        return None
+    early = times < np.maximum.accumulate(np.r_[begin, times[:-1]])
+    late = (times > end) & ~early if end else np.zeros(n, bool)
+    return early, late
+
+
+class Implausible:
+    """What a blob's plausibility checks left out, for one problem line (a flipped bit or a zeroed run
+    makes such records; AMD's decoder reports them as records)."""
+
+    REASONS = ("before its wave or an earlier record", "after its wave ended", "in a wave slot the SIMD lacks")
+
+    def __init__(self) -> None:
+        self.counts = [0, 0, 0]
+        self.first: Wave | None = None
+
+    def add(self, wave: Wave, *counts: int) -> None:
+        if any(counts):
+            self.counts = [a + b for a, b in zip(self.counts, counts)]
+            self.first = self.first or wave
+
+    def note(self, res: BlobResult) -> None:
+        w = self.first
+        if w is not None:
+            detail = ", ".join(f"{n} {why}" for n, why in zip(self.counts, self.REASONS) if n)
+            res.problems.append(
+                f"implausible records left out ({detail}; first: se {w.se} cu {w.cu} simd {w.simd} slot {w.slot}, "
+                f"begun at {w.begin}): the stream is damaged there"
+            )
+
+
+def drop_implausible(res: BlobResult) -> None:
+    """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
+    the wave id has 5 bits, the SIMD fewer slots)."""
+    cu = target(res.arch).cu
+    slots = cu.wave_slots if cu is not None else 32
+    found = Implausible()
+    keep = []
+    for w in res.waves:
+        if w.slot >= slots:
+            found.add(w, 0, 0, max(len(w.insts), 1))
+            continue
+        keep.append(w)
+        bad = implausible(w.insts["time"], w.begin, w.end)
+        if bad is not None:
+            early, late = bad
+            found.add(w, int(early.sum()), int(late.sum()), 0)
+            w.insts = w.insts[~(early | late)]
+    res.waves = keep
+    found.note(res)
+
+
+def official_order(waves: list[Wave], complete: list[bool]) -> list[Wave]:
+    """A blob's waves in the order AMD's decoder (0.1.6) reports them: the waves that ended, by end time
+    (stable: waves that end together keep their stitch order), then the waves cut by the end of the blob,
+    in the order they were stitched. The PC walk runs in stitch order, which matters for its per-line
+    state; only the output is reordered."""
+    ended = sorted((w for w, c in zip(waves, complete) if c), key=lambda w: w.end)
+    return ended + [w for w, c in zip(waves, complete) if not c]
 
 
 def entry_problem(code: CodeMap, pc: int, byte: int) -> str | None:

@@ -1,18 +1,19 @@
 """The decoding rules that differ between versions of AMD's decoder, gathered in one object.
 
-attdec reproduces one build of rocprof-trace-decoder exactly: 0.1.6, the build that made the captures'
-oracle.json. Newer AMD sources change a few rules (docs/sqtt-rdna.md §1 lists them with the evidence).
-Each such rule is a field of `Rules`; the decoders read these fields instead of hard-coding either
-answer, so another decoder version is another `Rules` value (`COMPAT`), not a code change.
+Two official behaviours exist in the field: rocprof-trace-decoder 0.1.6 (ROCm <= 7.2; the build that made
+the captures' oracle.json, checked row for row) and the decoder built from the newest public source
+(ROCm/rocm-systems `projects/rocprof-trace-decoder`, bundled from ROCm 7.13 on; read, not run). Each rule
+on which they differ is a field of `Rules`; the decoders read these fields instead of hard-coding either
+answer, so a decoder version is a `Rules` value (`COMPAT`, chosen with `--compat` / `compat=`), not a code
+change. docs/compat.md is the table of every rule with its evidence.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from attdec.model.record import Frozen
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(Frozen):
     """One decoder version's answers where versions disagree. The defaults are 0.1.6's."""
 
     # gfx11 s_barrier (INST opcode 19, header version 3): the newer source's `update_barrier_gfx11` turns
@@ -22,11 +23,40 @@ class Rules:
     gfx11_valub_16_dprate: bool = False
     # code lines `s_prefetch*`: no trie prefix in 0.1.6, so SALU by the `s_` fallback; SMEM in newer tries.
     prefetch_is_smem: bool = False
-    # gfx12 code lines `ds_bvh*`: BVH rather than LDS for the PC walk.
-    gfx12_ds_bvh_is_bvh: bool = True
+    # gfx12 code lines `ds_bvh*`: LDS by the `ds_` prefix in 0.1.6, so a BVH record (INST 118, 121) does
+    # not match them and the PC walk stops there; the newer `Trie::inst_type` makes them BVH.
+    gfx12_ds_bvh_is_bvh: bool = False
+    # gfx12 end of blob: the newest reader decodes a token only if its whole 64-bit word lies in the blob;
+    # 0.1.6 reads past the end as if zero bytes followed (every family), so a cut token is decoded.
+    gfx12_end_window: bool = False
+    # gfx9 INST type 15 (OTHER_MSG: s_endpgm, s_sendmsg): 0.1.6 times it like an immediate that waited since
+    # the previous record, leaves the wave IDLE, and makes no record when there is no earlier record or
+    # the earlier one ends after the issue; the newest source times it like any INST type.
+    gfx9_message_as_immediate: bool = True
+    # gfx9 WAVE_END: 0.1.6 ends the wave at the token's time and closes its last state run; the newest
+    # source ends it 4 cycles later and closes the run only for waves with records.
+    gfx9_end_at_token: bool = True
+    # Order of a blob's waves: 0.1.6 reports the waves that ended by end time, then the ones the blob cut;
+    # the newest source reports them as it stitches them (RDNA: when the slot starts its next wave).
+    end_time_order: bool = True
 
 
 DEFAULT = Rules()
+NEWEST = Rules(**{f: not getattr(DEFAULT, f) for f in Rules.fields()})
 
-# Decoder versions by the name a user would give them (issue 11 adds the newer ones and `--compat`).
-COMPAT: dict[str, Rules] = {"0.1.6": DEFAULT}
+# Decoder versions by the name a user gives them (`--compat`); the first is the default.
+COMPAT: dict[str, Rules] = {"0.1.6": DEFAULT, "rocm-7.13": NEWEST}
+
+
+def rules_for(name: str | Rules | None) -> Rules:
+    """The rules of a decoder version named as `--compat` takes it (None: the default, 0.1.6)."""
+    if name is None:
+        return DEFAULT
+    if isinstance(name, Rules):
+        return name
+    try:
+        return COMPAT[name]
+    except KeyError:
+        from attdec.errors import InputError
+
+        raise InputError(f"unknown decoder version {name!r} (known: {', '.join(COMPAT)})", "--compat") from None

@@ -21,7 +21,7 @@ import numpy as np
 
 from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap
 from attdec.decoders.compat import DEFAULT, Rules
-from attdec.model import Category, Wave, WaveState
+from attdec.model import Category, DecoderInfo, Wave, WaveState
 
 
 class LineKind(IntEnum):
@@ -303,18 +303,50 @@ class Walk:
         return self.walked >= self.records
 
 
-def note_walks(res: BlobResult, walks: list[tuple[Wave, Walk]]) -> None:
-    """Count a blob's PC walks, and sum up in one problem line the waves whose walk stopped early."""
+def note_waves(res: BlobResult, stitched: list[tuple[Wave, bool, bool, Walk | None, int]]) -> None:
+    """Sum up a blob's stitched waves: `stitched` holds (wave, ended, trapping, walk or None, entry pc) in
+    stitch order. Counts the PC walks, notes in `warnings` the waves whose walk stopped early and the
+    waves the blob cut, and adds AMD's INFO records in the order its stitch raises them (one of each kind
+    per blob): WAVE_INCOMPLETE for a wave that never ended (trapping waves aside), else
+    STITCH_INCOMPLETE for a walk that stopped early on a wave whose entry PC lies in a code object the
+    trace announced (the official test; without markers it stays silent, attdec's warning does not)."""
+    walks = [(w, k) for w, _, _, k, _ in stitched if k is not None]
     stopped = [(w, k) for w, k in walks if not k.complete]
     res.walks, res.walks_stopped = len(walks), len(stopped)
-    if not stopped:
-        return
-    w, k = stopped[0]
-    after = f"after pc {k.last_pc:#x}" if k.last_pc else "before any record got a pc"
-    res.problems.append(
-        f"PC walk stopped early in {len(stopped)} of {len(walks)} traced waves, their later records have pc 0 "
-        f"(first: se {w.se} cu {w.cu} simd {w.simd} slot {w.slot} at record {k.walked} of {k.records}, {after})"
-    )
+    entries = res.code_object_ids(np.array([e for *_, e in stitched], np.uint64)).tolist()
+    cut, marked, order = [], [], []
+    for (w, ended, trapping, k, _), co in zip(stitched, entries):
+        if not ended and not trapping:
+            cut.append(w)
+            kind = "WAVE_INCOMPLETE"
+        elif k is not None and not k.complete and co:
+            marked.append(w)
+            kind = "STITCH_INCOMPLETE"
+        else:
+            continue
+        if kind not in order:
+            order.append(kind)
+    for kind in order:
+        if kind == "WAVE_INCOMPLETE":
+            w = cut[0]
+            where = f"first: cu {w.cu} simd {w.simd} slot {w.slot}, begun at {w.begin}"
+            res.info.append(DecoderInfo(kind, res.se, len(cut), res.bytes_decoded, f"waves cut ({where})"))
+        else:
+            res.info.append(DecoderInfo(kind, res.se, len(marked), None, "PC walks stopped early"))
+    if cut:
+        w = cut[0]
+        res.warnings.append(
+            f"{len(cut)} of {len(stitched)} traced waves cut by the end of the blob at byte {res.bytes_decoded}, "
+            f"their later records are missing (WAVE_INCOMPLETE; first: se {w.se} cu {w.cu} simd {w.simd} "
+            f"slot {w.slot}, begun at {w.begin})"
+        )
+    if stopped:
+        w, k = stopped[0]
+        after = f"after pc {k.last_pc:#x}" if k.last_pc else "before any record got a pc"
+        res.warnings.append(
+            f"PC walk stopped early in {len(stopped)} of {len(walks)} traced waves, their later records have pc 0 "
+            f"(first: se {w.se} cu {w.cu} simd {w.simd} slot {w.slot} at record {k.walked} of {k.records}, {after})"
+        )
 
 
 def _last_pc(pcs: list[int], walked: int) -> int:

@@ -18,7 +18,7 @@ USERDATA_2, USERDATA_3 = 0xC342, 0xC343
 ROC_MAGIC = int.from_bytes(b"\0ROC", "little")
 # USERDATA_2 header word: opcode [0..7], type [8..11], data20 [12..31]
 OP_RT_TIMESTAMP, OP_CODEOBJ, OP_AGENT_INFO, OP_RT_TIMESTAMP_LO32 = 5, 4, 6, 7
-AGENT_RT_FREQUENCY_KHZ = 0
+AGENT_RT_FREQUENCY_KHZ, AGENT_COUNTER_INTERVAL = 0, 1  # AGENT_INFO types
 # code-object marker payload types
 TAIL, SIZE_LO, ADDR_LO, ADDR_HI, SIZE_HI, ID_LO, ID_HI = range(7)
 PGM_LO, PGM_HI = 0x0C, 0x0D
@@ -52,6 +52,7 @@ class RocProtocol:
         self.active = False
         self.state = self.WAIT_FOR_HEADER
         self.realtime_khz: int | None = None
+        self.counter_interval = 0  # shader cycles between PERF readings (AGENT_INFO COUNTER_INTERVAL), 0: unknown
         self.markers: list[CodeObjectMarker] = []
         self._marker: dict[int, int] = {}
         self._count = 0
@@ -69,6 +70,8 @@ class RocProtocol:
             if opcode == OP_AGENT_INFO:
                 if typ == AGENT_RT_FREQUENCY_KHZ:
                     self.realtime_khz = data20
+                elif typ == AGENT_COUNTER_INTERVAL:
+                    self.counter_interval = data20
             elif opcode == OP_CODEOBJ and data20 == 0:
                 self.state = typ
             return
@@ -87,6 +90,11 @@ class RocProtocol:
             self._marker = {}
         else:
             self._marker[typ] = value
+
+    @property
+    def rt_frequency(self) -> int | None:
+        """The realtime clock's frequency in Hz, as the official RT_FREQUENCY record reports it."""
+        return self.realtime_khz * 1000 if self.realtime_khz else None
 
     def userdata3(self, t: int, value: int) -> tuple[int, int] | None:
         """A USERDATA_3 word at time t; a complete realtime sample (t, reference clock) or None."""

@@ -10,9 +10,14 @@ like the enumerations.
 
 from attdec.model import records
 from attdec.model.records import (
+    INFO_KINDS,
+    NO_PC,
     REALTIME_HZ,
+    SHADERDATA_IMM,
+    SHADERDATA_PRIV,
     CodeLine,
     CounterSamples,
+    DecoderInfo,
     Deferred,
     Dispatch,
     KernelResources,
@@ -25,14 +30,22 @@ from attdec.model.target import TARGETS, ComputeUnit, Target, target
 
 __all__ = [
     "COUNTER_DTYPE",
+    "INFO_KINDS",
     "INST_DTYPE",
+    "NO_PC",
     "OCCUPANCY_DTYPE",
+    "OTHER_SIMD_DTYPE",
+    "PERFEVENT_DTYPE",
     "REALTIME_HZ",
+    "SHADERDATA_DTYPE",
+    "SHADERDATA_IMM",
+    "SHADERDATA_PRIV",
     "TARGETS",
     "Category",
     "CodeLine",
     "ComputeUnit",
     "CounterSamples",
+    "DecoderInfo",
     "Deferred",
     "Dispatch",
     "KernelResources",

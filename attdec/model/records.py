@@ -8,7 +8,7 @@ and any performance-counter samples (`CounterSamples`). No I/O here.
 
 numpy is imported when the first array is made, not with the model: a ui_output folder's report reads
 only its listing (code.json), and `attdec hotspots` on it never needs numpy. The record layouts below
-(`INST_DTYPE`, `OCCUPANCY_DTYPE`, `COUNTER_DTYPE`) are built on first use.
+(`INST_DTYPE`, `OCCUPANCY_DTYPE`, `COUNTER_DTYPE`, ...) are built on first use.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ LAYOUTS = {
         ("time", "<i8"),
         ("pc", "<u8"),
     ],
-    # Performance-counter samples, whatever their source (tinygrad PMC buffers now, SQTT PERFEVENT records
-    # later): `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
+    # Performance-counter samples, whatever their source (tinygrad PMC buffers, SQTT PERFEVENT records):
+    # `counter` indexes CounterSamples.names; a location field is -1 where the counter is not split
     # that way (a GL2C channel has no SE, gfx9 SQ counters no CU); `time` is -1 for a whole-dispatch total.
     "COUNTER_DTYPE": [
         ("counter", "<i4"),
@@ -58,6 +58,33 @@ LAYOUTS = {
         ("time", "<i8"),
         ("value", "<u8"),
     ],
+    # The decoder's other per-SE records, with AMD's field names (trace_decoder_types.h), each with the SE of
+    # the blob it came from. SHADERDATA: a value a shader wrote into the trace (`s_ttracedata` from M0,
+    # `s_ttracedata_imm`); `cu` is the CU (gfx9) or (sa << 7) | wgp (gfx10+); `flags` SHADERDATA_IMM: the
+    # short immediate form, SHADERDATA_PRIV: written by the trap handler.
+    "SHADERDATA_DTYPE": [
+        ("se", "<i4"),
+        ("time", "<i8"),
+        ("value", "<u8"),
+        ("cu", "u1"),
+        ("simd", "u1"),
+        ("wave_id", "u1"),
+        ("flags", "u1"),
+    ],
+    # PERFEVENT (gfx9 PERF tokens, rocprofv3 --att-perfcounters): four 13-bit counter readings of one CU,
+    # counters 0-3 (bank 0) or 4-7 (bank 1); all-zero events mark intervals without a reading.
+    "PERFEVENT_DTYPE": [
+        ("se", "<i4"),
+        ("time", "<i8"),
+        ("events0", "<u2"),
+        ("events1", "<u2"),
+        ("events2", "<u2"),
+        ("events3", "<u2"),
+        ("cu", "u1"),
+        ("bank", "u1"),
+    ],
+    # INST_OTHER_SIMD (gfx11+): an instruction the traced WGP issued on its other SIMD (no wave record).
+    "OTHER_SIMD_DTYPE": [("se", "<i4"), ("time", "<i8"), ("cycles", "<u2"), ("wgp", "u1"), ("category", "u1")],
 }
 
 # The reference clock of realtime samples (realtime.json "frequency"): 100 MHz in every known capture
@@ -66,7 +93,7 @@ REALTIME_HZ = 100_000_000
 
 
 def __getattr__(name: str):
-    """`INST_DTYPE`, `OCCUPANCY_DTYPE`, `COUNTER_DTYPE`: made (and numpy imported) on first use."""
+    """`INST_DTYPE`, `OCCUPANCY_DTYPE`, ... (the LAYOUTS): made (and numpy imported) on first use."""
     if name not in LAYOUTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import numpy as np
@@ -79,6 +106,26 @@ def _zeros(layout: str, n: int = 0) -> np.ndarray:
     import numpy as np
 
     return np.zeros(n, globals().get(layout) or __getattr__(layout))
+
+
+# INFO records: what a blob's decode lost (AMD's `rocprofiler_thread_trace_decoder_info_t` names).
+INFO_KINDS = ("DATA_LOST", "STITCH_INCOMPLETE", "WAVE_INCOMPLETE")
+SHADERDATA_IMM, SHADERDATA_PRIV = 1, 2  # SHADERDATA_DTYPE flags
+
+
+class DecoderInfo(Record):
+    """One INFO record of one blob: `count` lost-data marks / waves whose PC walk stopped / waves the blob
+    cut, `byte` the offset in the blob it refers to (first packet loss, end of the decoded data)."""
+
+    kind: str  # one of INFO_KINDS
+    se: int
+    count: int
+    byte: int | None = None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        at = f" at byte {self.byte}" if self.byte is not None else ""
+        return f"se {self.se}: {self.kind}{at}: {self.detail}" if self.detail else f"se {self.se}: {self.kind}{at}"
 
 
 def empty_insts(n: int = 0) -> np.ndarray:
@@ -163,6 +210,15 @@ class CodeLine(Record):
     def is_label(self) -> bool:
         return self.text.startswith(";")
 
+    @property
+    def is_no_pc(self) -> bool:
+        """The row that totals the records the decoder could give no PC (raw inputs; rocprofv3's code.json
+        has none, its writer leaves such records out)."""
+        return self.text == NO_PC
+
+
+NO_PC = "(no PC)"
+
 
 class KernelResources(Record):
     """What a kernel asks of a compute unit, from its code object. Values come from the metadata note
@@ -223,6 +279,11 @@ class Dispatch(Record):
     stall_measured: bool = True
     resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output
     counters: list[CounterSamples] = field(default_factory=list)
+    # Raw inputs only: the decoder's INFO records, SHADERDATA records (SHADERDATA_DTYPE) and the realtime
+    # clock's frequency as the trace announces it (Hz; None: not announced, REALTIME_HZ is assumed).
+    info: list[DecoderInfo] = field(default_factory=list)
+    shaderdata: np.ndarray | None = None  # SHADERDATA_DTYPE rows; None: none (the model needs no numpy)
+    rt_frequency: int | None = None
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")

@@ -46,6 +46,8 @@ def to_json(h: Hotspots, top: int) -> dict:
         del out["dispatch"]
     if h.problems:
         out["problems"] = h.problems
+    if h.info:
+        out["info"] = [{"se": i.se, "kind": i.kind, "count": i.count, "byte": i.byte} for i in h.info]
     if h.kernel_summary is not None:
         out["kernel_resources"] = kernel_json(h.kernel_summary)
     return out

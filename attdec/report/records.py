@@ -1,9 +1,15 @@
-"""Decoded records (what `attdec decode` prints): a summary table per blob, the records as JSON, or as columns."""
+"""Decoded records (what `attdec decode` prints): a summary table per blob, the records as JSON, or as columns.
+
+The JSON keys are documented in docs/decode-json.md; the record kinds and their fields are AMD's decoder's
+(trace_decoder_types.h), in the order oracle.json lists them.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from typing import Any
 
 from attdec.model import Category
 
@@ -27,39 +33,52 @@ def write_rows(w, cols: list[list]) -> None:
 
 def write_json(dispatches, out) -> None:
     """Stream {"dispatches": [{"name", "waves": [...], "occupancy": [...], "realtime", "inst_other_simd",
-    "problems"}]} wave by wave, so memory stays bounded by one wave's rows. `dispatches` yields
-    (name, [(blob label, BlobResult, seconds), ...]) pairs, the inner list lazily."""
+    "shaderdata", "perfevents", "rt_frequency", "code_objects", "info", "problems", "warnings"}]} wave by
+    wave, so memory stays bounded by one wave's rows. `dispatches` yields (name, [(blob label,
+    BlobResult, seconds), ...]) pairs, the inner list lazily."""
     w = out.write
     w('{"dispatches": [')
     for n, (name, results) in enumerate(dispatches):
         w(("," if n else "") + '{"name": ' + json.dumps(name) + ', "waves": [')
-        occ, realtime, other, problems = [], [], [], []
+        occ: list = []
+        rest: dict[str, list] = {k: [] for k in _SIDE}
         first = True
         for label, res, _dt in results:
-            problems += [f"{label}: {p}" for p in res.problems]
             for wave in res.waves:
                 if not first:
                     w(",\n")
                 first = False
-                _write_wave(w, wave)
-            occ.append(res.occupancy)
-            realtime += [[res.se, int(a), int(b)] for a, b in res.realtime]
-            other += [[res.se, int(t), int(c), Category(g).name] for t, c, g in res.other_simd]
+                _write_wave(w, wave, res)
+            occ.append(res)
+            for k, f in _SIDE.items():
+                rest[k] += f(res, label)
         w('],\n"occupancy": [')
         first = True
-        for o in occ:
+        for res in occ:
+            o = res.occupancy
             if len(o):
                 w("" if first else ",\n")
                 first = False
-                write_rows(w, [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")])
-        w('],\n"realtime": ' + json.dumps(realtime))
-        w(',\n"inst_other_simd": ' + json.dumps(other))
-        w(',\n"problems": ' + json.dumps(problems))
+                cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
+                _write_rows_with_ids(w, cols, res, o["pc"])
+        w("]")
+        for k, v in rest.items():
+            w(f',\n"{k}": ' + json.dumps(v))
         w("}")
     w("]}\n")
 
 
-def _write_wave(w, wave) -> None:
+def _write_rows_with_ids(w, cols: list[list], res, pcs) -> None:
+    """Rows as `write_rows` writes them, with AMD's pc.code_object_id as one more column on the rows whose
+    PC lies in a code object the trace announced (most traces announce none: the fast path)."""
+    if not res.code_objects:
+        write_rows(w, cols)
+        return
+    ids = res.code_object_ids(pcs).tolist()
+    w(",".join("[" + ",".join(map(str, r)) + (f",{i}]" if i else "]") for *r, i in zip(*cols, ids)))
+
+
+def _write_wave(w, wave, res) -> None:
     a = wave.insts
     w(
         f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "wave_id": {wave.slot}, '
@@ -68,8 +87,34 @@ def _write_wave(w, wave) -> None:
     )
     if len(a):
         names = [_NAMES[c] for c in a["category"].tolist()]
-        write_rows(w, [a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(), names])
+        cols = [a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(), names]
+        _write_rows_with_ids(w, cols, res, a["pc"])
     w("]}")
+
+
+def _rows(a, fields) -> list[list]:
+    return [list(r) for r in zip(*(a[f].tolist() for f in fields))] if len(a) else []
+
+
+# The per-blob record kinds written after the waves and occupancy: key -> (BlobResult, blob label) -> rows.
+_SIDE: dict[str, Callable[[Any, str], list]] = {
+    "realtime": lambda r, _: [[r.se, int(a), int(b)] for a, b in r.realtime],
+    "inst_other_simd": lambda r, _: [
+        [se, t, c, g, Category(k).name]
+        for se, t, c, g, k in _rows(r.other_simd, ("se", "time", "cycles", "wgp", "category"))
+    ],
+    "shaderdata": lambda r, _: _rows(r.shaderdata, ("se", "time", "value", "cu", "simd", "wave_id", "flags")),
+    "perfevents": lambda r, _: _rows(
+        r.perfevents, ("se", "time", "events0", "events1", "events2", "events3", "cu", "bank")
+    ),
+    "rt_frequency": lambda r, _: [[r.se, r.rt_frequency]] if r.rt_frequency else [],
+    "code_objects": lambda r, _: [
+        {"se": r.se, "id": m.id, "addr": m.addr, "size": m.size} for m in r.code_objects if not m.unload
+    ],
+    "info": lambda r, _: [{"se": i.se, "kind": i.kind, "count": i.count, "byte": i.byte} for i in r.info],
+    "problems": lambda r, label: [f"{label}: {p}" for p in r.problems],
+    "warnings": lambda r, label: [f"{label}: {p}" for p in r.warnings],
+}
 
 
 def columns(dispatches) -> dict[str, dict]:
@@ -87,7 +132,7 @@ def columns(dispatches) -> dict[str, dict]:
         "waves": {k: [] for k in ("blob", "se", "cu", "simd", "slot", "begin", "end", "contexts", "first", "records")},
         "timeline": {"wave": [], "state": [], "duration": []},
         "realtime": {"blob": [], "shader_clock": [], "reference_clock": []},
-        "other_simd": {"blob": [], "time": [], "cycles": [], "category": []},
+        "other_simd": {"blob": [], "time": [], "cycles": [], "wgp": [], "category": []},
         "problems": {"blob": [], "text": []},
     }
     insts, occ, occ_blob, nrec = [], [], [], 0
@@ -113,9 +158,10 @@ def columns(dispatches) -> dict[str, dict]:
             for shader, ref in res.realtime:
                 for k, v in zip(("blob", "shader_clock", "reference_clock"), (b, int(shader), int(ref))):
                     t["realtime"][k].append(v)
-            for time, cycles, cat in res.other_simd:
-                for k, v in zip(("blob", "time", "cycles", "category"), (b, int(time), int(cycles), int(cat))):
-                    t["other_simd"][k].append(v)
+            o = res.other_simd
+            t["other_simd"]["blob"] += [b] * len(o)
+            for k in ("time", "cycles", "wgp", "category"):
+                t["other_simd"][k] += o[k].tolist()
             t["problems"]["blob"] += [b] * len(res.problems)
             t["problems"]["text"] += list(res.problems)
     text = ("name", "label", "text")

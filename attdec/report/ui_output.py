@@ -51,9 +51,11 @@ def _numbered(waves: list[Wave]) -> list[Wave]:
     return keep
 
 
-def wave_json(w: Wave) -> dict:
+def wave_json(w: Wave, no_pc_line: int = -1) -> dict:
+    """One wave file; records without a PC (line -1, or the listing's (no PC) row) go on line 0, as the
+    C++ writer puts unresolved PCs."""
     a = w.insts
-    lines = np.where(a["line"] < 0, 0, a["line"])  # the C++ writer puts unresolved PCs on line 0
+    lines = np.where((a["line"] < 0) | (a["line"] == no_pc_line), 0, a["line"])
     insts = (
         np.stack([a["time"], a["category"].astype(np.int64), a["stall"], a["duration"], lines], axis=1)
         if len(a)
@@ -106,7 +108,11 @@ def wstates(waves: list[Wave]) -> dict[int, dict]:
 
 
 def code_rows(d: Dispatch) -> list[list]:
-    return [[c.text, 0, c.line, c.source, c.codeobj, c.vaddr, c.hit, c.latency, c.stall, c.idle] for c in d.code]
+    return [
+        [c.text, 0, c.line, c.source, c.codeobj, c.vaddr, c.hit, c.latency, c.stall, c.idle]
+        for c in d.code
+        if not c.is_no_pc  # rocprofv3's writer leaves records without a PC out
+    ]
 
 
 def occupancy_json(d: Dispatch) -> dict:
@@ -145,9 +151,10 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
     gen = d.target.generation
 
     names: dict[str, dict] = {}
+    no_pc_line = next((c.line for c in d.code if c.is_no_pc), -1)
     for w in waves:
         fname = wave_file_name(w)
-        _dump(folder / fname, wave_json(w))
+        _dump(folder / fname, wave_json(w, no_pc_line))
         (names.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {}))[str(w.seq)] = [
             fname,
             int(w.begin),
@@ -215,7 +222,7 @@ def write_agent_info(tgt: Target, path: Path) -> None:
 
 def write_stats_csv(d: Dispatch, path: Path) -> None:
     """code.json's rows sorted by (CodeObj, Vaddr), each label right before its kernel's first instruction."""
-    rows = sorted(d.code, key=lambda c: (c.codeobj, c.vaddr, not c.is_label, c.line))
+    rows = sorted((c for c in d.code if not c.is_no_pc), key=lambda c: (c.codeobj, c.vaddr, not c.is_label, c.line))
     with open(path, "w", newline="") as f:
         wr = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
         wr.writerow(STATS_HEADER)

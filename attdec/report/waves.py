@@ -42,14 +42,27 @@ def _values(r: WaveRow) -> list:
     ]
 
 
-def print_json(rows: list[WaveRow], out) -> None:
+def print_json(rows: list[WaveRow], out, dispatches=()) -> None:
+    """{"waves": [...]}, plus "notes" (what the decode lost or doubts) and "info" (the decoder's INFO
+    records: dispatch, se, kind, count, byte) when the dispatches have any."""
     objs = []
     for r in rows:
         d = dict(zip(FIELDS, _values(r)))
         d["by_type"] = r.by_type
         d["file"] = r.path
         objs.append(d)
-    write_json({"waves": objs}, out)
+    doc: dict = {"waves": objs}
+    notes = [f"{d.name}: {p}" for d in dispatches for p in d.problems]
+    info = [
+        {"dispatch": d.name, "se": i.se, "kind": i.kind, "count": i.count, "byte": i.byte}
+        for d in dispatches
+        for i in d.info
+    ]
+    if notes:
+        doc["notes"] = notes
+    if info:
+        doc["info"] = info
+    write_json(doc, out)
 
 
 def print_csv(rows: list[WaveRow], out) -> None:
@@ -78,6 +91,9 @@ def print_table(rows: list[WaveRow], dispatches, matched: int | None, out) -> No
         d = dispatches[0] if dispatches else None
         what = f"{d.kernel or d.name} [{d.name}]" if d else "no dispatch"
     con.print(f"{count} waves of {what} {archs}{shown}", style="bold")
+    for d in dispatches:  # what the decode lost or doubts: damage, waves cut, walks stopped (with SE and byte)
+        for p in d.problems:
+            con.print(f"  note: {d.name + ': ' if several else ''}{p}", style="yellow")
     if not rows:
         return
     cols = [Col("dispatch", "text", "left", min=12)] if several else []

@@ -9,9 +9,11 @@ takes the id just before its kernel's first instruction), and per-instruction to
   Stall   = sum of stall
   Idle    = sum of max(0, time - prev_end), prev_end = wave begin, then max(prev_end, time + duration)
 
-Instructions with pc 0 (not resolved by the decoder) are skipped entirely, as the writer skips PC
-(0, 0) records: they get no row, count nowhere and do not move prev_end (an assumption: the samples
-cannot tell, none of them has such records).
+Instructions with pc 0 (not resolved by the decoder) do not count in any instruction's row and do not
+move prev_end there, as the writer skips PC (0, 0) records (an assumption: the samples cannot tell, none
+of them has such records). They are totalled in one "(no PC)" row after all others (Idle with prev_end
+over all of a wave's records), so that totals are over every decoded record; the ui_output writer leaves
+that row out.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attdec.isa import CodeObject
-from attdec.model import CodeLine, Dispatch
+from attdec.model import NO_PC, CodeLine, Dispatch
 
 
 @dataclass
@@ -65,6 +67,22 @@ def _kernel_ranges(lc: LoadedCode) -> list[tuple[int, int, str]]:
         end = min(entry + size, nxt) if size else nxt
         out.append((entry, end, name))
     return out
+
+
+def _no_pc_totals(waves) -> tuple[int, int, int, int]:
+    """(hit, latency, stall, idle) of the records without a PC; idle with prev_end over all records."""
+    from attdec.model.totals import wave_idle
+
+    h = la = st = idle = 0
+    for w in waves:
+        nopc = w.insts["pc"] == 0
+        if nopc.any():
+            a = w.insts[nopc]
+            h += len(a)
+            la += int(a["duration"].sum())
+            st += int(a["stall"].sum())
+            idle += int(wave_idle(w)[nopc].sum())
+    return h, la, st, idle
 
 
 def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
@@ -154,6 +172,18 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[Co
                 idle=idle,
             )
         )
+    no_pc_line = -1
+    hit, lat, stall, idle = _no_pc_totals(dispatch.waves)
+    if hit:
+        no_pc_line = len(rows)
+        rows.append(
+            CodeLine(line=no_pc_line, text=NO_PC, codeobj=0, vaddr=0, hit=hit, latency=lat, stall=stall, idle=idle)
+        )
+        n = sum(len(w.insts) for w in dispatch.waves)
+        dispatch.problems.append(
+            f"{hit:,} of {n:,} instruction records have no PC (their PC walk stopped early, or no code was "
+            f"given): counted in the {NO_PC} row, so totals are over every decoded record"
+        )
     missing = [pc for pc in totals if pc not in line_of_pc]
     if unknown:
         dispatch.problems.append(f"{len(unknown)} traced PC(s) outside every loaded kernel, first 0x{unknown[0]:x}")
@@ -170,6 +200,8 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[Co
         if not len(a):
             continue
         a["line"] = -1
+        if no_pc_line >= 0:
+            a["line"][a["pc"] == 0] = no_pc_line
         if not line_of_pc:
             continue
         j = np.searchsorted(pcs, a["pc"])

@@ -222,12 +222,13 @@ def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.n
 
 
 def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
-    """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3)."""
+    """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3;
+    INFO, SHADERDATA and PERFEVENT records of every blob; problems and warnings prefixed with the blob)."""
     import numpy as np
 
     d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
     seq: dict[tuple[int, int, int], int] = {}
-    occ = []
+    occ, shaderdata, perf = [], [], []
     for label, r in zip((b.label for b in raw.blobs), results):
         for w in r.waves:
             if not len(w.insts) and len(w.timeline) < 3:
@@ -240,8 +241,40 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
             occ.append(r.occupancy)
         if r.realtime:
             d.realtime_se.setdefault(r.se, []).extend(r.realtime)
-        d.problems.extend(f"{label}: {p}" for p in r.problems)
+        d.problems.extend(f"{label}: {p}" for p in r.problems + r.warnings)
+        d.info += r.info
+        shaderdata.append(r.shaderdata)
+        perf.append(r.perfevents)
+        d.rt_frequency = d.rt_frequency or r.rt_frequency
     d.occupancy = np.concatenate(occ) if occ else empty_occupancy()
+    if sum(len(s) for s in shaderdata):
+        d.shaderdata = np.concatenate(shaderdata)
+    if perf and sum(len(p) for p in perf):
+        d.counters.append(perfevent_samples(np.concatenate(perf)))
     if d.realtime_se:  # the flat list holds one SE's samples: clocks of different SEs do not mix
         d.realtime = list(d.realtime_se[min(d.realtime_se)])
     return d
+
+
+PERF_COUNTERS = 8  # a PERF token carries counters 0-3 (bank 0) or 4-7 (bank 1)
+
+
+def perfevent_samples(pe: np.ndarray) -> CounterSamples:
+    """PERFEVENT records (PERFEVENT_DTYPE) as counter samples: one per record and counter, counter k of
+    bank b named "perfcounter <4b + k>" (the trace does not name them: they are the counters given to
+    rocprofv3 --att-perfcounters, in that order), located at its SE and CU, timed."""
+    import numpy as np
+
+    from attdec.model import COUNTER_DTYPE
+
+    n = len(pe)
+    s = np.zeros(4 * n, COUNTER_DTYPE)
+    s["counter"] = (pe["bank"].astype(np.int32)[:, None] * 4 + np.arange(4)).reshape(-1)
+    s["se"] = np.repeat(pe["se"], 4)
+    s["cu"] = np.repeat(pe["cu"], 4)
+    s["xcc"], s["sa"], s["inst"] = 0, 0, -1  # PERF tokens are read on shader array 0 only
+    s["time"] = np.repeat(pe["time"], 4)
+    s["value"] = np.stack([pe[f"events{k}"] for k in range(4)], 1).reshape(-1)
+    names = [f"perfcounter {k}" for k in range(PERF_COUNTERS)]
+    note = "the trace does not name its counters: perfcounter k is the k-th counter given to --att-perfcounters"
+    return CounterSamples("SQTT PERFEVENT", names, ["SQ"] * PERF_COUNTERS, s, [note])

@@ -87,19 +87,25 @@ def _decode(data, arch, code, se, hdr, target_cu, rules, vectorised) -> BlobResu
     nbody = len(data) - HEADER_BYTES
     words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)  # no copy of the blob
     starts, truncated = token_starts(words)
+    cut = truncated is not None or nbody % 2
     if truncated is not None:
         ty = int(words[truncated]) & TYPE_MASK
         res.problems.append(
             f"truncated token at byte offset {HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[ty]}, "
-            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[ty]} bytes)"
+            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[ty]} bytes), read with its missing bytes 0"
         )
+    if cut:
+        # AMD's reader reads past the end of a cut blob as if zero bytes followed (zero words are MISC
+        # TIME tokens of delta 0): the cut token is decoded, and a trailing odd byte is read too.
+        words = np.frombuffer(data[HEADER_BYTES:] + bytes(8 + nbody % 2), "<u2")
+        starts, _ = token_starts(words)
 
     def ts_of(at):  # the TIMESTAMP tokens (4 words) at word positions `at`
         token = sum(words[at + k].astype(np.uint64) << np.uint64(16 * k) for k in range(4))
         return official_timestamps(GFX9["TIMESTAMP"]["timestamp"].column(token))
 
-    at, times = token_times(words, starts, ts_of, truncated is not None)
-    res.bytes_decoded = HEADER_BYTES + (2 * truncated if truncated is not None else 2 * len(words))
+    at, times = token_times(words, starts, ts_of, bool(cut))
+    res.bytes_decoded = len(data)
     del starts
     types = (words[at] & TYPE_MASK).astype(np.uint8)
     vals = token_values(words, at, types)

@@ -9,13 +9,19 @@ from array import array
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap, entry_problem
+from attdec.decoders.common import (
+    BlobResult,
+    CodeMap,
+    Implausible,
+    data_lost,
+    entry_problem,
+)
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
 from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus, finish_wave
-from attdec.decoders.stitch import PcWalker, Walk, note_walks, walker
+from attdec.decoders.stitch import PcWalker, note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
-from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
+from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, Wave, empty_insts
 
 # Compute register offsets (REG_CS regaddr) the decoder latches.
 COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
@@ -37,7 +43,8 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
     tn = TOKEN_NAMES.index
     ISSUE, INST, INST_PC, MISC, REG = tn("ISSUE"), tn("INST"), tn("INST_PC"), tn("MISC"), tn("REG")
     WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV = tn("WAVE_START"), tn("WAVE_END"), tn("REG_CS"), tn("REG_CS_PRIV")
-    WAVE_ALLOC, SHADERDATA = tn("WAVE_ALLOC"), tn("SHADERDATA")
+    WAVE_ALLOC, SHADERDATA, PERF = tn("WAVE_ALLOC"), tn("SHADERDATA"), tn("PERF")
+    sd_p, perf_p = GFX9["SHADERDATA"], GFX9["PERF"]
     inst_p, pc_p, ws_p, reg_p, cs_p = GFX9["INST"], GFX9["INST_PC"], GFX9["WAVE_START"], GFX9["REG"], GFX9["REG_CS"]
     # scalar field reads as plain shifts and masks, bound once: this loop runs once per token
     is_lo, is_mk, st_lo, st_mk = (x for k in ("simd", "status") for x in (GFX9["ISSUE"][k].lo, GFX9["ISSUE"][k].mask))
@@ -64,6 +71,10 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
     done: list[TracedWave] = []  # finished waves, in emission order
     issue_pairs: dict[int, list[tuple[int, int]]] = {}  # ISSUE status field -> [(slot, status)] of non-zero slots
     proto = RocProtocol()
+    lost_at: list[int] = []  # byte offsets of MISC PACKET_LOST tokens
+    shaderdata: list[tuple[int, int, int, int, int]] = []  # (time, value, cu, simd, slot)
+    perf: list[tuple] = []  # PERFEVENT rows (time, events0..3, cu, bank), as the official emits them
+    last_perf: dict[tuple[int, int], int] = {}  # (cu, bank) -> time of its latest reading
     entry_checked = code is None or not len(code)
 
     def aborts(what: str, slot: int, off: int) -> None:
@@ -90,7 +101,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
                 break
             ws = slots[simd][slot]
             if not ws or ws[-1].end:  # an INST for a slot with no live wave: a wave whose start was lost
-                ws.append(TracedWave(tcu, simd, slot, t, 0))
+                ws.append(TracedWave(tcu, simd, slot, t, 0, rules))
             err = ws[-1].inst(itype, t, simd, phase_box)
             if err:
                 res.problems.append(f"{err} at byte offset {off}")
@@ -118,7 +129,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
                                 w.trap = TrapStatus.WAIT_FOR_NEW_PC
                         continue
                     if not ws or ws[-1].end:
-                        ws.append(TracedWave(tcu, simd, slot, t, pc))
+                        ws.append(TracedWave(tcu, simd, slot, t, pc, rules))
                         if not entry_checked:
                             entry_checked = True
                             p = entry_problem(code, pc, off)  # type: ignore[arg-type]
@@ -159,7 +170,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
             sub = misc_kind.get(v)
             if sub == MiscKind.PACKET_LOST:
                 packet_lost = True
-                res.problems.append(f"hardware reported packet loss at byte offset {off}")
+                lost_at.append(off)
             elif sub == MiscKind.SAVE_CONTEXT:
                 for row in slots:
                     for ws in row:
@@ -174,21 +185,57 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
                 if sample:
                     res.realtime.append(sample)
             elif addr == USERDATA_2:
+                interval = proto.counter_interval
                 proto.userdata2(data)
+                if proto.counter_interval != interval and perf:
+                    perf = _fill_gaps(perf, proto.counter_interval)
         elif ty in (WAVE_ALLOC, SHADERDATA):
             if slot_f.get(v) >= SLOTS:
                 aborts(TOKEN_NAMES[ty], slot_f.get(v), off)
                 break
+            if ty == SHADERDATA:  # any CU: the official reports them all
+                shaderdata.append((t, sd_p["data"].get(v), sd_p["cu"].get(v), sd_p["simd"].get(v), slot_f.get(v)))
+        elif ty == PERF:
+            if perf_p["sh"].get(v) == 0:
+                cu, bank = perf_p["cu"].get(v), perf_p["bank"].get(v)
+                tp = t - 4 * cu  # the official reading time: 4 cycles per CU earlier
+                interval = proto.counter_interval
+                if interval:  # a gap of more than one interval gets an empty event (at this reading's time)
+                    last = last_perf.get((cu, bank), 0)
+                    if last > 0 and tp > last + interval:
+                        perf.append((tp, 0, 0, 0, 0, cu, bank))
+                    last_perf[(cu, bank)] = tp
+                perf.append((tp, *(perf_p[f"counter{k}"].get(v) for k in range(4)), cu, bank))
 
     for row in slots:
         for ws in row:
             done.extend(ws)
     walk = walker(code, 9, rules)
     seq: dict[tuple[int, int], int] = {}
-    walks: list[tuple[Wave, Walk]] = []
+    stitched: list = []
+    res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
+    found = Implausible()
     for w in done:
-        res.waves.append(_to_wave(w, res.se, walk, seq, walks))
-    note_walks(res, walks)
+        res.waves.append(_to_wave(w, res.se, walk, seq, stitched, found))
+    note_waves(res, stitched)
+    found.note(res)
+    data_lost(res, lost_at)
+    if shaderdata:
+        a = np.array(shaderdata, np.int64)
+        res.shaderdata = np.zeros(len(a), SHADERDATA_DTYPE)
+        res.shaderdata["se"] = res.se
+        for j, k in enumerate(("time", "value", "cu", "simd", "wave_id")):
+            res.shaderdata[k] = a[:, j]
+    if proto.counter_interval:  # every CU and bank read: an empty event one interval after its last reading
+        perf += [
+            (last + proto.counter_interval, 0, 0, 0, 0, cu, bank) for (cu, bank), last in sorted(last_perf.items())
+        ]
+    if perf:
+        a = np.array(perf, np.int64)
+        res.perfevents = np.zeros(len(a), PERFEVENT_DTYPE)
+        res.perfevents["se"] = res.se
+        for j, k in enumerate(("time", "events0", "events1", "events2", "events3", "cu", "bank")):
+            res.perfevents[k] = a[:, j]
     a = np.frombuffer(occ_front + occ, np.int64).reshape(-1, 6)
     o = np.zeros(len(a), OCCUPANCY_DTYPE)
     o["se"] = res.se
@@ -197,7 +244,22 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
     res.occupancy = o
 
 
-def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, walks: list[tuple[Wave, Walk]]) -> Wave:
+def _fill_gaps(perf: list[tuple], interval: int) -> list[tuple]:
+    """PERFEVENT rows when the counter interval becomes known after some readings (official
+    `convertPerfEventsTs`): an empty event one interval after each reading followed by a longer gap, then
+    all rows stably sorted by time."""
+    last: dict[tuple[int, int], int] = {}
+    extra = []
+    for row in perf:
+        key = (row[5], row[6])
+        t = last.get(key, 0)
+        if t > 0 and row[0] > t + interval:
+            extra.append((t + interval, 0, 0, 0, 0, *key))
+        last[key] = row[0]
+    return sorted(perf + extra, key=lambda r: r[0]) if extra else perf
+
+
+def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, stitched: list, found: Implausible) -> Wave:
     """A finished wave's records as INST_DTYPE, then `finish_wave`."""
     a = empty_insts(len(w.insts))
     if w.insts:
@@ -208,8 +270,9 @@ def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, walks: li
     timeline = [(s, d) for s, d in w.timeline]
     pc_infos = [tuple(x) for x in w.pc_infos]
     return finish_wave(
-        se, w.cu, w.simd, w.slot, w.begin, w.end, w.complete, a, timeline, pc_infos, w.contexts, walk, seq[key], walks
-    )
+        se, w.cu, w.simd, w.slot, w.begin, w.end, w.complete, a, timeline, pc_infos, w.contexts, walk, seq[key],
+        stitched, found, w.trapping,
+    )  # fmt: skip
 
 
 __all__ = ["run"]

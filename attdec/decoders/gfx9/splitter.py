@@ -32,7 +32,7 @@ def _type_bits(names) -> int:
 # loss and context save.
 MODEL_SELECTION = (
     _type_bits(("WAVE_START", "WAVE_ALLOC", "WAVE_END", "INST", "INST_PC", "ISSUE", "REG", "REG_CS", "REG_CS_PRIV",
-                "SHADERDATA")),
+                "SHADERDATA", "PERF")),
     1 << MiscKind.PACKET_LOST | 1 << MiscKind.SAVE_CONTEXT,
 )  # fmt: skip
 ALL_SELECTION = ((1 << 16) - 1 & ~(1 << MISC | 1 << TIMESTAMP), 0xFF & ~(1 << MiscKind.TIME_RESET))

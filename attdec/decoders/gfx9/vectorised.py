@@ -30,18 +30,26 @@ import itertools
 
 import numpy as np
 
-from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap, NotVectorisable, entry_problem
+from attdec.decoders.common import (
+    NOT_FINISHED,
+    BlobResult,
+    CodeMap,
+    Implausible,
+    NotVectorisable,
+    data_lost,
+    entry_problem,
+)
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, SLOTS, TOKEN_NAMES, MiscKind
 from attdec.decoders.gfx9.wave import finish_wave
-from attdec.decoders.stitch import note_walks, walker
+from attdec.decoders.stitch import note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
-from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, Category, WaveState
+from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, SHADERDATA_DTYPE, Category, WaveState
 
-MISC, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, INST, INST_PC, SHADERDATA, ISSUE, REG_CS_PRIV = (
+MISC, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, INST, INST_PC, SHADERDATA, ISSUE, PERF, REG_CS_PRIV = (
     TOKEN_NAMES.index(name)
     for name in ("MISC", "REG", "WAVE_START", "WAVE_ALLOC", "REG_CS", "WAVE_END", "INST", "INST_PC", "SHADERDATA",
-                 "ISSUE", "REG_CS_PRIV")
+                 "ISSUE", "PERF", "REG_CS_PRIV")
 )  # fmt: skip
 COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
 ADDR_MASK = np.uint64((1 << 48) - 1)
@@ -80,7 +88,7 @@ def vectorisable(types: np.ndarray, vals: np.ndarray, tcu: int, of: list[np.ndar
     its placeholder, sets a PC slot or enters a trap, a context save (MISC or a target-CU WAVE_START
     marker), or a wave slot above 9 (the official decoder aborts there). `of`: `by_type(types)`."""
     of = of if of is not None else by_type(types)
-    if len(of[INST_PC]):
+    if len(of[INST_PC]) or len(of[PERF]):
         return False
     iv = vals[of[INST]]
     if np.isin(_col("INST", "kind", iv), _SCALAR_TYPES).any() or (_col("INST", "slot", iv) >= SLOTS).any():
@@ -100,12 +108,12 @@ def run_vectorised(
 ) -> None:
     """`scalar.run` for a vectorisable blob; raises NotVectorisable (leaving `res` untouched) when the
     token order is one this model does not cover. `of`: `by_type(types)`."""
+    if not (rules.gfx9_message_as_immediate and rules.gfx9_end_at_token):
+        raise NotVectorisable("the newest source's OTHER_MSG or WAVE_END timing")
     of = of if of is not None else by_type(types)
-    problems: list[tuple[int, str]] = []  # (token index, text): in stream order, as the scalar pass adds them
+    problems: list[str] = []
     misc = of[MISC]
     lost = misc[_col("MISC", "kind", vals[misc]) == MiscKind.PACKET_LOST]
-    for k, off in zip(lost.tolist(), offsets[lost].tolist()):
-        problems.append((k, f"hardware reported packet loss at byte offset {off}"))
 
     life = _Lifecycle(of, types, vals, times, tcu)
     occupancy = _occupancy(life, lost, res.se)
@@ -121,8 +129,8 @@ def run_vectorised(
         first = int(life.ws_tok[0])
         p = entry_problem(code, int(life.ws_pc[0]), int(offsets[first]))  # type: ignore[arg-type]
         if p:
-            problems.append((first, p))
-    realtime = _realtime(of[REG], vals, times)
+            problems.append(p)
+    realtime, proto = _realtime(of[REG], vals, times)
 
     # emission order: waves in the order they end, then the ones still running by (simd, slot)
     ended = np.flatnonzero(complete)
@@ -130,7 +138,8 @@ def run_vectorised(
     running = np.flatnonzero(~complete)
     running = running[np.argsort(life.ws_simd[running] * SLOTS + life.ws_slot[running], kind="stable")]
     seq: dict[tuple[int, int], int] = {}
-    walks: list = []
+    stitched: list = []
+    found = Implausible()
     waves = []
     lo_l, hi_l = lo.tolist(), hi.tolist()
     unf_l = unfinished.tolist()
@@ -143,12 +152,23 @@ def run_vectorised(
         pc_infos = [(0, pc_l[x])] if pc_l[x] else []
         waves.append(
             finish_wave(res.se, tcu, *key, begin_l[x], end_l[x], comp_l[x], rec, timelines[x], pc_infos, 0, walk,
-                        seq[key], walks, unf_l[x])
+                        seq[key], stitched, found, False, unf_l[x])
         )  # fmt: skip
-    res.problems.extend(p for _, p in sorted(problems, key=lambda kp: kp[0]))
+    res.problems.extend(problems)
     res.waves.extend(waves)
-    note_walks(res, walks)
     res.realtime.extend(realtime)
+    res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
+    note_waves(res, stitched)
+    found.note(res)
+    data_lost(res, offsets[lost].tolist())
+    sd = of[SHADERDATA]
+    if len(sd):  # any CU: the official reports them all
+        res.shaderdata = np.zeros(len(sd), SHADERDATA_DTYPE)
+        res.shaderdata["se"] = res.se
+        sv = vals[sd]
+        res.shaderdata["time"], res.shaderdata["value"] = times[sd], GFX9["SHADERDATA"]["data"].column(sv)
+        res.shaderdata["cu"], res.shaderdata["simd"] = _col("SHADERDATA", "cu", sv), _col("SHADERDATA", "simd", sv)
+        res.shaderdata["wave_id"] = _col("WAVE_START", "slot", sv)  # the same bits in every wave-addressed token
     res.occupancy = occupancy
 
 
@@ -409,6 +429,8 @@ def _timing(ev: _Events, life: _Lifecycle):
     r_cat = np.where(described, _CAT[r_type], NOT_FINISHED).astype(np.uint8)
     r_cat[r_imm] = IMMED
     r_msg = described & (r_cat == MESSAGE)
+    if (r_msg & rfirst).any():
+        raise NotVectorisable("a message with no record before it (0.1.6 drops it, shifting the placeholders)")
     r_issued = described & ~r_msg  # timed by the phase formula
 
     # --- the phase: INSTs whose placeholder p starts before the second-to-last record q ends -----------
@@ -542,6 +564,7 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     np.maximum(val, life.ws_t[ow], out=val)
     end = ok == E_END
     new_state = np.where(ok == E_STALL, STALL, np.where(end, EMPTY, EXEC)).astype(np.int8)
+    new_state[omsg] = IDLE  # 0.1.6: the wave is IDLE after a message
     prev_state = _seg_prev(new_state, ofirst, IDLE)
     del new_state
     L = _seg_prev(_seg_cummax(val, ofirst), ofirst, 0)
@@ -611,16 +634,16 @@ def _seg_cummax(a: np.ndarray, first: np.ndarray) -> np.ndarray:
     return out
 
 
-def _realtime(reg, vals, times) -> list[tuple[int, int]]:
+def _realtime(reg, vals, times) -> tuple[list[tuple[int, int]], RocProtocol]:
     """Realtime samples of the ROCm instrumentation protocol (USERDATA_2/3 writes at REG tokens `reg`), in
-    Python: they are few."""
+    Python: they are few; and the protocol's state after them (markers, frequency)."""
     rv = vals[reg]
     addr = _col("REG", "addr", rv)
     use = np.flatnonzero(GFX9["REG"]["enable"].column(rv).astype(bool) & ((addr == USERDATA_2) | (addr == USERDATA_3)))
     out: list[tuple[int, int]] = []
-    if not len(use):
-        return out
     proto = RocProtocol()
+    if not len(use):
+        return out, proto
     data = GFX9["REG"]["data"].column(rv[use]).tolist()
     for a, d, t in zip(addr[use].tolist(), data, times[reg[use]].tolist()):
         if a == USERDATA_3:
@@ -629,7 +652,7 @@ def _realtime(reg, vals, times) -> list[tuple[int, int]]:
                 out.append(sample)
         else:
             proto.userdata2(d)
-    return out
+    return out, proto
 
 
 __all__ = ["by_type", "run_vectorised", "vectorisable"]

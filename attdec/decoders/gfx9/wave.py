@@ -8,9 +8,10 @@ from enum import IntEnum
 
 import numpy as np
 
-from attdec.decoders.common import NOT_FINISHED
+from attdec.decoders.common import NOT_FINISHED, Implausible, implausible
+from attdec.decoders.compat import DEFAULT, Rules
 from attdec.decoders.gfx9.packets import INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, IssueStatus
-from attdec.decoders.stitch import PcWalker, Walk
+from attdec.decoders.stitch import PcWalker
 from attdec.model import Category, Wave, WaveState
 
 
@@ -25,7 +26,7 @@ class TrapStatus(IntEnum):
 
 # named once here, as plain ints: the methods below run once per token
 RESTORED, ISSUED, STALLED = int(TrapStatus.RESTORED), int(IssueStatus.INST), int(IssueStatus.STALL)
-EXEC, WAIT, STALL = int(WaveState.EXEC), int(WaveState.WAIT), int(WaveState.STALL)
+IDLE, EXEC, WAIT, STALL = (int(s) for s in (WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL))
 IMMED, CONTEXT, MESSAGE = int(Category.IMMED), int(Category.CONTEXT), int(Category.MESSAGE)
 N_XNACK = 17  # size of the official last_inst_for_xnack table
 # INST type -> (category or None, phase offset, type it replays or None), for every 5-bit type
@@ -48,6 +49,7 @@ class TracedWave:
         "issued",
         "pc_infos",
         "pc_tail",
+        "rules",
         "simd",
         "slot",
         "stall_starts",
@@ -59,8 +61,9 @@ class TracedWave:
         "xnack",
     )
 
-    def __init__(self, cu: int, simd: int, slot: int, begin: int, entry_pc: int) -> None:
+    def __init__(self, cu: int, simd: int, slot: int, begin: int, entry_pc: int, rules: Rules = DEFAULT) -> None:
         self.cu, self.simd, self.slot, self.begin, self.end = cu, simd, slot, begin, 0
+        self.rules = rules
         self.insts: list[list[int]] = []  # [time, category, duration, stall, pc]
         self.pc_infos = [[0, entry_pc]] if entry_pc else []  # [record index, pc]
         self.pc_tail = len(self.pc_infos)  # start of the trailing run of still-unknown PCs
@@ -154,7 +157,7 @@ class TracedWave:
             return None
         p[1] = cat
         phase += offset
-        if cat == MESSAGE:
+        if cat == MESSAGE and self.rules.gfx9_message_as_immediate:
             self._as_message(idx)
             return None
         if itype == INST_PC_TYPE:
@@ -179,18 +182,24 @@ class TracedWave:
         return None
 
     def _as_message(self, idx: int) -> None:
-        """OTHER_MSG (s_endpgm, s_sendmsg...): timed like an immediate that waited since the previous record.
+        """OTHER_MSG (s_endpgm, s_sendmsg...) as 0.1.6 times it: like an immediate that waited since the
+        previous record (time = that record's end, duration = 4 + issue time - that, stall 0, a WAIT run in
+        the timeline), after which the wave is IDLE. With no earlier record, or one that ends after the
+        issue, there is no record at all (the wave just turns IDLE).
 
-        Not in the published source: inferred from the official decoder's output on the gfx950 captures
-        (time = previous record's end, duration = 4 + issue time - that, stall 0, a WAIT run in the
-        timeline). See docs/sqtt-gfx9.md.
+        Not in the published source (which times OTHER_MSG like any INST type): inferred from the official
+        decoder's output on the gfx950 captures and, for the dropped record and the IDLE state, from 0.1.6
+        on synthetic streams. See docs/sqtt-gfx9.md.
         """
-        p = self.insts[idx]
+        insts = self.insts
+        p = insts[idx]
         t = p[0]
-        start = t
-        if idx > 0 and self.insts[idx - 1][1] != NOT_FINISHED:
-            q = self.insts[idx - 1]
-            start = min(q[0] + q[2], t)
+        q = insts[idx - 1] if idx > 0 else None
+        self.state = IDLE
+        if q is None or q[0] + q[2] > t:
+            del insts[idx]  # as the replay path: later placeholder indices are not shifted
+            return
+        start = min(q[0] + q[2], t) if q[1] != NOT_FINISHED else t
         cycles = 4 + max(0, t - start)
         p[0], p[2], p[3] = start, cycles, 0
         back = t - start
@@ -199,7 +208,6 @@ class TracedWave:
             if not self.timeline[-1][1]:
                 self.timeline.pop()
         self.timeline.append([WAIT, cycles])
-        self.state = EXEC
         self.state_start = max(self.state_start, start + cycles)
 
     def new_pc(self, pc: int) -> None:
@@ -216,9 +224,16 @@ class TracedWave:
     def finish(self, t: int) -> None:
         """WAVE_END at t: close the last state run.
 
-        The published source ends the wave at t + 4 and closes the run only for waves with records; the
-        official output (gfx950 captures) ends it at t and closes the run for every wave.
+        0.1.6 (the gfx950 captures' oracle) ends the wave at t and closes the run for every wave; the
+        newest source ends it at t + 4 and closes the run only for waves with records and a timeline
+        (`Rules.gfx9_end_at_token`).
         """
+        if not self.rules.gfx9_end_at_token:
+            t += 4
+            if not (self.insts and self.timeline):
+                self.state, self.state_start, self.end = WaveState.EMPTY, t, t
+                self.complete = True
+                return
         if t > self.state_start:
             self.timeline.append([self.state, t - self.state_start])
         self.state, self.state_start, self.end = WaveState.EMPTY, t, t
@@ -246,12 +261,25 @@ def finish_wave(
     contexts: int,
     walk: PcWalker | None,
     seq: int,
-    walks: list[tuple[Wave, Walk]],
+    stitched: list,
+    found: Implausible,
+    trapping: bool = False,
     unfinished: bool = True,
 ) -> Wave:
     """A decoded wave (its records as INST_DTYPE, `end` 0 if it never ended) stitched to PCs and turned
-    into the record model; both passes end here. The walk's outcome goes to `walks`. `unfinished`: the
-    wave may have placeholders no INST described (reported as category NONE)."""
+    into the record model; both passes end here. Implausible records (damage) are left out first: the walk
+    may swap neighbours the hardware reported out of program order, so their order is checked before it.
+    (wave, ended, trapping, walk, entry pc) goes to `stitched` (`note_waves`). `unfinished`: the wave may
+    have placeholders no INST described (reported as category NONE)."""
+    entry = pc_infos[0][1] if pc_infos else 0
+    found_here = implausible(insts["time"], begin, end)
+    if found_here is not None:
+        early, late = found_here
+        bad = early | late
+        found.add(Wave(se, cu, simd, slot, begin, end), int(early.sum()), int(late.sum()), 0)
+        before = np.r_[0, np.cumsum(bad)]  # records left out before each index
+        pc_infos = [(i - int(before[min(i, len(bad))]), pc) for i, pc in pc_infos]
+        insts = insts[~bad]
     outcome = None
     if walk is not None and pc_infos:
         # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
@@ -262,6 +290,5 @@ def finish_wave(
         cat = insts["category"]
         cat[cat == NOT_FINISHED] = Category.NONE
     wave = Wave(se, cu, simd, slot, begin, end, insts, timeline, seq, contexts)
-    if outcome is not None:
-        walks.append((wave, outcome))
+    stitched.append((wave, complete, trapping, outcome, entry))
     return wave

@@ -36,7 +36,7 @@ def decode(
     numpy; otherwise, and whenever that model declines, the scalar reference model runs.
     """
     fmt = FORMATS[target(arch).generation]
-    tk = split(data, fmt)
+    tk = split(data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window)
     if fmt.ready_early:
         ready_reorder(tk)
     if vectorised and vectorisable(tk, fmt, rules):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap, entry_problem
+from attdec.decoders.common import BlobResult, CodeMap, data_lost, drop_implausible, entry_problem, official_order
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna.packets import (
     COMPUTE_PGM_HI,
@@ -30,10 +30,12 @@ from attdec.decoders.rdna.wave import (
     Slots,
     TracedWave,
     check_header,
+    other_simd_records,
+    side_records,
     start_result,
     to_wave,
 )
-from attdec.decoders.stitch import note_walks, walker
+from attdec.decoders.stitch import note_waves, walker
 from attdec.model import OCCUPANCY_DTYPE, Category, Wave, WaveState
 
 # WAVE_START `count` 66..89 marks a context save or restore, not a new wave (sqtt-format.md §5.3); bit k
@@ -47,6 +49,7 @@ def decode_scalar(
 ) -> BlobResult:
     """Waves, occupancy, other-SIMD records and realtime of one blob, token by token."""
     res = start_result(tk, data, arch, se)
+    side_records(res, tk, fmt)
     table = fmt.table
     inst_f, valu_f = table["INST"], table["VALU_INST"]
     imm_wid, mask_f = table["IMM_ONE"]["wid"], table["IMMEDIATE"]["mask"]  # WAVE_READY's mask is IMMEDIATE's
@@ -70,13 +73,13 @@ def decode_scalar(
     saved: dict[int, int] = {}  # location -> entry pc of a context-saved wave
     occ_rows: list[tuple] = []
     occ_front: list[tuple] = []  # starts at time 0 for ends that had no start, placed first
-    other: list[tuple[int, int, int]] = []
+    other: list[tuple[int, int, int, int]] = []  # (time, cycles, wgp, category)
     walk = walker(code, fmt.generation, rules)
     entry_checked = walk is None
     waves: list[Wave] = []
-    walks: list = []
+    stitched: list = []
     # a wave is stitched when it leaves its slot, under the HEADER in force then
-    slots = Slots(lambda wv: waves.append(to_wave(wv, walk, hdr.exclude_barrier_wait, walks)))
+    slots = Slots(lambda wv: waves.append(to_wave(wv, walk, hdr.exclude_barrier_wait, stitched)))
     now = slots.now
 
     def kernel_entry(me: int, pipe: int) -> int:
@@ -128,7 +131,7 @@ def decode_scalar(
             op = op_l[i]
             cat = op_cat[op]
             if op_other[op]:
-                other.append((tm, op_cyc[op], cat))
+                other.append((tm, op_cyc[op], hdr.target_cu, cat))
                 continue
             wv = now[wid_l[i]]
             if wv is None:
@@ -268,8 +271,10 @@ def decode_scalar(
                         wv.trapped = True
 
     slots.flush()
-    res.waves = waves
-    note_walks(res, walks)
+    note_waves(res, stitched)
+    data_lost(res, tk.lost_at.tolist())
+    res.waves = official_order(waves, [x[1] for x in stitched]) if rules.end_time_order else waves
+    drop_implausible(res)
     rows = occ_front + occ_rows
     occ = np.zeros(len(rows), OCCUPANCY_DTYPE)
     if rows:
@@ -277,5 +282,7 @@ def decode_scalar(
         for j, name in enumerate(("se", "cu", "simd", "wave_id", "start", "time", "pc")):
             occ[name] = a[:, j]
     res.occupancy = occ
-    res.other_simd = other
+    if other:
+        t_, c_, w_, g_ = (np.array(x, np.int64) for x in zip(*other))
+        res.other_simd = other_simd_records(se, t_, c_, w_, g_)
     return res

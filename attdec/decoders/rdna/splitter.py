@@ -70,13 +70,14 @@ def lookup(fmt: RdnaFormat) -> Lookup:
 class Tokens:
     """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order."""
 
-    __slots__ = ("lost", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
+    __slots__ = ("lost", "lost_at", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
 
     pos: np.ndarray  # nibble offset of each token
     type: np.ndarray  # index into TOKEN_NAMES
     time: np.ndarray  # time after the token's own delta
     word: np.ndarray  # the 64-bit word the decoders read (from the token start, or from its `window`)
     lost: np.ndarray  # the hardware lost packets just before this token (gfx11/12 TIMESTAMP pl flag)
+    lost_at: np.ndarray  # byte offset of every TIMESTAMP that says packets were lost
     realtime: np.ndarray  # (shader clock, reference clock) samples, shape (n, 2)
     problems: list[str]
     nibbles_used: int
@@ -222,9 +223,15 @@ def _wanted(names: tuple[str, ...]) -> np.ndarray:
     return want
 
 
-def split(data: bytes, fmt: RdnaFormat, keep: tuple[str, ...] | None = MODEL_TOKENS) -> Tokens:
+def split(
+    data: bytes, fmt: RdnaFormat, keep: tuple[str, ...] | None = MODEL_TOKENS, whole_window: bool = False
+) -> Tokens:
     """Split one SE stream into tokens, give every token its time (sqtt-format.md §2), and return the
-    tokens of the types in `keep` (None: every token but NOPs, unknown ids included) in stream order."""
+    tokens of the types in `keep` (None: every token but NOPs, unknown ids included) in stream order.
+
+    End of the blob: a token cut by it is decoded with its missing bits 0, as if zero bytes followed the
+    blob (AMD's decoder 0.1.6, every family); with `whole_window` (the newest gfx12 reader,
+    `compat.Rules.gfx12_end_window`) only tokens whose whole 64-bit word lies in the blob are decoded."""
     n = len(data)
     nbits = 8 * n
     buf = padded(data)
@@ -237,21 +244,18 @@ def split(data: bytes, fmt: RdnaFormat, keep: tuple[str, ...] | None = MODEL_TOK
     del mark
     typ = lk.type[low8]
     problems = []
-    # end of buffer: a token must fit in the data (gfx12 also needs a whole 64-bit word, as the
-    # official reader does); a token cut by the end is truncation. Only the last few tokens can be.
+    # end of buffer: only the last few tokens can be cut by it
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
     tp = pos[t0:]
-    tok_end = (tp + lk.nibbles[low8[t0:]]) * 4
-    if fmt.whole_window:
-        fits = tp * 4 + 64 <= nbits
-        cut = (~fits) & (tok_end > nbits)
-    else:
-        fits = tok_end <= nbits
-        cut = ~fits
+    cut = (tp + lk.nibbles[low8[t0:]]) * 4 > nbits
+    fits = tp * 4 + 64 <= nbits if whole_window else np.ones(len(tp), bool)
     if n % LINE_BYTES:
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
         # not a whole number of lines means the file was cut.
-        where = f"token at byte {int(tp[np.flatnonzero(cut)[0]]) // 2} cut" if cut.any() else "no token cut"
+        where = "no token cut"
+        if cut.any():
+            at = int(tp[np.flatnonzero(cut)[0]]) // 2
+            where = f"token at byte {at} cut, " + ("left out" if whole_window else "read with its missing bits 0")
         problems.append(
             f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
             f"({where}); decoded what comes before"
@@ -293,6 +297,7 @@ def split(data: bytes, fmt: RdnaFormat, keep: tuple[str, ...] | None = MODEL_TOK
         if len(sel):
             tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
     tk.lost = np.zeros(len(cand), bool)
+    tk.lost_at = pos[lost_ts] // 2
     if len(lost_ts):
         # the packet-lost flag is consumed by the next delivered token
         nxt_sel = np.searchsorted(cand, lost_ts, side="right")

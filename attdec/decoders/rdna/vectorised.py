@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap, entry_problem
+from attdec.decoders.common import BlobResult, CodeMap, data_lost, drop_implausible, entry_problem, official_order
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna import vectorised_timing as timing
 from attdec.decoders.rdna.packets import (
@@ -32,8 +32,16 @@ from attdec.decoders.rdna.packets import (
 )
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
 from attdec.decoders.rdna.splitter import Tokens
-from attdec.decoders.rdna.wave import Slots, TracedWave, check_header, start_result, to_wave
-from attdec.decoders.stitch import note_walks, walker
+from attdec.decoders.rdna.wave import (
+    Slots,
+    TracedWave,
+    check_header,
+    other_simd_records,
+    side_records,
+    start_result,
+    to_wave,
+)
+from attdec.decoders.stitch import note_waves, walker
 from attdec.model import OCCUPANCY_DTYPE, Category
 
 Event = timing.Event
@@ -66,6 +74,7 @@ def decode_vectorised(
     """The scalar model's results for a vectorisable blob. Raises timing.NotVectorisable when the token
     order is one the vectorised timing model does not cover."""
     res = start_result(tk, data, arch, se)
+    side_records(res, tk, fmt)
     table = fmt.table
     typ, tw, times = tk.type, tk.word, tk.time
 
@@ -94,7 +103,9 @@ def decode_vectorised(
     cyc_a = np.where(cyc_a == DPRATE, hdr.dprate, np.where(cyc_a == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_a))
     ev = _events(tk, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a)
     oth = np.flatnonzero(other_a)
-    res.other_simd = list(zip(times[oth].tolist(), cyc_a[oth].tolist(), cat_a[oth].tolist()))
+    res.other_simd = other_simd_records(
+        se, times[oth], cyc_a[oth], np.where(oth < first_hdr, 0, hdr.target_cu), cat_a[oth]
+    )
     del is_i, is_v, is_io, wid_a, op_a, cat_a, cyc_a, other_a
 
     # lifecycle tokens
@@ -158,9 +169,12 @@ def decode_vectorised(
     for x, (wv, tl, e_, c_) in enumerate(zip(ws_waves, timelines, end.tolist(), complete.tolist())):
         wv.insts = recs[bounds[x] : bounds[x + 1]]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
-    walks: list = []
-    res.waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, walks) for wv in emitted]
-    note_walks(res, walks)
+    stitched: list = []
+    waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, stitched) for wv in emitted]
+    note_waves(res, stitched)
+    data_lost(res, tk.lost_at.tolist())
+    res.waves = official_order(waves, [wv.complete for wv in emitted]) if rules.end_time_order else waves
+    drop_implausible(res)
     return res
 
 

@@ -213,6 +213,6 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
 
     complete = np.zeros(nw, bool)
     complete[w[ends]] = True
-    end = np.maximum(inst_last, begin)
+    end = np.maximum(inst_last, 0)  # the last INST token's time; 0 if none (the official wave's initial end)
     end[w[ends]] = T[ends]
     return recs, bounds, timelines, end, complete

@@ -10,11 +10,21 @@ from collections.abc import Callable
 import numpy as np
 
 from attdec.decoders.common import BlobResult
-from attdec.decoders.rdna.packets import VERSION_GENERATION, Header
+from attdec.decoders.rdna.packets import VERSION_GENERATION, Header, RdnaFormat, T
 from attdec.decoders.rdna.splitter import Tokens
-from attdec.decoders.stitch import PcWalker, Walk
+from attdec.decoders.stitch import PcWalker
+from attdec.decoders.userdata import USERDATA_2, RocProtocol
 from attdec.errors import ArchError
-from attdec.model import INST_DTYPE, Category, Wave, WaveState
+from attdec.model import (
+    INST_DTYPE,
+    OTHER_SIMD_DTYPE,
+    SHADERDATA_DTYPE,
+    SHADERDATA_IMM,
+    SHADERDATA_PRIV,
+    Category,
+    Wave,
+    WaveState,
+)
 
 # named once here: the methods below run once per token on the scalar path
 EMPTY, IDLE, EXEC, WAIT, STALL = (
@@ -51,7 +61,8 @@ class TracedWave:
 
     def __init__(self, se: int, cu: int, simd: int, wid: int, begin: int, entry_pc: int):
         self.se, self.cu, self.simd, self.wid = se, cu, simd, wid
-        self.begin = self.end = begin
+        self.begin = begin
+        self.end = 0  # set by each INST token and by WAVE_END; a wave cut before either reports 0, as AMD's does
         self.t, self.cat, self.dur, self.stall = array("q"), array("b"), array("q"), array("q")
         self.pc_infos = [[0, entry_pc]]
         self.timeline: list = []  # [state, cycles] runs (tuples once the vectorised pass filled them)
@@ -176,6 +187,49 @@ def start_result(tk: Tokens, data: bytes, arch: str, se: int) -> BlobResult:
     return res
 
 
+def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
+    """The records besides waves and occupancy, from the tokens both passes keep: SHADERDATA (SHADER_DATA
+    and SHADER_DATA_SHORT, fields read with the family's layout as the official handler does; gfx11 drops
+    the `invalid` ones, gfx12's `sdt` marks trap-handler data), the ROCm protocol in USERDATA_2 writes
+    (code-object markers, RT_FREQUENCY)."""
+    table, typ, w = fmt.table, tk.type, tk.word
+    is_short = typ == T["SHADER_DATA_SHORT"]
+    sel = np.flatnonzero((typ == T["SHADER_DATA"]) | is_short)
+    if len(sel):
+        long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], w[sel], is_short[sel]
+
+        def col(name: str) -> np.ndarray:
+            return np.where(short, short_p[name].column(sw), long_p[name].column(sw))
+
+        keep = col("invalid") == 0 if "invalid" in long_p else np.ones(len(sel), bool)
+        sd = np.zeros(int(keep.sum()), SHADERDATA_DTYPE)
+        sd["se"], sd["time"], sd["value"] = res.se, tk.time[sel][keep], col("data")[keep]
+        sd["cu"] = ((col("sa") << np.uint64(7)) | col("wgp"))[keep]
+        sd["simd"], sd["wave_id"] = col("simd")[keep], col("wid")[keep]
+        flags = short.astype(np.uint8) * SHADERDATA_IMM
+        if "sdt" in long_p:
+            flags |= (col("sdt") != 0).astype(np.uint8) * SHADERDATA_PRIV
+        sd["flags"] = flags[keep]
+        res.shaderdata = sd
+    reg = table["REG"]
+    rw = w[typ == T["REG"]]
+    user = reg["addr"].column(rw) == USERDATA_2
+    if fmt.generation > 10:  # gfx10 carries user data in compute-state writes too
+        user &= reg["cs"].column(rw) == 0
+    if user.any():
+        proto = RocProtocol()
+        for v in reg["data"].column(rw[user]).tolist():
+            proto.userdata2(v)
+        res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
+
+
+def other_simd_records(se: int, time, cycles, wgp, category) -> np.ndarray:
+    """INST_OTHER_SIMD records from parallel arrays (the `wgp` is the traced one, as the official says)."""
+    out = np.zeros(len(time), OTHER_SIMD_DTYPE)
+    out["se"], out["time"], out["cycles"], out["wgp"], out["category"] = se, time, cycles, wgp, category
+    return out
+
+
 def realtime_pairs(samples) -> list[tuple[int, int]]:
     """(shader clock, reference clock) pairs; a sample where either clock does not increase is averaged
     into the previous one (official realtime helper; e.g. two samples at the same shader clock)."""
@@ -195,11 +249,9 @@ def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
         raise ArchError(f"the trace is gfx{gen} (header version {hdr.version}), not {arch}", where or None)
 
 
-def to_wave(
-    wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool, walks: list[tuple[Wave, Walk]]
-) -> Wave:
-    """A finished wave as a model Wave, its records stitched to PCs when there is code (the walk's
-    outcome goes to `walks`)."""
+def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool, stitched: list) -> Wave:
+    """A finished wave as a model Wave, its records stitched to PCs when there is code; (wave, ended,
+    trapping, walk, entry pc) goes to `stitched` (`stitch.note_waves`)."""
     if wv.insts is not None:
         insts, timeline = wv.insts, wv.timeline
     else:
@@ -231,6 +283,5 @@ def to_wave(
         timeline=timeline,
         contexts=wv.contexts,
     )
-    if walk is not None:
-        walks.append((wave, walk))
+    stitched.append((wave, wv.complete, False, walk, wv.pc_infos[0][1] if wv.pc_infos else 0))
     return wave

@@ -1,0 +1,64 @@
+"""Damaged streams (issue 11 part 4): plausibility checks leave out records no valid stream gives, and
+tools/damage_run.py's targets hold on real captures: never fewer correct rows than the 0.1.6 padding rule,
+no bogus row a plausibility check could catch, an INFO record whenever a truncation cuts a wave."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from conftest import shared_path
+
+from attdec.decoders.common import BlobResult, drop_implausible
+from attdec.model import Wave, empty_insts
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+
+
+def _wave(slot: int, begin: int, end: int, times: list[int]) -> Wave:
+    insts = empty_insts(len(times))
+    insts["time"] = times
+    return Wave(0, 1, 2, slot, begin, end, insts)
+
+
+def test_implausible_records_are_left_out_and_named():
+    res = BlobResult(0, "gfx1100")
+    fine = _wave(0, 100, 500, [100, 120, 120, 400])
+    back = _wave(1, 100, 500, [110, 130, 90, 200, 600])  # 90: before an earlier record; 600: after the end
+    cut = _wave(2, 100, 0, [150, 900])  # a cut wave (end 0): no end to be after
+    odd = _wave(16, 100, 500, [150])  # gfx1100 SIMDs have 16 wave slots
+    res.waves = [fine, back, cut, odd]
+    drop_implausible(res)
+    assert res.waves == [fine, back, cut]
+    assert back.insts["time"].tolist() == [110, 130, 200]
+    assert cut.insts["time"].tolist() == [150, 900] and len(fine.insts) == 4
+    assert len(res.problems) == 1
+    p = res.problems[0]
+    assert "1 before its wave or an earlier record" in p and "1 after its wave ended" in p
+    assert "1 in a wave slot the SIMD lacks" in p and "slot 1" in p
+
+
+def test_valid_waves_are_untouched():
+    res = BlobResult(0, "gfx1201")
+    w = _wave(15, 10, 40, [10, 10, 20, 40])
+    res.waves = [w]
+    drop_implausible(res)
+    assert res.waves == [w] and len(w.insts) == 4 and not res.problems
+
+
+@pytest.mark.parametrize("capture", ["gfx950/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0"])
+def test_damage_run_targets(capture):
+    import damage_run
+
+    folder = str(shared_path("captures", capture))
+    cases = damage_run.run([folder], 2, 7, True)
+    assert len(cases) == 8
+    for c in cases:
+        assert c["correct"] >= c["padding"], c
+        assert c["catchable"] == 0, c
+        if c["kind"] == "trunc" and c["cut"]:
+            assert "WAVE_INCOMPLETE" in c["info"], c
+    assert sum(c["correct"] for c in cases) > 0
+    assert np.all([c["correct"] <= c["rows"] for c in cases])
