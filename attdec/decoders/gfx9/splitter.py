@@ -135,12 +135,12 @@ def _split_chunk(lens: np.ndarray, entry: int, out: np.ndarray) -> int:
     B = SPLIT_BLOCK
     nb = -(-n // B)
     W = B + 4
-    hops = np.zeros((nb, W), np.uint8)  # hop length at each word; 0 = parked (past the block or the chunk)
+    table = np.zeros((nb, W), np.uint8)  # hop length at each word; 0 = parked (past the block or the chunk)
     full = n // B
-    hops[:full, :B] = lens[: full * B].reshape(full, B)
+    table[:full, :B] = lens[: full * B].reshape(full, B)
     if n > full * B:
-        hops[full, : n - full * B] = lens[full * B :]
-    hops = hops.ravel()
+        table[full, : n - full * B] = lens[full * B :]
+    hops = table.ravel()
     visit = np.zeros(nb * W, bool)
     row = np.arange(nb, dtype=np.int64) * W
     pos = row.copy()

@@ -172,7 +172,7 @@ def run_vectorised(
     res.occupancy = occupancy
 
 
-_NO_WAVES = (
+_NO_WAVES: tuple = (
     np.zeros(0, INST_DTYPE), np.zeros(0, np.int64), np.zeros(0, np.int64), [], np.zeros(0, np.int64),
     np.zeros(0, bool), np.zeros(0, bool),
 )  # fmt: skip
