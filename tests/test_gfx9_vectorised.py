@@ -11,6 +11,7 @@ import random
 import sys
 import zlib
 
+import numpy as np
 import pytest
 
 from attdec.decoders import gfx9
@@ -278,3 +279,22 @@ def test_empty_and_tiny_blobs():
     for body in (b"", b"\x00\x00", bytes(6), bytes(7)):
         a, b, _ = decode_both(enc.header() + body)
         assert_same(a, b)
+
+
+def test_plausible_waves_agrees_with_implausible():
+    from attdec.decoders.common import implausible
+    from attdec.decoders.gfx9.wave import plausible_waves
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        counts = rng.integers(0, 5, rng.integers(1, 6))
+        order = rng.permutation(len(counts))  # waves' records in some order of the waves
+        lo = np.zeros(len(counts), np.int64)
+        lo[order] = np.cumsum(counts[order]) - counts[order]
+        hi = lo + counts
+        time = np.cumsum(rng.integers(-2, 20, counts.sum()))
+        begin = rng.integers(-10, 30, len(counts))
+        end = np.where(rng.random(len(counts)) < 0.3, 0, rng.integers(0, 200, len(counts)))
+        got = plausible_waves(time, lo, hi, begin, end)
+        want = [implausible(time[a:b], int(s), int(e)) is None for a, b, s, e in zip(lo, hi, begin, end)]
+        assert got.tolist() == want

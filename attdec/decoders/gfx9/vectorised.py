@@ -41,7 +41,7 @@ from attdec.decoders.common import (
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, SLOTS, TOKEN_NAMES, MiscKind
-from attdec.decoders.gfx9.wave import finish_wave
+from attdec.decoders.gfx9.wave import finish_wave, plausible_waves
 from attdec.decoders.stitch import note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
 from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, SHADERDATA_DTYPE, Category, WaveState
@@ -143,6 +143,7 @@ def run_vectorised(
     waves = []
     lo_l, hi_l = lo.tolist(), hi.tolist()
     unf_l = unfinished.tolist()
+    ok_l = plausible_waves(recs["time"], lo, hi, life.ws_t, end).tolist()
     simd_l, slot_l, begin_l = life.ws_simd.tolist(), life.ws_slot.tolist(), life.ws_t.tolist()
     end_l, comp_l, pc_l = end.tolist(), complete.tolist(), life.ws_pc.tolist()
     for x in np.concatenate([ended, running]).tolist():
@@ -152,7 +153,7 @@ def run_vectorised(
         pc_infos = [(0, pc_l[x])] if pc_l[x] else []
         waves.append(
             finish_wave(res.se, tcu, *key, begin_l[x], end_l[x], comp_l[x], rec, timelines[x], pc_infos, 0, walk,
-                        seq[key], stitched, found, False, unf_l[x])
+                        seq[key], stitched, found, False, unf_l[x], ok_l[x])
         )  # fmt: skip
     res.problems.extend(problems)
     res.waves.extend(waves)

@@ -265,14 +265,16 @@ def finish_wave(
     found: Implausible,
     trapping: bool = False,
     unfinished: bool = True,
+    plausible: bool = False,
 ) -> Wave:
     """A decoded wave (its records as INST_DTYPE, `end` 0 if it never ended) stitched to PCs and turned
     into the record model; both passes end here. Implausible records (damage) are left out first: the walk
     may swap neighbours the hardware reported out of program order, so their order is checked before it.
     (wave, ended, trapping, walk, entry pc) goes to `stitched` (`note_waves`). `unfinished`: the wave may
-    have placeholders no INST described (reported as category NONE)."""
+    have placeholders no INST described (reported as category NONE). `plausible`: the caller checked the
+    records (`plausible_waves`)."""
     entry = pc_infos[0][1] if pc_infos else 0
-    found_here = implausible(insts["time"], begin, end)
+    found_here = None if plausible else implausible(insts["time"], begin, end)
     if found_here is not None:
         early, late = found_here
         bad = early | late
@@ -292,3 +294,19 @@ def finish_wave(
     wave = Wave(se, cu, simd, slot, begin, end, insts, timeline, seq, contexts)
     stitched.append((wave, complete, trapping, outcome, entry))
     return wave
+
+
+def plausible_waves(time: np.ndarray, lo: np.ndarray, hi: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per wave, whether `implausible` finds nothing in its records time[lo:hi] (begin, end: the wave's; end
+    0 if it never ended), for all waves at once."""
+    n = hi - lo
+    has = n > 0
+    ok = np.ones(len(lo), bool)
+    ok[has] = (time[lo[has]] >= begin[has]) & ((end[has] == 0) | (time[hi[has] - 1] <= end[has]))
+    back = np.flatnonzero(time[1:] < time[:-1]) + 1  # records before the previous one (maybe of another wave)
+    if len(back):
+        order = np.argsort(lo, kind="stable")
+        wave_of = np.repeat(order, n[order])  # the wave of each record
+        inner = back[back > lo[wave_of[back]]]  # not a wave's first record
+        ok[wave_of[inner]] = False
+    return ok
