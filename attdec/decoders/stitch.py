@@ -354,6 +354,11 @@ def _last_pc(pcs: list[int], walked: int) -> int:
     return next((pc for pc in reversed(pcs[:walked]) if pc), 0)
 
 
+# The kind of a line's text, per walker family and rules: the same for every blob, so it is worked out once
+# per process (the lines themselves carry per-blob state and are made per blob).
+_LINE_KINDS: dict[tuple[type, Rules], dict[str, LineKind]] = {}
+
+
 class PcWalker:
     """The PC walk over one blob's waves (official `stitchWave`); one subclass per family.
 
@@ -365,7 +370,17 @@ class PcWalker:
 
     def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
         self.rules = rules
-        self.view = CodeView(code, lambda text: self.line_kind(text, rules))
+        kinds = _LINE_KINDS.setdefault((type(self), rules), {})
+        if len(kinds) > 100_000:
+            kinds.clear()
+
+        def kind_of(text: str) -> LineKind:
+            kind = kinds.get(text)
+            if kind is None:
+                kind = kinds[text] = self.line_kind(text, rules)
+            return kind
+
+        self.view = CodeView(code, kind_of)
 
     @classmethod
     def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
