@@ -44,7 +44,7 @@ from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, IN
 from attdec.decoders.gfx9.wave import finish_wave, plausible_waves
 from attdec.decoders.stitch import note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
-from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, SHADERDATA_DTYPE, Category, WaveState
+from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, SHADERDATA_DTYPE, Category, Timeline, WaveState
 
 MISC, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, INST, INST_PC, SHADERDATA, ISSUE, PERF, REG_CS_PRIV = (
     TOKEN_NAMES.index(name)
@@ -614,8 +614,8 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     o = np.argsort(r_wave, kind="stable")
     r_wave = r_wave[o]
     tb = np.searchsorted(r_wave, np.arange(nw + 1)).tolist()
-    entries = list(zip(r_state[o].tolist(), r_dur[o].tolist()))
-    return [entries[tb[x] : tb[x + 1]] for x in range(nw)]
+    r_state, r_dur = r_state[o], r_dur[o]
+    return [Timeline(r_state[tb[x] : tb[x + 1]], r_dur[tb[x] : tb[x + 1]]) for x in range(nw)]
 
 
 def _seg_cummax(a: np.ndarray, first: np.ndarray) -> np.ndarray:
