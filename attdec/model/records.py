@@ -206,6 +206,14 @@ class Wave(Record):
     contexts: int = 0  # context saves during its life
     path: str | None = None  # wave file it was read from, if any
 
+    def __init__(
+        self, se, cu, simd, slot, begin, end, insts=None, timeline=None, seq=0, contexts=0, path=None
+    ):  # made once per wave (thousands per blob): the generic Record.__init__ is 5x slower
+        self.se, self.cu, self.simd, self.slot, self.begin, self.end = se, cu, simd, slot, begin, end
+        self.insts = empty_insts() if insts is None else insts
+        self.timeline = [] if timeline is None else timeline
+        self.seq, self.contexts, self.path = seq, contexts, path
+
     @property
     def duration(self) -> int:
         return self.end - self.begin

@@ -265,7 +265,11 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
     seq: dict[tuple[int, int, int], int] = {}
     occ, shaderdata, perf = [], [], []
-    for label, r in zip((b.label for b in raw.blobs), results):
+    untraced: dict[int, int] = {}  # SE -> waves started where instruction tracing was off
+    for blob, r in zip(raw.blobs, results):
+        label = blob.label
+        if blob.itrace is False and len(r.occupancy):
+            untraced[blob.se] = untraced.get(blob.se, 0) + int(r.occupancy["start"].sum())
         for w in r.waves:
             if not len(w.insts) and len(w.timeline) < 3:
                 continue  # rocprofv3 writes no file for such a wave: keep raw and ui_output views equal
@@ -283,6 +287,12 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         perf.append(r.perfevents)
         d.rt_frequency = d.rt_frequency or r.rt_frequency
     d.occupancy = np.concatenate(occ) if occ else empty_occupancy()
+    if sum(untraced.values()):
+        ses = [se for se, n in sorted(untraced.items()) if n]
+        where = f"se{ses[0]}" if len(ses) == 1 else f"{len(ses)} SEs"
+        d.problems.append(
+            f"{sum(untraced.values()):,} wave(s) ran on {where} with instruction tracing off: in occupancy only"
+        )
     if sum(len(s) for s in shaderdata):
         d.shaderdata = np.concatenate(shaderdata)
     if perf and sum(len(p) for p in perf):

@@ -21,6 +21,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from attdec.decoders.common import NotVectorisable
 from attdec.model import INST_DTYPE, Category, Timeline, WaveState
 
 
@@ -35,10 +36,6 @@ class Event(IntEnum):
 
 
 OFF = np.int64(1) << np.int64(44)  # segment offset for per-wave running maxima (times < 2^43)
-
-
-class NotVectorisable(Exception):
-    """The blob has a token order the vectorised model does not cover (e.g. tokens after WAVE_END)."""
 
 
 def _expand_mask(k, mask, nbits=16):
