@@ -5,7 +5,8 @@
 workers send results back as columns: every wave's records in one array, the waves' fields and
 timelines as arrays, the listing as a few lists. Pickling the objects themselves (430,000 timeline tuples
 and 15,000 listing rows for the 59 captures) costs more than a second core saves; the columns cost a few
-arrays per dispatch, and this process rebuilds the `Wave`s and `CodeLine`s from them.
+arrays per dispatch, and this process rebuilds the `Wave`s (timelines as `Timeline` views of the columns)
+and `CodeLine`s from them.
 
 Results come back in input order, and an error is raised where serial decoding would have raised it.
 Workers are forked (they inherit the raw dispatches: only an index crosses the pipe). With `jobs=1`, one
@@ -26,6 +27,8 @@ from attdec.errors import AttdecError
 from attdec.sources.kind import Tracker, raw_weight
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from attdec.model import Dispatch, Wave
     from attdec.sources.raw import RawBlob, RawDispatch
 
@@ -136,9 +139,10 @@ def map_in_order(
 
 @contextlib.contextmanager
 def _no_gc():
-    """Rebuilding 430,000 timeline tuples in a process holding a big heap: with the collector on, it runs
-    a full collection every few thousand of them (0.33 s instead of 0.06 s for the 59 captures). Nothing
-    rebuilt refers back to itself: reference counting frees it all."""
+    """Rebuilding many small objects (listing rows, waves) in a process holding a big heap: with the
+    collector on, it runs a full collection every few thousand of them (0.33 s instead of 0.06 s for the
+    59 captures when timelines were tuples). Nothing rebuilt refers back to itself: reference counting
+    frees it all."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -300,28 +304,39 @@ def pack_waves(waves: Sequence[Wave]) -> dict:
             cols[f] = np.array(vals, np.int64) if all(type(v) is int for v in vals) else vals
     cols["n_insts"] = np.array([len(w.insts) for w in waves], np.int64)
     cols["insts"] = np.concatenate([w.insts for w in waves]) if waves else empty_insts()
-    cols["n_timeline"] = n = np.array([len(w.timeline) for w in waves], np.int64)
-    flat = chain.from_iterable(chain.from_iterable(w.timeline for w in waves))
-    cols["timeline"] = np.fromiter(flat, np.int64, 2 * int(n.sum())).reshape(-1, 2)
+    cols["n_timeline"] = np.array([len(w.timeline) for w in waves], np.int64)
+    parts = [_timeline_array(w.timeline) for w in waves]
+    cols["timeline"] = np.concatenate(parts) if parts else np.zeros((0, 2), np.int64)
     return cols
+
+
+def _timeline_array(timeline) -> np.ndarray:
+    """A wave's timeline as an (n, 2) array: a `Timeline`'s own columns, or a list of pairs read in one pass."""
+    import numpy as np
+
+    from attdec.model import Timeline
+
+    if isinstance(timeline, Timeline):
+        return np.asarray(timeline)
+    return np.fromiter(chain.from_iterable(timeline), np.int64, 2 * len(timeline)).reshape(-1, 2)
 
 
 def unpack_waves(cols: dict) -> list[Wave]:
     import numpy as np
 
-    from attdec.model import Wave
+    from attdec.model import Timeline, Wave
 
     n_insts, n_timeline = cols.pop("n_insts"), cols.pop("n_timeline")
     insts = np.split(cols.pop("insts"), np.cumsum(n_insts)[:-1]) if len(n_insts) else []
     tl = cols.pop("timeline")
-    states, durations = tl[:, 0].tolist(), tl[:, 1].tolist()
+    states, durations = np.ascontiguousarray(tl[:, 0]), np.ascontiguousarray(tl[:, 1])
     bounds = np.concatenate(([0], np.cumsum(n_timeline))).tolist()
     fields = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in cols.items()}
     names = list(fields)
     out = []
     for i, values in enumerate(zip(*fields.values())):
-        lo, hi = bounds[i], bounds[i + 1]
-        w = Wave(**dict(zip(names, values)), insts=insts[i], timeline=list(zip(states[lo:hi], durations[lo:hi])))
+        lo, hi = bounds[i], bounds[i + 1]  # the timeline as views of the columns: no tuple per state change
+        w = Wave(**dict(zip(names, values)), insts=insts[i], timeline=Timeline(states[lo:hi], durations[lo:hi]))
         out.append(w)
     return out
 
