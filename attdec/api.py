@@ -84,9 +84,9 @@ def decode(
     "file@loadbase" strings or (bytes or path, load base) pairs; without code, records get no PCs and
     `arch` is needed.
 
-    Memory: the result keeps ~74 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
-    of the timeline tuples and other record arrays; 74 MB for gemm_gfx1200_run0's 996,115 records) and
-    decoding peaks at ~183 bytes per record (45 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
+    Memory: the result keeps ~51 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
+    of the timeline columns and other record arrays; 51 MB for gemm_gfx1200_run0's 996,115 records) and
+    decoding peaks at ~158 bytes per record (39 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import decode_blobs, load_code
 
