@@ -47,7 +47,8 @@ def open(
 ) -> list[Dispatch]:
     """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded,
     as the AMD decoder version `compat` does: "0.1.6", the default, or "rocm-7.13"; docs/compat.md).
-    `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch."""
+    `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch. `jobs=N` decodes
+    raw dispatches on N forked processes (None: one per idle core; default 1: in this process)."""
     from attdec.sources.pipeline import open_dispatches
 
     return open_dispatches(
@@ -81,7 +82,11 @@ def decode(
     occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO; docs/decode-json.md), as
     its version `compat` does ("0.1.6", the default, or "rocm-7.13"). `code`: code objects as
     "file@loadbase" strings or (bytes or path, load base) pairs; without code, records get no PCs and
-    `arch` is needed."""
+    `arch` is needed.
+
+    Memory: the result keeps ~51 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
+    of the timeline columns and other record arrays; 51 MB for gemm_gfx1200_run0's 996,115 records) and
+    decoding peaks at ~158 bytes per record (39 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import decode_blobs, load_code
 

@@ -243,6 +243,19 @@ def cases(tmp: str) -> list[Case]:
         os.path.dirname(os.path.join(d, "capture.json")) for d, _, fs in os.walk(CAPTURES) if "capture.json" in fs
     )
     out.append(Case(f"decode-all-{len(every)}-captures", NATIVE_ALL, 0.5, setup=DECODE.format(caps=every)))
+    # target 7: the same through the command line and the input pipeline, serial and on two worker processes
+    # (--jobs 2 must take at most 1/1.7 of --jobs 1 on two idle cores; compare the two medians)
+    att_bytes = sum(os.path.getsize(os.path.join(d, f)) for d in every for f in os.listdir(d) if f.endswith(".att"))
+    for jobs in (1, 2):
+        out.append(
+            Case(
+                f"decode-cli-all-captures-jobs{jobs}",
+                "attdec decode CAPTURES (text summary), fresh process",
+                None,
+                cli=["decode", CAPTURES, "--jobs", str(jobs)],
+                nbytes=att_bytes,
+            )
+        )
     sys.path.insert(0, os.path.join(ROOT, "tools"))
     from make_repeated_blob import make
 

@@ -179,3 +179,21 @@ def test_se_from_file_name(name, se):
     from attdec.sources.explicit import se_of
 
     assert se_of(name) == se
+
+
+def test_json_is_written_as_a_stream():
+    """decode --format json never holds the document as one string: it is written in pieces of a wave."""
+    from attdec.report import records
+    from attdec.sources.pipeline import open_raw
+    from attdec.sources.raw import decode_blobs
+
+    raws = open_raw([shared_path("captures", "gfx1100")])
+    sizes: list[int] = []
+
+    class Sink:
+        def write(self, s: str) -> None:
+            sizes.append(len(s))
+
+    results = ((r.name, ((b.label, res, dt) for b, res, dt in decode_blobs(r))) for r in raws)
+    records.write_json(results, Sink())
+    assert sum(sizes) > 10 * max(sizes) and len(sizes) > 100

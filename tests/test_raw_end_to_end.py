@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 from conftest import shared_path
 
 import attdec
@@ -116,3 +117,15 @@ def test_explicit_blobs_with_code(tmp_path):
     )
     r = invoke(["waves", "--arch", "gfx950", *code, *blobs])
     assert r.exit_code == 1 and "code object is gfx1100, but the trace is gfx950" in r.output
+
+
+def test_waves_on_untraced_shader_engines_are_noted():
+    """Waves that ran where instruction tracing was off (capture.json `itrace: false`) are in the occupancy
+    records only; the dispatch says how many, so "waves 0" is not mistaken for an empty kernel."""
+    cap_dir = shared_path("captures", "gfx950", "plus_run0")
+    blobs = json.loads((cap_dir / "capture.json").read_text())["blobs"]
+    off = [b["se"] for b in blobs if b["itrace"] is False]
+    (d,) = attdec.open([cap_dir])
+    starts = d.occupancy[np.isin(d.occupancy["se"], off)]["start"].sum()
+    assert off and starts > 0
+    assert f"{starts:,} wave(s) ran on" in "\n".join(d.problems)

@@ -165,14 +165,19 @@ def attdec_cli(*args):
     return subprocess.run([sys.executable, "-m", "attdec", *map(str, args)], capture_output=True, text=True, env=env)
 
 
-def test_decode_json_has_every_record_kind(tmp_path):
+def every_kind_blob(tmp_path):
+    """A gfx950 blob holding one record of every kind (and a packet loss, so the decode reports damage)."""
     e = Gfx9Encoder(target_cu=0).kernel_entry(BASE)
     e.userdata([*roc_marker_words(7, BASE, 0x1000), agent_info(0, 100_000)])
     e.advance(8).wave_start(0, 0, 0).advance(8).issue(0, {0: 2}).advance(8).inst(0, 0, 1)
     e.advance(4).shaderdata(0, 0, 0, 0x77).perf(0, 0, (1, 2, 3, 4)).misc(2, 1)
     blob = tmp_path / "k_se0.att"
     blob.write_bytes(e.data())
-    p = attdec_cli("decode", "--arch", "gfx950", blob, "--format", "json")
+    return blob
+
+
+def test_decode_json_has_every_record_kind(tmp_path):
+    p = attdec_cli("decode", "--arch", "gfx950", every_kind_blob(tmp_path), "--format", "json")
     assert p.returncode == 3, p.stderr  # packet loss is damage
     d = json.loads(p.stdout)["dispatches"][0]
     for key in ("waves", "occupancy", "realtime", "inst_other_simd", "shaderdata", "perfevents", "rt_frequency"):
@@ -185,6 +190,20 @@ def test_decode_json_has_every_record_kind(tmp_path):
     assert any("DATA_LOST" in x for x in d["problems"]) and any("WAVE_INCOMPLETE" in x for x in d["warnings"])
     occ = d["occupancy"][0]
     assert occ[6] == BASE and occ[7] == 7  # the entry PC, then its code object (the row is 7 long without one)
+
+
+def test_decode_npz_has_every_record_kind(tmp_path):
+    import numpy as np
+
+    p = attdec_cli("decode", "--arch", "gfx950", every_kind_blob(tmp_path), "--format", "npz", "-o", tmp_path / "r.npz")
+    assert p.returncode == 3, p.stderr
+    d = np.load(tmp_path / "r.npz")
+    assert d["shaderdata.value"].tolist() == [0x77] and d["shaderdata.blob"].tolist() == [0]
+    assert [d[f"perfevents.events{i}"][0] for i in range(4)] == [1, 2, 3, 4]
+    assert d["blobs.rt_frequency"].tolist() == [100_000_000]
+    assert (d["code_objects.id"].tolist(), d["code_objects.addr"].tolist()) == ([7], [BASE])
+    assert d["info.kind"].tolist() == ["WAVE_INCOMPLETE", "DATA_LOST"] and d["info.count"].tolist() == [1, 1]
+    assert any("DATA_LOST" in x for x in d["problems.text"]) and any("WAVE_INCOMPLETE" in x for x in d["warnings.text"])
 
 
 def test_api_decode_returns_the_records():

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import sys
+from contextvars import ContextVar
 from pathlib import Path
 
 from attdec.decoders.compat import COMPAT
@@ -18,6 +19,10 @@ COMPAT_HELP = (
     "default, reproduced row for row) or rocm-7.13 (built from the newest public source, ROCm >= 7.13). "
     "docs/compat.md lists every rule on which they differ."
 )
+
+# The parsed arguments of the command being run (cli.run sets them), so that an option every reading command
+# has (--jobs) reaches `open_dispatches` without each command passing it along.
+PARSED: ContextVar[argparse.Namespace | None] = ContextVar("attdec_parsed", default=None)
 
 
 def count(text: str) -> int:
@@ -125,11 +130,28 @@ def add_input_options(p) -> None:
         "--arch", default=None, type=known_arch, help="With --code: the GPU (default: from the code object)."
     )
     add_compat(p)
+    add_jobs(p)
 
 
 def add_compat(p) -> None:
     """--compat: which AMD decoder version raw captures are decoded as (docs/compat.md)."""
     p.add_argument("--compat", choices=list(COMPAT), default=next(iter(COMPAT)), help=COMPAT_HELP)
+
+
+def add_jobs(p) -> None:
+    """--jobs N: raw dispatches decoded on N processes (attdec.sources.parallel)."""
+    p.add_argument(
+        "--jobs",
+        type=at_least(1),
+        default=None,
+        metavar="N",
+        help="Decode raw captures on N processes (default: one per core the load average leaves idle; 1: here).",
+    )
+
+
+def chosen_jobs() -> int | None:
+    """--jobs of the command being run (None: one process per idle core)."""
+    return getattr(PARSED.get(), "jobs", None)
 
 
 def inputs(a) -> dict:
@@ -188,6 +210,7 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
     from attdec.report.progress import progress_bar
     from attdec.sources.pipeline import open_dispatches as read
 
+    decode_opts.setdefault("jobs", chosen_jobs())
     reports = _Reports()
     try:
         with progress_bar() as progress:

@@ -13,7 +13,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from attdec.commands.common import Many, add_compat, add_output, add_paths, echo, lost, open_raw, output_stream
+from attdec.commands.common import (
+    Many,
+    add_compat,
+    add_jobs,
+    add_output,
+    add_paths,
+    echo,
+    lost,
+    open_raw,
+    output_stream,
+)
 from attdec.errors import ArchError, AttdecError, InputError, read_bytes
 
 
@@ -58,6 +68,7 @@ def arguments(p) -> None:
     p.add_argument("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
     p.add_argument("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
     add_compat(p)
+    add_jobs(p)
     p.add_argument(
         "--tokens", action="store_true", help="list every token of the blobs (offset, type, named fields, time) instead"
     )
@@ -91,15 +102,15 @@ def decode(a) -> int:
             raise InputError("--tokens lists tokens as text or json, not npz", "--format")
         return list_token_streams(a.arch, a.paths, a.fmt)
     from attdec.report import records
-    from attdec.sources.raw import decode_blobs
+    from attdec.sources.parallel import decode_blob_results
 
     damaged = []
 
-    def results(raw):
+    def results(raw, decoded):
         for p in raw.problems:  # what the source repaired or doubts (e.g. a damaged .rgp container)
             echo(f"attdec: warning: {raw.path or raw.name}: {p}", err=True)
         try:
-            for blob, res, dt in decode_blobs(raw, target_cu=a.target_cu, compat=a.compat):
+            for blob, res, dt in decoded:
                 for p in res.problems + res.warnings:
                     echo(f"attdec: warning: {blob.label}: {p}", err=True)
                 if res.damaged:
@@ -111,16 +122,20 @@ def decode(a) -> int:
             lost(e)  # this dispatch has what was decoded before; the others are still decoded
 
     raws = raw_dispatches(a.paths, a.code, a.arch, a.se, a.input_format)
-    dispatches = ((raw.name, results(raw)) for raw in raws)
-    with output_stream(a.output, binary=a.fmt == "npz") as out:
-        if a.fmt == "npz":
-            from attdec.report.columns import write_npz
+    decoded = decode_blob_results(raws, a.jobs, target_cu=a.target_cu, compat=a.compat)
+    dispatches = ((raw.name, results(raw, blobs)) for raw, blobs in zip(raws, decoded))
+    try:
+        with output_stream(a.output, binary=a.fmt == "npz") as out:
+            if a.fmt == "npz":
+                from attdec.report.columns import write_npz
 
-            write_npz(out, records.columns(dispatches))
-        elif a.fmt == "json":
-            records.write_json(dispatches, out)
-        else:
-            records.print_summary(dispatches, out)
+                write_npz(out, records.columns(dispatches))
+            elif a.fmt == "json":
+                records.write_json(dispatches, out)
+            else:
+                records.print_summary(dispatches, out)
+    finally:
+        decoded.close()  # the workers end here
     if damaged:
         sys.stdout.flush()
         return 3

@@ -35,16 +35,17 @@ def export_ui(a) -> None:
     from attdec.report.progress import progress_bar
     from attdec.report.ui_output import write_ui_output
     from attdec.sources.kind import Tracker, raw_weight
-    from attdec.sources.pipeline import decode
+    from attdec.sources.parallel import decode_dispatches, unwrap
 
     opts = inputs(a)
     compat = opts.pop("compat")  # how the raw captures are decoded below
     raws = open_raw(a.inputs, **opts)
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
-        for i, raw in enumerate(raws):
+        decoded = decode_dispatches(raws, tracker, a.jobs, compat=compat)
+        for i, (raw, outcome) in enumerate(zip(raws, decoded)):
             try:
-                d = decode(raw, tracker, compat=compat)
+                d = unwrap(outcome)
             except AttdecError as e:
                 if len(raws) == 1:
                     raise

@@ -14,6 +14,11 @@ from attdec.model.target import target
 NOT_FINISHED = 14
 
 
+class NotVectorisable(Exception):
+    """The blob has a token order a vectorised model does not cover (e.g. tokens after WAVE_END): the
+    family's scalar reference model decodes it instead."""
+
+
 @dataclass
 class BlobResult:
     """Records decoded from one shader engine's SQTT stream: every record kind AMD's decoder reports

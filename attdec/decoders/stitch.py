@@ -354,6 +354,11 @@ def _last_pc(pcs: list[int], walked: int) -> int:
     return next((pc for pc in reversed(pcs[:walked]) if pc), 0)
 
 
+# The kind of a line's text, per walker family and rules: the same for every blob, so it is worked out once
+# per process (the lines themselves carry per-blob state and are made per blob).
+_LINE_KINDS: dict[tuple[type, Rules], dict[str, LineKind]] = {}
+
+
 class PcWalker:
     """The PC walk over one blob's waves (official `stitchWave`); one subclass per family.
 
@@ -365,7 +370,17 @@ class PcWalker:
 
     def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
         self.rules = rules
-        self.view = CodeView(code, lambda text: self.line_kind(text, rules))
+        kinds = _LINE_KINDS.setdefault((type(self), rules), {})
+        if len(kinds) > 100_000:
+            kinds.clear()
+
+        def kind_of(text: str) -> LineKind:
+            kind = kinds.get(text)
+            if kind is None:
+                kind = kinds[text] = self.line_kind(text, rules)
+            return kind
+
+        self.view = CodeView(code, kind_of)
 
     @classmethod
     def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
@@ -433,7 +448,13 @@ class PcWalker:
 class Gfx9Walker(PcWalker):
     """gfx9 (sqtt-format.md §8.4, official `stitchWave` with gfxip 9): one line at a time, adjacent
     records swapped when that makes both match, s_barrier entry/exit sharing a PC, v_mfma_scale records
-    widened. Records may move, so nothing is memoised."""
+    widened. The walk's decisions depend only on the record categories and the PC slots (no line keeps
+    state from one wave to the next), so a wave's walk is memoised as its PCs and the swaps and widenings
+    it made, which are replayed on the next wave with the same records."""
+
+    def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
+        super().__init__(code, rules)
+        self.memo: dict = {}  # (record categories, PC slots) -> (pcs, Walk, timing operations)
 
     @classmethod
     def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
@@ -446,16 +467,23 @@ class Gfx9Walker(PcWalker):
 
     def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
         """`end`: the wave's end time so far (the v_mfma_scale widening looks at it)."""
-        cats = insts["category"].tolist()
-        g9 = _Gfx9Timing(insts, begin, end)
-        pcs = [0] * len(cats)
-        walked = min(self._walk(cats, pcs, pc_infos, g9), len(cats))
-        insts = g9.result()
-        insts["pc"] = np.array(pcs, np.uint64)
-        return insts, timeline, Walk(len(cats), walked, _last_pc(pcs, walked))
+        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)))
+        hit = self.memo.get(key)
+        if hit is None:
+            cats = insts["category"].tolist()
+            ops: list[tuple[int, int]] = []
+            pcs = [0] * len(cats)
+            walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
+            hit = self.memo[key] = (np.array(pcs, np.uint64), Walk(len(cats), walked, _last_pc(pcs, walked)), ops)
+        pcs_a, walk, ops = hit
+        if ops:
+            insts = _gfx9_timing(insts, ops, begin, end)
+        insts["pc"] = pcs_a
+        return insts, timeline, walk
 
-    def _walk(self, cats, pcs, pc_infos, g9) -> int:
-        """Assign pcs[i] for each record; returns the records walked."""
+    def _walk(self, cats, pcs, pc_infos, ops) -> int:
+        """Assign pcs[i] for each record; returns the records walked. The timing changes it asks for go to
+        `ops` as (SWAP or MFMA_SCALE, record index), in order."""
         view = self.view
         get = view.get
         context, jump, valu, message, immed = (
@@ -487,7 +515,7 @@ class Gfx9Walker(PcWalker):
                     break
                 nxt = view.jump(line)
             elif lc == LineKind.MFMA_SCALE and rec == valu:
-                g9.mfma_scale(i)
+                ops.append((MFMA_SCALE, i))
             elif lc == LineKind.GFX9_BARRIER:
                 if rec == message:  # barrier entry (MESSAGE) and exit (IMMED) share the PC
                     pcs[i] = line.addr
@@ -499,8 +527,10 @@ class Gfx9Walker(PcWalker):
                 matched = rec == immed
             else:
                 matched = False
-                if i + 1 < n and g9.swapped_match(cats, i, line, get):
-                    g9.swap(cats, pcs, i)
+                if i + 1 < n and _swapped_match(cats, i, line, get):
+                    cats[i], cats[i + 1] = cats[i + 1], cats[i]
+                    pcs[i], pcs[i + 1] = pcs[i + 1], pcs[i]
+                    ops.append((SWAP, i))
                     nxt = line
                 elif (line.text.startswith("s_waitcnt") or "_load_" in line.text) and "scratch_" not in line.text:
                     break  # no skipped immediates on gfx9 to pay an s_waitcnt for
@@ -695,31 +725,28 @@ def line_category(text: str, family: int, rules: Rules = DEFAULT) -> LineKind:
     return WALKERS[family].line_kind(text, rules)
 
 
-class _Gfx9Timing:
-    """gfx9 extras of the walk (sqtt-format.md §8.4): adjacent records swapped when that makes both
-    match, and v_mfma_scale records widened by 4 cycles. Keeps the record order and the times it changes;
-    `result` applies them."""
+SWAP, MFMA_SCALE = 0, 1  # the gfx9 walk's timing operations
 
-    def __init__(self, insts, begin, end):
-        self.insts, self.begin, self.end = insts, begin, end
-        self.durs = insts["duration"].tolist()
-        self.times = insts["time"].tolist()
-        self.order = list(range(len(insts)))
 
-    @staticmethod
-    def swapped_match(cats, i, line, get):
-        nxt = get(line.next)
-        return nxt is not None and cats[i + 1] == line.cat and cats[i] == nxt.cat
+def _swapped_match(cats, i, line, get) -> bool:
+    """Records i and i + 1 match `line` and the line after it the other way round."""
+    nxt = get(line.next)
+    return nxt is not None and cats[i + 1] == line.cat and cats[i] == nxt.cat
 
-    def swap(self, cats, pcs, i):
-        for a in (cats, pcs, self.times, self.durs, self.order):
-            a[i], a[i + 1] = a[i + 1], a[i]
 
-    def mfma_scale(self, i):
-        """The scale load starts 4 cycles earlier and ends with the MFMA, if the neighbours leave room."""
-        t, d = self.times, self.durs
-        prev_end = t[i - 1] + d[i - 1] if i > 0 else self.begin
-        next_start = t[i + 1] if i < len(t) - 1 else self.end
+def _gfx9_timing(insts: np.ndarray, ops, begin: int, end: int) -> np.ndarray:
+    """The gfx9 walk's changes to a wave's records (sqtt-format.md §8.4), in the order it made them:
+    SWAP i (records i and i + 1 trade places, all fields) and MFMA_SCALE i (a v_mfma_scale record: its
+    scale load starts 4 cycles earlier and ends with the MFMA, if the neighbours leave room)."""
+    t, d = insts["time"].tolist(), insts["duration"].tolist()
+    order = list(range(len(t)))
+    for op, i in ops:
+        if op == SWAP:
+            for a in (t, d, order):
+                a[i], a[i + 1] = a[i + 1], a[i]
+            continue
+        prev_end = t[i - 1] + d[i - 1] if i > 0 else begin
+        next_start = t[i + 1] if i < len(t) - 1 else end
         d[i] += 4
         if t[i] > prev_end:
             t[i] -= 4
@@ -727,12 +754,10 @@ class _Gfx9Timing:
                 d[i] += 4
         elif t[i] + d[i] > next_start:
             d[i] -= 4
-
-    def result(self):
-        out = self.insts[np.array(self.order, np.int64)] if len(self.order) else self.insts
-        out["time"] = self.times
-        out["duration"] = self.durs
-        return out
+    out = insts[np.array(order, np.int64)]
+    out["time"] = t
+    out["duration"] = d
+    return out
 
 
 def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):

@@ -135,7 +135,13 @@ def _rdna(data: bytes, generation: int) -> TokenListing:
 
 def _gfx9(data: bytes) -> TokenListing:
     from attdec.decoders.gfx9.packets import GFX9, HEADER, HEADER_BYTES
-    from attdec.decoders.gfx9.splitter import official_timestamp, split_tokens, token_times, token_values
+    from attdec.decoders.gfx9.splitter import (
+        ALL_SELECTION,
+        official_timestamps,
+        split_tokens,
+        token_times,
+        token_values,
+    )
 
     words = np.frombuffer(data, "<u2", count=(len(data) - HEADER_BYTES) // 2, offset=HEADER_BYTES)
     starts, types, truncated = split_tokens(words)
@@ -145,10 +151,13 @@ def _gfx9(data: bytes) -> TokenListing:
     if truncated is not None:
         problems.append(f"truncated token at byte offset {HEADER_BYTES + 2 * truncated}: listed what comes before")
 
-    def ts_of(i: int) -> int:
-        return official_timestamp(ts_field.get(int(values[i])))
+    def ts_of(at: np.ndarray) -> np.ndarray:  # word positions
+        return official_timestamps(ts_field.column(values[np.searchsorted(starts, at)]))
 
-    sel, t_sel = token_times(words[starts], ts_of, truncated is not None, select=lambda f: np.ones(len(f), bool))
+    mask = np.zeros(len(words), bool)
+    mask[starts] = True
+    at, t_sel = token_times(words, mask, ts_of, truncated is not None, ALL_SELECTION)
+    sel = np.searchsorted(starts, at)
     time = np.full(len(starts), -1, np.int64)
     time[sel] = t_sel
     delivered = np.zeros(len(starts), bool)

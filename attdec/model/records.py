@@ -13,7 +13,7 @@ only its listing (code.json), and `attdec hotspots` on it never needs numpy. The
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attdec.model.record import Record, field
@@ -158,6 +158,43 @@ def deferred(load: Callable[[], Any], length: int | None = None) -> Any:
     return Deferred(load, length)
 
 
+class Timeline(Sequence):
+    """A wave's state timeline as two columns (`state` WaveState codes, `duration` cycles) that reads as the
+    list of (state, duration) tuples other sources give: a decoder makes a million runs without making a
+    million tuples, and `np.asarray(timeline)` is its (n, 2) array."""
+
+    __slots__ = ("duration", "state")
+
+    def __init__(self, state: np.ndarray, duration: np.ndarray):
+        self.state, self.duration = state, duration
+
+    def __len__(self) -> int:
+        return len(self.state)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(self.state.tolist(), self.duration.tolist())
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(self.state[i].tolist(), self.duration[i].tolist()))
+        return int(self.state[i]), int(self.duration[i])
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Timeline | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy as np
+
+        return np.stack([self.state.astype(np.int64), self.duration.astype(np.int64)], 1).astype(dtype or np.int64)
+
+    def __repr__(self) -> str:
+        return f"Timeline({list(self)!r})"
+
+
 class Wave(Record):
     """One traced wave: where it ran, when, and what it executed."""
 
@@ -168,10 +205,18 @@ class Wave(Record):
     begin: int
     end: int
     insts: np.ndarray = field(default_factory=empty_insts)  # INST_DTYPE, in time order
-    timeline: list[tuple[int, int]] = field(default_factory=list)  # (WaveState, duration), from `begin`
+    timeline: Sequence[tuple[int, int]] = field(default_factory=list)  # (WaveState, duration) from `begin`
     seq: int = 0  # n-th wave in this (se, simd, slot): the `wv` of the file name
     contexts: int = 0  # context saves during its life
     path: str | None = None  # wave file it was read from, if any
+
+    def __init__(
+        self, se, cu, simd, slot, begin, end, insts=None, timeline=None, seq=0, contexts=0, path=None
+    ):  # made once per wave (thousands per blob): the generic Record.__init__ is 5x slower
+        self.se, self.cu, self.simd, self.slot, self.begin, self.end = se, cu, simd, slot, begin, end
+        self.insts = empty_insts() if insts is None else insts
+        self.timeline = [] if timeline is None else timeline
+        self.seq, self.contexts, self.path = seq, contexts, path
 
     @property
     def duration(self) -> int:

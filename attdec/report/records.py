@@ -119,28 +119,33 @@ _SIDE: dict[str, Callable[[Any, str], list]] = {
 
 def columns(dispatches) -> dict[str, dict]:
     """The decoded records as tables of columns (`attdec decode --format npz`, docs/api.md): dispatches,
-    blobs, waves, records, occupancy, timeline, realtime, other_simd, problems, categories. A column named
+    blobs, waves, records, occupancy, timeline, realtime, other_simd, shaderdata, perfevents, info,
+    code_objects, problems, warnings, categories. A column named
     after a table holds row numbers into it; `waves.first` / `waves.records` are each wave's rows of
     `records`, `records.category` indexes `categories.name`."""
     import numpy as np
 
-    from attdec.model import empty_insts, empty_occupancy
+    from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, empty_insts
 
     t: dict[str, dict[str, list]] = {
         "dispatches": {"name": []},
-        "blobs": {"dispatch": [], "se": [], "label": [], "bytes_decoded": []},
+        "blobs": {"dispatch": [], "se": [], "label": [], "bytes_decoded": [], "rt_frequency": []},
         "waves": {k: [] for k in ("blob", "se", "cu", "simd", "slot", "begin", "end", "contexts", "first", "records")},
         "timeline": {"wave": [], "state": [], "duration": []},
         "realtime": {"blob": [], "shader_clock": [], "reference_clock": []},
         "other_simd": {"blob": [], "time": [], "cycles": [], "wgp": [], "category": []},
+        "info": {"blob": [], "kind": [], "count": [], "byte": []},
+        "code_objects": {"blob": [], "id": [], "addr": [], "size": []},
         "problems": {"blob": [], "text": []},
+        "warnings": {"blob": [], "text": []},
     }
-    insts, occ, occ_blob, nrec = [], [], [], 0
+    insts, nrec = [], 0
+    arrays: dict[str, list] = {"occupancy": [], "shaderdata": [], "perfevents": []}  # (blob, structured array)
     for d, (name, results) in enumerate(dispatches):
         t["dispatches"]["name"].append(name)
         for label, res, _dt in results:
             b = len(t["blobs"]["se"])
-            for k, v in (("dispatch", d), ("se", res.se), ("label", label), ("bytes_decoded", res.bytes_decoded)):
+            for k, v in zip(t["blobs"], (d, res.se, label, res.bytes_decoded, res.rt_frequency or 0)):
                 t["blobs"][k].append(v)
             for w in res.waves:
                 n = len(t["waves"]["se"])
@@ -153,8 +158,8 @@ def columns(dispatches) -> dict[str, dict]:
                     t["timeline"]["wave"].append(n)
                     t["timeline"]["state"].append(int(state))
                     t["timeline"]["duration"].append(int(dur))
-            occ.append(res.occupancy)
-            occ_blob.append(np.full(len(res.occupancy), b, np.int64))
+            for name in arrays:
+                arrays[name].append((b, getattr(res, name)))
             for shader, ref in res.realtime:
                 for k, v in zip(("blob", "shader_clock", "reference_clock"), (b, int(shader), int(ref))):
                     t["realtime"][k].append(v)
@@ -162,16 +167,27 @@ def columns(dispatches) -> dict[str, dict]:
             t["other_simd"]["blob"] += [b] * len(o)
             for k in ("time", "cycles", "wgp", "category"):
                 t["other_simd"][k] += o[k].tolist()
-            t["problems"]["blob"] += [b] * len(res.problems)
-            t["problems"]["text"] += list(res.problems)
-    text = ("name", "label", "text")
+            for i in res.info:
+                for k, v in zip(t["info"], (b, i.kind, i.count, i.byte)):
+                    t["info"][k].append(v)
+            for m in res.code_objects:
+                if not m.unload:
+                    for k, v in zip(t["code_objects"], (b, m.id, m.addr, m.size)):
+                        t["code_objects"][k].append(v)
+            for table in ("problems", "warnings"):
+                texts = getattr(res, table)
+                t[table]["blob"] += [b] * len(texts)
+                t[table]["text"] += list(texts)
+    text = ("name", "label", "text", "kind")
     out = {n: {k: np.asarray(v, str if k in text else np.int64) for k, v in c.items()} for n, c in t.items()}
     rec = np.concatenate(insts) if insts else empty_insts()
     out["records"] = {"wave": np.repeat(np.arange(len(insts)), [len(a) for a in insts]).astype(np.int64)}
     out["records"].update({f: rec[f] for f in rec.dtype.names or () if f != "line"})  # no listing yet: no line
-    o = np.concatenate(occ) if occ else empty_occupancy()
-    out["occupancy"] = {"blob": np.concatenate(occ_blob) if occ_blob else np.zeros(0, np.int64)}
-    out["occupancy"].update({f: o[f] for f in o.dtype.names or ()})
+    dtypes = {"occupancy": OCCUPANCY_DTYPE, "shaderdata": SHADERDATA_DTYPE, "perfevents": PERFEVENT_DTYPE}
+    for name, parts in arrays.items():  # structured arrays: their fields, and the blob of each row
+        a = np.concatenate([p for _b, p in parts]) if parts else np.zeros(0, dtypes[name])
+        out[name] = {"blob": np.repeat([b for b, _p in parts], [len(p) for _b, p in parts]).astype(np.int64)}
+        out[name].update({f: a[f] for f in a.dtype.names or ()})
     out["categories"] = {"name": np.array([c.name for c in Category])}
     return out
 

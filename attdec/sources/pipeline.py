@@ -25,7 +25,7 @@ from attdec.errors import AttdecError, InputError
 from attdec.model import Dispatch, target
 from attdec.model.record import Frozen
 from attdec.sources import KINDS
-from attdec.sources.kind import Loaded, Progress, Tracker, blob_weight, raw_weight
+from attdec.sources.kind import Loaded, Progress, Tracker, raw_weight
 
 if TYPE_CHECKING:
     from attdec.sources.raw import RawDispatch
@@ -242,39 +242,42 @@ def open_dispatches(
     arch: str | None = None,
     progress: Progress | None = None,
     need: tuple[str, ...] = (),
+    jobs: int | None = 1,
     report: Report | None = None,
     **decode_opts,
 ) -> list[Dispatch]:
-    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders). Attributes a
-    source defers (a ui_output folder's `waves`, `occupancy`) load on first use; those named in `need` are
-    loaded here, where `progress` reports them. With `report`, an input or dispatch that fails is reported
-    and the others are still read; without, its error is raised."""
+    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders) on up to `jobs`
+    processes (None: one per idle core; attdec.sources.parallel). Attributes a source defers (a ui_output
+    folder's `waves`, `occupancy`) load on first use; those named in `need` are loaded here, where
+    `progress` reports them. With `report`, an input or dispatch that fails is reported and the others are
+    still read; without, its error is raised."""
+    from attdec.sources.parallel import decode_dispatches, unwrap
+
     tracker = Tracker(progress)
     failures = Failures(report)
+    found = read(paths, input_format, code, arch, tracker, failures)
+    decoded = decode_dispatches(
+        [d for d in found if not isinstance(d, Dispatch) and not d.decoded], tracker, jobs, **decode_opts
+    )
     out = []
-    for d in read(paths, input_format, code, arch, tracker, failures):
-        with failures.guard():
-            if not isinstance(d, Dispatch):  # a RawDispatch
-                if d.decoded:
+    try:
+        for d in found:
+            outcome = next(decoded) if not isinstance(d, Dispatch) and not d.decoded else None
+            with failures.guard():  # one failing dispatch is kept aside, the others are still read
+                if outcome is not None:
+                    d = unwrap(outcome)
+                elif not isinstance(d, Dispatch) and d.decoded:  # a raw dispatch whose ui_output folder exists
                     from attdec.sources.ui_output import read_folder
 
                     d = read_folder(Path(d.decoded), tracker)
-                else:
-                    d = decode(d, tracker, **decode_opts)
-            for name in need:
-                getattr(d, name)
-            out.append(d)
+                for name in need:
+                    getattr(d, name)
+                out.append(d)
+    finally:
+        decoded.close()  # the workers end here, whether or not every dispatch was reached
     failures.settle(bool(out))
     tracker.progress = None  # what loads later does so after the caller's progress display is gone
     return _unique(out)
-
-
-def decode(raw: RawDispatch, tracker: Tracker | None = None, **decode_opts) -> Dispatch:
-    """One raw dispatch decoded, advancing `tracker` blob by blob."""
-    from attdec.sources.raw import decode_dispatch
-
-    tracker = tracker or Tracker()
-    return decode_dispatch(raw, lambda blob: tracker.advance(blob_weight(len(blob.data)), blob.label), **decode_opts)
 
 
 def open_raw(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, AttdecError, FormatError
@@ -136,10 +137,9 @@ def _infer_bases(raw: RawDispatch, loaded: Sequence[tuple[RawCodeObject, object]
 def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     """Load and disassemble every code object of a dispatch; check each against the dispatch arch."""
     from attdec.decoders import CodeMap
-    from attdec.isa import disassemble, load_code_object
     from attdec.sources.listing import LoadedCode
 
-    loaded = [(co, load_code_object(co.data, co.name)) for co in raw.code_objects]
+    loaded = [(co, _code_object(co.data, co.name)) for co in raw.code_objects]
     arch = raw.arch
     for co, obj in loaded:
         oarch = getattr(obj, "arch", "") or ""
@@ -161,9 +161,8 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
             continue
         if co.base is None:
             problems.append(f"{co.name}: load base 0x{base:x} inferred from the kernel entry PC in the trace")
-        obj_arch = getattr(obj, "arch", "") or arch
-        insts = disassemble(obj.text, obj_arch, obj.text_vaddr)  # what users read (as LLVM prints)
-        codemap.add(disassemble(obj.text, obj_arch, obj.text_vaddr, lenient=True), base)  # what the PC walk reads
+        insts, walked = _disassembled(obj.text, getattr(obj, "arch", "") or arch, obj.text_vaddr)
+        codemap.add(walked, base)
         objects.append(LoadedCode(id=co.id, base=base, name=co.name, co=obj, insts=insts))
     if not objects:
         raise AttdecError(
@@ -174,6 +173,43 @@ def load_code(raw: RawDispatch) -> LoadedDispatchCode:
     if unplaced:
         problems.append(f"{len(unplaced)} code object(s) with unknown load address left out: {', '.join(unplaced[:3])}")
     return LoadedDispatchCode(arch, objects, codemap, problems)
+
+
+# Code objects up to CACHED_CODE_BYTES are parsed and disassembled once per process (keyed by their bytes
+# and by the attdec.isa function that reads them): the dispatches of one kernel, and their blobs, share them.
+CACHED_CODE_BYTES = 1 << 20
+CACHED_CODE_OBJECTS = 128
+
+
+def _code_object(data: bytes, name: str):
+    from attdec.isa import load_code_object
+
+    if len(data) > CACHED_CODE_BYTES:
+        return load_code_object(data, name)
+    return _cached_code_object(load_code_object, data, name)
+
+
+@lru_cache(maxsize=CACHED_CODE_OBJECTS)
+def _cached_code_object(load_code_object, data: bytes, name: str):
+    return load_code_object(data, name)
+
+
+def _disassembled(text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
+    from attdec.isa import disassemble
+
+    if len(text) > CACHED_CODE_BYTES:
+        return _cached_disassembly.__wrapped__(disassemble, text, arch, vaddr)
+    return _cached_disassembly(disassemble, text, arch, vaddr)
+
+
+@lru_cache(maxsize=CACHED_CODE_OBJECTS)
+def _cached_disassembly(disassemble, text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
+    """(what users read, as LLVM prints it; what the PC walk reads, lenient). The lenient reading differs
+    only where the strict one has an unknown word, so it is one pass when none is."""
+    insts = disassemble(text, arch, vaddr)
+    if not any(getattr(ins, "is_unknown", True) for ins in insts):
+        return insts, insts
+    return insts, disassemble(text, arch, vaddr, lenient=True)
 
 
 def _where(raw: RawDispatch) -> str:
@@ -238,7 +274,11 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
     seq: dict[tuple[int, int, int], int] = {}
     occ, shaderdata, perf = [], [], []
-    for label, r in zip((b.label for b in raw.blobs), results):
+    untraced: dict[int, int] = {}  # SE -> waves started where instruction tracing was off
+    for blob, r in zip(raw.blobs, results):
+        label = blob.label
+        if blob.itrace is False and len(r.occupancy):
+            untraced[blob.se] = untraced.get(blob.se, 0) + int(r.occupancy["start"].sum())
         for w in r.waves:
             if not len(w.insts) and len(w.timeline) < 3:
                 continue  # rocprofv3 writes no file for such a wave: keep raw and ui_output views equal
@@ -256,6 +296,12 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         perf.append(r.perfevents)
         d.rt_frequency = d.rt_frequency or r.rt_frequency
     d.occupancy = np.concatenate(occ) if occ else empty_occupancy()
+    if sum(untraced.values()):
+        ses = [se for se, n in sorted(untraced.items()) if n]
+        where = f"se{ses[0]}" if len(ses) == 1 else f"{len(ses)} SEs"
+        d.problems.append(
+            f"{sum(untraced.values()):,} wave(s) ran on {where} with instruction tracing off: in occupancy only"
+        )
     if sum(len(s) for s in shaderdata):
         d.shaderdata = np.concatenate(shaderdata)
     if perf and sum(len(p) for p in perf):

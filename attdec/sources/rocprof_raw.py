@@ -20,6 +20,7 @@ segment is at vaddr 0); a results file's `load_delta` wins over `load_base`.
 from __future__ import annotations
 
 import csv
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -203,10 +204,21 @@ def detect(p: Path) -> bool:
     or in a subfolder (rocprofv3 writes <output>/<hostname>/)."""
     if p.is_dir():
         try:
-            return any(ATT_RE.match(q.name) for q in _files([p]))
+            return _holds_att(p) or any(_holds_att(e.path) for e in _entries(p) if e.is_dir())
         except OSError:
             return False
     return bool(ATT_RE.match(p.name) or CO_RE.match(p.name))
+
+
+def _entries(folder) -> list[os.DirEntry]:
+    with os.scandir(folder) as it:
+        return list(it)
+
+
+def _holds_att(folder) -> bool:
+    """Whether `folder` directly holds a shader-engine .att file: names only, no sort and no stat per file
+    (walking a parent of a ui_output folder passes here with its thousands of wave files)."""
+    return any(ATT_RE.match(e.name) and e.is_file() for e in _entries(folder))
 
 
 def _ui_output_of(raw: RawDispatch) -> Path | None:

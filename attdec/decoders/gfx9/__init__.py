@@ -6,8 +6,10 @@ packets.py   the software header, token layouts, INST types, MISC subtypes
 splitter.py  16-bit words -> token starts and values; time (+4 cycles a delta unit, re-anchored at every
              MISC TIME_RESET on the next TIMESTAMP), numpy with a short Python pass over the resets
 wave.py      one traced wave's ISSUE/INST timing model
-scalar.py    the pass over the tokens that matter (wave start/end, ISSUE, INST, INST_PC, CS registers):
-             occupancy for every wave, the timing model for the target CU's waves, then the PC walk
+scalar.py    the reference pass over the tokens that matter (wave start/end, ISSUE, INST, INST_PC, CS
+             registers): occupancy for every wave, the timing model for the target CU's waves, then the PC walk
+vectorised.py the same results with numpy, for blobs without the rare tokens (traps, context saves, XNACK
+             replays, INST_PC)
 """
 
 from __future__ import annotations
@@ -16,12 +18,22 @@ import gc
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.common import BlobResult, CodeMap, NotVectorisable
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.decoders.gfx9.packets import GFX9, HEADER, HEADER_BYTES, TOKEN_NAMES, TOKEN_WORDS, is_gfx9_header
 from attdec.decoders.gfx9.scalar import run
-from attdec.decoders.gfx9.splitter import TYPE_MASK, official_timestamp, split_tokens, token_times, token_values
+from attdec.decoders.gfx9.splitter import (
+    TYPE_MASK,
+    official_timestamps,
+    split_tokens,
+    token_starts,
+    token_times,
+    token_values,
+)
+from attdec.decoders.gfx9.vectorised import by_type, run_vectorised, vectorisable
 from attdec.errors import FormatError
+
+VECTORISE_FROM = 1500  # tokens the model looks at: in smaller blobs numpy's per-call costs outweigh the loop
 
 
 def parse_header(data: bytes, where: str = "") -> dict[str, int]:
@@ -47,6 +59,7 @@ def decode(
     target_cu: int | None = None,
     where: str = "",
     rules: Rules = DEFAULT,
+    vectorised: bool = True,
 ) -> BlobResult:
     """Decode one SE's gfx9 SQTT buffer (header included).
 
@@ -54,23 +67,26 @@ def decode(
     as the official decoder does. tinygrad writes the SE index over those bits: odd SEs name CU 16, which
     does not exist, and (as the hardware was programmed the same way) carry no instruction tokens; see
     docs/sqtt-gfx9.md. Problems (truncation, lost sync, packet loss) go to `problems` with byte offsets.
+    With `vectorised`, blobs without the rare tokens (traps, context saves, replays, INST_PC) and with
+    VECTORISE_FROM tokens or more run the timing model in numpy; otherwise, and whenever that model
+    declines, the scalar reference model runs.
     """
     hdr = parse_header(data, where)
     was_enabled = gc.isenabled()
     gc.disable()  # millions of small records: the cyclic GC would rescan them over and over
     try:
-        return _decode(data, arch, code, se, hdr, target_cu, rules)
+        return _decode(data, arch, code, se, hdr, target_cu, rules, vectorised)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _decode(data, arch, code, se, hdr, target_cu, rules) -> BlobResult:
+def _decode(data, arch, code, se, hdr, target_cu, rules, vectorised) -> BlobResult:
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
     res = BlobResult(se=se, arch=arch)
     nbody = len(data) - HEADER_BYTES
     words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)  # no copy of the blob
-    starts, _, truncated = split_tokens(words)
+    starts, truncated = token_starts(words)
     cut = truncated is not None or nbody % 2
     if truncated is not None:
         ty = int(words[truncated]) & TYPE_MASK
@@ -82,22 +98,26 @@ def _decode(data, arch, code, se, hdr, target_cu, rules) -> BlobResult:
         # AMD's reader reads past the end of a cut blob as if zero bytes followed (zero words are MISC
         # TIME tokens of delta 0): the cut token is decoded, and a trailing odd byte is read too.
         words = np.frombuffer(data[HEADER_BYTES:] + bytes(8 + nbody % 2), "<u2")
-        starts, _, _ = split_tokens(words)
-    first = words[starts]
-    ts_field = GFX9["TIMESTAMP"]["timestamp"]
+        starts, _ = token_starts(words)
 
-    def ts_of(i):
-        w = int(starts[i])  # noqa: F821 - called before `del starts`
-        token = sum(int(words[w + k]) << (16 * k) for k in range(4))  # a TIMESTAMP is 4 words
-        return official_timestamp(ts_field.get(token))
+    def ts_of(at):  # the TIMESTAMP tokens (4 words) at word positions `at`
+        token = sum(words[at + k].astype(np.uint64) << np.uint64(16 * k) for k in range(4))
+        return official_timestamps(GFX9["TIMESTAMP"]["timestamp"].column(token))
 
-    sel, times = token_times(first, ts_of, bool(cut))
+    at, times = token_times(words, starts, ts_of, bool(cut))
     res.bytes_decoded = len(data)
-    del first
-    at = starts[sel]
     del starts
     types = (words[at] & TYPE_MASK).astype(np.uint8)
-    run(res, types, token_values(words, at, types), times, 2 * at.astype(np.int64) + HEADER_BYTES, tcu, code, rules)
+    vals = token_values(words, at, types)
+    offsets = 2 * at + HEADER_BYTES
+    of = by_type(types) if vectorised and len(types) >= VECTORISE_FROM else None
+    if of is not None and vectorisable(types, vals, tcu, of):
+        try:
+            run_vectorised(res, types, vals, times, offsets, tcu, code, rules, of)
+            return res
+        except NotVectorisable:
+            pass
+    run(res, types, vals, times, offsets, tcu, code, rules)
     return res
 
 

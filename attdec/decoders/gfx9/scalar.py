@@ -10,20 +10,18 @@ from array import array
 import numpy as np
 
 from attdec.decoders.common import (
-    NOT_FINISHED,
     BlobResult,
     CodeMap,
     Implausible,
     data_lost,
     entry_problem,
-    implausible,
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
-from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus
+from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus, finish_wave
 from attdec.decoders.stitch import PcWalker, note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
-from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, Category, Wave, empty_insts
+from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, Wave, empty_insts
 
 # Compute register offsets (REG_CS regaddr) the decoder latches.
 COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
@@ -262,47 +260,19 @@ def _fill_gaps(perf: list[tuple], interval: int) -> list[tuple]:
 
 
 def _to_wave(w: TracedWave, se: int, walk: PcWalker | None, seq: dict, stitched: list, found: Implausible) -> Wave:
-    """Stitch PCs onto a finished wave and turn it into the record model. Implausible records (damage) are
-    left out first: the walk may swap neighbours the hardware reported out of program order, so their
-    order is checked before it."""
+    """A finished wave's records as INST_DTYPE, then `finish_wave`."""
     a = empty_insts(len(w.insts))
-    pc_infos = [tuple(x) for x in w.pc_infos]
     if w.insts:
         arr = np.asarray(w.insts, dtype=np.int64)
         a["time"], a["category"], a["duration"], a["stall"] = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
-        found_here = implausible(a["time"], w.begin, w.end)
-        if found_here is not None:
-            early, late = found_here
-            bad = early | late
-            found.add(Wave(se, w.cu, w.simd, w.slot, w.begin, w.end), int(early.sum()), int(late.sum()), 0)
-            before = np.r_[0, np.cumsum(bad)]  # records left out before each index
-            pc_infos = [(i - int(before[min(i, len(bad))]), pc) for i, pc in pc_infos]
-            a = a[~bad]
-    timeline = [(s, d) for s, d in w.timeline]
-    outcome = None
-    if walk is not None and pc_infos:
-        # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
-        a, timeline, outcome = walk.stitch(a, pc_infos, timeline, w.begin, end=w.end)
-    end = w.end
-    if not w.complete and len(a):
-        end = max(end, int((a["time"] + a["duration"]).max()) + 4)
-    a["category"][a["category"] == NOT_FINISHED] = Category.NONE
     key = (w.simd, w.slot)
     seq[key] = seq.get(key, -1) + 1
-    wave = Wave(
-        se=se,
-        cu=w.cu,
-        simd=w.simd,
-        slot=w.slot,
-        begin=w.begin,
-        end=end,
-        insts=a,
-        timeline=timeline,
-        seq=seq[key],
-        contexts=w.contexts,
-    )
-    stitched.append((wave, w.complete, w.trapping, outcome, w.pc_infos[0][1] if w.pc_infos else 0))
-    return wave
+    timeline = [(s, d) for s, d in w.timeline]
+    pc_infos = [tuple(x) for x in w.pc_infos]
+    return finish_wave(
+        se, w.cu, w.simd, w.slot, w.begin, w.end, w.complete, a, timeline, pc_infos, w.contexts, walk, seq[key],
+        stitched, found, w.trapping,
+    )  # fmt: skip
 
 
 __all__ = ["run"]

@@ -22,190 +22,297 @@ DELTA_LO = 4
 DELTA_MASK = np.array([GFX9.at(t).delta.mask for t in range(16)], np.uint64)  # type: ignore[union-attr]
 assert all(GFX9.at(t).delta.lo == DELTA_LO for t in range(16))  # type: ignore[union-attr]
 
-# Token types the state machine looks at (MISC only for packet loss and context save).
-MODEL_TYPES = np.zeros(16, bool)
-MODEL_TYPES[
-    [
-        TOKEN_NAMES.index(n)
-        for n in ("MISC", "WAVE_START", "WAVE_ALLOC", "WAVE_END", "INST", "INST_PC", "ISSUE", "REG", "REG_CS",
-                  "REG_CS_PRIV", "SHADERDATA", "PERF")
-    ]
-] = True  # fmt: skip
+
+def _type_bits(names) -> int:
+    return sum(1 << TOKEN_NAMES.index(n) for n in names)
 
 
-def official_timestamp(value: int) -> int:
-    """A TIMESTAMP token's 48-bit field as the official token keeps it: 46 bits, signed."""
-    raw = value & ((1 << OFFICIAL_TIME_BITS) - 1)
-    return raw - (1 << OFFICIAL_TIME_BITS) if raw >= 1 << (OFFICIAL_TIME_BITS - 1) else raw
+# What the time pass delivers (the rest only moves the time on), as bits: by token type, and for MISC by
+# subtype. TIMESTAMP and TIME_RESET are never delivered. The state machine looks at MISC only for packet
+# loss and context save.
+MODEL_SELECTION = (
+    _type_bits(("WAVE_START", "WAVE_ALLOC", "WAVE_END", "INST", "INST_PC", "ISSUE", "REG", "REG_CS", "REG_CS_PRIV",
+                "SHADERDATA", "PERF")),
+    1 << MiscKind.PACKET_LOST | 1 << MiscKind.SAVE_CONTEXT,
+)  # fmt: skip
+ALL_SELECTION = ((1 << 16) - 1 & ~(1 << MISC | 1 << TIMESTAMP), 0xFF & ~(1 << MiscKind.TIME_RESET))
+
+# Per-word facts from a few bits (shifts of 16-bit constants: far cheaper than a table gather per word):
+# a token's length in words is 1 + bit 0 + 2 x bit 1 of (its type's length - 1); MISC's delta has 8 bits.
+_LEN_BIT0, _LEN_BIT1 = (sum(((int(n) - 1) >> b & 1) << t for t, n in enumerate(TOKEN_WORDS)) for b in (0, 1))
+assert MISC == 0 and set(DELTA_MASK[1:].tolist()) == {1}
+_MISC_DELTA = int(DELTA_MASK[MISC])
+assert _MISC_DELTA < 256 and MISC_KIND.lo + MISC_KIND.width == 16
 
 
-SPLIT_BLOCK = 512  # words per block of the vectorized split
-SPLIT_CHUNK = 1 << 20  # words (or tokens) per numpy pass: bounds the scratch arrays
+def token_lengths(words: np.ndarray) -> np.ndarray:
+    """The length in words (uint8) of a token starting at each word."""
+    ty = words & np.uint16(TYPE_MASK)
+    n = (np.uint16(_LEN_BIT0) >> ty) & np.uint16(1)
+    n += ((np.uint16(_LEN_BIT1) >> ty) & np.uint16(1)) << np.uint16(1)
+    n = n.astype(np.uint8)
+    n += np.uint8(1)
+    return n
+
+
+def official_timestamps(values: np.ndarray) -> np.ndarray:
+    """TIMESTAMP tokens' 48-bit fields (uint64) as the official token keeps them: 46 bits, signed (int64)."""
+    raw = (values & np.uint64((1 << OFFICIAL_TIME_BITS) - 1)).astype(np.int64)
+    return np.where(raw >= 1 << (OFFICIAL_TIME_BITS - 1), raw - (1 << OFFICIAL_TIME_BITS), raw)
+
+
+SPLIT_BLOCK = 32  # words per block of the vectorized split (a lockstep step per token of a block)
+PY_WALK = 2048  # candidates walked hop by hop in Python (fewer numpy calls for small blobs)
+SPLIT_CHUNK = 1 << 23  # words per numpy pass: bounds the scratch arrays (and 255 * it fits an int32)
+
+
+def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
+    """Which words start a token (bool per word), and the word where a token ran past the end, or None
+    (that token is not marked: the official reader drops it).
+
+    Lengths depend only on the type nibble, so finding the starts is a chain of hops. One-word tokens (most
+    of a stream: MISC time deltas, INST) move it on by one word, so the chain is walked over the candidates
+    alone, the words whose type has more words: from each to the first candidate at or after its token's
+    end. Every word not inside a multi-word token of the chain starts a token. The walk is vectorized by
+    blocks of SPLIT_BLOCK candidates (see _split_chunk); the result equals the hop-by-hop walk (tested).
+    """
+    n = len(words)
+    cand = np.flatnonzero(((np.uint16(_LEN_BIT0 | _LEN_BIT1) >> (words & np.uint16(TYPE_MASK))) & np.uint16(1)) != 0)
+    lens = token_lengths(words[cand])
+    reach = cand + lens
+    hop = np.ones(len(cand), np.uint8)  # to the next candidate on the chain: skip those inside the token
+    for k in (1, 2, 3):
+        hop[:-k] += cand[k:] < reach[:-k]
+    del reach
+    on_chain = np.zeros(len(cand), bool)
+    if len(cand) <= PY_WALK:  # a small blob: hop by hop is quicker than the blocks' numpy set-up
+        hops, chain, i = hop.tolist(), [], 0
+        while i < len(hops):
+            chain.append(i)
+            i += hops[i]
+        on_chain[chain] = True
+    else:
+        entry = 0
+        for lo in range(0, len(cand), SPLIT_CHUNK):
+            hi = min(len(cand), lo + SPLIT_CHUNK)
+            if entry >= hi - lo:  # a long hop crossed the whole (tiny) remainder
+                entry -= hi - lo
+                continue
+            entry = _split_chunk(hop[lo:hi], entry, on_chain[lo:hi])
+    mask = np.ones(n, bool)
+    taken, inner = cand[on_chain], lens[on_chain]
+    for k in (1, 2, 3):
+        at = taken[inner > k] + k
+        mask[at[at < n]] = False
+    del cand, hop, on_chain, taken, inner
+    truncated = None
+    if n:
+        last = n - 4 + int(np.flatnonzero(mask[-4:])[-1]) if n >= 4 else int(np.flatnonzero(mask)[-1])
+        if last + int(token_lengths(words[last : last + 1])[0]) > n:
+            truncated = last
+            mask[last] = False
+    return mask, truncated
 
 
 def split_tokens(words: np.ndarray):
-    """Token start positions (word index) and types; the index where a token ran past the end, or None.
-
-    Lengths depend only on the type nibble, so finding the starts is a chain of hops. It is vectorized by
-    blocks of SPLIT_BLOCK words (see _split_chunk); the result equals the hop-by-hop walk (tested).
-    """
-    n = len(words)
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.uint8), None
-    lens = TOKEN_WORDS.astype(np.uint8)[words & TYPE_MASK]
-    idx_type = np.int32 if n < (1 << 31) - 8 else np.int64  # 4 bytes a token where it fits
-    starts = []
-    entry = 0
-    for lo in range(0, n, SPLIT_CHUNK):
-        hi = min(n, lo + SPLIT_CHUNK)
-        if entry >= hi - lo:  # a long token crossed the whole (tiny) remainder
-            entry -= hi - lo
-            continue
-        part, entry = _split_chunk(lens[lo:hi], entry)
-        starts.append((part + lo).astype(idx_type))
-    s = np.concatenate(starts) if starts else np.zeros(0, idx_type)
-    truncated = None
-    if len(s) and s[-1] + lens[s[-1]] > n:  # the last token runs past the end: the official reader drops it
-        truncated = int(s[-1])
-        s = s[:-1]
+    """Token start positions (word index) and types; the word where a token ran past the end, or None."""
+    mask, truncated = token_starts(words)
+    s = np.flatnonzero(mask)
     return s, (words[s] & TYPE_MASK).astype(np.uint8), truncated
 
 
-def _split_chunk(lens: np.ndarray, entry: int):
-    """Token starts in one chunk entered at word `entry` (< 4), and the entry offset into the next chunk.
+def _split_chunk(lens: np.ndarray, entry: int, out: np.ndarray) -> int:
+    """Mark in `out` the chain of one chunk of hops (`lens`, 1 to 4 positions; "words" below) entered at
+    word `entry` (< 4); returns the entry offset into the next chunk.
 
-    Every block is walked from its first word, all blocks at once. The real chain enters a block at one of
-    its first 4 words and almost always lands on that walk within a token or two; the few words before it
-    merges are walked in Python.
+    Every block is walked from its first word, all blocks in lockstep (one hop per block per step, in a
+    table whose rows are the blocks, with 4 columns of zero-length hops after each row to park a walk that
+    left its block). The real chain enters a block at one of its first 4 words and almost always lands on
+    that block's walk within a token or two; those few hops are walked in lockstep too. A chain that
+    leaves a block before landing on its walk (rare) sends the rest through the plain per-block loop.
     """
     n = len(lens)
     B = SPLIT_BLOCK
-    nb = (n + B - 1) // B
-    idx = np.arange(n, dtype=np.int64)
-    hop = idx + lens.astype(np.int64)
-    block_end = np.minimum((idx // B + 1) * B, n)
-    out = hop >= block_end
-    hop[out] = n + (hop[out] - block_end[out])  # leaving the block: park at sink n + exit offset
-    hop = np.concatenate([hop, np.arange(n, n + 4, dtype=np.int64)])  # sinks stay put
-    visit = np.zeros(n + 4, bool)
-    pos = np.arange(nb, dtype=np.int64) * B
+    nb = -(-n // B)
+    W = B + 4
+    table = np.zeros((nb, W), np.uint8)  # hop length at each word; 0 = parked (past the block or the chunk)
+    full = n // B
+    table[:full, :B] = lens[: full * B].reshape(full, B)
+    if n > full * B:
+        table[full, : n - full * B] = lens[full * B :]
+    hops = table.ravel()
+    visit = np.zeros(nb * W, bool)
+    row = np.arange(nb, dtype=np.int64) * W
+    pos = row.copy()
     while True:
         visit[pos] = True
-        new = hop[pos]
-        if np.array_equal(new, pos):
+        step = hops[pos]
+        if not step.any():
             break
-        pos = new
-    exits = (pos - n).tolist()  # exit offset of each block's own walk
-    seen = visit
-    merge = np.empty(nb, np.int64)  # from here on, the block's own walk is the chain
-    extra = []  # chain words before it merges
+        pos += step
+    row_len = np.full(nb, B, np.int64)
+    row_len[-1] = n - (nb - 1) * B
+    exits = pos - row - row_len  # where each block's own walk leaves it, relative to the next block
+
+    # the real chain: block 0 entered at `entry`, block k at block k-1's exit (if that block's chain
+    # landed on its walk, its exit is the walk's)
+    enter = np.empty(nb, np.int64)
+    enter[0] = entry
+    enter[1:] = exits[:-1]
+    merge = np.zeros(nb, np.int64)  # offset in the block from which its walk is the chain
+    extra = []  # chain words before it lands on the walk
+    todo = np.flatnonzero(enter > 0)
+    p = row[todo] + enter[todo]
+    while len(todo):
+        on = visit[p]
+        merge[todo[on]] = (p - row[todo])[on]
+        todo, p = todo[~on], p[~on]
+        step = hops[p]
+        if not step.all():  # left its block (or the chunk) before landing on the walk
+            return _split_chunk_loop(lens, entry, visit.reshape(nb, W)[:, :B].ravel()[:n], exits, out)
+        extra.append(p)
+        p = p + step
+    keep = visit.reshape(nb, W)
+    keep &= np.arange(W) >= merge[:, None]
+    for e in extra:
+        keep.ravel()[e] = True
+    out[:] = keep[:, :B].ravel()[:n]
+    return int(exits[-1])
+
+
+def _split_chunk_loop(lens, entry, seen, exits, out) -> int:
+    """`_split_chunk` finished block by block in Python, for a chain that does not land on a block's walk
+    within that block: `seen` holds the blocks' own walks."""
+    n = len(lens)
+    B = SPLIT_BLOCK
+    merge = np.empty(len(exits), np.int64)
+    extra = []
     e = entry
-    for k in range(nb):
+    for k in range(len(exits)):
         p = k * B + e
         end = min(p - e + B, n)
         while p < end and not seen[p]:
             extra.append(p)
             p += int(lens[p])
         merge[k] = p
-        e = exits[k] if p < end else p - end
-    on = seen[:n] & (idx >= np.repeat(merge, B)[:n])
+        e = int(exits[k]) if p < end else p - end
+    out[:] = seen & (np.arange(n) >= np.repeat(merge, B)[:n])
     if extra:
-        on[np.asarray(extra, np.int64)] = True
-    return np.flatnonzero(on), e
+        out[np.asarray(extra, np.int64)] = True
+    return e
 
 
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
-    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts`."""
-    padded = np.concatenate([words, np.zeros(3, words.dtype)])
-    nw = TOKEN_WORDS[types]
-    val = padded[starts].astype(np.uint64)
+    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens)."""
+    val = words[starts].astype(np.uint64)
+    nw = TOKEN_WORDS.astype(np.uint8)[types]
     for k in (1, 2, 3):
-        part = padded[starts + k].astype(np.uint64) << np.uint64(16 * k)
-        val |= np.where(nw > k, part, np.uint64(0))
+        longer = np.flatnonzero(nw > k)
+        val[longer] |= words[starts[longer] + k].astype(np.uint64) << np.uint64(16 * k)
     return val
 
 
-def model_tokens(f: np.ndarray) -> np.ndarray:
-    """Tokens (by first word) the state machine looks at; MISC only for packet loss and context save."""
-    ty = f & TYPE_MASK
-    sub = MISC_KIND.column(f)
-    return MODEL_TYPES[ty] & ((ty != MISC) | (sub == MiscKind.PACKET_LOST) | (sub == MiscKind.SAVE_CONTEXT))
-
-
-def token_times(first: np.ndarray, ts_of, ended_partial: bool, select=model_tokens):
-    """Indices of the selected tokens and their times (int64), from the tokens' first words.
+def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool, selection=MODEL_SELECTION):
+    """Word positions of the selected tokens (`mask`: token starts; `selection`: MODEL_SELECTION or
+    ALL_SELECTION) and their times (int64).
 
     Mirrors MITokenGenerator::next/patch_time: each token adds 4*delta (MISC: bits [4..11], others: bit 4).
     A TIME_RESET scans ahead for the next TIMESTAMP (consumed, its own delta never added) and re-anchors the
     time on it; a second TIME_RESET met during that scan stops it and is dropped unseen. When the scan runs
     into a truncated last token, the official reader hands it a zero timestamp. TIMESTAMP and TIME_RESET
-    are never delivered, so never selected. `ts_of(i)` gives the (46-bit signed, as in the official token)
-    timestamp of TIMESTAMP token i; only those few are read.
+    are never delivered, so never selected. `ts_of(positions)` gives the (46-bit signed, as in the official
+    token) timestamps of the TIMESTAMP tokens at those word positions (int64 array); only those few are read.
 
-    Two chunked passes (specials and selection, then running sums) keep memory to the selected tokens.
+    One chunked pass: running sums of the deltas, read at the selected and the special tokens; then the
+    few consumed tokens' deltas and the resync offsets are taken out of / added to those times.
     """
-    n = len(first)
-    C = SPLIT_CHUNK
-    resets, specials, sels = [], [], []
-    for lo in range(0, n, C):
-        f = first[lo : lo + C]
-        ty = f & TYPE_MASK
-        is_reset = (ty == MISC) & (MISC_KIND.column(f) == MiscKind.TIME_RESET)
-        is_special = is_reset | (ty == TIMESTAMP)
-        resets.append(np.flatnonzero(is_reset) + lo)
-        specials.append(np.flatnonzero(is_special) + lo)
-        sels.append(np.flatnonzero(select(f) & ~is_special) + lo)
-    reset_at = set(np.concatenate(resets).tolist()) if n else set()
-    sp = np.concatenate(specials).tolist() if n else []
-    sel = np.concatenate(sels) if n else np.zeros(0, np.int64)
-
-    resyncs = []  # (reset index, timestamp value)
-    silenced = []  # tokens whose delta is never added
-    k = 0
-    while k < len(sp):
-        r = sp[k]
-        k += 1
-        if r not in reset_at:
-            continue  # a TIMESTAMP in normal flow: only its delta counts
-        if k < len(sp):
-            s = sp[k]
-            k += 1
-            silenced.append(s)  # consumed by the scan (TIMESTAMP) or dropped unseen (TIME_RESET)
-            if s not in reset_at:
-                resyncs.append((r, ts_of(s)))
-        elif ended_partial:
-            resyncs.append((r, 0))
-    silenced_at = np.asarray(silenced, np.int64)
-    at_reset = np.asarray([r for r, _ in resyncs], np.int64)
-
-    # running time (before resync offsets) at the selected tokens and at the resync resets
-    t_sel = np.empty(len(sel), np.int64)
-    t_reset = np.empty(len(at_reset), np.int64)
+    n = len(words)
+    sels, t_sels, sps, resets, t_sps, d_sps = [], [], [], [], [], []
+    type_bits, misc_bits = np.uint16(selection[0]), np.uint16(selection[1])
     carry = 0
-    for lo in range(0, n, C):
-        f = first[lo : lo + C]
-        inc = ((f >> DELTA_LO) & DELTA_MASK.astype(f.dtype)[f & TYPE_MASK]).astype(np.int64)
-        a, b = np.searchsorted(silenced_at, [lo, lo + len(f)])
-        inc[silenced_at[a:b] - lo] = 0
-        cs = np.cumsum(inc, out=inc)
-        cs *= DELTA_CYCLES
-        cs += carry
-        carry = int(cs[-1])
-        a, b = np.searchsorted(sel, [lo, lo + len(f)])
-        t_sel[a:b] = cs[sel[a:b] - lo]
-        a, b = np.searchsorted(at_reset, [lo, lo + len(f)])
-        t_reset[a:b] = cs[at_reset[a:b] - lo]
+    for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
+        w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
+        ty = w & np.uint16(TYPE_MASK)
+        misc = ty == MISC
+        misc &= m
+        kind = w >> np.uint16(MISC_KIND.lo)
+        reset = kind == MiscKind.TIME_RESET
+        reset &= misc
+        picked = ((type_bits >> ty) & np.uint16(1)) != 0
+        picked |= misc & (((misc_bits >> kind) & np.uint16(1)) != 0)
+        picked &= m
+        special = ty == TIMESTAMP
+        special &= m
+        special |= reset
+        sel = np.flatnonzero(picked)
+        sp = np.flatnonzero(special)
+        delta = w >> np.uint16(DELTA_LO)
+        delta &= misc.view(np.uint8) * np.uint8(_MISC_DELTA - 1) + np.uint8(1)
+        delta *= m  # words inside a token: no delta
+        cs = np.cumsum(delta, dtype=np.int32)
+        sels.append(sel + lo)
+        t_sels.append(cs[sel] * np.int64(DELTA_CYCLES) + carry)
+        sps.append(sp + lo)
+        resets.append(reset[sp])
+        t_sps.append(cs[sp] * np.int64(DELTA_CYCLES) + carry)
+        d_sps.append(delta[sp].astype(np.int64) * DELTA_CYCLES)
+        carry += int(cs[-1]) * DELTA_CYCLES if len(cs) else 0
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    sel, t_sel = np.concatenate(sels), np.concatenate(t_sels)
+    sp, is_r, t_sp, d_sp = np.concatenate(sps), np.concatenate(resets), np.concatenate(t_sps), np.concatenate(d_sps)
+    del sels, t_sels, sps, resets, t_sps, d_sps
 
-    offs = [0]  # offset in force after each resync, from the running times
-    off, base = 0, 0
-    for (_r, t), g0 in zip(resyncs, t_reset.tolist()):
-        g = g0 + off
-        if base == 0:
-            base = t - g + 4
-        if t > base:
-            g = (t - base) & ~3
-        off = g - g0
-        offs.append(off)
-    if resyncs:
-        t_sel += np.asarray(offs, np.int64)[np.searchsorted(at_reset, sel, side="left")]
+    # A TIME_RESET that is not itself consumed consumes the next special token. In a run of consecutive
+    # resets, the first consumes the second, the third the fourth...
+    k = np.arange(len(sp))
+    run_start = np.ones(len(sp), bool)
+    run_start[1:] = ~(is_r[1:] & is_r[:-1])
+    consumer = is_r & ((k - np.maximum.accumulate(np.where(run_start, k, 0))) % 2 == 0)
+    consumed = np.zeros(len(sp), bool)
+    consumed[1:] = consumer[:-1]
+    resync = consumer.copy()
+    resync[:-1] &= ~is_r[1:]  # a reset that consumed another reset re-anchors nothing
+    if len(sp) and consumer[-1] and not ended_partial:
+        resync[-1] = False  # the scan ran off the end of a complete buffer
+    # times without the consumed tokens' deltas
+    t_sp -= np.cumsum(np.where(consumed, d_sp, 0)) - np.where(consumed, d_sp, 0)
+    r = np.flatnonzero(resync)
+    ts = np.zeros(len(r), np.int64)  # the last one stays 0 if it ran into a truncated token
+    has_ts = r + 1 < len(sp)
+    ts[has_ts] = ts_of(sp[r[has_ts] + 1])
+    offs = _resync_offsets(ts, t_sp[r])
+    # one step function over the special tokens: minus the consumed deltas so far, plus the offset in force
+    corr = -np.cumsum(np.where(consumed, d_sp, 0))
+    in_force = np.cumsum(resync)  # resyncs up to and including each special
+    corr += offs[in_force]
+    if len(sp):  # the selected tokens between two specials take the first one's correction
+        runs = np.diff(np.searchsorted(sel, sp), prepend=0, append=len(sel))
+        t_sel += np.repeat(np.concatenate([[0], corr]), runs)
     return sel, t_sel
+
+
+def _resync_offsets(ts: np.ndarray, t_reset: np.ndarray) -> np.ndarray:
+    """Offset in force after each resync (offs[0] = 0 before the first), from the timestamps and the running
+    times at the resets. The first resync sets `base` (0 = not set yet, so computed again at the next);
+    once it is set, a resync either re-anchors (`ts > base`: the offset no longer depends on earlier
+    ones) or keeps the offset in force."""
+    offs = np.zeros(len(ts) + 1, np.int64)
+    off, base = 0, 0
+    ts_l, g_l = ts.tolist(), t_reset.tolist()
+    k = 0
+    while k < len(ts_l) and base == 0:  # usually one step
+        g = g_l[k] + off
+        base = ts_l[k] - g + 4
+        if ts_l[k] > base:
+            g = (ts_l[k] - base) & ~3
+        off = g - g_l[k]
+        k += 1
+        offs[k] = off
+    if k < len(ts_l):
+        t, g0 = ts[k:], t_reset[k:]
+        anchored = t > base
+        own = np.where(anchored, ((t - base) & ~3) - g0, 0)
+        last = np.maximum.accumulate(np.where(anchored, np.arange(len(t)), -1))
+        offs[k + 1 :] = np.where(last >= 0, own[np.maximum(last, 0)], off)
+    return offs

@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections import deque
 from enum import IntEnum
 
-from attdec.decoders.common import NOT_FINISHED
+import numpy as np
+
+from attdec.decoders.common import NOT_FINISHED, Implausible, implausible
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.decoders.gfx9.packets import INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, IssueStatus
-from attdec.model import Category, WaveState
+from attdec.decoders.stitch import PcWalker
+from attdec.model import Category, Wave, WaveState
 
 
 class TrapStatus(IntEnum):
@@ -242,3 +245,68 @@ def _mend(prev: list, t: int) -> None:
     if t < prev[0] + prev[2]:
         prev[2] = max(t - prev[0], 4)
         prev[3] = min(prev[3], prev[2])
+
+
+def finish_wave(
+    se: int,
+    cu: int,
+    simd: int,
+    slot: int,
+    begin: int,
+    end: int,
+    complete: bool,
+    insts: np.ndarray,
+    timeline: list,
+    pc_infos: list,
+    contexts: int,
+    walk: PcWalker | None,
+    seq: int,
+    stitched: list,
+    found: Implausible,
+    trapping: bool = False,
+    unfinished: bool = True,
+    plausible: bool = False,
+) -> Wave:
+    """A decoded wave (its records as INST_DTYPE, `end` 0 if it never ended) stitched to PCs and turned
+    into the record model; both passes end here. Implausible records (damage) are left out first: the walk
+    may swap neighbours the hardware reported out of program order, so their order is checked before it.
+    (wave, ended, trapping, walk, entry pc) goes to `stitched` (`note_waves`). `unfinished`: the wave may
+    have placeholders no INST described (reported as category NONE). `plausible`: the caller checked the
+    records (`plausible_waves`)."""
+    entry = pc_infos[0][1] if pc_infos else 0
+    found_here = None if plausible else implausible(insts["time"], begin, end)
+    if found_here is not None:
+        early, late = found_here
+        bad = early | late
+        found.add(Wave(se, cu, simd, slot, begin, end), int(early.sum()), int(late.sum()), 0)
+        before = np.r_[0, np.cumsum(bad)]  # records left out before each index
+        pc_infos = [(i - int(before[min(i, len(bad))]), pc) for i, pc in pc_infos]
+        insts = insts[~bad]
+    outcome = None
+    if walk is not None and pc_infos:
+        # the official walk runs before an unfinished wave's end time is filled in (end = 0 then)
+        insts, timeline, outcome = walk.stitch(insts, pc_infos, timeline, begin, end=end)
+    if not complete and len(insts):
+        end = max(end, int((insts["time"] + insts["duration"]).max()) + 4)
+    if unfinished:
+        cat = insts["category"]
+        cat[cat == NOT_FINISHED] = Category.NONE
+    wave = Wave(se, cu, simd, slot, begin, end, insts, timeline, seq, contexts)
+    stitched.append((wave, complete, trapping, outcome, entry))
+    return wave
+
+
+def plausible_waves(time: np.ndarray, lo: np.ndarray, hi: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per wave, whether `implausible` finds nothing in its records time[lo:hi] (begin, end: the wave's; end
+    0 if it never ended), for all waves at once."""
+    n = hi - lo
+    has = n > 0
+    ok = np.ones(len(lo), bool)
+    ok[has] = (time[lo[has]] >= begin[has]) & ((end[has] == 0) | (time[hi[has] - 1] <= end[has]))
+    back = np.flatnonzero(time[1:] < time[:-1]) + 1  # records before the previous one (maybe of another wave)
+    if len(back):
+        order = np.argsort(lo, kind="stable")
+        wave_of = np.repeat(order, n[order])  # the wave of each record
+        inner = back[back > lo[wave_of[back]]]  # not a wave's first record
+        ok[wave_of[inner]] = False
+    return ok

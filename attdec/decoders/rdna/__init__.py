@@ -11,13 +11,12 @@ vectorised_timing.py switches, jumps, NEW_PC); its per-wave timing model as pref
 
 from __future__ import annotations
 
-from attdec.decoders.common import BlobResult, CodeMap
+from attdec.decoders.common import BlobResult, CodeMap, NotVectorisable
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.decoders.rdna.packets import FORMATS
 from attdec.decoders.rdna.scalar import decode_scalar
 from attdec.decoders.rdna.splitter import ready_reorder, split
 from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
-from attdec.decoders.rdna.vectorised_timing import NotVectorisable
 from attdec.model.target import target
 
 

@@ -14,7 +14,11 @@ import numpy as np
 from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
-CHAIN_CHUNK = 1024  # nibbles per chunk of the parallel chain walk
+# Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
+# and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
+# (about 128 nibbles for a 40 kB blob, 1024 for 2 MB).
+CHAIN_CHUNK_SCALE = 0.2
+CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 
 # Tokens the wave model looks at (the decoders keep only these).
@@ -83,11 +87,6 @@ class Tokens:
     nibbles_used: int
 
 
-def _u64_view(buf: np.ndarray) -> np.ndarray:
-    """The 8 bytes starting at every byte offset, as little-endian uint64 (an unaligned, copy-free view)."""
-    return np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))
-
-
 def _nibble(buf: np.ndarray, q: int) -> int:
     return (int(buf[q >> 1]) >> ((q & 1) << 2)) & 15
 
@@ -115,7 +114,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     start, else 0.
 
     Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
-    every CHAIN_CHUNK-nibble chunk's chain is followed in numpy lock-step, marking the token starts it
+    every chunk's chain is followed in numpy lock-step, marking the token starts it
     visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters).
     A chain started anywhere falls into step with the true one within a few tokens (the format is
     self-synchronising), and from a shared position on two chains are
@@ -127,91 +126,101 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     mark = np.zeros(nn + 1, np.uint16)
     if nn == 0:
         return mark[:nn]
-    w16 = np.ndarray((len(buf) - 1,), "<u2", buf, 0, (1,))
-    nch = -(-nn // CHAIN_CHUNK)
-    starts = np.arange(nch, dtype=np.int64) * CHAIN_CHUNK
-    ends = np.minimum(starts + CHAIN_CHUNK, nn)
-    exits = np.empty(nch, np.int64)
-    ids = np.arange(nch)
+    # the low 8 bits at every nibble, so that a step of the walk reads one array
+    low8 = np.empty(nn, np.uint8)
+    body = buf[: nn // 2 + 1]
+    low8[0::2] = body[: (nn + 1) // 2]
+    low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
+    chunk = int(min(CHAIN_CHUNK_MAX, max(CHAIN_CHUNK_MIN, (nn * CHAIN_CHUNK_SCALE) ** 0.5)))
+    nch = -(-nn // chunk)
+    starts = np.arange(nch, dtype=np.int64) * chunk
+    ends = np.minimum(starts + chunk, nn)
     variable = not walk_len.all()
 
-    def advance(c, v):
-        step = walk_len[v]
-        if variable and not step.all():
-            for j in np.flatnonzero(step == 0).tolist():
-                step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
-        c += step
+    def follow(c: np.ndarray, stop: np.ndarray, marking: bool) -> np.ndarray:
+        """Walk every chain in lock-step until it reaches its `stop`; returns where each got to."""
+        out = np.empty_like(c)
+        ids = np.arange(len(c))
+        while True:
+            done = c >= stop
+            if np.count_nonzero(done):  # (cheaper than .any() on the short arrays of a small blob)
+                out[ids[done]] = c[done]
+                keep = ~done
+                c, stop, ids = c[keep], stop[keep], ids[keep]
+                if not len(c):
+                    return out
+            v = low8[c]
+            if marking:
+                mark[c] = walk_mark[v]
+            step = walk_len[v]
+            if variable and np.count_nonzero(step) < len(step):
+                for j in np.flatnonzero(step == 0).tolist():
+                    step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
+            c = c + step
 
     # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
     # step with the true chain by the time it enters the chunk
-    c = np.maximum(starts - CHAIN_WARMUP, 0)
-    while True:
-        early = np.flatnonzero(c < starts)
-        if not len(early):
-            break
-        ce = c[early]
-        advance(ce, (w16[ce >> 1] >> ((ce & 1) << 2)) & 0xFF)
-        c[early] = ce
-    e = ends.copy()
-    while True:
-        done = c >= e
-        if done.any():
-            exits[ids[done]] = c[done]
-            keep = ~done
-            c, e, ids = c[keep], e[keep], ids[keep]
-            if not len(c):
-                break
-        v = (w16[c >> 1] >> ((c & 1) << 2)) & 0xFF
-        mark[c] = walk_mark[v]
-        advance(c, v)
+    exits = follow(follow(np.maximum(starts - CHAIN_WARMUP, 0), starts, False), ends, True)
     # splice: the true chain enters chunk k where it leaves chunk k-1
     entry = np.empty(nch, np.int64)
     entry[0] = 0
     entry[1:] = exits[:-1]
     ok = entry < ends
     ok[ok] = mark[entry[ok]] != 0
-    if not ok.all():
-        k = int(np.flatnonzero(~ok)[0])
-        while k < nch:
-            if ok[k]:
-                k += 1
-                continue
-            x, end = int(entry[k]), int(ends[k])
-            walked = []
-            while x < end and not mark[x]:
-                v, nx = _step(buf, nn, walk_len, x)
-                walked.append((x, v))
-                x = nx
-            meet = min(x, end)
-            mark[int(starts[k]) : meet] = 0
-            for q, v in walked:
-                mark[q] = walk_mark[v]
-            entry[k] = starts[k]  # nothing more to clear
-            new_exit = x if x >= end else int(exits[k])
-            ok[k] = True
-            if k + 1 < nch and new_exit != entry[k + 1]:
-                exits[k] = new_exit
-                entry[k + 1] = new_exit
-                ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
+    bad = np.flatnonzero(~ok).tolist()  # chunks to re-walk, in order (a re-walk may add the next one)
+    b, k = 0, -1
+    while True:
+        if k >= 0 and k + 1 < nch and not ok[k + 1]:
             k += 1
-    for k in np.flatnonzero(entry > starts).tolist():
-        mark[k * CHAIN_CHUNK : int(entry[k])] = 0
+        else:
+            while b < len(bad) and (bad[b] <= k or ok[bad[b]]):
+                b += 1
+            if b == len(bad):
+                break
+            k = bad[b]
+        x, end = int(entry[k]), int(ends[k])
+        walked = []
+        while x < end and not mark[x]:
+            v, nx = _step(buf, nn, walk_len, x)
+            walked.append((x, v))
+            x = nx
+        meet = min(x, end)
+        mark[int(starts[k]) : meet] = 0
+        for q, v in walked:
+            mark[q] = walk_mark[v]
+        entry[k] = starts[k]  # nothing more to clear
+        new_exit = x if x >= end else int(exits[k])
+        ok[k] = True
+        if k + 1 < nch and new_exit != entry[k + 1]:
+            exits[k] = new_exit
+            entry[k + 1] = new_exit
+            ok[k + 1] = bool(new_exit < ends[k + 1] and mark[new_exit])
+    # each chunk's marks before the true chain's entry are its own chain's, not the stream's
+    late = np.maximum(entry - starts, 0)
+    n_late = int(late.sum())
+    if n_late:
+        first = np.cumsum(late) - late
+        mark[np.repeat(starts - first, late) + np.arange(n_late)] = 0
     return mark[:nn]
 
 
 def windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
-    """64-bit little-endian word starting at each nibble position (zero past the end)."""
-    b = nib_pos >> 1
-    odd = (nib_pos & 1).astype(bool)
-    w = _u64_view(buf)[b]
-    if odd.any():
-        w[odd] = (w[odd] >> np.uint64(4)) | (buf[b[odd] + 8].astype(np.uint64) << np.uint64(60))
+    """64-bit little-endian word starting at each nibble position (zero past the end), from the aligned
+    64-bit words of `padded` around it (a gather through an unaligned view is several times slower)."""
+    words = buf.view("<u8")
+    q = nib_pos >> 4
+    s = (nib_pos & 15).astype(np.uint64) << np.uint64(2)  # bit offset in words[q]
+    w = words[q] >> s
+    hi = words[q + 1] << np.uint64(1)  # two shifts: a shift by 64 is not 0 in numpy
+    hi <<= np.uint64(63) - s
+    w |= hi
     return w
 
 
 def padded(data: bytes) -> np.ndarray:
-    """The blob as uint8 with zero bytes after it, so that every 64-bit word read from a token fits."""
-    buf = np.zeros(len(data) + 24, np.uint8)
+    """The blob as uint8 with zero bytes after it, a whole number of 64-bit words long, so that every 64-bit
+    word read from a token fits."""
+    buf = np.zeros((len(data) + 31) // 8 * 8, np.uint8)
     buf[: len(data)] = np.frombuffer(data, np.uint8)
     return buf
 

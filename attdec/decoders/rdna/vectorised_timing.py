@@ -21,7 +21,8 @@ from enum import IntEnum
 
 import numpy as np
 
-from attdec.model import INST_DTYPE, Category, WaveState
+from attdec.decoders.common import NotVectorisable
+from attdec.model import INST_DTYPE, Category, Timeline, WaveState
 
 
 class Event(IntEnum):
@@ -37,31 +38,42 @@ class Event(IntEnum):
 OFF = np.int64(1) << np.int64(44)  # segment offset for per-wave running maxima (times < 2^43)
 
 
-class NotVectorisable(Exception):
-    """The blob has a token order the vectorised model does not cover (e.g. tokens after WAVE_END)."""
-
-
 def _expand_mask(k, mask, nbits=16):
     """(token index, bit) for every set bit of 16-bit wave masks."""
     if not len(k):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    bits = (mask[:, None] >> np.arange(nbits, dtype=np.uint64)[None, :]) & np.uint64(1)
+    bits = np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little").reshape(-1, 16)[:, :nbits]
     r, b = np.nonzero(bits)
     return k[r], b.astype(np.int64)
 
 
 def _wave_of(ev_k, ev_slot, ws_k, ws_slot):
-    """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot), or -1."""
-    out = np.full(len(ev_k), -1, np.int64)
+    """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot at or before
+    it), or -1. `ws_k` is in stream order: a table of each slot's latest wave after each start, read at the
+    number of starts up to each token."""
     if not len(ws_k) or not len(ev_k):
-        return out
-    key = (ws_slot << 32) | ws_k
-    o = np.argsort(key, kind="stable")
-    key = key[o]
-    j = np.searchsorted(key, (ev_slot << 32) | ev_k, side="right") - 1
-    ok = j >= 0
-    ok[ok] = ws_slot[o[j[ok]]] == ev_slot[ok]
-    out[ok] = o[j[ok]]
+        return np.full(len(ev_k), -1, np.int64)
+    nw, nslot = len(ws_k), int(max(ws_slot.max(), ev_slot.max())) + 1
+    latest = np.full((nw + 1, nslot), -1, np.int32)  # [j, slot]: latest wave of the slot among the first j
+    latest[np.arange(1, nw + 1), ws_slot] = np.arange(nw, dtype=np.int32)
+    np.maximum.accumulate(latest, axis=0, out=latest)
+    ntok = max(int(ev_k.max()), int(ws_k.max())) + 1
+    if len(ev_k) * 8 < ntok:  # a few tokens: binary search
+        at = np.searchsorted(ws_k, ev_k, side="right")
+    else:  # most tokens: count the starts up to each token
+        started = np.zeros(ntok, np.int32)
+        started[ws_k] = 1
+        np.cumsum(started, out=started)
+        at = started[ev_k].astype(np.int64)
+    at *= nslot
+    at += ev_slot
+    return latest.ravel()[at].astype(np.int64)
+
+
+def _gather(a, src, nk, at_end, at_end_value):
+    """`a` at the events `src`, with `at_end_value` at the wave-end positions."""
+    out = a.take(src) if nk else np.zeros(len(src), a.dtype)
+    out[at_end] = at_end_value
     return out
 
 
@@ -105,17 +117,21 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
         np.maximum.at(inst_last, w[ev["inst"][keep]], ev["T"][ii])
     # per wave, in stream order: events are in stream order and a wave's end comes after all of its
     # events, so a stable sort on the wave alone is enough (a radix sort for small wave counts)
-    order = np.argsort(np.concatenate([w, e_w]).astype(np.int16 if nw < 2**15 else np.int64), kind="stable")
-    ne = len(e_w)
-
-    def pick(name, at_end):
-        a = ev[name]
-        tail = np.full(ne, at_end, a.dtype) if np.isscalar(at_end) else at_end
-        return np.concatenate([a[keep], tail])[order]  # noqa: F821 - called before `del order, keep`
-
-    w = np.concatenate([w, e_w])[order]
-    kind, T, cat, cyc = pick("kind", K_END), pick("T", times[e_k]), pick("cat", 0), pick("cyc", 0)
+    nk = len(keep)
+    wk = np.concatenate([w, e_w])
+    order = np.argsort(wk.astype(np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64), kind="stable")
+    w = wk[order]
+    del wk
+    src = keep.take(order, mode="clip") if nk else order  # the event at each position (ends: set below)
+    at_end = np.flatnonzero(order >= nk)
+    end_src = order[at_end] - nk
     del order, keep
+
+    kind, T, cat, cyc = (
+        _gather(ev[name], src, nk, at_end, value)
+        for name, value in (("kind", K_END), ("T", times[e_k[end_src]]), ("cat", 0), ("cyc", 0))
+    )
+    del src, at_end, end_src
 
     n = len(w)
 
@@ -143,7 +159,11 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     imm_t0 = np.where(has, np.minimum(T, prev_end), T)
 
     # --- state changes (set_state calls), in order: READY->STALL, ISSUE->EXEC, IMMED->WAIT,EXEC, END->EMPTY
-    ncall = np.select([kind == K_IMMED, kind == K_NONE], [2, 0], 1).astype(np.int32)
+    # per event kind: its calls, and the state its (last) call sets
+    ncall_of, state_of = np.zeros(len(Event), np.int32), np.zeros(len(Event), np.int8)
+    ncall_of[[K_READY, K_ISSUE, K_IMMED, K_NONE, K_END]] = 1, 1, 2, 0, 1
+    state_of[[K_READY, K_ISSUE, K_IMMED, K_END]] = STALL, EXEC, EXEC, EMPTY
+    ncall = ncall_of[kind]
     starts = np.cumsum(ncall, dtype=np.int64) - ncall
     cidx = np.repeat(np.arange(n, dtype=np.int32), ncall)  # event of each call
     second = np.zeros(len(cidx), bool)  # an immediate's second call (EXEC at T+1)
@@ -154,25 +174,28 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     ct[second] += 1
     first_imm = (ck == K_IMMED) & ~second
     ct[first_imm] = imm_t0[cidx[first_imm]]
-    cs = np.select([ck == K_READY, ck == K_ISSUE, first_imm, ck == K_IMMED], [STALL, EXEC, WAIT, EXEC], EMPTY).astype(
-        np.int8
-    )
+    cs = state_of[ck]
+    cs[first_imm] = WAIT
     del ck, first_imm, second
     cw = w[cidx]
     del cidx
     cfirst = np.ones(len(cw), bool)
     cfirst[1:] = cw[1:] != cw[:-1]
-    cb = begin[cw] if len(cw) else np.zeros(0, np.int64)
-    # running maximum of earlier call times (and the wave's begin), per wave
-    seg = np.maximum(ct, cb) + cw * OFF
+    first = np.flatnonzero(cfirst)
+    first_begin = begin[cw[first]]
+    # running maximum of earlier call times and the wave's begin (taken in at its first call), per wave
+    off = cw * OFF
+    seg = ct + off
+    seg[first] = np.maximum(ct[first], first_begin) + off[first]
     if len(seg):
         np.maximum.accumulate(seg, out=seg)
-        seg -= cw * OFF
+        seg -= off
+    del off
     L = np.empty(len(ct), np.int64)
     if len(ct):
         L[1:] = seg[:-1]
-        L[cfirst] = cb[cfirst]
-    del seg, cb
+        L[first] = first_begin
+    del seg, first, first_begin
     prev_state = np.empty(len(ct), np.int8)
     if len(ct):
         prev_state[1:] = cs[:-1]
@@ -193,9 +216,7 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
         st = np.concatenate([[0], np.flatnonzero((tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])) + 1])
         tl_w, tl_s, tl_d = tl_w[st], tl_s[st], np.add.reduceat(tl_d, st)
     tb = np.searchsorted(tl_w, np.arange(nw + 1)).tolist()
-    entries = list(zip(tl_s.tolist(), tl_d.tolist()))
-    timelines = [entries[tb[x] : tb[x + 1]] for x in range(nw)]
-    del entries
+    timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], tl_d[tb[x] : tb[x + 1]]) for x in range(nw)]
 
     # records: issues, immediates and the end-of-wave MESSAGE (the s_endpgm the trace does not report),
     # which starts where the previous record ended
@@ -205,12 +226,11 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
     r = np.flatnonzero(is_rec)
     kr, Tr, t0, sr = kind[r], T[r], imm_t0[r], stall[r]
     issue, m = kr == K_ISSUE, kr == K_END
-    recs = np.empty(len(r), INST_DTYPE)
+    recs = np.zeros(len(r), INST_DTYPE)  # pc 0
     recs["time"] = np.where(issue, Tr - sr, t0)
     recs["category"] = np.where(issue, cat[r], np.where(m, int(Category.MESSAGE), int(Category.IMMED)))
     recs["duration"] = np.where(issue, cyc[r] + sr, Tr - t0 + np.where(m, 0, 1))
     recs["stall"] = np.where(issue, sr, np.where(m, 0, Tr - t0))
-    recs["pc"] = 0
     recs["line"] = -1
     bounds = np.searchsorted(w[r], np.arange(nw + 1))
 

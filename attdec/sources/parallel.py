@@ -1,0 +1,394 @@
+"""Decoding raw dispatches on several cores (`--jobs`).
+
+`decode_dispatches` decodes each raw dispatch whole (code objects, blobs, listing) in a worker process,
+`decode_blob_results` (the `decode` command: no listing) each dispatch or, for a big one, each blob; the
+workers send results back as columns: every wave's records in one array, the waves' fields and
+timelines as arrays, the listing as a few lists. Pickling the objects themselves (430,000 timeline tuples
+and 15,000 listing rows for the 59 captures) costs more than a second core saves; the columns cost a few
+arrays per dispatch, and this process rebuilds the `Wave`s (timelines as `Timeline` views of the columns)
+and `CodeLine`s from them.
+
+Results come back in input order, and an error is raised where serial decoding would have raised it.
+Workers are forked (they inherit the raw dispatches: only an index crosses the pipe). With `jobs=1`, one
+dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no fork (not Linux),
+everything is decoded here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import Callable, Generator, Iterator, Sequence
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from attdec.errors import AttdecError
+from attdec.sources.kind import Tracker, raw_weight
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from attdec.model import Dispatch, Wave
+    from attdec.sources.raw import RawBlob, RawDispatch
+
+# Below this much work (Tracker units: 64 KiB of SQTT or one blob each) a pool costs more than it saves:
+# starting two forked workers and moving the results back is ~20-40 ms, decoding 32 units ~0.1-0.2 s.
+MIN_PARALLEL_WEIGHT = 32
+# One dispatch this big a share of the work (a single big kernel and a few small ones) finishes last
+# whatever the others do: workers would save less than they cost.
+MAX_SHARE = 0.8
+# Decoded but not yet taken by the caller, at most this much work (plus one item per worker): 16 MB of SQTT.
+IN_FLIGHT = 256
+
+
+def default_jobs() -> int:
+    """The --jobs default: the cores this process may run on, less those the load average says are busy
+    (a worker on a busy core only adds the cost of moving results: on a shared machine it is slower)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, cores - busy)
+
+
+def workers_for(weights: Sequence[int], jobs: int | None) -> int:
+    """How many worker processes are worth starting for items of these weights (1: decode here)."""
+    jobs = default_jobs() if jobs is None else jobs
+    total = sum(weights)
+    if jobs <= 1 or len(weights) < 2 or total < MIN_PARALLEL_WEIGHT or max(weights) > MAX_SHARE * total:
+        return 1
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(jobs, len(weights))
+
+
+# ---- the pool --------------------------------------------------------------------------------------------
+
+_JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (work, items), inherited by forked workers
+
+
+def _run(i: int) -> tuple[int, bool, Any]:
+    """In a worker: item i's packed result, or the AttdecError it raised (re-raised in order by the parent)."""
+    assert _JOB is not None
+    work, items = _JOB
+    try:
+        return i, True, work(items[i])
+    except AttdecError as e:
+        return i, False, e
+
+
+def map_in_order(
+    work: Callable[[Any], Any],
+    items: Sequence[Any],
+    weights: Sequence[int],
+    jobs: int | None,
+    done: Callable[[int], None] | None = None,
+) -> Iterator[tuple[bool, Any]]:
+    """(True, work(item)) or (False, the AttdecError it raised) for each item, in order, computed on up to
+    `jobs` processes; `done(i)` is called (in this thread) as item i finishes, in whatever order. Items are
+    handed out in order while less than IN_FLIGHT weight is decoded but not yet taken (and always to keep
+    every worker busy), so memory does not grow with the input. `work` runs in a worker: it must return
+    what pickles cheaply (arrays, a few objects)."""
+    n = workers_for(weights, jobs)
+    if n == 1:
+        for i, item in enumerate(items):
+            try:
+                out = (True, work(item))
+            except AttdecError as e:
+                out = (False, e)
+            if done is not None:
+                done(i)
+            yield out
+        return
+    import multiprocessing
+    import queue
+
+    _preload()
+    global _JOB
+    _JOB = (work, items)
+    gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    try:
+        with multiprocessing.get_context("fork").Pool(n) as pool:
+            submitted, flying, ready = 0, 0, {}  # items handed out, their weight not yet taken, results
+            for i in range(len(items)):
+                while submitted < len(items) and (submitted - i <= n or flying < IN_FLIGHT):
+                    pool.apply_async(_run, (submitted,), callback=finished.put, error_callback=finished.put)
+                    flying += weights[submitted]
+                    submitted += 1
+                while i not in ready:
+                    got = finished.get()
+                    if isinstance(got, BaseException):  # not an input error: a bug, with its traceback
+                        raise got
+                    ready[got[0]] = got[1:]
+                    if done is not None:
+                        done(got[0])
+                flying -= weights[i]
+                yield ready.pop(i)
+    finally:
+        _JOB = None
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Rebuilding many small objects (listing rows, waves) in a process holding a big heap: with the
+    collector on, it runs a full collection every few thousand of them (0.33 s instead of 0.06 s for the
+    59 captures when timelines were tuples). Nothing rebuilt refers back to itself: reference counting
+    frees it all."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _preload() -> None:
+    """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each)."""
+    import numpy  # noqa: F401
+
+    from attdec.decoders import gfx9, rdna  # noqa: F401
+    from attdec.sources import listing, raw  # noqa: F401
+
+
+def unwrap(outcome: tuple[bool, Any]) -> Any:
+    """The value of a `map_in_order` outcome, or its error raised here."""
+    ok, value = outcome
+    if not ok:
+        raise value
+    return value
+
+
+# ---- what the workers do, and the columns their results travel as ----------------------------------------
+
+
+def decode_dispatches(
+    raws: Sequence[RawDispatch], tracker: Tracker | None = None, jobs: int | None = 1, **decode_opts
+) -> Generator[tuple[bool, Any], None, None]:
+    """Each raw dispatch decoded into a `Dispatch` (attdec.sources.raw.decode_dispatch), as `map_in_order`
+    outcomes in order; `tracker` advances as dispatches finish. A dispatch is one task here, never split
+    by blob: its listing needs all its waves, and making it in this process (a quarter of a big dispatch's
+    time: gemm_gfx1200_run0) would cost what the split saves."""
+    from attdec.sources.raw import decode_dispatch
+
+    weights = [raw_weight(r) for r in raws]
+    if workers_for(weights, jobs) == 1:  # here, blob by blob: progress as fine as it can be
+        tracker = tracker or Tracker()
+        from attdec.sources.kind import blob_weight
+
+        def advance(blob: RawBlob) -> None:
+            tracker.advance(blob_weight(len(blob.data)), blob.label)
+
+        for raw in raws:
+            try:
+                yield True, decode_dispatch(raw, advance, **decode_opts)
+            except AttdecError as e:
+                yield False, e
+        return
+
+    def done(i: int) -> None:
+        if tracker is not None:
+            tracker.advance(weights[i], raws[i].name)
+
+    def work(raw: RawDispatch) -> dict:
+        return pack_dispatch(decode_dispatch(raw, **decode_opts))
+
+    for ok, value in map_in_order(work, raws, weights, jobs, done):
+        yield ok, unpack_dispatch(value) if ok else value
+
+
+def decode_blob_results(raws: Sequence[RawDispatch], jobs: int | None = 1, **decode_opts) -> Generator[Any, None, None]:
+    """Per raw dispatch, an iterable of (blob, BlobResult, seconds) as attdec.sources.raw.decode_blobs
+    yields them, raising a dispatch's error when it is iterated. Decoded here, the blobs are decoded as
+    they are read (one blob's records in memory at a time); in workers, a dispatch's results arrive whole,
+    a big one's blobs decoded side by side."""
+    from attdec.sources.raw import decode_blobs
+
+    tasks, weights = _tasks(raws)
+    if workers_for(weights, jobs) == 1:
+        for raw in raws:
+            yield decode_blobs(raw, **decode_opts)
+        return
+
+    code = _CodeCache(raws)
+
+    def work(task: tuple[int, int | None]) -> list:
+        i, blob = task
+        raw = raws[i] if blob is None else _one_blob(raws[i], blob)
+        return [(pack_blob_result(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)]
+
+    def replay(raw: RawDispatch, outcomes: list) -> Iterator:
+        parts = [part for o in outcomes for part in unwrap(o)]
+        for blob, (res, dt) in zip(raw.blobs, parts):
+            yield blob, unpack_blob_result(res), dt
+
+    for i, _, outcomes in _by_dispatch(tasks, map_in_order(work, tasks, weights, jobs)):
+        yield replay(raws[i], outcomes)
+
+
+# `decode`: a dispatch with this much SQTT in several blobs is decoded blob by blob (one task each), so that
+# one big dispatch does not keep one worker busy while the others wait; each worker loads its code map.
+SPLIT_BYTES = 1 << 20
+
+
+def _tasks(raws: Sequence[RawDispatch]) -> tuple[list[tuple[int, int | None]], list[int]]:
+    """(dispatch index, None for the whole dispatch or the index of one of its blobs) and each one's weight."""
+    from attdec.sources.kind import blob_weight
+
+    tasks: list[tuple[int, int | None]] = []
+    weights = []
+    for i, raw in enumerate(raws):
+        sizes = [len(b.data) for b in raw.blobs]
+        if len(sizes) > 1 and sum(sizes) >= SPLIT_BYTES and raw.code_objects:
+            tasks += [(i, b) for b in range(len(sizes))]
+            weights += [blob_weight(n) for n in sizes]
+        else:
+            tasks.append((i, None))
+            weights.append(raw_weight(raw))
+    return tasks, weights
+
+
+def _by_dispatch(tasks: Sequence[tuple[int, int | None]], outcomes: Iterator) -> Iterator[tuple[int, bool, list]]:
+    """(dispatch index, whether it was one task, its tasks' outcomes), as soon as its last task is in."""
+    t = 0
+    while t < len(tasks):
+        i, k = tasks[t][0], 1
+        while t + k < len(tasks) and tasks[t + k][0] == i:
+            k += 1
+        yield i, tasks[t][1] is None, [next(outcomes) for _ in range(k)]
+        t += k
+
+
+def _one_blob(raw: RawDispatch, blob: int) -> RawDispatch:
+    import copy
+
+    part = copy.copy(raw)
+    part.blobs = [raw.blobs[blob]]
+    return part
+
+
+class _CodeCache(dict):
+    """In a worker: each dispatch's code map, loaded when one of its blobs is first decoded there."""
+
+    def __init__(self, raws: Sequence[RawDispatch]):
+        super().__init__()
+        self.raws = raws
+
+    def __missing__(self, i: int):
+        from attdec.sources.raw import load_code
+
+        self[i] = value = load_code(self.raws[i])
+        return value
+
+
+def pack_waves(waves: Sequence[Wave]) -> dict:
+    """Waves as columns: their records concatenated, their timelines as two arrays, their other fields one
+    array (or list, for non-integers) each."""
+    import numpy as np
+
+    from attdec.model import Wave, empty_insts
+
+    cols: dict[str, Any] = {}
+    for f in Wave.fields():
+        if f not in ("insts", "timeline"):
+            vals = [getattr(w, f) for w in waves]
+            cols[f] = np.array(vals, np.int64) if all(type(v) is int for v in vals) else vals
+    cols["n_insts"] = np.array([len(w.insts) for w in waves], np.int64)
+    cols["insts"] = np.concatenate([w.insts for w in waves]) if waves else empty_insts()
+    cols["n_timeline"] = np.array([len(w.timeline) for w in waves], np.int64)
+    parts = [_timeline_array(w.timeline) for w in waves]
+    cols["timeline"] = np.concatenate(parts) if parts else np.zeros((0, 2), np.int64)
+    return cols
+
+
+def _timeline_array(timeline) -> np.ndarray:
+    """A wave's timeline as an (n, 2) array: a `Timeline`'s own columns, or a list of pairs read in one pass."""
+    import numpy as np
+
+    from attdec.model import Timeline
+
+    if isinstance(timeline, Timeline):
+        return np.asarray(timeline)
+    return np.fromiter(chain.from_iterable(timeline), np.int64, 2 * len(timeline)).reshape(-1, 2)
+
+
+def unpack_waves(cols: dict) -> list[Wave]:
+    import numpy as np
+
+    from attdec.model import Timeline, Wave
+
+    n_insts, n_timeline = cols.pop("n_insts"), cols.pop("n_timeline")
+    insts = np.split(cols.pop("insts"), np.cumsum(n_insts)[:-1]) if len(n_insts) else []
+    tl = cols.pop("timeline")
+    states, durations = np.ascontiguousarray(tl[:, 0]), np.ascontiguousarray(tl[:, 1])
+    bounds = np.concatenate(([0], np.cumsum(n_timeline))).tolist()
+    fields = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in cols.items()}
+    names = list(fields)
+    out = []
+    for i, values in enumerate(zip(*fields.values())):
+        lo, hi = bounds[i], bounds[i + 1]  # the timeline as views of the columns: no tuple per state change
+        w = Wave(**dict(zip(names, values)), insts=insts[i], timeline=Timeline(states[lo:hi], durations[lo:hi]))
+        out.append(w)
+    return out
+
+
+_LINE_INTS = ("line", "codeobj", "vaddr", "hit", "latency", "stall", "idle")
+
+
+def pack_dispatch(d: Dispatch) -> dict:
+    """A decoded Dispatch as columns (its waves and listing); its other fields as they are (a few objects)."""
+    import numpy as np
+
+    state = dict(vars(d))
+    state["waves"] = pack_waves(d.waves)
+    state["code"] = (
+        np.array([[getattr(c, f) for f in _LINE_INTS] for c in d.code], np.uint64).reshape(-1, len(_LINE_INTS)),
+        [c.text for c in d.code],
+        [c.source for c in d.code],
+    )
+    return state
+
+
+def unpack_dispatch(state: dict) -> Dispatch:
+    with _no_gc():
+        return _unpack_dispatch(state)
+
+
+def _unpack_dispatch(state: dict) -> Dispatch:
+    from attdec.model import CodeLine, Dispatch
+
+    ints, texts, sources = state["code"]
+    rows = ints.astype("i8").tolist()  # line ids, vaddrs and totals all fit in 63 bits
+    d = Dispatch.__new__(Dispatch)
+    d.__dict__.update(state)
+    d.__dict__["waves"] = unpack_waves(state["waves"])
+    d.__dict__["code"] = [CodeLine(r[0], t, s, *r[1:]) for r, t, s in zip(rows, texts, sources)]
+    return d
+
+
+def pack_blob_result(res) -> dict:
+    """A BlobResult with its waves as columns (its other records are arrays already)."""
+    state = dict(vars(res))
+    state["waves"] = pack_waves(res.waves)
+    return state
+
+
+def unpack_blob_result(state: dict):
+    with _no_gc():
+        return _unpack_blob_result(state)
+
+
+def _unpack_blob_result(state: dict):
+    from attdec.decoders import BlobResult
+
+    state["waves"] = unpack_waves(state["waves"])
+    return BlobResult(**state)
