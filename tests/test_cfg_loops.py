@@ -207,3 +207,16 @@ def test_loops_cli():
     assert all(len(w["cycles"]) == w["iterations"] for w in lp["waves"])
     out = run("loops", FIXTURES / "tiny")
     assert "no loops" in out
+
+
+def test_cfg_and_loops_show_what_the_source_noted(tmp_path):
+    """A listed wave file that is missing is said under the dispatch's title and in the JSON, as in hotspots."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3", tmp_path / "d")
+    (tmp_path / "d" / "se1_sm2_sl1_wv1.json").unlink()
+    for command in ("cfg", "loops"):
+        table = cli(command, tmp_path / "d")
+        assert table.returncode == 0 and "note: " in table.stdout and "se1_sm2_sl1_wv1.json" in table.stdout
+        doc = json.loads(cli(command, tmp_path / "d", "--format", "json").stdout)
+        assert any("se1_sm2_sl1_wv1.json" in p for p in doc["problems"])

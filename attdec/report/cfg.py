@@ -94,7 +94,12 @@ def cfg_json(r: CfgReport) -> dict:
                 "irreducible": [list(e) for e in cfg.irreducible],
             }
         )
-    return {"dispatch": r.dispatch.name, "kernel": r.dispatch.kernel, "arch": r.dispatch.arch, "kernels": kernels}
+    return {**_head(r), "kernels": kernels}
+
+
+def _head(r: CfgReport) -> dict:
+    d = r.dispatch
+    return {"dispatch": d.name, "kernel": d.kernel, "arch": d.arch, **({"problems": d.problems} if d.problems else {})}
 
 
 def print_cfg_json(reports: list[CfgReport], out) -> None:
@@ -167,9 +172,16 @@ def print_cfg_table(reports: list[CfgReport], out) -> None:
         if not r.cfgs:
             d = r.dispatch
             con.print(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold")
+            _notes(con, d)
             con.print("  no code listing")
-        for cfg in r.cfgs:
-            _cfg_section(con, r, cfg)
+        for k, cfg in enumerate(r.cfgs):
+            _cfg_section(con, r, cfg, notes=k == 0)
+
+
+def _notes(con, d) -> None:
+    """What the source noted about the dispatch (wave files missing or left out, damage), under its title."""
+    for p in d.problems:
+        con.print(f"  note: {p}", style="yellow")
 
 
 def _n(n: int, what: str) -> str:
@@ -202,9 +214,11 @@ def _loop_line(r: CfgReport, cfg: Cfg, loop_id: int) -> str:
     return s
 
 
-def _cfg_section(con, r: CfgReport, cfg: Cfg) -> None:
+def _cfg_section(con, r: CfgReport, cfg: Cfg, notes: bool) -> None:
     d = r.dispatch
     con.print(f"{_name(cfg)}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold")
+    if notes:
+        _notes(con, d)
     ninst = sum(len(b.lines) for b in cfg.blocks)
     con.print(f"  {_n(ninst, 'instruction')}, {_n(len(cfg.blocks), 'block')}, {_n(len(cfg.loops), 'loop')}")
     if cfg.irreducible:
@@ -301,7 +315,7 @@ def loops_json(r: CfgReport) -> dict:
                 "waves": [_wave_json(w) for w in t.waves],
             }
         )
-    return {"dispatch": r.dispatch.name, "kernel": r.dispatch.kernel, "arch": r.dispatch.arch, "loops": loops}
+    return {**_head(r), "loops": loops}
 
 
 def print_loops_json(reports: list[CfgReport], out) -> None:
@@ -316,6 +330,7 @@ def print_loops_table(reports: list[CfgReport], top: int, out) -> None:
             con.print()
         d = r.dispatch
         con.print(f"{d.kernel or '(kernel unknown)'}  [{d.name}]  {d.arch}  {r.waves} waves", style="bold")
+        _notes(con, d)
         if not r.timings:
             con.print("  no loops (no back edge in the control-flow graph)")
         for t in r.timings:
