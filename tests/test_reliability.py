@@ -329,6 +329,22 @@ def test_line_ids_of_2_40_are_refused_not_allocated(tmp_path):
     assert r.stdout.count("\nd,") == 2
 
 
+@pytest.mark.parametrize(
+    "text", ["s_waitcnt " + "9" * 5000, "s_waitcnt lgkmcnt(" + "9" * 5000 + ")"], ids=["immediate", "named"]
+)
+def test_instruction_text_with_thousands_of_digits(tmp_path, text):
+    """Python refuses to parse integers of over 4,300 digits (ValueError; found by the long fuzz run in a
+    code.json's instruction text): such a wait names no counter, it is not a crash."""
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    code = json.loads((d / "code.json").read_text())
+    code["code"][2][0] = text
+    (d / "code.json").write_text(json.dumps(code))
+    for cmd in ("hotspots", "waits"):
+        r = cli(cmd, d)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("column,value,needle", [("instructions", 99, "category 99"), ("timeline", 99, "state 99")])
 def test_unknown_categories_and_states_leave_the_wave_out(tmp_path, column, value, needle):
     """They index name tables (`timeline` on a fuzzed archive: IndexError): refused where they enter."""

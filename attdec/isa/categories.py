@@ -323,10 +323,12 @@ _SPLIT_WAIT = {  # gfx12 / gfx10-11 SOPK single-counter waits: mnemonic -> count
 # gfx12 two-counter waits: simm16 [13:8] is the first counter, [5:0] dscnt; 0x3f = no wait.
 _PAIR_WAIT = {"s_wait_loadcnt_dscnt": ("loadcnt", "dscnt"), "s_wait_storecnt_dscnt": ("storecnt", "dscnt")}
 _PAIR_FIELDS, _PAIR_MAX = (8, 0), 0x3F
-_NAMED = re.compile(r"([a-z]+cnt)\s*\(\s*(\d+)\s*\)")
+_NAMED = re.compile(r"([a-z]+cnt)\s*\(\s*(\d{1,10})\s*\)")  # text from code.json can hold any digits
 
 
 def _int(tok: str) -> int | None:
+    if len(tok) > 20:  # no immediate is longer; Python refuses to parse thousands of digits
+        return None
     try:
         return int(tok, 0)
     except ValueError:
