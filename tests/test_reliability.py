@@ -330,7 +330,14 @@ def test_line_ids_of_2_40_are_refused_not_allocated(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text", ["s_waitcnt " + "9" * 5000, "s_waitcnt lgkmcnt(" + "9" * 5000 + ")"], ids=["immediate", "named"]
+    "text",
+    [
+        "s_waitcnt " + "9" * 5000,
+        "s_waitcnt lgkmcnt(" + "9" * 5000 + ")",
+        "s_waitcnt_depctr depctr_va_vdst(" + "9" * 5000 + ")",
+        "v_mov_b32 v" + "9" * 5000 + ", s[0:" + "9" * 5000 + "]",
+    ],
+    ids=["immediate", "named", "depctr", "registers"],
 )
 def test_instruction_text_with_thousands_of_digits(tmp_path, text):
     """Python refuses to parse integers of over 4,300 digits (ValueError; found by the long fuzz run in a
@@ -340,7 +347,7 @@ def test_instruction_text_with_thousands_of_digits(tmp_path, text):
     code = json.loads((d / "code.json").read_text())
     code["code"][2][0] = text
     (d / "code.json").write_text(json.dumps(code))
-    for cmd in ("hotspots", "waits"):
+    for cmd in ("hotspots", "waits", "kernel"):
         r = cli(cmd, d)
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 

@@ -37,7 +37,7 @@ class KernelSummary(Record):
 
 
 # v7, s[4:5], a[0:15] -> the highest register number named
-_REG = re.compile(r"(?<![\w.])([vas])(?:(\d+)|\[\d+:(\d+)\])")
+_REG = re.compile(r"(?<![\w.])([vas])(?:(\d{1,9})(?!\d)|\[\d+:(\d{1,9})\])")  # listing text may hold any digits
 _WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
 _WAVE64 = re.compile(r"saveexec_b64|\b(?:vcc|exec)\b(?!_)")
 _LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)", re.M)

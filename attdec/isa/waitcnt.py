@@ -33,7 +33,7 @@ OUT_OF_ORDER = frozenset({"smem", "flat"})
 # The ALU dependency counters of s_waitcnt_depctr / s_wait_alu (isa-decoding.md §4.3), field -> width.
 DEPENDENCY = {name.removeprefix("depctr_"): width for name, _lsb, width in DEPCTR if name != "depctr_hold_cnt"}
 _DEPCTR_FIELDS = [(name.removeprefix("depctr_"), lsb, width) for name, lsb, width in DEPCTR]
-_NAMED = re.compile(r"(?:depctr_)?([a-z_]+)\s*\(\s*(\d+)\s*\)")
+_NAMED = re.compile(r"(?:depctr_)?([a-z_]+)\s*\(\s*(\d{1,10})\s*\)")  # text from code.json: any digits
 _SGPR = re.compile(r"^(s\d|s\[|vcc|exec|ttmp|m0|flat_scratch|xnack)")
 _VCC = re.compile(r"^vcc(_lo|_hi)?$")
 
