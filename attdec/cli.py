@@ -166,13 +166,7 @@ def run(argv: list[str]) -> int:
     try:
         p, fn = command_parser(argv[0])
         args = p.parse_intermixed_args(argv[1:])
-        from attdec.commands.common import PARSED
-
-        token = PARSED.set(args)
-        try:
-            status = fn(args) or 0
-        finally:
-            PARSED.reset(token)
+        status = fn(args) or 0
         common = sys.modules.get("attdec.commands.common")
         if common is not None and common.LOST:  # inputs that failed while the others were reported
             return 1

@@ -81,3 +81,19 @@ def test_decode_command_jobs_same_json(rel):
     assert one.exit_code == two.exit_code == 0
     assert one.stdout == two.stdout and '"instructions"' in one.stdout
     assert invoke(["decode", cap, "--jobs", "0"]).exit_code == 2  # at least one
+
+
+@pytest.mark.parametrize("command", ["hotspots", "waves", "waits", "cfg", "loops", "kernel", "export-ui"])
+def test_every_decoding_command_passes_jobs_on(monkeypatch, tmp_path, command):
+    """--jobs travels with the other input options to the pipeline (no command drops it)."""
+    from pathlib import Path
+
+    import attdec
+
+    seen = []
+    real = parallel.workers_for
+    monkeypatch.setattr(parallel, "workers_for", lambda weights, jobs: seen.append(jobs) or real(weights, 1))
+    demo = Path(attdec.__file__).parent / "data" / "demo_raw"
+    args = [command, str(demo), "--jobs", "3"] + (["-o", str(tmp_path / "out")] if command == "export-ui" else [])
+    assert invoke(args).exit_code == 0
+    assert seen and set(seen) == {3}

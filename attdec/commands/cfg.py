@@ -5,7 +5,7 @@ from __future__ import annotations
 from attdec.commands.common import add_input_options, add_paths, add_wave_filters, inputs, open_dispatches, wave_filter
 
 
-def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, compat=None) -> list:
+def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None) -> list:
     """A report.cfg.CfgReport (control-flow graphs with block statistics and loop timings) per dispatch."""
     from attdec.analysis.cfg import block_stats, build_cfgs
     from attdec.analysis.loops import loop_timings
@@ -13,7 +13,7 @@ def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, comp
     from attdec.report.cfg import CfgReport
 
     out = []
-    for d in open_dispatches(paths, input_format, code, arch, compat=compat, need=("waves",)):
+    for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
         cfgs = build_cfgs(d.code)
@@ -23,13 +23,13 @@ def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, comp
     return out
 
 
-def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, compat=None, out=None):
+def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None, out=None):
     """Control-flow graphs of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
     from attdec.report import cfg as rep
 
-    rs = reports(paths, wave_filter, input_format, code, arch, compat)
+    rs = reports(paths, wave_filter, input_format, code, arch, compat, jobs)
     {"table": rep.print_cfg_table, "json": rep.print_cfg_json, "dot": rep.print_cfg_dot}[fmt](rs, out or sys.stdout)
 
 

@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import os
 import sys
-from contextvars import ContextVar
 from pathlib import Path
 
 from attdec.decoders.compat import COMPAT
@@ -19,10 +18,6 @@ COMPAT_HELP = (
     "default, reproduced row for row) or rocm-7.13 (built from the newest public source, ROCm >= 7.13). "
     "docs/compat.md lists every rule on which they differ."
 )
-
-# The parsed arguments of the command being run (cli.run sets them), so that an option every reading command
-# has (--jobs) reaches `open_dispatches` without each command passing it along.
-PARSED: ContextVar[argparse.Namespace | None] = ContextVar("attdec_parsed", default=None)
 
 
 def count(text: str) -> int:
@@ -149,14 +144,9 @@ def add_jobs(p) -> None:
     )
 
 
-def chosen_jobs() -> int | None:
-    """--jobs of the command being run (None: one process per idle core)."""
-    return getattr(PARSED.get(), "jobs", None)
-
-
 def inputs(a) -> dict:
     """The parsed input options, as open_dispatches takes them."""
-    return {"input_format": a.input_format, "code": a.code, "arch": a.arch, "compat": a.compat}
+    return {"input_format": a.input_format, "code": a.code, "arch": a.arch, "compat": a.compat, "jobs": a.jobs}
 
 
 def echo(text: str, err: bool = False) -> None:
@@ -210,7 +200,6 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
     from attdec.report.progress import progress_bar
     from attdec.sources.pipeline import open_dispatches as read
 
-    decode_opts.setdefault("jobs", chosen_jobs())
     reports = _Reports()
     try:
         with progress_bar() as progress:

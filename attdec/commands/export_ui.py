@@ -38,11 +38,11 @@ def export_ui(a) -> None:
     from attdec.sources.parallel import decode_dispatches, unwrap
 
     opts = inputs(a)
-    compat = opts.pop("compat")  # how the raw captures are decoded below
+    compat, jobs = opts.pop("compat"), opts.pop("jobs")  # how the raw captures are decoded below
     raws = open_raw(a.inputs, **opts)
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
-        decoded = decode_dispatches(raws, tracker, a.jobs, compat=compat)
+        decoded = decode_dispatches(raws, tracker, jobs, compat=compat)
         for i, (raw, outcome) in enumerate(zip(raws, decoded)):
             try:
                 d = unwrap(outcome)

@@ -29,6 +29,7 @@ def run(
     code=(),
     arch=None,
     compat=None,
+    jobs=None,
     out=None,
     charge="wait",
 ):
@@ -40,7 +41,7 @@ def run(
 
     # the listing's totals are all a plain report reads; filters and producer charging replay the waves
     need = ("waves",) if wave_filter is not None or charge == "producer" else ()
-    dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, need=need)
+    dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=need)
     if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
         from attdec.analysis.flame import stall_stacks
 

@@ -26,6 +26,7 @@ def run(
     code=(),
     arch=None,
     compat=None,
+    jobs=None,
     out=None,
 ):
     """Hidden latency of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
@@ -36,7 +37,7 @@ def run(
     from attdec.report import waits as rep
 
     reports = []
-    for d in open_dispatches(paths, input_format, code, arch, compat=compat, need=("waves",)):
+    for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
     out = out or sys.stdout

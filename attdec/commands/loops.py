@@ -6,13 +6,24 @@ from attdec.commands.cfg import reports
 from attdec.commands.common import add_input_options, add_paths, add_wave_filters, count, inputs, wave_filter
 
 
-def run(paths, top=16, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, compat=None, out=None):
+def run(
+    paths,
+    top=16,
+    fmt="table",
+    wave_filter=None,
+    input_format=None,
+    code=(),
+    arch=None,
+    compat=None,
+    jobs=None,
+    out=None,
+):
     """Loop timings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
     from attdec.report import cfg as rep
 
-    rs = reports(paths, wave_filter, input_format, code, arch, compat)
+    rs = reports(paths, wave_filter, input_format, code, arch, compat, jobs)
     if fmt == "json":
         rep.print_loops_json(rs, out or sys.stdout)
     else:

@@ -24,6 +24,7 @@ def run(
     code=(),
     arch=None,
     compat=None,
+    jobs=None,
     out=None,
 ):
     """Wait sites of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
@@ -33,7 +34,7 @@ def run(
     from attdec.report import waits as rep
 
     reports = []
-    for d in open_dispatches(paths, input_format, code, arch, compat=compat, need=("waves",)):
+    for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
     out = out or sys.stdout
