@@ -129,3 +129,19 @@ def decoded(path: Path) -> tuple:
     from attdec.sources.pipeline import open_dispatches
 
     return tuple(open_dispatches([path]))
+
+
+def codemap(lines, base: int, vaddr: int = 0):
+    """A CodeMap of (text, size) instructions laid end to end from `vaddr`, loaded at `base` (synthetic
+    streams need PCs without a code object)."""
+    from types import SimpleNamespace
+
+    from attdec.decoders import CodeMap
+
+    insts = []
+    for text, size in lines:
+        insts.append(SimpleNamespace(address=vaddr, text=text, size=size, mnemonic=text.split()[0], target=None))
+        vaddr += size
+    cm = CodeMap()
+    cm.add(insts, base)
+    return cm

@@ -10,9 +10,9 @@ import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
+from conftest import codemap
 
 from attdec.decoders import COMPAT, CodeMap, decode_blob
 from attdec.decoders.compat import DEFAULT, NEWEST, rules_for
@@ -37,12 +37,7 @@ def timeline(w):
 
 def code(*lines: tuple[str, int]) -> CodeMap:
     """A CodeMap of these (text, size) lines from BASE on."""
-    cm, addr, insts = CodeMap(), 0, []
-    for text, size in lines:
-        insts.append(SimpleNamespace(address=addr, text=text, size=size, mnemonic=text.split()[0]))
-        addr += size
-    cm.add(insts, BASE)
-    return cm
+    return codemap(lines, BASE)
 
 
 def test_versions_by_name():

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
-from conftest import FIXTURES, shared_path
+from conftest import FIXTURES, codemap, shared_path
 
-from attdec.decoders import CodeMap, decode_blob, detect_format, rdna
+from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.rdna.packets import FORMATS, T
 from attdec.decoders.rdna.splitter import lookup
 from attdec.decoders.stitch import LineKind, line_category
@@ -53,13 +51,7 @@ def test_timing_model_on_synthetic_stream(arch, ready):
 
 
 def _code(lines, base=0x200001006000, vaddr=0x100):
-    ins, a = [], vaddr
-    for text, size in lines:
-        ins.append(SimpleNamespace(address=a, size=size, text=text, mnemonic=text.split(" ")[0], target=None))
-        a += size
-    cm = CodeMap()
-    cm.add(ins, base)
-    return cm
+    return codemap(lines, base, vaddr)
 
 
 def test_pc_walk_skips_delay_alu_and_matches_endpgm():

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
 
 import pytest
+from conftest import codemap
 
-from attdec.decoders import CodeMap, rdna
+from attdec.decoders import rdna
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.model import Category, WaveState
 
@@ -66,13 +66,7 @@ def test_trap_ignores_the_wave_until_rfe(gen):
 
 
 def _code(lines):
-    cm = CodeMap()
-    ins, a = [], 0x100
-    for text, size in lines:
-        ins.append(SimpleNamespace(address=a, size=size, text=text, mnemonic=text.split(" ")[0], target=None))
-        a += size
-    cm.add(ins, ENTRY - 0x100)
-    return cm
+    return codemap(lines, ENTRY - 0x100, 0x100)
 
 
 @pytest.mark.parametrize("gen", [11, 12])

@@ -11,13 +11,12 @@ import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
-from conftest import shared_path
+from conftest import codemap, shared_path
 
 import attdec
-from attdec.decoders import CodeMap, decode_blob
+from attdec.decoders import decode_blob
 from attdec.decoders.userdata import OP_AGENT_INFO, ROC_MAGIC
 from attdec.model import SHADERDATA_IMM, SHADERDATA_PRIV
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_blobs, merge_results
@@ -128,12 +127,7 @@ def test_data_lost(gen):
 
 def marked_code():
     lines = [("s_mov_b32 s0, 0", 4), ("v_add_f32_e32 v0, v1, v2", 4), ("s_nop 0", 4), ("s_endpgm", 4)]
-    cm, addr, insts = CodeMap(), 0, []
-    for text, size in lines:
-        insts.append(SimpleNamespace(address=addr, text=text, size=size, mnemonic=text.split()[0]))
-        addr += size
-    cm.add(insts, BASE)
-    return cm
+    return codemap(lines, BASE)
 
 
 @pytest.mark.parametrize("markers", [True, False])
