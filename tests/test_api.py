@@ -83,3 +83,12 @@ def test_why_compare_and_resource_analyses_on_a_real_sample():
     page = io.StringIO()
     attdec.html_report(d, page)
     assert page.getvalue().lstrip().lower().startswith("<!doctype html")
+
+
+def test_the_lazy_names_are_the_api():
+    """attdec/__init__.py lists the API's names (it cannot import attdec.api: start-up); they must be
+    exactly attdec.api.__all__, each a function."""
+    import attdec.api
+
+    assert set(attdec.api.__all__) == attdec._API
+    assert all(callable(getattr(attdec, name)) for name in attdec._API)
