@@ -61,7 +61,9 @@ def decode_blob(
     **opts,
 ) -> BlobResult:
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
-    Raises ArchError/FormatError for input that cannot be this architecture's."""
+    Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
+    `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
+    rdna.windowed.WINDOW): an RDNA blob bigger than the window is decoded a window at a time, its waves folded."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -85,5 +87,11 @@ def decode_blob(
     if got in ("gfx11", "gfx12"):
         from attdec.decoders import rdna
 
+        if opts.get("fold") is not None:
+            from attdec.decoders.rdna.windowed import decode_windowed, window_size
+
+            size = window_size(len(data), opts.get("window"))
+            if size is not None:
+                return decode_windowed(data, tgt.name, code, se, where, rules, opts["fold"], size)
         return rdna.decode(data, tgt.name, code, se, where=where, rules=rules)
     raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
