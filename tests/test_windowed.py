@@ -24,7 +24,7 @@ from attdec.sources.pipeline import open_dispatches
 from attdec.sources.raw import load_code
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import RdnaEncoder  # noqa: E402
+from sqtt_encoder import RdnaEncoder
 
 RDNA = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx1[12]*/*/oracle.json"))
 BIG = "gfx1200/gemm_gfx1200_run0"  # 4 MB of long waves: every window carries open waves
@@ -60,7 +60,7 @@ def _wave_key(w):
 def test_blob_records_of_windows_equal_whole_blob(rel):
     """Waves (every record, unfolded), occupancy, problems, warnings and INFO of each blob."""
     raws = load(shared_path("captures", rel), Tracker())
-    for raw, b in ((raw, b) for raw in raws for b in raw.blobs):
+    for raw, b in [(r, b) for r in raws for b in r.blobs]:
         code = load_code(raw)
         whole = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label)
         win = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, fold=lambda w: w, window=512)
