@@ -187,34 +187,35 @@ class _Carry:
     def __call__(self, tk: Tokens, open_waves: list[TracedWave]) -> dict[str, np.ndarray]:
         tb, typ, w = self.tb, tk.type, tk.word
         n = len(typ)
-        idx = np.arange(n)
         keep = np.zeros(n, bool)
-        life = np.isin(typ, self.life)
-        is_ws = life & (typ != T["WAVE_END"])
+        # lifecycle tokens: where each open wave began (its last WAVE_START at its place, at its begin time)
+        li = np.flatnonzero(np.isin(typ, self.life))
+        lw, is_ws = w[li], typ[li] != T["WAVE_END"]
         ws_p, we_p = tb["WAVE_START"], tb["WAVE_END"]
 
         def field(name: str) -> np.ndarray:
-            return np.where(is_ws, ws_p[name].column(w), we_p[name].column(w)).astype(np.int64)
+            return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
 
-        cu = (field("sa") << 7) | field("wgp")
-        simd, wid = field("simd"), field("wid")
-        slot = np.full(n, -1, np.int64)
-        for t, f in self.slot_fields:
-            s = typ == t
-            slot[s] = f.column(w[s]).astype(np.int64)
-        multi = (typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])
-        mask = np.where(multi, tb["IMMEDIATE"]["mask"].column(w), 0).astype(np.int64)
-        first = n
+        cu, simd, wid = (field("sa") << 7) | field("wgp"), field("simd"), field("wid")
+        start = np.full(SLOTS, n, np.int64)  # per slot, the first token carried
         for wv in open_waves:
-            at = life & is_ws & (cu == wv.cu) & (simd == wv.simd) & (wid == wv.wid)
-            began = np.flatnonzero(at & (tk.time == wv.begin))
-            starts = began if len(began) else np.flatnonzero(at)
-            s = int(starts[-1]) if len(starts) else 0
-            first = min(first, s)
-            mine = (slot == wv.wid) | ((mask >> wv.wid) & 1).astype(bool)
-            mine |= life & (cu == wv.cu) & (simd == wv.simd) & (wid == wv.wid)
-            keep |= mine & (idx >= s)
-        keep |= (typ == T["MISC"]) & (idx >= first)
+            here = (cu == wv.cu) & (simd == wv.simd) & (wid == wv.wid)
+            began = np.flatnonzero(here & is_ws & (tk.time[li] == wv.begin))
+            starts = began if len(began) else np.flatnonzero(here & is_ws)
+            s = int(li[starts[-1]]) if len(starts) else 0
+            start[wv.wid] = s
+            keep[li[here & (li >= s)]] = True
+        first = int(start.min())
+        # the open waves' instruction tokens: by their slot field, or by a bit of their mask
+        for t, f in self.slot_fields:
+            at = np.flatnonzero(typ == t)
+            keep[at] = at >= start[f.column(w[at]).astype(np.int64) & (SLOTS - 1)]
+        at = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
+        mask = tb["IMMEDIATE"]["mask"].column(w[at]).astype(np.int64)
+        for b in np.flatnonzero(start < n).tolist():
+            keep[at] |= (((mask >> b) & 1) != 0) & (at >= start[b])
+        misc = np.flatnonzero(typ == T["MISC"])
+        keep[misc[misc >= first]] = True
         # the HEADER and the compute-state registers in force where the carried tokens begin, and later ones
         hdr = np.flatnonzero(typ == T["HEADER"])
         keep[hdr[hdr >= first]] = True
@@ -231,10 +232,8 @@ class _Carry:
         before = reg < first
         if before.any():
             key = ((rp["me"].column(rw) & np.uint64(1)) << np.uint64(40)) | (rp["pipe"].column(rw) << np.uint64(32))
-            key = (key | addr)[before]
-            # the last write of each (me & 1, pipe, register) before the carried tokens
-            rev = key[::-1]
-            _, last = np.unique(rev, return_index=True)
+            rev = (key | addr)[before][::-1]
+            _, last = np.unique(rev, return_index=True)  # the last write of each (me & 1, pipe, register)
             keep[reg[before][len(rev) - 1 - last]] = True
         return _take(tk, keep)
 
