@@ -119,3 +119,22 @@ def test_synthetic_stream_in_windows(gen):
         assert np.array_equal(win.occupancy, whole.occupancy)
         assert (win.problems, win.warnings, win.info) == (whole.problems, whole.warnings, whole.info)
     assert any(i.kind == "DATA_LOST" for i in whole.info) and len(whole.waves) == 41
+
+
+@pytest.mark.parametrize("rel", ["gfx1200/gemm_run0", "gfx950/gemm_run0"])
+def test_mapped_blob_decodes_as_read(rel, tmp_path):
+    """Big blobs are mapped, not read (errors.read_bytes `map_from`): every decode takes the mapping."""
+    from attdec.errors import read_bytes
+
+    raw = load(shared_path("captures", rel), Tracker())[0]
+    code = load_code(raw)
+    b = raw.blobs[0]
+    f = tmp_path / "blob.att"
+    f.write_bytes(b.data)
+    mapped = read_bytes(f, map_from=1)
+    assert not isinstance(mapped, bytes) and mapped[:] == b.data
+    for opts in ({}, {"fold": lambda w: w, "window": 1024}):
+        got = decode_blob(mapped, code.arch, code.codemap, b.se, where=b.label, **opts)
+        want = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label)
+        assert [_wave_key(w) for w in got.waves] == [_wave_key(w) for w in want.waves]
+        assert got.problems == want.problems

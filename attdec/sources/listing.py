@@ -123,7 +123,6 @@ class Folder:
         self.pcs: list[np.ndarray] = []
         self.sums: list[np.ndarray] = []
         self.no_pc = (0, 0, 0, 0)
-        self.records = 0
 
     def __call__(self, wave):
         from attdec.model import Wave
@@ -133,9 +132,8 @@ class Folder:
         self.sums.append(sums)
         if len(self.pcs) >= self.MERGE:
             self._merge()
-        self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals([wave])))  # type: ignore[assignment]
+        self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals([wave])))
         ins = wave.insts
-        self.records += len(ins)
         pcs, first, inv = np.unique(ins["pc"], return_index=True, return_inverse=True)
         rows = ins[first]
         rows["duration"] = np.bincount(inv, ins["duration"], len(pcs)).round()
