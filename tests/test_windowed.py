@@ -48,7 +48,9 @@ def test_hotspots_and_waves_of_windows_equal_whole_blob(rel):
     path = shared_path("captures", rel)
     whole_hot, whole_waves, none, n = _outputs(path)
     hot, waves, folded, _ = _outputs(path, fold=True, window=_window(rel))
-    assert none == 0 and folded == n  # every wave came out of the windows
+    assert none == 0
+    # every wave came out of the windows (BIG: the gemm's 64 of its 2 MB blobs; its 40 kB ones are decoded whole)
+    assert folded == n if rel != BIG else folded == 64
     assert (hot, waves) == (whole_hot, whole_waves)
 
 
