@@ -41,9 +41,10 @@ from attdec.decoders.stitch import note_waves, walker
 from attdec.model import Wave
 from attdec.model.target import target
 
-# Bytes of SQTT per window: a window's decode holds ~40 bytes per byte at its peak (splitter marks, tokens,
-# records), so 8 MB windows stay near 350 MB whatever the blob's size. A blob up to twice this is decoded whole.
-WINDOW = 8 << 20
+# Bytes of SQTT per window. A window's decode holds ~100 bytes per byte at its peak (splitter marks, tokens,
+# records, the open waves' tokens decoded again): 4 MB windows peak near 0.5 GB of RSS whatever the blob's size
+# (8 MB windows: 0.96 GB on 1 GB of gemm_gfx1200). A blob up to twice this is decoded whole.
+WINDOW = 4 << 20
 LOOKAHEAD = 64  # bytes split past a window's end (whole trace lines), where its last token ends and the next begins
 
 COLUMNS = ("pos", "type", "time", "word", "lost")
