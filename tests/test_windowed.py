@@ -140,3 +140,13 @@ def test_mapped_blob_decodes_as_read(rel, tmp_path):
         want = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label)
         assert [_wave_key(w) for w in got.waves] == [_wave_key(w) for w in want.waves]
         assert got.problems == want.problems
+
+
+def test_folded_waves_cross_to_workers():
+    """--jobs: a worker's folded waves come back as columns (sources.parallel) with their record counts."""
+    from attdec.sources.parallel import pack_dispatch, unpack_dispatch
+
+    (d,) = open_dispatches([shared_path("captures", "gfx1100/gemm_run0")], jobs=1, fold=True, window=1024)
+    back = unpack_dispatch(pack_dispatch(d))
+    assert all(w.folded is not None for w in back.waves)
+    assert [vars(r) for r in wave_rows(back)] == [vars(r) for r in wave_rows(d)]
