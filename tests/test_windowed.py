@@ -14,7 +14,7 @@ from conftest import SHARED, shared_path
 
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.waves import wave_rows
-from attdec.decoders import decode_blob
+from attdec.decoders import COMPAT, decode_blob
 from attdec.decoders.rdna.windowed import WINDOW, window_size
 from attdec.report import hotspots as hotspots_report
 from attdec.report import waves as waves_report
@@ -58,43 +58,41 @@ def _wave_key(w):
     return (w.se, w.cu, w.simd, w.slot, w.begin, w.end, w.contexts, w.insts.tobytes(), list(map(tuple, w.timeline)))
 
 
+@pytest.mark.parametrize("compat", list(COMPAT))
 @pytest.mark.parametrize("rel", RDNA)
-def test_blob_records_of_windows_equal_whole_blob(rel):
-    """Waves (every record, unfolded), occupancy, problems, warnings and INFO of each blob."""
+def test_blob_records_of_windows_equal_whole_blob(rel, compat):
+    """Waves (every record, unfolded), occupancy, problems, warnings and INFO of each blob, as each decoder
+    version decodes it (rocm-7.13: waves in stitch order, gfx12 tokens read only whole)."""
     raws = load(shared_path("captures", rel), Tracker())
     for raw, b in [(r, b) for r in raws for b in r.blobs]:
         code = load_code(raw)
-        whole = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label)
-        win = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, fold=lambda w: w, window=512)
+        whole = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat)
+        win = decode_blob(
+            b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=512
+        )
         assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
         assert np.array_equal(win.occupancy, whole.occupancy)
         assert (win.problems, win.warnings, win.info) == (whole.problems, whole.warnings, whole.info)
         assert (win.code_objects, win.rt_frequency, win.walks) == (whole.code_objects, whole.rt_frequency, whole.walks)
 
 
+@pytest.mark.parametrize("compat", list(COMPAT))
+@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/gemm_run0"])
 @pytest.mark.parametrize("damage", ["truncated", "lost sync"])
-def test_damaged_blob_problems_keep_whole_blob_offsets(damage):
-    raw = load(shared_path("captures", "gfx1100/gemm_run0"), Tracker())[0]
+def test_damaged_blob_problems_keep_whole_blob_offsets(damage, rel, compat):
+    raw = load(shared_path("captures", rel), Tracker())[0]
     code = load_code(raw)
     data = bytearray(raw.blobs[0].data)
     if damage == "truncated":
         data = data[: len(data) - 13]
-    elif damage == "lost sync":
-        data[len(data) // 2 : len(data) // 2 + 40] = bytes(range(0x21, 0x49))
+    else:
+        data[len(data) // 2 : len(data) // 2 + 40] = b"\x77" * 40  # unassigned token ids (lost sync)
     data = bytes(data)
-    whole = decode_blob(data, code.arch, code.codemap, 0, where="x")
-    win = decode_blob(data, code.arch, code.codemap, 0, where="x", fold=lambda w: w, window=256)
+    whole = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat)
+    win = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=256)
     assert win.problems == whole.problems and win.problems
     assert (win.warnings, win.info) == (whole.warnings, whole.info)
     assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
-
-
-def test_window_size_is_whole_blob_when_small():
-    assert window_size(1 << 20) is None
-    assert window_size(2 * WINDOW) is None
-    assert window_size(2 * WINDOW + 1) == WINDOW
-    assert window_size(5000, 1000) == 992  # whole trace lines
-    assert window_size(5000, 8000) is None
 
 
 @pytest.mark.parametrize("gen", [11, 12])
@@ -150,3 +148,11 @@ def test_folded_waves_cross_to_workers():
     back = unpack_dispatch(pack_dispatch(d))
     assert all(w.folded is not None for w in back.waves)
     assert [vars(r) for r in wave_rows(back)] == [vars(r) for r in wave_rows(d)]
+
+
+def test_window_size_is_whole_blob_when_small():
+    assert window_size(1 << 20) is None
+    assert window_size(2 * WINDOW) is None
+    assert window_size(2 * WINDOW + 1) == WINDOW
+    assert window_size(5000, 1000) == 992  # whole trace lines
+    assert window_size(5000, 8000) is None
