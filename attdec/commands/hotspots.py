@@ -40,11 +40,10 @@ def run(
     from attdec.report import hotspots as rep
 
     # the listing's totals are all a plain report reads; filters and producer charging replay the waves
-    need = ("waves",) if wave_filter is not None or charge == "producer" or fmt == "folded" else ()
-    # the plain report reads totals only: a big raw blob is decoded in windows, its waves folded
-    dispatches = open_dispatches(
-        paths, input_format, code, arch, compat=compat, jobs=jobs, need=need, **({} if need else {"fold": True})
-    )
+    need = ("waves",) if wave_filter is not None or charge == "producer" else ()
+    # the other reports read totals only: a big raw blob is decoded in windows, its waves folded
+    fold = not need and fmt != "folded"
+    dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=need, fold=fold)
     if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
         from attdec.analysis.flame import stall_stacks
 
