@@ -268,11 +268,11 @@ def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.
     ev.cat[multi], ev.cyc[multi] = np.where(is_imm, immed, 0), is_imm
     mask = table["IMMEDIATE"]["mask"].column(tw[multi])  # the same field in WAVE_READY
     cnt[multi] = np.bitwise_count(mask)
-    ev.tok = np.repeat(np.arange(n, dtype=np.int32), cnt)  # event -> token
-    ev.slot = slot[ev.tok]
+    ev.tok = np.repeat(np.arange(n), cnt)  # event -> token
+    ev.slot = slot.take(ev.tok)  # (take: several times faster than [] for a gather)
     _k, bit = timing.expand_mask(multi, mask)
     if len(bit):
         is_multi = np.zeros(n, bool)
         is_multi[multi] = True
-        ev.slot[is_multi[ev.tok]] = bit
+        ev.slot[np.flatnonzero(is_multi.take(ev.tok))] = bit
     return ev, oth, cyc_col[oth_op], cat_col[oth_op]
