@@ -60,9 +60,8 @@ def expand_mask(k: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """(token index, bit) for every set bit of 16-bit wave masks, in (token, bit) order."""
     if not len(k):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    bits = np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little").reshape(-1, 16)
-    r, b = np.nonzero(bits)
-    return k[r], b
+    at = np.flatnonzero(np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little"))
+    return k.take(at >> 4), at & 15
 
 
 def _slot_table(ws_slot: np.ndarray, nslot: int) -> np.ndarray:
@@ -169,17 +168,19 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     first[0] = True
     np.not_equal(w[1:], w[:-1], out=first[1:])
     is_imm = kind == K_IMMED
+    fi = np.flatnonzero(first)
+    begin_fi = begin.take(wl.take(fi))
     off = wl * OFF
-    g = np.maximum(T + is_imm, begin.take(wl))  # an immediate's last state change is at T + 1
+    g = T + is_imm  # an immediate's last state change is at T + 1
+    g[fi] = np.maximum(g.take(fi), begin_fi)  # (the running maximum takes the wave's begin in first)
     g += off
     np.maximum.accumulate(g, out=g)
     g -= off
     del off
-    fi = np.flatnonzero(first)
     L = np.empty(n, np.int64)
     L[0] = 0
     L[1:] = g[:-1]
-    L[fi] = begin.take(wl.take(fi))
+    L[fi] = begin_fi
     del g
     # the state before each event: set by the wave's previous event
     state_of = np.zeros(len(Event), np.int8)
@@ -229,13 +230,14 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     d[ie] = t0 - Li
     d2 = Ti + 1 - np.maximum(Li, t0)
     del Ti, Li, t0, gap, L
-    d = np.insert(d, ie + 1, d2)
-    tl_s = np.insert(prev_state, ie + 1, WAIT)
-    tl_w = np.insert(w, ie + 1, w.take(ie))
-    del d2, ie, prev_state
-    adv = np.flatnonzero(d > 0)
-    d, tl_s, tl_w = d.take(adv), tl_s.take(adv), tl_w.take(adv)
-    del adv
+    # the forward ones, an immediate's second after its first
+    a1, a2 = np.flatnonzero(d > 0), np.flatnonzero(d2 > 0)
+    ie = ie.take(a2)
+    at = np.searchsorted(a1, ie, side="right")
+    d = np.insert(d.take(a1), at, d2.take(a2))
+    tl_s = np.insert(prev_state.take(a1), at, WAIT)
+    tl_w = np.insert(w.take(a1), at, w.take(ie))
+    del d2, ie, prev_state, a1, a2, at
     if len(d):
         run = np.empty(len(d), bool)
         run[0] = True
@@ -252,9 +254,9 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         r = r.compress(keep)
     wr, Tr, sr = w.take(r), T.take(r), s.take(r)
     recs = np.zeros(len(r), INST_DTYPE)  # pc 0
-    recs["time"] = Tr - sr
+    np.subtract(Tr, sr, out=recs["time"])
     recs["category"] = cat.take(r)
-    recs["duration"] = cyc.take(r) + sr
+    np.add(cyc.take(r), sr, out=recs["duration"])
     sr[kind.take(r) == K_END] = 0  # a MESSAGE has no stall
     recs["stall"] = sr
     recs["line"] = -1
