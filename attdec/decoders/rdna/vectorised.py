@@ -24,6 +24,7 @@ from attdec.decoders.rdna.packets import (
     OP_JUMP,
     OP_RFE,
     OP_TRAP,
+    TOKEN_NAMES,
     Header,
     RdnaFormat,
     T,
@@ -237,36 +238,44 @@ def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.
     cyc_col = np.where(
         cyc_col == DPRATE, hdr.dprate, np.where(cyc_col == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_col)
     )
+    # by token type (INST: by opcode below): kind, category, cycles, events; mask tokens' events counted below
+    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
+    by_type[0] = k_none
+    for name, k, c, y, e in (
+        ("VALU_INST", k_issue, int(Category.VALU), 1, 1),
+        ("IMM_ONE", k_immed, immed, 1, 1),
+        ("IMMEDIATE", k_immed, immed, 1, 0),
+        ("WAVE_READY", k_ready, 0, 0, 0),
+    ):
+        by_type[:, T[name]] = k, c, y, e
     ev = timing.Events()
-    ev.kind = np.full(n, k_none, np.int8)
-    ev.cat = np.zeros(n, np.uint8)
-    ev.cyc = np.zeros(n, np.int32)
+    ev.kind = by_type[0].astype(np.int8).take(typ)
+    ev.cat = by_type[1].astype(np.uint8).take(typ)
+    ev.cyc = by_type[2].take(typ)
+    cnt = by_type[3].astype(np.uint8).take(typ)  # events per token
     ev.inst = np.zeros(n, bool)
-    slot = np.zeros(n, np.int8)
-    cnt = np.zeros(n, np.uint8)  # events per token
+    # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
+    valu_wid = table["VALU_INST"]["wid"]
+    slot = valu_wid.column(tw).astype(np.int8)
     # INST: category and cycles by opcode
     ii = np.flatnonzero(typ == T["INST"])
-    iw = tw[ii]
+    iw = tw.take(ii)
     op = table["INST"]["op"].column(iw).astype(np.intp)
-    other = other_col[op]
-    oth, oth_op = ii[other], op[other]
+    other = other_col.take(op)
+    oth, oth_op = ii.compress(other), op.compress(other)
     own = ~other
-    ii, iw, op = ii[own], iw[own], op[own]
-    cat = cat_col[op]
+    ii, iw, op = ii.compress(own), iw.compress(own), op.compress(own)
+    cat = cat_col.take(op)
     kind = np.where(cat == immed, k_immed, np.where(cat == none, k_none, k_issue))
-    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == k_immed, 1, cyc_col[op]), True
-    slot[ii] = table["INST"]["wid"].column(iw)
+    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == k_immed, 1, cyc_col.take(op)), True
     cnt[ii] = 1
-    # VALU_INST, IMM_ONE: one wave slot; IMMEDIATE, WAVE_READY: a mask of wave slots
-    for name, k, c, y in (("VALU_INST", k_issue, int(Category.VALU), 1), ("IMM_ONE", k_immed, immed, 1)):
-        sel = np.flatnonzero(typ == T[name])
-        ev.kind[sel], ev.cat[sel], ev.cyc[sel], cnt[sel] = k, c, y, 1
-        slot[sel] = table[name]["wid"].column(tw[sel])
+    for name, sel in (("INST", ii), ("IMM_ONE", None)):
+        f = table[name]["wid"]
+        if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
+            sel = np.flatnonzero(typ == T[name]) if sel is None else sel
+            slot[sel] = f.column(tw.take(sel))
     multi = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
-    is_imm = typ[multi] == T["IMMEDIATE"]
-    ev.kind[multi] = np.where(is_imm, k_immed, k_ready)
-    ev.cat[multi], ev.cyc[multi] = np.where(is_imm, immed, 0), is_imm
-    mask = table["IMMEDIATE"]["mask"].column(tw[multi])  # the same field in WAVE_READY
+    mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
     cnt[multi] = np.bitwise_count(mask)
     ev.tok = np.repeat(np.arange(n), cnt)  # event -> token
     ev.slot = slot.take(ev.tok)  # (take: several times faster than [] for a gather)
