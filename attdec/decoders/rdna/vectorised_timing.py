@@ -200,15 +200,13 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
 
     # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
     r = np.flatnonzero(kind != K_READY)
-    wr, Tr, kr = w.take(r), T.take(r), kind.take(r)
-    rec_end = Tr + cyc.take(r)
+    wr, Tr, kr, cr = w.take(r), T.take(r), kind.take(r), cyc.take(r)
     has = np.empty(len(r), bool)
+    prev_end = np.empty(len(r), np.int64)
     if len(r):
         has[0] = False
         np.equal(wr[1:], wr[:-1], out=has[1:])
-    prev_end = np.empty(len(r), np.int64)
-    prev_end[1:] = rec_end[:-1]
-    del rec_end
+        np.add(Tr[:-1], cr[:-1], out=prev_end[1:])  # records end at T + cycles
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
     im = np.flatnonzero(kr == K_IMMED)
@@ -220,7 +218,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     gap_e = Tr.take(en) - prev_end.take(en)
     msg = has.take(en) & (gap_e > 0)
     s[r.take(en).compress(msg)] = gap_e.compress(msg)
-    del has, prev_end, kr
+    del has, prev_end
 
     # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
     # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0))
@@ -233,11 +231,15 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     # the forward ones, an immediate's second after its first
     a1, a2 = np.flatnonzero(d > 0), np.flatnonzero(d2 > 0)
     ie = ie.take(a2)
-    at = np.searchsorted(a1, ie, side="right")
-    d = np.insert(d.take(a1), at, d2.take(a2))
-    tl_s = np.insert(prev_state.take(a1), at, WAIT)
-    tl_w = np.insert(w.take(a1), at, w.take(ie))
-    del d2, ie, prev_state, a1, a2, at
+    at2 = np.searchsorted(a1, ie, side="right")  # where the second ones go, among the first ones
+    at2 += np.arange(len(a2))
+    at1 = np.ones(len(a1) + len(a2), bool)
+    at1[at2] = False
+    at1 = np.flatnonzero(at1)
+    d = _merge(d.take(a1), at1, d2.take(a2), at2)
+    tl_s = _merge(prev_state.take(a1), at1, WAIT, at2)
+    tl_w = _merge(w.take(a1), at1, w.take(ie), at2)
+    del d2, ie, prev_state, a1, a2, at1, at2
     if len(d):
         run = np.empty(len(d), bool)
         run[0] = True
@@ -251,13 +253,13 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     if len(en) != np.count_nonzero(msg):
         keep = np.ones(len(r), bool)
         keep[en[~msg]] = False
-        r = r.compress(keep)
-    wr, Tr, sr = w.take(r), T.take(r), s.take(r)
+        r, wr, Tr, kr, cr = (x.compress(keep) for x in (r, wr, Tr, kr, cr))
+    sr = s.take(r)
     recs = np.zeros(len(r), INST_DTYPE)  # pc 0
     np.subtract(Tr, sr, out=recs["time"])
     recs["category"] = cat.take(r)
-    np.add(cyc.take(r), sr, out=recs["duration"])
-    sr[kind.take(r) == K_END] = 0  # a MESSAGE has no stall
+    np.add(cr, sr, out=recs["duration"])
+    sr[kr == K_END] = 0  # a MESSAGE has no stall
     recs["stall"] = sr
     recs["line"] = -1
     bounds = np.searchsorted(wr, np.arange(nw + 1))
@@ -265,6 +267,14 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     complete[e_w] = True
     end[e_w] = times[e_k]
     return recs, bounds, timelines, end, complete
+
+
+def _merge(a: np.ndarray, at_a: np.ndarray, b, at_b: np.ndarray) -> np.ndarray:
+    """`a` and `b` (an array or a scalar) placed at positions at_a and at_b of one array."""
+    out = np.empty(len(at_a) + len(at_b), a.dtype)
+    out[at_a] = a
+    out[at_b] = b
+    return out
 
 
 def _none():
