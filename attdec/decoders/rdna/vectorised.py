@@ -53,20 +53,26 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
     """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save,
     a barrier to extend, or HEADERs that differ."""
     typ, w, table = tk.type, tk.word, fmt.table
+
+    def words(name: str) -> np.ndarray:  # (take: several times faster than a boolean [] on long arrays)
+        return w.take(np.flatnonzero(typ == T[name]))
+
     if (typ == T["NEW_PC"]).any():
         return False
-    op = table["INST"]["op"].column(w[typ == T["INST"]])
-    if np.isin(op, [OP_JUMP, OP_TRAP, OP_RFE]).any():
-        return False
-    if rules.gfx11_barrier_extension and fmt.generation == 11 and (op == OP_BARRIER).any():
+    op = table["INST"]["op"].column(words("INST"))
+    refused = np.zeros(256, bool)
+    refused[[OP_JUMP, OP_TRAP, OP_RFE]] = True
+    if rules.gfx11_barrier_extension and fmt.generation == 11:
+        refused[OP_BARRIER] = True
+    if refused.take(op.astype(np.intp)).any():
         return False
     count_f = table["WAVE_START"]["count"]  # the same field in WAVE_START_EXT
-    count = count_f.column(w[(typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"])])
+    count = count_f.column(np.concatenate([words("WAVE_START"), words("WAVE_START_EXT")]))
     if ((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)).any():
         return False
-    if table["MISC"]["save_context"].column(w[typ == T["MISC"]]).any():
+    if table["MISC"]["save_context"].column(words("MISC")).any():
         return False
-    return len(np.unique(w[typ == T["HEADER"]])) <= 1
+    return len(np.unique(words("HEADER"))) <= 1
 
 
 def decode_vectorised(
