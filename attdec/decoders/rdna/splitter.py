@@ -20,6 +20,8 @@ LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs o
 CHAIN_CHUNK_SCALE = 0.2
 CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
+# below this many nibbles (~10,000 tokens) a Python loop over the tokens beats the lock-steps' fixed costs
+SCALAR_WALK_NIBBLES = 24_000
 
 # Tokens the wave model looks at (the decoders keep only these).
 MODEL_TOKENS = (
@@ -113,15 +115,16 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     """Per nibble (uint16): 0x100 at every NOP of the stream, 0x100 | low 8 bits at every other token
     start, else 0.
 
-    Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
-    every chunk's chain is followed in numpy lock-step, marking the token starts it
-    visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters).
-    A chain started anywhere falls into step with the true one within a few tokens (the format is
-    self-synchronising), and from a shared position on two chains are
-    identical. So if the true chain enters chunk k at a marked position, chunk k's marks from there on are
-    right and only the marks before it are cleared; the rare chunk whose own chain synchronises later
-    than that is re-walked one token at a time from the true entry. `walk_len` gives the token length in
-    nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`); `walk_mark` the mark.
+    Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
+    in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
+    is followed in numpy lock-step, marking the token starts it visits (each chain starts CHAIN_WARMUP
+    nibbles before its chunk and marks nothing until it enters). A chain started anywhere falls into step
+    with the true one within a few tokens (the format is self-synchronising), and from a shared position
+    on two chains are identical. So if the true chain enters chunk k at a marked position, chunk k's marks
+    from there on are right and only the marks before it are cleared; the rare chunk whose own chain
+    synchronises later than that is re-walked one token at a time from the true entry. `walk_len` gives
+    the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`);
+    `walk_mark` the mark.
     """
     mark = np.zeros(nn + 1, np.uint16)
     if nn == 0:
@@ -131,6 +134,16 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     body = buf[: nn // 2 + 1]
     low8[0::2] = body[: (nn + 1) // 2]
     low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
+    if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
+        low, walk = low8.tobytes(), walk_len.tolist()
+        at, p = [], 0
+        while p < nn:
+            at.append(p)
+            step = walk[low[p]]
+            p = p + step if step else _step(buf, nn, walk_len, p)[1]
+        starts = np.array(at, np.int64)
+        mark[starts] = walk_mark.take(low8.take(starts))
+        return mark[:nn]
     chunk = int(min(CHAIN_CHUNK_MAX, max(CHAIN_CHUNK_MIN, (nn * CHAIN_CHUNK_SCALE) ** 0.5)))
     nch = -(-nn // chunk)
     starts = np.arange(nch, dtype=np.int64) * chunk
