@@ -77,9 +77,10 @@ def _slot_table(ws_slot: np.ndarray, nslot: int) -> np.ndarray:
 def _wave_of(k: np.ndarray, slot: np.ndarray, ws_k: np.ndarray, table: np.ndarray, nslot: int) -> np.ndarray:
     """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot before it),
     or -1; `k` in stream order, so the number of starts before each token is a run-length expansion."""
-    before = np.searchsorted(k, ws_k)  # tokens before each start
-    runs = np.diff(before, prepend=0, append=len(k))
-    at = np.repeat(np.arange(len(ws_k) + 1, dtype=np.int32), runs)
+    edges = np.empty(len(ws_k) + 2, np.int64)  # 0, the tokens before each start, all tokens
+    edges[0], edges[-1] = 0, len(k)
+    edges[1:-1] = np.searchsorted(k, ws_k)
+    at = np.repeat(np.arange(len(ws_k) + 1, dtype=np.int32), edges[1:] - edges[:-1])
     at *= nslot
     at += slot
     return table.take(at)
