@@ -125,9 +125,11 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
 
     # per wave, in stream order, each wave's end last: events are in stream order, so a stable sort on the
     # wave alone is enough (a radix sort for small wave counts)
-    w = np.concatenate([w, e_w]).astype(np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64)
-    order = np.argsort(w, kind="stable")
-    w = w.take(order)
+    key = np.empty(len(w) + len(e_w), np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64)
+    key[: len(w)], key[len(w) :] = w, e_w
+    order = np.argsort(key, kind="stable")
+    w = key.take(order)
+    del key
     k = np.concatenate([tok, e_k]).take(order)
     del order, tok
     # (take: several times faster than [] for a gather)
@@ -165,14 +167,13 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         )
 
     # --- running maximum L of the earlier state-change times and the wave's begin, per event ---------------
-    wl = w.astype(np.int64)
     first = np.empty(n, bool)
     first[0] = True
     np.not_equal(w[1:], w[:-1], out=first[1:])
     is_imm = kind == K_IMMED
     fi = np.flatnonzero(first)
-    begin_fi = begin.take(wl.take(fi))
-    off = wl * OFF
+    begin_fi = begin.take(w.take(fi))
+    off = w * OFF  # (int64)
     g = T + is_imm  # an immediate's last state change is at T + 1
     g[fi] = np.maximum(g.take(fi), begin_fi)  # (the running maximum takes the wave's begin in first)
     g += off
