@@ -155,7 +155,6 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         keep = np.flatnonzero(calls)
         w, k, kind, T = w.take(keep), k.take(keep), kind.take(keep), T.take(keep)
     del calls
-    cat, cyc = ev.cat.take(k), ev.cyc.take(k)
     n = len(w)
     if not n:
         return (
@@ -203,7 +202,10 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
 
     # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
     r = np.flatnonzero(kind != K_READY)
-    wr, Tr, kr, cr = w.take(r), T.take(r), kind.take(r), cyc.take(r)
+    wr, Tr, kr = w.take(r), T.take(r), kind.take(r)
+    kr_tok = k.take(r)
+    cr, cat = ev.cyc.take(kr_tok), ev.cat.take(kr_tok)  # cycles and category, of records only
+    del kr_tok
     has = np.empty(len(r), bool)
     prev_end = np.empty(len(r), np.int64)
     if len(r):
@@ -256,8 +258,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     if len(en) != np.count_nonzero(msg):
         keep = np.ones(len(r), bool)
         keep[en[~msg]] = False
-        r, wr, Tr, kr, cr = (x.compress(keep) for x in (r, wr, Tr, kr, cr))
-    sr, cat = s.take(r), cat.take(r)
+        r, wr, Tr, kr, cr, cat = (x.compress(keep) for x in (r, wr, Tr, kr, cr, cat))
+    sr = s.take(r)
     stall = np.where(kr == K_END, 0, sr)  # a MESSAGE has no stall
     recs = np.zeros(len(r), INST_DTYPE)  # pc 0
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
