@@ -15,7 +15,8 @@ from conftest import SHARED, shared_path
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.waves import wave_rows
 from attdec.decoders import COMPAT, decode_blob
-from attdec.decoders.rdna.windowed import WINDOW, window_size
+from attdec.decoders.rdna.windowed import window_size
+from attdec.decoders.windowed import WINDOW
 from attdec.report import hotspots as hotspots_report
 from attdec.report import waves as waves_report
 from attdec.sources.capture import load
@@ -156,3 +157,21 @@ def test_window_size_is_whole_blob_when_small():
     assert window_size(2 * WINDOW + 1) == WINDOW
     assert window_size(5000, 1000) == 992  # whole trace lines
     assert window_size(5000, 8000) is None
+
+
+def test_progress_moves_window_by_window():
+    """A big blob's bar moves as its windows pass (64 KiB units), and ends where a whole-blob decode's does."""
+    from attdec.sources.kind import UNIT, raw_weight
+    from attdec.sources.parallel import decode_dispatches
+
+    raws = load(shared_path("captures", BIG), Tracker())
+    seen: list[int] = []
+    tracker = Tracker(lambda label, done, total: seen.append(done), total=sum(map(raw_weight, raws)))
+    for ok, _ in decode_dispatches(raws, tracker, jobs=1, fold=True, window=256 << 10):
+        assert ok
+    big = max(len(b.data) for r in raws for b in r.blobs)
+    assert big > 4 * (256 << 10)  # several windows in the biggest blob
+    steps = np.diff([0, *seen])
+    assert (steps > 0).all() and seen[-1] == tracker.total
+    assert len(seen) > sum(len(r.blobs) for r in raws)  # more steps than blobs: windows moved it
+    assert steps.max() <= (256 << 10) // UNIT + 2  # no step bigger than a window (and a blob's remainder)

@@ -63,7 +63,8 @@ def decode_blob(
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
     `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
-    rdna.windowed.WINDOW): an RDNA blob bigger than the window is decoded a window at a time, its waves folded."""
+    windowed.WINDOW): an RDNA blob bigger than the window is decoded a window at a time, its waves folded, and
+    `progress` (a callable) is told the bytes decoded so far after each window but the last."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -92,6 +93,7 @@ def decode_blob(
 
             size = window_size(len(data), opts.get("window"))
             if size is not None:
-                return decode_windowed(data, tgt.name, code, se, where, rules, opts["fold"], size)
+                fold, progress = opts["fold"], opts.get("progress")
+                return decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress)
         return rdna.decode(data, tgt.name, code, se, where=where, rules=rules)
     raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
