@@ -63,7 +63,7 @@ def decode_blob(
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
     `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
-    windowed.WINDOW): an RDNA blob bigger than the window is decoded a window at a time, its waves folded, and
+    windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
     `progress` (a callable) is told the bytes decoded so far after each window but the last."""
     from attdec.model.target import target
 
@@ -84,6 +84,15 @@ def decode_blob(
     if got == "gfx9":
         from attdec.decoders import gfx9
 
+        if opts.get("fold") is not None:
+            from attdec.decoders.windowed import window_size
+
+            size = window_size(len(data), opts.get("window"), 2)  # whole 16-bit words
+            if size is not None:
+                from attdec.decoders.gfx9.windowed import decode_windowed
+
+                fold, cu, progress = opts["fold"], opts.get("target_cu"), opts.get("progress")
+                return decode_windowed(data, tgt.name, code, se, where, rules, fold, size, cu, progress)
         return gfx9.decode(data, tgt.name, code, se, target_cu=opts.get("target_cu"), where=where, rules=rules)
     if got in ("gfx11", "gfx12"):
         from attdec.decoders import rdna
