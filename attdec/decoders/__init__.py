@@ -81,28 +81,28 @@ def decode_blob(
         )
     if got != tgt.stream:
         raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
+    fold, progress = opts.get("fold"), opts.get("progress")
     if got == "gfx9":
         from attdec.decoders import gfx9
 
-        if opts.get("fold") is not None:
-            from attdec.decoders.windowed import window_size
+        if fold is not None:
+            from attdec.decoders import windowed
 
-            size = window_size(len(data), opts.get("window"), 2)  # whole 16-bit words
+            size = windowed.window_size(len(data), opts.get("window"), 2)  # whole 16-bit words
             if size is not None:
-                from attdec.decoders.gfx9.windowed import decode_windowed
+                from attdec.decoders.gfx9 import windowed as gfx9_windowed
 
-                fold, cu, progress = opts["fold"], opts.get("target_cu"), opts.get("progress")
-                return decode_windowed(data, tgt.name, code, se, where, rules, fold, size, cu, progress)
+                cu = opts.get("target_cu")
+                return gfx9_windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, cu, progress)
         return gfx9.decode(data, tgt.name, code, se, target_cu=opts.get("target_cu"), where=where, rules=rules)
     if got in ("gfx11", "gfx12"):
         from attdec.decoders import rdna
 
-        if opts.get("fold") is not None:
-            from attdec.decoders.rdna.windowed import decode_windowed, window_size
+        if fold is not None:
+            from attdec.decoders.rdna import windowed as rdna_windowed
 
-            size = window_size(len(data), opts.get("window"))
+            size = rdna_windowed.window_size(len(data), opts.get("window"))
             if size is not None:
-                fold, progress = opts["fold"], opts.get("progress")
-                return decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress)
+                return rdna_windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress)
         return rdna.decode(data, tgt.name, code, se, where=where, rules=rules)
     raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
