@@ -178,16 +178,17 @@ def test_synthetic_gfx9_stream_in_windows(compat):
         if k == 10:
             e.kernel_entry(0x200000)
         if k % 9 == 4:
-            e.time_reset().advance(4).timestamp(5000 * k + 100)
+            e.time_reset().advance(4).timestamp(5000 * k + 100, plus4=True)
         if k == 17:
             e.time_reset().time_reset().advance(4)
         if k == 21:
             e.misc(2)  # PACKET_LOST
         simd, slot = k % 4, k % 3
         e.advance(8).wave_start(1, simd, slot).wave_start(2, simd, k % 10).advance(4)
-        for _ in range(3):
-            e.issue(simd, {slot: 2}).advance(4).inst(simd, slot, 5).advance(4)
-        e.issue(simd, {slot: 3}).advance(8)
+        for _ in range(3):  # placeholders that overlap (the SE-wide phase moves), SALU records timed by it
+            e.issue(simd, {slot: 2}).advance(4)
+        e.advance(8 + 4 * (k % 3)).inst(simd, slot, 1).advance(4).inst(simd, slot, 1).inst(simd, slot, 5)
+        e.advance(4).issue(simd, {slot: 3}).advance(8)
         if k % 2:  # every other wave ends later, after the next one began
             e.wave_end(1, (simd + 3) % 4, (slot + 2) % 3)
         else:
