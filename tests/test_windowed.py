@@ -167,11 +167,17 @@ def test_folded_waves_cross_to_workers():
     assert [vars(r) for r in wave_rows(back)] == [vars(r) for r in wave_rows(d)]
 
 
+@pytest.mark.parametrize("vectorise_from", [1, None])
 @pytest.mark.parametrize("compat", list(COMPAT))
-def test_synthetic_gfx9_stream_in_windows(compat):
+def test_synthetic_gfx9_stream_in_windows(compat, vectorise_from, monkeypatch):
     """Traced waves on every SIMD overlapping the cuts, waves of other CUs running across them (occupancy and
     its entry PCs from two kernels), a time reset re-anchored on a TIMESTAMP and a pair of resets, lost
-    packets, an end without a start, waves cut by the end of the blob."""
+    packets, an end without a start, waves cut by the end of the blob; each segment through the numpy model
+    (vectorise_from 1; 0.1.6 only: rocm-7.13's rules are the scalar model's) or the scalar one."""
+    from attdec.decoders import gfx9
+
+    if vectorise_from is not None:
+        monkeypatch.setattr(gfx9, "VECTORISE_FROM", vectorise_from)
     e = Gfx9Encoder(target_cu=1).kernel_entry(0x100000)
     e.advance(8).wave_start(3, 0, 0).wave_end(4, 1, 2)  # another CU's wave, running to the end; an end alone
     for k in range(30):
@@ -185,14 +191,14 @@ def test_synthetic_gfx9_stream_in_windows(compat):
             e.misc(2)  # PACKET_LOST
         simd, slot = k % 4, k % 3
         e.advance(8).wave_start(1, simd, slot).wave_start(2, simd, k % 10).advance(4)
-        for _ in range(3):  # placeholders that overlap (the SE-wide phase moves), SALU records timed by it
+        for _ in range(2 + k % 3):  # placeholders that overlap (the SE-wide phase moves), SALU records timed by it
             e.issue(simd, {slot: 2}).advance(4)
-        e.advance(8 + 4 * (k % 3)).inst(simd, slot, 1).advance(4).inst(simd, slot, 1).inst(simd, slot, 5)
+        e.advance(8 + 4 * (k % 3))
+        for j in range(2 + k % 3):
+            e.inst(simd, slot, (1, 5)[j % 2]).advance(4 * (j % 2))
         e.advance(4).issue(simd, {slot: 3}).advance(8)
-        if k % 2:  # every other wave ends later, after the next one began
-            e.wave_end(1, (simd + 3) % 4, (slot + 2) % 3)
-        else:
-            e.wave_end(1, simd, slot)
+        if k % 2:  # the even waves end after the next one: then every traced slot is free
+            e.wave_end(1, (k - 1) % 4, (k - 1) % 3).advance(4).wave_end(1, simd, slot)
         e.wave_end(2, simd, k % 10)
     e.advance(8).wave_start(1, 0, 5).issue(0, {5: 2}).advance(4).inst(0, 5, 5)  # cut by the end
     data = e.data()
