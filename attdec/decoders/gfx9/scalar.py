@@ -31,6 +31,22 @@ CONTEXT_COUNT = 64
 MAX_CONTEXTS = 255  # the wave record's `contexts` is a u8
 
 
+# What the pass reads, looked up once per process (it runs for every blob, most of them small): the token
+# types it handles, their layouts, and the fields of the per-token branches as (shift, mask) pairs.
+_TYPES = tuple(
+    TOKEN_NAMES.index(n)
+    for n in ("ISSUE", "INST", "INST_PC", "MISC", "REG", "WAVE_START", "WAVE_END", "REG_CS", "REG_CS_PRIV",
+              "WAVE_ALLOC", "SHADERDATA", "PERF")
+)  # fmt: skip
+_PACKETS = tuple(GFX9[n] for n in ("SHADERDATA", "PERF", "INST_PC", "WAVE_START", "REG", "REG_CS"))
+_BITS = tuple(
+    x
+    for p, k in [("ISSUE", "simd"), ("ISSUE", "status"), ("INST", "slot"), ("INST", "simd"), ("INST", "kind")]
+    + [("WAVE_START", k) for k in ("sh", "cu", "slot", "simd", "me", "pipe", "count")]
+    for x in (GFX9[p][k].lo, GFX9[p][k].mask)
+)
+
+
 def _slices(*arrays, size: int = 1 << 18):
     """Rows of parallel numpy arrays as Python ints, a slice at a time (bounded list memory)."""
     n = len(arrays[0])
@@ -40,23 +56,11 @@ def _slices(*arrays, size: int = 1 << 18):
 
 def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules) -> None:
     """The state machine over the tokens that matter (numpy arrays in); fills `res`."""
-    tn = TOKEN_NAMES.index
-    ISSUE, INST, INST_PC, MISC, REG = tn("ISSUE"), tn("INST"), tn("INST_PC"), tn("MISC"), tn("REG")
-    WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV = tn("WAVE_START"), tn("WAVE_END"), tn("REG_CS"), tn("REG_CS_PRIV")
-    WAVE_ALLOC, SHADERDATA, PERF = tn("WAVE_ALLOC"), tn("SHADERDATA"), tn("PERF")
-    sd_p, perf_p = GFX9["SHADERDATA"], GFX9["PERF"]
-    inst_p, pc_p, ws_p, reg_p, cs_p = GFX9["INST"], GFX9["INST_PC"], GFX9["WAVE_START"], GFX9["REG"], GFX9["REG_CS"]
-    # scalar field reads as plain shifts and masks, bound once: this loop runs once per token
-    is_lo, is_mk, st_lo, st_mk = (x for k in ("simd", "status") for x in (GFX9["ISSUE"][k].lo, GFX9["ISSUE"][k].mask))
-    i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk = (
-        x for k in ("slot", "simd", "kind") for x in (inst_p[k].lo, inst_p[k].mask)
-    )
-    w_sh_lo, w_sh_mk, w_cu_lo, w_cu_mk, w_slot_lo, w_slot_mk, w_simd_lo, w_simd_mk = (
-        x for k in ("sh", "cu", "slot", "simd") for x in (ws_p[k].lo, ws_p[k].mask)
-    )
-    w_me_lo, w_me_mk, w_pipe_lo, w_pipe_mk, w_count_lo, w_count_mk = (
-        x for k in ("me", "pipe", "count") for x in (ws_p[k].lo, ws_p[k].mask)
-    )
+    ISSUE, INST, INST_PC, MISC, REG, WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV, WAVE_ALLOC, SHADERDATA, PERF = _TYPES
+    sd_p, perf_p, pc_p, ws_p, reg_p, cs_p = _PACKETS
+    (is_lo, is_mk, st_lo, st_mk, i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk, w_sh_lo, w_sh_mk,
+     w_cu_lo, w_cu_mk, w_slot_lo, w_slot_mk, w_simd_lo, w_simd_mk, w_me_lo, w_me_mk, w_pipe_lo, w_pipe_mk,
+     w_count_lo, w_count_mk) = _BITS  # fmt: skip
     slot_f = ws_p["slot"]  # the same bits in every wave-addressed token (WAVE_ALLOC, SHADERDATA too)
     misc_kind = GFX9["MISC"]["kind"]
     status_bits = 2
