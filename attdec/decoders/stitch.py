@@ -368,8 +368,18 @@ class _Shared:
 
     MAX_MEMO = 200_000  # entries per memo: a bound on memory, far above what one kernel's waves make
 
-    def __init__(self, code: CodeMap, kind_of):
+    def __init__(self, code: CodeMap, family: type[PcWalker], rules: Rules):
         self.code = code  # holds the code objects whose identity keys this state (see `_shared`)
+        kinds = _LINE_KINDS.setdefault((family, rules), {})
+        if len(kinds) > 100_000:
+            kinds.clear()
+
+        def kind_of(text: str) -> LineKind:
+            kind = kinds.get(text)
+            if kind is None:
+                kind = kinds[text] = family.line_kind(text, rules)
+            return kind
+
         self.view = CodeView(code, kind_of)
         self.memo: dict = {}
         self.wave_memo: dict = {}
@@ -384,15 +394,14 @@ _SHARED: dict[tuple, _Shared] = {}
 MAX_SHARED = 64  # code-object sets whose shared walk state is kept (the oldest goes first)
 
 
-def _shared(code: CodeMap, family: type, rules: Rules, kind_of) -> _Shared:
+def _shared(code: CodeMap, family: type[PcWalker], rules: Rules) -> _Shared:
     key = (code.parts_key(), family, rules)
-    state = _SHARED.pop(key, None)
+    state = _SHARED.get(key)
     if state is None:
-        state = _Shared(code, kind_of)
         while len(_SHARED) >= MAX_SHARED:
-            del _SHARED[next(iter(_SHARED))]
+            del _SHARED[next(iter(_SHARED))]  # the oldest
+        state = _SHARED[key] = _Shared(code, family, rules)
     state.trim()
-    _SHARED[key] = state  # the most recently used last
     return state
 
 
@@ -411,17 +420,7 @@ class PcWalker:
 
     def __init__(self, code: CodeMap, rules: Rules = DEFAULT, shared: bool = True):
         self.rules = rules
-        kinds = _LINE_KINDS.setdefault((type(self), rules), {})
-        if len(kinds) > 100_000:
-            kinds.clear()
-
-        def kind_of(text: str) -> LineKind:
-            kind = kinds.get(text)
-            if kind is None:
-                kind = kinds[text] = self.line_kind(text, rules)
-            return kind
-
-        state = _shared(code, type(self), rules, kind_of) if shared else _Shared(code, kind_of)
+        state = _shared(code, type(self), rules) if shared else _Shared(code, type(self), rules)
         self.view, self.memo, self.wave_memo = state.view, state.memo, state.wave_memo
         self.parsed: set[int] = set()
         self.excluded: set[int] = set()
@@ -735,7 +734,7 @@ class Gfx11Walker(PcWalker):
                 self.parsed.add(line.addr)
                 return line.addr, (nxt.addr if nxt is not None else 0), skipped, widen, cacheable
             failed += 1
-        return 0, 0, skipped, False, False
+        return 0, 0, skipped, False, cacheable  # gave up: as deterministic as a match
 
 
 class Gfx12Walker(Gfx11Walker):

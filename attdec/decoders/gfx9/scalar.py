@@ -214,7 +214,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
     for row in slots:
         for ws in row:
             done.extend(ws)
-    walk = walker(code, 9, rules)
+    walk = walker(code, 9, rules) if done else None
     seq: dict[tuple[int, int], int] = {}
     stitched: list = []
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
