@@ -124,8 +124,10 @@ def _receive(sock):
     return pickle.loads(head, buffers=buffers)
 
 
-def _read(sock, n: int) -> bytearray:
-    out = bytearray(n)
+def _read(sock, n: int):
+    import numpy as np
+
+    out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the socket
     view, got = memoryview(out), 0
     while got < n:
         k = sock.recv_into(view[got:])
