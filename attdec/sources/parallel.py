@@ -77,6 +77,9 @@ _JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (work, items),
 PREFETCH = 2
 # The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
 WINDOW = 64
+# What loading a dispatch's code objects again in a second worker costs, in weight units (5-15 ms: about
+# as long as decoding 64 KiB of SQTT).
+RELOAD = 2
 
 
 def _serve(sock) -> None:
@@ -128,7 +131,7 @@ def _read(sock, n: int):
     import numpy as np
 
     out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the socket
-    view, got = memoryview(out), 0
+    view, got = out.data, 0
     while got < n:
         k = sock.recv_into(view[got:])
         if not k:
@@ -149,11 +152,11 @@ def map_in_order(
     `jobs` processes; `done(i)` is called (in this thread) as item i finishes, in whatever order. `work`
     runs in a worker: it must return what pickles cheaply (arrays, a few objects).
 
-    A free worker takes, among the next WINDOW items, the heaviest (so that no heavy one starts last) of
-    those whose `keys` value it has met before or is None (items with the same code objects: it has them
-    loaded), else of those whose key no worker has met yet, else of the others. While the items decoded but not yet
-    taken by the caller reach IN_FLIGHT weight, only the oldest is handed out (and only to keep every
-    worker busy), so memory does not grow with the input."""
+    A free worker takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
+    light ones fill the gaps at the end), counting RELOAD less for an item whose `keys` value (its code
+    objects) another worker met first: it would load them again. Near the end each worker holds one item
+    at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT weight, only the
+    oldest is handed out (and only to keep every worker busy), so memory does not grow with the input."""
     n = workers_for(weights, jobs)
     if n == 1:
         for i, item in enumerate(items):
@@ -190,7 +193,9 @@ def map_in_order(
         for i in range(len(items)):
             while i not in ready:
                 for w in range(n):
-                    while held[w] < PREFETCH and order.pending and (held[w] == 0 or order.flying < IN_FLIGHT):
+                    while order.pending and (
+                        held[w] == 0 or (held[w] < PREFETCH and order.flying < IN_FLIGHT and len(order.pending) > n)
+                    ):
                         _send(conns[w], order.pick(w))
                         held[w] += 1
                 for conn in wait(conns):
@@ -233,14 +238,13 @@ class _Handout:
     def pick(self, w: int) -> int:
         pending = self.pending
         at = len(pending) - 1  # the oldest
-        if self.flying < IN_FLIGHT and self.keys is not None:
+        if self.flying < IN_FLIGHT:
             best = None
             for j in range(len(pending) - 1, max(-1, len(pending) - 1 - WINDOW), -1):
                 i = pending[j]
-                key = self.keys[i]
-                owner = self.owner.get(key, -1) if key is not None else w
-                rank = (0 if owner == w else 1 if owner < 0 else 2, -self.weights[i])
-                if best is None or rank < best:
+                key = self.keys[i] if self.keys is not None else None
+                rank = self.weights[i] - (RELOAD if key is not None and self.owner.get(key, w) != w else 0)
+                if best is None or rank > best:
                     best, at = rank, j
         i = pending.pop(at)
         key = self.keys[i] if self.keys is not None else None
@@ -268,7 +272,8 @@ def _no_gc():
 def _preload() -> None:
     """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each),
     the code-object reader's libraries too (pyelftools: ~0.1 s)."""
-    import numpy  # noqa: F401
+    import numpy
+    import numpy.ma  # noqa: F401  (np.unique imports it on first use)
 
     from attdec.decoders import gfx9, rdna  # noqa: F401
     from attdec.isa import codeobj, decoder, render  # noqa: F401
