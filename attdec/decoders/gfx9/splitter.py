@@ -48,6 +48,8 @@ _U16_TYPE_MASK, _U16_MISC_LO, _U16_DELTA_LO, _U16_ONE = (np.uint16(x) for x in (
 _U16_LEN_BIT0, _U16_LEN_BIT1, _U16_LONGER = (np.uint16(x) for x in (_LEN_BIT0, _LEN_BIT1, _LEN_BIT0 | _LEN_BIT1))
 _U8_MISC_DELTA_LESS1, _U8_ONE = np.uint8(_MISC_DELTA - 1), np.uint8(1)
 _I64_DELTA_CYCLES = np.int64(DELTA_CYCLES)
+_TOKEN_WORDS_U8 = TOKEN_WORDS.astype(np.uint8)
+_WORD_SHIFTS = tuple((k, np.uint64(16 * k)) for k in (1, 2, 3))
 _TIME_RESET = int(MiscKind.TIME_RESET)  # numpy compares with a plain int several times faster than an IntEnum
 
 
@@ -211,10 +213,10 @@ def _split_chunk_loop(lens, entry, seen, exits, out) -> int:
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
     """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens)."""
     val = words[starts].astype(np.uint64)
-    nw = TOKEN_WORDS.astype(np.uint8)[types]
-    for k in (1, 2, 3):
-        longer = np.flatnonzero(nw > k)
-        val[longer] |= words[starts[longer] + k].astype(np.uint64) << np.uint64(16 * k)
+    nw = _TOKEN_WORDS_U8[types]
+    for k, shift in _WORD_SHIFTS:
+        longer = (nw > k).nonzero()[0]
+        val[longer] |= words[starts[longer] + k].astype(np.uint64) << shift
     return val
 
 
