@@ -14,8 +14,6 @@ vectorised.py the same results with numpy, for blobs without the rare tokens (tr
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 
 from attdec.decoders.common import BlobResult, CodeMap, NotVectorisable
@@ -73,16 +71,6 @@ def decode(
     declines, the scalar reference model runs.
     """
     hdr = parse_header(data, where)
-    was_enabled = gc.isenabled()
-    gc.disable()  # millions of small records: the cyclic GC would rescan them over and over
-    try:
-        return _decode(data, arch, code, se, hdr, target_cu, rules, vectorised)
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _decode(data, arch, code, se, hdr, target_cu, rules, vectorised) -> BlobResult:
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
     res = BlobResult(se=se, arch=arch)
     nbody = len(data) - HEADER_BYTES
