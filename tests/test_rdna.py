@@ -7,6 +7,7 @@ import pytest
 from conftest import FIXTURES, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
+from attdec.decoders.rdna import splitter
 from attdec.decoders.rdna.packets import FORMATS, T
 from attdec.decoders.rdna.splitter import lookup
 from attdec.decoders.stitch import LineKind, line_category
@@ -127,7 +128,9 @@ def _reference_split(data: bytes, fmt) -> list[int]:
 @pytest.mark.parametrize(
     "rel,fam", [("gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", 11), ("gfx1201/sync_run0/custom_wave_sync_1_se1.att", 12)]
 )
-def test_vectorised_splitter_matches_scalar_reader(rel, fam):
+@pytest.mark.parametrize("walk_below", [0, 1 << 40])  # the lock-step walk, the one-token-at-a-time walk
+def test_vectorised_splitter_matches_scalar_reader(rel, fam, walk_below, monkeypatch):
+    monkeypatch.setattr(splitter, "SCALAR_WALK_NIBBLES", walk_below)
     data = shared_path("captures", *rel.split("/")).read_bytes()
     f = FORMATS[fam]
     tk = rdna.split(data, f)

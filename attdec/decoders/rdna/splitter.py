@@ -20,6 +20,8 @@ LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs o
 CHAIN_CHUNK_SCALE = 0.2
 CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
+# below this many nibbles (~10,000 tokens) a Python loop over the tokens beats the lock-steps' fixed costs
+SCALAR_WALK_NIBBLES = 24_000
 
 # Tokens the wave model looks at (the decoders keep only these).
 MODEL_TOKENS = (
@@ -113,15 +115,16 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     """Per nibble (uint16): 0x100 at every NOP of the stream, 0x100 | low 8 bits at every other token
     start, else 0.
 
-    Walking one token at a time in Python would be the splitter's main cost, so the walk runs in parallel:
-    every chunk's chain is followed in numpy lock-step, marking the token starts it
-    visits (each chain starts CHAIN_WARMUP nibbles before its chunk and marks nothing until it enters).
-    A chain started anywhere falls into step with the true one within a few tokens (the format is
-    self-synchronising), and from a shared position on two chains are
-    identical. So if the true chain enters chunk k at a marked position, chunk k's marks from there on are
-    right and only the marks before it are cleared; the rare chunk whose own chain synchronises later
-    than that is re-walked one token at a time from the true entry. `walk_len` gives the token length in
-    nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`); `walk_mark` the mark.
+    Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
+    in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
+    is followed in numpy lock-step, marking the token starts it visits (each chain starts CHAIN_WARMUP
+    nibbles before its chunk and marks nothing until it enters). A chain started anywhere falls into step
+    with the true one within a few tokens (the format is self-synchronising), and from a shared position
+    on two chains are identical. So if the true chain enters chunk k at a marked position, chunk k's marks
+    from there on are right and only the marks before it are cleared; the rare chunk whose own chain
+    synchronises later than that is re-walked one token at a time from the true entry. `walk_len` gives
+    the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`);
+    `walk_mark` the mark.
     """
     mark = np.zeros(nn + 1, np.uint16)
     if nn == 0:
@@ -131,6 +134,16 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     body = buf[: nn // 2 + 1]
     low8[0::2] = body[: (nn + 1) // 2]
     low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
+    if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
+        low, walk = low8.tobytes(), walk_len.tolist()
+        at, p = [], 0
+        while p < nn:
+            at.append(p)
+            step = walk[low[p]]
+            p = p + step if step else _step(buf, nn, walk_len, p)[1]
+        starts = np.array(at, np.int64)
+        mark[starts] = walk_mark.take(low8.take(starts))
+        return mark[:nn]
     chunk = int(min(CHAIN_CHUNK_MAX, max(CHAIN_CHUNK_MIN, (nn * CHAIN_CHUNK_SCALE) ** 0.5)))
     nch = -(-nn // chunk)
     starts = np.arange(nch, dtype=np.int64) * chunk
@@ -144,15 +157,15 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
         while True:
             done = c >= stop
             if np.count_nonzero(done):  # (cheaper than .any() on the short arrays of a small blob)
-                out[ids[done]] = c[done]
+                out[ids.compress(done)] = c.compress(done)
                 keep = ~done
-                c, stop, ids = c[keep], stop[keep], ids[keep]
+                c, stop, ids = c.compress(keep), stop.compress(keep), ids.compress(keep)
                 if not len(c):
                     return out
-            v = low8[c]
+            v = low8.take(c)
             if marking:
-                mark[c] = walk_mark[v]
-            step = walk_len[v]
+                mark[c] = walk_mark.take(v)
+            step = walk_len.take(v)
             if variable and np.count_nonzero(step) < len(step):
                 for j in np.flatnonzero(step == 0).tolist():
                     step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
@@ -209,9 +222,10 @@ def windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
     64-bit words of `padded` around it (a gather through an unaligned view is several times slower)."""
     words = buf.view("<u8")
     q = nib_pos >> 4
-    s = (nib_pos & 15).astype(np.uint64) << np.uint64(2)  # bit offset in words[q]
-    w = words[q] >> s
-    hi = words[q + 1] << np.uint64(1)  # two shifts: a shift by 64 is not 0 in numpy
+    s = ((nib_pos & 15) << 2).view(np.uint64)  # bit offset in words[q]
+    w = words.take(q) >> s
+    q += 1
+    hi = words.take(q) << np.uint64(1)  # two shifts: a shift by 64 is not 0 in numpy
     hi <<= np.uint64(63) - s
     w |= hi
     return w
@@ -249,14 +263,14 @@ def split(
     ts_packet = fmt.table["TIMESTAMP"]
     mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
     pos = np.flatnonzero(mark > 0x100)  # token starts without the NOPs
-    low8 = mark[pos] & 0xFF
+    low8 = mark.take(pos) & 0xFF  # (take: several times faster than [] for a gather)
     del mark
-    typ = lk.type[low8]
+    typ = lk.type.take(low8)
     problems = []
     # end of buffer: only the last few tokens can be cut by it
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
     tp = pos[t0:]
-    cut = (tp + lk.nibbles[low8[t0:]]) * 4 > nbits
+    cut = (tp + lk.nibbles.take(low8[t0:])) * 4 > nbits
     fits = tp * 4 + 64 <= nbits if whole_window else np.ones(len(tp), bool)
     if n % LINE_BYTES:
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
@@ -276,11 +290,11 @@ def split(
         kept = np.concatenate([np.ones(t0, bool), fits])
         pos, typ, low8 = pos[kept], typ[kept], low8[kept]
     # time deltas: from the low 8 bits where the field lies there, else from the token's word
-    delta = lk.delta8[low8]
-    far = np.flatnonzero(lk.far[low8])
-    wf = windows(buf, pos[far])
-    lf = low8[far]
-    delta[far] = ((wf >> lk.delta_lo[lf]) & lk.delta_mask[lf]).astype(np.int64)
+    delta = lk.delta8.take(low8)
+    far = np.flatnonzero(lk.far.take(low8))
+    wf = windows(buf, pos.take(far))
+    lf = low8.take(far)
+    delta[far] = ((wf >> lk.delta_lo.take(lf)) & lk.delta_mask.take(lf)).astype(np.int64)
     tsel = typ[far] == T["TIMESTAMP"]
     ts, tw = far[tsel], wf[tsel]
     val = ts_packet["value"].column(tw).astype(np.int64)
@@ -295,11 +309,11 @@ def split(
     time = np.cumsum(delta)
     del delta
     realtime = np.stack([time[ts[is_sample]], val[is_sample]], 1) if is_sample.any() else np.zeros((0, 2), np.int64)
-    cand = np.flatnonzero(_wanted(keep)[typ]) if keep is not None else np.arange(len(typ))
+    cand = np.flatnonzero(_wanted(keep).take(typ)) if keep is not None else np.arange(len(typ))
     tk = Tokens()
-    tk.pos = pos[cand]
-    tk.type = typ[cand]
-    tk.time = time[cand]
+    tk.pos = pos.take(cand)
+    tk.type = typ.take(cand)
+    tk.time = time.take(cand)
     tk.word = windows(buf, tk.pos)
     for t, nibbles in lk.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
         sel = np.flatnonzero(tk.type == t)

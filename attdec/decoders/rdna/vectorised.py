@@ -24,6 +24,7 @@ from attdec.decoders.rdna.packets import (
     OP_JUMP,
     OP_RFE,
     OP_TRAP,
+    TOKEN_NAMES,
     Header,
     RdnaFormat,
     T,
@@ -52,20 +53,26 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
     """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save,
     a barrier to extend, or HEADERs that differ."""
     typ, w, table = tk.type, tk.word, fmt.table
+
+    def words(name: str) -> np.ndarray:  # (take: several times faster than a boolean [] on long arrays)
+        return w.take(np.flatnonzero(typ == T[name]))
+
     if (typ == T["NEW_PC"]).any():
         return False
-    op = table["INST"]["op"].column(w[typ == T["INST"]])
-    if np.isin(op, [OP_JUMP, OP_TRAP, OP_RFE]).any():
-        return False
-    if rules.gfx11_barrier_extension and fmt.generation == 11 and (op == OP_BARRIER).any():
+    op = table["INST"]["op"].column(words("INST"))
+    refused = np.zeros(256, bool)
+    refused[[OP_JUMP, OP_TRAP, OP_RFE]] = True
+    if rules.gfx11_barrier_extension and fmt.generation == 11:
+        refused[OP_BARRIER] = True
+    if refused.take(op.astype(np.intp)).any():
         return False
     count_f = table["WAVE_START"]["count"]  # the same field in WAVE_START_EXT
-    count = count_f.column(w[(typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"])])
+    count = count_f.column(np.concatenate([words("WAVE_START"), words("WAVE_START_EXT")]))
     if ((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)).any():
         return False
-    if table["MISC"]["save_context"].column(w[typ == T["MISC"]]).any():
+    if table["MISC"]["save_context"].column(words("MISC")).any():
         return False
-    return len(np.unique(w[typ == T["HEADER"]])) <= 1
+    return len(np.unique(words("HEADER"))) <= 1
 
 
 def decode_vectorised(
@@ -87,26 +94,10 @@ def decode_vectorised(
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
-    # instruction-level tokens -> events of the timing model
-    inst_p = table["INST"]
-    cat_col, cyc_col, other_col = op_columns(fmt.generation, rules)
-    is_i, is_v, is_io = typ == T["INST"], typ == T["VALU_INST"], typ == T["IMM_ONE"]
-    # the wave slot of each INST, VALU_INST and IMM_ONE token (the last two hold it in the same bits)
-    valu_wid, imm_wid = table["VALU_INST"]["wid"], table["IMM_ONE"]["wid"]
-    wid_a = np.where(is_i, inst_p["wid"].column(tw), valu_wid.column(tw))
-    if (imm_wid.lo, imm_wid.mask) != (valu_wid.lo, valu_wid.mask):
-        wid_a[is_io] = imm_wid.column(tw[is_io])
-    op_a = inst_p["op"].column(tw).astype(np.int64)
-    other_a = is_i & other_col[op_a]
-    cat_a = np.where(is_v, int(Category.VALU), cat_col[op_a])
-    cyc_a = np.where(is_v, 1, cyc_col[op_a])
-    cyc_a = np.where(cyc_a == DPRATE, hdr.dprate, np.where(cyc_a == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_a))
-    ev = _events(tk, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a)
-    oth = np.flatnonzero(other_a)
-    res.other_simd = other_simd_records(
-        se, times[oth], cyc_a[oth], np.where(oth < first_hdr, 0, hdr.target_cu), cat_a[oth]
-    )
-    del is_i, is_v, is_io, wid_a, op_a, cat_a, cyc_a, other_a
+    # instruction-level tokens -> events of the timing model, and the other SIMD's instructions
+    ev, oth, oth_cyc, oth_cat = _events(tk, table, op_columns(fmt.generation, rules), hdr)
+    res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
+    del oth, oth_cyc, oth_cat
 
     # lifecycle tokens
     life = np.flatnonzero((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"]))
@@ -239,35 +230,64 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     return occ
 
 
-def _events(tk: Tokens, table, is_i, is_v, is_io, other_a, wid_a, cat_a, cyc_a) -> dict[str, np.ndarray]:
-    """Instruction-level tokens as per-wave-slot events for the timing model, in stream order: one per
-    INST (not other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks."""
+def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
+    """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
+    other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks; and the
+    other-SIMD INSTs (token index, cycles, category)."""
     typ, tw = tk.type, tk.word
-    multi = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
-    mask = table["IMMEDIATE"]["mask"].column(tw[multi])  # the same field in WAVE_READY
-    cnt = ((is_i & ~other_a) | is_v | is_io).astype(np.int64)
-    cnt[multi] = np.bitwise_count(mask)
-    tok = np.repeat(np.arange(len(typ), dtype=np.int64), cnt)  # event -> token
-    # per token: kind, slot (INST/VALU_INST/IMM_ONE), category and cycles (INST/VALU_INST)
+    n = len(typ)
     # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
     immed, none, k_immed, k_none, k_issue, k_ready = (
         int(x) for x in (Category.IMMED, Category.NONE, Event.IMMED, Event.NONE, Event.ISSUE, Event.READY)
     )
-    kind = np.where(cat_a == immed, k_immed, np.where(cat_a == none, k_none, k_issue)).astype(np.int8)
-    kind[is_io] = k_immed
-    kind[multi] = np.where(typ[multi] == T["IMMEDIATE"], k_immed, k_ready)
-    iv = is_i | is_v
-    slot = wid_a.astype(np.int64)[tok]
-    _k, bit = timing._expand_mask(multi, mask)
-    is_multi = np.zeros(len(typ), bool)
-    is_multi[multi] = True
-    slot[is_multi[tok]] = bit
-    return {
-        "k": tok,
-        "slot": slot,
-        "kind": kind[tok],
-        "T": tk.time[tok],
-        "cat": np.where(iv, cat_a, 0).astype(np.int16)[tok],
-        "cyc": np.where(iv, cyc_a, 0).astype(np.int32)[tok],
-        "inst": is_i[tok],
-    }
+    cat_col, cyc_col, other_col = columns
+    cyc_col = np.where(
+        cyc_col == DPRATE, hdr.dprate, np.where(cyc_col == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_col)
+    )
+    # by token type (INST: by opcode below): kind, category, cycles, events; mask tokens' events counted below
+    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
+    by_type[0] = k_none
+    for name, k, c, y, e in (
+        ("VALU_INST", k_issue, int(Category.VALU), 1, 1),
+        ("IMM_ONE", k_immed, immed, 1, 1),
+        ("IMMEDIATE", k_immed, immed, 1, 0),
+        ("WAVE_READY", k_ready, 0, 0, 0),
+    ):
+        by_type[:, T[name]] = k, c, y, e
+    ev = timing.Events()
+    ev.kind = by_type[0].astype(np.int8).take(typ)
+    ev.cat = by_type[1].astype(np.uint8).take(typ)
+    ev.cyc = by_type[2].take(typ)
+    cnt = by_type[3].astype(np.uint8).take(typ)  # events per token
+    ev.inst = np.zeros(n, bool)
+    # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
+    valu_wid = table["VALU_INST"]["wid"]
+    slot = valu_wid.column(tw).astype(np.int8)
+    # INST: category and cycles by opcode
+    ii = np.flatnonzero(typ == T["INST"])
+    iw = tw.take(ii)
+    op = table["INST"]["op"].column(iw).astype(np.intp)
+    other = other_col.take(op)
+    oth, oth_op = ii.compress(other), op.compress(other)
+    own = ~other
+    ii, iw, op = ii.compress(own), iw.compress(own), op.compress(own)
+    cat = cat_col.take(op)
+    kind = np.where(cat == immed, k_immed, np.where(cat == none, k_none, k_issue))
+    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == k_immed, 1, cyc_col.take(op)), True
+    cnt[ii] = 1
+    for name, sel in (("INST", ii), ("IMM_ONE", None)):
+        f = table[name]["wid"]
+        if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
+            sel = np.flatnonzero(typ == T[name]) if sel is None else sel
+            slot[sel] = f.column(tw.take(sel))
+    multi = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
+    mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
+    cnt[multi] = np.bitwise_count(mask)
+    ev.tok = np.repeat(np.arange(n), cnt)  # event -> token
+    ev.slot = slot.take(ev.tok)  # (take: several times faster than [] for a gather)
+    _k, bit = timing.expand_mask(multi, mask)
+    if len(bit):
+        is_multi = np.zeros(n, bool)
+        is_multi[multi] = True
+        ev.slot[np.flatnonzero(is_multi.take(ev.tok))] = bit
+    return ev, oth, cyc_col[oth_op], cat_col[oth_op]

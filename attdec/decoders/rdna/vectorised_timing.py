@@ -2,12 +2,15 @@
 
 `vectorised.py` uses this when the blob has none of the rare tokens that need the scalar model (traps,
 context save/restore, NEW_PC, jumps): then every instruction-level token is a ready, an issue, an
-immediate or an end-time update, and the model reduces to prefix operations per wave:
+immediate or an end-time update, and the model reduces to prefix operations per wave. The events are
+sorted by wave once (a stable radix sort keeps each wave's in stream order), and everything after works
+on contiguous per-wave runs:
 
 - every record ends at `token time + cycles` (a stall moves its start back and adds as much to its
   duration), so an immediate's start `min(T, previous record's end)` is a shifted array;
 - `last_state_cycle` is the running maximum of the state-change times, and the state before a token
-  is the one set by the previous state change of the same wave;
+  is the one its wave's previous event set (an immediate's two state changes, WAIT then EXEC at T + 1,
+  leave the maximum where its second one does);
 - the state timeline is the run-length merge of (previous state, time - running max) over the state
   changes that move time forward.
 
@@ -35,56 +38,62 @@ class Event(IntEnum):
     END = 4  # the wave's WAVE_END
 
 
-OFF = np.int64(1) << np.int64(44)  # segment offset for per-wave running maxima (times < 2^43)
+class Events:
+    """The instruction-level tokens of a blob for the timing model: every event (a token naming a wave
+    slot; a mask token names several) in stream order, and per token what its events do. `cyc` is 1 for
+    an immediate (its record ends a cycle after its token), `cat` its record's category."""
+
+    __slots__ = ("cat", "cyc", "inst", "kind", "slot", "tok")
+
+    tok: np.ndarray  # per event: index of its token
+    slot: np.ndarray  # per event: the wave slot
+    kind: np.ndarray  # per token: Event (int8)
+    cat: np.ndarray  # per token: the record's Category (uint8)
+    cyc: np.ndarray  # per token: cycles (int32)
+    inst: np.ndarray  # per token: an INST of the traced SIMD (its time is the wave's end while it runs)
 
 
-def _expand_mask(k, mask, nbits=16):
-    """(token index, bit) for every set bit of 16-bit wave masks."""
+OFF = np.int64(1) << np.int64(44)
+RECORD_BLOCK = 16384  # records written at a time (0.7 MB)  # segment offset for per-wave running maxima (times < 2^43)
+
+
+def expand_mask(k: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(token index, bit) for every set bit of 16-bit wave masks, in (token, bit) order."""
     if not len(k):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    bits = np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little").reshape(-1, 16)[:, :nbits]
-    r, b = np.nonzero(bits)
-    return k[r], b.astype(np.int64)
+    at = np.flatnonzero(np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little"))
+    return k.take(at >> 4), at & 15
 
 
-def _wave_of(ev_k, ev_slot, ws_k, ws_slot):
-    """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot at or before
-    it), or -1. `ws_k` is in stream order: a table of each slot's latest wave after each start, read at the
-    number of starts up to each token."""
-    if not len(ws_k) or not len(ev_k):
-        return np.full(len(ev_k), -1, np.int64)
-    nw, nslot = len(ws_k), int(max(ws_slot.max(), ev_slot.max())) + 1
-    latest = np.full((nw + 1, nslot), -1, np.int32)  # [j, slot]: latest wave of the slot among the first j
+def _slot_table(ws_slot: np.ndarray, nslot: int) -> np.ndarray:
+    """[j, slot]: the latest wave of the slot among the first j target WAVE_STARTs, or -1."""
+    nw = len(ws_slot)
+    latest = np.full((nw + 1, nslot), -1, np.int32)
     latest[np.arange(1, nw + 1), ws_slot] = np.arange(nw, dtype=np.int32)
     np.maximum.accumulate(latest, axis=0, out=latest)
-    ntok = max(int(ev_k.max()), int(ws_k.max())) + 1
-    if len(ev_k) * 8 < ntok:  # a few tokens: binary search
-        at = np.searchsorted(ws_k, ev_k, side="right")
-    else:  # most tokens: count the starts up to each token
-        started = np.zeros(ntok, np.int32)
-        started[ws_k] = 1
-        np.cumsum(started, out=started)
-        at = started[ev_k].astype(np.int64)
+    return latest.ravel()
+
+
+def _wave_of(k: np.ndarray, slot: np.ndarray, ws_k: np.ndarray, table: np.ndarray, nslot: int) -> np.ndarray:
+    """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot before it),
+    or -1; `k` in stream order, so the number of starts before each token is a run-length expansion."""
+    edges = np.empty(len(ws_k) + 2, np.int64)  # 0, the tokens before each start, all tokens
+    edges[0], edges[-1] = 0, len(k)
+    edges[1:-1] = np.searchsorted(k, ws_k)
+    at = np.repeat(np.arange(len(ws_k) + 1, dtype=np.int32), edges[1:] - edges[:-1])
     at *= nslot
-    at += ev_slot
-    return latest.ravel()[at].astype(np.int64)
+    at += slot
+    return table.take(at)
 
 
-def _gather(a, src, nk, at_end, at_end_value):
-    """`a` at the events `src`, with `at_end_value` at the wave-end positions."""
-    out = a.take(src) if nk else np.zeros(len(src), a.dtype)
-    out[at_end] = at_end_value
-    return out
-
-
-def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
+def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     """Records and timelines of every wave.
 
-    `ev`: dict of per-event arrays from the blob, in stream order (k token index, slot, kind, T, cat, cyc,
-    inst flag); `times`: every token's time; ws_* / we_*: target WAVE_START / WAVE_END token indices and
-    slots. Returns (records, bounds, timelines, end, complete): one INST_DTYPE array with every wave's
-    records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall filled, line
-    -1), per-wave timeline lists and end times, and whether each wave ended.
+    `ev`: the blob's events (`Events`; its per-token arrays are changed: the wave ends become END
+    events); `times`: every token's time; ws_* / we_*: target WAVE_START / WAVE_END token indices and
+    slots, in stream order. Returns (records, bounds, timelines, end, complete): one INST_DTYPE array with
+    every wave's records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall
+    filled, line -1), per-wave timeline lists and end times, and whether each wave ended.
     """
     # plain ints: numpy compares arrays with an IntEnum member several times slower than with an int
     K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = (
@@ -94,148 +103,188 @@ def compute(ev, times, ws_k, ws_slot, begin, we_k, we_slot):
         int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
     )
     nw = len(ws_k)
-    # wave end events
-    if len(we_k):
-        e_w = _wave_of(we_k, we_slot, ws_k, ws_slot)
-        keep = e_w >= 0
-        e_w, e_k = e_w[keep], we_k[keep]
-    else:
-        e_w = e_k = np.zeros(0, np.int64)
+    end = np.zeros(nw, np.int64)
+    complete = np.zeros(nw, bool)
+    if not nw:
+        return np.zeros(0, INST_DTYPE), np.zeros(1, np.int64), [], end, complete
+    nslot = int(max(ws_slot.max(), ev.slot.max(initial=0), we_slot.max(initial=0))) + 1
+    table = _slot_table(ws_slot, nslot)
+
+    # the wave of every event and of every target wave end
+    e_w = _wave_of(we_k, we_slot, ws_k, table, nslot)
+    e_k = we_k[e_w >= 0]
+    e_w = e_w[e_w >= 0]
     if len(e_w) != len(np.unique(e_w)):
         raise NotVectorisable("a wave ends twice")
-    w = _wave_of(ev["k"], ev["slot"], ws_k, ws_slot)
-    keep = np.flatnonzero(w >= 0)
-    w = w[keep]
-    end_of = np.full(nw, np.iinfo(np.int64).max, np.int64)
-    end_of[e_w] = e_k
-    if np.any(ev["k"][keep] > end_of[w]):
+    w = _wave_of(ev.tok, ev.slot, ws_k, table, nslot)
+    tok = ev.tok
+    if np.count_nonzero(w < 0):
+        keep = np.flatnonzero(w >= 0)
+        w, tok = w.take(keep), tok.take(keep)
+    ev.kind[e_k], ev.cat[e_k], ev.cyc[e_k] = K_END, int(Category.MESSAGE), 0
+
+    # per wave, in stream order, each wave's end last: events are in stream order, so a stable sort on the
+    # wave alone is enough (a radix sort for small wave counts)
+    key = np.empty(len(w) + len(e_w), np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64)
+    key[: len(w)], key[len(w) :] = w, e_w
+    order = np.argsort(key, kind="stable")
+    w = key.take(order)
+    del key
+    k = np.concatenate([tok, e_k]).take(order)
+    del order, tok
+    # (take: several times faster than [] for a gather)
+    kind = ev.kind.take(k)
+    at_end = np.flatnonzero(kind == K_END)
+    last = at_end - 1  # a wave's last event before its end
+    if np.any((last >= 0) & (w[last] == w[at_end]) & (k[np.maximum(last, 0)] > k[at_end])):
         raise NotVectorisable("instruction tokens after a wave's end")
-    del end_of
-    inst_last = np.full(nw, -1, np.int64)
-    ii = keep[ev["inst"][keep]]
+    T = times.take(k)
+    # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end)
+    ii = np.flatnonzero(ev.inst.take(k))
     if len(ii):
-        np.maximum.at(inst_last, w[ev["inst"][keep]], ev["T"][ii])
-    # per wave, in stream order: events are in stream order and a wave's end comes after all of its
-    # events, so a stable sort on the wave alone is enough (a radix sort for small wave counts)
-    nk = len(keep)
-    wk = np.concatenate([w, e_w])
-    order = np.argsort(wk.astype(np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64), kind="stable")
-    w = wk[order]
-    del wk
-    src = keep.take(order, mode="clip") if nk else order  # the event at each position (ends: set below)
-    at_end = np.flatnonzero(order >= nk)
-    end_src = order[at_end] - nk
-    del order, keep
-
-    kind, T, cat, cyc = (
-        _gather(ev[name], src, nk, at_end, value)
-        for name, value in (("kind", K_END), ("T", times[e_k[end_src]]), ("cat", 0), ("cyc", 0))
-    )
-    del src, at_end, end_src
-
+        wi = w.take(ii).astype(np.int64)
+        acc = T.take(ii) + wi * OFF
+        np.maximum.accumulate(acc, out=acc)
+        lastpos = np.searchsorted(wi, np.arange(nw), side="right") - 1
+        has_inst = lastpos >= 0
+        has_inst[has_inst] = wi[lastpos[has_inst]] == np.flatnonzero(has_inst)
+        end[has_inst] = np.maximum(acc[lastpos[has_inst]] - wi[lastpos[has_inst]] * OFF, 0)
+    del ii
+    calls = kind != K_NONE  # NONE events change no state
+    if not calls.all():
+        keep = np.flatnonzero(calls)
+        w, k, kind, T = w.take(keep), k.take(keep), kind.take(keep), T.take(keep)
+    del calls
     n = len(w)
+    if not n:
+        return (
+            np.zeros(0, INST_DTYPE),
+            np.zeros(nw + 1, np.int64),
+            [Timeline(*_none()) for _ in range(nw)],
+            end,
+            complete,
+        )
 
-    # --- records: issues and immediates; the end of the previous record of the same wave -------------
-    is_rec = (kind == K_ISSUE) | (kind == K_IMMED)
-    rec_end = np.where(kind == K_ISSUE, T + cyc, T + 1)
-    ridx = np.flatnonzero(is_rec)
-    prev_end = np.full(n, np.iinfo(np.int64).min, np.int64)  # end of the previous record, per event
-    if len(ridx):
-        # last record index at or before each event (exclusive of itself), within the wave
-        last_rec = np.full(n, -1, np.int64)
-        last_rec[ridx] = ridx
-        last_rec = np.maximum.accumulate(last_rec)
-        prev_rec = np.empty(n, np.int64)
-        prev_rec[0] = -1
-        prev_rec[1:] = last_rec[:-1]
-        del last_rec
-        has = prev_rec >= 0
-        has &= w[np.maximum(prev_rec, 0)] == w
-        prev_end[has] = rec_end[prev_rec[has]]
-        del prev_rec
-    else:
-        has = np.zeros(n, bool)
-    del rec_end
-    imm_t0 = np.where(has, np.minimum(T, prev_end), T)
-
-    # --- state changes (set_state calls), in order: READY->STALL, ISSUE->EXEC, IMMED->WAIT,EXEC, END->EMPTY
-    # per event kind: its calls, and the state its (last) call sets
-    ncall_of, state_of = np.zeros(len(Event), np.int32), np.zeros(len(Event), np.int8)
-    ncall_of[[K_READY, K_ISSUE, K_IMMED, K_NONE, K_END]] = 1, 1, 2, 0, 1
-    state_of[[K_READY, K_ISSUE, K_IMMED, K_END]] = STALL, EXEC, EXEC, EMPTY
-    ncall = ncall_of[kind]
-    starts = np.cumsum(ncall, dtype=np.int64) - ncall
-    cidx = np.repeat(np.arange(n, dtype=np.int32), ncall)  # event of each call
-    second = np.zeros(len(cidx), bool)  # an immediate's second call (EXEC at T+1)
-    imm_ev = np.flatnonzero(kind == K_IMMED)
-    second[starts[imm_ev] + 1] = True
-    ck = kind[cidx]
-    ct = T[cidx]
-    ct[second] += 1
-    first_imm = (ck == K_IMMED) & ~second
-    ct[first_imm] = imm_t0[cidx[first_imm]]
-    cs = state_of[ck]
-    cs[first_imm] = WAIT
-    del ck, first_imm, second
-    cw = w[cidx]
-    del cidx
-    cfirst = np.ones(len(cw), bool)
-    cfirst[1:] = cw[1:] != cw[:-1]
-    first = np.flatnonzero(cfirst)
-    first_begin = begin[cw[first]]
-    # running maximum of earlier call times and the wave's begin (taken in at its first call), per wave
-    off = cw * OFF
-    seg = ct + off
-    seg[first] = np.maximum(ct[first], first_begin) + off[first]
-    if len(seg):
-        np.maximum.accumulate(seg, out=seg)
-        seg -= off
+    # --- running maximum L of the earlier state-change times and the wave's begin, per event ---------------
+    first = np.empty(n, bool)
+    first[0] = True
+    np.not_equal(w[1:], w[:-1], out=first[1:])
+    is_imm = kind == K_IMMED
+    fi = np.flatnonzero(first)
+    begin_fi = begin.take(w.take(fi))
+    off = w * OFF  # (int64)
+    g = T + is_imm  # an immediate's last state change is at T + 1
+    g[fi] = np.maximum(g.take(fi), begin_fi)  # (the running maximum takes the wave's begin in first)
+    g += off
+    np.maximum.accumulate(g, out=g)
+    g -= off
     del off
-    L = np.empty(len(ct), np.int64)
-    if len(ct):
-        L[1:] = seg[:-1]
-        L[first] = first_begin
-    del seg, first, first_begin
-    prev_state = np.empty(len(ct), np.int8)
-    if len(ct):
-        prev_state[1:] = cs[:-1]
-        prev_state[cfirst] = IDLE
+    L = np.empty(n, np.int64)
+    L[0] = 0
+    L[1:] = g[:-1]
+    L[fi] = begin_fi
+    del g
+    # the state before each event: set by the wave's previous event
+    state_of = np.zeros(len(Event), np.int8)
+    state_of[[K_READY, K_ISSUE, K_IMMED, K_END]] = STALL, EXEC, EXEC, EMPTY
+    prev_state = np.empty(n, np.int8)
+    prev_state[0] = IDLE
+    prev_state[1:] = state_of.take(kind[:-1])
+    prev_state[fi] = IDLE
     # an issue's stall: it was stalled (state STALL) since L < T
-    iss = np.flatnonzero(kind == K_ISSUE)
-    stall = np.zeros(n, np.int64)
-    if len(iss):
-        c = starts[iss]
-        st = (prev_state[c] == STALL) & (L[c] < T[iss])
-        stall[iss[st]] = T[iss[st]] - L[c[st]]
+    s = np.zeros(n, np.int64)  # per event: how far its record starts before its token (stall, or gap)
+    st = np.flatnonzero(prev_state == STALL)
+    Ts, Ls = T.take(st), L.take(st)
+    iss = (kind.take(st) == K_ISSUE) & (Ls < Ts)
+    s[st.compress(iss)] = (Ts - Ls).compress(iss)
+    del Ts, Ls, iss
+    del st
 
-    # timeline entries: (state before the call, t - L) where t > L, merged per run of equal states
-    adv = ct > L
-    tl_w, tl_s, tl_d = cw[adv], prev_state[adv], (ct - L)[adv]
-    del adv, ct, L, cw, prev_state, cs, cfirst, starts, ncall
-    if len(tl_s):
-        st = np.concatenate([[0], np.flatnonzero((tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])) + 1])
-        tl_w, tl_s, tl_d = tl_w[st], tl_s[st], np.add.reduceat(tl_d, st)
+    # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
+    r = np.flatnonzero(kind != K_READY)
+    wr, Tr, kr = w.take(r), T.take(r), kind.take(r)
+    kr_tok = k.take(r)
+    cr, cat = ev.cyc.take(kr_tok), ev.cat.take(kr_tok)  # cycles and category, of records only
+    del kr_tok
+    has = np.empty(len(r), bool)
+    prev_end = np.empty(len(r), np.int64)
+    if len(r):
+        has[0] = False
+        np.equal(wr[1:], wr[:-1], out=has[1:])
+        np.add(Tr[:-1], cr[:-1], out=prev_end[1:])  # records end at T + cycles
+    # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
+    # the trace does not report) runs from the previous record's end to the wave's end, if later
+    im = np.flatnonzero(kr == K_IMMED)
+    gap = Tr.take(im) - prev_end.take(im)
+    gap[~has.take(im) | (gap < 0)] = 0
+    ie = r.take(im)
+    s[ie] = gap
+    en = np.flatnonzero(kr == K_END)
+    gap_e = Tr.take(en) - prev_end.take(en)
+    msg = has.take(en) & (gap_e > 0)
+    s[r.take(en).compress(msg)] = gap_e.compress(msg)
+    del has, prev_end
+
+    # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
+    # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0))
+    Ti, Li = T.take(ie), L.take(ie)
+    t0 = Ti - gap
+    d = T - L
+    d[ie] = t0 - Li
+    d2 = Ti + 1 - np.maximum(Li, t0)
+    del Ti, Li, t0, gap, L
+    # the forward ones, an immediate's second after its first
+    a1, a2 = np.flatnonzero(d > 0), np.flatnonzero(d2 > 0)
+    ie = ie.take(a2)
+    at2 = np.searchsorted(a1, ie, side="right")  # where the second ones go, among the first ones
+    at2 += np.arange(len(a2))
+    at1 = np.ones(len(a1) + len(a2), bool)
+    at1[at2] = False
+    at1 = np.flatnonzero(at1)
+    d = _merge(d.take(a1), at1, d2.take(a2), at2)
+    tl_s = _merge(prev_state.take(a1), at1, WAIT, at2)
+    tl_w = _merge(w.take(a1), at1, w.take(ie), at2)
+    del d2, ie, prev_state, a1, a2, at1, at2
+    if len(d):
+        run = np.empty(len(d), bool)
+        run[0] = True
+        run[1:] = (tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])
+        run = np.flatnonzero(run)
+        d, tl_s, tl_w = np.add.reduceat(d, run), tl_s.take(run), tl_w.take(run)
     tb = np.searchsorted(tl_w, np.arange(nw + 1)).tolist()
-    timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], tl_d[tb[x] : tb[x + 1]]) for x in range(nw)]
+    timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], d[tb[x] : tb[x + 1]]) for x in range(nw)]
 
-    # records: issues, immediates and the end-of-wave MESSAGE (the s_endpgm the trace does not report),
-    # which starts where the previous record ended
-    ends = np.flatnonzero(kind == K_END)
-    msg = ends[has[ends] & (prev_end[ends] < T[ends])]
-    is_rec[msg] = True
-    r = np.flatnonzero(is_rec)
-    kr, Tr, t0, sr = kind[r], T[r], imm_t0[r], stall[r]
-    issue, m = kr == K_ISSUE, kr == K_END
+    # --- the records: issues and immediates, and the MESSAGE of the ends that have one --------------------
+    if len(en) != np.count_nonzero(msg):
+        keep = np.ones(len(r), bool)
+        keep[en[~msg]] = False
+        r, wr, Tr, kr, cr, cat = (x.compress(keep) for x in (r, wr, Tr, kr, cr, cat))
+    sr = s.take(r)
+    stall = np.where(kr == K_END, 0, sr)  # a MESSAGE has no stall
     recs = np.zeros(len(r), INST_DTYPE)  # pc 0
-    recs["time"] = np.where(issue, Tr - sr, t0)
-    recs["category"] = np.where(issue, cat[r], np.where(m, int(Category.MESSAGE), int(Category.IMMED)))
-    recs["duration"] = np.where(issue, cyc[r] + sr, Tr - t0 + np.where(m, 0, 1))
-    recs["stall"] = np.where(issue, sr, np.where(m, 0, Tr - t0))
-    recs["line"] = -1
-    bounds = np.searchsorted(w[r], np.arange(nw + 1))
+    # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
+    # whole array would be one more pass over memory
+    for a in range(0, len(r), RECORD_BLOCK):
+        x, b = recs[a : a + RECORD_BLOCK], a + RECORD_BLOCK
+        np.subtract(Tr[a:b], sr[a:b], out=x["time"])
+        x["category"] = cat[a:b]
+        np.add(cr[a:b], sr[a:b], out=x["duration"])
+        x["stall"] = stall[a:b]
+        x["line"] = -1
+    bounds = np.searchsorted(wr, np.arange(nw + 1))
 
-    complete = np.zeros(nw, bool)
-    complete[w[ends]] = True
-    end = np.maximum(inst_last, 0)  # the last INST token's time; 0 if none (the official wave's initial end)
-    end[w[ends]] = T[ends]
+    complete[e_w] = True
+    end[e_w] = times[e_k]
     return recs, bounds, timelines, end, complete
+
+
+def _merge(a: np.ndarray, at_a: np.ndarray, b, at_b: np.ndarray) -> np.ndarray:
+    """`a` and `b` (an array or a scalar) placed at positions at_a and at_b of one array."""
+    out = np.empty(len(at_a) + len(at_b), a.dtype)
+    out[at_a] = a
+    out[at_b] = b
+    return out
+
+
+def _none():
+    return np.zeros(0, np.int8), np.zeros(0, np.int64)
