@@ -364,9 +364,8 @@ class _Shared:
     """What the walk learns about one set of code objects that holds for every blob walked against it: the
     code lines, and the memoised walks that touched no per-blob line state (keyed by everything they
     depend on, the gfx12 barrier-wait flag included). The dispatches of one kernel share it, and so do
-    their blobs."""
-
-    MAX_MEMO = 200_000  # entries per memo: a bound on memory, far above what one kernel's waves make
+    their blobs. `size` counts what its memos hold, in records (a wave's walk: its records; a match: 20,
+    about its bytes / 10)."""
 
     def __init__(self, code: CodeMap, family: type[PcWalker], rules: Rules):
         self.code = code  # holds the code objects whose identity keys this state (see `_shared`)
@@ -383,25 +382,31 @@ class _Shared:
         self.view = CodeView(code, kind_of)
         self.memo: dict = {}
         self.wave_memo: dict = {}
-
-    def trim(self) -> None:
-        for memo in (self.memo, self.wave_memo):
-            if len(memo) > self.MAX_MEMO:
-                memo.clear()
+        self.size = 0
 
 
+# The shared states kept, the most recently made last. Bounds on memory: how many, the instructions their
+# code maps hold (the state keeps its code objects alive, and code objects over 1 MB are not cached by
+# sources.raw: each dispatch of such a kernel has its own), and what all memos hold (~10 bytes a record).
 _SHARED: dict[tuple, _Shared] = {}
-MAX_SHARED = 64  # code-object sets whose shared walk state is kept (the oldest goes first)
+MAX_SHARED = 64
+MAX_SHARED_INSTRUCTIONS = 1 << 22
+MAX_MEMO_RECORDS = 1 << 23
 
 
 def _shared(code: CodeMap, family: type[PcWalker], rules: Rules) -> _Shared:
     key = (code.parts_key(), family, rules)
     state = _SHARED.get(key)
     if state is None:
-        while len(_SHARED) >= MAX_SHARED:
-            del _SHARED[next(iter(_SHARED))]  # the oldest
+        held = sum(len(s.code) for s in _SHARED.values())
+        while _SHARED and (len(_SHARED) >= MAX_SHARED or held + len(code) > MAX_SHARED_INSTRUCTIONS):
+            held -= len(_SHARED.pop(next(iter(_SHARED))).code)  # the oldest
         state = _SHARED[key] = _Shared(code, family, rules)
-    state.trim()
+    if sum(s.size for s in _SHARED.values()) > MAX_MEMO_RECORDS:
+        for s in _SHARED.values():
+            s.memo.clear()
+            s.wave_memo.clear()
+            s.size = 0
     return state
 
 
@@ -420,8 +425,8 @@ class PcWalker:
 
     def __init__(self, code: CodeMap, rules: Rules = DEFAULT, shared: bool = True):
         self.rules = rules
-        state = _shared(code, type(self), rules) if shared else _Shared(code, type(self), rules)
-        self.view, self.memo, self.wave_memo = state.view, state.memo, state.wave_memo
+        self.state = _shared(code, type(self), rules) if shared else _Shared(code, type(self), rules)
+        self.view, self.memo, self.wave_memo = self.state.view, self.state.memo, self.state.wave_memo
         self.parsed: set[int] = set()
         self.excluded: set[int] = set()
 
@@ -516,6 +521,7 @@ class Gfx9Walker(PcWalker):
             pcs = [0] * len(cats)
             walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
             hit = self.memo[key] = (np.array(pcs, np.uint64), Walk(len(cats), walked, _last_pc(pcs, walked)), ops)
+            self.state.size += len(cats)
         pcs_a, walk, ops = hit
         if ops:
             insts = _gfx9_timing(insts, ops, begin, end)
@@ -609,6 +615,7 @@ class Gfx11Walker(PcWalker):
             insts["pc"] = np.array(pcs, np.uint64)
             if walk.cacheable and not walk.barriers:
                 self.wave_memo[key] = (insts["pc"].copy(), walk)
+                self.state.size += len(cats)
         if walk.widened:
             w = np.array(walk.widened, np.int64)
             insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
@@ -645,6 +652,7 @@ class Gfx11Walker(PcWalker):
                 hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
                 if hit[4]:
                     memo[key] = hit
+                    self.state.size += 20
                 else:
                     cacheable = False
             pc, nxt_addr, skipped, widen, _ = hit
