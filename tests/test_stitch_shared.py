@@ -53,3 +53,24 @@ def test_walkers_of_one_code_map_share_lines_and_memos(family):
     assert a.view is b.view and a.memo is b.memo and a.parsed is not b.parsed
     c = stitch.walker(code, family, shared=False)
     assert c is not None and c.view is not a.view
+
+
+def test_shared_state_is_bounded(monkeypatch):
+    """The shared states keep code objects alive and memos growing: both stay within their bounds."""
+    from attdec.decoders.common import CodeMap
+
+    monkeypatch.setattr(stitch, "_SHARED", {})
+    monkeypatch.setattr(stitch, "MAX_SHARED_INSTRUCTIONS", 5)
+    line = SimpleNamespace(address=0, text="s_endpgm", mnemonic="s_endpgm", size=4)
+    maps = []
+    for _ in range(4):
+        code = CodeMap()
+        code.add([line, SimpleNamespace(**{**vars(line), "address": 4})], 0x1000)  # a new list: a new key
+        maps.append(code)
+        w = stitch.walker(code, 12)
+        assert w is not None
+        w.state.size = stitch.MAX_MEMO_RECORDS  # as if its memos were full
+        w.memo["x"] = 1
+    assert len(stitch._SHARED) == 2  # 2 instructions each, at most 5 kept
+    stitch.walker(maps[-1], 12)
+    assert all(not s.memo and s.size == 0 for s in stitch._SHARED.values())  # past the bound: cleared
