@@ -31,16 +31,21 @@ class ArchError(AttdecError):
     """An architecture that is unknown, unsupported, or does not match the trace or code object."""
 
 
-def read_bytes(path) -> bytes:
+def read_bytes(path, map_from: int | None = None) -> bytes:
     """A file's bytes, or an InputError that names the file and says why it cannot be read. Only regular
-    files are read: a device or pipe could block or never end."""
+    files are read: a device or pipe could block or never end. A file of `map_from` bytes or more is
+    mapped (read-only mmap), not read: a big SQTT blob is decoded a window at a time."""
     import stat
 
     try:
-        mode = os.stat(path).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        st = os.stat(path)
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             raise InputError("not a regular file (a device, pipe or socket)", str(path))
         with open(path, "rb") as f:
+            if map_from is not None and st.st_size >= max(map_from, 1) and stat.S_ISREG(st.st_mode):
+                import mmap
+
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # type: ignore[return-value]
             return f.read()
     except FileNotFoundError:
         raise InputError("no such file", str(path)) from None

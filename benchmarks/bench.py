@@ -98,6 +98,16 @@ def run():
     return len(data), sum(len(w.insts) for w in r.waves) + len(r.occupancy)
 """
 
+# `attdec hotspots` of a raw blob: decoded in windows (attdec.decoders.rdna.windowed), its waves folded
+HOTSPOTS_BLOB = """
+from attdec.analysis.hotspots import hotspots
+from attdec.sources.pipeline import open_dispatches
+def run():
+    (d,) = open_dispatches([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold=True)
+    h = hotspots([d])
+    return os.path.getsize({path!r}), h.totals["hits"] + len(d.occupancy)
+"""
+
 # `attdec decode --format json` of gemm_gfx1200_run0 without the decoding: the writer alone, into a sink
 JSON_WRITER = """
 from attdec.sources.pipeline import open_raw
@@ -332,31 +342,44 @@ def run_inproc(case: Case, root: str, runs: int) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def big_rdna(tmp: str, root: str) -> tuple[Case | None, str]:
-    """The synthetic 1 GB RDNA blob (gfx1200 gemm SE0's body repeated): run when the memory its decode needs
-    (bytes of RAM per input byte, measured on a 16 MB copy) is available, else a note saying what it costs."""
+def big_rdna(tmp: str, root: str, size: int = 1 << 30) -> tuple[list[Case], str]:
+    """The synthetic big RDNA blob (gfx1200 gemm SE0's body repeated to `size` bytes, 1 GB by default):
+    `hotspots` of it (decoded in windows, target: peak RSS under 1 GB), and its whole decode to memory when
+    the memory that needs (bytes of RAM per input byte, measured on a 16 MB copy) is available, else a note
+    saying what it costs."""
     sys.path.insert(0, os.path.join(ROOT, "tools"))
     from make_repeated_blob import make
 
     args = ("gfx1200/gemm_gfx1200_run0", "r_32_16_8_16_4_4_256_4_3_se0.att")
+    label = f"{size >> 30}GB" if size >= 1 << 30 else f"{size >> 20}MB"
     probe = make(os.path.join(tmp, "rdna_16M.att"), *args, None, 16 << 20)
     r = run_inproc(
         Case("probe", setup=BLOB.format(path=probe["path"], code=probe["code"], arch=probe["arch"]), runs=1), root, 1
     )
     per_byte = r["peak_rss_mb"] * 2**20 / probe["bytes"]
-    need = per_byte * (1 << 30) / 2**30
+    need = per_byte * size / 2**30
     with open("/proc/meminfo") as f:
         avail = next(int(ln.split()[1]) for ln in f if ln.startswith("MemAvailable")) / 2**20
     note = (
         f"16 MB copy: {r['times'][0]:.2f} s, peak {r['peak_rss_mb']:.0f} MB ({per_byte:.0f} bytes of RAM per input "
-        f"byte): 1 GB would need ~{need:.0f} GB, {avail:.1f} GB available"
+        f"byte): {label} would need ~{need:.0f} GB, {avail:.1f} GB available"
     )
+    big = make(os.path.join(tmp, f"rdna_{label}.att"), *args, None, size)
+    where = {"path": big["path"], "code": big["code"], "arch": big["arch"]}
+    cases = [
+        Case(
+            f"hotspots-rdna-{label}",
+            "peak RSS < 1 GB for 1 GB (issue 12 target 6)",
+            None,
+            setup=HOTSPOTS_BLOB.format(**where),
+            runs=1,
+            note="decoded in windows, waves folded",
+        )
+    ]
     if need > 0.8 * avail:
-        return None, note + ": skipped (the decoder does not stream yet)"
-    big = make(os.path.join(tmp, "rdna_1G.att"), *args, None, 1 << 30)
-    return Case(
-        "decode-rdna-1GB", note, None, setup=BLOB.format(path=big["path"], code=big["code"], arch=big["arch"]), runs=1
-    ), ""
+        return cases, note + ": whole decode to memory skipped"
+    cases.append(Case(f"decode-rdna-{label}", note, None, setup=BLOB.format(**where), runs=1))
+    return cases, ""
 
 
 def main():
@@ -366,6 +389,9 @@ def main():
     ap.add_argument("--root", default=ROOT, help="the attdec tree to measure (default: this one)")
     ap.add_argument("--no-pyc", action="store_true", help="command-line cases without bytecode caches")
     ap.add_argument("--big", action="store_true", help="also the synthetic 1 GB RDNA blob")
+    ap.add_argument(
+        "--big-size", default="1G", help="its size (1G, 256M, ...): `hotspots-rdna-<size>`, `decode-rdna-<size>`"
+    )
     ap.add_argument(
         "--analyzer",
         help="FlyDSL's hotspot_analyzer.py (not shipped): timed on each folder alternately with attdec, and the "
@@ -381,12 +407,15 @@ def main():
     try:
         todo = cases(tmp)
         if a.big:
-            big, note = big_rdna(tmp, root)
-            if big:
-                todo.append(big)
-            else:
-                print(f"decode-rdna-1GB: {note}")
-                results["decode-rdna-1GB"] = {"skipped": note}
+            sys.path.insert(0, os.path.join(ROOT, "tools"))
+            from make_repeated_blob import size as parse_size
+
+            big, note = big_rdna(tmp, root, parse_size(a.big_size))
+            todo += big
+            if note:
+                name = big[0].name.replace("hotspots", "decode")
+                print(f"{name}: {note}")
+                results[name] = {"skipped": note}
         print(
             f"{root}: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; wall seconds, CPU = process time"
         )

@@ -81,7 +81,7 @@ def wave_rows(dispatch: Dispatch, wave_filter=None, label: str | None = None) ->
                 w.begin,
                 w.end,
                 w.duration,
-                len(ins),
+                w.records,
                 int(ins["duration"].sum()),
                 stall,
                 stall / w.duration if w.duration > 0 else 0.0,

@@ -49,7 +49,8 @@ def command(a) -> None:
     from attdec.analysis.waves import dispatch_labels, sort_rows, wave_rows
     from attdec.report import waves as rep
 
-    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
+    # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded
+    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True)
     flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
     rows = []
     for d, label in zip(dispatches, dispatch_labels(dispatches)):

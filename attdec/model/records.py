@@ -209,14 +209,23 @@ class Wave(Record):
     seq: int = 0  # n-th wave in this (se, simd, slot): the `wv` of the file name
     contexts: int = 0  # context saves during its life
     path: str | None = None  # wave file it was read from, if any
+    # Not None: the wave was folded (a big blob decoded in windows for `hotspots`/`waves`): `insts` holds one
+    # row per PC it executed (duration and stall summed, time the first), `timeline` its first 3 runs, and
+    # this is how many records it had.
+    folded: int | None = None
 
     def __init__(
-        self, se, cu, simd, slot, begin, end, insts=None, timeline=None, seq=0, contexts=0, path=None
+        self, se, cu, simd, slot, begin, end, insts=None, timeline=None, seq=0, contexts=0, path=None, folded=None
     ):  # made once per wave (thousands per blob): the generic Record.__init__ is 5x slower
         self.se, self.cu, self.simd, self.slot, self.begin, self.end = se, cu, simd, slot, begin, end
         self.insts = empty_insts() if insts is None else insts
         self.timeline = [] if timeline is None else timeline
-        self.seq, self.contexts, self.path = seq, contexts, path
+        self.seq, self.contexts, self.path, self.folded = seq, contexts, path, folded
+
+    @property
+    def records(self) -> int:
+        """How many instruction records it has (a folded wave's `insts` has one row per PC)."""
+        return len(self.insts) if self.folded is None else self.folded
 
     @property
     def duration(self) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from attdec.errors import FormatError, read_bytes, read_json
 from attdec.sources.kind import Tracker, blob_weight
-from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
+from attdec.sources.raw import MAPPED_BLOB, RawBlob, RawCodeObject, RawDispatch
 
 
 def _name(v, what: str, where: Path) -> str:
@@ -43,7 +43,9 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
             )
             for f in d["blobs"]:
                 b = blobs[f]
-                raw.blobs.append(RawBlob(int(b["se"]), read_bytes(folder / f), str(folder / f), b.get("itrace")))
+                raw.blobs.append(
+                    RawBlob(int(b["se"]), read_bytes(folder / f, MAPPED_BLOB), str(folder / f), b.get("itrace"))
+                )
             p = pmc.get((d["kernel"], tag))
             if p is not None:
                 raw.counters.append(unpack_pmc(read_bytes(folder / p["file"]), p["sched"], str(folder / p["file"])))

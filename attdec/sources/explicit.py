@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from attdec.errors import InputError, read_bytes
-from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
+from attdec.sources.raw import MAPPED_BLOB, RawBlob, RawCodeObject, RawDispatch
 
 SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
 
@@ -47,7 +47,7 @@ def load(blobs, code, arch: str | None = None, se: int | None = None, need_code:
     raws = []
     for i, b in enumerate(blobs):
         n = se if se is not None else se_of(str(b))
-        raws.append(RawBlob(i if n is None else n, read_bytes(Path(b)), str(b)))
+        raws.append(RawBlob(i if n is None else n, read_bytes(Path(b), MAPPED_BLOB), str(b)))
     if len({b.se for b in raws}) != len(raws):
         raise InputError(
             "two blobs for the same shader engine; name them ..._se<N>.att", ", ".join(str(b) for b in blobs)

@@ -85,8 +85,8 @@ def _no_pc_totals(waves) -> tuple[int, int, int, int]:
     return h, la, st, idle
 
 
-def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
-    """pc -> (hit, latency, stall, idle) over all waves (pc 0 skipped)."""
+def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
+    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped), PCs ascending."""
     parts = []
     for w in waves:
         a = w.insts[w.insts["pc"] != 0]
@@ -97,23 +97,81 @@ def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
         prev_end = np.maximum.accumulate(np.concatenate(([w.begin], t + du)))[:-1]
         parts.append((a["pc"], du, a["stall"], np.maximum(0, t - prev_end)))
     if not parts:
-        return {}
+        return np.zeros(0, np.uint64), np.zeros((0, 4), np.int64)
     pcs, du, st, idle = (np.concatenate(x) for x in zip(*parts))
     upc, inv = np.unique(pcs, return_inverse=True)
     n = len(upc)
     # bincount sums in float64: exact below 2**53 cycles, far above any trace
     cols = [np.bincount(inv, minlength=n)] + [np.bincount(inv, v, n).round() for v in (du, st, idle)]
-    sums = np.stack(cols, 1).astype(np.int64).tolist()
-    return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(upc.tolist(), sums)}
+    return upc, np.stack(cols, 1).astype(np.int64)
 
 
-def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[CodeLine]:
+def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
+    """pc -> (hit, latency, stall, idle) over all waves (pc 0 skipped)."""
+    upc, sums = _pc_sums(waves)
+    return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(upc.tolist(), sums.tolist())}
+
+
+class Folder:
+    """What the listing needs of waves that are dropped once decoded (a big blob decoded in windows for
+    `hotspots`/`waves`: attdec.decoders.rdna.windowed): their totals per PC, kept as they come, and each
+    wave folded to one row per PC (`Wave.folded`)."""
+
+    MERGE = 256  # waves between merges of the per-PC sums
+
+    def __init__(self) -> None:
+        self.pcs: list[np.ndarray] = []
+        self.sums: list[np.ndarray] = []
+        self.no_pc = (0, 0, 0, 0)
+
+    def __call__(self, wave):
+        from attdec.model import Wave
+
+        upc, sums = _pc_sums([wave])
+        self.pcs.append(upc)
+        self.sums.append(sums)
+        if len(self.pcs) >= self.MERGE:
+            self._merge()
+        self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals([wave])))
+        ins = wave.insts
+        pcs, first, inv = np.unique(ins["pc"], return_index=True, return_inverse=True)
+        rows = ins[first]
+        rows["duration"] = np.bincount(inv, ins["duration"], len(pcs)).round()
+        rows["stall"] = np.bincount(inv, ins["stall"], len(pcs)).round()
+        return Wave(
+            wave.se, wave.cu, wave.simd, wave.slot, wave.begin, wave.end, rows, list(wave.timeline[:3]),
+            wave.seq, wave.contexts, wave.path, len(ins),
+        )  # fmt: skip
+
+    def _merge(self) -> None:
+        if len(self.pcs) > 1:
+            pcs = np.concatenate(self.pcs)
+            upc, inv = np.unique(pcs, return_inverse=True)
+            sums = np.zeros((len(upc), 4), np.int64)
+            np.add.at(sums, inv, np.concatenate(self.sums))
+            self.pcs, self.sums = [upc], [sums]
+
+    def totals(self) -> dict[int, tuple[int, int, int, int]]:
+        self._merge()
+        if not self.pcs:
+            return {}
+        return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(self.pcs[0].tolist(), self.sums[0].tolist())}
+
+
+def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Folder | None = None) -> list[CodeLine]:
     """Rows of code.json for `dispatch`'s waves; also sets every wave's `insts["line"]`.
 
     PCs inside no code object (or no kernel) get one row each after the kernels, with Codeobj 0 and
-    the raw address as Vaddr, as the C++ writer does; `dispatch.problems` says how many.
+    the raw address as Vaddr, as the C++ writer does; `dispatch.problems` says how many. With `folder`,
+    the totals are those it kept of the waves it folded (and of the others).
     """
-    totals = _totals(dispatch.waves)
+    if folder is not None:
+        for w in dispatch.waves:
+            if w.folded is None:
+                folder(w)
+        totals = folder.totals()
+    else:
+        totals = _totals(dispatch.waves)
     # Which kernels are touched: (codeobj index, kernel index) per PC.
     spans = []  # (abs start, abs end, object index, kernel range)
     for oi, lc in enumerate(code_objects):
@@ -173,13 +231,13 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode]) -> list[Co
             )
         )
     no_pc_line = -1
-    hit, lat, stall, idle = _no_pc_totals(dispatch.waves)
+    hit, lat, stall, idle = _no_pc_totals(dispatch.waves) if folder is None else folder.no_pc
     if hit:
         no_pc_line = len(rows)
         rows.append(
             CodeLine(line=no_pc_line, text=NO_PC, codeobj=0, vaddr=0, hit=hit, latency=lat, stall=stall, idle=idle)
         )
-        n = sum(len(w.insts) for w in dispatch.waves)
+        n = sum(w.records for w in dispatch.waves)
         dispatch.problems.append(
             f"{hit:,} of {n:,} instruction records have no PC (their PC walk stopped early, or no code was "
             f"given): counted in the {NO_PC} row, so totals are over every decoded record"

@@ -38,6 +38,11 @@ class RawCodeObject(NamedTuple):
     id: int = 1  # rocprofiler code-object id; tinygrad objects are numbered from 1
 
 
+# Blobs this big are mapped rather than read (errors.read_bytes): `hotspots` and `waves` decode them a
+# window at a time (attdec.decoders.rdna.windowed), so that memory does not follow the blob's size.
+MAPPED_BLOB = 64 << 20
+
+
 class RawBlob(NamedTuple):
     """One shader engine's SQTT stream for one dispatch."""
 
@@ -230,14 +235,25 @@ def decode_blobs(raw: RawDispatch, code: LoadedDispatchCode | None = None, **dec
         yield b, res, time.perf_counter() - t0
 
 
-def decode_dispatch(raw: RawDispatch, on_blob: Callable[[RawBlob], None] | None = None, **decode_opts) -> Dispatch:
+def decode_dispatch(
+    raw: RawDispatch,
+    on_blob: Callable[[RawBlob], None] | None = None,
+    fold: bool = False,
+    window: int | None = None,
+    **decode_opts,
+) -> Dispatch:
     """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing;
-    `on_blob(blob)` is called after each blob (progress)."""
-    from attdec.sources.listing import build_listing
+    `on_blob(blob)` is called after each blob (progress). With `fold` (what `hotspots` and `waves` read), a
+    big RDNA blob is decoded `window` bytes at a time (default: attdec.decoders.rdna.windowed.WINDOW) and
+    its waves are folded (`Wave.folded`): memory follows the window, not the blob."""
+    from attdec.sources.listing import Folder, build_listing
 
     if not raw.code_objects:
         raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)", _where(raw))
     code = load_code(raw)
+    folder = Folder() if fold else None
+    if folder is not None:
+        decode_opts.update(fold=folder, window=window)
     results = []
     for blob, res, _ in decode_blobs(raw, code, **decode_opts):
         results.append(res)
@@ -246,7 +262,8 @@ def decode_dispatch(raw: RawDispatch, on_blob: Callable[[RawBlob], None] | None 
     d = merge_results(raw, results, code.arch)
     d.problems[:0] = raw.problems + code.problems
     d.resources = dispatched_kernel_resources(code, raw.kernel, d.occupancy)
-    d.code = build_listing(d, code.objects)
+    folded = folder is not None and any(w.folded is not None for w in d.waves)
+    d.code = build_listing(d, code.objects, folder if folded else None)
     if not d.kernel:  # sources without kernel names (rocprofv3 raw without results): the listed kernel
         d.kernel = next((c.text[2:] for c in d.code if c.is_label), "")
     return d

@@ -27,6 +27,7 @@ from attdec.decoders.rdna.packets import (
 )
 from attdec.decoders.rdna.splitter import Tokens
 from attdec.decoders.rdna.wave import (
+    Emit,
     Slots,
     TracedWave,
     check_header,
@@ -45,9 +46,18 @@ CONTEXT_SAVE, CONTEXT_RESTORE = 0b0000110011, 0b1111001100
 
 
 def decode_scalar(
-    tk: Tokens, fmt: RdnaFormat, data: bytes, arch: str, code: CodeMap | None, se: int, where: str, rules: Rules
+    tk: Tokens,
+    fmt: RdnaFormat,
+    data: bytes,
+    arch: str,
+    code: CodeMap | None,
+    se: int,
+    where: str,
+    rules: Rules,
+    emit: Emit | None = None,
 ) -> BlobResult:
-    """Waves, occupancy, other-SIMD records and realtime of one blob, token by token."""
+    """Waves, occupancy, other-SIMD records and realtime of one blob, token by token. With `emit`, the
+    traced waves go to it unstitched as they leave their slots, and the result has none (windowed.py)."""
     res = start_result(tk, data, arch, se)
     side_records(res, tk, fmt)
     table = fmt.table
@@ -83,7 +93,10 @@ def decode_scalar(
     waves: list[Wave] = []
     stitched: list = []
     # a wave is stitched when it leaves its slot, under the HEADER in force then
-    slots = Slots(lambda wv: waves.append(to_wave(wv, walk, hdr.exclude_barrier_wait, stitched)))
+    if emit is not None:
+        slots = Slots(lambda wv: emit(wv, hdr.exclude_barrier_wait))
+    else:
+        slots = Slots(lambda wv: waves.append(to_wave(wv, walk, hdr.exclude_barrier_wait, stitched)))
     now = slots.now
 
     def kernel_entry(me: int, pipe: int) -> int:
@@ -275,6 +288,8 @@ def decode_scalar(
                         wv.trapped = True
 
     slots.flush()
+    if emit is not None:
+        return res
     note_waves(res, stitched)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [x[1] for x in stitched]) if rules.end_time_order else waves

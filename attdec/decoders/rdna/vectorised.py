@@ -34,6 +34,7 @@ from attdec.decoders.rdna.packets import (
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
 from attdec.decoders.rdna.splitter import Tokens
 from attdec.decoders.rdna.wave import (
+    Emit,
     Slots,
     TracedWave,
     check_header,
@@ -76,10 +77,19 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
 
 
 def decode_vectorised(
-    tk: Tokens, fmt: RdnaFormat, data: bytes, arch: str, code: CodeMap | None, se: int, where: str, rules: Rules
+    tk: Tokens,
+    fmt: RdnaFormat,
+    data: bytes,
+    arch: str,
+    code: CodeMap | None,
+    se: int,
+    where: str,
+    rules: Rules,
+    emit: Emit | None = None,
 ) -> BlobResult:
     """The scalar model's results for a vectorisable blob. Raises timing.NotVectorisable when the token
-    order is one the vectorised timing model does not cover."""
+    order is one the vectorised timing model does not cover. With `emit`, the traced waves go to it
+    unstitched, in stitch order, and the result has none (a windowed decode stitches them: windowed.py)."""
     res = start_result(tk, data, arch, se)
     side_records(res, tk, fmt)
     table = fmt.table
@@ -160,6 +170,10 @@ def decode_vectorised(
     for x, (wv, tl, e_, c_) in enumerate(zip(ws_waves, timelines, end.tolist(), complete.tolist())):
         wv.insts = recs[bounds[x] : bounds[x + 1]]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
+    if emit is not None:
+        for wv in emitted:
+            emit(wv, hdr.exclude_barrier_wait)
+        return res
     stitched: list = []
     waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, stitched) for wv in emitted]
     note_waves(res, stitched)

@@ -151,6 +151,10 @@ class TracedWave:
                 self.stall.append(0)
 
 
+# where a windowed decode takes the traced waves: (wave, the HEADER's exclude_barrier_wait when it left its slot)
+Emit = Callable[["TracedWave", bool], object]
+
+
 class Slots:
     """The traced SIMD's wave slots, each holding its latest wave. Waves leave through `emit` in the
     official stitch order: a complete wave when its slot gets a new WAVE_START, the others (and every

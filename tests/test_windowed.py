@@ -1,0 +1,158 @@
+"""A big RDNA blob decoded in windows (attdec.decoders.rdna.windowed) gives what the whole-blob decode gives:
+`hotspots` and `waves` output, and the blob's waves, occupancy, problems and INFO records, on every real
+RDNA capture cut into small windows (many cuts: open waves carried from window to window)."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+import numpy as np
+import pytest
+from conftest import SHARED, shared_path
+
+from attdec.analysis.hotspots import hotspots
+from attdec.analysis.waves import wave_rows
+from attdec.decoders import COMPAT, decode_blob
+from attdec.decoders.rdna.windowed import WINDOW, window_size
+from attdec.report import hotspots as hotspots_report
+from attdec.report import waves as waves_report
+from attdec.sources.capture import load
+from attdec.sources.kind import Tracker
+from attdec.sources.pipeline import open_dispatches
+from attdec.sources.raw import load_code
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+from sqtt_encoder import RdnaEncoder
+
+RDNA = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx1[12]*/*/oracle.json"))
+BIG = "gfx1200/gemm_gfx1200_run0"  # 4 MB of long waves: every window carries open waves
+
+
+def _window(rel: str) -> int:
+    return 256 << 10 if rel == BIG else 1 << 10
+
+
+def _outputs(path, **opts) -> tuple[str, str, int, int]:
+    ds = open_dispatches([path], jobs=1, **opts)
+    hot, waves = io.StringIO(), io.StringIO()
+    hotspots_report.print_json([hotspots([d]) for d in ds], 0, hot)
+    waves_report.print_json([r for d in ds for r in wave_rows(d)], waves, ds)
+    folded = sum(w.folded is not None for d in ds for w in d.waves)
+    return hot.getvalue(), waves.getvalue(), folded, sum(len(d.waves) for d in ds)
+
+
+@pytest.mark.parametrize("rel", [*RDNA, BIG])
+def test_hotspots_and_waves_of_windows_equal_whole_blob(rel):
+    path = shared_path("captures", rel)
+    whole_hot, whole_waves, none, n = _outputs(path)
+    hot, waves, folded, _ = _outputs(path, fold=True, window=_window(rel))
+    assert none == 0
+    # every wave came out of the windows (BIG: the gemm's 64 of its 2 MB blobs; its 40 kB ones are decoded whole)
+    assert folded == n if rel != BIG else folded == 64
+    assert (hot, waves) == (whole_hot, whole_waves)
+
+
+def _wave_key(w):
+    return (w.se, w.cu, w.simd, w.slot, w.begin, w.end, w.contexts, w.insts.tobytes(), list(map(tuple, w.timeline)))
+
+
+@pytest.mark.parametrize("compat", list(COMPAT))
+@pytest.mark.parametrize("rel", RDNA)
+def test_blob_records_of_windows_equal_whole_blob(rel, compat):
+    """Waves (every record, unfolded), occupancy, problems, warnings and INFO of each blob, as each decoder
+    version decodes it (rocm-7.13: waves in stitch order, gfx12 tokens read only whole)."""
+    raws = load(shared_path("captures", rel), Tracker())
+    for raw, b in [(r, b) for r in raws for b in r.blobs]:
+        code = load_code(raw)
+        whole = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat)
+        win = decode_blob(
+            b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=512
+        )
+        assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
+        assert np.array_equal(win.occupancy, whole.occupancy)
+        assert (win.problems, win.warnings, win.info) == (whole.problems, whole.warnings, whole.info)
+        assert (win.code_objects, win.rt_frequency, win.walks) == (whole.code_objects, whole.rt_frequency, whole.walks)
+
+
+@pytest.mark.parametrize("compat", list(COMPAT))
+@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/gemm_run0"])
+@pytest.mark.parametrize("damage", ["truncated", "lost sync"])
+def test_damaged_blob_problems_keep_whole_blob_offsets(damage, rel, compat):
+    raw = load(shared_path("captures", rel), Tracker())[0]
+    code = load_code(raw)
+    data = bytearray(raw.blobs[0].data)
+    if damage == "truncated":
+        data = data[: len(data) - 13]
+    else:
+        data[len(data) // 2 : len(data) // 2 + 40] = b"\x77" * 40  # unassigned token ids (lost sync)
+    data = bytes(data)
+    whole = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat)
+    win = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=256)
+    assert win.problems == whole.problems and win.problems
+    assert (win.warnings, win.info) == (whole.warnings, whole.info)
+    assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
+
+
+@pytest.mark.parametrize("gen", [11, 12])
+def test_synthetic_stream_in_windows(gen):
+    """Waves of several slots overlapping every cut, untraced waves, lost packets (occupancy and DATA_LOST),
+    same-cycle WAVE_READY, waves cut by the end of the blob and a wave replaced before it ended."""
+    e = RdnaEncoder(gen).kernel_entry(0x100000)
+    for k in range(40):
+        e.advance(8).wave_start(0, k % 4).wave_start(1, k % 3).advance(4)
+        for _ in range(3):
+            e.valu(k % 4).advance(4).wave_ready(0b1111).valu((k + 1) % 4).imm_one(k % 4, delta=1)
+        if k % 7 == 3:
+            e.token("TIMESTAMP", pl=1, value=0)
+        if k % 5 != 4:  # every fifth wave never ends: its slot's next wave replaces it
+            e.advance(4).wave_end(0, k % 4)
+        e.wave_end(1, k % 3, delta=2)
+    e.advance(8).wave_start(0, 9).valu(9)  # cut by the end
+    data = e.data()
+    arch = "gfx1100" if gen == 11 else "gfx1200"
+    whole = decode_blob(data, arch, None, 0)
+    for window in (32, 64, 96):
+        win = decode_blob(data, arch, None, 0, fold=lambda w: w, window=window)
+        assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
+        assert np.array_equal(win.occupancy, whole.occupancy)
+        assert (win.problems, win.warnings, win.info) == (whole.problems, whole.warnings, whole.info)
+    assert any(i.kind == "DATA_LOST" for i in whole.info) and len(whole.waves) == 41
+
+
+@pytest.mark.parametrize("rel", ["gfx1200/gemm_run0", "gfx950/gemm_run0"])
+def test_mapped_blob_decodes_as_read(rel, tmp_path):
+    """Big blobs are mapped, not read (errors.read_bytes `map_from`): every decode takes the mapping."""
+    from attdec.errors import read_bytes
+
+    raw = load(shared_path("captures", rel), Tracker())[0]
+    code = load_code(raw)
+    b = raw.blobs[0]
+    f = tmp_path / "blob.att"
+    f.write_bytes(b.data)
+    mapped = read_bytes(f, map_from=1)
+    assert not isinstance(mapped, bytes) and mapped[:] == b.data
+    for opts in ({}, {"fold": lambda w: w, "window": 1024}):
+        got = decode_blob(mapped, code.arch, code.codemap, b.se, where=b.label, **opts)
+        want = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label)
+        assert [_wave_key(w) for w in got.waves] == [_wave_key(w) for w in want.waves]
+        assert got.problems == want.problems
+
+
+def test_folded_waves_cross_to_workers():
+    """--jobs: a worker's folded waves come back as columns (sources.parallel) with their record counts."""
+    from attdec.sources.parallel import pack_dispatch, unpack_dispatch
+
+    (d,) = open_dispatches([shared_path("captures", "gfx1100/gemm_run0")], jobs=1, fold=True, window=1024)
+    back = unpack_dispatch(pack_dispatch(d))
+    assert all(w.folded is not None for w in back.waves)
+    assert [vars(r) for r in wave_rows(back)] == [vars(r) for r in wave_rows(d)]
+
+
+def test_window_size_is_whole_blob_when_small():
+    assert window_size(1 << 20) is None
+    assert window_size(2 * WINDOW) is None
+    assert window_size(2 * WINDOW + 1) == WINDOW
+    assert window_size(5000, 1000) == 992  # whole trace lines
+    assert window_size(5000, 8000) is None
