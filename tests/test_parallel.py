@@ -97,3 +97,27 @@ def test_every_decoding_command_passes_jobs_on(monkeypatch, tmp_path, command):
     args = [command, str(demo), "--jobs", "3"] + (["-o", str(tmp_path / "out")] if command == "export-ui" else [])
     assert invoke(args).exit_code == 0
     assert seen and set(seen) == {3}
+
+
+def test_handout_heaviest_first_then_by_code_objects():
+    """A free worker takes the heaviest item first, then the items whose code objects it has loaded."""
+    h = parallel._Handout([1, 1, 9, 1, 1, 1], ["a", "b", None, "a", "b", "a"], 2)
+    assert h.pick(0) == 2  # the heavy one (a big blob: no code affinity)
+    assert h.pick(1) == 0  # worker 1 meets code "a"
+    assert h.pick(0) == 1  # "a" is worker 1's: worker 0 takes "b"
+    assert [h.pick(1), h.pick(1)] == [3, 5]  # worker 1's own "a" items, though 4 is older
+    assert h.pick(0) == 4
+    assert h.flying == 14 and not h.pending
+
+
+def test_a_bug_in_a_worker_is_raised_with_its_traceback():
+    def work(x: int) -> int:
+        if x == 30:
+            raise ValueError("boom in the worker")
+        return x * 2
+
+    got = []
+    with pytest.raises(RuntimeError, match="boom in the worker"):  # as soon as it is known (not an input error)
+        for outcome in parallel.map_in_order(work, list(range(40)), [1] * 40, 2):
+            got.append(parallel.unwrap(outcome))
+    assert got == [2 * x for x in range(len(got))] and len(got) <= 30

@@ -8,6 +8,8 @@ versions of AMD's decoder (`compat`, docs/compat.md); the default reproduces 0.1
 
 from __future__ import annotations
 
+import gc
+import importlib
 from typing import TYPE_CHECKING
 
 from attdec.decoders.compat import COMPAT, Rules, rules_for
@@ -81,28 +83,22 @@ def decode_blob(
         )
     if got != tgt.stream:
         raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
-    fold, progress = opts.get("fold"), opts.get("progress")
-    if got == "gfx9":
-        from attdec.decoders import gfx9
-
-        if fold is not None:
-            from attdec.decoders import windowed
-
-            size = windowed.window_size(len(data), opts.get("window"), 2)  # whole 16-bit words
+    if got not in ("gfx9", "gfx11", "gfx12"):
+        raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
+    family = importlib.import_module("attdec.decoders." + ("gfx9" if got == "gfx9" else "rdna"))
+    more = {"target_cu": opts.get("target_cu")} if got == "gfx9" else {}
+    # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
+    # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if opts.get("fold") is not None:
+            windowed = importlib.import_module(family.__name__ + ".windowed")
+            size = windowed.window_size(len(data), opts.get("window"))
             if size is not None:
-                from attdec.decoders.gfx9 import windowed as gfx9_windowed
-
-                cu = opts.get("target_cu")
-                return gfx9_windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, cu, progress)
-        return gfx9.decode(data, tgt.name, code, se, target_cu=opts.get("target_cu"), where=where, rules=rules)
-    if got in ("gfx11", "gfx12"):
-        from attdec.decoders import rdna
-
-        if fold is not None:
-            from attdec.decoders.rdna import windowed as rdna_windowed
-
-            size = rdna_windowed.window_size(len(data), opts.get("window"))
-            if size is not None:
-                return rdna_windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress)
-        return rdna.decode(data, tgt.name, code, se, where=where, rules=rules)
-    raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
+                fold, progress = opts["fold"], opts.get("progress")
+                return windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress, **more)
+        return family.decode(data, tgt.name, code, se, where=where, rules=rules, **more)
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -153,11 +153,20 @@ class CodeMap:
 
     def __init__(self) -> None:
         self._by_pc: dict[int, object] = {}
+        self._parts: list[tuple[object, int]] = []  # (instructions, load base) as added
 
     def add(self, instructions, load_base: int) -> None:
-        """Add `attdec.isa.Instruction`s whose `address` is an ELF vaddr loaded at `load_base`."""
+        """Add `attdec.isa.Instruction`s whose `address` is an ELF vaddr loaded at `load_base` (not changed
+        afterwards: see `parts_key`)."""
         for ins in instructions:
             self._by_pc[load_base + ins.address] = ins
+        self._parts.append((instructions, load_base))
+
+    def parts_key(self) -> tuple:
+        """What the map is made of, by identity: maps built from the same (cached) disassembly at the same
+        bases have the same key, so the PC walk can share what it learns between them. The map holds its
+        parts, so no other object can take their ids while it lives."""
+        return tuple((id(ins), base) for ins, base in self._parts)
 
     def get(self, pc: int):
         return self._by_pc.get(pc)

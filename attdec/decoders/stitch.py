@@ -6,9 +6,11 @@ quirks in docs/sqtt-rdna.md). This module is that walk, one walker per family: `
 `Gfx11Walker` and `Gfx12Walker` (gfx11 plus its own line kinds and the barrier-wait rule); `walker()`
 picks one. Each `stitch` call walks one wave and returns what it did as a `Walk`.
 
-Code lines come from a `CodeMap` (absolute PC -> attdec.isa Instruction) and are cached per blob in a
-`CodeView`, like the official PCTranslator; the cache carries per-line state (`parsed`, the gfx12
-excluded-barrier mark) from one wave to the next, which the official walk depends on.
+Code lines come from a `CodeMap` (absolute PC -> attdec.isa Instruction) and are cached in a `CodeView`,
+like the official PCTranslator. The official walk also carries per-line state from one wave of a blob to
+the next (whether a line was matched, the gfx12 excluded-barrier mark): each walker keeps that state for
+its blob, while the lines and the memoised walks that depend on no such state are shared by every blob
+walked against the same code objects (`_Shared`).
 """
 
 from __future__ import annotations
@@ -223,13 +225,12 @@ def _elaborate(rec: int, line: int) -> bool:
 
 
 class Line:
-    """One code line as the walk sees it (official `assemblyLine`)."""
+    """One code line as the walk sees it (official `assemblyLine`, without its per-blob state)."""
 
-    __slots__ = ("addr", "cat", "next", "parsed", "target", "text")
+    __slots__ = ("addr", "cat", "next", "target", "text")
 
     def __init__(self, addr: int, text: str, cat: LineKind, nxt: int, target: int | None):
         self.addr, self.text, self.cat, self.next, self.target = addr, text, cat, nxt, target
-        self.parsed = False
 
 
 class CodeView:
@@ -355,32 +356,79 @@ def _last_pc(pcs: list[int], walked: int) -> int:
 
 
 # The kind of a line's text, per walker family and rules: the same for every blob, so it is worked out once
-# per process (the lines themselves carry per-blob state and are made per blob).
+# per process.
 _LINE_KINDS: dict[tuple[type, Rules], dict[str, LineKind]] = {}
 
 
-class PcWalker:
-    """The PC walk over one blob's waves (official `stitchWave`); one subclass per family.
+class _Shared:
+    """What the walk learns about one set of code objects that holds for every blob walked against it: the
+    code lines, and the memoised walks that touched no per-blob line state (keyed by everything they
+    depend on, the gfx12 barrier-wait flag included). The dispatches of one kernel share it, and so do
+    their blobs. `size` counts what its memos hold, in records (a wave's walk: its records; a match: 20,
+    about its bytes / 10)."""
 
-    `stitch` fills the pc column of one wave's records, applies the walk's timing changes and returns
-    (records, timeline, Walk). The walker lives as long as its blob: its code cache carries line state
-    from one wave to the next, in the order the decoder stitches them."""
-
-    MAX_FAILED = 1000
-
-    def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
-        self.rules = rules
-        kinds = _LINE_KINDS.setdefault((type(self), rules), {})
+    def __init__(self, code: CodeMap, family: type[PcWalker], rules: Rules):
+        self.code = code  # holds the code objects whose identity keys this state (see `_shared`)
+        kinds = _LINE_KINDS.setdefault((family, rules), {})
         if len(kinds) > 100_000:
             kinds.clear()
 
         def kind_of(text: str) -> LineKind:
             kind = kinds.get(text)
             if kind is None:
-                kind = kinds[text] = self.line_kind(text, rules)
+                kind = kinds[text] = family.line_kind(text, rules)
             return kind
 
         self.view = CodeView(code, kind_of)
+        self.memo: dict = {}
+        self.wave_memo: dict = {}
+        self.size = 0
+
+
+# The shared states kept, the most recently made last. Bounds on memory: how many, the instructions their
+# code maps hold (the state keeps its code objects alive, and code objects over 1 MB are not cached by
+# sources.raw: each dispatch of such a kernel has its own), and what all memos hold (~10 bytes a record).
+_SHARED: dict[tuple, _Shared] = {}
+MAX_SHARED = 64
+MAX_SHARED_INSTRUCTIONS = 1 << 22
+MAX_MEMO_RECORDS = 1 << 23
+
+
+def _shared(code: CodeMap, family: type[PcWalker], rules: Rules) -> _Shared:
+    key = (code.parts_key(), family, rules)
+    state = _SHARED.get(key)
+    if state is None:
+        held = sum(len(s.code) for s in _SHARED.values())
+        while _SHARED and (len(_SHARED) >= MAX_SHARED or held + len(code) > MAX_SHARED_INSTRUCTIONS):
+            held -= len(_SHARED.pop(next(iter(_SHARED))).code)  # the oldest
+        state = _SHARED[key] = _Shared(code, family, rules)
+    if sum(s.size for s in _SHARED.values()) > MAX_MEMO_RECORDS:
+        for s in _SHARED.values():
+            s.memo.clear()
+            s.wave_memo.clear()
+            s.size = 0
+    return state
+
+
+class PcWalker:
+    """The PC walk over one blob's waves (official `stitchWave`); one subclass per family.
+
+    `stitch` fills the pc column of one wave's records, applies the walk's timing changes and returns
+    (records, timeline, Walk). The walker lives as long as its blob and keeps the per-line state the
+    official walk carries from one wave to the next (in the order the decoder stitches them): which lines
+    were matched (`parsed`), which s_barrier_wait lines left no token (`excluded`). With `shared`, its
+    lines and memos are those of every blob walked against the same code objects (`_Shared`): exact as
+    long as the blob's gfx12 barrier-wait flag does not change from one wave to the next (decoders pass
+    shared=False for a blob whose HEADERs disagree)."""
+
+    MAX_FAILED = 1000
+
+    def __init__(self, code: CodeMap, rules: Rules = DEFAULT, shared: bool = True):
+        self.rules = rules
+        self.state = _shared(code, type(self), rules) if shared else _Shared(code, type(self), rules)
+        self.view, self.memo, self.wave_memo = self.state.view, self.state.memo, self.state.wave_memo
+        self.parsed: set[int] = set()
+        self.excluded: set[int] = set()
 
     @classmethod
     def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
@@ -452,9 +500,7 @@ class Gfx9Walker(PcWalker):
     state from one wave to the next), so a wave's walk is memoised as its PCs and the swaps and widenings
     it made, which are replayed on the next wave with the same records."""
 
-    def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
-        super().__init__(code, rules)
-        self.memo: dict = {}  # (record categories, PC slots) -> (pcs, Walk, timing operations)
+    # memo: (record categories, PC slots) -> (pcs, Walk, timing operations)
 
     @classmethod
     def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
@@ -475,6 +521,7 @@ class Gfx9Walker(PcWalker):
             pcs = [0] * len(cats)
             walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
             hit = self.memo[key] = (np.array(pcs, np.uint64), Walk(len(cats), walked, _last_pc(pcs, walked)), ops)
+            self.state.size += len(cats)
         pcs_a, walk, ops = hit
         if ops:
             insts = _gfx9_timing(insts, ops, begin, end)
@@ -550,11 +597,8 @@ class Gfx11Walker(PcWalker):
 
     # gfx12: a wave whose first record has no PC from the trace is not walked at all
     needs_first_pc = False
-
-    def __init__(self, code: CodeMap, rules: Rules = DEFAULT):
-        super().__init__(code, rules)
-        self.memo: dict = {}  # (next line pc, skipped immediates, record category) -> outcome
-        self.wave_memo: dict = {}  # (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave
+    # memo: (barrier flag, next line pc, skipped immediates, record category) -> outcome
+    # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave
 
     def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
         """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
@@ -571,6 +615,7 @@ class Gfx11Walker(PcWalker):
             insts["pc"] = np.array(pcs, np.uint64)
             if walk.cacheable and not walk.barriers:
                 self.wave_memo[key] = (insts["pc"].copy(), walk)
+                self.state.size += len(cats)
         if walk.widened:
             w = np.array(walk.widened, np.int64)
             insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
@@ -601,12 +646,13 @@ class Gfx11Walker(PcWalker):
                 break
             if nxt is None:
                 break
-            key = (nxt.addr, skipped, rec)
+            key = (excl_bw, nxt.addr, skipped, rec)
             hit = memo.get(key)
             if hit is None:
                 hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
                 if hit[4]:
                     memo[key] = hit
+                    self.state.size += 20
                 else:
                     cacheable = False
             pc, nxt_addr, skipped, widen, _ = hit
@@ -626,6 +672,7 @@ class Gfx11Walker(PcWalker):
         """
         view = self.view
         get = view.get
+        excluded = self.excluded
         rec = cats[i]
         n = len(cats)
         failed = 0
@@ -636,6 +683,8 @@ class Gfx11Walker(PcWalker):
                 return 0, 0, skipped, False, cacheable
             nxt = get(line.next)
             lc = line.cat
+            if excluded and line.addr in excluded:
+                lc = LineKind.BARRIER_WAIT_EXCLUDED
             if lc in (LineKind.DONT_KNOW, LineKind.SKIP):
                 continue
             if excl_bw and (
@@ -643,7 +692,7 @@ class Gfx11Walker(PcWalker):
                 or (lc == LineKind.IMMED and line.text.startswith("s_barrier_wait"))
             ):
                 cacheable = False
-                if lc == LineKind.BARRIER_WAIT_EXCLUDED or not line.parsed:
+                if lc == LineKind.BARRIER_WAIT_EXCLUDED or line.addr not in self.parsed:
                     add = True
                     if rec == Category.IMMED:
                         kind = 0
@@ -651,6 +700,8 @@ class Gfx11Walker(PcWalker):
                         idx = i
                         while idx < n and add and look is not None:
                             l2, r2 = look.cat, cats[idx]
+                            if excluded and look.addr in excluded:
+                                l2 = LineKind.BARRIER_WAIT_EXCLUDED
                             jumps = l2 == LineKind.BRANCH and r2 == Category.JUMP
                             look = view.jump(look) if jumps else get(look.next)
                             if l2 in (LineKind.DONT_KNOW, LineKind.SKIP):
@@ -664,7 +715,7 @@ class Gfx11Walker(PcWalker):
                             idx += 2  # the official look-ahead advances twice per matched line
                     if add:
                         barriers.append((i, line.addr))
-                        line.cat = LineKind.BARRIER_WAIT_EXCLUDED
+                        excluded.add(line.addr)
                         continue
             matched = True
             widen = False
@@ -688,10 +739,10 @@ class Gfx11Walker(PcWalker):
                     elif "scratch_" not in line.text:
                         return 0, 0, skipped, False, cacheable
             if matched:
-                line.parsed = True
+                self.parsed.add(line.addr)
                 return line.addr, (nxt.addr if nxt is not None else 0), skipped, widen, cacheable
             failed += 1
-        return 0, 0, skipped, False, False
+        return 0, 0, skipped, False, cacheable  # gave up: as deterministic as a match
 
 
 class Gfx12Walker(Gfx11Walker):
@@ -713,11 +764,12 @@ class Gfx12Walker(Gfx11Walker):
 WALKERS: dict[int, type[PcWalker]] = {9: Gfx9Walker, 11: Gfx11Walker, 12: Gfx12Walker}
 
 
-def walker(code: CodeMap | None, generation: int, rules: Rules = DEFAULT) -> PcWalker | None:
-    """The PC walker of a blob of this generation, or None when there is no code to walk."""
+def walker(code: CodeMap | None, generation: int, rules: Rules = DEFAULT, shared: bool = True) -> PcWalker | None:
+    """The PC walker of a blob of this generation, or None when there is no code to walk; `shared`: see
+    PcWalker."""
     if code is None or not len(code):
         return None
-    return WALKERS[generation](code, rules)
+    return WALKERS[generation](code, rules, shared)
 
 
 def line_category(text: str, family: int, rules: Rules = DEFAULT) -> LineKind:

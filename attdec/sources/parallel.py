@@ -9,9 +9,12 @@ arrays per dispatch, and this process rebuilds the `Wave`s (timelines as `Timeli
 and `CodeLine`s from them.
 
 Results come back in input order, and an error is raised where serial decoding would have raised it.
-Workers are forked (they inherit the raw dispatches: only an index crosses the pipe). With `jobs=1`, one
-dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no fork (not Linux),
-everything is decoded here.
+Workers are forked after the imports decoding needs (they inherit the raw dispatches: only an index
+crosses to them), each with a socket pair; the columns come back as pickle protocol 5 with the arrays'
+bytes out of band (`_send`). This process waits on the sockets itself: multiprocessing.Pool's
+worker-handler thread spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
+`jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
+fork (not Linux), everything is decoded here.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Generator, Iterator, Sequence
+import struct
+from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -72,16 +76,71 @@ def workers_for(weights: Sequence[int], jobs: int | None) -> int:
 # ---- the pool --------------------------------------------------------------------------------------------
 
 _JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (work, items), inherited by forked workers
+# Tasks a worker holds (running and waiting): a second one means it never waits for this process between two.
+PREFETCH = 2
+# The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
+WINDOW = 64
+# What loading a dispatch's code objects again in a second worker costs, in weight units (5-15 ms: about
+# as long as decoding 64 KiB of SQTT).
+RELOAD = 2
 
 
-def _run(i: int) -> tuple[int, bool, Any]:
-    """In a worker: item i's packed result, or the AttdecError it raised (re-raised in order by the parent)."""
+def _serve(sock) -> None:
+    """A worker's loop: item indices come down `sock`; (i, True, work(item)), (i, False, the AttdecError)
+    or (i, None, the traceback of a bug) go back, until None comes."""
+    import traceback
+
     assert _JOB is not None
     work, items = _JOB
-    try:
-        return i, True, work(items[i])
-    except AttdecError as e:
-        return i, False, e
+    while True:
+        i = _receive(sock)
+        if i is None:
+            return
+        out: tuple[int, bool | None, Any]
+        try:
+            out = (i, True, work(items[i]))
+        except AttdecError as e:
+            out = (i, False, e)
+        except Exception:
+            out = (i, None, traceback.format_exc())
+        _send(sock, out)
+
+
+def _send(sock, obj) -> None:
+    """`obj` pickled with its arrays' bytes out of band: they go down the socket as they are, not copied
+    into the pickle (and, on the other side, out of it)."""
+    import pickle
+
+    buffers: list[pickle.PickleBuffer] = []
+    head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    sizes = [len(head), *(r.nbytes for r in raws)]
+    sock.sendall(struct.pack(f"<{len(sizes) + 1}Q", len(sizes), *sizes))
+    sock.sendall(head)
+    for r in raws:
+        sock.sendall(r)
+
+
+def _receive(sock):
+    import pickle
+
+    (count,) = struct.unpack("<Q", _read(sock, 8))
+    sizes = struct.unpack(f"<{count}Q", _read(sock, 8 * count))
+    head, *buffers = (_read(sock, n) for n in sizes)
+    return pickle.loads(head, buffers=buffers)
+
+
+def _read(sock, n: int):
+    import numpy as np
+
+    out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the socket
+    view, got = out.data, 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if not k:
+            raise EOFError("the other process closed its end")
+        got += k
+    return out
 
 
 def map_in_order(
@@ -90,12 +149,17 @@ def map_in_order(
     weights: Sequence[int],
     jobs: int | None,
     done: Callable[[int], None] | None = None,
+    keys: Sequence[Hashable] | None = None,
 ) -> Iterator[tuple[bool, Any]]:
     """(True, work(item)) or (False, the AttdecError it raised) for each item, in order, computed on up to
-    `jobs` processes; `done(i)` is called (in this thread) as item i finishes, in whatever order. Items are
-    handed out in order while less than IN_FLIGHT weight is decoded but not yet taken (and always to keep
-    every worker busy), so memory does not grow with the input. `work` runs in a worker: it must return
-    what pickles cheaply (arrays, a few objects)."""
+    `jobs` processes; `done(i)` is called (in this thread) as item i finishes, in whatever order. `work`
+    runs in a worker: it must return what pickles cheaply (arrays, a few objects).
+
+    A free worker takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
+    light ones fill the gaps at the end), counting RELOAD less for an item whose `keys` value (its code
+    objects) another worker met first: it would load them again. Near the end each worker holds one item
+    at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT weight, only the
+    oldest is handed out (and only to keep every worker busy), so memory does not grow with the input."""
     n = workers_for(weights, jobs)
     if n == 1:
         for i, item in enumerate(items):
@@ -108,33 +172,89 @@ def map_in_order(
             yield out
         return
     import multiprocessing
-    import queue
+    import socket
+    from multiprocessing.connection import wait
 
     _preload()
     global _JOB
     _JOB = (work, items)
     gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
-    finished: queue.SimpleQueue = queue.SimpleQueue()
+    ctx = multiprocessing.get_context("fork")
+    conns: list[socket.socket] = []
+    procs, finished = [], False
     try:
-        with multiprocessing.get_context("fork").Pool(n) as pool:
-            submitted, flying, ready = 0, 0, {}  # items handed out, their weight not yet taken, results
-            for i in range(len(items)):
-                while submitted < len(items) and (submitted - i <= n or flying < IN_FLIGHT):
-                    pool.apply_async(_run, (submitted,), callback=finished.put, error_callback=finished.put)
-                    flying += weights[submitted]
-                    submitted += 1
-                while i not in ready:
-                    got = finished.get()
-                    if isinstance(got, BaseException):  # not an input error: a bug, with its traceback
-                        raise got
-                    ready[got[0]] = got[1:]
+        for _ in range(n):
+            here, there = socket.socketpair()
+            proc = ctx.Process(target=_serve, args=(there,), daemon=True)
+            proc.start()
+            there.close()
+            conns.append(here)
+            procs.append(proc)
+        order = _Handout(weights, keys, n)
+        held = [0] * n  # tasks each worker holds
+        ready: dict[int, tuple[bool, Any]] = {}
+        for i in range(len(items)):
+            while i not in ready:
+                for w in range(n):
+                    while order.pending and (
+                        held[w] == 0 or (held[w] < PREFETCH and order.flying < IN_FLIGHT and len(order.pending) > n)
+                    ):
+                        _send(conns[w], order.pick(w))
+                        held[w] += 1
+                for conn in wait(conns):
+                    try:
+                        k, ok, value = _receive(conn)
+                    except EOFError:
+                        raise RuntimeError("a worker process ended unexpectedly") from None
+                    if ok is None:  # not an input error: a bug, with the worker's traceback
+                        raise RuntimeError(f"a worker process failed:\n{value}")
+                    held[conns.index(conn)] -= 1  # type: ignore[arg-type]
+                    ready[k] = (ok, value)
                     if done is not None:
-                        done(got[0])
-                flying -= weights[i]
-                yield ready.pop(i)
+                        done(k)
+            order.flying -= weights[i]
+            yield ready.pop(i)
+        finished = True
     finally:
+        for conn, proc in zip(conns, procs):
+            if finished:  # idle: it ends when told to; a worker still busy (an error, or the caller stopped) is stopped
+                _send(conn, None)
+            else:
+                proc.terminate()
+            conn.close()
+        for proc in procs:
+            proc.join()
         _JOB = None
         gc.unfreeze()
+
+
+class _Handout:
+    """Which item a free worker gets next (`map_in_order`); `flying`: the weight handed out and not yet
+    taken by the caller."""
+
+    def __init__(self, weights: Sequence[int], keys: Sequence[Hashable] | None, workers: int):
+        self.weights, self.keys = weights, keys
+        self.pending = list(range(len(weights)))[::-1]  # not handed out, the oldest last
+        self.owner: dict[Hashable, int] = {}  # key -> the worker that met it first
+        self.flying = 0
+
+    def pick(self, w: int) -> int:
+        pending = self.pending
+        at = len(pending) - 1  # the oldest
+        if self.flying < IN_FLIGHT:
+            best = None
+            for j in range(len(pending) - 1, max(-1, len(pending) - 1 - WINDOW), -1):
+                i = pending[j]
+                key = self.keys[i] if self.keys is not None else None
+                rank = self.weights[i] - (RELOAD if key is not None and self.owner.get(key, w) != w else 0)
+                if best is None or rank > best:
+                    best, at = rank, j
+        i = pending.pop(at)
+        key = self.keys[i] if self.keys is not None else None
+        if key is not None:
+            self.owner.setdefault(key, w)
+        self.flying += self.weights[i]
+        return i
 
 
 @contextlib.contextmanager
@@ -153,11 +273,19 @@ def _no_gc():
 
 
 def _preload() -> None:
-    """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each)."""
-    import numpy  # noqa: F401
+    """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each),
+    the code-object reader's libraries too (pyelftools: ~0.1 s)."""
+    import numpy
+    import numpy.ma  # noqa: F401  (np.unique imports it on first use)
 
     from attdec.decoders import gfx9, rdna  # noqa: F401
+    from attdec.isa import codeobj, decoder, render  # noqa: F401
     from attdec.sources import listing, raw  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # what attdec.isa.codeobj imports when it first reads an ELF file
+        import elftools.elf.elffile
+        import elftools.elf.sections  # noqa: F401
+        import msgpack  # noqa: F401
 
 
 def unwrap(outcome: tuple[bool, Any]) -> Any:
@@ -202,7 +330,8 @@ def decode_dispatches(
     def work(raw: RawDispatch) -> dict:
         return pack_dispatch(decode_dispatch(raw, **decode_opts))
 
-    for ok, value in map_in_order(work, raws, weights, jobs, done):
+    keys = [_code_key(r) for r in raws]
+    for ok, value in map_in_order(work, raws, weights, jobs, done, keys):
         yield ok, unpack_dispatch(value) if ok else value
 
 
@@ -231,7 +360,8 @@ def decode_blob_results(raws: Sequence[RawDispatch], jobs: int | None = 1, **dec
         for blob, (res, dt) in zip(raw.blobs, parts):
             yield blob, unpack_blob_result(res), dt
 
-    for i, _, outcomes in _by_dispatch(tasks, map_in_order(work, tasks, weights, jobs)):
+    keys = [_code_key(raws[i]) if blob is None else None for i, blob in tasks]
+    for i, _, outcomes in _by_dispatch(tasks, map_in_order(work, tasks, weights, jobs, keys=keys)):
         yield replay(raws[i], outcomes)
 
 
@@ -266,6 +396,12 @@ def _by_dispatch(tasks: Sequence[tuple[int, int | None]], outcomes: Iterator) ->
             k += 1
         yield i, tasks[t][1] is None, [next(outcomes) for _ in range(k)]
         t += k
+
+
+def _code_key(raw: RawDispatch) -> Hashable:
+    """What a dispatch's code map is made of (its code objects' bytes): workers that loaded it once decode
+    the dispatches that share it (parsing and disassembling a code object costs 5-15 ms)."""
+    return tuple(hash(co.data) for co in raw.code_objects) or None
 
 
 def _one_blob(raw: RawDispatch, blob: int) -> RawDispatch:

@@ -31,6 +31,27 @@ CONTEXT_COUNT = 64
 MAX_CONTEXTS = 255  # the wave record's `contexts` is a u8
 
 
+# What the pass reads, looked up once per process (it runs for every blob, most of them small): the token
+# types it handles, their layouts, and the fields of the per-token branches as (shift, mask) pairs.
+_TYPES = tuple(
+    TOKEN_NAMES.index(n)
+    for n in ("ISSUE", "INST", "INST_PC", "MISC", "REG", "WAVE_START", "WAVE_END", "REG_CS", "REG_CS_PRIV",
+              "WAVE_ALLOC", "SHADERDATA", "PERF")
+)  # fmt: skip
+_PACKETS = tuple(GFX9[n] for n in ("SHADERDATA", "INST_PC", "WAVE_START", "REG", "REG_CS"))
+_PERF_BITS = tuple(
+    x
+    for k in ("sh", "cu", "bank", "counter0", "counter1", "counter2", "counter3")
+    for x in (GFX9["PERF"][k].lo, GFX9["PERF"][k].mask)
+)
+_BITS = tuple(
+    x
+    for p, k in [("ISSUE", "simd"), ("ISSUE", "status"), ("INST", "slot"), ("INST", "simd"), ("INST", "kind")]
+    + [("WAVE_START", k) for k in ("sh", "cu", "slot", "simd", "me", "pipe", "count")]
+    for x in (GFX9[p][k].lo, GFX9[p][k].mask)
+)
+
+
 def _slices(*arrays, size: int = 1 << 18):
     """Rows of parallel numpy arrays as Python ints, a slice at a time (bounded list memory)."""
     n = len(arrays[0])
@@ -43,25 +64,17 @@ def run(
 ) -> None:
     """The state machine over the tokens that matter (numpy arrays in); fills `res`. `carried`: a `Carried`
     (one segment of a blob decoded in segments)."""
-    tn = TOKEN_NAMES.index
-    ISSUE, INST, INST_PC, MISC, REG = tn("ISSUE"), tn("INST"), tn("INST_PC"), tn("MISC"), tn("REG")
-    WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV = tn("WAVE_START"), tn("WAVE_END"), tn("REG_CS"), tn("REG_CS_PRIV")
-    WAVE_ALLOC, SHADERDATA, PERF = tn("WAVE_ALLOC"), tn("SHADERDATA"), tn("PERF")
-    sd_p, perf_p = GFX9["SHADERDATA"], GFX9["PERF"]
-    inst_p, pc_p, ws_p, reg_p, cs_p = GFX9["INST"], GFX9["INST_PC"], GFX9["WAVE_START"], GFX9["REG"], GFX9["REG_CS"]
-    # scalar field reads as plain shifts and masks, bound once: this loop runs once per token
-    is_lo, is_mk, st_lo, st_mk = (x for k in ("simd", "status") for x in (GFX9["ISSUE"][k].lo, GFX9["ISSUE"][k].mask))
-    i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk = (
-        x for k in ("slot", "simd", "kind") for x in (inst_p[k].lo, inst_p[k].mask)
-    )
-    w_sh_lo, w_sh_mk, w_cu_lo, w_cu_mk, w_slot_lo, w_slot_mk, w_simd_lo, w_simd_mk = (
-        x for k in ("sh", "cu", "slot", "simd") for x in (ws_p[k].lo, ws_p[k].mask)
-    )
-    w_me_lo, w_me_mk, w_pipe_lo, w_pipe_mk, w_count_lo, w_count_mk = (
-        x for k in ("me", "pipe", "count") for x in (ws_p[k].lo, ws_p[k].mask)
-    )
+    ISSUE, INST, INST_PC, MISC, REG, WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV, WAVE_ALLOC, SHADERDATA, PERF = _TYPES
+    sd_p, pc_p, ws_p, reg_p, cs_p = _PACKETS
+    (p_sh_lo, p_sh_mk, p_cu_lo, p_cu_mk, p_bank_lo, p_bank_mk, c0_lo, c0_mk, c1_lo, c1_mk, c2_lo, c2_mk, c3_lo,
+     c3_mk) = _PERF_BITS  # fmt: skip
+    (is_lo, is_mk, st_lo, st_mk, i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk, w_sh_lo, w_sh_mk,
+     w_cu_lo, w_cu_mk, w_slot_lo, w_slot_mk, w_simd_lo, w_simd_mk, w_me_lo, w_me_mk, w_pipe_lo, w_pipe_mk,
+     w_count_lo, w_count_mk) = _BITS  # fmt: skip
     slot_f = ws_p["slot"]  # the same bits in every wave-addressed token (WAVE_ALLOC, SHADERDATA too)
     misc_kind = GFX9["MISC"]["kind"]
+    reg_enable, reg_addr, reg_data = (reg_p[k].get for k in ("enable", "addr", "data"))
+    cs_addr, cs_data, cs_me, cs_pipe = (cs_p[k].get for k in ("addr", "data", "me", "pipe"))
     status_bits = 2
 
     slots: list[list[list[TracedWave]]] = [[[] for _ in range(SLOTS)] for _ in range(4)]  # per (simd, slot)
@@ -163,8 +176,8 @@ def run(
             if ws:
                 ws[-1].new_pc(pc_p["pc_dw"].get(v) << 2)
         elif ty in (REG_CS, REG_CS_PRIV):  # REG_CS_PRIV has REG_CS's layout
-            addr, data = cs_p["addr"].get(v), cs_p["data"].get(v)
-            key = ((cs_p["me"].get(v) + 1) & 1, cs_p["pipe"].get(v))  # the official ME is (field + 1) & 1
+            addr, data = cs_addr(v), cs_data(v)
+            key = ((cs_me(v) + 1) & 1, cs_pipe(v))  # the official ME is (field + 1) & 1
             if addr == COMPUTE_PGM_LO:
                 pgm[key] = (pgm.get(key, 0) & ~0xFFFFFFFF) | data
             elif addr == COMPUTE_PGM_HI:
@@ -180,9 +193,9 @@ def run(
                         if ws and ws[-1].end == 0:
                             ws[-1].trap = TrapStatus.REQUEST
         elif ty == REG:
-            if not reg_p["enable"].get(v):
+            if not reg_enable(v):
                 continue  # write not enabled
-            addr, data = reg_p["addr"].get(v), reg_p["data"].get(v)
+            addr, data = reg_addr(v), reg_data(v)
             if addr == USERDATA_3:
                 sample = proto.userdata3(t, data)
                 if sample:
@@ -199,8 +212,8 @@ def run(
             if ty == SHADERDATA:  # any CU: the official reports them all
                 shaderdata.append((t, sd_p["data"].get(v), sd_p["cu"].get(v), sd_p["simd"].get(v), slot_f.get(v)))
         elif ty == PERF:
-            if perf_p["sh"].get(v) == 0:
-                cu, bank = perf_p["cu"].get(v), perf_p["bank"].get(v)
+            if not (v >> p_sh_lo) & p_sh_mk:
+                cu, bank = (v >> p_cu_lo) & p_cu_mk, (v >> p_bank_lo) & p_bank_mk
                 tp = t - 4 * cu  # the official reading time: 4 cycles per CU earlier
                 interval = proto.counter_interval
                 if interval:  # a gap of more than one interval gets an empty event (at this reading's time)
@@ -208,12 +221,13 @@ def run(
                     if last > 0 and tp > last + interval:
                         perf.append((tp, 0, 0, 0, 0, cu, bank))
                     last_perf[(cu, bank)] = tp
-                perf.append((tp, *(perf_p[f"counter{k}"].get(v) for k in range(4)), cu, bank))
+                e0, e1, e2, e3 = (v >> c0_lo) & c0_mk, (v >> c1_lo) & c1_mk, (v >> c2_lo) & c2_mk, (v >> c3_lo) & c3_mk
+                perf.append((tp, e0, e1, e2, e3, cu, bank))
 
     for row in slots:
         for ws in row:
             done.extend(ws)
-    walk = walker(code, 9, rules)
+    walk = walker(code, 9, rules) if done else None
     seq: dict[tuple[int, int], int] = {}
     c = carried or Carried()
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency

@@ -43,15 +43,23 @@ _LEN_BIT0, _LEN_BIT1 = (sum(((int(n) - 1) >> b & 1) << t for t, n in enumerate(T
 assert MISC == 0 and set(DELTA_MASK[1:].tolist()) == {1}
 _MISC_DELTA = int(DELTA_MASK[MISC])
 assert _MISC_DELTA < 256 and MISC_KIND.lo + MISC_KIND.width == 16
+# numpy scalars made once: the split and the time pass run for every blob, most of them a few hundred words
+_U16_TYPE_MASK, _U16_MISC_LO, _U16_DELTA_LO, _U16_ONE = (np.uint16(x) for x in (TYPE_MASK, MISC_KIND.lo, DELTA_LO, 1))
+_U16_LEN_BIT0, _U16_LEN_BIT1, _U16_LONGER = (np.uint16(x) for x in (_LEN_BIT0, _LEN_BIT1, _LEN_BIT0 | _LEN_BIT1))
+_U8_MISC_DELTA_LESS1, _U8_ONE = np.uint8(_MISC_DELTA - 1), np.uint8(1)
+_I64_DELTA_CYCLES = np.int64(DELTA_CYCLES)
+_TOKEN_WORDS_U8 = TOKEN_WORDS.astype(np.uint8)
+_WORD_SHIFTS = tuple((k, np.uint64(16 * k)) for k in (1, 2, 3))
+_TIME_RESET = int(MiscKind.TIME_RESET)  # numpy compares with a plain int several times faster than an IntEnum
 
 
 def token_lengths(words: np.ndarray) -> np.ndarray:
     """The length in words (uint8) of a token starting at each word."""
-    ty = words & np.uint16(TYPE_MASK)
-    n = (np.uint16(_LEN_BIT0) >> ty) & np.uint16(1)
-    n += ((np.uint16(_LEN_BIT1) >> ty) & np.uint16(1)) << np.uint16(1)
+    ty = words & _U16_TYPE_MASK
+    n = (_U16_LEN_BIT0 >> ty) & _U16_ONE
+    n += ((_U16_LEN_BIT1 >> ty) & _U16_ONE) << _U16_ONE
     n = n.astype(np.uint8)
-    n += np.uint8(1)
+    n += _U8_ONE
     return n
 
 
@@ -77,7 +85,7 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     blocks of SPLIT_BLOCK candidates (see _split_chunk); the result equals the hop-by-hop walk (tested).
     """
     n = len(words)
-    cand = np.flatnonzero(((np.uint16(_LEN_BIT0 | _LEN_BIT1) >> (words & np.uint16(TYPE_MASK))) & np.uint16(1)) != 0)
+    cand = (((_U16_LONGER >> (words & _U16_TYPE_MASK)) & _U16_ONE) != 0).nonzero()[0]
     lens = token_lengths(words[cand])
     reach = cand + lens
     hop = np.ones(len(cand), np.uint8)  # to the next candidate on the chain: skip those inside the token
@@ -107,8 +115,8 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     del cand, hop, on_chain, taken, inner
     truncated = None
     if n:
-        last = n - 4 + int(np.flatnonzero(mask[-4:])[-1]) if n >= 4 else int(np.flatnonzero(mask)[-1])
-        if last + int(token_lengths(words[last : last + 1])[0]) > n:
+        last = n - 4 + int(mask[-4:].nonzero()[0][-1]) if n >= 4 else int(mask.nonzero()[0][-1])
+        if last + TOKEN_WORDS[int(words[last]) & TYPE_MASK] > n:
             truncated = last
             mask[last] = False
     return mask, truncated
@@ -205,10 +213,10 @@ def _split_chunk_loop(lens, entry, seen, exits, out) -> int:
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
     """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens)."""
     val = words[starts].astype(np.uint64)
-    nw = TOKEN_WORDS.astype(np.uint8)[types]
-    for k in (1, 2, 3):
-        longer = np.flatnonzero(nw > k)
-        val[longer] |= words[starts[longer] + k].astype(np.uint64) << np.uint64(16 * k)
+    nw = _TOKEN_WORDS_U8[types]
+    for k, shift in _WORD_SHIFTS:
+        longer = (nw > k).nonzero()[0]
+        val[longer] |= words[starts[longer] + k].astype(np.uint64) << shift
     return val
 
 
@@ -238,75 +246,85 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     """
     st = state or TimeState()
     n = len(words)
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     sels, t_sels, sps, resets, t_sps, d_sps = [], [], [], [], [], []
     type_bits, misc_bits = np.uint16(selection[0]), np.uint16(selection[1])
     carry = st.carry
     for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
         w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
-        ty = w & np.uint16(TYPE_MASK)
+        ty = w & _U16_TYPE_MASK
         misc = ty == MISC
         misc &= m
-        kind = w >> np.uint16(MISC_KIND.lo)
-        reset = kind == MiscKind.TIME_RESET
+        kind = w >> _U16_MISC_LO
+        reset = kind == _TIME_RESET
         reset &= misc
-        picked = ((type_bits >> ty) & np.uint16(1)) != 0
-        picked |= misc & (((misc_bits >> kind) & np.uint16(1)) != 0)
+        picked = ((type_bits >> ty) & _U16_ONE) != 0
+        picked |= misc & (((misc_bits >> kind) & _U16_ONE) != 0)
         picked &= m
         special = ty == TIMESTAMP
         special &= m
         special |= reset
-        sel = np.flatnonzero(picked)
-        sp = np.flatnonzero(special)
-        delta = w >> np.uint16(DELTA_LO)
-        delta &= misc.view(np.uint8) * np.uint8(_MISC_DELTA - 1) + np.uint8(1)
+        sel = picked.nonzero()[0]
+        sp = special.nonzero()[0]
+        delta = w >> _U16_DELTA_LO
+        delta &= misc.view(np.uint8) * _U8_MISC_DELTA_LESS1 + _U8_ONE
         delta *= m  # words inside a token: no delta
-        cs = np.cumsum(delta, dtype=np.int32)
-        sels.append(sel + lo)
-        t_sels.append(cs[sel] * np.int64(DELTA_CYCLES) + carry)
-        sps.append(sp + lo)
+        cs = delta.cumsum(dtype=np.int32)
+        sels.append(sel + lo if lo else sel)
+        t_sels.append(cs[sel] * _I64_DELTA_CYCLES + carry)
+        sps.append(sp + lo if lo else sp)
         resets.append(reset[sp])
-        t_sps.append(cs[sp] * np.int64(DELTA_CYCLES) + carry)
+        t_sps.append(cs[sp] * _I64_DELTA_CYCLES + carry)
         d_sps.append(delta[sp].astype(np.int64) * DELTA_CYCLES)
-        carry += int(cs[-1]) * DELTA_CYCLES if len(cs) else 0
+        carry += int(cs[-1]) * DELTA_CYCLES
     st.carry = carry
-    if not n:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    sel, t_sel = np.concatenate(sels), np.concatenate(t_sels)
-    sp, is_r, t_sp, d_sp = np.concatenate(sps), np.concatenate(resets), np.concatenate(t_sps), np.concatenate(d_sps)
+    if len(sels) == 1:  # one chunk (every blob under 16 MB): no copies
+        sel, t_sel, sp, is_r, t_sp, d_sp = sels[0], t_sels[0], sps[0], resets[0], t_sps[0], d_sps[0]
+    else:
+        sel, t_sel = np.concatenate(sels), np.concatenate(t_sels)
+        sp, is_r, t_sp, d_sp = np.concatenate(sps), np.concatenate(resets), np.concatenate(t_sps), np.concatenate(d_sps)
     del sels, t_sels, sps, resets, t_sps, d_sps
+    before = st.off - st.consumed  # the correction in force before the first special
+    if not len(sp):
+        if before:
+            t_sel += before
+        return sel, t_sel
 
     # A TIME_RESET that is not itself consumed consumes the next special token. In a run of consecutive
-    # resets, the first consumes the second, the third the fourth...
-    k = np.arange(len(sp))
-    run_start = np.ones(len(sp), bool)
-    run_start[1:] = ~(is_r[1:] & is_r[:-1])
-    consumer = is_r & ((k - np.maximum.accumulate(np.where(run_start, k, 0))) % 2 == 0)
+    # resets, the first consumes the second, the third the fourth... (usually every reset is followed by
+    # its TIMESTAMP: each reset consumes)
+    twice = is_r[1:] & is_r[:-1]
+    if twice.any():
+        k = np.arange(len(sp))
+        run_start = np.ones(len(sp), bool)
+        run_start[1:] = ~twice
+        consumer = is_r & ((k - np.maximum.accumulate(np.where(run_start, k, 0))) % 2 == 0)
+    else:
+        consumer = is_r
     consumed = np.zeros(len(sp), bool)
     consumed[1:] = consumer[:-1]
     resync = consumer.copy()
     resync[:-1] &= ~is_r[1:]  # a reset that consumed another reset re-anchors nothing
-    if len(sp) and consumer[-1] and not ended_partial:
+    if consumer[-1] and not ended_partial:
         resync[-1] = False  # the scan ran off the end of a complete buffer
     # times without the consumed tokens' deltas
-    d_used = np.where(consumed, d_sp, 0)
-    t_sp -= np.cumsum(d_used) - d_used + st.consumed
-    r = np.flatnonzero(resync)
+    gone = np.where(consumed, d_sp, 0)
+    gone_so_far = gone.cumsum()
+    gone_so_far += st.consumed  # consumed in the windows before
+    t_sp -= gone_so_far - gone
+    r = resync.nonzero()[0]
     ts = np.zeros(len(r), np.int64)  # the last one stays 0 if it ran into a truncated token
     has_ts = r + 1 < len(sp)
     ts[has_ts] = ts_of(sp[r[has_ts] + 1])
-    before = st.off - st.consumed  # the correction in force before the first special
     offs, st.base = _resync_offsets(ts, t_sp[r], st.off, st.base)
     # one step function over the special tokens: minus the consumed deltas so far, plus the offset in force
-    corr = -np.cumsum(d_used) - st.consumed
-    in_force = np.cumsum(resync)  # resyncs up to and including each special
-    corr += offs[in_force]
-    st.consumed += int(d_used.sum())
-    st.off = int(offs[-1])
-    if len(sp):  # the selected tokens between two specials take the first one's correction
-        runs = np.diff(np.searchsorted(sel, sp), prepend=0, append=len(sel))
-        t_sel += np.repeat(np.concatenate([[before], corr]), runs)
-    elif before:
-        t_sel += before
+    # (resyncs up to and including each special); the selected tokens after a special take its correction
+    corr = np.empty(len(sp) + 1, np.int64)
+    corr[0] = before
+    np.subtract(offs[resync.cumsum()], gone_so_far, out=corr[1:])
+    st.consumed, st.off = int(gone_so_far[-1]), int(offs[-1])
+    t_sel += corr[np.searchsorted(sp, sel)]
     return sel, t_sel
 
 

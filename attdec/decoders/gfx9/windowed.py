@@ -18,10 +18,9 @@ decoded as one segment.
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 
+from attdec.decoders import windowed
 from attdec.decoders.common import BlobResult, CodeMap, data_lost
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9 import parse_header, run_model, timestamps, truncation
@@ -159,6 +158,11 @@ class _Occupancy:
             self.pgm[(int(key[i]), int(addr[i]))] = (int(types[cs[i]]), int(cv[i]))
 
 
+def window_size(nbytes: int, window: int | None = None) -> int | None:
+    """The window a blob of `nbytes` is decoded in (whole 16-bit words), None: whole."""
+    return windowed.window_size(nbytes, window, 2)
+
+
 def decode_windowed(
     data,
     arch: str,
@@ -168,21 +172,15 @@ def decode_windowed(
     rules: Rules,
     fold: Fold,
     window: int,
-    target_cu: int | None = None,
     progress: Progress | None = None,
+    target_cu: int | None = None,
 ) -> BlobResult:
     """Decode one gfx9 SE blob (bytes, or an mmap whose pages are released as windows pass) `window` bytes at
     a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned.
-    `progress` is told the bytes split so far after each window but the last."""
+    `progress` is told the bytes split so far after each window but the last; `target_cu` as gfx9.decode's."""
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
-    was_enabled = gc.isenabled()
-    gc.disable()  # as gfx9.decode: many small records
-    try:
-        return _decode(data, arch, code, se, rules, fold, window, tcu, progress)
-    finally:
-        if was_enabled:
-            gc.enable()
+    return _decode(data, arch, code, se, rules, fold, window, tcu, progress)
 
 
 def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobResult:

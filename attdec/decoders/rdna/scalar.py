@@ -84,7 +84,11 @@ def decode_scalar(
     occ_rows: list[tuple] = []
     occ_front: list[tuple] = []  # starts at time 0 for ends that had no start, placed first
     other: list[tuple[int, int, int, int]] = []  # (time, cycles, wgp, category)
-    walk = walker(code, fmt.generation, rules)
+    # the walk state is shared with other blobs unless the barrier-wait flag changes within this one
+    flags = {Header.read(int(w), table).exclude_barrier_wait for w in tk.word[tk.type == T["HEADER"]].tolist()}
+    if not len(tk.type) or tk.type[0] != T["HEADER"]:
+        flags.add(NO_HEADER.exclude_barrier_wait)
+    walk = walker(code, fmt.generation, rules, shared=len(flags) <= 1)
     entry_checked = walk is None
     waves: list[Wave] = []
     stitched: list = []

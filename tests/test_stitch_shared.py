@@ -1,0 +1,76 @@
+"""The PC walk's state shared between blobs (stitch._Shared) changes no result: every blob of real captures,
+decoded in one process after others of the same kernels (twice, and in reverse order), gives exactly what
+it gives with nothing shared."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from conftest import shared_path
+
+from attdec.decoders import stitch
+from attdec.sources.pipeline import open_raw
+from attdec.sources.raw import decode_blobs
+
+# gfx12 barrier waits that leave no token (per-blob line state), a walk that gives up (the scalar path),
+# the gfx9 walk with its swaps and barriers
+CAPTURES = ["gfx1201/handwritten_run0", "gfx1201/handwritten_run1", "gfx1201/ops_run0", "gfx1201/ops_run1",
+            "gfx950/gemm_run0", "gfx950/gemm_run1"]  # fmt: skip
+
+
+def _summary(res) -> tuple:
+    waves = [
+        (w.se, w.cu, w.simd, w.slot, w.begin, w.end, w.insts.tobytes(), [tuple(map(int, x)) for x in w.timeline])
+        for w in res.waves
+    ]
+    return waves, res.info, res.warnings, res.problems, res.walks, res.walks_stopped
+
+
+def test_shared_walk_state_changes_nothing(monkeypatch):
+    raws = open_raw([shared_path("captures", *c.split("/")) for c in CAPTURES])
+    monkeypatch.setattr(stitch, "_SHARED", {})
+    alone = []
+    for raw in raws:
+        for _blob, res, _dt in decode_blobs(raw):
+            stitch._SHARED.clear()  # nothing learnt from another blob
+            alone.append(_summary(res))
+    assert sum(len(w[0]) for w in alone) > 50 and any(s[4] for s in alone)  # waves, and PC walks
+    for order in (raws, raws, raws[::-1]):
+        got = {id(raw): [_summary(res) for _blob, res, _dt in decode_blobs(raw)] for raw in order}
+        assert [x for raw in raws for x in got[id(raw)]] == alone
+    assert stitch._SHARED  # the state was shared
+
+
+@pytest.mark.parametrize("family", [9, 12])
+def test_walkers_of_one_code_map_share_lines_and_memos(family):
+    from attdec.decoders.common import CodeMap
+
+    code = CodeMap()
+    code.add([SimpleNamespace(address=0, text="s_endpgm", mnemonic="s_endpgm", size=4)], 0x1000)
+    a, b = stitch.walker(code, family), stitch.walker(code, family)
+    assert a is not None and b is not None
+    assert a.view is b.view and a.memo is b.memo and a.parsed is not b.parsed
+    c = stitch.walker(code, family, shared=False)
+    assert c is not None and c.view is not a.view
+
+
+def test_shared_state_is_bounded(monkeypatch):
+    """The shared states keep code objects alive and memos growing: both stay within their bounds."""
+    from attdec.decoders.common import CodeMap
+
+    monkeypatch.setattr(stitch, "_SHARED", {})
+    monkeypatch.setattr(stitch, "MAX_SHARED_INSTRUCTIONS", 5)
+    line = SimpleNamespace(address=0, text="s_endpgm", mnemonic="s_endpgm", size=4)
+    maps = []
+    for _ in range(4):
+        code = CodeMap()
+        code.add([line, SimpleNamespace(**{**vars(line), "address": 4})], 0x1000)  # a new list: a new key
+        maps.append(code)
+        w = stitch.walker(code, 12)
+        assert w is not None
+        w.state.size = stitch.MAX_MEMO_RECORDS  # as if its memos were full
+        w.memo["x"] = 1
+    assert len(stitch._SHARED) == 2  # 2 instructions each, at most 5 kept
+    stitch.walker(maps[-1], 12)
+    assert all(not s.memo and s.size == 0 for s in stitch._SHARED.values())  # past the bound: cleared
