@@ -1,6 +1,6 @@
 """What every family's windowed decoder shares (issue 12): a big blob decoded a window of bytes at a time
 (`hotspots`, `waves`: aggregates only), so that memory follows the window and not the blob. The family
-drivers (attdec.decoders.rdna.windowed) carry their own stream state from window to window; this module
+drivers (rdna.windowed, gfx9.windowed) carry their own stream state from window to window; this module
 holds the window's size, the fold callback's type and the release of a mapped blob's passed pages."""
 
 from __future__ import annotations

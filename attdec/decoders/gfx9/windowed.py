@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from attdec.decoders import windowed
-from attdec.decoders.common import BlobResult, CodeMap, data_lost
-from attdec.decoders.compat import Rules
+from attdec.decoders.common import BlobResult, data_lost
 from attdec.decoders.gfx9 import parse_header, run_model, timestamps, truncation
 from attdec.decoders.gfx9.packets import GFX9, HEADER_BYTES, SLOTS, TOKEN_NAMES, MiscKind
 from attdec.decoders.gfx9.splitter import TYPE_MASK, TimeState, token_lengths, token_starts, token_times, token_values
@@ -36,7 +35,7 @@ from attdec.decoders.gfx9.vectorised import (
 )
 from attdec.decoders.gfx9.wave import Carried
 from attdec.decoders.stitch import note_waves
-from attdec.decoders.windowed import Fold, Progress, release_before
+from attdec.decoders.windowed import Fold, release_before
 
 MISC, TIMESTAMP, REG, WAVE_START, WAVE_END, INST, REG_CS, REG_CS_PRIV = (
     TOKEN_NAMES.index(n)
@@ -164,20 +163,10 @@ def window_size(nbytes: int, window: int | None = None) -> int | None:
 
 
 def decode_windowed(
-    data,
-    arch: str,
-    code: CodeMap | None,
-    se: int,
-    where: str,
-    rules: Rules,
-    fold: Fold,
-    window: int,
-    progress: Progress | None = None,
-    target_cu: int | None = None,
+    data, arch, code, se, where, rules, fold: Fold, window, progress=None, target_cu=None
 ) -> BlobResult:
     """Decode one gfx9 SE blob (bytes, or an mmap whose pages are released as windows pass) `window` bytes at
-    a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned.
-    `progress` is told the bytes split so far after each window but the last; `target_cu` as gfx9.decode's."""
+    a time, as rdna.windowed.decode_windowed does an RDNA one (the same arguments); `target_cu` as gfx9.decode's."""
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
     return _decode(data, arch, code, se, rules, fold, window, tcu, progress)
