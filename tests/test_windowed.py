@@ -55,6 +55,10 @@ def test_hotspots_and_waves_of_windows_equal_whole_blob(rel):
     # every wave came out of the windows (BIG: the gemm's 64 of its 2 MB blobs; its 40 kB ones are decoded whole)
     assert folded == n if rel != BIG else folded == 64
     assert (hot, waves) == (whole_hot, whole_waves)
+    # a report of totals only: the windows' waves are counted, not kept, and the hotspots are the same
+    totals_hot, _, _, kept = _outputs(path, fold="totals", window=_window(rel))
+    assert kept == (0 if rel != BIG else n - 64)
+    assert totals_hot == whole_hot
 
 
 def _wave_key(w):

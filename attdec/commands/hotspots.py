@@ -41,8 +41,8 @@ def run(
 
     # the listing's totals are all a plain report reads; filters and producer charging replay the waves
     need = ("waves",) if wave_filter is not None or charge == "producer" else ()
-    # the other reports read totals only: a big raw blob is decoded in windows, its waves folded
-    fold = not need and fmt != "folded"
+    # the other reports read totals only: a big raw blob is decoded in windows, its waves counted, not kept
+    fold = "totals" if not need and fmt != "folded" else False
     dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=need, fold=fold)
     if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
         from attdec.analysis.flame import stall_stacks

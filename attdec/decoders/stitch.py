@@ -304,16 +304,19 @@ class Walk:
         return self.walked >= self.records
 
 
-def note_waves(res: BlobResult, stitched: list[tuple[Wave, bool, bool, Walk | None, int]]) -> None:
+def note_waves(
+    res: BlobResult, stitched: list[tuple[Wave, bool, bool, Walk | None, int]], quiet: tuple[int, int] = (0, 0)
+) -> None:
     """Sum up a blob's stitched waves: `stitched` holds (wave, ended, trapping, walk or None, entry pc) in
-    stitch order. Counts the PC walks, notes in `warnings` the waves whose walk stopped early and the
+    stitch order; `quiet` (waves, their walks) counts those left out of it as they raise nothing (ended or
+    trapping, walk complete or none: a big blob decoded in windows). Counts the PC walks, notes in `warnings` the waves whose walk stopped early and the
     waves the blob cut, and adds AMD's INFO records in the order its stitch raises them (one of each kind
     per blob): WAVE_INCOMPLETE for a wave that never ended (trapping waves aside), else
     STITCH_INCOMPLETE for a walk that stopped early on a wave whose entry PC lies in a code object the
     trace announced (the official test; without markers it stays silent, attdec's warning does not)."""
     walks = [(w, k) for w, _, _, k, _ in stitched if k is not None]
     stopped = [(w, k) for w, k in walks if not k.complete]
-    res.walks, res.walks_stopped = len(walks), len(stopped)
+    res.walks, res.walks_stopped = len(walks) + quiet[1], len(stopped)
     entries = res.code_object_ids(np.array([e for *_, e in stitched], np.uint64)).tolist()
     cut, marked, order = [], [], []
     for (w, ended, trapping, k, _), co in zip(stitched, entries):
@@ -337,7 +340,7 @@ def note_waves(res: BlobResult, stitched: list[tuple[Wave, bool, bool, Walk | No
     if cut:
         w = cut[0]
         res.warnings.append(
-            f"{len(cut)} of {len(stitched)} traced waves cut by the end of the blob at byte {res.bytes_decoded}, "
+            f"{len(cut)} of {len(stitched) + quiet[0]} traced waves cut by the end of the blob at byte {res.bytes_decoded}, "
             f"their later records are missing (WAVE_INCOMPLETE; first: se {w.se} cu {w.cu} simd {w.simd} "
             f"slot {w.slot}, begun at {w.begin})"
         )
@@ -345,7 +348,7 @@ def note_waves(res: BlobResult, stitched: list[tuple[Wave, bool, bool, Walk | No
         w, k = stopped[0]
         after = f"after pc {k.last_pc:#x}" if k.last_pc else "before any record got a pc"
         res.warnings.append(
-            f"PC walk stopped early in {len(stopped)} of {len(walks)} traced waves, their later records have pc 0 "
+            f"PC walk stopped early in {len(stopped)} of {res.walks} traced waves, their later records have pc 0 "
             f"(first: se {w.se} cu {w.cu} simd {w.simd} slot {w.slot} at record {k.walked} of {k.records}, {after})"
         )
 

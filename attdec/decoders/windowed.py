@@ -15,8 +15,8 @@ from attdec.model import Wave
 # (8 MB windows: 0.96 GB on 1 GB of gemm_gfx1200). A blob up to twice this is decoded whole.
 WINDOW = 4 << 20
 
-# what the caller keeps of each stitched wave (sources.listing.Folder: its totals per PC)
-Fold = Callable[[Wave], Wave]
+# what the caller keeps of each stitched wave (sources.listing.Folder: its totals per PC); None: nothing
+Fold = Callable[[Wave], Wave | None]
 # told the bytes of the blob decoded so far, after each window (progress)
 Progress = Callable[[int], None]
 

@@ -231,6 +231,11 @@ class Wave(Record):
     def duration(self) -> int:
         return self.end - self.begin
 
+    @property
+    def fileless(self) -> bool:
+        """No records and under 3 timeline runs: rocprofv3 writes no wave file for it, so sources leave it out."""
+        return not len(self.insts) and len(self.timeline) < 3
+
     def __repr__(self) -> str:
         return (
             f"Wave(se={self.se}, cu={self.cu}, simd={self.simd}, slot={self.slot}, seq={self.seq}, "
@@ -334,6 +339,9 @@ class Dispatch(Record):
     info: list[DecoderInfo] = field(default_factory=list)
     shaderdata: np.ndarray | None = None  # SHADERDATA_DTYPE rows; None: none (the model needs no numpy)
     rt_frequency: int | None = None
+    # Waves decoded and counted but not kept in `waves` (a big blob decoded in windows for a report that reads
+    # totals only: attdec.sources.listing.Folder); `wave_count` includes them.
+    waves_not_kept: int = 0
 
     def __post_init__(self):
         self.target = target(self.target)  # a name is accepted: Dispatch("k", "gfx1100")
@@ -373,7 +381,8 @@ class Dispatch(Record):
     def wave_count(self) -> int:
         """len(waves), without loading them when the source knows the count (a folder's wave files)."""
         pending = self.__dict__.get("_deferred", {}).get("waves")
-        return pending.length if pending is not None and pending.length is not None else len(self.waves)
+        kept = pending.length if pending is not None and pending.length is not None else len(self.waves)
+        return kept + self.waves_not_kept
 
     def __repr__(self) -> str:
         return (

@@ -114,25 +114,38 @@ def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
 
 class Folder:
     """What the listing needs of waves that are dropped once decoded (a big blob decoded in windows for
-    `hotspots`/`waves`: attdec.decoders.rdna.windowed): their totals per PC, kept as they come, and each
-    wave folded to one row per PC (`Wave.folded`)."""
+    `hotspots`/`waves`: attdec.decoders.rdna.windowed, gfx9.windowed): their totals per PC, kept as they come.
+    Each wave is folded to one row per PC (`Wave.folded`: `waves` reads a row per wave), or with
+    `keep_waves=False` (a report of totals only) counted and not kept at all: the decoders get None."""
 
     MERGE = 256  # waves between merges of the per-PC sums
 
-    def __init__(self) -> None:
+    def __init__(self, keep_waves: bool = True) -> None:
+        self.keep_waves = keep_waves
         self.pcs: list[np.ndarray] = []
         self.sums: list[np.ndarray] = []
         self.no_pc = (0, 0, 0, 0)
+        self.dropped = 0  # waves counted, not kept (keep_waves=False; fileless ones aside, as the sources do)
+        self.dropped_records = 0
 
-    def __call__(self, wave):
-        from attdec.model import Wave
-
+    def add(self, wave) -> None:
+        """Add a wave's records to the totals."""
         upc, sums = _pc_sums([wave])
         self.pcs.append(upc)
         self.sums.append(sums)
         if len(self.pcs) >= self.MERGE:
             self._merge()
         self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals([wave])))
+
+    def __call__(self, wave):
+        from attdec.model import Wave
+
+        self.add(wave)
+        if not self.keep_waves:
+            if not wave.fileless:
+                self.dropped += 1
+                self.dropped_records += len(wave.insts)
+            return None
         ins = wave.insts
         pcs, first, inv = np.unique(ins["pc"], return_index=True, return_inverse=True)
         rows = ins[first]
@@ -168,7 +181,7 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     if folder is not None:
         for w in dispatch.waves:
             if w.folded is None:
-                folder(w)
+                folder.add(w)
         totals = folder.totals()
     else:
         totals = _totals(dispatch.waves)
@@ -237,7 +250,7 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
         rows.append(
             CodeLine(line=no_pc_line, text=NO_PC, codeobj=0, vaddr=0, hit=hit, latency=lat, stall=stall, idle=idle)
         )
-        n = sum(w.records for w in dispatch.waves)
+        n = sum(w.records for w in dispatch.waves) + (folder.dropped_records if folder is not None else 0)
         dispatch.problems.append(
             f"{hit:,} of {n:,} instruction records have no PC (their PC walk stopped early, or no code was "
             f"given): counted in the {NO_PC} row, so totals are over every decoded record"

@@ -238,22 +238,23 @@ def decode_blobs(raw: RawDispatch, code: LoadedDispatchCode | None = None, **dec
 def decode_dispatch(
     raw: RawDispatch,
     on_blob: Callable[[RawBlob], None] | None = None,
-    fold: bool = False,
+    fold: bool | str = False,
     window: int | None = None,
     on_bytes: Callable[[RawBlob, int], None] | None = None,
     **decode_opts,
 ) -> Dispatch:
     """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing;
     `on_blob(blob)` is called after each blob (progress). With `fold` (what `hotspots` and `waves` read), a
-    big RDNA blob is decoded `window` bytes at a time (default: attdec.decoders.windowed.WINDOW) and
-    its waves are folded (`Wave.folded`): memory follows the window, not the blob; `on_bytes(blob, n)` is
+    big blob is decoded `window` bytes at a time (default: attdec.decoders.windowed.WINDOW) and its waves
+    are folded (`Wave.folded`), or with fold="totals" (a report of totals only) counted and not kept
+    (`Dispatch.waves_not_kept`): memory follows the window, not the blob; `on_bytes(blob, n)` is
     told after each window that n bytes of it are decoded (progress within a big blob)."""
     from attdec.sources.listing import Folder, build_listing
 
     if not raw.code_objects:
         raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)", _where(raw))
     code = load_code(raw)
-    folder = Folder() if fold else None
+    folder = Folder(keep_waves=fold != "totals") if fold else None
     if folder is not None:
         decode_opts.update(fold=folder, window=window)
         if on_bytes is not None:  # blobs are decoded in order: the one under way is the next not yielded
@@ -266,7 +267,9 @@ def decode_dispatch(
     d = merge_results(raw, results, code.arch)
     d.problems[:0] = raw.problems + code.problems
     d.resources = dispatched_kernel_resources(code, raw.kernel, d.occupancy)
-    folded = folder is not None and any(w.folded is not None for w in d.waves)
+    if folder is not None:
+        d.waves_not_kept = folder.dropped
+    folded = folder is not None and (folder.dropped or any(w.folded is not None for w in d.waves))
     d.code = build_listing(d, code.objects, folder if folded else None)
     if not d.kernel:  # sources without kernel names (rocprofv3 raw without results): the listed kernel
         d.kernel = next((c.text[2:] for c in d.code if c.is_label), "")
@@ -301,8 +304,8 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         if blob.itrace is False and len(r.occupancy):
             untraced[blob.se] = untraced.get(blob.se, 0) + int(r.occupancy["start"].sum())
         for w in r.waves:
-            if not len(w.insts) and len(w.timeline) < 3:
-                continue  # rocprofv3 writes no file for such a wave: keep raw and ui_output views equal
+            if w.fileless:
+                continue  # keep raw and ui_output views equal
             key = (w.se, w.simd, w.slot)
             w.seq = seq.get(key, 0)
             seq[key] = w.seq + 1
@@ -316,7 +319,8 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         shaderdata.append(r.shaderdata)
         perf.append(r.perfevents)
         d.rt_frequency = d.rt_frequency or r.rt_frequency
-    d.occupancy = np.concatenate(occ) if occ else empty_occupancy()
+    # one blob's rows as they are: a copy would double what a big blob's occupancy holds
+    d.occupancy = (np.concatenate(occ) if len(occ) > 1 else occ[0]) if occ else empty_occupancy()
     if sum(untraced.values()):
         ses = [se for se, n in sorted(untraced.items()) if n]
         where = f"se{ses[0]}" if len(ses) == 1 else f"{len(ses)} SEs"

@@ -8,7 +8,8 @@ carried, not decoded again: the SE-wide phase, the stitched waves and implausibl
 (`wave.Carried`), and for occupancy the entry-PC registers in force, the waves running on every CU
 (synthetic WAVE_START tokens at time -1, whose rows are left out) and whether packets were lost before.
 Waves go through `fold` once stitched (waves in the order the whole-blob pass stitches them: a segment's
-waves all end in it). Realtime samples and code-object markers come from the REG tokens, kept to the end
+waves all end in it; None from `fold`: the wave is not kept), and of their `note_waves` entries only those
+that can raise a warning are kept (the others counted), so that 1 GB of short waves holds no per-wave state. Realtime samples and code-object markers come from the REG tokens, kept to the end
 (a few). tests/test_windowed.py cuts every gfx950 capture into small windows to check.
 
 Not covered: SHADERDATA and PERFEVENT records stay empty (neither `hotspots` nor `waves` reads them); after
@@ -36,6 +37,7 @@ from attdec.decoders.gfx9.vectorised import (
 from attdec.decoders.gfx9.wave import Carried
 from attdec.decoders.stitch import note_waves
 from attdec.decoders.windowed import Fold, release_before
+from attdec.model import Wave, empty_occupancy
 
 MISC, TIMESTAMP, REG, WAVE_START, WAVE_END, INST, REG_CS, REG_CS_PRIV = (
     TOKEN_NAMES.index(n)
@@ -116,6 +118,19 @@ class _Occupancy:
         self.front: list[np.ndarray] = []  # starts at time 0 for ends without a start, placed first
         self.rows: list[np.ndarray] = []
 
+    def joined(self) -> np.ndarray:
+        """All rows in one array, each part let go once copied (not twice their size at the end of a big blob)."""
+        parts = (self.front + self.rows)[::-1]
+        self.front, self.rows = [], []
+        out = empty_occupancy()
+        out = np.empty(sum(len(p) for p in parts), out.dtype)
+        at = 0
+        while parts:
+            p = parts.pop()
+            out[at : at + len(p)] = p
+            at += len(p)
+        return out
+
     def prefix(self) -> list[tuple[int, int]]:
         """(type, value) tokens that put a fresh pass where the blob stands: first a WAVE_START per running
         wave (each with its entry PC's registers; a start and an end somewhere when none runs, so that the
@@ -188,6 +203,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
     regs: list[tuple[np.ndarray, np.ndarray]] = []  # (values, times) of the REG tokens (realtime, markers)
     pending: dict[str, np.ndarray] | None = None
     stopped = False
+    quiet = [0, 0]  # stitched waves that can raise nothing (ended, walk complete or none) and their walks
 
     def segment(t: dict[str, np.ndarray]) -> None:
         nonlocal entry_checked, stopped
@@ -209,13 +225,22 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
                 stopped = stopped or "decoding stopped" in p
         entry_checked = entry_checked or bool(seg.waves)
         before = dict(seq)  # waves per (simd, slot) in the segments before: a segment numbers its own from 0
+        raising = []  # the segment's stitched entries note_waves may report on; the others are only counted
         for i, w in enumerate(seg.waves):
             key = (w.simd, w.slot)
             w.seq += before.get(key, 0)
             seq[key] = w.seq + 1
             kept = fold(w)
-            carried.stitched[base + i] = (kept, *carried.stitched[base + i][1:])
-            res.waves.append(kept)
+            if kept is not None:
+                res.waves.append(kept)
+            _, ended, trapping, walk, entry = carried.stitched[base + i]
+            if (ended or trapping) and (walk is None or walk.complete):
+                quiet[0] += 1
+                quiet[1] += walk is not None
+            else:
+                stub = kept if kept is not None else Wave(w.se, w.cu, w.simd, w.slot, w.begin, w.end)
+                raising.append((stub, ended, trapping, walk, entry))
+        carried.stitched[base:] = raising
         occ.update(seg, types, vals, times)
         misc = t["types"] == MISC
         occ.lost = occ.lost or bool((_col("MISC", "kind", t["vals"][misc]) == MiscKind.PACKET_LOST).any())
@@ -269,14 +294,14 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
         if progress is not None:
             progress(HEADER_BYTES + 2 * a)
 
-    res.occupancy = np.concatenate(occ.front + occ.rows)
+    res.occupancy = occ.joined()
     rv = np.concatenate([v for v, _ in regs]) if regs else np.zeros(0, np.uint64)
     rt = np.concatenate([t for _, t in regs]) if regs else np.zeros(0, np.int64)
     realtime, proto = _realtime(np.arange(len(rv)), rv, rt)
     res.realtime.extend(realtime)
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
     res.problems = problems
-    note_waves(res, carried.stitched)
+    note_waves(res, carried.stitched, (quiet[0], quiet[1]))
     carried.found.note(res)
     data_lost(res, lost_at)
     return res

@@ -268,8 +268,11 @@ def decode_windowed(
                 counts = (int(early.sum()), int(late.sum()), 0)
                 wave.insts = wave.insts[~(early | late)]
             kept = fold(wave)
+        listed = kept is not None and wave.slot < slots  # None: counted by `fold`, not kept
+        if kept is None:
+            kept = Wave(wave.se, wave.cu, wave.simd, wave.slot, wave.begin, wave.end)
         stitched[-1] = (kept, *stitched[-1][1:])
-        done.append((kept, wv.complete, counts, wave.slot < slots))
+        done.append((kept, wv.complete, counts, listed))
 
     carried: dict[str, np.ndarray] | None = None
     occ_parts = []
