@@ -209,9 +209,10 @@ class Wave(Record):
     seq: int = 0  # n-th wave in this (se, simd, slot): the `wv` of the file name
     contexts: int = 0  # context saves during its life
     path: str | None = None  # wave file it was read from, if any
-    # Not None: the wave was folded (a big blob decoded in windows for `hotspots`/`waves`): `insts` holds one
-    # row per PC it executed (duration and stall summed, time the first), `timeline` its first 3 runs, and
-    # this is how many records it had.
+    # Not None: the wave was folded (a big blob decoded in windows for `waves`): `insts` holds one row per PC
+    # it stalled on (stall and duration summed, time the first; the first PC's row also holds the duration of
+    # the PCs it did not stall on), `timeline` nothing (its first 3 runs if it has no records: whether it is
+    # `fileless`), and this is how many records it had.
     folded: int | None = None
 
     def __init__(

@@ -115,7 +115,7 @@ def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
 class Folder:
     """What the listing needs of waves that are dropped once decoded (a big blob decoded in windows for
     `hotspots`/`waves`: attdec.decoders.rdna.windowed, gfx9.windowed): their totals per PC, kept as they come.
-    Each wave is folded to one row per PC (`Wave.folded`: `waves` reads a row per wave), or with
+    Each wave is folded to a row per PC it stalled on (`Wave.folded`: `waves` reads a row per wave), or with
     `keep_waves=False` (a report of totals only) counted and not kept at all: the decoders get None."""
 
     MERGE = 256  # waves between merges of the per-PC sums
@@ -148,12 +148,17 @@ class Folder:
             return None
         ins = wave.insts
         pcs, first, inv = np.unique(ins["pc"], return_index=True, return_inverse=True)
-        rows = ins[first]
-        rows["duration"] = np.bincount(inv, ins["duration"], len(pcs)).round()
-        rows["stall"] = np.bincount(inv, ins["stall"], len(pcs)).round()
+        stall = np.bincount(inv, ins["stall"], len(pcs)).round()
+        duration = np.bincount(inv, ins["duration"], len(pcs)).round()
+        keep = stall != 0
+        keep[:1] = True  # the first PC's row also holds the others' duration
+        rows = ins[first[keep]]
+        rows["stall"] = stall[keep]
+        rows["duration"] = duration[keep]
+        rows["duration"][:1] += int(duration[~keep].sum())
         return Wave(
-            wave.se, wave.cu, wave.simd, wave.slot, wave.begin, wave.end, rows, list(wave.timeline[:3]),
-            wave.seq, wave.contexts, wave.path, len(ins),
+            wave.se, wave.cu, wave.simd, wave.slot, wave.begin, wave.end, rows,
+            () if len(ins) else list(wave.timeline[:3]), wave.seq, wave.contexts, wave.path, len(ins),
         )  # fmt: skip
 
     def _merge(self) -> None:
