@@ -162,6 +162,23 @@ def test_achieved_time_weighted():
     assert achieved_occupancy(np.zeros(0, OCCUPANCY_DTYPE)) is None
 
 
+def test_achieved_in_small_steps_equals_one_step(monkeypatch):
+    """Worked through a few SIMDs at a time (a big blob's millions of rows), every figure is the same, to the
+    last bit: the SIMDs of all of each capture's dispatches in steps of 1 and 5 rows (whole SIMDs)."""
+    from attdec.analysis import occupancy
+
+    checked = 0
+    for folder in sorted(shared_path("captures").glob("gfx*/*_run0"))[::2]:
+        for d in open_dispatches([folder], jobs=1):
+            whole = achieved_occupancy(d.occupancy)
+            for chunk in (1, 5):
+                monkeypatch.setattr(occupancy, "ACHIEVED_CHUNK", chunk)
+                assert achieved_occupancy(d.occupancy) == whole
+            monkeypatch.undo()
+            checked += whole is not None and whole.simds > 1
+    assert checked >= 5
+
+
 def test_achieved_never_exceeds_theoretical_on_real_captures():
     checked = 0
     for folder in sorted(shared_path("captures").glob("gfx*/*_run0")):

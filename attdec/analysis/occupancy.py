@@ -134,52 +134,69 @@ class Achieved(Record):
     notes: list[str] = field(default_factory=list)
 
 
+# Rows per step of `achieved_occupancy` (whole SIMDs): its temporaries follow this, not the records (14 million
+# rows of a 1 GB gfx9 blob would otherwise take ~160 bytes each).
+ACHIEVED_CHUNK = 1 << 20
+
+
 def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
     """Time-weighted resident waves per SIMD over each shader engine's window (its first to last record:
     SE clocks are not aligned). A wave that ends without a start was resident from the window's start,
-    one that never ends until its end. None without records."""
+    one that never ends until its end. None without records. The SIMDs are worked through a few at a time
+    (`ACHIEVED_CHUNK` rows): the figures do not depend on it (sums of whole cycles, per SIMD in order)."""
     if not len(occ):
         return None
     import numpy as np
 
-    se = occ["se"].astype(np.int64)
-    simd_key = (se << 40) | (occ["cu"].astype(np.int64) << 8) | occ["simd"].astype(np.int64)
-    t = occ["time"].astype(np.int64)
-    start = occ["start"].astype(np.int64)
-    order = np.lexsort((start, t, simd_key))  # per SIMD, in time; an end before a start at the same time
-    key, t, delta, se = simd_key[order], t[order], 2 * start[order] - 1, se[order]
-
-    ses, se_idx = np.unique(se, return_inverse=True)
-    t0 = np.full(len(ses), np.iinfo(np.int64).max)
-    t1 = np.full(len(ses), np.iinfo(np.int64).min)
-    np.minimum.at(t0, se_idx, t)
-    np.maximum.at(t1, se_idx, t)
-
-    first = np.r_[True, key[1:] != key[:-1]]
-    group = np.cumsum(first) - 1
-    starts_at = np.flatnonzero(first)
-    level = np.cumsum(delta)
-    level -= np.r_[0, level[starts_at[1:] - 1]][group]  # running count within the SIMD
-    lowest = np.minimum.reduceat(level, starts_at)
-    carried = np.maximum(0, -lowest)  # waves already resident when the window opened
-    level += carried[group]
-
-    last = np.r_[first[1:], True]
-    nxt = np.r_[t[1:], 0]
-    dur = np.where(last, t1[se_idx] - t, nxt - t)
-    head = t[starts_at] - t0[se_idx[starts_at]]  # from the window's start to the SIMD's first record
-    window = (t1 - t0)[se_idx[starts_at]]
-
-    peak = int(max(level.max(), carried.max()))
-    hist = np.bincount(level, weights=dur, minlength=peak + 1)
-    hist += np.bincount(carried, weights=head, minlength=peak + 1)
-    busy = np.bincount(group, weights=level * dur) + carried * head
+    ses = np.unique(occ["se"]).astype(np.int64)
+    t0 = np.array([occ["time"][occ["se"] == s].min() for s in ses.tolist()], np.int64)
+    t1 = np.array([occ["time"][occ["se"] == s].max() for s in ses.tolist()], np.int64)
+    simd_key = simd_key_of(occ)
+    order = np.lexsort((occ["start"], occ["time"], simd_key))  # per SIMD, in time; an end before a start
+    simd_key = simd_key[order]
+    starts_all = np.flatnonzero(np.r_[True, simd_key[1:] != simd_key[:-1]])
+    simd_keys = simd_key[starts_all]
+    del simd_key
+    bounds = starts_all[:: max(1, len(starts_all) * ACHIEVED_CHUNK // len(occ))].tolist() + [len(occ)]
+    hists, busy_parts, carried_parts, heads = [], [], [], []
+    peak = 0
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        rows = occ[order[lo:hi]]
+        key = simd_key_of(rows)
+        t = rows["time"].astype(np.int64)
+        delta = 2 * rows["start"].astype(np.int64) - 1
+        se_idx = np.searchsorted(ses, rows["se"].astype(np.int64))
+        first = np.r_[True, key[1:] != key[:-1]]
+        group = np.cumsum(first) - 1
+        starts_at = np.flatnonzero(first)
+        level = np.cumsum(delta)
+        level -= np.r_[0, level[starts_at[1:] - 1]][group]  # running count within the SIMD
+        lowest = np.minimum.reduceat(level, starts_at)
+        carried = np.maximum(0, -lowest)  # waves already resident when the window opened
+        level += carried[group]
+        last = np.r_[first[1:], True]
+        nxt = np.r_[t[1:], 0]
+        dur = np.where(last, t1[se_idx] - t, nxt - t)
+        head = t[starts_at] - t0[se_idx[starts_at]]  # from the window's start to the SIMD's first record
+        peak = max(peak, int(level.max()), int(carried.max()))
+        hists.append((np.bincount(level, weights=dur), np.bincount(carried, weights=head)))
+        busy_parts.append(np.bincount(group, weights=level * dur) + carried * head)
+        carried_parts.append(carried)
+        heads.append(se_idx[starts_at])
+    del order
+    hist = np.zeros(peak + 1)
+    for by_level, by_carried in hists:
+        hist[: len(by_level)] += by_level
+        hist[: len(by_carried)] += by_carried
+    busy = np.concatenate(busy_parts)
+    carried = np.concatenate(carried_parts)
+    window = (t1 - t0)[np.concatenate(heads)]
     notes = []
     if (window <= 0).any():
         notes.append("a shader engine's records all share one timestamp: its SIMDs are left out of the mean")
     ok = window > 0
     per_simd = busy[ok] / window[ok]
-    unit_key = key[starts_at][ok] >> 8
+    unit_key = simd_keys[ok] >> 8
     units, unit_idx = np.unique(unit_key, return_inverse=True)
     per_unit = np.bincount(unit_idx, weights=per_simd)
     total = hist.sum()
@@ -189,13 +206,20 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
         mean=float(per_simd.mean()) if len(per_simd) else 0.0,
         peak=peak,
         histogram=[(i, float(v / total)) for i, v in enumerate(hist) if v] if total else [],
-        simds=len(starts_at),
+        simds=len(simd_keys),
         units=len(units),
         mean_per_unit=float(per_unit.mean()) if len(per_unit) else 0.0,
-        waves=int(start.sum()),
+        waves=int(occ["start"].sum()),
         cycles=int((t1 - t0).max()),
         notes=notes,
     )
+
+
+def simd_key_of(occ: np.ndarray) -> np.ndarray:
+    """(se << 40) | (cu << 8) | simd of each occupancy row: one number per SIMD."""
+    import numpy as np
+
+    return (occ["se"].astype(np.int64) << 40) | (occ["cu"].astype(np.int64) << 8) | occ["simd"].astype(np.int64)
 
 
 class Resident(Record):
