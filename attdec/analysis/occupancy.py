@@ -9,6 +9,7 @@ docs/occupancy.md, and tests/fixtures/occupancy_llvm.json holds llc-22's answers
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from attdec.model import KernelResources, Target
@@ -157,10 +158,10 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
     starts_all = np.flatnonzero(np.r_[True, simd_key[1:] != simd_key[:-1]])
     simd_keys = simd_key[starts_all]
     del simd_key
-    bounds = starts_all[:: max(1, len(starts_all) * ACHIEVED_CHUNK // len(occ))].tolist() + [len(occ)]
+    bounds = [*starts_all[:: max(1, len(starts_all) * ACHIEVED_CHUNK // len(occ))].tolist(), len(occ)]
     hists, busy_parts, carried_parts, heads = [], [], [], []
     peak = 0
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in pairwise(bounds):
         rows = occ[order[lo:hi]]
         key = simd_key_of(rows)
         t = rows["time"].astype(np.int64)

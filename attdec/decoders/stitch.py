@@ -309,11 +309,11 @@ def note_waves(
 ) -> None:
     """Sum up a blob's stitched waves: `stitched` holds (wave, ended, trapping, walk or None, entry pc) in
     stitch order; `quiet` (waves, their walks) counts those left out of it as they raise nothing (ended or
-    trapping, walk complete or none: a big blob decoded in windows). Counts the PC walks, notes in `warnings` the waves whose walk stopped early and the
-    waves the blob cut, and adds AMD's INFO records in the order its stitch raises them (one of each kind
-    per blob): WAVE_INCOMPLETE for a wave that never ended (trapping waves aside), else
-    STITCH_INCOMPLETE for a walk that stopped early on a wave whose entry PC lies in a code object the
-    trace announced (the official test; without markers it stays silent, attdec's warning does not)."""
+    trapping, walk complete or none: a big blob decoded in windows). Counts the PC walks, notes in `warnings`
+    the waves whose walk stopped early and the waves the blob cut, and adds AMD's INFO records in the order
+    its stitch raises them (one of each kind per blob): WAVE_INCOMPLETE for a wave that never ended (trapping
+    waves aside), else STITCH_INCOMPLETE for a walk that stopped early on a wave whose entry PC lies in a code
+    object the trace announced (the official test; without markers it stays silent, attdec's warning does not)."""
     walks = [(w, k) for w, _, _, k, _ in stitched if k is not None]
     stopped = [(w, k) for w, k in walks if not k.complete]
     res.walks, res.walks_stopped = len(walks) + quiet[1], len(stopped)
@@ -340,7 +340,8 @@ def note_waves(
     if cut:
         w = cut[0]
         res.warnings.append(
-            f"{len(cut)} of {len(stitched) + quiet[0]} traced waves cut by the end of the blob at byte {res.bytes_decoded}, "
+            f"{len(cut)} of {len(stitched) + quiet[0]} traced waves cut by the end of the blob at byte "
+            f"{res.bytes_decoded}, "
             f"their later records are missing (WAVE_INCOMPLETE; first: se {w.se} cu {w.cu} simd {w.simd} "
             f"slot {w.slot}, begun at {w.begin})"
         )

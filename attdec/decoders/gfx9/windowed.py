@@ -9,8 +9,9 @@ carried, not decoded again: the SE-wide phase, the stitched waves and implausibl
 (synthetic WAVE_START tokens at time -1, whose rows are left out) and whether packets were lost before.
 Waves go through `fold` once stitched (waves in the order the whole-blob pass stitches them: a segment's
 waves all end in it; None from `fold`: the wave is not kept), and of their `note_waves` entries only those
-that can raise a warning are kept (the others counted), so that 1 GB of short waves holds no per-wave state. Realtime samples and code-object markers come from the REG tokens, kept to the end
-(a few). tests/test_windowed.py cuts every gfx950 capture into small windows to check.
+that can raise a warning are kept (the others counted), so that 1 GB of short waves holds no per-wave state.
+Realtime samples and code-object markers come from the REG tokens, kept to the end (a few).
+tests/test_windowed.py cuts every gfx950 capture into small windows to check.
 
 Not covered: SHADERDATA and PERFEVENT records stay empty (neither `hotspots` nor `waves` reads them); after
 a context save (MISC SAVE_CONTEXT: trap states) segments no longer end, so the rest of such a blob is
