@@ -124,7 +124,7 @@ class Folder:
         self.keep_waves = keep_waves
         self.pcs: list[np.ndarray] = []
         self.sums: list[np.ndarray] = []
-        self.no_pc = (0, 0, 0, 0)
+        self.no_pc: tuple[int, ...] = (0, 0, 0, 0)  # (hit, latency, stall, idle) of the records without a PC
         self.dropped = 0  # waves counted, not kept (keep_waves=False; fileless ones aside, as the sources do)
         self.dropped_records = 0
 

@@ -258,6 +258,7 @@ def decode_windowed(
         """Stitch a wave that left its slot, leave out what drop_implausible would, and fold it."""
         wave = to_wave(wv, walk, excl, stitched)
         counts = (0, 0, 0)
+        kept: Wave | None
         if wave.slot >= slots:  # a slot the SIMD lacks: the wave is left out
             counts = (0, 0, max(len(wave.insts), 1))
             kept = Wave(wave.se, wave.cu, wave.simd, wave.slot, wave.begin, wave.end)
