@@ -135,12 +135,11 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     low8[0::2] = body[: (nn + 1) // 2]
     low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
     if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
-        steps = walk_len.astype(np.uint8).take(low8).tobytes()  # (token lengths are at most 16 nibbles)
-        at: list[int] = []
-        add, p = at.append, 0
+        low, walk = low8.tobytes(), walk_len.tolist()
+        at, p = [], 0
         while p < nn:
-            add(p)
-            step = steps[p]
+            at.append(p)
+            step = walk[low[p]]
             p = p + step if step else _step(buf, nn, walk_len, p)[1]
         starts = np.array(at, np.int64)
         mark[starts] = walk_mark.take(low8.take(starts))
