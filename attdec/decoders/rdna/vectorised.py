@@ -195,28 +195,18 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     rkey = ((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)
     raddr = reg_p["addr"].column(rw)
     rdata = reg_p["data"].column(rw)
-    # the writes keyed by (key, LO/HI, token) and sorted: the latest before a start is one search away
-    is_hi = raddr == COMPUTE_PGM_HI
-    sel = np.flatnonzero(is_hi | (raddr == COMPUTE_PGM_LO))
-    wkey = (((rkey.take(sel).astype(np.int64) << 1) | is_hi.take(sel)) << 40) | reg.take(sel)
-    order = np.argsort(wkey)
-    wkey, wdata = wkey.take(order), rdata.take(sel).take(order)
-    key = key.astype(np.int64) << 1
-    lo, hi = (_latest(wkey, wdata, ((key | h) << 40) | life) for h in (0, 1))
+    lo = np.zeros(len(life), np.uint64)
+    hi = np.zeros(len(life), np.uint64)
+    for addr, dst in ((COMPUTE_PGM_LO, lo), (COMPUTE_PGM_HI, hi)):
+        for kv in np.unique(rkey[raddr == addr]).tolist():
+            wsel = np.flatnonzero((raddr == addr) & (rkey == kv))
+            lsel = np.flatnonzero(key == kv)
+            j = np.searchsorted(reg[wsel], life[lsel]) - 1
+            ok = j >= 0
+            dst[lsel[ok]] = rdata[wsel[j[ok]]]
     pc = entry_pc(lo, hi)
     pc[~is_ws] = 0
     return pc
-
-
-def _latest(wkey: np.ndarray, wdata: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Per query key: the data of the last write before it with the same bits above the token (bit 40
-    up), else 0."""
-    if not len(wkey):
-        return np.zeros(len(q), np.uint64)
-    j = np.searchsorted(wkey, q) - 1
-    jj = np.maximum(j, 0)
-    ok = (j >= 0) & ((wkey.take(jj) >> 40) == (q >> 40))
-    return np.where(ok, wdata.take(jj), 0).astype(np.uint64)
 
 
 def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.ndarray:
