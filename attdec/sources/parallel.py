@@ -335,30 +335,36 @@ def decode_dispatches(
         yield ok, unpack_dispatch(value) if ok else value
 
 
-def decode_blob_results(raws: Sequence[RawDispatch], jobs: int | None = 1, **decode_opts) -> Generator[Any, None, None]:
+def decode_blob_results(
+    raws: Sequence[RawDispatch], jobs: int | None = 1, reduce: Callable[[Any], Any] | None = None, **decode_opts
+) -> Generator[Any, None, None]:
     """Per raw dispatch, an iterable of (blob, BlobResult, seconds) as attdec.sources.raw.decode_blobs
-    yields them, raising a dispatch's error when it is iterated. Decoded here, the blobs are decoded as
-    they are read (one blob's records in memory at a time); in workers, a dispatch's results arrive whole,
-    a big one's blobs decoded side by side."""
+    yields them, raising a dispatch's error when it is iterated; with `reduce`, (blob, reduce(BlobResult),
+    seconds), reduced where the blob was decoded (a worker sends back only what the caller reads). Decoded
+    here, the blobs are decoded as they are read (one blob's records in memory at a time); in workers, a
+    dispatch's results arrive whole, a big one's blobs decoded side by side."""
     from attdec.sources.raw import decode_blobs
 
     tasks, weights = _tasks(raws)
     if workers_for(weights, jobs) == 1:
         for raw in raws:
-            yield decode_blobs(raw, **decode_opts)
+            blobs = decode_blobs(raw, **decode_opts)
+            yield blobs if reduce is None else ((b, reduce(res), dt) for b, res, dt in blobs)
         return
 
     code = _CodeCache(raws)
+    pack = pack_blob_result if reduce is None else reduce
+    unpack = unpack_blob_result if reduce is None else None
 
     def work(task: tuple[int, int | None]) -> list:
         i, blob = task
         raw = raws[i] if blob is None else _one_blob(raws[i], blob)
-        return [(pack_blob_result(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)]
+        return [(pack(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)]
 
     def replay(raw: RawDispatch, outcomes: list) -> Iterator:
         parts = [part for o in outcomes for part in unwrap(o)]
         for blob, (res, dt) in zip(raw.blobs, parts):
-            yield blob, unpack_blob_result(res), dt
+            yield blob, res if unpack is None else unpack(res), dt
 
     keys = [_code_key(raws[i]) if blob is None else None for i, blob in tasks]
     for i, _, outcomes in _by_dispatch(tasks, map_in_order(work, tasks, weights, jobs, keys=keys)):
