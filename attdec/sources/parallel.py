@@ -9,10 +9,12 @@ arrays per dispatch, and this process rebuilds the `Wave`s (timelines as `Timeli
 and `CodeLine`s from them.
 
 Results come back in input order, and an error is raised where serial decoding would have raised it.
-Workers are forked after the imports decoding needs (they inherit the raw dispatches: only an index
-crosses to them), each with a socket pair; the columns come back as pickle protocol 5 with the arrays'
-bytes out of band (`_send`). This process waits on the sockets itself: multiprocessing.Pool's
-worker-handler thread spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
+`--jobs N` is this process and N - 1 workers: this one decodes too whenever no result is waiting (on 2
+cores, 2 workers and an idle parent share them three ways). Workers are forked after the imports
+decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a socket
+pair; the columns come back as pickle protocol 5 with the arrays' bytes out of band (`_send`). This
+process waits on the sockets itself: multiprocessing.Pool's worker-handler thread spins while a result
+is in its pipe (0.15 s of CPU for the 59 captures). With
 `jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
 fork (not Linux), everything is decoded here.
 """
@@ -61,7 +63,8 @@ def default_jobs() -> int:
 
 
 def workers_for(weights: Sequence[int], jobs: int | None) -> int:
-    """How many worker processes are worth starting for items of these weights (1: decode here)."""
+    """How many processes are worth decoding items of these weights: this one and N - 1 forked workers
+    (1: only this one)."""
     jobs = default_jobs() if jobs is None else jobs
     total = sum(weights)
     if jobs <= 1 or len(weights) < 2 or total < MIN_PARALLEL_WEIGHT or max(weights) > MAX_SHARE * total:
@@ -87,15 +90,23 @@ RELOAD = 2
 
 def _serve(sock) -> None:
     """A worker's loop: item indices come down `sock`; (i, True, work(item)), (i, False, the AttdecError)
-    or (i, None, the traceback of a bug) go back, until None comes."""
+    or (i, None, the traceback of a bug) go back, until None comes. A thread sends them, so that the
+    worker decodes its next item while this process is busy decoding one of its own and not reading."""
+    import queue
+    import threading
     import traceback
 
     assert _JOB is not None
     work, items = _JOB
-    while True:
-        i = _receive(sock)
-        if i is None:
-            return
+    results: queue.SimpleQueue = queue.SimpleQueue()
+
+    def sender() -> None:
+        while (out := results.get()) is not None:
+            _send(sock, out)
+
+    thread = threading.Thread(target=sender, daemon=True)
+    thread.start()
+    while (i := _receive(sock)) is not None:
         out: tuple[int, bool | None, Any]
         try:
             out = (i, True, work(items[i]))
@@ -103,7 +114,9 @@ def _serve(sock) -> None:
             out = (i, False, e)
         except Exception:
             out = (i, None, traceback.format_exc())
-        _send(sock, out)
+        results.put(out)
+    results.put(None)
+    thread.join()
 
 
 def _send(sock, obj) -> None:
@@ -152,24 +165,23 @@ def map_in_order(
     keys: Sequence[Hashable] | None = None,
 ) -> Iterator[tuple[bool, Any]]:
     """(True, work(item)) or (False, the AttdecError it raised) for each item, in order, computed on up to
-    `jobs` processes; `done(i)` is called (in this thread) as item i finishes, in whatever order. `work`
-    runs in a worker: it must return what pickles cheaply (arrays, a few objects).
+    `jobs` processes: this one and `jobs - 1` forked workers; `done(i)` is called (in this thread) as item
+    i finishes, in whatever order. `work` runs in a worker: it must return what pickles cheaply (arrays, a
+    few objects).
 
-    A free worker takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
+    A free process takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
     light ones fill the gaps at the end), counting RELOAD less for an item whose `keys` value (its code
-    objects) another worker met first: it would load them again. Near the end each worker holds one item
-    at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT weight, only the
-    oldest is handed out (and only to keep every worker busy), so memory does not grow with the input."""
+    objects) another process met first: it would load them again. This process keeps each worker holding
+    PREFETCH items and decodes one itself whenever it has nothing to take in. Near the end each worker
+    holds one item at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT
+    weight, only the oldest is handed out (and only to keep every process busy), so memory does not grow
+    with the input."""
     n = workers_for(weights, jobs)
     if n == 1:
         for i, item in enumerate(items):
-            try:
-                out = (True, work(item))
-            except AttdecError as e:
-                out = (False, e)
+            yield _here(work, item)
             if done is not None:
                 done(i)
-            yield out
         return
     import multiprocessing
     import socket
@@ -182,36 +194,50 @@ def map_in_order(
     ctx = multiprocessing.get_context("fork")
     conns: list[socket.socket] = []
     procs, finished = [], False
+    here = n - 1  # this process's number in the hand-out; the workers are 0 .. n-2
     try:
-        for _ in range(n):
-            here, there = socket.socketpair()
-            proc = ctx.Process(target=_serve, args=(there,), daemon=True)
+        for _ in range(n - 1):
+            mine, theirs = socket.socketpair()
+            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
             proc.start()
-            there.close()
-            conns.append(here)
+            theirs.close()
+            conns.append(mine)
             procs.append(proc)
         order = _Handout(weights, keys, n)
-        held = [0] * n  # tasks each worker holds
+        held = [0] * (n - 1)  # tasks each worker holds
         ready: dict[int, tuple[bool, Any]] = {}
+
+        def take_in(timeout: float | None) -> None:
+            for conn in wait(conns, timeout):
+                try:
+                    k, ok, value = _receive(conn)
+                except EOFError:
+                    raise RuntimeError("a worker process ended unexpectedly") from None
+                if ok is None:  # not an input error: a bug, with the worker's traceback
+                    raise RuntimeError(f"a worker process failed:\n{value}")
+                held[conns.index(conn)] -= 1  # type: ignore[arg-type]
+                ready[k] = (ok, value)
+                if done is not None:
+                    done(k)
+
         for i in range(len(items)):
             while i not in ready:
-                for w in range(n):
+                for w in range(n - 1):
                     while order.pending and (
                         held[w] == 0 or (held[w] < PREFETCH and order.flying < IN_FLIGHT and len(order.pending) > n)
                     ):
                         _send(conns[w], order.pick(w))
                         held[w] += 1
-                for conn in wait(conns):
-                    try:
-                        k, ok, value = _receive(conn)
-                    except EOFError:
-                        raise RuntimeError("a worker process ended unexpectedly") from None
-                    if ok is None:  # not an input error: a bug, with the worker's traceback
-                        raise RuntimeError(f"a worker process failed:\n{value}")
-                    held[conns.index(conn)] -= 1  # type: ignore[arg-type]
-                    ready[k] = (ok, value)
+                take_in(0)
+                if i in ready:
+                    break
+                if order.pending:  # over IN_FLIGHT, the oldest: like a worker, this process is kept busy
+                    k = order.pick(here)
+                    ready[k] = _here(work, items[k])
                     if done is not None:
                         done(k)
+                else:
+                    take_in(None)
             order.flying -= weights[i]
             yield ready.pop(i)
         finished = True
@@ -226,6 +252,13 @@ def map_in_order(
             proc.join()
         _JOB = None
         gc.unfreeze()
+
+
+def _here(work: Callable[[Any], Any], item: Any) -> tuple[bool, Any]:
+    try:
+        return True, work(item)
+    except AttdecError as e:
+        return False, e
 
 
 class _Handout:
