@@ -290,21 +290,6 @@ class _Handout:
         return i
 
 
-@contextlib.contextmanager
-def _no_gc():
-    """Rebuilding many small objects (listing rows, waves) in a process holding a big heap: with the
-    collector on, it runs a full collection every few thousand of them (0.33 s instead of 0.06 s for the
-    59 captures when timelines were tuples). Nothing rebuilt refers back to itself: reference counting
-    frees it all."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def _preload() -> None:
     """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each),
     the code-object reader's libraries too (pyelftools: ~0.1 s)."""
@@ -534,7 +519,9 @@ def pack_dispatch(d: Dispatch) -> dict:
 
 
 def unpack_dispatch(state: dict) -> Dispatch:
-    with _no_gc():
+    from attdec.sources.raw import no_gc
+
+    with no_gc():
         return _unpack_dispatch(state)
 
 
@@ -558,7 +545,9 @@ def pack_blob_result(res) -> dict:
 
 
 def unpack_blob_result(state: dict):
-    with _no_gc():
+    from attdec.sources.raw import no_gc
+
+    with no_gc():
         return _unpack_blob_result(state)
 
 
