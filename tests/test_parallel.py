@@ -83,6 +83,22 @@ def test_decode_command_jobs_same_json(rel):
     assert invoke(["decode", cap, "--jobs", "0"]).exit_code == 2  # at least one
 
 
+def test_decode_command_jobs_same_summary():
+    """The text summary is reduced where each blob is decoded (records.summarize): the same rows, bar the
+    time column, whichever process decoded them."""
+    cap = shared_path("captures", "gfx1200")
+    assert parallel.workers_for(parallel._tasks(open_raw([cap]))[1], 2) == 2
+
+    def rows(out: str) -> list[list[str]]:
+        return [line.split()[:-1] for line in out.splitlines()]
+
+    one = invoke(["decode", cap, "--jobs", "1"])
+    two = invoke(["decode", cap, "--jobs", "2"])
+    assert one.exit_code == two.exit_code == 0
+    assert rows(one.stdout) == rows(two.stdout) and len(rows(one.stdout)) > 10
+    assert any(r[5] != "0" for r in rows(one.stdout)[1:])  # instruction records were counted
+
+
 @pytest.mark.parametrize("command", ["hotspots", "waves", "waits", "cfg", "loops", "kernel", "export-ui"])
 def test_every_decoding_command_passes_jobs_on(monkeypatch, tmp_path, command):
     """--jobs travels with the other input options to the pipeline (no command drops it)."""
