@@ -44,7 +44,8 @@ MIN_PARALLEL_WEIGHT = 32
 # One dispatch this big a share of the work (a single big kernel and a few small ones) finishes last
 # whatever the others do: workers would save less than they cost.
 MAX_SHARE = 0.8
-# Decoded but not yet taken by the caller, at most this much work (plus one item per worker): 16 MB of SQTT.
+# Decoded but not yet taken by the caller, at most this much work (plus PREFETCH items per worker and one
+# here): 16 MB of SQTT.
 IN_FLIGHT = 256
 
 
@@ -174,8 +175,8 @@ def map_in_order(
     objects) another process met first: it would load them again. This process keeps each worker holding
     PREFETCH items and decodes one itself whenever it has nothing to take in. Near the end each worker
     holds one item at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT
-    weight, only the oldest is handed out (and only to keep every process busy), so memory does not grow
-    with the input."""
+    weight, only the oldest are handed out (a worker still gets a second one while this process decodes:
+    it would wait for this process otherwise), so memory does not grow with the input."""
     n = workers_for(weights, jobs)
     if n == 1:
         for i, item in enumerate(items):
@@ -224,7 +225,7 @@ def map_in_order(
             while i not in ready:
                 for w in range(n - 1):
                     while order.pending and (
-                        held[w] == 0 or (held[w] < PREFETCH and order.flying < IN_FLIGHT and len(order.pending) > n)
+                        held[w] == 0 or (held[w] < PREFETCH and len(order.pending) > n)
                     ):
                         _send(conns[w], order.pick(w))
                         held[w] += 1
