@@ -133,7 +133,10 @@ def _finite(text):
 
 # JSON's strings, brackets, colons, commas and bare words (numbers, true, false, null)
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}:,]|[^\s\[\]{}:,"]+')
-_LONG_DIGITS = re.compile(rb"\d{20}")  # a 64-bit integer has at most 20 digits
+# a 64-bit integer has at most 20 digits: a run of 20 is found by mapping every digit to "0" and looking for
+# twenty of them (both at C speed; a regex search for \d{20} took ~20 ns per byte of number-heavy JSON)
+_DIGITS_TO_0 = bytes(0x30 if 0x30 <= b <= 0x39 else b for b in range(256))
+_LONG_DIGITS = b"0" * 20
 
 
 def _json_problem(data: bytes | str, e: BaseException) -> str:
@@ -192,9 +195,9 @@ def _bad_number(tok: str) -> bool:
 
 def _check_ints(data: bytes | str, where: str) -> None:
     """Integers that fit no 64-bit field are refused here, where their position is known. Only a run of
-    20 digits (one C-speed search) sends the text through the slow scan."""
+    20 digits (found at C speed) sends the text through the slow scan."""
     raw = data.encode() if isinstance(data, str) else data
-    if not _LONG_DIGITS.search(raw):
+    if _LONG_DIGITS not in raw.translate(_DIGITS_TO_0):
         return
     problem = _json_problem(data, ValueError())
     if not problem.startswith("unreadable"):
