@@ -133,7 +133,8 @@ def test_a_bug_in_a_worker_is_raised_with_its_traceback():
         return x * 2
 
     got = []
-    with pytest.raises((RuntimeError, ValueError), match="boom in the worker"):  # as soon as known (a worker: RuntimeError)
+    # as soon as it is known: a RuntimeError from a worker, the error itself when this process decoded it
+    with pytest.raises((RuntimeError, ValueError), match="boom in the worker"):
         for outcome in parallel.map_in_order(work, list(range(40)), [1] * 40, 2):
             got.append(parallel.unwrap(outcome))
     assert got == [2 * x for x in range(len(got))] and len(got) <= 30
