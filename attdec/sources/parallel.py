@@ -224,9 +224,7 @@ def map_in_order(
         for i in range(len(items)):
             while i not in ready:
                 for w in range(n - 1):
-                    while order.pending and (
-                        held[w] == 0 or (held[w] < PREFETCH and len(order.pending) > n)
-                    ):
+                    while order.pending and (held[w] == 0 or (held[w] < PREFETCH and len(order.pending) > n)):
                         _send(conns[w], order.pick(w))
                         held[w] += 1
                 take_in(0)
