@@ -79,7 +79,7 @@ def workers_for(weights: Sequence[int], jobs: int | None) -> int:
 
 # ---- the pool --------------------------------------------------------------------------------------------
 
-_JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (work, items), inherited by forked workers
+_JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (pack(work(.)), items), inherited by workers
 # Tasks a worker holds (running and waiting): a second one means it never waits for this process between two.
 PREFETCH = 2
 # The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
@@ -164,11 +164,14 @@ def map_in_order(
     jobs: int | None,
     done: Callable[[int], None] | None = None,
     keys: Sequence[Hashable] | None = None,
+    pack: Callable[[Any], Any] | None = None,
+    unpack: Callable[[Any], Any] | None = None,
 ) -> Iterator[tuple[bool, Any]]:
     """(True, work(item)) or (False, the AttdecError it raised) for each item, in order, computed on up to
     `jobs` processes: this one and `jobs - 1` forked workers; `done(i)` is called (in this thread) as item
-    i finishes, in whatever order. `work` runs in a worker: it must return what pickles cheaply (arrays, a
-    few objects).
+    i finishes, in whatever order. A worker sends `pack(work(item))` back, which must pickle cheaply
+    (arrays, a few objects), and this process makes it `unpack(...)`: what it decodes itself is used as
+    it is.
 
     A free process takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
     light ones fill the gaps at the end), counting RELOAD less for an item whose `keys` value (its code
@@ -190,7 +193,7 @@ def map_in_order(
 
     _preload()
     global _JOB
-    _JOB = (work, items)
+    _JOB = (work if pack is None else lambda item: pack(work(item)), items)
     gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
     ctx = multiprocessing.get_context("fork")
     conns: list[socket.socket] = []
@@ -217,7 +220,7 @@ def map_in_order(
                 if ok is None:  # not an input error: a bug, with the worker's traceback
                     raise RuntimeError(f"a worker process failed:\n{value}")
                 held[conns.index(conn)] -= 1  # type: ignore[arg-type]
-                ready[k] = (ok, value)
+                ready[k] = (ok, value if unpack is None or not ok else unpack(value))
                 if done is not None:
                     done(k)
 
@@ -344,12 +347,11 @@ def decode_dispatches(
         if tracker is not None:
             tracker.advance(weights[i], raws[i].name)
 
-    def work(raw: RawDispatch) -> dict:
-        return pack_dispatch(decode_dispatch(raw, **decode_opts))
+    def work(raw: RawDispatch) -> Dispatch:
+        return decode_dispatch(raw, **decode_opts)
 
     keys = [_code_key(r) for r in raws]
-    for ok, value in map_in_order(work, raws, weights, jobs, done, keys):
-        yield ok, unpack_dispatch(value) if ok else value
+    yield from map_in_order(work, raws, weights, jobs, done, keys, pack_dispatch, unpack_dispatch)
 
 
 def decode_blob_results(
@@ -370,22 +372,30 @@ def decode_blob_results(
         return
 
     code = _CodeCache(raws)
-    pack = pack_blob_result if reduce is None else reduce
-    unpack = unpack_blob_result if reduce is None else None
 
     def work(task: tuple[int, int | None]) -> list:
         i, blob = task
         raw = raws[i] if blob is None else _one_blob(raws[i], blob)
-        return [(pack(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)]
+        return [
+            (res if reduce is None else reduce(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)
+        ]
+
+    def pack(parts: list) -> list:
+        return [(pack_blob_result(res), dt) for res, dt in parts]
+
+    def unpack(parts: list) -> list:
+        return [(unpack_blob_result(res), dt) for res, dt in parts]
 
     def replay(raw: RawDispatch, outcomes: list) -> Iterator:
         parts = [part for o in outcomes for part in unwrap(o)]
         for blob, (res, dt) in zip(raw.blobs, parts):
-            yield blob, res if unpack is None else unpack(res), dt
+            yield blob, res, dt
 
     keys = [_code_key(raws[i]) if blob is None else None for i, blob in tasks]
-    for i, _, outcomes in _by_dispatch(tasks, map_in_order(work, tasks, weights, jobs, keys=keys)):
-        yield replay(raws[i], outcomes)
+    columns = (pack, unpack) if reduce is None else (None, None)  # a reduction pickles as it is
+    outcomes = map_in_order(work, tasks, weights, jobs, None, keys, *columns)
+    for i, _, results in _by_dispatch(tasks, outcomes):
+        yield replay(raws[i], results)
 
 
 # `decode`: a dispatch with this much SQTT in several blobs is decoded blob by blob (one task each), so that
