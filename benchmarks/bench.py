@@ -5,7 +5,7 @@ of the test suite: nothing here passes or fails a build).
     python3 benchmarks/bench.py                       # every case (data from ../shared or $ATTDEC_SHARED)
     python3 benchmarks/bench.py --only help hotspots-vec_add --runs 9
     python3 benchmarks/bench.py --root /path/to/other/checkout  # the same cases on another tree (before/after)
-    python3 benchmarks/bench.py --big                 # also the synthetic 1 GB RDNA blob (minutes, disk, RAM)
+    python3 benchmarks/bench.py --big                 # also the synthetic 1 GB RDNA and gfx9 blobs (minutes, disk, RAM)
 
 Two kinds of case. Command-line cases run `python -m attdec ARGS` in a fresh process per run, output to a
 pipe, from the tree's root, after one untimed run (it writes the bytecode caches an installed package has;
@@ -98,7 +98,7 @@ def run():
     return len(data), sum(len(w.insts) for w in r.waves) + len(r.occupancy)
 """
 
-# `attdec hotspots` of a raw blob: decoded in windows (attdec.decoders.rdna.windowed), its waves folded
+# `attdec hotspots` of a raw blob: decoded in windows (attdec.decoders.{rdna,gfx9}.windowed), its waves folded
 HOTSPOTS_BLOB = """
 from attdec.analysis.hotspots import hotspots
 from attdec.sources.pipeline import open_dispatches
@@ -342,17 +342,23 @@ def run_inproc(case: Case, root: str, runs: int) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def big_rdna(tmp: str, root: str, size: int = 1 << 30) -> tuple[list[Case], str]:
-    """The synthetic big RDNA blob (gfx1200 gemm SE0's body repeated to `size` bytes, 1 GB by default):
-    `hotspots` of it (decoded in windows, target: peak RSS under 1 GB), and its whole decode to memory when
-    the memory that needs (bytes of RAM per input byte, measured on a 16 MB copy) is available, else a note
-    saying what it costs."""
+BIG_SOURCES = {  # family -> (capture, blob) whose body is repeated
+    "rdna": ("gfx1200/gemm_gfx1200_run0", "r_32_16_8_16_4_4_256_4_3_se0.att"),
+    "gfx9": ("gfx950/gemm_run0", "r_32_32_16_2_1_se0.att"),
+}
+
+
+def big_blob(tmp: str, root: str, size: int = 1 << 30, family: str = "rdna") -> tuple[list[Case], str]:
+    """A synthetic big blob of `family` (gfx1200 gemm SE0's or gfx950 gemm SE0's body repeated to `size`
+    bytes, 1 GB by default): `hotspots` of it (decoded in windows, target: peak RSS under 1 GB), and its whole
+    decode to memory when the memory that needs (bytes of RAM per input byte, measured on a 16 MB copy) is
+    available, else a note saying what it costs."""
     sys.path.insert(0, os.path.join(ROOT, "tools"))
     from make_repeated_blob import make
 
-    args = ("gfx1200/gemm_gfx1200_run0", "r_32_16_8_16_4_4_256_4_3_se0.att")
+    args = BIG_SOURCES[family]
     label = f"{size >> 30}GB" if size >= 1 << 30 else f"{size >> 20}MB"
-    probe = make(os.path.join(tmp, "rdna_16M.att"), *args, None, 16 << 20)
+    probe = make(os.path.join(tmp, f"{family}_16M.att"), *args, None, 16 << 20)
     r = run_inproc(
         Case("probe", setup=BLOB.format(path=probe["path"], code=probe["code"], arch=probe["arch"]), runs=1), root, 1
     )
@@ -364,11 +370,11 @@ def big_rdna(tmp: str, root: str, size: int = 1 << 30) -> tuple[list[Case], str]
         f"16 MB copy: {r['times'][0]:.2f} s, peak {r['peak_rss_mb']:.0f} MB ({per_byte:.0f} bytes of RAM per input "
         f"byte): {label} would need ~{need:.0f} GB, {avail:.1f} GB available"
     )
-    big = make(os.path.join(tmp, f"rdna_{label}.att"), *args, None, size)
+    big = make(os.path.join(tmp, f"{family}_{label}.att"), *args, None, size)
     where = {"path": big["path"], "code": big["code"], "arch": big["arch"]}
     cases = [
         Case(
-            f"hotspots-rdna-{label}",
+            f"hotspots-{family}-{label}",
             "peak RSS < 1 GB for 1 GB (issue 12 target 6)",
             None,
             setup=HOTSPOTS_BLOB.format(**where),
@@ -378,7 +384,7 @@ def big_rdna(tmp: str, root: str, size: int = 1 << 30) -> tuple[list[Case], str]
     ]
     if need > 0.8 * avail:
         return cases, note + ": whole decode to memory skipped"
-    cases.append(Case(f"decode-rdna-{label}", note, None, setup=BLOB.format(**where), runs=1))
+    cases.append(Case(f"decode-{family}-{label}", note, None, setup=BLOB.format(**where), runs=1))
     return cases, ""
 
 
@@ -388,10 +394,11 @@ def main():
     ap.add_argument("--only", nargs="*", help="case names (or prefixes: hotspots, decode) to run")
     ap.add_argument("--root", default=ROOT, help="the attdec tree to measure (default: this one)")
     ap.add_argument("--no-pyc", action="store_true", help="command-line cases without bytecode caches")
-    ap.add_argument("--big", action="store_true", help="also the synthetic 1 GB RDNA blob")
+    ap.add_argument("--big", action="store_true", help="also the synthetic 1 GB blobs (RDNA, gfx9)")
     ap.add_argument(
-        "--big-size", default="1G", help="its size (1G, 256M, ...): `hotspots-rdna-<size>`, `decode-rdna-<size>`"
+        "--big-size", default="1G", help="their size (1G, 256M, ...): `hotspots-rdna-<size>`, `decode-gfx9-<size>`..."
     )
+    ap.add_argument("--big-family", nargs="*", choices=sorted(BIG_SOURCES), default=sorted(BIG_SOURCES))
     ap.add_argument(
         "--analyzer",
         help="FlyDSL's hotspot_analyzer.py (not shipped): timed on each folder alternately with attdec, and the "
@@ -410,12 +417,13 @@ def main():
             sys.path.insert(0, os.path.join(ROOT, "tools"))
             from make_repeated_blob import size as parse_size
 
-            big, note = big_rdna(tmp, root, parse_size(a.big_size))
-            todo += big
-            if note:
-                name = big[0].name.replace("hotspots", "decode")
-                print(f"{name}: {note}")
-                results[name] = {"skipped": note}
+            for family in a.big_family:
+                big, note = big_blob(tmp, root, parse_size(a.big_size), family)
+                todo += big
+                if note:
+                    name = big[0].name.replace("hotspots", "decode")
+                    print(f"{name}: {note}")
+                    results[name] = {"skipped": note}
         print(
             f"{root}: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; wall seconds, CPU = process time"
         )

@@ -1,6 +1,7 @@
-"""A big RDNA blob decoded in windows (attdec.decoders.rdna.windowed) gives what the whole-blob decode gives:
-`hotspots` and `waves` output, and the blob's waves, occupancy, problems and INFO records, on every real
-RDNA capture cut into small windows (many cuts: open waves carried from window to window)."""
+"""A big blob decoded in windows (attdec.decoders.rdna.windowed, attdec.decoders.gfx9.windowed) gives what the
+whole-blob decode gives: `hotspots` and `waves` output, and the blob's waves, occupancy, problems and INFO
+records, on every real RDNA and gfx950 capture cut into small windows (many cuts: open waves carried from
+window to window)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from conftest import SHARED, shared_path
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.waves import wave_rows
 from attdec.decoders import COMPAT, decode_blob
-from attdec.decoders.rdna.windowed import WINDOW, window_size
+from attdec.decoders.rdna.windowed import window_size
+from attdec.decoders.windowed import WINDOW
 from attdec.report import hotspots as hotspots_report
 from attdec.report import waves as waves_report
 from attdec.sources.capture import load
@@ -24,14 +26,15 @@ from attdec.sources.pipeline import open_dispatches
 from attdec.sources.raw import load_code
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import RdnaEncoder
+from sqtt_encoder import Gfx9Encoder, RdnaEncoder
 
 RDNA = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx1[12]*/*/oracle.json"))
+GFX950 = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx950/*/capture.json"))
 BIG = "gfx1200/gemm_gfx1200_run0"  # 4 MB of long waves: every window carries open waves
 
 
 def _window(rel: str) -> int:
-    return 256 << 10 if rel == BIG else 1 << 10
+    return 256 << 10 if rel == BIG else 1 << 10 if rel in RDNA else 256
 
 
 def _outputs(path, **opts) -> tuple[str, str, int, int]:
@@ -43,7 +46,7 @@ def _outputs(path, **opts) -> tuple[str, str, int, int]:
     return hot.getvalue(), waves.getvalue(), folded, sum(len(d.waves) for d in ds)
 
 
-@pytest.mark.parametrize("rel", [*RDNA, BIG])
+@pytest.mark.parametrize("rel", [*RDNA, BIG, *GFX950])
 def test_hotspots_and_waves_of_windows_equal_whole_blob(rel):
     path = shared_path("captures", rel)
     whole_hot, whole_waves, none, n = _outputs(path)
@@ -55,41 +58,55 @@ def test_hotspots_and_waves_of_windows_equal_whole_blob(rel):
 
 
 def _wave_key(w):
-    return (w.se, w.cu, w.simd, w.slot, w.begin, w.end, w.contexts, w.insts.tobytes(), list(map(tuple, w.timeline)))
+    return (
+        w.se, w.cu, w.simd, w.slot, w.begin, w.end, w.seq, w.contexts, w.insts.tobytes(), list(map(tuple, w.timeline))
+    )  # fmt: skip
+
+
+def _assert_same_blob(win, whole):
+    assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
+    assert np.array_equal(win.occupancy, whole.occupancy)
+    assert (win.problems, win.warnings, win.info) == (whole.problems, whole.warnings, whole.info)
+    assert (win.code_objects, win.rt_frequency, win.walks) == (whole.code_objects, whole.rt_frequency, whole.walks)
 
 
 @pytest.mark.parametrize("compat", list(COMPAT))
-@pytest.mark.parametrize("rel", RDNA)
+@pytest.mark.parametrize("rel", RDNA + GFX950)
 def test_blob_records_of_windows_equal_whole_blob(rel, compat):
     """Waves (every record, unfolded), occupancy, problems, warnings and INFO of each blob, as each decoder
-    version decodes it (rocm-7.13: waves in stitch order, gfx12 tokens read only whole)."""
+    version decodes it (rocm-7.13: waves in stitch order, gfx12 tokens read only whole; gfx9: the scalar
+    model)."""
     raws = load(shared_path("captures", rel), Tracker())
+    window = 512 if rel in RDNA else 128
     for raw, b in [(r, b) for r in raws for b in r.blobs]:
         code = load_code(raw)
         whole = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat)
         win = decode_blob(
-            b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=512
+            b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=window
         )
-        assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
-        assert np.array_equal(win.occupancy, whole.occupancy)
-        assert (win.problems, win.warnings, win.info) == (whole.problems, whole.warnings, whole.info)
-        assert (win.code_objects, win.rt_frequency, win.walks) == (whole.code_objects, whole.rt_frequency, whole.walks)
+        _assert_same_blob(win, whole)
 
 
 @pytest.mark.parametrize("compat", list(COMPAT))
-@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/gemm_run0"])
+@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/gemm_run0", "gfx950/gemm_run0"])
 @pytest.mark.parametrize("damage", ["truncated", "lost sync"])
 def test_damaged_blob_problems_keep_whole_blob_offsets(damage, rel, compat):
+    """RDNA: a cut and unassigned token ids; gfx9: the first cut (from 13 bytes off) inside a token, and
+    packet-loss words mid-blob."""
     raw = load(shared_path("captures", rel), Tracker())[0]
     code = load_code(raw)
     data = bytearray(raw.blobs[0].data)
+    gfx9 = rel.startswith("gfx9")
     if damage == "truncated":
-        data = data[: len(data) - 13]
-    else:
-        data[len(data) // 2 : len(data) // 2 + 40] = b"\x77" * 40  # unassigned token ids (lost sync)
+        cut = 13
+        while gfx9 and not any("truncated" in p for p in decode_blob(bytes(data[:-cut]), code.arch, None, 0).problems):
+            cut += 1
+        data = data[:-cut]
+    else:  # RDNA: unassigned token ids (lost sync); gfx9: MISC PACKET_LOST words
+        data[len(data) // 2 : len(data) // 2 + 40] = b"\x00\x40" * 20 if gfx9 else b"\x77" * 40
     data = bytes(data)
     whole = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat)
-    win = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=256)
+    win = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=128)
     assert win.problems == whole.problems and win.problems
     assert (win.warnings, win.info) == (whole.warnings, whole.info)
     assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
@@ -150,9 +167,68 @@ def test_folded_waves_cross_to_workers():
     assert [vars(r) for r in wave_rows(back)] == [vars(r) for r in wave_rows(d)]
 
 
+@pytest.mark.parametrize("vectorise_from", [1, None])
+@pytest.mark.parametrize("compat", list(COMPAT))
+def test_synthetic_gfx9_stream_in_windows(compat, vectorise_from, monkeypatch):
+    """Traced waves on every SIMD overlapping the cuts, waves of other CUs running across them (occupancy and
+    its entry PCs from two kernels), a time reset re-anchored on a TIMESTAMP and a pair of resets, lost
+    packets, an end without a start, waves cut by the end of the blob; each segment through the numpy model
+    (vectorise_from 1; 0.1.6 only: rocm-7.13's rules are the scalar model's) or the scalar one."""
+    from attdec.decoders import gfx9
+
+    if vectorise_from is not None:
+        monkeypatch.setattr(gfx9, "VECTORISE_FROM", vectorise_from)
+    e = Gfx9Encoder(target_cu=1).kernel_entry(0x100000)
+    e.advance(8).wave_start(3, 0, 0).wave_end(4, 1, 2)  # another CU's wave, running to the end; an end alone
+    for k in range(30):
+        if k == 10:
+            e.kernel_entry(0x200000)
+        if k % 9 == 4:
+            e.time_reset().advance(4).timestamp(5000 * k + 100, plus4=True)
+        if k == 17:
+            e.time_reset().time_reset().advance(4)
+        if k == 21:
+            e.misc(2)  # PACKET_LOST
+        simd, slot = k % 4, k % 3
+        e.advance(8).wave_start(1, simd, slot).wave_start(2, simd, k % 10).advance(4)
+        for _ in range(2 + k % 3):  # placeholders that overlap (the SE-wide phase moves), SALU records timed by it
+            e.issue(simd, {slot: 2}).advance(4)
+        e.advance(8 + 4 * (k % 3))
+        for j in range(2 + k % 3):
+            e.inst(simd, slot, (1, 5)[j % 2]).advance(4 * (j % 2))
+        e.advance(4).issue(simd, {slot: 3}).advance(8)
+        if k % 2:  # the even waves end after the next one: then every traced slot is free
+            e.wave_end(1, (k - 1) % 4, (k - 1) % 3).advance(4).wave_end(1, simd, slot)
+        e.wave_end(2, simd, k % 10)
+    e.advance(8).wave_start(1, 0, 5).issue(0, {5: 2}).advance(4).inst(0, 5, 5)  # cut by the end
+    data = e.data()
+    whole = decode_blob(data, "gfx950", None, 0, compat=compat)
+    assert len(whole.waves) > 20 and any(i.kind == "DATA_LOST" for i in whole.info)
+    for window in (16, 40, 100):
+        _assert_same_blob(decode_blob(data, "gfx950", None, 0, compat=compat, fold=lambda w: w, window=window), whole)
+
+
 def test_window_size_is_whole_blob_when_small():
     assert window_size(1 << 20) is None
     assert window_size(2 * WINDOW) is None
     assert window_size(2 * WINDOW + 1) == WINDOW
     assert window_size(5000, 1000) == 992  # whole trace lines
     assert window_size(5000, 8000) is None
+
+
+def test_progress_moves_window_by_window():
+    """A big blob's bar moves as its windows pass (64 KiB units), and ends where a whole-blob decode's does."""
+    from attdec.sources.kind import UNIT, raw_weight
+    from attdec.sources.parallel import decode_dispatches
+
+    raws = load(shared_path("captures", BIG), Tracker())
+    seen: list[int] = []
+    tracker = Tracker(lambda label, done, total: seen.append(done), total=sum(map(raw_weight, raws)))
+    for ok, _ in decode_dispatches(raws, tracker, jobs=1, fold=True, window=256 << 10):
+        assert ok
+    big = max(len(b.data) for r in raws for b in r.blobs)
+    assert big > 4 * (256 << 10)  # several windows in the biggest blob
+    steps = np.diff([0, *seen])
+    assert (steps > 0).all() and seen[-1] == tracker.total
+    assert len(seen) > sum(len(r.blobs) for r in raws)  # more steps than blobs: windows moved it
+    assert steps.max() <= (256 << 10) // UNIT + 2  # no step bigger than a window (and a blob's remainder)

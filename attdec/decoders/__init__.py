@@ -65,7 +65,8 @@ def decode_blob(
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
     `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
-    rdna.windowed.WINDOW): an RDNA blob bigger than the window is decoded a window at a time, its waves folded."""
+    windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
+    `progress` (a callable) is told the bytes decoded so far after each window but the last."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -84,19 +85,20 @@ def decode_blob(
         raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
     if got not in ("gfx9", "gfx11", "gfx12"):
         raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
-    if got != "gfx9" and opts.get("fold") is not None:
-        from attdec.decoders.rdna.windowed import decode_windowed, window_size
-
-        size = window_size(len(data), opts.get("window"))
-        if size is not None:
-            return decode_windowed(data, tgt.name, code, se, where, rules, opts["fold"], size)
     family = importlib.import_module("attdec.decoders." + ("gfx9" if got == "gfx9" else "rdna"))
+    more = {"target_cu": opts.get("target_cu")} if got == "gfx9" else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
     # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return family.decode(data, tgt.name, code, se, where=where, rules=rules, target_cu=opts.get("target_cu"))
+        if opts.get("fold") is not None:
+            windowed = importlib.import_module(family.__name__ + ".windowed")
+            size = windowed.window_size(len(data), opts.get("window"))
+            if size is not None:
+                fold, progress = opts["fold"], opts.get("progress")
+                return windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress, **more)
+        return family.decode(data, tgt.name, code, se, where=where, rules=rules, **more)
     finally:
         if was_enabled:
             gc.enable()

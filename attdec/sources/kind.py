@@ -20,6 +20,7 @@ class Tracker:
 
     def __init__(self, progress: Progress | None = None, total: int = 0):
         self.progress, self.total, self.done, self.label = progress, total, 0, ""
+        self.blob_units = 0  # units of the blob being decoded counted so far (`blob_bytes`)
 
     def grow(self, n: int) -> None:
         """More work than announced (an archive's members are known only once it is read)."""
@@ -31,6 +32,14 @@ class Tracker:
             self.label = label
         if self.progress is not None:
             self.progress(self.label, self.done, max(self.total, self.done))
+
+    def blob_bytes(self, label: str, done: int, n_bytes: int) -> None:
+        """`done` bytes of a blob of `n_bytes` decoded: as its windows pass (a big blob's bar moves), then
+        all of them; the blob counts `blob_weight(n_bytes)` units in all."""
+        units = blob_weight(n_bytes) if done >= n_bytes else done // UNIT
+        if units > self.blob_units:
+            self.advance(units - self.blob_units, label)
+        self.blob_units = 0 if done >= n_bytes else max(units, self.blob_units)
 
 
 UNIT = 1 << 16  # raw inputs count progress in 64 KiB of SQTT (plus one unit per blob): big decodes show a bar

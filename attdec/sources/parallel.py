@@ -331,14 +331,14 @@ def decode_dispatches(
     weights = [raw_weight(r) for r in raws]
     if workers_for(weights, jobs) == 1:  # here, blob by blob: progress as fine as it can be
         tracker = tracker or Tracker()
-        from attdec.sources.kind import blob_weight
 
-        def advance(blob: RawBlob) -> None:
-            tracker.advance(blob_weight(len(blob.data)), blob.label)
+        def advance(blob: RawBlob, done: int | None = None) -> None:  # also within a big blob, window by window
+            n = len(blob.data)
+            tracker.blob_bytes(blob.label, n if done is None else done, n)
 
         for raw in raws:
             try:
-                yield True, decode_dispatch(raw, advance, **decode_opts)
+                yield True, decode_dispatch(raw, advance, on_bytes=advance, **decode_opts)
             except AttdecError as e:
                 yield False, e
         return

@@ -262,12 +262,14 @@ def decode_dispatch(
     on_blob: Callable[[RawBlob], None] | None = None,
     fold: bool = False,
     window: int | None = None,
+    on_bytes: Callable[[RawBlob, int], None] | None = None,
     **decode_opts,
 ) -> Dispatch:
     """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing;
     `on_blob(blob)` is called after each blob (progress). With `fold` (what `hotspots` and `waves` read), a
-    big RDNA blob is decoded `window` bytes at a time (default: attdec.decoders.rdna.windowed.WINDOW) and
-    its waves are folded (`Wave.folded`): memory follows the window, not the blob."""
+    big RDNA blob is decoded `window` bytes at a time (default: attdec.decoders.windowed.WINDOW) and
+    its waves are folded (`Wave.folded`): memory follows the window, not the blob; `on_bytes(blob, n)` is
+    told after each window that n bytes of it are decoded (progress within a big blob)."""
     from attdec.sources.listing import Folder, build_listing
 
     if not raw.code_objects:
@@ -276,7 +278,9 @@ def decode_dispatch(
     folder = Folder() if fold else None
     if folder is not None:
         decode_opts.update(fold=folder, window=window)
-    results = []
+        if on_bytes is not None:  # blobs are decoded in order: the one under way is the next not yielded
+            decode_opts.update(progress=lambda n: on_bytes(raw.blobs[len(results)], n))
+    results: list = []
     for blob, res, _ in decode_blobs(raw, code, **decode_opts):
         results.append(res)
         if on_blob is not None:

@@ -78,36 +78,52 @@ def decode(
     starts, truncated = token_starts(words)
     cut = truncated is not None or nbody % 2
     if truncated is not None:
-        ty = int(words[truncated]) & TYPE_MASK
-        res.problems.append(
-            f"truncated token at byte offset {HEADER_BYTES + 2 * truncated} ({TOKEN_NAMES[ty]}, "
-            f"{nbody - 2 * truncated} of {2 * TOKEN_WORDS[ty]} bytes), read with its missing bytes 0"
-        )
+        res.problems.append(truncation(int(words[truncated]), truncated, nbody))
     if cut:
         # AMD's reader reads past the end of a cut blob as if zero bytes followed (zero words are MISC
         # TIME tokens of delta 0): the cut token is decoded, and a trailing odd byte is read too.
         words = np.frombuffer(data[HEADER_BYTES:] + bytes(8 + nbody % 2), "<u2")
         starts, _ = token_starts(words)
 
-    def ts_of(at):  # the TIMESTAMP tokens (4 words) at word positions `at`: each word group read as one u64
-        token = words[at[:, None] + _FOUR].view("<u8")[:, 0]
-        return official_timestamps(GFX9["TIMESTAMP"]["timestamp"].column(token))
-
-    at, times = token_times(words, starts, ts_of, bool(cut))
+    at, times = token_times(words, starts, timestamps(words), bool(cut))
     res.bytes_decoded = len(data)
     del starts
     types = (words[at] & TYPE_MASK).astype(np.uint8)
     vals = token_values(words, at, types)
     offsets = 2 * at + HEADER_BYTES
+    run_model(res, types, vals, times, offsets, tcu, code, rules, vectorised)
+    return res
+
+
+def timestamps(words: np.ndarray):
+    """`token_times`'s reader of the TIMESTAMP tokens (4 words) at word positions `at` of `words`."""
+
+    def ts_of(at):  # each word group read as one u64
+        token = words[at[:, None] + _FOUR].view("<u8")[:, 0]
+        return official_timestamps(GFX9["TIMESTAMP"]["timestamp"].column(token))
+
+    return ts_of
+
+
+def truncation(word: int, at: int, nbody: int) -> str:
+    """The problem of a token (first word `word`) at body word `at` that runs past the body's end."""
+    ty = word & TYPE_MASK
+    return (
+        f"truncated token at byte offset {HEADER_BYTES + 2 * at} ({TOKEN_NAMES[ty]}, "
+        f"{nbody - 2 * at} of {2 * TOKEN_WORDS[ty]} bytes), read with its missing bytes 0"
+    )
+
+
+def run_model(res, types, vals, times, offsets, tcu, code, rules, vectorised=True, carried=None) -> None:
+    """The timing model over the selected tokens: numpy when the tokens allow it, else the scalar pass."""
     of = by_type(types) if vectorised and len(types) >= VECTORISE_FROM else None
     if of is not None and vectorisable(types, vals, tcu, of):
         try:
-            run_vectorised(res, types, vals, times, offsets, tcu, code, rules, of)
-            return res
+            run_vectorised(res, types, vals, times, offsets, tcu, code, rules, of, carried)
+            return
         except NotVectorisable:
             pass
-    run(res, types, vals, times, offsets, tcu, code, rules)
-    return res
+    run(res, types, vals, times, offsets, tcu, code, rules, carried)
 
 
 __all__ = ["TOKEN_WORDS", "decode", "parse_header", "split_tokens", "token_values"]

@@ -18,7 +18,7 @@ from attdec.decoders.common import (
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
-from attdec.decoders.gfx9.wave import CONTEXT, TracedWave, TrapStatus, finish_wave
+from attdec.decoders.gfx9.wave import CONTEXT, START_PHASE, Carried, TracedWave, TrapStatus, finish_wave
 from attdec.decoders.stitch import PcWalker, note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
 from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, Wave, empty_insts
@@ -59,8 +59,11 @@ def _slices(*arrays, size: int = 1 << 18):
         yield from zip(*(a[lo : lo + size].tolist() for a in arrays))
 
 
-def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules) -> None:
-    """The state machine over the tokens that matter (numpy arrays in); fills `res`."""
+def run(
+    res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules, carried=None
+) -> None:
+    """The state machine over the tokens that matter (numpy arrays in); fills `res`. `carried`: a `Carried`
+    (one segment of a blob decoded in segments)."""
     ISSUE, INST, INST_PC, MISC, REG, WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV, WAVE_ALLOC, SHADERDATA, PERF = _TYPES
     sd_p, pc_p, ws_p, reg_p, cs_p = _PACKETS
     (p_sh_lo, p_sh_mk, p_cu_lo, p_cu_mk, p_bank_lo, p_bank_mk, c0_lo, c0_mk, c1_lo, c1_mk, c2_lo, c2_mk, c3_lo,
@@ -79,7 +82,7 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
     occ = array("q")  # flat (cu, simd, slot, start, time, pc) rows: 48 bytes a row
     occ_front = array("q")  # synthetic starts for ends without a start, placed first
     pgm: dict[tuple[int, int], int] = {}  # (me & 1, pipe) -> PGM address register (>> 8)
-    phase_box = [15]  # the SE-wide CYCLE_START_PHASE
+    phase_box = carried.phase if carried else [START_PHASE]  # the SE-wide CYCLE_START_PHASE
     packet_lost = False
     done: list[TracedWave] = []  # finished waves, in emission order
     issue_pairs: dict[int, list[tuple[int, int]]] = {}  # ISSUE status field -> [(slot, status)] of non-zero slots
@@ -226,14 +229,14 @@ def run(res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | 
             done.extend(ws)
     walk = walker(code, 9, rules) if done else None
     seq: dict[tuple[int, int], int] = {}
-    stitched: list = []
+    c = carried or Carried()
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
-    found = Implausible()
     for w in done:
-        res.waves.append(_to_wave(w, res.se, walk, seq, stitched, found))
-    note_waves(res, stitched)
-    found.note(res)
-    data_lost(res, lost_at)
+        res.waves.append(_to_wave(w, res.se, walk, seq, c.stitched, c.found))
+    if carried is None:
+        note_waves(res, c.stitched)
+        c.found.note(res)
+        data_lost(res, lost_at)
     if shaderdata:
         a = np.array(shaderdata, np.int64)
         res.shaderdata = np.zeros(len(a), SHADERDATA_DTYPE)

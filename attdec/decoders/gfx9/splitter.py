@@ -220,7 +220,16 @@ def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np
     return val
 
 
-def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool, selection=MODEL_SELECTION):
+class TimeState:
+    """Where the time pass stands at the end of a window of a blob (gfx9.windowed, which ends a window only
+    where no TIME_RESET waits for the token it consumes): the running time, the deltas of the tokens consumed
+    so far, the resync offset in force and the resync base (0: not set yet)."""
+
+    def __init__(self) -> None:
+        self.carry = self.consumed = self.off = self.base = 0
+
+
+def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool, selection=MODEL_SELECTION, state=None):
     """Word positions of the selected tokens (`mask`: token starts; `selection`: MODEL_SELECTION or
     ALL_SELECTION) and their times (int64).
 
@@ -232,14 +241,16 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     token) timestamps of the TIMESTAMP tokens at those word positions (int64 array); only those few are read.
 
     One chunked pass: running sums of the deltas, read at the selected and the special tokens; then the
-    few consumed tokens' deltas and the resync offsets are taken out of / added to those times.
+    few consumed tokens' deltas and the resync offsets are taken out of / added to those times. `state`: a
+    `TimeState` to start from and to leave where the words end (a window of a blob).
     """
+    st = state or TimeState()
     n = len(words)
     if not n:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     sels, t_sels, sps, resets, t_sps, d_sps = [], [], [], [], [], []
     type_bits, misc_bits = np.uint16(selection[0]), np.uint16(selection[1])
-    carry = 0
+    carry = st.carry
     for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
         w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
         ty = w & _U16_TYPE_MASK
@@ -267,13 +278,17 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
         t_sps.append(cs[sp] * _I64_DELTA_CYCLES + carry)
         d_sps.append(delta[sp].astype(np.int64) * DELTA_CYCLES)
         carry += int(cs[-1]) * DELTA_CYCLES
+    st.carry = carry
     if len(sels) == 1:  # one chunk (every blob under 16 MB): no copies
         sel, t_sel, sp, is_r, t_sp, d_sp = sels[0], t_sels[0], sps[0], resets[0], t_sps[0], d_sps[0]
     else:
         sel, t_sel = np.concatenate(sels), np.concatenate(t_sels)
         sp, is_r, t_sp, d_sp = np.concatenate(sps), np.concatenate(resets), np.concatenate(t_sps), np.concatenate(d_sps)
     del sels, t_sels, sps, resets, t_sps, d_sps
+    before = st.off - st.consumed  # the correction in force before the first special
     if not len(sp):
+        if before:
+            t_sel += before
         return sel, t_sel
 
     # A TIME_RESET that is not itself consumed consumes the next special token. In a run of consecutive
@@ -296,28 +311,30 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     # times without the consumed tokens' deltas
     gone = np.where(consumed, d_sp, 0)
     gone_so_far = gone.cumsum()
+    gone_so_far += st.consumed  # consumed in the windows before
     t_sp -= gone_so_far - gone
     r = resync.nonzero()[0]
     ts = np.zeros(len(r), np.int64)  # the last one stays 0 if it ran into a truncated token
     has_ts = r + 1 < len(sp)
     ts[has_ts] = ts_of(sp[r[has_ts] + 1])
-    offs = _resync_offsets(ts, t_sp[r])
+    offs, st.base = _resync_offsets(ts, t_sp[r], st.off, st.base)
     # one step function over the special tokens: minus the consumed deltas so far, plus the offset in force
     # (resyncs up to and including each special); the selected tokens after a special take its correction
     corr = np.empty(len(sp) + 1, np.int64)
-    corr[0] = 0
+    corr[0] = before
     np.subtract(offs[resync.cumsum()], gone_so_far, out=corr[1:])
+    st.consumed, st.off = int(gone_so_far[-1]), int(offs[-1])
     t_sel += corr[np.searchsorted(sp, sel)]
     return sel, t_sel
 
 
-def _resync_offsets(ts: np.ndarray, t_reset: np.ndarray) -> np.ndarray:
-    """Offset in force after each resync (offs[0] = 0 before the first), from the timestamps and the running
-    times at the resets. The first resync sets `base` (0 = not set yet, so computed again at the next);
-    once it is set, a resync either re-anchors (`ts > base`: the offset no longer depends on earlier
-    ones) or keeps the offset in force."""
+def _resync_offsets(ts: np.ndarray, t_reset: np.ndarray, off: int = 0, base: int = 0) -> tuple[np.ndarray, int]:
+    """Offset in force after each resync (offs[0] = `off` before the first), from the timestamps and the
+    running times at the resets, and the base after them. The first resync sets `base` (0 = not set yet, so
+    computed again at the next); once it is set, a resync either re-anchors (`ts > base`: the offset no
+    longer depends on earlier ones) or keeps the offset in force."""
     offs = np.zeros(len(ts) + 1, np.int64)
-    off, base = 0, 0
+    offs[0] = off
     ts_l, g_l = ts.tolist(), t_reset.tolist()
     k = 0
     while k < len(ts_l) and base == 0:  # usually one step
@@ -334,4 +351,4 @@ def _resync_offsets(ts: np.ndarray, t_reset: np.ndarray) -> np.ndarray:
         own = np.where(anchored, ((t - base) & ~3) - g0, 0)
         last = np.maximum.accumulate(np.where(anchored, np.arange(len(t)), -1))
         offs[k + 1 :] = np.where(last >= 0, own[np.maximum(last, 0)], off)
-    return offs
+    return offs, base

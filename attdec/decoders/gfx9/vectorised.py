@@ -34,14 +34,13 @@ from attdec.decoders.common import (
     NOT_FINISHED,
     BlobResult,
     CodeMap,
-    Implausible,
     NotVectorisable,
     data_lost,
     entry_problem,
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, SLOTS, TOKEN_NAMES, MiscKind
-from attdec.decoders.gfx9.wave import finish_wave, plausible_waves
+from attdec.decoders.gfx9.wave import START_PHASE, Carried, finish_wave, plausible_waves
 from attdec.decoders.stitch import note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
 from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, SHADERDATA_DTYPE, Category, Timeline, WaveState
@@ -54,7 +53,6 @@ MISC, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, INST, INST_PC, SHADERDATA, 
 COMPUTE_PGM_LO, COMPUTE_PGM_HI = 0x0C, 0x0D
 ADDR_MASK = np.uint64((1 << 48) - 1)
 CONTEXT_COUNT = 64  # a target-CU WAVE_START with a larger count is a context save/restore marker
-START_PHASE = 15  # CYCLE_START_PHASE before the first INST
 
 # per INST type: record category (-1: the scalar model deletes the placeholder) and phase offset
 _CAT = np.full(32, -1, np.int16)
@@ -104,10 +102,10 @@ def vectorisable(types: np.ndarray, vals: np.ndarray, tcu: int, of: list[np.ndar
 
 
 def run_vectorised(
-    res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules, of=None
+    res: BlobResult, types, vals, times, offsets, tcu: int, code: CodeMap | None, rules: Rules, of=None, carried=None
 ) -> None:
     """`scalar.run` for a vectorisable blob; raises NotVectorisable (leaving `res` untouched) when the
-    token order is one this model does not cover. `of`: `by_type(types)`."""
+    token order is one this model does not cover. `of`: `by_type(types)`; `carried`: a `wave.Carried`."""
     if not (rules.gfx9_message_as_immediate and rules.gfx9_end_at_token):
         raise NotVectorisable("the newest source's OTHER_MSG or WAVE_END timing")
     of = of if of is not None else by_type(types)
@@ -119,7 +117,8 @@ def run_vectorised(
     occupancy = _occupancy(life, lost, res.se)
     if life.nw or len(of[INST]):
         ev = _events(of, len(types), vals, times, life)
-        recs, lo, hi, timelines, end, complete, unfinished = _timing(ev, life)
+        phase = carried.phase if carried else [START_PHASE]
+        recs, lo, hi, timelines, end, complete, unfinished, phase_end = _timing(ev, life, phase[0])
         del ev
     else:  # no traced wave (most SEs of a capture): no timing model
         recs, lo, hi, timelines, end, complete, unfinished = _NO_WAVES
@@ -138,8 +137,8 @@ def run_vectorised(
     running = np.flatnonzero(~complete)
     running = running[np.argsort(life.ws_simd[running] * SLOTS + life.ws_slot[running], kind="stable")]
     seq: dict[tuple[int, int], int] = {}
-    stitched: list = []
-    found = Implausible()
+    c = carried or Carried()
+    stitched, found = c.stitched, c.found
     waves = []
     lo_l, hi_l = lo.tolist(), hi.tolist()
     unf_l = unfinished.tolist()
@@ -159,9 +158,12 @@ def run_vectorised(
     res.waves.extend(waves)
     res.realtime.extend(realtime)
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
-    note_waves(res, stitched)
-    found.note(res)
-    data_lost(res, offsets[lost].tolist())
+    if carried is None:
+        note_waves(res, stitched)
+        found.note(res)
+        data_lost(res, offsets[lost].tolist())
+    elif life.nw or len(of[INST]):
+        carried.phase[0] = phase_end
     sd = of[SHADERDATA]
     if len(sd):  # any CU: the official reports them all
         res.shaderdata = np.zeros(len(sd), SHADERDATA_DTYPE)
@@ -373,7 +375,7 @@ def _seg_prev(a: np.ndarray, first: np.ndarray, fill) -> np.ndarray:
     return out
 
 
-def _timing(ev: _Events, life: _Lifecycle):
+def _timing(ev: _Events, life: _Lifecycle, start_phase: int):
     """Records (INST_DTYPE), where each wave's are (`lo`, `hi`), per-wave timelines, end times (0 for a wave
     that never ends), whether each wave ended and whether it has placeholders no INST described."""
     nw = life.nw
@@ -454,11 +456,12 @@ def _timing(ev: _Events, life: _Lifecycle):
         rank[so] = np.arange(len(ie))
         a = so[amb_s]
         q_s = rank[np.searchsorted(ie, r_inst_ev[qrec[a]])]  # stream INST index of q's INST
-        step_s[amb_s] = _phase_steps(step_s, amb_s, q_s, ev.simd[a], q_off[a], D[a])
+        step_s[amb_s] = _phase_steps(step_s, amb_s, q_s, ev.simd[a], q_off[a], D[a], start_phase)
         del rank, a, q_s
     del qrec, D, q_off
     r_k = np.zeros(nrec, np.int64)
-    r_k[inst_rec[so]] = ((START_PHASE + np.cumsum(step_s) + ev.simd[so]) % 4 + _PHASE[ev.itype[so]]) // 4
+    r_k[inst_rec[so]] = ((start_phase + np.cumsum(step_s) + ev.simd[so]) % 4 + _PHASE[ev.itype[so]]) // 4
+    phase_end = start_phase + int(step_s.sum())
     del step_s, amb_s, inst_rec
 
     # --- record values --------------------------------------------------------------------------------
@@ -515,14 +518,14 @@ def _timing(ev: _Events, life: _Lifecycle):
     complete = life.we_tok >= 0
     end = np.zeros(nw, np.int64)
     end[complete] = life.t[np.searchsorted(life.tok, life.we_tok[complete])]
-    return recs, lo, hi, timelines, end, complete, unfinished
+    return recs, lo, hi, timelines, end, complete, unfinished, phase_end
 
 
-def _phase_steps(step_s, amb_s, q_s, simd, q_off, D) -> list[int]:
+def _phase_steps(step_s, amb_s, q_s, simd, q_off, D, start_phase: int) -> list[int]:
     """Settle, in stream order, the INSTs whose phase step depends on the phase at the INST of the record
     before them (stream INST index q_s): the step is taken when 4 * k there is below D, k = (phase + simd)
     % 4 + q_off) // 4. Every other step is known, so only these few are walked in Python."""
-    base = (START_PHASE + np.cumsum(step_s)[q_s] + simd).tolist()  # phase at q's INST, without these steps
+    base = (start_phase + np.cumsum(step_s)[q_s] + simd).tolist()  # phase at q's INST, without these steps
     before_q = np.searchsorted(amb_s, q_s, side="right").tolist()  # of these, how many come up to q's INST
     # bit r of mask: the step is taken when the phase there is r (mod 4)
     mask = sum(((4 * ((r + q_off) // 4) < D).astype(np.int64) << r) for r in range(4)).tolist()

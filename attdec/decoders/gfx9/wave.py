@@ -28,6 +28,7 @@ class TrapStatus(IntEnum):
 RESTORED, ISSUED, STALLED = int(TrapStatus.RESTORED), int(IssueStatus.INST), int(IssueStatus.STALL)
 IDLE, EXEC, WAIT, STALL = (int(s) for s in (WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL))
 IMMED, CONTEXT, MESSAGE = int(Category.IMMED), int(Category.CONTEXT), int(Category.MESSAGE)
+START_PHASE = 15  # CYCLE_START_PHASE before the first INST
 N_XNACK = 17  # size of the official last_inst_for_xnack table
 # INST type -> (category or None, phase offset, type it replays or None), for every 5-bit type
 _BY_TYPE = [
@@ -238,6 +239,18 @@ class TracedWave:
             self.timeline.append([self.state, t - self.state_start])
         self.state, self.state_start, self.end = WaveState.EMPTY, t, t
         self.complete = True
+
+
+class Carried:
+    """What a blob decoded in segments (gfx9.windowed) carries from one segment to the next through both
+    passes: the SE-wide CYCLE_START_PHASE, the stitched waves (`note_waves` runs once, at the end) and the
+    implausible records left out. Given it, a pass leaves `note_waves`, `Implausible.note` and DATA_LOST to
+    the caller."""
+
+    def __init__(self) -> None:
+        self.phase = [START_PHASE]
+        self.stitched: list = []
+        self.found = Implausible()
 
 
 def _mend(prev: list, t: int) -> None:

@@ -16,12 +16,11 @@ reads them) stay empty.
 
 from __future__ import annotations
 
-import mmap
 import re
-from collections.abc import Callable
 
 import numpy as np
 
+from attdec.decoders import windowed
 from attdec.decoders.common import (
     BlobResult,
     CodeMap,
@@ -38,13 +37,10 @@ from attdec.decoders.rdna.splitter import LINE_BYTES, MODEL_TOKENS, Tokens, read
 from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
 from attdec.decoders.rdna.wave import SLOTS, TracedWave, to_wave
 from attdec.decoders.stitch import note_waves, walker
+from attdec.decoders.windowed import Fold, Progress, release_before
 from attdec.model import Wave
 from attdec.model.target import target
 
-# Bytes of SQTT per window. A window's decode holds ~100 bytes per byte at its peak (splitter marks, tokens,
-# records, the open waves' tokens decoded again): 4 MB windows peak near 0.5 GB of RSS whatever the blob's size
-# (8 MB windows: 0.96 GB on 1 GB of gemm_gfx1200). A blob up to twice this is decoded whole.
-WINDOW = 4 << 20
 LOOKAHEAD = 64  # bytes split past a window's end (whole trace lines), where its last token ends and the next begins
 
 COLUMNS = ("pos", "type", "time", "word", "lost")
@@ -52,15 +48,10 @@ LIFECYCLE = ("WAVE_START", "WAVE_START_EXT", "WAVE_END")
 # what the occupancy decode reads: lifecycle tokens, registers (entry PCs, code-object markers), HEADERs, MISC
 OCCUPANCY_TOKENS = (*LIFECYCLE, "REG", "HEADER", "MISC")
 
-Fold = Callable[[Wave], Wave]
-
 
 def window_size(nbytes: int, window: int | None = None) -> int | None:
-    """The window a blob of `nbytes` is decoded in (a multiple of the trace line), None: whole."""
-    w = WINDOW if window is None else window
-    if nbytes <= (2 * w if window is None else w):
-        return None
-    return max(LINE_BYTES, w // LINE_BYTES * LINE_BYTES)
+    """The window a blob of `nbytes` is decoded in (whole trace lines), None: whole."""
+    return windowed.window_size(nbytes, window, LINE_BYTES)
 
 
 def _tokens(cols: dict[str, np.ndarray]) -> Tokens:
@@ -159,10 +150,7 @@ class _Splitter:
                 self.problems.append(f"lost sync: {self.unknown} unknown token ids, first at byte {self.unknown_at}")
         else:
             self.start, self.t0 = int(pos[cut]), self.t0 + int(time[cut - 1])
-            if isinstance(data, mmap.mmap):  # the bytes before this window are not read again
-                done = a // mmap.PAGESIZE * mmap.PAGESIZE
-                if done:
-                    data.madvise(mmap.MADV_DONTNEED, 0, done)
+            release_before(data, a)  # the bytes before this window are not read again
         return out
 
     def _blob_offsets(self, problem: str, a: int) -> str:
@@ -240,10 +228,19 @@ class _Carry:
 
 
 def decode_windowed(
-    data, arch: str, code: CodeMap | None, se: int, where: str, rules: Rules, fold: Fold, window: int
+    data,
+    arch: str,
+    code: CodeMap | None,
+    se: int,
+    where: str,
+    rules: Rules,
+    fold: Fold,
+    window: int,
+    progress: Progress | None = None,
 ) -> BlobResult:
     """Decode one RDNA SE blob (bytes, or an mmap whose pages are released as windows pass) `window` bytes at
-    a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned."""
+    a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned.
+    `progress` is told the bytes split so far after each window but the last."""
     fmt = FORMATS[target(arch).generation]
     whole_window = fmt.whole_window and rules.gfx12_end_window
     splitter = _Splitter(data, fmt, whole_window, window)
@@ -316,6 +313,8 @@ def decode_windowed(
             carried = carry(tk, open_waves)
         del tk
         emitted.clear()
+        if progress is not None and not splitter.done:
+            progress(splitter.start // 2)
 
     # occupancy, code-object markers, the kernel-entry check: one decode of the lifecycle tokens
     occ = _decode(_tokens(_concat(occ_parts)), fmt, arch, code, se, where, rules)
