@@ -12,6 +12,13 @@ from attdec.sources.kind import Tracker, raw_weight
 from attdec.sources.pipeline import open_dispatches, open_raw
 
 
+@pytest.fixture(autouse=True)
+def small_pools(monkeypatch):
+    """The captures here are small: let a pool start from 32 weight units (256 KiB of SQTT) so these tests
+    compare what workers decode with what this process decodes."""
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_WEIGHT", 32)
+
+
 def _same_dispatch(a, b) -> None:
     assert (a.name, a.kernel, a.target, a.problems, a.resources) == (
         b.name,

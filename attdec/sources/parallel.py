@@ -30,7 +30,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from attdec.errors import AttdecError
-from attdec.sources.kind import Tracker, raw_weight
+from attdec.sources.kind import UNIT, Tracker, raw_weight
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,29 +38,24 @@ if TYPE_CHECKING:
     from attdec.model import Dispatch, Wave
     from attdec.sources.raw import RawBlob, RawDispatch
 
-# Below this much work (Tracker units: 64 KiB of SQTT or one blob each) a pool costs more than it saves:
-# starting two forked workers and moving the results back is ~20-40 ms, decoding 32 units ~0.1-0.2 s.
-MIN_PARALLEL_WEIGHT = 32
+# Below this much work (weight units: sources.kind.UNIT bytes of SQTT, plus one per blob) a pool costs more
+# than it saves: starting a forked worker and moving the results back is ~20-40 ms, decoding 2 MB ~0.1-0.2 s.
+MIN_PARALLEL_WEIGHT = (2 << 20) // UNIT
 # One dispatch this big a share of the work (a single big kernel and a few small ones) finishes last
 # whatever the others do: workers would save less than they cost.
 MAX_SHARE = 0.8
 # Decoded but not yet taken by the caller, at most this much work (plus PREFETCH items per worker and one
 # here): 16 MB of SQTT.
-IN_FLIGHT = 256
+IN_FLIGHT = (16 << 20) // UNIT
 
 
 def default_jobs() -> int:
-    """The --jobs default: the cores this process may run on, less those the load average says are busy
-    (a worker on a busy core only adds the cost of moving results: on a shared machine it is slower)."""
+    """The --jobs default: the cores this process may run on. This process decodes too, so on a busy
+    machine the one worker it adds costs little (measured: never slower than serial at load 2)."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = int(os.getloadavg()[0])
-    except OSError:
-        busy = 0
-    return max(1, cores - busy)
+        return os.cpu_count() or 1
 
 
 def workers_for(weights: Sequence[int], jobs: int | None) -> int:
@@ -85,8 +80,8 @@ PREFETCH = 2
 # The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
 WINDOW = 64
 # What loading a dispatch's code objects again in a second worker costs, in weight units (5-15 ms: about
-# as long as decoding 64 KiB of SQTT).
-RELOAD = 2
+# as long as decoding 128 KiB of SQTT).
+RELOAD = (128 << 10) // UNIT
 
 
 def _serve(sock) -> None:
