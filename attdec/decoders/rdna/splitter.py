@@ -222,11 +222,16 @@ def windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
     64-bit words of `padded` around it (a gather through an unaligned view is several times slower)."""
     words = buf.view("<u8")
     q = nib_pos >> 4
-    s = ((nib_pos & 15) << 2).view(np.uint64)  # bit offset in words[q]
-    w = words.take(q) >> s
+    s = nib_pos & 15
+    s <<= 2
+    s = s.view(np.uint64)  # bit offset in words[q]
+    w = words.take(q)
+    w >>= s
     q += 1
-    hi = words.take(q) << np.uint64(1)  # two shifts: a shift by 64 is not 0 in numpy
-    hi <<= np.uint64(63) - s
+    hi = words.take(q)
+    hi <<= np.uint64(1)  # two shifts: a shift by 64 is not 0 in numpy
+    s ^= np.uint64(63)  # 63 - s
+    hi <<= s
     w |= hi
     return w
 
@@ -263,7 +268,8 @@ def split(
     ts_packet = fmt.table["TIMESTAMP"]
     mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
     pos = np.flatnonzero(mark > 0x100)  # token starts without the NOPs
-    low8 = mark.take(pos) & 0xFF  # (take: several times faster than [] for a gather)
+    # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
+    low8 = (mark.take(pos) & 0xFF).astype(np.intp)
     del mark
     typ = lk.type.take(low8)
     problems = []
@@ -309,7 +315,7 @@ def split(
     time = np.cumsum(delta)
     del delta
     realtime = np.stack([time[ts[is_sample]], val[is_sample]], 1) if is_sample.any() else np.zeros((0, 2), np.int64)
-    cand = np.flatnonzero(_wanted(keep).take(typ)) if keep is not None else np.arange(len(typ))
+    cand = np.flatnonzero(_wanted(keep).take(lk.type).take(low8)) if keep is not None else np.arange(len(typ))
     tk = Tokens()
     tk.pos = pos.take(cand)
     tk.type = typ.take(cand)

@@ -73,7 +73,8 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
         return False
     if table["MISC"]["save_context"].column(words("MISC")).any():
         return False
-    return len(np.unique(words("HEADER"))) <= 1
+    hw = words("HEADER")
+    return bool((hw == hw[:1]).all())
 
 
 def decode_vectorised(
@@ -269,10 +270,12 @@ def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.
     ):
         by_type[:, T[name]] = k, c, y, e
     ev = timing.Events()
-    ev.kind = by_type[0].astype(np.int8).take(typ)
-    ev.cat = by_type[1].astype(np.uint8).take(typ)
-    ev.cyc = by_type[2].take(typ)
-    cnt = by_type[3].astype(np.uint8).take(typ)  # events per token
+    ti = typ.astype(np.intp)  # (a take converts other indices first, each time)
+    ev.kind = by_type[0].astype(np.int8).take(ti)
+    ev.cat = by_type[1].astype(np.uint8).take(ti)
+    ev.cyc = by_type[2].take(ti)
+    cnt = by_type[3].astype(np.uint8).take(ti)  # events per token
+    del ti
     ev.inst = np.zeros(n, bool)
     # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
     valu_wid = table["VALU_INST"]["wid"]

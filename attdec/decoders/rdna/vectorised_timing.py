@@ -80,7 +80,7 @@ def _wave_of(k: np.ndarray, slot: np.ndarray, ws_k: np.ndarray, table: np.ndarra
     edges = np.empty(len(ws_k) + 2, np.int64)  # 0, the tokens before each start, all tokens
     edges[0], edges[-1] = 0, len(k)
     edges[1:-1] = np.searchsorted(k, ws_k)
-    at = np.repeat(np.arange(len(ws_k) + 1, dtype=np.int32), edges[1:] - edges[:-1])
+    at = np.repeat(np.arange(len(ws_k) + 1), edges[1:] - edges[:-1])  # (intp: take converts others first)
     at *= nslot
     at += slot
     return table.take(at)
@@ -251,7 +251,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         run[1:] = (tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])
         run = np.flatnonzero(run)
         d, tl_s, tl_w = np.add.reduceat(d, run), tl_s.take(run), tl_w.take(run)
-    tb = np.searchsorted(tl_w, np.arange(nw + 1)).tolist()
+    tb = _wave_bounds(tl_w, nw).tolist()
     timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], d[tb[x] : tb[x + 1]]) for x in range(nw)]
 
     # --- the records: issues and immediates, and the MESSAGE of the ends that have one --------------------
@@ -271,11 +271,20 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         np.add(cr[a:b], sr[a:b], out=x["duration"])
         x["stall"] = stall[a:b]
         x["line"] = -1
-    bounds = np.searchsorted(wr, np.arange(nw + 1))
+    bounds = _wave_bounds(wr, nw)
 
     complete[e_w] = True
     end[e_w] = times[e_k]
     return recs, bounds, timelines, end, complete
+
+
+def _wave_bounds(w: np.ndarray, nw: int) -> np.ndarray:
+    """Where each of waves 0..nw-1 begins in the wave-sorted `w`, and len(w): searched with values of
+    w's own narrow type, so that numpy does not widen the long array to compare."""
+    out = np.empty(nw + 1, np.int64)
+    out[:nw] = np.searchsorted(w, np.arange(nw, dtype=w.dtype))
+    out[nw] = len(w)
+    return out
 
 
 def _merge(a: np.ndarray, at_a: np.ndarray, b, at_b: np.ndarray) -> np.ndarray:

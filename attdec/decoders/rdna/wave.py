@@ -186,7 +186,7 @@ class Slots:
 def start_result(tk: Tokens, data: bytes, arch: str, se: int) -> BlobResult:
     res = BlobResult(se=se, arch=arch)
     res.problems.extend(tk.problems)
-    res.realtime = realtime_pairs(tk.realtime.tolist())
+    res.realtime = realtime_pairs(tk.realtime)
     res.bytes_decoded = len(data)
     return res
 
@@ -234,11 +234,14 @@ def other_simd_records(se: int, time, cycles, wgp, category) -> np.ndarray:
     return out
 
 
-def realtime_pairs(samples) -> list[tuple[int, int]]:
-    """(shader clock, reference clock) pairs; a sample where either clock does not increase is averaged
-    into the previous one (official realtime helper; e.g. two samples at the same shader clock)."""
+def realtime_pairs(samples: np.ndarray) -> list[tuple[int, int]]:
+    """(shader clock, reference clock) pairs from (n, 2) samples; a sample where either clock does not
+    increase is averaged into the previous one (official realtime helper; e.g. two samples at the same
+    shader clock)."""
+    if (samples[1:] > samples[:-1]).all():  # the usual case: nothing to average
+        return list(map(tuple, samples.tolist()))
     out: list[list[int]] = []
-    for sc, rc in samples:
+    for sc, rc in samples.tolist():
         if out and (sc <= out[-1][0] or rc <= out[-1][1]):
             out[-1] = [(out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2]
         else:
