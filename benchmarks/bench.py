@@ -103,7 +103,7 @@ HOTSPOTS_BLOB = """
 from attdec.analysis.hotspots import hotspots
 from attdec.sources.pipeline import open_dispatches
 def run():
-    (d,) = open_dispatches([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold=True)
+    (d,) = open_dispatches([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold="totals")
     h = hotspots([d])
     return os.path.getsize({path!r}), h.totals["hits"] + len(d.occupancy)
 """

@@ -9,7 +9,6 @@ docs/occupancy.md, and tests/fixtures/occupancy_llvm.json holds llc-22's answers
 from __future__ import annotations
 
 import math
-from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from attdec.model import KernelResources, Target
@@ -150,19 +149,20 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
     import numpy as np
 
     ses = np.unique(occ["se"]).astype(np.int64)
-    t0 = np.array([occ["time"][occ["se"] == s].min() for s in ses.tolist()], np.int64)
-    t1 = np.array([occ["time"][occ["se"] == s].max() for s in ses.tolist()], np.int64)
-    simd_key = simd_key_of(occ)
-    order = np.lexsort((occ["start"], occ["time"], simd_key))  # per SIMD, in time; an end before a start
-    simd_key = simd_key[order]
-    starts_all = np.flatnonzero(np.r_[True, simd_key[1:] != simd_key[:-1]])
-    simd_keys = simd_key[starts_all]
-    del simd_key
-    bounds = [*starts_all[:: max(1, len(starts_all) * ACHIEVED_CHUNK // len(occ))].tolist(), len(occ)]
+    times = [occ["time"]] if len(ses) == 1 else [occ["time"][occ["se"] == s] for s in ses.tolist()]
+    t0 = np.array([t.min() for t in times], np.int64)
+    t1 = np.array([t.max() for t in times], np.int64)
+    del times
+    all_keys = simd_key_of(occ)
+    simd_keys = np.unique(all_keys)
+    step = max(1, len(simd_keys) * ACHIEVED_CHUNK // len(occ))  # SIMDs per step
     hists, busy_parts, carried_parts, heads = [], [], [], []
     peak = 0
-    for lo, hi in pairwise(bounds):
-        rows = occ[order[lo:hi]]
+    for g in range(0, len(simd_keys), step):
+        lo, hi = simd_keys[g], simd_keys[min(g + step, len(simd_keys)) - 1]
+        rows = occ[np.flatnonzero((all_keys >= lo) & (all_keys <= hi))]
+        rows = rows[np.lexsort((rows["start"], rows["time"], simd_key_of(rows)))]  # per SIMD, in time; an end
+        # before a start at the same time (stable: as one sort of all rows would order them)
         key = simd_key_of(rows)
         t = rows["time"].astype(np.int64)
         delta = 2 * rows["start"].astype(np.int64) - 1
@@ -184,7 +184,7 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
         busy_parts.append(np.bincount(group, weights=level * dur) + carried * head)
         carried_parts.append(carried)
         heads.append(se_idx[starts_at])
-    del order
+    del all_keys
     hist = np.zeros(peak + 1)
     for by_level, by_carried in hists:
         hist[: len(by_level)] += by_level
@@ -220,7 +220,14 @@ def simd_key_of(occ: np.ndarray) -> np.ndarray:
     """(se << 40) | (cu << 8) | simd of each occupancy row: one number per SIMD."""
     import numpy as np
 
-    return (occ["se"].astype(np.int64) << 40) | (occ["cu"].astype(np.int64) << 8) | occ["simd"].astype(np.int64)
+    key = occ["se"].astype(np.int64)
+    key <<= 40
+    cu = occ["cu"].astype(np.int64)
+    cu <<= 8
+    key |= cu
+    del cu
+    key |= occ["simd"]
+    return key
 
 
 class Resident(Record):

@@ -304,7 +304,10 @@ def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.n
     import numpy as np
 
     kernels = [(obj, k) for obj in code.objects for k in obj.co.kernels if hasattr(k, "entry")]
-    entries = {int(pc) for pc in np.unique(occ["pc"])} - {0}
+    entries: set[int] = set()
+    for at in range(0, len(occ), 1 << 20):  # a step at a time: a big blob has millions of rows, a few PCs
+        entries.update(np.unique(occ["pc"][at : at + (1 << 20)]).tolist())
+    entries.discard(0)
     pick = next((ok for ok in kernels if kernel and ok[1].name == kernel), None)
     pick = pick or next((ok for ok in kernels if ok[0].base + ok[1].entry in entries), None)
     if pick is None and len(kernels) == 1:

@@ -47,6 +47,7 @@ MISC, TIMESTAMP, REG, WAVE_START, WAVE_END, INST, REG_CS, REG_CS_PRIV = (
 COLUMNS = ("types", "vals", "times", "offsets")
 LOOK = 4  # words split past a window's end: its last token ends within them
 ADDR_MASK = (1 << 48) - 1
+ROW_BLOCK = 1 << 18  # occupancy rows per block kept (8.6 MB)
 
 
 def _col(packet: str, field: str, v: np.ndarray) -> np.ndarray:
@@ -117,14 +118,28 @@ class _Occupancy:
         self.running: dict[tuple[int, int, int], int] = {}
         self.lost = False
         self.front: list[np.ndarray] = []  # starts at time 0 for ends without a start, placed first
-        self.rows: list[np.ndarray] = []
+        # the other rows, in blocks of ROW_BLOCK: a big blob's segments leave millions of rows, a few per segment,
+        # which as arrays of their own would hold twice their size in allocator overhead
+        self.blocks: list[np.ndarray] = []
+        self.used = 0  # rows used in the last block
+
+    def keep(self, rows: np.ndarray) -> None:
+        while len(rows):
+            if not self.blocks or self.used == len(self.blocks[-1]):
+                self.blocks.append(np.empty(ROW_BLOCK, rows.dtype))
+                self.used = 0
+            n = min(len(rows), ROW_BLOCK - self.used)
+            self.blocks[-1][self.used : self.used + n] = rows[:n]
+            self.used += n
+            rows = rows[n:]
 
     def joined(self) -> np.ndarray:
         """All rows in one array, each part let go once copied (not twice their size at the end of a big blob)."""
-        parts = (self.front + self.rows)[::-1]
-        self.front, self.rows = [], []
-        out = empty_occupancy()
-        out = np.empty(sum(len(p) for p in parts), out.dtype)
+        if self.blocks:
+            self.blocks[-1] = self.blocks[-1][: self.used]
+        parts = (self.front + self.blocks)[::-1]
+        self.front, self.blocks = [], []
+        out = np.empty(sum(len(p) for p in parts), empty_occupancy().dtype)
         at = 0
         while parts:
             p = parts.pop()
@@ -151,9 +166,9 @@ class _Occupancy:
         """After a segment: its rows (the synthetic ones left out) and the state where it ends."""
         occ = res.occupancy
         first = int(np.flatnonzero(occ["time"] == -1)[0])
-        self.front.append(occ[:first])
+        self.front.append(occ[:first].copy())  # a view would keep the segment's every row
         body = occ[first:]
-        self.rows.append(body[body["time"] != -1])
+        self.keep(body[body["time"] != -1])
         of = by_type(types)
         life = _Lifecycle(of, types, vals, times, self.tcu)
         keep = np.flatnonzero(~life.skipped)
