@@ -190,6 +190,13 @@ def quiet_stdout() -> None:
         pass
 
 
+# numpy's BLAS starts a thread per core on import (0.05-0.25 s of CPU per command, more when forked --jobs
+# workers start their own); attdec does no BLAS work. A value the user set is kept.
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def main(argv: list[str] | None = None) -> None:
     """The `attdec` console script (and `python -m attdec`)."""
+    for name in ONE_THREAD:
+        os.environ.setdefault(name, "1")
     sys.exit(run(sys.argv[1:] if argv is None else [str(a) for a in argv]))

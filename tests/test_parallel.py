@@ -12,6 +12,13 @@ from attdec.sources.kind import Tracker, raw_weight
 from attdec.sources.pipeline import open_dispatches, open_raw
 
 
+@pytest.fixture(autouse=True)
+def small_pools(monkeypatch):
+    """The captures here are small: let a pool start from 32 weight units (256 KiB of SQTT) so these tests
+    compare what workers decode with what this process decodes."""
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_WEIGHT", 32)
+
+
 def _same_dispatch(a, b) -> None:
     assert (a.name, a.kernel, a.target, a.problems, a.resources) == (
         b.name,
@@ -83,6 +90,22 @@ def test_decode_command_jobs_same_json(rel):
     assert invoke(["decode", cap, "--jobs", "0"]).exit_code == 2  # at least one
 
 
+def test_decode_command_jobs_same_summary():
+    """The text summary is reduced where each blob is decoded (records.summarize): the same rows, bar the
+    time column, whichever process decoded them."""
+    cap = shared_path("captures", "gfx1200")
+    assert parallel.workers_for(parallel._tasks(open_raw([cap]))[1], 2) == 2
+
+    def rows(out: str) -> list[list[str]]:
+        return [line.split()[:-1] for line in out.splitlines()]
+
+    one = invoke(["decode", cap, "--jobs", "1"])
+    two = invoke(["decode", cap, "--jobs", "2"])
+    assert one.exit_code == two.exit_code == 0
+    assert rows(one.stdout) == rows(two.stdout) and len(rows(one.stdout)) > 10
+    assert any(r[5] != "0" for r in rows(one.stdout)[1:])  # instruction records were counted
+
+
 @pytest.mark.parametrize("command", ["hotspots", "waves", "waits", "cfg", "loops", "kernel", "export-ui"])
 def test_every_decoding_command_passes_jobs_on(monkeypatch, tmp_path, command):
     """--jobs travels with the other input options to the pipeline (no command drops it)."""
@@ -117,7 +140,8 @@ def test_a_bug_in_a_worker_is_raised_with_its_traceback():
         return x * 2
 
     got = []
-    with pytest.raises(RuntimeError, match="boom in the worker"):  # as soon as it is known (not an input error)
+    # as soon as it is known: a RuntimeError from a worker, the error itself when this process decoded it
+    with pytest.raises((RuntimeError, ValueError), match="boom in the worker"):
         for outcome in parallel.map_in_order(work, list(range(40)), [1] * 40, 2):
             got.append(parallel.unwrap(outcome))
     assert got == [2 * x for x in range(len(got))] and len(got) <= 30

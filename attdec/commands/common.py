@@ -140,7 +140,7 @@ def add_jobs(p) -> None:
         type=at_least(1),
         default=None,
         metavar="N",
-        help="Decode raw captures on N processes (default: one per core the load average leaves idle; 1: here).",
+        help="Decode raw captures on N processes, this one and N-1 forked workers (default: one per core).",
     )
 
 

@@ -122,7 +122,8 @@ def decode(a) -> int:
             lost(e)  # this dispatch has what was decoded before; the others are still decoded
 
     raws = raw_dispatches(a.paths, a.code, a.arch, a.se, a.input_format)
-    decoded = decode_blob_results(raws, a.jobs, target_cu=a.target_cu, compat=a.compat)
+    reduce = records.summarize if a.fmt == "text" else None  # the summary reads a few numbers per blob
+    decoded = decode_blob_results(raws, a.jobs, reduce, target_cu=a.target_cu, compat=a.compat)
     dispatches = ((raw.name, results(raw, blobs)) for raw, blobs in zip(raws, decoded))
     try:
         with output_stream(a.output, binary=a.fmt == "npz") as out:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from attdec.model import Category
 
@@ -192,28 +192,59 @@ def columns(dispatches) -> dict[str, dict]:
     return out
 
 
+class BlobSummary(NamedTuple):
+    """What the text summary and `decode`'s warnings read of a BlobResult: a few numbers, so that a
+    --jobs worker sends these back rather than the records (attdec.sources.parallel)."""
+
+    se: int
+    waves: int
+    traced: int
+    instructions: int
+    nopc: int
+    stall: int
+    starts: int
+    problems: list[str]
+    warnings: list[str]
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.problems)
+
+
+def summarize(res) -> BlobSummary:
+    """A BlobResult's summary row (`print_summary`)."""
+    waves = res.waves
+    return BlobSummary(
+        se=res.se,
+        waves=len(waves),
+        traced=sum(1 for w in waves if len(w.insts)),
+        instructions=sum(len(w.insts) for w in waves),
+        nopc=sum(int((w.insts["pc"] == 0).sum()) for w in waves),
+        stall=sum(int(w.insts["stall"].sum()) for w in waves),
+        starts=int((res.occupancy["start"] == 1).sum()) if len(res.occupancy) else 0,
+        problems=res.problems,
+        warnings=res.warnings,
+    )
+
+
 def print_summary(dispatches, out) -> None:
-    """One row per blob: waves, traced waves, instruction records (and how many lack a PC), stall."""
+    """One row per blob: waves, traced waves, instruction records (and how many lack a PC), stall.
+    `dispatches` yields (name, [(blob label, BlobSummary, seconds), ...])."""
     from attdec.report.common import Col, console, fit_table
 
     rows = []
     for name, results in dispatches:
-        for label, res, dt in results:
-            rows.append((name, label, res, dt))
+        for label, s, dt in results:
+            rows.append((name, label, s, dt))
     several = len({r[0] for r in rows}) > 1
     cols = [Col("dispatch", "text", "left", min=10)] if several else []
     cols += [Col("blob", "path", "left", min=12), Col("se")]
     cols += [Col(c) for c in ("waves", "traced", "instructions", "no pc", "stall", "wave starts", "ms")]
     cells = []
-    for name, label, res, dt in rows:
-        n_inst = sum(len(w.insts) for w in res.waves)
-        nopc = sum(int((w.insts["pc"] == 0).sum()) for w in res.waves)
-        stall = sum(int(w.insts["stall"].sum()) for w in res.waves)
-        traced = sum(1 for w in res.waves if len(w.insts))
-        starts = int((res.occupancy["start"] == 1).sum()) if len(res.occupancy) else 0
+    for name, label, s, dt in rows:
         cells.append(
             ([name] if several else [])
-            + [os.path.basename(label), str(res.se), str(len(res.waves)), str(traced), f"{n_inst:,}"]
-            + [f"{nopc:,}", f"{stall:,}", f"{starts:,}", f"{dt * 1000:.0f}"]
+            + [os.path.basename(label), str(s.se), str(s.waves), str(s.traced), f"{s.instructions:,}"]
+            + [f"{s.nopc:,}", f"{s.stall:,}", f"{s.starts:,}", f"{dt * 1000:.0f}"]
         )
     fit_table(console(out), cols, cells)

@@ -42,7 +42,9 @@ class Tracker:
         self.blob_units = 0 if done >= n_bytes else max(units, self.blob_units)
 
 
-UNIT = 1 << 16  # raw inputs count progress in 64 KiB of SQTT (plus one unit per blob): big decodes show a bar
+# raw inputs count work (progress, parallel hand-out) in 8 KiB of SQTT plus one unit per blob: a blob's fixed
+# cost (~0.5 ms) is about that of decoding 8 KiB, so 32 tiny blobs weigh as little as they take
+UNIT = 1 << 13
 
 
 def blob_weight(n_bytes: int) -> int:

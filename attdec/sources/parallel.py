@@ -9,10 +9,12 @@ arrays per dispatch, and this process rebuilds the `Wave`s (timelines as `Timeli
 and `CodeLine`s from them.
 
 Results come back in input order, and an error is raised where serial decoding would have raised it.
-Workers are forked after the imports decoding needs (they inherit the raw dispatches: only an index
-crosses to them), each with a socket pair; the columns come back as pickle protocol 5 with the arrays'
-bytes out of band (`_send`). This process waits on the sockets itself: multiprocessing.Pool's
-worker-handler thread spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
+`--jobs N` is this process and N - 1 workers: this one decodes too whenever no result is waiting (on 2
+cores, 2 workers and an idle parent share them three ways). Workers are forked after the imports
+decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a socket
+pair; the columns come back as pickle protocol 5 with the arrays' bytes out of band (`_send`). This
+process waits on the sockets itself: multiprocessing.Pool's worker-handler thread spins while a result
+is in its pipe (0.15 s of CPU for the 59 captures). With
 `jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
 fork (not Linux), everything is decoded here.
 """
@@ -28,7 +30,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from attdec.errors import AttdecError
-from attdec.sources.kind import Tracker, raw_weight
+from attdec.sources.kind import UNIT, Tracker, raw_weight
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,32 +38,29 @@ if TYPE_CHECKING:
     from attdec.model import Dispatch, Wave
     from attdec.sources.raw import RawBlob, RawDispatch
 
-# Below this much work (Tracker units: 64 KiB of SQTT or one blob each) a pool costs more than it saves:
-# starting two forked workers and moving the results back is ~20-40 ms, decoding 32 units ~0.1-0.2 s.
-MIN_PARALLEL_WEIGHT = 32
+# Below this much work (weight units: sources.kind.UNIT bytes of SQTT, plus one per blob) a pool costs more
+# than it saves: starting a forked worker and moving the results back is ~20-40 ms, decoding 2 MB ~0.1-0.2 s.
+MIN_PARALLEL_WEIGHT = (2 << 20) // UNIT
 # One dispatch this big a share of the work (a single big kernel and a few small ones) finishes last
 # whatever the others do: workers would save less than they cost.
 MAX_SHARE = 0.8
-# Decoded but not yet taken by the caller, at most this much work (plus one item per worker): 16 MB of SQTT.
-IN_FLIGHT = 256
+# Decoded but not yet taken by the caller, at most this much work (plus PREFETCH items per worker and one
+# here): 16 MB of SQTT.
+IN_FLIGHT = (16 << 20) // UNIT
 
 
 def default_jobs() -> int:
-    """The --jobs default: the cores this process may run on, less those the load average says are busy
-    (a worker on a busy core only adds the cost of moving results: on a shared machine it is slower)."""
+    """The --jobs default: the cores this process may run on. This process decodes too, so on a busy
+    machine the one worker it adds costs little (measured: never slower than serial at load 2)."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = int(os.getloadavg()[0])
-    except OSError:
-        busy = 0
-    return max(1, cores - busy)
+        return os.cpu_count() or 1
 
 
 def workers_for(weights: Sequence[int], jobs: int | None) -> int:
-    """How many worker processes are worth starting for items of these weights (1: decode here)."""
+    """How many processes are worth decoding items of these weights: this one and N - 1 forked workers
+    (1: only this one)."""
     jobs = default_jobs() if jobs is None else jobs
     total = sum(weights)
     if jobs <= 1 or len(weights) < 2 or total < MIN_PARALLEL_WEIGHT or max(weights) > MAX_SHARE * total:
@@ -75,27 +74,35 @@ def workers_for(weights: Sequence[int], jobs: int | None) -> int:
 
 # ---- the pool --------------------------------------------------------------------------------------------
 
-_JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (work, items), inherited by forked workers
+_JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (pack(work(.)), items), inherited by workers
 # Tasks a worker holds (running and waiting): a second one means it never waits for this process between two.
 PREFETCH = 2
 # The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
 WINDOW = 64
 # What loading a dispatch's code objects again in a second worker costs, in weight units (5-15 ms: about
-# as long as decoding 64 KiB of SQTT).
-RELOAD = 2
+# as long as decoding 128 KiB of SQTT).
+RELOAD = (128 << 10) // UNIT
 
 
 def _serve(sock) -> None:
     """A worker's loop: item indices come down `sock`; (i, True, work(item)), (i, False, the AttdecError)
-    or (i, None, the traceback of a bug) go back, until None comes."""
+    or (i, None, the traceback of a bug) go back, until None comes. A thread sends them, so that the
+    worker decodes its next item while this process is busy decoding one of its own and not reading."""
+    import queue
+    import threading
     import traceback
 
     assert _JOB is not None
     work, items = _JOB
-    while True:
-        i = _receive(sock)
-        if i is None:
-            return
+    results: queue.SimpleQueue = queue.SimpleQueue()
+
+    def sender() -> None:
+        while (out := results.get()) is not None:
+            _send(sock, out)
+
+    thread = threading.Thread(target=sender, daemon=True)
+    thread.start()
+    while (i := _receive(sock)) is not None:
         out: tuple[int, bool | None, Any]
         try:
             out = (i, True, work(items[i]))
@@ -103,7 +110,9 @@ def _serve(sock) -> None:
             out = (i, False, e)
         except Exception:
             out = (i, None, traceback.format_exc())
-        _send(sock, out)
+        results.put(out)
+    results.put(None)
+    thread.join()
 
 
 def _send(sock, obj) -> None:
@@ -150,26 +159,28 @@ def map_in_order(
     jobs: int | None,
     done: Callable[[int], None] | None = None,
     keys: Sequence[Hashable] | None = None,
+    pack: Callable[[Any], Any] | None = None,
+    unpack: Callable[[Any], Any] | None = None,
 ) -> Iterator[tuple[bool, Any]]:
     """(True, work(item)) or (False, the AttdecError it raised) for each item, in order, computed on up to
-    `jobs` processes; `done(i)` is called (in this thread) as item i finishes, in whatever order. `work`
-    runs in a worker: it must return what pickles cheaply (arrays, a few objects).
+    `jobs` processes: this one and `jobs - 1` forked workers; `done(i)` is called (in this thread) as item
+    i finishes, in whatever order. A worker sends `pack(work(item))` back, which must pickle cheaply
+    (arrays, a few objects), and this process makes it `unpack(...)`: what it decodes itself is used as
+    it is.
 
-    A free worker takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
+    A free process takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
     light ones fill the gaps at the end), counting RELOAD less for an item whose `keys` value (its code
-    objects) another worker met first: it would load them again. Near the end each worker holds one item
-    at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT weight, only the
-    oldest is handed out (and only to keep every worker busy), so memory does not grow with the input."""
+    objects) another process met first: it would load them again. This process keeps each worker holding
+    PREFETCH items and decodes one itself whenever it has nothing to take in. Near the end each worker
+    holds one item at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT
+    weight, only the oldest are handed out (a worker still gets a second one while this process decodes:
+    it would wait for this process otherwise), so memory does not grow with the input."""
     n = workers_for(weights, jobs)
     if n == 1:
         for i, item in enumerate(items):
-            try:
-                out = (True, work(item))
-            except AttdecError as e:
-                out = (False, e)
+            yield _here(work, item)
             if done is not None:
                 done(i)
-            yield out
         return
     import multiprocessing
     import socket
@@ -177,41 +188,53 @@ def map_in_order(
 
     _preload()
     global _JOB
-    _JOB = (work, items)
+    _JOB = (work if pack is None else lambda item: pack(work(item)), items)
     gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
     ctx = multiprocessing.get_context("fork")
     conns: list[socket.socket] = []
     procs, finished = [], False
+    here = n - 1  # this process's number in the hand-out; the workers are 0 .. n-2
     try:
-        for _ in range(n):
-            here, there = socket.socketpair()
-            proc = ctx.Process(target=_serve, args=(there,), daemon=True)
+        for _ in range(n - 1):
+            mine, theirs = socket.socketpair()
+            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
             proc.start()
-            there.close()
-            conns.append(here)
+            theirs.close()
+            conns.append(mine)
             procs.append(proc)
         order = _Handout(weights, keys, n)
-        held = [0] * n  # tasks each worker holds
+        held = [0] * (n - 1)  # tasks each worker holds
         ready: dict[int, tuple[bool, Any]] = {}
+
+        def take_in(timeout: float | None) -> None:
+            for conn in wait(conns, timeout):
+                try:
+                    k, ok, value = _receive(conn)
+                except EOFError:
+                    raise RuntimeError("a worker process ended unexpectedly") from None
+                if ok is None:  # not an input error: a bug, with the worker's traceback
+                    raise RuntimeError(f"a worker process failed:\n{value}")
+                held[conns.index(conn)] -= 1  # type: ignore[arg-type]
+                ready[k] = (ok, value if unpack is None or not ok else unpack(value))
+                if done is not None:
+                    done(k)
+
         for i in range(len(items)):
             while i not in ready:
-                for w in range(n):
-                    while order.pending and (
-                        held[w] == 0 or (held[w] < PREFETCH and order.flying < IN_FLIGHT and len(order.pending) > n)
-                    ):
+                for w in range(n - 1):
+                    while order.pending and (held[w] == 0 or (held[w] < PREFETCH and len(order.pending) > n)):
                         _send(conns[w], order.pick(w))
                         held[w] += 1
-                for conn in wait(conns):
-                    try:
-                        k, ok, value = _receive(conn)
-                    except EOFError:
-                        raise RuntimeError("a worker process ended unexpectedly") from None
-                    if ok is None:  # not an input error: a bug, with the worker's traceback
-                        raise RuntimeError(f"a worker process failed:\n{value}")
-                    held[conns.index(conn)] -= 1  # type: ignore[arg-type]
-                    ready[k] = (ok, value)
+                take_in(0)
+                if i in ready:
+                    break
+                if order.pending:  # over IN_FLIGHT, the oldest: like a worker, this process is kept busy
+                    k = order.pick(here)
+                    ready[k] = _here(work, items[k])
                     if done is not None:
                         done(k)
+                else:
+                    take_in(None)
             order.flying -= weights[i]
             yield ready.pop(i)
         finished = True
@@ -226,6 +249,13 @@ def map_in_order(
             proc.join()
         _JOB = None
         gc.unfreeze()
+
+
+def _here(work: Callable[[Any], Any], item: Any) -> tuple[bool, Any]:
+    try:
+        return True, work(item)
+    except AttdecError as e:
+        return False, e
 
 
 class _Handout:
@@ -255,21 +285,6 @@ class _Handout:
             self.owner.setdefault(key, w)
         self.flying += self.weights[i]
         return i
-
-
-@contextlib.contextmanager
-def _no_gc():
-    """Rebuilding many small objects (listing rows, waves) in a process holding a big heap: with the
-    collector on, it runs a full collection every few thousand of them (0.33 s instead of 0.06 s for the
-    59 captures when timelines were tuples). Nothing rebuilt refers back to itself: reference counting
-    frees it all."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _preload() -> None:
@@ -327,25 +342,28 @@ def decode_dispatches(
         if tracker is not None:
             tracker.advance(weights[i], raws[i].name)
 
-    def work(raw: RawDispatch) -> dict:
-        return pack_dispatch(decode_dispatch(raw, **decode_opts))
+    def work(raw: RawDispatch) -> Dispatch:
+        return decode_dispatch(raw, **decode_opts)
 
     keys = [_code_key(r) for r in raws]
-    for ok, value in map_in_order(work, raws, weights, jobs, done, keys):
-        yield ok, unpack_dispatch(value) if ok else value
+    yield from map_in_order(work, raws, weights, jobs, done, keys, pack_dispatch, unpack_dispatch)
 
 
-def decode_blob_results(raws: Sequence[RawDispatch], jobs: int | None = 1, **decode_opts) -> Generator[Any, None, None]:
+def decode_blob_results(
+    raws: Sequence[RawDispatch], jobs: int | None = 1, reduce: Callable[[Any], Any] | None = None, **decode_opts
+) -> Generator[Any, None, None]:
     """Per raw dispatch, an iterable of (blob, BlobResult, seconds) as attdec.sources.raw.decode_blobs
-    yields them, raising a dispatch's error when it is iterated. Decoded here, the blobs are decoded as
-    they are read (one blob's records in memory at a time); in workers, a dispatch's results arrive whole,
-    a big one's blobs decoded side by side."""
+    yields them, raising a dispatch's error when it is iterated; with `reduce`, (blob, reduce(BlobResult),
+    seconds), reduced where the blob was decoded (a worker sends back only what the caller reads). Decoded
+    here, the blobs are decoded as they are read (one blob's records in memory at a time); in workers, a
+    dispatch's results arrive whole, a big one's blobs decoded side by side."""
     from attdec.sources.raw import decode_blobs
 
     tasks, weights = _tasks(raws)
     if workers_for(weights, jobs) == 1:
         for raw in raws:
-            yield decode_blobs(raw, **decode_opts)
+            blobs = decode_blobs(raw, **decode_opts)
+            yield blobs if reduce is None else ((b, reduce(res), dt) for b, res, dt in blobs)
         return
 
     code = _CodeCache(raws)
@@ -353,16 +371,26 @@ def decode_blob_results(raws: Sequence[RawDispatch], jobs: int | None = 1, **dec
     def work(task: tuple[int, int | None]) -> list:
         i, blob = task
         raw = raws[i] if blob is None else _one_blob(raws[i], blob)
-        return [(pack_blob_result(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)]
+        return [
+            (res if reduce is None else reduce(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)
+        ]
+
+    def pack(parts: list) -> list:
+        return [(pack_blob_result(res), dt) for res, dt in parts]
+
+    def unpack(parts: list) -> list:
+        return [(unpack_blob_result(res), dt) for res, dt in parts]
 
     def replay(raw: RawDispatch, outcomes: list) -> Iterator:
         parts = [part for o in outcomes for part in unwrap(o)]
         for blob, (res, dt) in zip(raw.blobs, parts):
-            yield blob, unpack_blob_result(res), dt
+            yield blob, res, dt
 
     keys = [_code_key(raws[i]) if blob is None else None for i, blob in tasks]
-    for i, _, outcomes in _by_dispatch(tasks, map_in_order(work, tasks, weights, jobs, keys=keys)):
-        yield replay(raws[i], outcomes)
+    columns = (pack, unpack) if reduce is None else (None, None)  # a reduction pickles as it is
+    outcomes = map_in_order(work, tasks, weights, jobs, None, keys, *columns)
+    for i, _, results in _by_dispatch(tasks, outcomes):
+        yield replay(raws[i], results)
 
 
 # `decode`: a dispatch with this much SQTT in several blobs is decoded blob by blob (one task each), so that
@@ -495,7 +523,9 @@ def pack_dispatch(d: Dispatch) -> dict:
 
 
 def unpack_dispatch(state: dict) -> Dispatch:
-    with _no_gc():
+    from attdec.sources.raw import no_gc
+
+    with no_gc():
         return _unpack_dispatch(state)
 
 
@@ -519,7 +549,9 @@ def pack_blob_result(res) -> dict:
 
 
 def unpack_blob_result(state: dict):
-    with _no_gc():
+    from attdec.sources.raw import no_gc
+
+    with no_gc():
         return _unpack_blob_result(state)
 
 
