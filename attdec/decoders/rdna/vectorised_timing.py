@@ -231,12 +231,13 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     # forward ones, in order, are the positive slots of the flattened pairs
     Ti, Li = T.take(ie), L.take(ie)
     t0 = Ti - gap
-    dd = np.zeros((n, 2), np.int64)
-    np.subtract(T, L, out=dd[:, 0])
-    dd[ie, 0] = t0 - Li
-    dd[ie, 1] = Ti + 1 - np.maximum(Li, t0)
+    pairs = np.zeros((n, 2), np.int64)
+    np.subtract(T, L, out=pairs[:, 0])
+    pairs[ie, 0] = t0 - Li
+    pairs[ie, 1] = Ti + 1 - np.maximum(Li, t0)
     del Ti, Li, t0, gap, L, ie
-    dd = dd.ravel()
+    dd = pairs.ravel()
+    del pairs
     fwd = np.flatnonzero(dd > 0)
     d = dd.take(fwd)
     del dd
