@@ -16,7 +16,7 @@ from attdec.model.target import target
 # heap instead, and up to MALLOC_KEEP_BYTES of freed heap stay for the next blob (bigger ones still go
 # straight back to the system).
 MALLOC_REUSE_BYTES = 32 << 20  # glibc's largest threshold on 64-bit
-MALLOC_KEEP_BYTES = 256 << 20
+MALLOC_KEEP_BYTES = 64 << 20  # twice that, as glibc's own dynamic setting keeps
 
 
 def reuse_freed_memory() -> None:
