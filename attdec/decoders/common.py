@@ -16,7 +16,7 @@ from attdec.model.target import target
 # heap instead, and up to MALLOC_KEEP_BYTES of freed heap stay for the next blob (bigger ones still go
 # straight back to the system).
 MALLOC_REUSE_BYTES = 32 << 20  # glibc's largest threshold on 64-bit
-MALLOC_KEEP_BYTES = 64 << 20  # twice that, as glibc's own dynamic setting keeps
+MALLOC_KEEP_BYTES = 128 << 20  # (64 MB measured too little: the gfx1200 gemm's heap top still went back)
 
 
 def reuse_freed_memory() -> None:
