@@ -2,38 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
 from attdec.model.target import target
-
-# The decoders allocate and free the same big temporaries blob after blob (tens of MB for a 4 MB blob).
-# glibc's default returns such blocks to the system when freed, and every new one is page-faulted back in:
-# a fifth of a decode's CPU time, all of it in the kernel. Blocks up to MALLOC_REUSE_BYTES come from the
-# heap instead, and up to MALLOC_KEEP_BYTES of freed heap stay for the next blob (bigger ones still go
-# straight back to the system).
-MALLOC_REUSE_BYTES = 32 << 20  # glibc's largest threshold on 64-bit
-MALLOC_KEEP_BYTES = 128 << 20  # (64 MB measured too little: the gfx1200 gemm's heap top still went back)
-
-
-def reuse_freed_memory() -> None:
-    """Ask glibc to keep freed blocks for reuse (a no-op elsewhere)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # not glibc
-        return
-    mallopt(-1, MALLOC_KEEP_BYTES)  # M_TRIM_THRESHOLD
-    mallopt(-3, MALLOC_REUSE_BYTES)  # M_MMAP_THRESHOLD
-
-
-reuse_freed_memory()
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
 # categories): the PC walk stops at it, and a finished wave reports it as NONE.
