@@ -163,6 +163,11 @@ sys.path.insert(0, {root!r})
 os.chdir({root!r})
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}})  # one core
+try:  # glibc keeps freed memory for reuse, as the command line asks before it decodes
+    from attdec.commands.common import reuse_freed_memory
+    reuse_freed_memory()
+except ImportError:  # a tree from before it
+    pass
 {setup}
 times, cpu = [], []
 for _ in range({runs}):

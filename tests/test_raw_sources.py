@@ -236,3 +236,19 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
     assert code[1][:3] == ["op0", 0, 1] and code[1][6] == 2
     assert (tmp_path / "o" / "stats_ui_output_agent_0_dispatch_1.csv").exists()
     assert "\x1b[" not in r.output  # no progress bar when not on a terminal
+
+
+def test_before_decode_runs_once_and_only_when_something_is_decoded(tmp_path):
+    """The command line tunes its allocator (commands.common.reuse_freed_memory) through `before_decode`:
+    called once before raw inputs are decoded, never for inputs that need no decoding."""
+    from attdec.sources.pipeline import open_dispatches
+
+    cap = shared_path("captures", "gfx1201", "plus_run0")
+    calls = []
+    assert open_dispatches([cap], before_decode=lambda: calls.append(1))
+    assert calls == [1]
+    assert invoke(["export-ui", str(cap), "-o", str(tmp_path / "ui")]).exit_code == 0
+    folders = sorted(p for p in (tmp_path / "ui").iterdir() if p.is_dir())
+    assert folders
+    assert open_dispatches(folders, before_decode=lambda: calls.append(2))
+    assert calls == [1]

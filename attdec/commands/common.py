@@ -204,7 +204,15 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
     try:
         with progress_bar() as progress:
             return read(
-                paths, input_format, code, arch, progress=progress, need=tuple(need), report=reports, **decode_opts
+                paths,
+                input_format,
+                code,
+                arch,
+                progress=progress,
+                need=tuple(need),
+                report=reports,
+                before_decode=reuse_freed_memory,
+                **decode_opts,
             )
     finally:
         reports.tell()
@@ -253,3 +261,28 @@ def output_stream(path: str, binary: bool = False):
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+# The decoders allocate and free the same big temporaries blob after blob (tens of MB for a 4 MB blob).
+# glibc's default returns such blocks to the system when freed, and every new one is page-faulted back in:
+# a fifth of a decode's CPU time, all of it in the kernel. Blocks up to MALLOC_REUSE_BYTES come from the
+# heap instead, and up to MALLOC_KEEP_BYTES of freed heap stay for the next blob (bigger ones still go
+# straight back to the system).
+MALLOC_REUSE_BYTES = 32 << 20  # glibc's largest threshold on 64-bit
+MALLOC_KEEP_BYTES = 128 << 20  # (64 MB measured too little: the gfx1200 gemm's heap top still went back)
+
+
+def reuse_freed_memory() -> None:
+    """Ask glibc to keep freed blocks for reuse (a no-op elsewhere). A process-wide setting, so the command
+    line makes it for its own process, before it decodes raw inputs (importing ctypes costs ~2 ms, which a
+    ui_output folder need not pay); a script that decodes many blobs may call it too (docs/api.md)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    mallopt(-1, MALLOC_KEEP_BYTES)  # M_TRIM_THRESHOLD
+    mallopt(-3, MALLOC_REUSE_BYTES)  # M_MMAP_THRESHOLD

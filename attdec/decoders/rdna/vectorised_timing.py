@@ -226,25 +226,28 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     del has, prev_end
 
     # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
-    # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0))
+    # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0)); every event
+    # has two slots, (state before, T - L) and an immediate's second (WAIT, T + 1 - max(L, t0)), so that the
+    # forward ones, in order, are the positive slots of the flattened pairs
     Ti, Li = T.take(ie), L.take(ie)
     t0 = Ti - gap
-    d = T - L
-    d[ie] = t0 - Li
-    d2 = Ti + 1 - np.maximum(Li, t0)
-    del Ti, Li, t0, gap, L
-    # the forward ones, an immediate's second after its first
-    a1, a2 = np.flatnonzero(d > 0), np.flatnonzero(d2 > 0)
-    ie = ie.take(a2)
-    at2 = np.searchsorted(a1, ie, side="right")  # where the second ones go, among the first ones
-    at2 += np.arange(len(a2))
-    at1 = np.ones(len(a1) + len(a2), bool)
-    at1[at2] = False
-    at1 = np.flatnonzero(at1)
-    d = _merge(d.take(a1), at1, d2.take(a2), at2)
-    tl_s = _merge(prev_state.take(a1), at1, WAIT, at2)
-    tl_w = _merge(w.take(a1), at1, w.take(ie), at2)
-    del d2, ie, prev_state, a1, a2, at1, at2
+    pairs = np.zeros((n, 2), np.int64)
+    np.subtract(T, L, out=pairs[:, 0])
+    pairs[ie, 0] = t0 - Li
+    pairs[ie, 1] = Ti + 1 - np.maximum(Li, t0)
+    del Ti, Li, t0, gap, L, ie
+    dd = pairs.ravel()
+    del pairs
+    fwd = np.flatnonzero(dd > 0)
+    d = dd.take(fwd)
+    del dd
+    ss = np.empty((n, 2), np.int8)
+    ss[:, 0] = prev_state
+    ss[:, 1] = WAIT
+    tl_s = ss.ravel().take(fwd)
+    fwd >>= 1
+    tl_w = w.take(fwd)
+    del ss, fwd, prev_state
     if len(d):
         run = np.empty(len(d), bool)
         run[0] = True
@@ -284,14 +287,6 @@ def _wave_bounds(w: np.ndarray, nw: int) -> np.ndarray:
     out = np.empty(nw + 1, np.int64)
     out[:nw] = np.searchsorted(w, np.arange(nw, dtype=w.dtype))
     out[nw] = len(w)
-    return out
-
-
-def _merge(a: np.ndarray, at_a: np.ndarray, b, at_b: np.ndarray) -> np.ndarray:
-    """`a` and `b` (an array or a scalar) placed at positions at_a and at_b of one array."""
-    out = np.empty(len(at_a) + len(at_b), a.dtype)
-    out[at_a] = a
-    out[at_b] = b
     return out
 
 
