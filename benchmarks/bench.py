@@ -103,7 +103,8 @@ HOTSPOTS_BLOB = """
 from attdec.analysis.hotspots import hotspots
 from attdec.sources.pipeline import open_dispatches
 def run():
-    (d,) = open_dispatches([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold="totals")
+    more = {{"before_decode": lambda raws: tune_allocator(raws, "totals")}} if tune_allocator else {{}}
+    (d,) = open_dispatches([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold="totals", **more)
     h = hotspots([d])
     return os.path.getsize({path!r}), h.totals["hits"] + len(d.occupancy)
 """
@@ -163,11 +164,11 @@ sys.path.insert(0, {root!r})
 os.chdir({root!r})
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}})  # one core
-try:  # glibc keeps freed memory for reuse, as the command line asks before it decodes
-    from attdec.commands.common import reuse_freed_memory
-    reuse_freed_memory()
+try:  # glibc's malloc set for whole-blob decodes, as the command line sets it before it decodes
+    from attdec.commands.common import tune_allocator
+    tune_allocator()
 except ImportError:  # a tree from before it
-    pass
+    tune_allocator = None
 {setup}
 times, cpu = [], []
 for _ in range({runs}):

@@ -239,16 +239,39 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
 
 
 def test_before_decode_runs_once_and_only_when_something_is_decoded(tmp_path):
-    """The command line tunes its allocator (commands.common.reuse_freed_memory) through `before_decode`:
-    called once before raw inputs are decoded, never for inputs that need no decoding."""
+    """The command line tunes its allocator (commands.common.tune_allocator) through `before_decode`: called
+    once, with the raw dispatches, before they are decoded, never for inputs that need no decoding."""
     from attdec.sources.pipeline import open_dispatches
 
     cap = shared_path("captures", "gfx1201", "plus_run0")
     calls = []
-    assert open_dispatches([cap], before_decode=lambda: calls.append(1))
+    assert open_dispatches([cap], before_decode=lambda raws: calls.append(len(raws)))
     assert calls == [1]
     assert invoke(["export-ui", str(cap), "-o", str(tmp_path / "ui")]).exit_code == 0
     folders = sorted(p for p in (tmp_path / "ui").iterdir() if p.is_dir())
     assert folders
-    assert open_dispatches(folders, before_decode=lambda: calls.append(2))
+    assert open_dispatches(folders, before_decode=lambda raws: calls.append(2))
     assert calls == [1]
+
+
+def test_allocator_keeps_freed_memory_unless_a_big_blob_is_decoded_in_windows(monkeypatch):
+    import ctypes
+
+    from attdec.commands import common
+
+    calls = []
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: types.SimpleNamespace(mallopt=lambda *a: calls.append(a)))
+    small = RawDispatch("k", "gfx1200", [], [RawBlob(0, b"\0" * 64, "a.att")])
+    big = RawDispatch("k", "gfx1200", [], [RawBlob(0, b"\0" * (9 << 20), "b.att")])
+    common.tune_allocator([small, big], fold=None)  # whole blobs: keep freed blocks for reuse
+    assert calls == [
+        (common.M_TRIM_THRESHOLD, common.MALLOC_KEEP_BYTES),
+        (common.M_MMAP_THRESHOLD, common.MALLOC_REUSE_BYTES),
+    ]
+    calls.clear()
+    common.tune_allocator([small], fold="totals")  # nothing big enough for windows
+    assert calls[-1] == (common.M_MMAP_THRESHOLD, common.MALLOC_REUSE_BYTES)
+    calls.clear()
+    common.tune_allocator([small, big], fold="totals")  # windows: big blocks go back at once
+    assert calls == [(common.M_MMAP_THRESHOLD, common.MALLOC_RETURN_BYTES)]

@@ -211,7 +211,7 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
                 progress=progress,
                 need=tuple(need),
                 report=reports,
-                before_decode=reuse_freed_memory,
+                before_decode=lambda raws: tune_allocator(raws, decode_opts.get("fold")),
                 **decode_opts,
             )
     finally:
@@ -263,19 +263,23 @@ def output_stream(path: str, binary: bool = False):
             tmp.unlink()
 
 
-# The decoders allocate and free the same big temporaries blob after blob (tens of MB for a 4 MB blob).
-# glibc's default returns such blocks to the system when freed, and every new one is page-faulted back in:
-# a fifth of a decode's CPU time, all of it in the kernel. Blocks up to MALLOC_REUSE_BYTES come from the
-# heap instead, and up to MALLOC_KEEP_BYTES of freed heap stay for the next blob (bigger ones still go
-# straight back to the system).
-MALLOC_REUSE_BYTES = 32 << 20  # glibc's largest threshold on 64-bit
-MALLOC_KEEP_BYTES = 128 << 20  # (64 MB measured too little: the gfx1200 gemm's heap top still went back)
+# glibc's malloc, set for the decode ahead (commands.common.tune_allocator)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MALLOC_REUSE_BYTES = 32 << 20  # whole blobs: blocks up to this come from the heap (glibc's largest on 64-bit)
+MALLOC_KEEP_BYTES = 128 << 20  # ... and this much freed heap is kept (64 MB let the gfx1200 gemm's go back)
+MALLOC_RETURN_BYTES = 128 << 10  # windowed blobs: blocks above this go back to the system when freed
 
 
-def reuse_freed_memory() -> None:
-    """Ask glibc to keep freed blocks for reuse (a no-op elsewhere). A process-wide setting, so the command
-    line makes it for its own process, before it decodes raw inputs (importing ctypes costs ~2 ms, which a
-    ui_output folder need not pay); a script that decodes many blobs may call it too (docs/api.md)."""
+def tune_allocator(raws=(), fold=None) -> None:
+    """Set glibc's malloc for the decode of `raws` (RawDispatch), before it starts. A process-wide setting,
+    so the command line makes it for its own process (attdec does not touch a host process's allocator;
+    a script may call this too: docs/api.md). A no-op off glibc.
+
+    Whole blobs allocate and free the same big work arrays blob after blob, which glibc by default gives
+    back to the system and page-faults in again (a fifth of the gfx1200 gemm decode's CPU time): freed
+    blocks are kept for reuse. A big blob decoded in windows (`fold`: hotspots, waves) keeps small arrays
+    between windows that would pin those blocks in the heap: there big blocks go back to the system
+    (256 MB gfx950 blob: decode peak 345-402 -> 259 MB)."""
     if not sys.platform.startswith("linux"):
         return
     import ctypes
@@ -284,5 +288,11 @@ def reuse_freed_memory() -> None:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc
         return
-    mallopt(-1, MALLOC_KEEP_BYTES)  # M_TRIM_THRESHOLD
-    mallopt(-3, MALLOC_REUSE_BYTES)  # M_MMAP_THRESHOLD
+    if fold:
+        from attdec.decoders.windowed import window_size
+
+        if any(window_size(len(b.data)) is not None for r in raws for b in r.blobs):
+            mallopt(M_MMAP_THRESHOLD, MALLOC_RETURN_BYTES)
+            return
+    mallopt(M_TRIM_THRESHOLD, MALLOC_KEEP_BYTES)
+    mallopt(M_MMAP_THRESHOLD, MALLOC_REUSE_BYTES)

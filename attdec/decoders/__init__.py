@@ -96,9 +96,6 @@ def decode_blob(
             windowed = importlib.import_module(family.__name__ + ".windowed")
             size = windowed.window_size(len(data), opts.get("window"))
             if size is not None:
-                from attdec.decoders.windowed import return_freed_memory
-
-                return_freed_memory()
                 fold, progress = opts["fold"], opts.get("progress")
                 return windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress, **more)
         return family.decode(data, tgt.name, code, se, where=where, rules=rules, **more)

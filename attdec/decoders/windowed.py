@@ -5,11 +5,8 @@ holds the window's size, the fold callback's type and the release of a mapped bl
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import mmap
 from collections.abc import Callable
-from functools import cache
 
 from attdec.model import Wave
 
@@ -39,17 +36,3 @@ def release_before(data, end: int) -> None:
         done = end // mmap.PAGESIZE * mmap.PAGESIZE
         if done:
             data.madvise(mmap.MADV_DONTNEED, 0, done)
-
-
-@cache
-def return_freed_memory() -> None:
-    """Have glibc's malloc give big freed blocks back to the system (a fixed 128 KB mmap threshold, once per
-    process). By default the threshold rises to the biggest block freed, so each window's big arrays then
-    come from the heap, where the small arrays kept between windows pin them: a 1 GB gfx9 blob's decode
-    grew by ~0.5 bytes of RSS per SQTT byte that way (256 MB: peak 345-402 MB, 259 MB with the threshold
-    fixed). Elsewhere (not glibc) nothing is done."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.mallopt(-3, 128 << 10)  # M_MMAP_THRESHOLD
-    except (OSError, AttributeError):
-        pass

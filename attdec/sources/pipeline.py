@@ -244,12 +244,12 @@ def open_dispatches(
     need: tuple[str, ...] = (),
     jobs: int | None = 1,
     report: Report | None = None,
-    before_decode: Callable[[], None] | None = None,
+    before_decode: Callable[[list], None] | None = None,
     **decode_opts,
 ) -> list[Dispatch]:
     """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders) on up to `jobs`
-    processes (None: one per core; attdec.sources.parallel), `before_decode` called first when there are
-    any. Attributes a source defers (a ui_output folder's `waves`, `occupancy`) load on first use; those
+    processes (None: one per core; attdec.sources.parallel), `before_decode(raw dispatches)` called first
+    when there are any. Attributes a source defers (a ui_output folder's `waves`, `occupancy`) load on first use; those
     named in `need` are loaded here, where `progress` reports them. With `report`, an input or dispatch that
     fails is reported and the others are still read; without, its error is raised."""
     from attdec.sources.parallel import decode_dispatches, unwrap
@@ -259,7 +259,7 @@ def open_dispatches(
     found = read(paths, input_format, code, arch, tracker, failures)
     raw = [d for d in found if not isinstance(d, Dispatch) and not d.decoded]
     if raw and before_decode is not None:
-        before_decode()
+        before_decode(raw)
     decoded = decode_dispatches(raw, tracker, jobs, **decode_opts)
     out = []
     try:
