@@ -76,7 +76,7 @@ def lookup(fmt: RdnaFormat) -> Lookup:
 class Tokens:
     """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order."""
 
-    __slots__ = ("lost", "lost_at", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
+    __slots__ = ("cut_at", "lost", "lost_at", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
 
     pos: np.ndarray  # nibble offset of each token
     type: np.ndarray  # index into TOKEN_NAMES
@@ -87,6 +87,23 @@ class Tokens:
     realtime: np.ndarray  # (shader clock, reference clock) samples, shape (n, 2)
     problems: list[str]
     nibbles_used: int
+    cut_at: int | None  # byte offset of the token the blob's end cuts, when its size is not whole lines
+
+
+def truncation_problem(n_bytes: int, cut_at: int | None, whole_window: bool) -> str:
+    """The problem of a blob of `n_bytes` that is not a whole number of trace lines (`split`; the windowed
+    decode says it of the whole blob)."""
+    where = "no token cut"
+    if cut_at is not None:
+        where = f"token at byte {cut_at} cut, " + ("left out" if whole_window else "read with its missing bits 0")
+    return (
+        f"truncated: {n_bytes} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
+        f"({where}); decoded what comes before"
+    )
+
+
+def lost_sync_problem(count: int, first_at: int) -> str:
+    return f"lost sync: {count} unknown token ids, first at byte {first_at}"
 
 
 def _nibble(buf: np.ndarray, q: int) -> int:
@@ -272,7 +289,7 @@ def split(
     low8 = (mark.take(pos) & 0xFF).astype(np.intp)
     del mark
     typ = lk.type.take(low8)
-    problems = []
+    problems, cut_at = [], None
     # end of buffer: only the last few tokens can be cut by it
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
     tp = pos[t0:]
@@ -281,17 +298,12 @@ def split(
     if n % LINE_BYTES:
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
         # not a whole number of lines means the file was cut.
-        where = "no token cut"
         if cut.any():
-            at = int(tp[np.flatnonzero(cut)[0]]) // 2
-            where = f"token at byte {at} cut, " + ("left out" if whole_window else "read with its missing bits 0")
-        problems.append(
-            f"truncated: {n} bytes is not a whole number of {LINE_BYTES}-byte trace lines "
-            f"({where}); decoded what comes before"
-        )
+            cut_at = int(tp[np.flatnonzero(cut)[0]]) // 2
+        problems.append(truncation_problem(n, cut_at, whole_window))
     unk = np.flatnonzero(typ == T["UNKNOWN"])
     if len(unk):
-        problems.append(f"lost sync: {len(unk)} unknown token ids, first at byte {int(pos[unk[0]]) // 2}")
+        problems.append(lost_sync_problem(len(unk), int(pos[unk[0]]) // 2))
     if not fits.all():
         kept = np.concatenate([np.ones(t0, bool), fits])
         pos, typ, low8 = pos[kept], typ[kept], low8[kept]
@@ -332,6 +344,7 @@ def split(
         nxt_sel = np.searchsorted(cand, lost_ts, side="right")
         tk.lost[nxt_sel[nxt_sel < len(cand)]] = True
     tk.realtime, tk.problems, tk.nibbles_used = realtime, problems, int(pos[-1]) if len(pos) else 0
+    tk.cut_at = cut_at
     return tk
 
 

@@ -16,8 +16,6 @@ reads them) stay empty.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from attdec.decoders import windowed
@@ -33,7 +31,15 @@ from attdec.decoders.common import (
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna.packets import COMPUTE_PGM_HI, COMPUTE_PGM_LO, FORMATS, RdnaFormat, T
 from attdec.decoders.rdna.scalar import decode_scalar
-from attdec.decoders.rdna.splitter import LINE_BYTES, MODEL_TOKENS, Tokens, ready_reorder, split
+from attdec.decoders.rdna.splitter import (
+    LINE_BYTES,
+    MODEL_TOKENS,
+    Tokens,
+    lost_sync_problem,
+    ready_reorder,
+    split,
+    truncation_problem,
+)
 from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
 from attdec.decoders.rdna.wave import SLOTS, TracedWave, to_wave
 from attdec.decoders.stitch import note_waves, walker
@@ -60,7 +66,7 @@ def _tokens(cols: dict[str, np.ndarray]) -> Tokens:
         setattr(tk, k, cols[k])
     tk.lost_at = np.zeros(0, np.int64)
     tk.realtime = np.zeros((0, 2), np.int64)
-    tk.problems, tk.nibbles_used = [], 0
+    tk.problems, tk.nibbles_used, tk.cut_at = [], 0, None
     return tk
 
 
@@ -145,18 +151,16 @@ class _Splitter:
         out["lost"] = lost
         if last:
             self.done = True
-            self.problems = [self._blob_offsets(p, a) for p in tk.problems if p.startswith("truncated")]
-            if self.unknown:  # as `split` says it of the whole blob
-                self.problems.append(f"lost sync: {self.unknown} unknown token ids, first at byte {self.unknown_at}")
+            # as `split` says them of the whole blob (the last window starts on a whole line: same remainder)
+            if n % LINE_BYTES:
+                cut_at = None if tk.cut_at is None else tk.cut_at + a
+                self.problems.append(truncation_problem(n, cut_at, self.whole_window))
+            if self.unknown:
+                self.problems.append(lost_sync_problem(self.unknown, self.unknown_at))
         else:
             self.start, self.t0 = int(pos[cut]), self.t0 + int(time[cut - 1])
             release_before(data, a)  # the bytes before this window are not read again
         return out
-
-    def _blob_offsets(self, problem: str, a: int) -> str:
-        """A truncation problem of the last window as the whole blob's split words it."""
-        problem = re.sub(r"^truncated: \d+ bytes", f"truncated: {len(self.data)} bytes", problem)
-        return re.sub(r"token at byte (\d+)", lambda m: f"token at byte {int(m.group(1)) + a}", problem)
 
 
 class _Carry:
