@@ -9,7 +9,7 @@ import numpy as np
 
 from attdec.analysis import norm_path
 from attdec.analysis.classify import STALL_TYPES, line_type_table
-from attdec.model import Dispatch
+from attdec.model import Dispatch, WaveTable
 
 
 @dataclass
@@ -48,52 +48,127 @@ def dispatch_labels(dispatches: list[Dispatch]) -> list[str]:
     return [p[len(root) :].lstrip("/") or p for p in paths]
 
 
+BLOCK = 1 << 16  # waves per block: the per-row arrays of a million waves at once would be 100s of MB
+
+
+class WaveRows:
+    """The rows of `waves` as columns, so that a million waves hold no million objects: `cols` name -> array
+    (`dispatch` indexes `labels`/`kernels`/`measured`, the others are WaveRow fields), `by_type` the stall
+    per STALL_TYPES column, `paths` the wave files (None: none). Iterating gives WaveRow objects, made a
+    block at a time."""
+
+    def __init__(self, cols, by_type, labels, kernels, measured, paths=None):
+        self.cols, self.by_type, self.paths = cols, by_type, paths
+        self.labels, self.kernels, self.measured = labels, kernels, measured
+
+    def __len__(self) -> int:
+        return len(self.by_type)
+
+    def take(self, idx: np.ndarray) -> WaveRows:
+        paths = None if self.paths is None else [self.paths[i] for i in idx.tolist()]
+        cols = {k: v[idx] for k, v in self.cols.items()}
+        return WaveRows(cols, self.by_type[idx], self.labels, self.kernels, self.measured, paths)
+
+    @classmethod
+    def concat(cls, parts: list[WaveRows]) -> WaveRows:
+        """The parts one after the other (their dispatch numbers made one series)."""
+        if len(parts) == 1:
+            return parts[0]
+        labels, kernels, measured, cols = [], [], [], []
+        for p in parts:
+            c = dict(p.cols)
+            c["dispatch"] = c["dispatch"] + len(labels)
+            cols.append(c)
+            labels += p.labels
+            kernels += p.kernels
+            measured += p.measured
+        paths = None
+        if any(p.paths is not None for p in parts):
+            paths = [x for p in parts for x in (p.paths if p.paths is not None else [None] * len(p))]
+        joined = {k: np.concatenate([c[k] for c in cols]) for k in ROW_COLUMNS}
+        by_type = np.concatenate([p.by_type for p in parts]) if parts else np.zeros((0, len(STALL_TYPES)), np.int64)
+        return cls(joined, by_type, labels, kernels, measured, paths)
+
+    def sorted(self, key: str) -> WaveRows:
+        """`position` keeps the order (se/simd/slot/wv within each dispatch); any other key sorts largest first
+        (begin/end/cu: smallest), then by position within a dispatch, dispatches in their order."""
+        if key == "position":
+            return self
+        c = self.cols
+        k = c[key] if key in ("begin", "end", "cu") else -c[key]
+        return self.take(np.lexsort((c["wave"], c["slot"], c["simd"], c["se"], k)))
+
+    def head(self, n: int) -> WaveRows:
+        return self.take(np.arange(min(n, len(self))))
+
+    def __iter__(self):
+        c, names = self.cols, STALL_TYPES
+        for a in range(0, len(self), BLOCK):
+            b = min(len(self), a + BLOCK)
+            values = [c[k][a:b].tolist() for k in ROW_COLUMNS]
+            paths = self.paths[a:b] if self.paths is not None else [None] * (b - a)
+            for (d, *fields), per, path in zip(zip(*values), self.by_type[a:b].tolist(), paths):
+                by_type = {names[i]: v for i, v in enumerate(per) if v}
+                stall = fields[-2]
+                dom = max(by_type.items(), key=lambda kv: (kv[1], -names.index(kv[0])))[0] if stall else None
+                yield WaveRow(
+                    self.labels[d], *fields, dom, by_type, path, self.kernels[d], self.measured[d]
+                )  # fmt: skip
+
+
+# WaveRow's fields up to `share`, as WaveRows columns (after the dispatch number)
+ROW_COLUMNS = ("dispatch", "se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instructions", "latency")
+ROW_COLUMNS += ("stall", "share")
+
+
+def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None) -> WaveRows:
+    """The rows of `wave_rows` as columns (in se/simd/slot/wv order): from a WaveTable (a big blob's folded
+    waves) without an object per wave."""
+    waves = dispatch.waves
+    t = waves if isinstance(waves, WaveTable) else WaveTable.of(waves, keep_lines=True)
+    if wave_filter is not None and len(t):
+        t = t.select(np.fromiter((bool(wave_filter(w)) for w in t), bool, len(t)))
+    w, n, nt = t.waves, len(t), len(STALL_TYPES)
+    table = line_type_table(dispatch)
+    other = STALL_TYPES.index("other")
+    by_type = np.zeros((n, nt), np.int64)
+    for a in range(0, n, BLOCK):
+        b = min(n, a + BLOCK)
+        r0, r1 = int(t.first[a]), int(t.first[b])
+        lines = t.lines(r0, r1)
+        ok = (lines >= 0) & (lines < len(table))
+        types = np.full(len(lines), other, np.int64)
+        types[ok] = table[lines[ok]]
+        row_wave = np.repeat(np.arange(b - a), np.diff(t.first[a : b + 1]))
+        per = np.bincount(row_wave * nt + types, weights=t.stall[r0:r1], minlength=(b - a) * nt)
+        by_type[a:b] = per.reshape(b - a, nt).round()
+    duration = w["end"] - w["begin"]
+    stall = w["stall"]
+    share = np.zeros(n)
+    np.divide(stall, duration, out=share, where=duration > 0)
+    cols = {
+        "dispatch": np.zeros(n, np.int64),
+        "se": w["se"],
+        "simd": w["simd"],
+        "slot": w["slot"],
+        "wave": w["seq"],
+        "cu": w["cu"],
+        "begin": w["begin"],
+        "end": w["end"],
+        "duration": duration,
+        "instructions": w["records"],
+        "latency": w["latency"],
+        "stall": stall,
+        "share": share,
+    }
+    rows = WaveRows(cols, by_type, [label or dispatch.name], [dispatch.kernel], [dispatch.stall_measured], t.paths)
+    return rows.take(np.lexsort((w["seq"], w["slot"], w["simd"], w["se"])))
+
+
 def wave_rows(dispatch: Dispatch, wave_filter=None, label: str | None = None) -> list[WaveRow]:
     """One row per wave of the dispatch (in se/simd/slot/wv order), optionally filtered; `label` names the
     dispatch in the rows (default: its name)."""
-    table = line_type_table(dispatch)
-    other = STALL_TYPES.index("other")
-    out = []
-    for w in dispatch.waves:
-        if wave_filter is not None and not wave_filter(w):
-            continue
-        ins = w.insts
-        lines = ins["line"]
-        ok = (lines >= 0) & (lines < len(table))
-        types = np.full(len(ins), other, np.int64)
-        types[ok] = table[lines[ok]]
-        per = (
-            np.bincount(types, weights=ins["stall"], minlength=len(STALL_TYPES))
-            if len(ins)
-            else np.zeros(len(STALL_TYPES))
-        )
-        by_type = {STALL_TYPES[i]: round(v) for i, v in enumerate(per) if v}
-        stall = int(ins["stall"].sum())
-        dom = max(by_type.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0] if stall else None
-        out.append(
-            WaveRow(
-                label or dispatch.name,
-                w.se,
-                w.simd,
-                w.slot,
-                w.seq,
-                w.cu,
-                w.begin,
-                w.end,
-                w.duration,
-                w.records,
-                int(ins["duration"].sum()),
-                stall,
-                stall / w.duration if w.duration > 0 else 0.0,
-                dom,
-                by_type,
-                w.path,
-                dispatch.kernel,
-                dispatch.stall_measured,
-            )
-        )
-    out.sort(key=lambda r: (r.se, r.simd, r.slot, r.wave))
-    return out
+    return list(wave_columns(dispatch, wave_filter, label))
 
 
 def sort_rows(rows: list[WaveRow], key: str) -> list[WaveRow]:

@@ -46,20 +46,17 @@ def command(a) -> None:
     begin/end are the wave's cycles exactly as in filenames.json and the wave file.
     """
 
-    from attdec.analysis.waves import dispatch_labels, sort_rows, wave_rows
+    from attdec.analysis.waves import WaveRows, dispatch_labels, wave_columns
     from attdec.report import waves as rep
 
-    # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded
+    # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded into columns
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True)
     flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
-    rows = []
-    for d, label in zip(dispatches, dispatch_labels(dispatches)):
-        rows += sort_rows(wave_rows(d, flt, label), sort_key)
-    if len(dispatches) > 1 and sort_key != "position":
-        rows = sort_rows(rows, sort_key)
+    parts = [wave_columns(d, flt, label) for d, label in zip(dispatches, dispatch_labels(dispatches))]
+    rows = WaveRows.concat(parts).sorted(sort_key) if parts else []
     matched = len(rows)
     if top:
-        rows = rows[:top]
+        rows = rows.head(top) if rows else rows
     with output_stream(a.output, binary=fmt == "npz") as out:
         if fmt == "npz":
             from attdec.report.columns import write_npz

@@ -8,12 +8,14 @@ from __future__ import annotations
 import mmap
 from collections.abc import Callable
 
-from attdec.model import Wave
+from attdec.model import Wave, WaveTable
 
 # Bytes of SQTT per window. A window's decode holds ~100 bytes per byte at its peak (splitter marks, tokens,
 # records, the open waves' tokens decoded again): 4 MB windows peak near 0.5 GB of RSS whatever the blob's size
 # (8 MB windows: 0.96 GB on 1 GB of gemm_gfx1200). A blob up to twice this is decoded whole.
 WINDOW = 4 << 20
+
+FOLDED_BLOCK = 4096  # folded waves gathered before they go into a WaveTable
 
 # what the caller keeps of each stitched wave (sources.listing.Folder: its totals per PC); None: nothing
 Fold = Callable[[Wave], Wave | None]
@@ -36,3 +38,12 @@ def release_before(data, end: int) -> None:
         done = end // mmap.PAGESIZE * mmap.PAGESIZE
         if done:
             data.madvise(mmap.MADV_DONTNEED, 0, done)
+
+
+def wave_table(tables: list[WaveTable], folded: list[Wave]) -> WaveTable | list[Wave]:
+    """The waves `fold` kept, as one WaveTable (`tables` and the `folded` waves after them: both emptied);
+    none kept (`hotspots`: totals only): an empty list, as a whole blob's decode gives."""
+    if folded:
+        tables.append(WaveTable.of(folded))
+        folded.clear()
+    return WaveTable.join(tables) if tables else []

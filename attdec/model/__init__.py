@@ -23,9 +23,11 @@ from attdec.model.records import (
     KernelResources,
     Timeline,
     Wave,
+    WaveTable,
     deferred,
     empty_insts,
     empty_occupancy,
+    lines_of_pcs,
 )
 from attdec.model.target import TARGETS, ComputeUnit, Target, target
 
@@ -42,6 +44,7 @@ __all__ = [
     "SHADERDATA_IMM",
     "SHADERDATA_PRIV",
     "TARGETS",
+    "WAVE_SUMMARY_DTYPE",
     "Category",
     "CodeLine",
     "ComputeUnit",
@@ -54,9 +57,11 @@ __all__ = [
     "Timeline",
     "Wave",
     "WaveState",
+    "WaveTable",
     "deferred",
     "empty_insts",
     "empty_occupancy",
+    "lines_of_pcs",
     "target",
 ]
 

@@ -83,6 +83,22 @@ LAYOUTS = {
         ("cu", "u1"),
         ("bank", "u1"),
     ],
+    # A folded wave in a `WaveTable`: where and when it ran, how many instruction records it had, their summed
+    # duration (`latency`) and stall, and whether it is `fileless` (Wave.fileless).
+    "WAVE_SUMMARY_DTYPE": [
+        ("se", "<i4"),
+        ("cu", "<i4"),
+        ("simd", "<i4"),
+        ("slot", "<i4"),
+        ("seq", "<i8"),
+        ("contexts", "<i4"),
+        ("fileless", "?"),
+        ("begin", "<i8"),
+        ("end", "<i8"),
+        ("records", "<i8"),
+        ("latency", "<i8"),
+        ("stall", "<i8"),
+    ],
     # INST_OTHER_SIMD (gfx11+): an instruction the traced WGP issued on its other SIMD (no wave record).
     "OTHER_SIMD_DTYPE": [("se", "<i4"), ("time", "<i8"), ("cycles", "<u2"), ("wgp", "u1"), ("category", "u1")],
 }
@@ -244,6 +260,164 @@ class Wave(Record):
         )
 
 
+def lines_of_pcs(pc: np.ndarray, pcs: np.ndarray, lines: np.ndarray, no_pc_line: int = -1) -> np.ndarray:
+    """The listing line of each PC in `pc`: `lines[k]` where it is `pcs[k]` (`pcs` sorted), `no_pc_line` for
+    PC 0 (a record without a PC), else -1."""
+    import numpy as np
+
+    out = np.full(len(pc), -1, np.int64)
+    if no_pc_line >= 0:
+        out[pc == 0] = no_pc_line
+    if len(pcs):
+        j = np.minimum(np.searchsorted(pcs, pc), len(pcs) - 1)
+        ok = (pcs[j] == pc) & (pc != 0)
+        out[ok] = lines[j[ok]]
+    return out
+
+
+class WaveTable(Sequence):
+    """Folded waves as columns (a big blob decoded in windows for `waves`): a million waves as a few arrays,
+    not a million objects. `waves` holds a WAVE_SUMMARY_DTYPE row per wave; the PCs wave i stalled on are
+    rows first[i]:first[i + 1] of `pc` and `stall`; `line_map` (pcs, their lines, the no-PC line) is set with
+    the listing. It reads as a sequence of folded `Wave`s made on access, for code that looks at a few:
+    their `insts` a row per stalled PC (the first also holding the latency), their timeline none (three empty
+    runs standing for a wave that is not `fileless`)."""
+
+    def __init__(self, waves=None, first=None, pc=None, stall=None, line=None, paths=None):
+        import numpy as np
+
+        self.waves = _zeros("WAVE_SUMMARY_DTYPE") if waves is None else waves
+        self.first = np.zeros(len(self.waves) + 1, np.int64) if first is None else first
+        self.pc = np.zeros(0, np.uint64) if pc is None else pc
+        self.stall = np.zeros(0, np.int64) if stall is None else stall
+        self.line_map: tuple[np.ndarray, np.ndarray, int] | None = None
+        self.line: np.ndarray | None = line  # the rows' lines as the waves had them (`of(keep_lines=True)`)
+        self.paths: list[str | None] | None = paths  # the waves' files, when they were read from files
+
+    @classmethod
+    def of(cls, waves: Sequence[Wave], keep_lines: bool = False) -> WaveTable:
+        """The table of `waves` (folded ones, whose rows are per PC, or whole ones: rows per record), with
+        their files and, with `keep_lines`, the lines their records have (a source that reads them)."""
+        import numpy as np
+
+        n = len(waves)
+        t = _zeros("WAVE_SUMMARY_DTYPE", n)
+        for name in ("se", "cu", "simd", "slot", "seq", "contexts", "begin", "end", "records", "fileless"):
+            t[name] = [getattr(w, name) for w in waves]
+        ins = np.concatenate([w.insts for w in waves]) if n else empty_insts()
+        counts = np.fromiter((len(w.insts) for w in waves), np.int64, n)
+        at = np.cumsum(counts) - counts
+        has = counts > 0
+        stalled = ins["stall"] != 0
+        per = np.zeros(n, np.int64)
+        if has.any():
+            t["latency"][has] = np.add.reduceat(ins["duration"], at[has])
+            t["stall"][has] = np.add.reduceat(ins["stall"], at[has])
+            per[has] = np.add.reduceat(stalled.astype(np.int64), at[has])
+        first = np.zeros(n + 1, np.int64)
+        np.cumsum(per, out=first[1:])
+        paths = [w.path for w in waves]
+        line = ins["line"][stalled] if keep_lines else None
+        return cls(t, first, ins["pc"][stalled], ins["stall"][stalled], line, paths if any(paths) else None)
+
+    @classmethod
+    def join(cls, parts: list[WaveTable]) -> WaveTable:
+        """One table of `parts` (waves decoded: no files, lines from the listing), in order; the list is
+        emptied as they are copied (not held twice)."""
+        import numpy as np
+
+        n, m = sum(len(p) for p in parts), sum(len(p.pc) for p in parts)
+        out = cls(_zeros("WAVE_SUMMARY_DTYPE", n), np.zeros(n + 1, np.int64), np.empty(m, np.uint64))
+        out.stall = np.empty(m, np.int64)
+        a = b = 0
+        parts.reverse()
+        while parts:
+            p = parts.pop()
+            k, r = len(p), len(p.pc)
+            out.waves[a : a + k] = p.waves
+            out.first[a + 1 : a + k + 1] = p.first[1:] + b
+            out.pc[b : b + r], out.stall[b : b + r] = p.pc, p.stall
+            a, b = a + k, b + r
+        return out
+
+    def select(self, keep: np.ndarray) -> WaveTable:
+        """The waves where `keep` (a bool per wave) is True."""
+        import numpy as np
+
+        counts = np.diff(self.first)
+        rows = np.repeat(keep, counts)
+        first = np.zeros(int(keep.sum()) + 1, np.int64)
+        np.cumsum(counts[keep], out=first[1:])
+        line = None if self.line is None else self.line[rows]
+        paths = None if self.paths is None else [p for p, k in zip(self.paths, keep.tolist()) if k]
+        out = WaveTable(self.waves[keep], first, self.pc[rows], self.stall[rows], line, paths)
+        out.line_map = self.line_map
+        return out
+
+    def numbered(self, seq: dict[tuple[int, int, int], int]) -> WaveTable:
+        """Its waves without the fileless ones, each numbered (`seq`) on from `seq`: (se, simd, slot) -> the
+        next number there, updated (as sources.raw.merge_results numbers a blob's waves)."""
+        import numpy as np
+
+        t = self.select(~self.waves["fileless"]) if self.waves["fileless"].any() else self
+        w = t.waves
+        if not len(w):
+            return t
+        keys, inv = np.unique(np.stack([w["se"], w["simd"], w["slot"]], 1), axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        o = np.argsort(inv, kind="stable")
+        counts = np.bincount(inv, minlength=len(keys))
+        start = np.cumsum(counts) - counts
+        base = np.array([seq.get(k, 0) for k in map(tuple, keys.tolist())], np.int64)
+        rank = np.empty(len(w), np.int64)
+        rank[o] = np.arange(len(w)) - start[inv[o]]
+        w["seq"] = base[inv] + rank
+        for k, b, c in zip(map(tuple, keys.tolist()), base.tolist(), counts.tolist()):
+            seq[k] = b + c
+        return t
+
+    @property
+    def records(self) -> int:
+        """Instruction records of all its waves."""
+        return int(self.waves["records"].sum())
+
+    def lines(self, a: int = 0, b: int | None = None) -> np.ndarray:
+        """The listing line of stall rows a:b (-1 for all before the listing set `line_map`)."""
+        import numpy as np
+
+        pc = self.pc[a:b]
+        if self.line_map is not None:
+            return lines_of_pcs(pc, *self.line_map)
+        return self.line[a:b] if self.line is not None else np.full(len(pc), -1, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.waves)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        i = i + n if i < 0 else i
+        if not 0 <= i < n:
+            raise IndexError(i)
+        r = self.waves[i].tolist()
+        se, cu, simd, slot, seq, contexts, fileless, begin, end, records, latency, _ = r
+        a, b = int(self.first[i]), int(self.first[i + 1])
+        ins = empty_insts(b - a)
+        ins["pc"], ins["stall"], ins["line"] = self.pc[a:b], self.stall[a:b], self.lines(a, b)
+        if b > a:
+            ins["duration"][0] = latency
+        timeline = [] if fileless else [(0, 0)] * 3
+        path = None if self.paths is None else self.paths[i]
+        return Wave(se, cu, simd, slot, begin, end, ins, timeline, seq, contexts, path, records)
+
+    def __iter__(self) -> Iterator[Wave]:
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"WaveTable({len(self)} waves, {len(self.pc)} stall rows)"
+
+
 class CodeLine(Record):
     """One row of the code listing: an instruction (or a kernel label) and its totals over traced waves."""
 
@@ -324,7 +498,7 @@ class Dispatch(Record):
     target: Target  # the GPU (a name is accepted too); a family-only Target when the input does not name the chip
     kernel: str = ""
     code: list[CodeLine] = field(default_factory=list)
-    waves: list[Wave] = field(default_factory=list)
+    waves: list[Wave] = field(default_factory=list)  # or a WaveTable: folded waves as columns (`waves`)
     occupancy: np.ndarray = field(default_factory=empty_occupancy)
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
     # The same samples per shader engine (realtime.json keeps them per SE; SE clocks are not aligned).

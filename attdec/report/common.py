@@ -10,7 +10,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Literal
 
 from attdec.analysis import norm_path
@@ -233,10 +233,16 @@ class Col(Record):
 
 
 def fit_table(
-    con: Console, cols: Sequence[Col], rows: Sequence[Sequence], indent: int = 0, header: bool = True
+    con: Console,
+    cols: Sequence[Col],
+    rows: Iterable[Sequence],
+    indent: int = 0,
+    header: bool = True,
+    cell_widths: Sequence[int] | None = None,
 ) -> None:
     """Print `rows` under `cols` within the console's width, keeping every figure whole (`header=False`:
-    no header line, and headers take no width).
+    no header line, and headers take no width). `cell_widths`: each column's widest cell, when the caller
+    knows it (`rows` are then read once, to print: a million rows need not all be held).
 
     Narrowing, in order: bars shrink (and go), text and path columns shrink to their minimum, headers
     take their short forms, the gap between columns drops to one space, text columns go down to 4 cells.
@@ -246,7 +252,13 @@ def fit_table(
     width = con.width - indent
     headers = [c.header if header else "" for c in cols]
     gap = 2
-    nat = [_natural(c, h, [r[i] for r in rows]) for i, (c, h) in enumerate(zip(cols, headers))]
+
+    def natural(i: int, head: str) -> int:
+        if cell_widths is None:
+            return _natural(cols[i], head, [r[i] for r in rows])  # type: ignore[union-attr]
+        return cols[i].bar if cols[i].kind == "bar" else max(cell_len(head), cell_widths[i])
+
+    nat = [natural(i, h) for i, h in enumerate(headers)]
     widths = list(nat)
 
     def total() -> int:
@@ -265,7 +277,7 @@ def fit_table(
         headers = [c.short or c.header for c in cols]
         for i, c in enumerate(cols):
             if c.kind == "whole":
-                widths[i] = _natural(c, headers[i], [r[i] for r in rows])
+                widths[i] = natural(i, headers[i])
     if total() > width:  # 4. one space between columns
         gap = 1
     if total() > width:  # 5. text below its comfortable minimum (it folds onto more lines)

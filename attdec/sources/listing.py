@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attdec.isa import CodeObject
-from attdec.model import NO_PC, CodeLine, Dispatch
+from attdec.model import NO_PC, CodeLine, Dispatch, WaveTable, lines_of_pcs
 
 
 @dataclass
@@ -183,8 +183,9 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     the raw address as Vaddr, as the C++ writer does; `dispatch.problems` says how many. With `folder`,
     the totals are those it kept of the waves it folded (and of the others).
     """
+    table = dispatch.waves if isinstance(dispatch.waves, WaveTable) else None
     if folder is not None:
-        for w in dispatch.waves:
+        for w in dispatch.waves if table is None else ():
             if w.folded is None:
                 folder.add(w)
         totals = folder.totals()
@@ -255,7 +256,8 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
         rows.append(
             CodeLine(line=no_pc_line, text=NO_PC, codeobj=0, vaddr=0, hit=hit, latency=lat, stall=stall, idle=idle)
         )
-        n = sum(w.records for w in dispatch.waves) + (folder.dropped_records if folder is not None else 0)
+        n = table.records if table is not None else sum(w.records for w in dispatch.waves)
+        n += folder.dropped_records if folder is not None else 0
         dispatch.problems.append(
             f"{hit:,} of {n:,} instruction records have no PC (their PC walk stopped early, or no code was "
             f"given): counted in the {NO_PC} row, so totals are over every decoded record"
@@ -266,24 +268,17 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     if missing:
         dispatch.problems.append(f"{len(missing)} traced PC(s) fall between instructions, first 0x{missing[0]:x}")
 
-    if line_of_pc:
-        pcs = np.fromiter(line_of_pc.keys(), np.uint64, len(line_of_pc))
-        lines = np.fromiter(line_of_pc.values(), np.int64, len(line_of_pc))
-        srt = np.argsort(pcs)
-        pcs, lines = pcs[srt], lines[srt]
+    pcs = np.fromiter(line_of_pc.keys(), np.uint64, len(line_of_pc))
+    lines = np.fromiter(line_of_pc.values(), np.int64, len(line_of_pc))
+    srt = np.argsort(pcs)
+    pcs, lines = pcs[srt], lines[srt]
+    if table is not None:
+        table.line_map = (pcs, lines, no_pc_line)
+        return rows
     for w in dispatch.waves:
         a = w.insts
-        if not len(a):
-            continue
-        a["line"] = -1
-        if no_pc_line >= 0:
-            a["line"][a["pc"] == 0] = no_pc_line
-        if not line_of_pc:
-            continue
-        j = np.searchsorted(pcs, a["pc"])
-        j = np.minimum(j, len(pcs) - 1)
-        ok = (pcs[j] == a["pc"]) & (a["pc"] != 0)
-        a["line"][ok] = lines[j[ok]]
+        if len(a):
+            a["line"] = lines_of_pcs(a["pc"], pcs, lines, no_pc_line)
     return rows
 
 

@@ -38,7 +38,7 @@ from attdec.decoders.gfx9.vectorised import (
 from attdec.decoders.gfx9.wave import Carried
 from attdec.decoders.stitch import note_waves
 from attdec.decoders.windowed import Fold, release_before
-from attdec.model import Wave, empty_occupancy
+from attdec.model import Wave, WaveTable, empty_occupancy
 
 MISC, TIMESTAMP, REG, WAVE_START, WAVE_END, INST, REG_CS, REG_CS_PRIV = (
     TOKEN_NAMES.index(n)
@@ -220,6 +220,8 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
     pending: dict[str, np.ndarray] | None = None
     stopped = False
     quiet = [0, 0]  # stitched waves that can raise nothing (ended, walk complete or none) and their walks
+    folded: list[Wave] = []  # what `fold` kept of the waves, until they go into `tables`
+    tables: list[WaveTable] = []
 
     def segment(t: dict[str, np.ndarray]) -> None:
         nonlocal entry_checked, stopped
@@ -248,7 +250,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
             seq[key] = w.seq + 1
             kept = fold(w)
             if kept is not None:
-                res.waves.append(kept)
+                folded.append(kept)
             _, ended, trapping, walk, entry = carried.stitched[base + i]
             if (ended or trapping) and (walk is None or walk.complete):
                 quiet[0] += 1
@@ -257,6 +259,9 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
                 stub = kept if kept is not None else Wave(w.se, w.cu, w.simd, w.slot, w.begin, w.end)
                 raising.append((stub, ended, trapping, walk, entry))
         carried.stitched[base:] = raising
+        if len(folded) >= windowed.FOLDED_BLOCK:  # as columns: no object per wave held to the end
+            tables.append(WaveTable.of(folded))
+            folded.clear()
         occ.update(seg, types, vals, times)
         misc = t["types"] == MISC
         occ.lost = occ.lost or bool((_col("MISC", "kind", t["vals"][misc]) == MiscKind.PACKET_LOST).any())
@@ -310,6 +315,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
         if progress is not None:
             progress(HEADER_BYTES + 2 * a)
 
+    res.waves = windowed.wave_table(tables, folded)
     res.occupancy = occ.joined()
     rv = np.concatenate([v for v, _ in regs]) if regs else np.zeros(0, np.uint64)
     rt = np.concatenate([t for _, t in regs]) if regs else np.zeros(0, np.int64)

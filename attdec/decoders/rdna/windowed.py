@@ -334,11 +334,12 @@ def decode_windowed(
     order = official_order(waves, [c for _, c, *_ in done]) if rules.end_time_order else waves
     found = {id(w): (cnt, ok) for w, _, cnt, ok in done}
     dropped = Implausible()
-    res.waves = []
+    kept = []
     for w in order:
         cnt, ok = found[id(w)]
         dropped.add(w, *cnt)
         if ok:
-            res.waves.append(w)
+            kept.append(w)
     dropped.note(res)
+    res.waves = windowed.wave_table([], kept)
     return res
