@@ -49,8 +49,9 @@ def command(a) -> None:
     from attdec.analysis.waves import WaveRows, dispatch_labels, wave_columns
     from attdec.report import waves as rep
 
-    # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded into columns
-    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True)
+    # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded into columns,
+    # and none of its occupancy records kept
+    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True, occupancy=False)
     flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
     parts = [wave_columns(d, flt, label) for d, label in zip(dispatches, dispatch_labels(dispatches))]
     rows = WaveRows.concat(parts).sorted(sort_key) if parts else []

@@ -66,7 +66,8 @@ def decode_blob(
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
     `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
     windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
-    `progress` (a callable) is told the bytes decoded so far after each window but the last."""
+    `progress` (a callable) is told the bytes decoded so far after each window but the last; such a blob
+    keeps no occupancy records with `occupancy=False` (`waves` reads none: a 1 GB gfx9 blob has ~14 million)."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -96,8 +97,10 @@ def decode_blob(
             windowed = importlib.import_module(family.__name__ + ".windowed")
             size = windowed.window_size(len(data), opts.get("window"))
             if size is not None:
-                fold, progress = opts["fold"], opts.get("progress")
-                return windowed.decode_windowed(data, tgt.name, code, se, where, rules, fold, size, progress, **more)
+                fold, progress, occupancy = opts["fold"], opts.get("progress"), opts.get("occupancy", True)
+                return windowed.decode_windowed(
+                    data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
+                )
         return family.decode(data, tgt.name, code, se, where=where, rules=rules, **more)
     finally:
         if was_enabled:

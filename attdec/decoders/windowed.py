@@ -40,10 +40,13 @@ def release_before(data, end: int) -> None:
             data.madvise(mmap.MADV_DONTNEED, 0, done)
 
 
-def wave_table(tables: list[WaveTable], folded: list[Wave]) -> WaveTable | list[Wave]:
-    """The waves `fold` kept, as one WaveTable (`tables` and the `folded` waves after them: both emptied);
-    none kept (`hotspots`: totals only): an empty list, as a whole blob's decode gives."""
-    if folded:
-        tables.append(WaveTable.of(folded))
-        folded.clear()
+def wave_table(tables: list[WaveTable], kept: list[Wave]) -> WaveTable | list[Wave]:
+    """The waves `fold` kept: folded ones (`waves`) as one WaveTable, of `tables` and the `kept` waves after
+    them (both emptied); whole ones as they are (a fold that keeps every record: the tests); none kept
+    (`hotspots`: totals only) an empty list, as a whole blob's decode gives."""
+    if kept and kept[0].folded is None:
+        return list(kept)
+    if kept:
+        tables.append(WaveTable.of(kept))
+        kept.clear()
     return WaveTable.join(tables) if tables else []

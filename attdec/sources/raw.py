@@ -253,7 +253,9 @@ def decode_blobs(raw: RawDispatch, code: LoadedDispatchCode | None = None, **dec
         check_blob_arch(b, code.arch)
     for b in raw.blobs:
         t0 = time.perf_counter()
-        res = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, **decode_opts)
+        # occupancy=False spares no blob traced without instructions: its occupancy is all there is of it
+        opts = decode_opts if b.itrace is not False else {**decode_opts, "occupancy": True}
+        res = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, **opts)
         yield b, res, time.perf_counter() - t0
 
 

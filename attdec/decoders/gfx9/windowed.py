@@ -112,8 +112,8 @@ class _Occupancy:
     """What the occupancy records of one segment need from before it: the entry-PC registers in force, the
     waves running (location -> entry PC) and whether the trace lost packets; the rows so far."""
 
-    def __init__(self, tcu: int):
-        self.tcu = tcu
+    def __init__(self, tcu: int, rows: bool = True):
+        self.tcu, self.rows = tcu, rows  # rows False: the state is followed, no row kept
         self.pgm: dict[tuple[int, int], tuple[int, int]] = {}  # (key, register) -> its last write (type, value)
         self.running: dict[tuple[int, int, int], int] = {}
         self.lost = False
@@ -164,11 +164,12 @@ class _Occupancy:
 
     def update(self, res: BlobResult, types, vals, times) -> None:
         """After a segment: its rows (the synthetic ones left out) and the state where it ends."""
-        occ = res.occupancy
-        first = int(np.flatnonzero(occ["time"] == -1)[0])
-        self.front.append(occ[:first].copy())  # a view would keep the segment's every row
-        body = occ[first:]
-        self.keep(body[body["time"] != -1])
+        if self.rows:
+            occ = res.occupancy
+            first = int(np.flatnonzero(occ["time"] == -1)[0])
+            self.front.append(occ[:first].copy())  # a view would keep the segment's every row
+            body = occ[first:]
+            self.keep(body[body["time"] != -1])
         of = by_type(types)
         life = _Lifecycle(of, types, vals, times, self.tcu)
         keep = np.flatnonzero(~life.skipped)
@@ -194,16 +195,16 @@ def window_size(nbytes: int, window: int | None = None) -> int | None:
 
 
 def decode_windowed(
-    data, arch, code, se, where, rules, fold: Fold, window, progress=None, target_cu=None
+    data, arch, code, se, where, rules, fold: Fold, window, progress=None, occupancy=True, target_cu=None
 ) -> BlobResult:
     """Decode one gfx9 SE blob (bytes, or an mmap whose pages are released as windows pass) `window` bytes at
     a time, as rdna.windowed.decode_windowed does an RDNA one (the same arguments); `target_cu` as gfx9.decode's."""
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
-    return _decode(data, arch, code, se, rules, fold, window, tcu, progress)
+    return _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy)
 
 
-def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobResult:
+def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=True) -> BlobResult:
     res = BlobResult(se=se, arch=arch)
     res.bytes_decoded = len(data)
     nbody = len(data) - HEADER_BYTES
@@ -211,7 +212,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
     n = len(words)
     clock = TimeState()
     carried = Carried()
-    occ = _Occupancy(tcu)
+    occ = _Occupancy(tcu, occupancy)
     seq: dict[tuple[int, int], int] = {}
     problems: list[str] = []
     entry_checked = False
@@ -259,7 +260,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress) -> BlobRes
                 stub = kept if kept is not None else Wave(w.se, w.cu, w.simd, w.slot, w.begin, w.end)
                 raising.append((stub, ended, trapping, walk, entry))
         carried.stitched[base:] = raising
-        if len(folded) >= windowed.FOLDED_BLOCK:  # as columns: no object per wave held to the end
+        if len(folded) >= windowed.FOLDED_BLOCK and folded[0].folded is not None:  # as columns: no object per wave
             tables.append(WaveTable.of(folded))
             folded.clear()
         occ.update(seg, types, vals, times)

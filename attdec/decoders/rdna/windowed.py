@@ -241,10 +241,12 @@ def decode_windowed(
     fold: Fold,
     window: int,
     progress: Progress | None = None,
+    occupancy: bool = True,
 ) -> BlobResult:
     """Decode one RDNA SE blob (bytes, or an mmap whose pages are released as windows pass) `window` bytes at
     a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned.
-    `progress` is told the bytes split so far after each window but the last."""
+    `progress` is told the bytes split so far after each window but the last; `occupancy` False: no
+    occupancy records kept."""
     fmt = FORMATS[target(arch).generation]
     whole_window = fmt.whole_window and rules.gfx12_end_window
     splitter = _Splitter(data, fmt, whole_window, window)
@@ -326,7 +328,9 @@ def decode_windowed(
 
     # occupancy, code-object markers, the kernel-entry check: one decode of the lifecycle tokens
     occ = _decode(_tokens(_concat(occ_parts)), fmt, arch, code, se, where, rules)
-    res.occupancy, res.code_objects, res.rt_frequency = occ.occupancy, occ.code_objects, occ.rt_frequency
+    res.code_objects, res.rt_frequency = occ.code_objects, occ.rt_frequency
+    if occupancy:
+        res.occupancy = occ.occupancy
     res.problems = splitter.problems + [p for p in occ.problems if p.startswith("kernel entry pc")]
     note_waves(res, stitched)
     data_lost(res, splitter.lost_at)
