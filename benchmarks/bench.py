@@ -6,6 +6,7 @@ of the test suite: nothing here passes or fails a build).
     python3 benchmarks/bench.py --only help hotspots-vec_add --runs 9
     python3 benchmarks/bench.py --root /path/to/other/checkout  # the same cases on another tree (before/after)
     python3 benchmarks/bench.py --big                 # also the synthetic 1 GB RDNA and gfx9 blobs (minutes, disk, RAM)
+    python3 benchmarks/bench.py --big --big-size 256M --big-family gfx9 --only waves hotspots
 
 Two kinds of case. Command-line cases run `python -m attdec ARGS` in a fresh process per run, output to a
 pipe, from the tree's root, after one untimed run (it writes the bytecode caches an installed package has;
@@ -107,6 +108,17 @@ def run():
     (d,) = open_dispatches([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold="totals", **more)
     h = hotspots([d])
     return os.path.getsize({path!r}), h.totals["hits"] + len(d.occupancy)
+"""
+
+# `attdec waves` of a raw blob as the command line runs it (decoded in windows, its waves folded into columns,
+# no occupancy kept), its table (the default format) to /dev/null
+WAVES_BLOB = """
+from attdec.cli import run as attdec
+def run():
+    status = attdec(["waves", {path!r}, "--code", {code!r}, "--arch", {arch!r}, "--jobs", "1", "-o", os.devnull])
+    if status:
+        raise SystemExit(f"attdec waves: exit status {{status}}")
+    return os.path.getsize({path!r}), 0
 """
 
 # `attdec decode --format json` of gemm_gfx1200_run0 without the decoding: the writer alone, into a sink
@@ -356,9 +368,9 @@ BIG_SOURCES = {  # family -> (capture, blob) whose body is repeated
 
 def big_blob(tmp: str, root: str, size: int = 1 << 30, family: str = "rdna") -> tuple[list[Case], str]:
     """A synthetic big blob of `family` (gfx1200 gemm SE0's or gfx950 gemm SE0's body repeated to `size`
-    bytes, 1 GB by default): `hotspots` of it (decoded in windows, target: peak RSS under 1 GB), and its whole
-    decode to memory when the memory that needs (bytes of RAM per input byte, measured on a 16 MB copy) is
-    available, else a note saying what it costs."""
+    bytes, 1 GB by default): `hotspots` and `waves` of it (decoded in windows, target: peak RSS under 1 GB),
+    and its whole decode to memory when the memory that needs (bytes of RAM per input byte, measured on a
+    16 MB copy) is available, else a note saying what it costs."""
     sys.path.insert(0, os.path.join(ROOT, "tools"))
     from make_repeated_blob import make
 
@@ -386,7 +398,15 @@ def big_blob(tmp: str, root: str, size: int = 1 << 30, family: str = "rdna") -> 
             setup=HOTSPOTS_BLOB.format(**where),
             runs=1,
             note="decoded in windows, waves folded",
-        )
+        ),
+        Case(
+            f"waves-{family}-{label}",
+            "peak RSS < 1 GB for 1 GB (issue 12 target 6)",
+            None,
+            setup=WAVES_BLOB.format(**where),
+            runs=1,
+            note="the command, its table to /dev/null",
+        ),
     ]
     if need > 0.8 * avail:
         return cases, note + ": whole decode to memory skipped"
@@ -397,7 +417,7 @@ def big_blob(tmp: str, root: str, size: int = 1 << 30, family: str = "rdna") -> 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", nargs="*", help="case names (or prefixes: hotspots, decode) to run")
+    ap.add_argument("--only", nargs="*", help="case names (or prefixes: hotspots, waves, decode) to run")
     ap.add_argument("--root", default=ROOT, help="the attdec tree to measure (default: this one)")
     ap.add_argument("--no-pyc", action="store_true", help="command-line cases without bytecode caches")
     ap.add_argument("--big", action="store_true", help="also the synthetic 1 GB blobs (RDNA, gfx9)")

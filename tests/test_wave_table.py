@@ -1,0 +1,92 @@
+"""Folded waves as columns (model.WaveTable) and the `waves` rows made from them (analysis.waves.WaveRows):
+the same rows, numbering and JSON as from Wave objects, without an object per wave."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+from conftest import shared_path
+
+from attdec.analysis.waves import WaveRows, sort_rows, wave_columns, wave_rows
+from attdec.decoders.windowed import wave_table
+from attdec.model import DecoderInfo, Dispatch, Wave, WaveTable, empty_insts
+from attdec.report import waves as rep
+from attdec.sources.pipeline import open_dispatches
+
+
+def _wave(se, simd, slot, begin, records, path=None):
+    """A wave whose record k (k < records) ran at PC 0x100 + 4 * (k % 3), stalled k cycles for k cycles."""
+    ins = empty_insts(records)
+    ins["pc"] = 0x100 + 4 * (np.arange(records) % 3)
+    ins["stall"] = ins["duration"] = np.arange(records)
+    timeline = [(1, 5)] * (3 if records or se else 1)  # se 0 without records: fileless
+    return Wave(se, 1, simd, slot, begin, begin + 100, ins, timeline, path=path)
+
+
+def test_table_of_waves_reads_as_them():
+    waves = [_wave(1, 0, 2, 10, 5, "a.json"), _wave(0, 1, 0, 20, 0), _wave(1, 0, 2, 30, 1)]
+    t = WaveTable.of(waves)
+    assert len(t) == 3 and t.records == 6 and t.paths == ["a.json", None, None]
+    assert t.waves["latency"].tolist() == [10, 0, 0] and t.waves["stall"].tolist() == [10, 0, 0]
+    assert t.waves["fileless"].tolist() == [False, True, False]
+    assert t.first.tolist() == [0, 4, 4, 4]  # stalled records only: 1..4 of the first wave
+    v = t[0]
+    assert (v.se, v.simd, v.slot, v.begin, v.end, v.records, v.path) == (1, 0, 2, 10, 110, 5, "a.json")
+    assert v.insts["stall"].tolist() == [1, 2, 3, 4] and int(v.insts["duration"].sum()) == 10
+    assert t[1].fileless and not t[2].fileless and [w.begin for w in t] == [10, 20, 30]
+    # numbered as merge_results numbers waves: fileless ones out, on from the numbers before
+    seq = {(1, 0, 2): 4}
+    n = t.numbered(seq)
+    assert n.waves["seq"].tolist() == [4, 5] and seq == {(1, 0, 2): 6} and n.paths == ["a.json", None]
+    # joined in order, the row offsets carried on
+    j = WaveTable.join([t, n])
+    assert len(j) == 5 and j.first.tolist() == [0, 4, 4, 4, 8, 8] and j.waves["begin"].tolist() == [10, 20, 30, 10, 30]
+
+
+def test_wave_table_of_kept_waves():
+    """What a windowed decoder returns: folded waves as a table, whole ones as they are, none as []."""
+    whole = [_wave(1, 0, 0, 0, 2)]
+    assert wave_table([], list(whole)) == whole
+    folded = [Wave(1, 0, 0, 0, 0, 9, empty_insts(1), (), folded=7)]
+    t = wave_table([WaveTable.of(folded)], list(folded))
+    assert isinstance(t, WaveTable) and t.waves["records"].tolist() == [7, 7]
+    assert wave_table([], []) == []
+
+
+def test_rows_of_table_equal_rows_of_waves():
+    """A ui_output folder's waves, as objects and as a table: the same rows, in every sort."""
+    path = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "flash_attn_func")
+    d = open_dispatches([path / "att_viewer" / "small"], jobs=1)[0]
+    rows = wave_rows(d)
+    assert rows
+    t = Dispatch(d.name, d.target, d.kernel, d.code, WaveTable.of(d.waves, keep_lines=True), path=d.path)
+    assert [vars(r) for r in wave_rows(t)] == [vars(r) for r in rows]
+    for key in ("stall", "begin", "share", "cu"):
+        got = wave_columns(t).sorted(key)
+        assert [vars(r) for r in got] == [vars(r) for r in sort_rows(rows, key)]
+    assert [vars(r) for r in wave_columns(t, lambda w: w.simd == rows[0].simd)] == [
+        vars(r) for r in rows if r.simd == rows[0].simd
+    ]
+
+
+def test_json_written_row_by_row_is_json_dumps():
+    """print_json streams what json.dumps(doc, indent=1) writes, with and without rows, notes and info."""
+    d = Dispatch("k#1", "gfx950", "k", waves=WaveTable.of([_wave(1, 0, 2, 10, 5), _wave(1, 1, 0, 30, 4)]))
+    for notes, info in (([], []), (["cut"], []), ([], [DecoderInfo("DATA_LOST", 1, 2, 40)]), (["x"], [])):
+        d.problems, d.info = list(notes), list(info)
+        for rows in (WaveRows.concat([wave_columns(d)]), []):
+            out = io.StringIO()
+            rep.print_json(rows, out, [d])
+            objs = []
+            for r in rows:
+                o = dict(zip(rep.FIELDS, rep._values(r)))
+                o.update(by_type=r.by_type, file=r.path)
+                objs.append(o)
+            doc: dict = {"waves": objs}
+            if d.problems:
+                doc["notes"] = [f"k#1: {p}" for p in d.problems]
+            if d.info:
+                doc["info"] = [{"dispatch": "k#1", "se": 1, "kind": "DATA_LOST", "count": 2, "byte": 40}]
+            assert out.getvalue() == json.dumps(doc, indent=1) + "\n"
