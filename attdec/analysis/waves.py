@@ -74,7 +74,13 @@ class WaveRows:
         """The parts one after the other (their dispatch numbers made one series)."""
         if len(parts) == 1:
             return parts[0]
-        labels, kernels, measured, cols = [], [], [], []
+        if not parts:
+            none = {k: np.zeros(0, np.int64) for k in ROW_COLUMNS}
+            return cls(none, np.zeros((0, len(STALL_TYPES)), np.int64), [], [], [])
+        labels: list[str] = []
+        kernels: list[str] = []
+        measured: list[bool] = []
+        cols = []
         for p in parts:
             c = dict(p.cols)
             c["dispatch"] = c["dispatch"] + len(labels)
@@ -86,7 +92,7 @@ class WaveRows:
         if any(p.paths is not None for p in parts):
             paths = [x for p in parts for x in (p.paths if p.paths is not None else [None] * len(p))]
         joined = {k: np.concatenate([c[k] for c in cols]) for k in ROW_COLUMNS}
-        by_type = np.concatenate([p.by_type for p in parts]) if parts else np.zeros((0, len(STALL_TYPES)), np.int64)
+        by_type = np.concatenate([p.by_type for p in parts])
         return cls(joined, by_type, labels, kernels, measured, paths)
 
     def sorted(self, key: str) -> WaveRows:
@@ -117,8 +123,10 @@ class WaveRows:
 
 
 # WaveRow's fields up to `share`, as WaveRows columns (after the dispatch number)
-ROW_COLUMNS = ("dispatch", "se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instructions", "latency")
-ROW_COLUMNS += ("stall", "share")
+ROW_COLUMNS = (
+    *("dispatch", "se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instructions", "latency"),
+    *("stall", "share"),
+)
 
 
 def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None) -> WaveRows:

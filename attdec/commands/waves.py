@@ -54,10 +54,10 @@ def command(a) -> None:
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True, occupancy=False)
     flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
     parts = [wave_columns(d, flt, label) for d, label in zip(dispatches, dispatch_labels(dispatches))]
-    rows = WaveRows.concat(parts).sorted(sort_key) if parts else []
+    rows = WaveRows.concat(parts).sorted(sort_key)
     matched = len(rows)
     if top:
-        rows = rows.head(top) if rows else rows
+        rows = rows.head(top)
     with output_stream(a.output, binary=fmt == "npz") as out:
         if fmt == "npz":
             from attdec.report.columns import write_npz

@@ -498,7 +498,8 @@ class Dispatch(Record):
     target: Target  # the GPU (a name is accepted too); a family-only Target when the input does not name the chip
     kernel: str = ""
     code: list[CodeLine] = field(default_factory=list)
-    waves: list[Wave] = field(default_factory=list)  # or a WaveTable: folded waves as columns (`waves`)
+    # a WaveTable where folded waves came as columns (`waves` of a raw capture: sources.raw, fold=True)
+    waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=empty_occupancy)
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
     # The same samples per shader engine (realtime.json keeps them per SE; SE clocks are not aligned).

@@ -255,7 +255,7 @@ def fit_table(
 
     def natural(i: int, head: str) -> int:
         if cell_widths is None:
-            return _natural(cols[i], head, [r[i] for r in rows])  # type: ignore[union-attr]
+            return _natural(cols[i], head, [r[i] for r in rows])
         return cols[i].bar if cols[i].kind == "bar" else max(cell_len(head), cell_widths[i])
 
     nat = [natural(i, h) for i, h in enumerate(headers)]
@@ -353,7 +353,7 @@ def write_json(obj, out) -> None:
     out.write(json.dumps(obj, indent=1) + "\n")
 
 
-def write_csv(header: list[str], rows: list[list], out) -> None:
+def write_csv(header: list[str], rows: Iterable[Sequence], out) -> None:
     import csv
 
     w = csv.writer(out, lineterminator="\n")

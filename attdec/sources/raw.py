@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, AttdecError, FormatError
-from attdec.model import CounterSamples, Dispatch, KernelResources, WaveTable, empty_occupancy
+from attdec.model import CounterSamples, Dispatch, KernelResources, Wave, WaveTable, empty_occupancy
 from attdec.model.record import Record, field
 from attdec.model.records import MAX_SE
 from attdec.model.target import target
@@ -326,13 +326,15 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
 
     d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
     seq: dict[tuple[int, int, int], int] = {}
-    occ, shaderdata, perf, tables = [], [], [], []
+    occ, shaderdata, perf = [], [], []
+    waves: list[Wave] = []
+    tables: list[WaveTable] = []  # blobs whose folded waves came as columns (`waves` of a raw capture)
     untraced: dict[int, int] = {}  # SE -> waves started where instruction tracing was off
     for blob, r in zip(raw.blobs, results):
         label = blob.label
         if blob.itrace is False and len(r.occupancy):
             untraced[blob.se] = untraced.get(blob.se, 0) + int(r.occupancy["start"].sum())
-        if isinstance(r.waves, WaveTable):  # folded waves as columns (`waves` on a raw capture)
+        if isinstance(r.waves, WaveTable):
             tables.append(r.waves.numbered(seq))
         else:
             for w in r.waves:
@@ -341,7 +343,7 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
                 key = (w.se, w.simd, w.slot)
                 w.seq = seq.get(key, 0)
                 seq[key] = w.seq + 1
-                d.waves.append(w)
+                waves.append(w)
         if len(r.occupancy):
             occ.append(r.occupancy)
         if r.realtime:
@@ -351,8 +353,7 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         shaderdata.append(r.shaderdata)
         perf.append(r.perfevents)
         d.rt_frequency = d.rt_frequency or r.rt_frequency
-    if tables:
-        d.waves = WaveTable.join(([WaveTable.of(d.waves)] if d.waves else []) + tables)
+    d.waves = WaveTable.join(([WaveTable.of(waves)] if waves else []) + tables) if tables else waves  # type: ignore[assignment]
     # one blob's rows as they are: a copy would double what a big blob's occupancy holds
     d.occupancy = (np.concatenate(occ) if len(occ) > 1 else occ[0]) if occ else empty_occupancy()
     if sum(untraced.values()):

@@ -316,7 +316,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=
         if progress is not None:
             progress(HEADER_BYTES + 2 * a)
 
-    res.waves = windowed.wave_table(tables, folded)
+    res.waves = windowed.wave_table(tables, folded)  # type: ignore[assignment]  # folded: a WaveTable
     res.occupancy = occ.joined()
     rv = np.concatenate([v for v, _ in regs]) if regs else np.zeros(0, np.uint64)
     rt = np.concatenate([t for _, t in regs]) if regs else np.zeros(0, np.int64)

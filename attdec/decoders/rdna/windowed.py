@@ -345,5 +345,5 @@ def decode_windowed(
         if ok:
             kept.append(w)
     dropped.note(res)
-    res.waves = windowed.wave_table([], kept)
+    res.waves = windowed.wave_table([], kept)  # type: ignore[assignment]  # folded: a WaveTable
     return res
