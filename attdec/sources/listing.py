@@ -185,7 +185,7 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     """
     table = dispatch.waves if isinstance(dispatch.waves, WaveTable) else None
     if folder is not None:
-        for w in dispatch.waves if table is None else ():
+        for w in dispatch.waves if table is None else ():  # a table's waves are all folded
             if w.folded is None:
                 folder.add(w)
         totals = folder.totals()

@@ -270,9 +270,9 @@ def decode_dispatch(
     """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing;
     `on_blob(blob)` is called after each blob (progress). With `fold` (what `hotspots` and `waves` read), a
     big blob is decoded `window` bytes at a time (default: attdec.decoders.windowed.WINDOW) and its waves
-    are folded (`Wave.folded`), or with fold="totals" (a report of totals only) counted and not kept
-    (`Dispatch.waves_not_kept`): memory follows the window, not the blob; `on_bytes(blob, n)` is
-    told after each window that n bytes of it are decoded (progress within a big blob)."""
+    are folded (`Wave.folded`; every blob's, into one WaveTable), or with fold="totals" (a report of totals
+    only) counted and not kept (`Dispatch.waves_not_kept`): memory follows the window, not the blob;
+    `on_bytes(blob, n)` is told after each window that n bytes of it are decoded (progress within a big blob)."""
     from attdec.sources.listing import Folder, build_listing
 
     if not raw.code_objects:
