@@ -50,6 +50,12 @@ def dispatch_labels(dispatches: list[Dispatch]) -> list[str]:
 
 BLOCK = 1 << 16  # waves per block: the per-row arrays of a million waves at once would be 100s of MB
 
+# WaveRow's fields up to `share`, as WaveRows columns (after the dispatch number)
+ROW_COLUMNS = (
+    *("dispatch", "se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instructions", "latency"),
+    *("stall", "share"),
+)
+
 
 class WaveRows:
     """The rows of `waves` as columns, so that a million waves hold no million objects: `cols` name -> array
@@ -122,13 +128,6 @@ class WaveRows:
                 )  # fmt: skip
 
 
-# WaveRow's fields up to `share`, as WaveRows columns (after the dispatch number)
-ROW_COLUMNS = (
-    *("dispatch", "se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instructions", "latency"),
-    *("stall", "share"),
-)
-
-
 def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None) -> WaveRows:
     """The rows of `wave_rows` as columns (in se/simd/slot/wv order): from a WaveTable (a big blob's folded
     waves) without an object per wave."""
@@ -177,12 +176,3 @@ def wave_rows(dispatch: Dispatch, wave_filter=None, label: str | None = None) ->
     """One row per wave of the dispatch (in se/simd/slot/wv order), optionally filtered; `label` names the
     dispatch in the rows (default: its name)."""
     return list(wave_columns(dispatch, wave_filter, label))
-
-
-def sort_rows(rows: list[WaveRow], key: str) -> list[WaveRow]:
-    """`position` keeps se/simd/slot/wv order; any other key sorts largest first (begin/end: earliest)."""
-    if key == "position":
-        return rows
-    if key in ("begin", "end", "cu"):
-        return sorted(rows, key=lambda r: (getattr(r, key), r.se, r.simd, r.slot, r.wave))
-    return sorted(rows, key=lambda r: (-getattr(r, key), r.se, r.simd, r.slot, r.wave))
