@@ -135,20 +135,23 @@ def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None)
     t = waves if isinstance(waves, WaveTable) else WaveTable.of(waves, keep_lines=True)
     if wave_filter is not None and len(t):
         t = t.select(np.fromiter((bool(wave_filter(w)) for w in t), bool, len(t)))
-    w, n, nt = t.waves, len(t), len(STALL_TYPES)
+    n, nt = len(t), len(STALL_TYPES)
+    order = np.lexsort((t.waves["seq"], t.waves["slot"], t.waves["simd"], t.waves["se"]))
+    w = t.waves[order]
     table = line_type_table(dispatch)
     other = STALL_TYPES.index("other")
-    by_type = np.zeros((n, nt), np.int64)
+    by_type = np.zeros((n, nt), np.int64)  # made in row order: a million rows' breakdowns are held once
     for a in range(0, n, BLOCK):
-        b = min(n, a + BLOCK)
-        r0, r1 = int(t.first[a]), int(t.first[b])
-        lines = t.lines(r0, r1)
+        idx = order[a : a + BLOCK]
+        counts = t.first[idx + 1] - t.first[idx]
+        rows = np.repeat(t.first[idx] - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+        lines = t.lines(rows)
         ok = (lines >= 0) & (lines < len(table))
         types = np.full(len(lines), other, np.int64)
         types[ok] = table[lines[ok]]
-        row_wave = np.repeat(np.arange(b - a), np.diff(t.first[a : b + 1]))
-        per = np.bincount(row_wave * nt + types, weights=t.stall[r0:r1], minlength=(b - a) * nt)
-        by_type[a:b] = per.reshape(b - a, nt).round()
+        row_wave = np.repeat(np.arange(len(idx)), counts)
+        per = np.bincount(row_wave * nt + types, weights=t.stall[rows], minlength=len(idx) * nt)
+        by_type[a : a + len(idx)] = per.reshape(len(idx), nt).round()
     duration = w["end"] - w["begin"]
     stall = w["stall"]
     share = np.zeros(n)
@@ -168,8 +171,8 @@ def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None)
         "stall": stall,
         "share": share,
     }
-    rows = WaveRows(cols, by_type, [label or dispatch.name], [dispatch.kernel], [dispatch.stall_measured], t.paths)
-    return rows.take(np.lexsort((w["seq"], w["slot"], w["simd"], w["se"])))
+    paths = None if t.paths is None else [t.paths[i] for i in order.tolist()]
+    return WaveRows(cols, by_type, [label or dispatch.name], [dispatch.kernel], [dispatch.stall_measured], paths)
 
 
 def wave_rows(dispatch: Dispatch, wave_filter=None, label: str | None = None) -> list[WaveRow]:

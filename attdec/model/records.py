@@ -326,6 +326,8 @@ class WaveTable(Sequence):
         emptied as they are copied (not held twice)."""
         import numpy as np
 
+        if len(parts) == 1:
+            return parts.pop()
         n, m = sum(len(p) for p in parts), sum(len(p.pc) for p in parts)
         out = cls(_zeros("WAVE_SUMMARY_DTYPE", n), np.zeros(n + 1, np.int64), np.empty(m, np.uint64))
         out.stall = np.empty(m, np.int64)
@@ -381,14 +383,15 @@ class WaveTable(Sequence):
         """Instruction records of all its waves."""
         return int(self.waves["records"].sum())
 
-    def lines(self, a: int = 0, b: int | None = None) -> np.ndarray:
-        """The listing line of stall rows a:b (-1 for all before the listing set `line_map`)."""
+    def lines(self, rows=slice(None)) -> np.ndarray:
+        """The listing line of stall rows `rows` (a slice or indices; -1 for all before the listing set
+        `line_map`)."""
         import numpy as np
 
-        pc = self.pc[a:b]
+        pc = self.pc[rows]
         if self.line_map is not None:
             return lines_of_pcs(pc, *self.line_map)
-        return self.line[a:b] if self.line is not None else np.full(len(pc), -1, np.int64)
+        return self.line[rows] if self.line is not None else np.full(len(pc), -1, np.int64)
 
     def __len__(self) -> int:
         return len(self.waves)
@@ -404,7 +407,7 @@ class WaveTable(Sequence):
         se, cu, simd, slot, seq, contexts, fileless, begin, end, records, latency, _ = r
         a, b = int(self.first[i]), int(self.first[i + 1])
         ins = empty_insts(b - a)
-        ins["pc"], ins["stall"], ins["line"] = self.pc[a:b], self.stall[a:b], self.lines(a, b)
+        ins["pc"], ins["stall"], ins["line"] = self.pc[a:b], self.stall[a:b], self.lines(slice(a, b))
         if b > a:
             ins["duration"][0] = latency
         timeline = [] if fileless else [(0, 0)] * 3
