@@ -22,6 +22,7 @@ CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 # below this many nibbles (~10,000 tokens) a Python loop over the tokens beats the lock-steps' fixed costs
 SCALAR_WALK_NIBBLES = 24_000
+NOP_MARK = 0x10
 
 # Tokens the wave model looks at (the decoders keep only these).
 MODEL_TOKENS = (
@@ -64,8 +65,11 @@ class Lookup:
         self.walk_len = self.nibbles.copy()
         if fmt.ext_bytes:
             self.walk_len[self.type == T["WAVE_START_EXT"]] = 0
-        # the chain walk's mark at a token start: 0x100 for a NOP, 0x100 | low 8 bits for any other
-        self.walk_mark = np.where(self.type == T["NOP"], 0x100, 0x100 | np.arange(256)).astype(np.uint16)
+        # the chain walk's mark at a token start: its low 8 bits, NOP_MARK for a NOP (the only token whose
+        # low nibble is 0, so `mark & 15` finds the others)
+        self.walk_mark = np.where(self.type == T["NOP"], NOP_MARK, np.arange(256)).astype(np.uint8)
+        if (self.type[::16] != T["NOP"]).any():
+            raise ValueError(f"{fmt.name}: a token other than NOP has low nibble 0 (the walk's marks need it)")
 
 
 @cache
@@ -129,8 +133,8 @@ def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, 
 
 
 def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.ndarray) -> np.ndarray:
-    """Per nibble (uint16): 0x100 at every NOP of the stream, 0x100 | low 8 bits at every other token
-    start, else 0.
+    """Per nibble (uint8): NOP_MARK at every NOP of the stream, the low 8 bits at every other token start
+    (never 0: only a NOP's low nibble is 0), else 0.
 
     Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
     in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
@@ -143,7 +147,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`);
     `walk_mark` the mark.
     """
-    mark = np.zeros(nn + 1, np.uint16)
+    mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
         return mark[:nn]
     # the low 8 bits at every nibble, so that a step of the walk reads one array
@@ -284,9 +288,9 @@ def split(
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
     mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
-    pos = np.flatnonzero(mark > 0x100)  # token starts without the NOPs
+    pos = np.flatnonzero((mark & 15) != 0)  # token starts without the NOPs (nonzero on a bool is quick)
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
-    low8 = (mark.take(pos) & 0xFF).astype(np.intp)
+    low8 = mark.take(pos).astype(np.intp)
     del mark
     typ = lk.type.take(low8)
     problems, cut_at = [], None
@@ -294,7 +298,6 @@ def split(
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
     tp = pos[t0:]
     cut = (tp + lk.nibbles.take(low8[t0:])) * 4 > nbits
-    fits = tp * 4 + 64 <= nbits if whole_window else np.ones(len(tp), bool)
     if n % LINE_BYTES:
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
         # not a whole number of lines means the file was cut.
@@ -304,9 +307,9 @@ def split(
     unk = np.flatnonzero(typ == T["UNKNOWN"])
     if len(unk):
         problems.append(lost_sync_problem(len(unk), int(pos[unk[0]]) // 2))
-    if not fits.all():
-        kept = np.concatenate([np.ones(t0, bool), fits])
-        pos, typ, low8 = pos[kept], typ[kept], low8[kept]
+    if whole_window:  # the tokens whose word does not fit are the last few: the others are a prefix
+        kept = t0 + int(np.count_nonzero(tp * 4 + 64 <= nbits))
+        pos, typ, low8 = pos[:kept], typ[:kept], low8[:kept]
     # time deltas: from the low 8 bits where the field lies there, else from the token's word
     delta = lk.delta8.take(low8)
     far = np.flatnonzero(lk.far.take(low8))
