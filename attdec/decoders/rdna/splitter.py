@@ -7,6 +7,7 @@ per-token values the decoders need (time delta, the 64-bit word at the token) ar
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import numpy as np
@@ -23,6 +24,7 @@ CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 # below this many nibbles (~10,000 tokens) a Python loop over the tokens beats the lock-steps' fixed costs
 SCALAR_WALK_NIBBLES = 24_000
 NOP_MARK = 0x10
+_NOT_ZERO = re.compile(b"[^\x00]")
 
 # Tokens the wave model looks at (the decoders keep only these).
 MODEL_TOKENS = (
@@ -133,8 +135,8 @@ def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, 
 
 
 def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.ndarray) -> np.ndarray:
-    """Per nibble (uint8): NOP_MARK at every NOP of the stream, the low 8 bits at every other token start
-    (never 0: only a NOP's low nibble is 0), else 0.
+    """Per nibble (uint8): the low 8 bits at every token start but NOPs (never 0: only a NOP's low nibble
+    is 0), NOP_MARK at NOPs (but those the one-token-at-a-time walk skips in runs), else 0.
 
     Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
     in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
@@ -159,8 +161,13 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
         low, walk = low8.tobytes(), walk_len.tolist()
         at, p = [], 0
         while p < nn:
+            v = low[p]
+            if not v:  # two zero nibbles: a run of NOPs (zero bytes, half the tokens of a small blob), skipped
+                m = _NOT_ZERO.search(low, p)
+                p = m.start() if m else nn
+                continue
             at.append(p)
-            step = walk[low[p]]
+            step = walk[v]
             p = p + step if step else _step(buf, nn, walk_len, p)[1]
         starts = np.array(at, np.int64)
         mark[starts] = walk_mark.take(low8.take(starts))
