@@ -21,8 +21,8 @@ LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs o
 CHAIN_CHUNK_SCALE = 0.2
 CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
-# below this many nibbles (~10,000 tokens) a Python loop over the tokens beats the lock-steps' fixed costs
-SCALAR_WALK_NIBBLES = 24_000
+# below this many nibbles a Python loop over the tokens (runs of NOPs skipped) beats the lock-steps' fixed costs
+SCALAR_WALK_NIBBLES = 32_000
 NOP_MARK = 0x10
 _NOT_ZERO = re.compile(b"[^\x00]")
 
