@@ -184,27 +184,35 @@ def decode_vectorised(
     return res
 
 
+PGM_GROUP = 1 << 16  # _entry_pcs: (register, key) groups; the keys are a few bits
+POS_BITS = 40  # _entry_pcs: token indices below 2**40
+
+
 def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
-    """Entry PC of each WAVE_START: COMPUTE_PGM_LO/HI of its (me & 1, pipe), latest write before it."""
+    """Entry PC of each WAVE_START: COMPUTE_PGM_LO/HI of its (me & 1, pipe), latest write before it.
+
+    One search for both registers and every (me, pipe): the writes sorted by (register, key, position),
+    each lifecycle token looked up with its own (register, key, position)."""
     ws_p, reg_p = table["WAVE_START"], table["REG"]
-    key = (ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)
+    key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
     reg = np.flatnonzero(tk.type == T["REG"])
-    rw = tk.word[reg]
-    cs = reg_p["cs"].column(rw).astype(bool)
-    reg, rw = reg[cs], rw[cs]
-    rkey = ((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)
+    rw = tk.word.take(reg)
     raddr = reg_p["addr"].column(rw)
-    rdata = reg_p["data"].column(rw)
-    lo = np.zeros(len(life), np.uint64)
-    hi = np.zeros(len(life), np.uint64)
-    for addr, dst in ((COMPUTE_PGM_LO, lo), (COMPUTE_PGM_HI, hi)):
-        for kv in np.unique(rkey[raddr == addr]).tolist():
-            wsel = np.flatnonzero((raddr == addr) & (rkey == kv))
-            lsel = np.flatnonzero(key == kv)
-            j = np.searchsorted(reg[wsel], life[lsel]) - 1
-            ok = j >= 0
-            dst[lsel[ok]] = rdata[wsel[j[ok]]]
-    pc = entry_pc(lo, hi)
+    pgm = np.flatnonzero(((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0))
+    rw = rw.take(pgm)
+    rkey = (((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)).astype(np.int64)
+    group = np.where(raddr.take(pgm) == COMPUTE_PGM_HI, PGM_GROUP, 0) + rkey  # (register, key)
+    at = (group << POS_BITS) | reg.take(pgm)
+    order = np.argsort(at)
+    at = at.take(order)
+    rdata = reg_p["data"].column(rw).take(order)
+    want = np.concatenate([key, key + PGM_GROUP])  # the LO write, then the HI write, of every token
+    j = np.searchsorted(at, (want << POS_BITS) | np.concatenate([life, life])) - 1
+    jc = np.maximum(j, 0)
+    found = (j >= 0) & ((at.take(jc) >> POS_BITS) == want) if len(at) else np.zeros(len(want), bool)
+    val = np.where(found, rdata.take(jc), u64(0)) if len(at) else np.zeros(len(want), np.uint64)
+    n = len(life)
+    pc = entry_pc(val[:n], val[n:])
     pc[~is_ws] = 0
     return pc
 
