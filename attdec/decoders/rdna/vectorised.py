@@ -239,12 +239,15 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     front = np.flatnonzero(~is_ws & ~running)  # an end with no start: a start at time 0 first
     nf = len(front)
     occ = np.zeros(nf + int(nrow.sum()), OCCUPANCY_DTYPE)
-    main = nf + first + lost_end  # the row of each token's own start/end
     extra = nf + first[lost_end]
+    # the row of each token's own start/end (a slice in the usual stream: no rows before or between)
+    main = nf + first + lost_end if nf or len(extra) else slice(None)
     for name, col in (("se", se), ("cu", cu), ("simd", simd), ("wave_id", wid)):
-        occ[name][:nf] = col if np.isscalar(col) else col[front]
         occ[name][main] = col
-        occ[name][extra] = col if np.isscalar(col) else col[lost_end]
+        if nf:
+            occ[name][:nf] = col if np.isscalar(col) else col[front]
+        if len(extra):
+            occ[name][extra] = col if np.isscalar(col) else col[lost_end]
     occ["start"][:nf] = 1
     occ["start"][main] = is_ws
     occ["time"][main] = lt
