@@ -9,6 +9,8 @@ by one, to keep the official stitch order.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from attdec.decoders.common import BlobResult, CodeMap, data_lost, drop_implausible, entry_problem, official_order
@@ -106,7 +108,7 @@ def decode_vectorised(
         first_hdr = int(at_hdr[0])
 
     # instruction-level tokens -> events of the timing model, and the other SIMD's instructions
-    ev, oth, oth_cyc, oth_cat = _events(tk, table, op_columns(fmt.generation, rules), hdr)
+    ev, oth, oth_cyc, oth_cat = _events(tk, table, fmt.generation, rules, hdr)
     res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
     del oth, oth_cyc, oth_cat
 
@@ -256,36 +258,51 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     return occ
 
 
-def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
+# plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
+IMMED, NONE = int(Category.IMMED), int(Category.NONE)
+K_IMMED, K_NONE, K_ISSUE, K_READY = int(Event.IMMED), int(Event.NONE), int(Event.ISSUE), int(Event.READY)
+
+
+@cache
+def _by_type() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """By token type (INST: by opcode in `_events`): event kind, category, cycles, events (mask tokens'
+    events are counted from their masks)."""
+    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
+    by_type[0] = K_NONE
+    for name, k, c, y, e in (
+        ("VALU_INST", K_ISSUE, int(Category.VALU), 1, 1),
+        ("IMM_ONE", K_IMMED, IMMED, 1, 1),
+        ("IMMEDIATE", K_IMMED, IMMED, 1, 0),
+        ("WAVE_READY", K_READY, 0, 0, 0),
+    ):
+        by_type[:, T[name]] = k, c, y, e
+    return by_type[0].astype(np.int8), by_type[1].astype(np.uint8), by_type[2], by_type[3].astype(np.uint8)
+
+
+@cache
+def _op_cycles(generation: int, rules: Rules, dprate: int, derate: int) -> np.ndarray:
+    """INST cycles by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled)."""
+    cyc = op_columns(generation, rules)[1]
+    return np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
+
+
+def _events(
+    tk: Tokens, table, generation: int, rules: Rules, hdr: Header
+) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
     """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
     other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks; and the
     other-SIMD INSTs (token index, cycles, category)."""
     typ, tw = tk.type, tk.word
     n = len(typ)
-    # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
-    immed, none, k_immed, k_none, k_issue, k_ready = (
-        int(x) for x in (Category.IMMED, Category.NONE, Event.IMMED, Event.NONE, Event.ISSUE, Event.READY)
-    )
-    cat_col, cyc_col, other_col = columns
-    cyc_col = np.where(
-        cyc_col == DPRATE, hdr.dprate, np.where(cyc_col == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_col)
-    )
-    # by token type (INST: by opcode below): kind, category, cycles, events; mask tokens' events counted below
-    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
-    by_type[0] = k_none
-    for name, k, c, y, e in (
-        ("VALU_INST", k_issue, int(Category.VALU), 1, 1),
-        ("IMM_ONE", k_immed, immed, 1, 1),
-        ("IMMEDIATE", k_immed, immed, 1, 0),
-        ("WAVE_READY", k_ready, 0, 0, 0),
-    ):
-        by_type[:, T[name]] = k, c, y, e
+    cat_col, _, other_col = op_columns(generation, rules)
+    cyc_col = _op_cycles(generation, rules, hdr.dprate, hdr.derate)
+    kind_of, cat_of, cyc_of, events_of = _by_type()
     ev = timing.Events()
     ti = typ.astype(np.intp)  # (a take converts other indices first, each time)
-    ev.kind = by_type[0].astype(np.int8).take(ti)
-    ev.cat = by_type[1].astype(np.uint8).take(ti)
-    ev.cyc = by_type[2].take(ti)
-    cnt = by_type[3].astype(np.uint8).take(ti)  # events per token
+    ev.kind = kind_of.take(ti)
+    ev.cat = cat_of.take(ti)
+    ev.cyc = cyc_of.take(ti)
+    cnt = events_of.take(ti)  # events per token
     del ti
     ev.inst = np.zeros(n, bool)
     # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
@@ -300,8 +317,8 @@ def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.
     own = ~other
     ii, iw, op = ii.compress(own), iw.compress(own), op.compress(own)
     cat = cat_col.take(op)
-    kind = np.where(cat == immed, k_immed, np.where(cat == none, k_none, k_issue))
-    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == k_immed, 1, cyc_col.take(op)), True
+    kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
+    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == K_IMMED, 1, cyc_col.take(op)), True
     cnt[ii] = 1
     for name, sel in (("INST", ii), ("IMM_ONE", None)):
         f = table[name]["wid"]
