@@ -48,7 +48,6 @@ from attdec.decoders.rdna.wave import (
 from attdec.decoders.stitch import note_waves, walker
 from attdec.model import OCCUPANCY_DTYPE, Category
 
-Event = timing.Event
 u64 = np.uint64
 
 
@@ -260,7 +259,7 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
 
 # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
 IMMED, NONE = int(Category.IMMED), int(Category.NONE)
-K_IMMED, K_NONE, K_ISSUE, K_READY = int(Event.IMMED), int(Event.NONE), int(Event.ISSUE), int(Event.READY)
+K_IMMED, K_NONE, K_ISSUE, K_READY = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY
 
 
 @cache

@@ -38,6 +38,15 @@ class Event(IntEnum):
     END = 4  # the wave's WAVE_END
 
 
+# plain ints: numpy compares arrays with an IntEnum member several times slower than with an int
+K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = (
+    int(e) for e in (Event.READY, Event.ISSUE, Event.IMMED, Event.NONE, Event.END)
+)
+EMPTY, IDLE, EXEC, WAIT, STALL = (
+    int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
+)
+
+
 class Events:
     """The instruction-level tokens of a blob for the timing model: every event (a token naming a wave
     slot; a mask token names several) in stream order, and per token what its events do. `cyc` is 1 for
@@ -95,13 +104,6 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     every wave's records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall
     filled, line -1), per-wave timeline lists and end times, and whether each wave ended.
     """
-    # plain ints: numpy compares arrays with an IntEnum member several times slower than with an int
-    K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = (
-        int(e) for e in (Event.READY, Event.ISSUE, Event.IMMED, Event.NONE, Event.END)
-    )
-    EMPTY, IDLE, EXEC, WAIT, STALL = (
-        int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
-    )
     nw = len(ws_k)
     end = np.zeros(nw, np.int64)
     complete = np.zeros(nw, bool)
