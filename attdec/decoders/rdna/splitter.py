@@ -336,7 +336,9 @@ def split(
     delta[ts[is_delta]] = val[is_delta]
     time = np.cumsum(delta)
     del delta
-    realtime = np.stack([time[ts[is_sample]], val[is_sample]], 1) if is_sample.any() else np.zeros((0, 2), np.int64)
+    realtime = np.empty((np.count_nonzero(is_sample), 2), np.int64)  # (np.stack: ~10 us more per blob)
+    realtime[:, 0] = time.take(ts.compress(is_sample))
+    realtime[:, 1] = val.compress(is_sample)
     cand = np.flatnonzero(_wanted(keep).take(lk.type).take(low8)) if keep is not None else np.arange(len(typ))
     tk = Tokens()
     tk.pos = pos.take(cand)
