@@ -195,7 +195,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
                 mark[c] = walk_mark.take(v)
             step = walk_len.take(v)
             if variable and np.count_nonzero(step) < len(step):
-                for j in np.flatnonzero(step == 0).tolist():
+                for j in (step == 0).nonzero()[0].tolist():
                     step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
             c = c + step
 
@@ -208,7 +208,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     entry[1:] = exits[:-1]
     ok = entry < ends
     ok[ok] = mark[entry[ok]] != 0
-    bad = np.flatnonzero(~ok).tolist()  # chunks to re-walk, in order (a re-walk may add the next one)
+    bad = (~ok).nonzero()[0].tolist()  # chunks to re-walk, in order (a re-walk may add the next one)
     b, k = 0, -1
     while True:
         if k >= 0 and k + 1 < nch and not ok[k + 1]:
@@ -295,7 +295,7 @@ def split(
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
     mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
-    pos = np.flatnonzero((mark & 15) != 0)  # token starts without the NOPs (nonzero on a bool is quick)
+    pos = ((mark & 15) != 0).nonzero()[0]  # token starts without the NOPs (nonzero on a bool is quick)
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
     low8 = mark.take(pos).astype(np.intp)
     del mark
@@ -309,9 +309,9 @@ def split(
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
         # not a whole number of lines means the file was cut.
         if cut.any():
-            cut_at = int(tp[np.flatnonzero(cut)[0]]) // 2
+            cut_at = int(tp[cut.nonzero()[0][0]]) // 2
         problems.append(truncation_problem(n, cut_at, whole_window))
-    unk = np.flatnonzero(typ == T["UNKNOWN"])
+    unk = (typ == T["UNKNOWN"]).nonzero()[0]
     if len(unk):
         problems.append(lost_sync_problem(len(unk), int(pos[unk[0]]) // 2))
     if whole_window:  # the tokens whose word does not fit are the last few: the others are a prefix
@@ -319,7 +319,7 @@ def split(
         pos, typ, low8 = pos[:kept], typ[:kept], low8[:kept]
     # time deltas: from the low 8 bits where the field lies there, else from the token's word
     delta = lk.delta8.take(low8)
-    far = np.flatnonzero(lk.far.take(low8))
+    far = lk.far.take(low8).nonzero()[0]
     wf = windows(buf, pos.take(far))
     lf = low8.take(far)
     delta[far] = ((wf >> lk.delta_lo.take(lf)) & lk.delta_mask.take(lf)).astype(np.int64)
@@ -339,14 +339,14 @@ def split(
     realtime = np.empty((np.count_nonzero(is_sample), 2), np.int64)  # (np.stack: ~10 us more per blob)
     realtime[:, 0] = time.take(ts.compress(is_sample))
     realtime[:, 1] = val.compress(is_sample)
-    cand = np.flatnonzero(_wanted(keep).take(lk.type).take(low8)) if keep is not None else np.arange(len(typ))
+    cand = _wanted(keep).take(lk.type).take(low8).nonzero()[0] if keep is not None else np.arange(len(typ))
     tk = Tokens()
     tk.pos = pos.take(cand)
     tk.type = typ.take(cand)
     tk.time = time.take(cand)
     tk.word = windows(buf, tk.pos)
     for t, nibbles in lk.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
-        sel = np.flatnonzero(tk.type == t)
+        sel = (tk.type == t).nonzero()[0]
         if len(sel):
             tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
     tk.lost = np.zeros(len(cand), bool)

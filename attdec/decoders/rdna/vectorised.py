@@ -57,7 +57,7 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
     typ, w, table = tk.type, tk.word, fmt.table
 
     def words(name: str) -> np.ndarray:  # (take: several times faster than a boolean [] on long arrays)
-        return w.take(np.flatnonzero(typ == T[name]))
+        return w.take((typ == T[name]).nonzero()[0])
 
     if (typ == T["NEW_PC"]).any():
         return False
@@ -100,7 +100,7 @@ def decode_vectorised(
     # header: target WGP/SIMD, rates, barrier-wait flag (all HEADER tokens are equal here); tokens before
     # the first header see NO_HEADER, as in the scalar pass
     hdr, first_hdr = NO_HEADER, len(typ)
-    at_hdr = np.flatnonzero(typ == T["HEADER"])
+    at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
         hdr = Header.read(int(tw[at_hdr[0]]), table)
         check_header(hdr, fmt.generation, arch, where)
@@ -112,7 +112,7 @@ def decode_vectorised(
     del oth, oth_cyc, oth_cat
 
     # lifecycle tokens
-    life = np.flatnonzero((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"]))
+    life = ((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"])).nonzero()[0]
     lw, lt = tw[life], times[life]
     is_ws = typ[life] != T["WAVE_END"]
     ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
@@ -134,7 +134,7 @@ def decode_vectorised(
     slots = Slots(emitted.append)
     ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
     entry_checked = walk is None
-    ti = np.flatnonzero(tgt)
+    ti = tgt.nonzero()[0]
     for k, start, c_, s_, w_, t_, p_ in zip(
         life[ti].tolist(),
         is_ws[ti].tolist(),
@@ -196,10 +196,10 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     each lifecycle token looked up with its own (register, key, position)."""
     ws_p, reg_p = table["WAVE_START"], table["REG"]
     key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
-    reg = np.flatnonzero(tk.type == T["REG"])
+    reg = (tk.type == T["REG"]).nonzero()[0]
     rw = tk.word.take(reg)
     raddr = reg_p["addr"].column(rw)
-    pgm = np.flatnonzero(((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0))
+    pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
     rw = rw.take(pgm)
     rkey = (((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)).astype(np.int64)
     group = np.where(raddr.take(pgm) == COMPUTE_PGM_HI, PGM_GROUP, 0) + rkey  # (register, key)
@@ -237,7 +237,7 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     lost_end = is_ws & tk.lost[life] & running  # a start at a running location ends it first
     nrow = 1 + lost_end
     first = np.cumsum(nrow) - nrow
-    front = np.flatnonzero(~is_ws & ~running)  # an end with no start: a start at time 0 first
+    front = (~is_ws & ~running).nonzero()[0]  # an end with no start: a start at time 0 first
     nf = len(front)
     occ = np.zeros(nf + int(nrow.sum()), OCCUPANCY_DTYPE)
     extra = nf + first[lost_end]
@@ -308,7 +308,7 @@ def _events(
     valu_wid = table["VALU_INST"]["wid"]
     slot = valu_wid.column(tw).astype(np.int8)
     # INST: category and cycles by opcode
-    ii = np.flatnonzero(typ == T["INST"])
+    ii = (typ == T["INST"]).nonzero()[0]
     iw = tw.take(ii)
     op = table["INST"]["op"].column(iw).astype(np.intp)
     other = other_col.take(op)
@@ -322,9 +322,9 @@ def _events(
     for name, sel in (("INST", ii), ("IMM_ONE", None)):
         f = table[name]["wid"]
         if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
-            sel = np.flatnonzero(typ == T[name]) if sel is None else sel
+            sel = (typ == T[name]).nonzero()[0] if sel is None else sel
             slot[sel] = f.column(tw.take(sel))
-    multi = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
+    multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
     mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
     cnt[multi] = np.bitwise_count(mask)
     ev.tok = np.repeat(np.arange(n), cnt)  # event -> token
@@ -333,5 +333,5 @@ def _events(
     if len(bit):
         is_multi = np.zeros(n, bool)
         is_multi[multi] = True
-        ev.slot[np.flatnonzero(is_multi.take(ev.tok))] = bit
+        ev.slot[is_multi.take(ev.tok).nonzero()[0]] = bit
     return ev, oth, cyc_col[oth_op], cat_col[oth_op]
