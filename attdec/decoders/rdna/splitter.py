@@ -152,11 +152,13 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
         return mark[:nn]
-    # the low 8 bits at every nibble, so that a step of the walk reads one array
-    low8 = np.empty(nn, np.uint8)
-    body = buf[: nn // 2 + 1]
-    low8[0::2] = body[: (nn + 1) // 2]
-    low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
+    # the low 8 bits at every nibble, so that a step of the walk reads one array: per byte k, one 16-bit
+    # little-endian word of byte k (the even nibble's) and bits 4..11 of bytes k, k+1 (the odd nibble's)
+    nb = nn // 2
+    low8 = np.ndarray((nb,), "<u2", buf, 0, (1,)) >> np.uint16(4)
+    low8 <<= np.uint16(8)
+    low8 |= buf[:nb]
+    low8 = low8.astype("<u2", copy=False).view(np.uint8)
     if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
         low, walk = low8.tobytes(), walk_len.tolist()
         at, p = [], 0
