@@ -10,7 +10,7 @@ carried, not decoded again: the SE-wide phase, the stitched waves and implausibl
 Waves go through `fold` once stitched (waves in the order the whole-blob pass stitches them: a segment's
 waves all end in it; None from `fold`: the wave is not kept), and of their `note_waves` entries only those
 that can raise a warning are kept (the others counted), so that 1 GB of short waves holds no per-wave state.
-Realtime samples and code-object markers come from the REG tokens, kept to the end (a few).
+Realtime samples and code-object markers come from the USERDATA REG tokens, kept to the end (a few).
 tests/test_windowed.py cuts every gfx950 capture into small windows to check.
 
 Not covered: SHADERDATA and PERFEVENT records stay empty (neither `hotspots` nor `waves` reads them); after
@@ -37,6 +37,7 @@ from attdec.decoders.gfx9.vectorised import (
 )
 from attdec.decoders.gfx9.wave import Carried
 from attdec.decoders.stitch import note_waves
+from attdec.decoders.userdata import USERDATA_2, USERDATA_3
 from attdec.decoders.windowed import Fold, release_before
 from attdec.model import Wave, WaveTable, empty_occupancy
 
@@ -217,7 +218,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=
     problems: list[str] = []
     entry_checked = False
     lost_at: list[int] = []
-    regs: list[tuple[np.ndarray, np.ndarray]] = []  # (values, times) of the REG tokens (realtime, markers)
+    regs: list[tuple[np.ndarray, np.ndarray]] = []  # (values, times) of the USERDATA REG tokens (realtime, markers)
     pending: dict[str, np.ndarray] | None = None
     stopped = False
     quiet = [0, 0]  # stitched waves that can raise nothing (ended, walk complete or none) and their walks
@@ -301,7 +302,8 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=
         misc = np.flatnonzero(new["types"] == MISC)
         lost = misc[_col("MISC", "kind", new["vals"][misc]) == MiscKind.PACKET_LOST]
         lost_at += new["offsets"][lost].tolist()
-        reg = new["types"] == REG
+        reg = (new["types"] == REG).nonzero()[0]  # those `_realtime` reads: millions of REG tokens in 1 GB
+        reg = reg[np.isin(_col("REG", "addr", new["vals"][reg]), (USERDATA_2, USERDATA_3))]
         regs.append((new["vals"][reg], new["times"][reg]))
         pending = {k: np.concatenate([pending[k], new[k]]) for k in COLUMNS} if pending else new
         cut = len(pending["types"]) if last else _quiet_end(pending, tcu)
