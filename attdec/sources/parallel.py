@@ -289,7 +289,7 @@ class _Handout:
 
 def _preload() -> None:
     """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each),
-    the code-object reader's libraries too (pyelftools: ~0.1 s)."""
+    the code-object reader's msgpack too."""
     import numpy
     import numpy.ma  # noqa: F401  (np.unique imports it on first use)
 
@@ -298,8 +298,6 @@ def _preload() -> None:
     from attdec.sources import listing, raw  # noqa: F401
 
     with contextlib.suppress(ImportError):  # what attdec.isa.codeobj imports when it first reads an ELF file
-        import elftools.elf.elffile
-        import elftools.elf.sections  # noqa: F401
         import msgpack  # noqa: F401
 
 
