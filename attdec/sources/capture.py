@@ -20,7 +20,7 @@ def _name(v, what: str, where: Path) -> str:
 
 
 def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
-    from attdec.sources.pmc import unpack_pmc
+    from attdec.sources.pmc import PendingPmc
 
     folder = Path(folder)
     cj = folder / "capture.json"
@@ -48,7 +48,7 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
                 )
             p = pmc.get((d["kernel"], tag))
             if p is not None:
-                raw.counters.append(unpack_pmc(read_bytes(folder / p["file"]), p["sched"], str(folder / p["file"])))
+                raw.counters.append(PendingPmc(read_bytes(folder / p["file"]), p["sched"], str(folder / p["file"])))
             out.append(raw)
         return out
     except (KeyError, TypeError, ValueError) as e:
