@@ -124,7 +124,7 @@ def test_every_decoding_command_passes_jobs_on(monkeypatch, tmp_path, command):
 
 def test_handout_heaviest_first_then_by_code_objects():
     """A free worker takes the heaviest item first, then the items whose code objects it has loaded."""
-    h = parallel._Handout([1, 1, 9, 1, 1, 1], ["a", "b", None, "a", "b", "a"], 2)
+    h = parallel._Handout([1, 1, 9, 1, 1, 1], [("a",), ("b",), None, ("a",), ("b",), ("a",)], 2)
     assert h.pick(0) == 2  # the heavy one (a big blob: no code affinity)
     assert h.pick(1) == 0  # worker 1 meets code "a"
     assert h.pick(0) == 1  # "a" is worker 1's: worker 0 takes "b"

@@ -79,8 +79,8 @@ _JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (pack(work(.))
 PREFETCH = 2
 # The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
 WINDOW = 64
-# What loading a dispatch's code objects again in a second worker costs, in weight units (5-15 ms: about
-# as long as decoding 128 KiB of SQTT).
+# What loading a dispatch's code objects, or a target's instruction tables (~8 ms), again in a second worker
+# costs, in weight units (5-15 ms: about as long as decoding 128 KiB of SQTT).
 RELOAD = (128 << 10) // UNIT
 
 
@@ -158,7 +158,7 @@ def map_in_order(
     weights: Sequence[int],
     jobs: int | None,
     done: Callable[[int], None] | None = None,
-    keys: Sequence[Hashable] | None = None,
+    keys: Sequence[tuple[Hashable, ...] | None] | None = None,
     pack: Callable[[Any], Any] | None = None,
     unpack: Callable[[Any], Any] | None = None,
 ) -> Iterator[tuple[bool, Any]]:
@@ -169,8 +169,8 @@ def map_in_order(
     it is.
 
     A free process takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
-    light ones fill the gaps at the end), counting RELOAD less for an item whose `keys` value (its code
-    objects) another process met first: it would load them again. This process keeps each worker holding
+    light ones fill the gaps at the end), counting RELOAD less for each of an item's `keys` (what it needs
+    loaded: its code objects, its instruction tables) another process met first: it would load it again. This process keeps each worker holding
     PREFETCH items and decodes one itself whenever it has nothing to take in. Near the end each worker
     holds one item at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT
     weight, only the oldest are handed out (a worker still gets a second one while this process decodes:
@@ -262,7 +262,7 @@ class _Handout:
     """Which item a free worker gets next (`map_in_order`); `flying`: the weight handed out and not yet
     taken by the caller."""
 
-    def __init__(self, weights: Sequence[int], keys: Sequence[Hashable] | None, workers: int):
+    def __init__(self, weights: Sequence[int], keys: Sequence[tuple[Hashable, ...] | None] | None, workers: int):
         self.weights, self.keys = weights, keys
         self.pending = list(range(len(weights)))[::-1]  # not handed out, the oldest last
         self.owner: dict[Hashable, int] = {}  # key -> the worker that met it first
@@ -275,14 +275,13 @@ class _Handout:
             best = None
             for j in range(len(pending) - 1, max(-1, len(pending) - 1 - WINDOW), -1):
                 i = pending[j]
-                key = self.keys[i] if self.keys is not None else None
-                rank = self.weights[i] - (RELOAD if key is not None and self.owner.get(key, w) != w else 0)
+                keys = self.keys[i] if self.keys is not None else None
+                rank = self.weights[i] - RELOAD * sum(self.owner.get(k, w) != w for k in keys or ())
                 if best is None or rank > best:
                     best, at = rank, j
         i = pending.pop(at)
-        key = self.keys[i] if self.keys is not None else None
-        if key is not None:
-            self.owner.setdefault(key, w)
+        for k in (self.keys[i] if self.keys is not None else None) or ():
+            self.owner.setdefault(k, w)
         self.flying += self.weights[i]
         return i
 
@@ -343,7 +342,7 @@ def decode_dispatches(
     def work(raw: RawDispatch) -> Dispatch:
         return decode_dispatch(raw, **decode_opts)
 
-    keys = [_code_key(r) for r in raws]
+    keys = [_needs(r) for r in raws]
     yield from map_in_order(work, raws, weights, jobs, done, keys, pack_dispatch, unpack_dispatch)
 
 
@@ -384,7 +383,7 @@ def decode_blob_results(
         for blob, (res, dt) in zip(raw.blobs, parts):
             yield blob, res, dt
 
-    keys = [_code_key(raws[i]) if blob is None else None for i, blob in tasks]
+    keys = [_needs(raws[i]) if blob is None else None for i, blob in tasks]
     columns = (pack, unpack) if reduce is None else (None, None)  # a reduction pickles as it is
     outcomes = map_in_order(work, tasks, weights, jobs, None, keys, *columns)
     for i, _, results in _by_dispatch(tasks, outcomes):
@@ -424,10 +423,13 @@ def _by_dispatch(tasks: Sequence[tuple[int, int | None]], outcomes: Iterator) ->
         t += k
 
 
-def _code_key(raw: RawDispatch) -> Hashable:
-    """What a dispatch's code map is made of (its code objects' bytes): workers that loaded it once decode
-    the dispatches that share it (parsing and disassembling a code object costs 5-15 ms)."""
-    return tuple(hash(co.data) for co in raw.code_objects) or None
+def _needs(raw: RawDispatch) -> tuple[Hashable, ...] | None:
+    """What a process loads to decode a dispatch: its code objects (their bytes; parsing and disassembling
+    one costs 5-15 ms) and its target's instruction tables (~8 ms): a process that loaded them once decodes
+    the dispatches that share them."""
+    if not raw.code_objects:
+        return None
+    return (*(hash(co.data) for co in raw.code_objects), ("isa", raw.arch))
 
 
 def _one_blob(raw: RawDispatch, blob: int) -> RawDispatch:
