@@ -172,10 +172,10 @@ def map_in_order(
     light ones fill the gaps at the end), counting RELOAD less for each of an item's `keys` (what it needs
     loaded: its code objects, its instruction tables) another process met first: it would load it again.
     This process keeps each worker holding PREFETCH items and decodes one itself whenever it has nothing to
-    take in. Near the end each worker
-    holds one item at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT
-    weight, only the oldest are handed out (a worker still gets a second one while this process decodes:
-    it would wait for this process otherwise), so memory does not grow with the input."""
+    take in. Near the end each worker holds one item at a time. While the items decoded but not yet taken
+    by the caller reach IN_FLIGHT weight, only the oldest are handed out (a worker still gets a second one
+    while this process decodes: it would wait for this process otherwise), so memory does not grow with
+    the input."""
     n = workers_for(weights, jobs)
     if n == 1:
         for i, item in enumerate(items):
