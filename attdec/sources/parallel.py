@@ -13,8 +13,8 @@ Results come back in input order, and an error is raised where serial decoding w
 cores, 2 workers and an idle parent share them three ways). Workers are forked after the imports
 decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a socket
 pair; the columns come back as pickle protocol 5 with the arrays' bytes out of band (`_send`). This
-process waits on the sockets itself: multiprocessing.Pool's worker-handler thread spins while a result
-is in its pipe (0.15 s of CPU for the 59 captures). With
+process forks them (os.fork) and waits on the sockets itself: multiprocessing.Pool's worker-handler thread
+spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
 `jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
 fork (not Linux), everything is decoded here.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
 import struct
 from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from itertools import chain
@@ -65,9 +66,7 @@ def workers_for(weights: Sequence[int], jobs: int | None) -> int:
     total = sum(weights)
     if jobs <= 1 or len(weights) < 2 or total < MIN_PARALLEL_WEIGHT or max(weights) > MAX_SHARE * total:
         return 1
-    import multiprocessing
-
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not hasattr(os, "fork"):
         return 1
     return min(jobs, len(weights))
 
@@ -82,6 +81,29 @@ WINDOW = 64
 # What loading a dispatch's code objects, or a target's instruction tables (~8 ms), again in a second worker
 # costs, in weight units (5-15 ms: about as long as decoding 128 KiB of SQTT).
 RELOAD = (128 << 10) // UNIT
+
+
+def _fork(sock, others: list) -> int:
+    """A worker serving `sock` (`_serve`), forked: its pid. It ends with os._exit, so that nothing of this
+    process (exit handlers, buffered output) runs or is written twice there; multiprocessing is not used:
+    importing it costs ~6 ms before the workers start."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for other in others:  # the sockets of earlier workers: only this process's parent holds them
+            other.close()
+        _serve(sock)
+        code = 0
+    except (EOFError, OSError, KeyboardInterrupt):  # this process ended or was interrupted: nothing to add
+        pass
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
 
 
 def _serve(sock) -> None:
@@ -183,32 +205,29 @@ def map_in_order(
             if done is not None:
                 done(i)
         return
-    import multiprocessing
+    import select
     import socket
-    from multiprocessing.connection import wait
 
     _preload()
     global _JOB
     _JOB = (work if pack is None else lambda item: pack(work(item)), items)
     gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
-    ctx = multiprocessing.get_context("fork")
     conns: list[socket.socket] = []
-    procs, finished = [], False
+    pids: list[int] = []
+    finished = False
     here = n - 1  # this process's number in the hand-out; the workers are 0 .. n-2
     try:
         for _ in range(n - 1):
             mine, theirs = socket.socketpair()
-            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
-            proc.start()
+            pids.append(_fork(theirs, conns))
             theirs.close()
             conns.append(mine)
-            procs.append(proc)
         order = _Handout(weights, keys, n)
         held = [0] * (n - 1)  # tasks each worker holds
         ready: dict[int, tuple[bool, Any]] = {}
 
         def take_in(timeout: float | None) -> None:
-            for conn in wait(conns, timeout):
+            for conn in select.select(conns, [], [], timeout)[0]:
                 try:
                     k, ok, value = _receive(conn)
                 except EOFError:
@@ -240,14 +259,14 @@ def map_in_order(
             yield ready.pop(i)
         finished = True
     finally:
-        for conn, proc in zip(conns, procs):
+        for conn, pid in zip(conns, pids):
             if finished:  # idle: it ends when told to; a worker still busy (an error, or the caller stopped) is stopped
                 _send(conn, None)
             else:
-                proc.terminate()
+                os.kill(pid, signal.SIGTERM)
             conn.close()
-        for proc in procs:
-            proc.join()
+        for pid in pids:
+            os.waitpid(pid, 0)
         _JOB = None
         gc.unfreeze()
 
