@@ -309,8 +309,7 @@ class _Handout:
 def _preload() -> None:
     """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each),
     the code-object reader's msgpack too."""
-    import numpy
-    import numpy.ma  # noqa: F401  (np.unique imports it on first use)
+    import numpy  # noqa: F401
 
     from attdec.decoders import gfx9, rdna  # noqa: F401
     from attdec.isa import codeobj, decoder, render  # noqa: F401
