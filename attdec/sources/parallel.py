@@ -376,12 +376,14 @@ def decode_blob_results(
     from attdec.sources.raw import decode_blobs
 
     tasks, weights = _tasks(raws)
-    if workers_for(weights, jobs) == 1:
+    n = workers_for(weights, jobs)
+    if n == 1:
         for raw in raws:
             blobs = decode_blobs(raw, **decode_opts)
             yield blobs if reduce is None else ((b, reduce(res), dt) for b, res, dt in blobs)
         return
 
+    tasks, weights = _tasks(raws, sum(weights) / n)
     code = _CodeCache(raws)
 
     def work(task: tuple[int, int | None]) -> list:
@@ -409,20 +411,23 @@ def decode_blob_results(
         yield replay(raws[i], results)
 
 
-# `decode`: a dispatch with this much SQTT in several blobs is decoded blob by blob (one task each), so that
-# one big dispatch does not keep one worker busy while the others wait; each worker loads its code map.
+# `decode`: a dispatch with this much SQTT in several blobs, and more work than a process's share, is decoded
+# blob by blob (one task each), so that one big dispatch does not keep one worker busy while the others
+# wait; each process that decodes one of its blobs loads its code map (a dispatch of a share or less goes
+# whole to one process: the heaviest are handed out first).
 SPLIT_BYTES = 1 << 20
 
 
-def _tasks(raws: Sequence[RawDispatch]) -> tuple[list[tuple[int, int | None]], list[int]]:
-    """(dispatch index, None for the whole dispatch or the index of one of its blobs) and each one's weight."""
+def _tasks(raws: Sequence[RawDispatch], share: float = 0) -> tuple[list[tuple[int, int | None]], list[int]]:
+    """(dispatch index, None for the whole dispatch or the index of one of its blobs) and each one's weight;
+    split: the dispatches of SPLIT_BYTES or more that weigh more than `share`."""
     from attdec.sources.kind import blob_weight
 
     tasks: list[tuple[int, int | None]] = []
     weights = []
     for i, raw in enumerate(raws):
         sizes = [len(b.data) for b in raw.blobs]
-        if len(sizes) > 1 and sum(sizes) >= SPLIT_BYTES and raw.code_objects:
+        if len(sizes) > 1 and sum(sizes) >= SPLIT_BYTES and raw.code_objects and raw_weight(raw) > share:
             tasks += [(i, b) for b in range(len(sizes))]
             weights += [blob_weight(n) for n in sizes]
         else:
