@@ -90,6 +90,17 @@ def test_decode_command_jobs_same_json(rel):
     assert invoke(["decode", cap, "--jobs", "0"]).exit_code == 2  # at least one
 
 
+def test_a_big_dispatch_is_split_only_beyond_a_process_share():
+    """Its blobs decoded side by side cost a second load of its code; worth it only when it is more than
+    one process's share of the work (gemm_gfx1200_run0 is half of the 59 captures: whole there)."""
+    for folder, split in (("gfx1200", True), ("", False)):
+        raws = open_raw([shared_path("captures", folder) if folder else shared_path("captures")])
+        share = sum(parallel._tasks(raws)[1]) / 2
+        tasks, weights = parallel._tasks(raws, share)
+        assert any(blob is not None for _, blob in tasks) == split, folder
+        assert sum(weights) == sum(parallel._tasks(raws)[1])
+
+
 def test_decode_command_jobs_same_summary():
     """The text summary is reduced where each blob is decoded (records.summarize): the same rows, bar the
     time column, whichever process decoded them."""
