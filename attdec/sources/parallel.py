@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import signal
 import struct
 from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from itertools import chain
@@ -263,6 +262,8 @@ def map_in_order(
             if finished:  # idle: it ends when told to; a worker still busy (an error, or the caller stopped) is stopped
                 _send(conn, None)
             else:
+                import signal
+
                 os.kill(pid, signal.SIGTERM)
             conn.close()
         for pid in pids:
