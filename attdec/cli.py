@@ -199,4 +199,21 @@ def main(argv: list[str] | None = None) -> None:
     """The `attdec` console script (and `python -m attdec`)."""
     for name in ONE_THREAD:
         os.environ.setdefault(name, "1")
-    sys.exit(run(sys.argv[1:] if argv is None else [str(a) for a in argv]))
+    status = run(sys.argv[1:] if argv is None else [str(a) for a in argv])
+    if argv is None:  # the process ends here (tests and tools pass argv and go on)
+        leave(status)
+    sys.exit(status)
+
+
+def leave(status: int) -> None:
+    """End the process: exit handlers run and output is flushed, but the interpreter's teardown, which frees
+    every object one at a time (70-85 ms of CPU after decoding the 59 captures, on top of any --jobs), is
+    left to the kernel."""
+    import atexit
+    import contextlib
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`| head`) or stream: nothing reaches it
+            stream.flush()
+    os._exit(status)
