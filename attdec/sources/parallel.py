@@ -11,9 +11,9 @@ and `CodeLine`s from them.
 Results come back in input order, and an error is raised where serial decoding would have raised it.
 `--jobs N` is this process and N - 1 workers: this one decodes too whenever no result is waiting (on 2
 cores, 2 workers and an idle parent share them three ways). Workers are forked after the imports
-decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a socket
-pair; the columns come back as pickle protocol 5 with the arrays' bytes out of band (`_send`). This
-process forks them (os.fork) and waits on the sockets itself: multiprocessing.Pool's worker-handler thread
+decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a pair of
+pipes (`_Channel`); the columns come back as pickle protocol 5 with the arrays' bytes out of band (`_send`). This
+process forks them (os.fork) and waits on the pipes itself: multiprocessing.Pool's worker-handler thread
 spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
 `jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
 fork (not Linux), everything is decoded here.
@@ -82,7 +82,38 @@ WINDOW = 64
 RELOAD = (128 << 10) // UNIT
 
 
-def _fork(sock, others: list) -> int:
+class _Channel:
+    """One end of the two pipes between this process and a worker: it reads `r`, writes `w`, and is waited
+    on (select) by `r`. Pipes, not a socket pair: importing `socket` costs ~3 ms before the workers start."""
+
+    __slots__ = ("r", "w")
+
+    def __init__(self, r: int, w: int):
+        self.r, self.w = r, w
+
+    @staticmethod
+    def pair() -> tuple[_Channel, _Channel]:
+        a_reads, b_writes = os.pipe()
+        b_reads, a_writes = os.pipe()
+        return _Channel(a_reads, a_writes), _Channel(b_reads, b_writes)
+
+    def fileno(self) -> int:
+        return self.r
+
+    def sendall(self, data) -> None:
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[os.write(self.w, view) :]
+
+    def recv_into(self, view) -> int:
+        return os.readv(self.r, [view])
+
+    def close(self) -> None:
+        os.close(self.r)
+        os.close(self.w)
+
+
+def _fork(sock: _Channel, others: list[_Channel]) -> int:
     """A worker serving `sock` (`_serve`), forked: its pid. It ends with os._exit, so that nothing of this
     process (exit handlers, buffered output) runs or is written twice there; multiprocessing is not used:
     importing it costs ~6 ms before the workers start."""
@@ -91,7 +122,7 @@ def _fork(sock, others: list) -> int:
         return pid
     code = 1
     try:
-        for other in others:  # the sockets of earlier workers: only this process's parent holds them
+        for other in others:  # this process's parent's ends: held here, they would hide its exit (no EOF)
             other.close()
         _serve(sock)
         code = 0
@@ -118,8 +149,9 @@ def _serve(sock) -> None:
     results: queue.SimpleQueue = queue.SimpleQueue()
 
     def sender() -> None:
-        while (out := results.get()) is not None:
-            _send(sock, out)
+        with contextlib.suppress(OSError):  # this process's parent is gone: its next read ends the loop
+            while (out := results.get()) is not None:
+                _send(sock, out)
 
     thread = threading.Thread(target=sender, daemon=True)
     thread.start()
@@ -137,7 +169,7 @@ def _serve(sock) -> None:
 
 
 def _send(sock, obj) -> None:
-    """`obj` pickled with its arrays' bytes out of band: they go down the socket as they are, not copied
+    """`obj` pickled with its arrays' bytes out of band: they go down the pipe as they are, not copied
     into the pickle (and, on the other side, out of it)."""
     import pickle
 
@@ -163,7 +195,7 @@ def _receive(sock):
 def _read(sock, n: int):
     import numpy as np
 
-    out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the socket
+    out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the pipe
     view, got = out.data, 0
     while got < n:
         k = sock.recv_into(view[got:])
@@ -205,20 +237,19 @@ def map_in_order(
                 done(i)
         return
     import select
-    import socket
 
     _preload()
     global _JOB
     _JOB = (work if pack is None else lambda item: pack(work(item)), items)
     gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
-    conns: list[socket.socket] = []
+    conns: list[_Channel] = []
     pids: list[int] = []
     finished = False
     here = n - 1  # this process's number in the hand-out; the workers are 0 .. n-2
     try:
         for _ in range(n - 1):
-            mine, theirs = socket.socketpair()
-            pids.append(_fork(theirs, conns))
+            mine, theirs = _Channel.pair()
+            pids.append(_fork(theirs, [*conns, mine]))
             theirs.close()
             conns.append(mine)
         order = _Handout(weights, keys, n)
@@ -255,8 +286,8 @@ def map_in_order(
                 else:
                     take_in(None)
             order.flying -= weights[i]
+            finished = i == len(items) - 1  # every item decoded: the workers are idle (the caller may stop here)
             yield ready.pop(i)
-        finished = True
     finally:
         for conn, pid in zip(conns, pids):
             if finished:  # idle: it ends when told to; a worker still busy (an error, or the caller stopped) is stopped
