@@ -12,9 +12,9 @@ Results come back in input order, and an error is raised where serial decoding w
 `--jobs N` is this process and N - 1 workers: this one decodes too whenever no result is waiting (on 2
 cores, 2 workers and an idle parent share them three ways). Workers are forked after the imports
 decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a pair of
-pipes (`_Channel`); the columns come back as pickle protocol 5 with the arrays' bytes out of band (`_send`). This
-process forks them (os.fork) and waits on the pipes itself: multiprocessing.Pool's worker-handler thread
-spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
+pipes (`_Channel`); the columns come back as pickle protocol 5 with the arrays' bytes out of band
+(`_send`). This process forks them (os.fork) and waits on the pipes itself: multiprocessing.Pool's
+worker-handler thread spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
 `jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
 fork (not Linux), everything is decoded here.
 """
@@ -113,8 +113,8 @@ class _Channel:
         os.close(self.w)
 
 
-def _fork(sock: _Channel, others: list[_Channel]) -> int:
-    """A worker serving `sock` (`_serve`), forked: its pid. It ends with os._exit, so that nothing of this
+def _fork(chan: _Channel, others: list[_Channel]) -> int:
+    """A worker serving `chan` (`_serve`), forked: its pid. It ends with os._exit, so that nothing of this
     process (exit handlers, buffered output) runs or is written twice there; multiprocessing is not used:
     importing it costs ~6 ms before the workers start."""
     pid = os.fork()
@@ -124,7 +124,7 @@ def _fork(sock: _Channel, others: list[_Channel]) -> int:
     try:
         for other in others:  # this process's parent's ends: held here, they would hide its exit (no EOF)
             other.close()
-        _serve(sock)
+        _serve(chan)
         code = 0
     except (EOFError, OSError, KeyboardInterrupt):  # this process ended or was interrupted: nothing to add
         pass
@@ -136,8 +136,8 @@ def _fork(sock: _Channel, others: list[_Channel]) -> int:
         os._exit(code)
 
 
-def _serve(sock) -> None:
-    """A worker's loop: item indices come down `sock`; (i, True, work(item)), (i, False, the AttdecError)
+def _serve(chan) -> None:
+    """A worker's loop: item indices come down `chan`; (i, True, work(item)), (i, False, the AttdecError)
     or (i, None, the traceback of a bug) go back, until None comes. A thread sends them, so that the
     worker decodes its next item while this process is busy decoding one of its own and not reading."""
     import queue
@@ -151,11 +151,11 @@ def _serve(sock) -> None:
     def sender() -> None:
         with contextlib.suppress(OSError):  # this process's parent is gone: its next read ends the loop
             while (out := results.get()) is not None:
-                _send(sock, out)
+                _send(chan, out)
 
     thread = threading.Thread(target=sender, daemon=True)
     thread.start()
-    while (i := _receive(sock)) is not None:
+    while (i := _receive(chan)) is not None:
         out: tuple[int, bool | None, Any]
         try:
             out = (i, True, work(items[i]))
@@ -168,7 +168,7 @@ def _serve(sock) -> None:
     thread.join()
 
 
-def _send(sock, obj) -> None:
+def _send(chan, obj) -> None:
     """`obj` pickled with its arrays' bytes out of band: they go down the pipe as they are, not copied
     into the pickle (and, on the other side, out of it)."""
     import pickle
@@ -177,28 +177,28 @@ def _send(sock, obj) -> None:
     head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     raws = [b.raw() for b in buffers]
     sizes = [len(head), *(r.nbytes for r in raws)]
-    sock.sendall(struct.pack(f"<{len(sizes) + 1}Q", len(sizes), *sizes))
-    sock.sendall(head)
+    chan.sendall(struct.pack(f"<{len(sizes) + 1}Q", len(sizes), *sizes))
+    chan.sendall(head)
     for r in raws:
-        sock.sendall(r)
+        chan.sendall(r)
 
 
-def _receive(sock):
+def _receive(chan):
     import pickle
 
-    (count,) = struct.unpack("<Q", _read(sock, 8))
-    sizes = struct.unpack(f"<{count}Q", _read(sock, 8 * count))
-    head, *buffers = (_read(sock, n) for n in sizes)
+    (count,) = struct.unpack("<Q", _read(chan, 8))
+    sizes = struct.unpack(f"<{count}Q", _read(chan, 8 * count))
+    head, *buffers = (_read(chan, n) for n in sizes)
     return pickle.loads(head, buffers=buffers)
 
 
-def _read(sock, n: int):
+def _read(chan, n: int):
     import numpy as np
 
     out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the pipe
     view, got = out.data, 0
     while got < n:
-        k = sock.recv_into(view[got:])
+        k = chan.recv_into(view[got:])
         if not k:
             raise EOFError("the other process closed its end")
         got += k
