@@ -153,6 +153,29 @@ def test_a_bug_in_a_worker_is_raised_with_its_traceback():
     got = []
     # as soon as it is known: a RuntimeError from a worker, the error itself when this process decoded it
     with pytest.raises((RuntimeError, ValueError), match="boom in the worker"):
-        for outcome in parallel.map_in_order(work, list(range(40)), [1] * 40, 2):
+        for outcome in parallel.map_in_order(work, list(range(40)), [100] * 40, 2):  # enough for a pool
             got.append(parallel.unwrap(outcome))
     assert got == [2 * x for x in range(len(got))] and len(got) <= 30
+
+
+def test_a_worker_that_dies_is_an_error_not_a_closed_pipe():
+    import os
+
+    def work(x: int) -> int:
+        if os.getpid() != parent:
+            os._exit(9)  # the worker is killed (the OOM killer, a signal): its pipes close mid-run
+        return x
+
+    parent = os.getpid()
+    # not BrokenPipeError, which the command line takes for `attdec ... | head` and ends with status 0
+    with pytest.raises(RuntimeError, match="worker process ended unexpectedly"):
+        for _ in parallel.map_in_order(work, list(range(200)), [100] * 200, 2):
+            pass
+
+
+def test_writing_to_a_dead_worker_is_not_a_broken_stdout():
+    mine, theirs = parallel._Channel.pair()
+    theirs.close()
+    with pytest.raises(EOFError):  # (a BrokenPipeError here would end `attdec` quietly, with status 0)
+        mine.sendall(b"x" * 100)
+    mine.close()

@@ -102,8 +102,11 @@ class _Channel:
 
     def sendall(self, data) -> None:
         view = memoryview(data).cast("B")
-        while view:
-            view = view[os.write(self.w, view) :]
+        try:
+            while view:
+                view = view[os.write(self.w, view) :]
+        except BrokenPipeError:  # not stdout's: the command line would take it for `| head` and end quietly
+            raise EOFError("the other process closed its end") from None
 
     def recv_into(self, view) -> int:
         return os.readv(self.r, [view])
@@ -273,7 +276,10 @@ def map_in_order(
             while i not in ready:
                 for w in range(n - 1):
                     while order.pending and (held[w] == 0 or (held[w] < PREFETCH and len(order.pending) > n)):
-                        _send(conns[w], order.pick(w))
+                        try:
+                            _send(conns[w], order.pick(w))
+                        except EOFError:
+                            raise RuntimeError("a worker process ended unexpectedly") from None
                         held[w] += 1
                 take_in(0)
                 if i in ready:
@@ -291,7 +297,8 @@ def map_in_order(
     finally:
         for conn, pid in zip(conns, pids):
             if finished:  # idle: it ends when told to; a worker still busy (an error, or the caller stopped) is stopped
-                _send(conn, None)
+                with contextlib.suppress(EOFError):  # (or it has ended already)
+                    _send(conn, None)
             else:
                 import signal
 
