@@ -59,9 +59,12 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     lines = _kernel_lines(code, kernel)
     if not lines:
         return None, []
-    operands = "\n".join(c.text.partition(" ")[2] for c in lines)  # one regex pass, not one per line
+    operands = "\n".join(c.text.partition(" ")[2] for c in lines)
+    # one regex pass over the distinct words of the operands (a listing names the same registers over and
+    # over: a twentieth of the text); no register name holds a space or a comma, so none is cut
+    words = "\n".join(set(operands.replace(",", " ").split()))
     top = {"v": -1, "a": -1, "s": -1}
-    for kind, one, hi in _REG.findall(operands):
+    for kind, one, hi in set(_REG.findall(words)):
         top[kind] = max(top[kind], int(one or hi))
     text = "\n".join(c.text for c in lines)
     wave32, wave64 = any(w in text for w in _WAVE32), bool(_WAVE64.search(text))
