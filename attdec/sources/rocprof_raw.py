@@ -222,8 +222,9 @@ def _entries(folder) -> list[os.DirEntry]:
 
 def _holds_att(folder) -> bool:
     """Whether `folder` directly holds a shader-engine .att file: names only, no sort and no stat per file
-    (walking a parent of a ui_output folder passes here with its thousands of wave files)."""
-    return any(ATT_RE.match(e.name) and e.is_file() for e in _entries(folder))
+    (walking a parent of a ui_output folder passes here with its thousands of wave files, so the regex only
+    sees names holding ".att")."""
+    return any(".att" in e.name and ATT_RE.match(e.name) and e.is_file() for e in _entries(folder))
 
 
 def _ui_output_of(raw: RawDispatch) -> Path | None:
