@@ -39,7 +39,7 @@ class KernelSummary(Record):
 # v7, s[4:5], a[0:15] -> the highest register number named
 _REG = re.compile(r"(?<![\w.])([vas])(?:(\d{1,9})(?!\d)|\[\d+:(\d{1,9})\])")  # listing text may hold any digits
 _WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
-_WAVE64 = re.compile(r"saveexec_b64|\b(?:vcc|exec)\b(?!_)")
+_WAVE64 = r"saveexec_b64|\b(?:vcc|exec)\b(?!_)"  # compiled (by re, once) only for a gfx10+ listing
 _LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)", re.M)
 
 
@@ -67,13 +67,13 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     for kind, one, hi in set(_REG.findall(words)):
         top[kind] = max(top[kind], int(one or hi))
     text = "\n".join(c.text for c in lines)
-    wave32, wave64 = any(w in text for w in _WAVE32), bool(_WAVE64.search(text))
     lds = bool(_LDS.search(text))
     arch_v, agpr = top["v"] + 1, top["a"] + 1
     unified = tgt.cu.unified_agprs if tgt.cu else tgt.family == "gfx9"  # chip unknown: as gfx90a+ count them
     vgpr = -(-arch_v // 4) * 4 + agpr if agpr and unified else arch_v
-    wave: int | None = 64
+    wave: int | None = 64  # gfx9 runs wave64 only
     if tgt.family != "gfx9":
+        wave32, wave64 = any(w in text for w in _WAVE32), bool(re.search(_WAVE64, text))
         wave = 32 if wave32 and not wave64 else 64 if wave64 and not wave32 else None
     notes = [
         f"no code object: registers are the highest ones the listing names ({len(lines)} instructions), "

@@ -221,10 +221,13 @@ def _entries(folder) -> list[os.DirEntry]:
 
 
 def _holds_att(folder) -> bool:
-    """Whether `folder` directly holds a shader-engine .att file: names only, no sort and no stat per file
-    (walking a parent of a ui_output folder passes here with its thousands of wave files, so the regex only
-    sees names holding ".att")."""
-    return any(".att" in e.name and ATT_RE.match(e.name) and e.is_file() for e in _entries(folder))
+    """Whether `folder` directly holds a shader-engine .att file: names only, no sort and no stat per file.
+    Walking a parent of a ui_output folder passes here with its thousands of wave files: one search of
+    all the names at once (C speed) finds none with ".att" in it."""
+    names = os.listdir(folder)
+    if ".att" not in "\n".join(names):
+        return False
+    return any(ATT_RE.match(n) and os.path.isfile(os.path.join(folder, n)) for n in names)
 
 
 def _ui_output_of(raw: RawDispatch) -> Path | None:

@@ -184,11 +184,12 @@ def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
     entries when they are known already."""
     out: set[Target] = set()
     try:
-        candidates = sorted(
-            folder / n for n in (os.listdir(folder) if names is None else names) if n.endswith("agent_info.csv")
-        )
+        names = os.listdir(folder) if names is None else names
     except OSError:
         return out
+    if "agent_info.csv" not in "\n".join(names):  # one search of all the names (a folder of 4,000 wave files)
+        return out
+    candidates = sorted(folder / n for n in names if n.endswith("agent_info.csv"))
     if not candidates:
         return out
     import csv
