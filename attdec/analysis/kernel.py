@@ -40,7 +40,9 @@ class KernelSummary(Record):
 _REG = re.compile(r"(?<![\w.])([vas])(?:(\d{1,9})(?!\d)|\[\d+:(\d{1,9})\])")  # listing text may hold any digits
 _WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
 _WAVE64 = r"saveexec_b64|\b(?:vcc|exec)\b(?!_)"  # compiled (by re, once) only for a gfx10+ listing
-_LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)", re.M)
+# a line starting with an LDS access, searched for in "\n" + the lines: a literal first is found at C speed,
+# where a pattern starting with ^ (re.M) is tried at every character (a sixth of the time)
+_LDS = re.compile(r"\nds_(?!swizzle|permute|bpermute)")
 
 
 def _kernel_lines(code: list[CodeLine], kernel: str) -> list[CodeLine]:
@@ -67,7 +69,7 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     for kind, one, hi in set(_REG.findall(words)):
         top[kind] = max(top[kind], int(one or hi))
     text = "\n".join(c.text for c in lines)
-    lds = bool(_LDS.search(text))
+    lds = bool(_LDS.search("\n" + text))
     arch_v, agpr = top["v"] + 1, top["a"] + 1
     unified = tgt.cu.unified_agprs if tgt.cu else tgt.family == "gfx9"  # chip unknown: as gfx90a+ count them
     vgpr = -(-arch_v // 4) * 4 + agpr if agpr and unified else arch_v
