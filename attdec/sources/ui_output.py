@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
-_WAVE_FILES = re.compile(r"^se\d+_sm\d+_sl\d+_wv\d+\.json$", re.M)  # WAVE_FILE over a whole listing at once
 
 
 # ---- where the files come from: a folder on disk or an archive read into memory ---------------
@@ -504,7 +503,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
 
     listed = _parse(files, "filenames.json", listed_waves, doc=fn)
     names = files.names()
-    present = list(set(_WAVE_FILES.findall("\n".join(names))).intersection(names))  # one regex pass, not one a file
+    present = list(filter(WAVE_FILE.fullmatch, names))  # not .match: its $ would pass a name ending in "\n"
     missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
     if len(missing) == 1:
         problems.append(f"wave file listed in filenames.json is missing: {missing[0]}")
