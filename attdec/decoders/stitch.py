@@ -862,7 +862,7 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
     base["time"] = t
     base["duration"] = d
     new[real] = base[src[real]]
-    for j in np.flatnonzero(~real):
+    for j in (~real).nonzero()[0]:
         it, idur, pc = synth[-1 - src[j]]
         new["time"][j], new["duration"][j], new["stall"][j] = it, idur, 0
         new["category"][j], new["pc"][j] = Category.IMMED, pc

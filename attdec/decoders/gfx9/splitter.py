@@ -125,7 +125,7 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
 def split_tokens(words: np.ndarray):
     """Token start positions (word index) and types; the word where a token ran past the end, or None."""
     mask, truncated = token_starts(words)
-    s = np.flatnonzero(mask)
+    s = mask.nonzero()[0]
     return s, (words[s] & TYPE_MASK).astype(np.uint8), truncated
 
 
@@ -169,7 +169,7 @@ def _split_chunk(lens: np.ndarray, entry: int, out: np.ndarray) -> int:
     enter[1:] = exits[:-1]
     merge = np.zeros(nb, np.int64)  # offset in the block from which its walk is the chain
     extra = []  # chain words before it lands on the walk
-    todo = np.flatnonzero(enter > 0)
+    todo = (enter > 0).nonzero()[0]
     p = row[todo] + enter[todo]
     while len(todo):
         on = visit[p]

@@ -61,7 +61,7 @@ for _k, _t in INST_TYPES.items():
     _CAT[_k] = -1 if _t.category is None else int(_t.category)
     _PHASE[_k] = _t.phase
 # types only the scalar model handles: deleting the placeholder (replays, unknown), PC slots, traps
-_SCALAR_TYPES = [*np.flatnonzero(_CAT < 0).tolist(), INST_PC_TYPE, INST_GO_TO_TRAP]
+_SCALAR_TYPES = [*(_CAT < 0).nonzero()[0].tolist(), INST_PC_TYPE, INST_GO_TO_TRAP]
 MESSAGE, IMMED = int(Category.MESSAGE), int(Category.IMMED)
 IDLE, EXEC, WAIT, STALL, EMPTY = (
     int(s) for s in (WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL, WaveState.EMPTY)
@@ -132,9 +132,9 @@ def run_vectorised(
     realtime, proto = _realtime(of[REG], vals, times)
 
     # emission order: waves in the order they end, then the ones still running by (simd, slot)
-    ended = np.flatnonzero(complete)
+    ended = complete.nonzero()[0]
     ended = ended[np.argsort(life.we_tok[ended], kind="stable")]
-    running = np.flatnonzero(~complete)
+    running = (~complete).nonzero()[0]
     running = running[np.argsort(life.ws_simd[running] * SLOTS + life.ws_slot[running], kind="stable")]
     seq: dict[tuple[int, int], int] = {}
     c = carried or Carried()
@@ -192,7 +192,7 @@ class _Lifecycle:
         self.is_ws = types[tok] == WAVE_START
         self.cu, self.simd, self.slot = (_col("WAVE_START", f, v) for f in ("cu", "simd", "slot"))
         self.pc = _entry_pcs(of, vals, tok, v, self.is_ws)
-        tgt = np.flatnonzero((self.cu == tcu) & (_col("WAVE_START", "sh", v) == 0))
+        tgt = ((self.cu == tcu) & (_col("WAVE_START", "sh", v) == 0)).nonzero()[0]
         # per (simd, slot), in stream order: a start on a free slot begins a wave, an end on a busy one ends it
         key = self.simd[tgt] * SLOTS + self.slot[tgt]
         o = np.argsort(key, kind="stable")
@@ -231,11 +231,11 @@ def _entry_pcs(of, vals, tok, v, is_ws) -> np.ndarray:
     cv = vals[cs]
     ckey = (((_col("REG_CS", "me", cv) + 1) & 1) << 2) | _col("REG_CS", "pipe", cv)  # official ME: (field + 1) & 1
     addr, data = _col("REG_CS", "addr", cv), GFX9["REG_CS"]["data"].column(cv)
-    ws = np.flatnonzero(is_ws)
+    ws = is_ws.nonzero()[0]
     q = (((_col("WAVE_START", "me", v[ws]) & 1) << 2) | _col("WAVE_START", "pipe", v[ws])) << 40 | tok[ws]
     pc = np.zeros(len(tok), np.uint64)
     for reg, shift in ((COMPUTE_PGM_LO, 0), (COMPUTE_PGM_HI, 32)):  # the latest write of its key before it
-        w = np.flatnonzero(addr == reg)
+        w = (addr == reg).nonzero()[0]
         keys = ckey[w] << 40 | cs[w]
         o = np.argsort(keys, kind="stable")
         keys = keys[o]
@@ -249,7 +249,7 @@ def _occupancy(life: _Lifecycle, lost: np.ndarray, se: int) -> np.ndarray:
     """Occupancy rows: a start where the location (cu, simd, slot) runs nothing, an end where it runs a
     wave (with that wave's latest entry PC), and for an end at a free location before any packet loss a
     start and an end at time 0, the start placed before all other rows."""
-    keep = np.flatnonzero(~life.skipped)
+    keep = (~life.skipped).nonzero()[0]
     is_ws, t, pc = life.is_ws[keep], life.t[keep], life.pc[keep]
     cu, simd, slot = life.cu[keep], life.simd[keep], life.slot[keep]
     loc = slot | simd << 5 | cu << 7
@@ -262,8 +262,8 @@ def _occupancy(life: _Lifecycle, lost: np.ndarray, se: int) -> np.ndarray:
     running[prev >= 0] = is_ws[prev[prev >= 0]]
     lost_before = np.searchsorted(lost, life.tok[keep]) > 0
     row = (is_ws & ~running) | (~is_ws & running) | (~is_ws & ~running & ~lost_before)
-    front = np.flatnonzero(~is_ws & ~running & ~lost_before)
-    r = np.flatnonzero(row)
+    front = (~is_ws & ~running & ~lost_before).nonzero()[0]
+    r = row.nonzero()[0]
     occ = np.zeros(len(front) + len(r), OCCUPANCY_DTYPE)
     occ["se"] = se
     for name, col in (("cu", cu), ("simd", simd), ("wave_id", slot)):
@@ -312,7 +312,7 @@ def _events(of, ntok: int, vals, times, life: _Lifecycle) -> _Events:
     done = np.zeros(len(iss), np.int32)
     for slot in range(SLOTS):
         st = (status >> np.uint32(2 * slot)) & np.uint32(3)
-        k = np.flatnonzero(st)
+        k = st.nonzero()[0]
         pos = base[k] + done[k]
         kind[pos], key[pos] = st[k], simd_i[k] + slot
         done[k] += 1
@@ -347,7 +347,7 @@ def _events(of, ntok: int, vals, times, life: _Lifecycle) -> _Events:
     del runs, slot_first
     wave[mark & ~ends] = -1  # markers go, ends stay: the end of the wave that ran
     del mark, ends
-    if (wave[inst_ev_sorted := np.flatnonzero(kind == E_INST)] < 0).any():
+    if (wave[inst_ev_sorted := (kind == E_INST).nonzero()[0]] < 0).any():
         raise NotVectorisable("an INST for a slot with no wave")
     keep = wave >= 0  # ISSUE statuses for slots with no wave are ignored
     del inst_ev_sorted
@@ -358,7 +358,7 @@ def _events(of, ntok: int, vals, times, life: _Lifecycle) -> _Events:
     e = _Events()
     e.wave, e.kind, e.t = wave[keep], kind[keep], times[tok[keep]]
     del wave, tok
-    e.ie = np.flatnonzero(e.kind == E_INST)
+    e.ie = (e.kind == E_INST).nonzero()[0]
     e.itype, e.simd = itype[keep][e.ie], (key[keep] // SLOTS)[e.ie]
     rank = np.empty(len(e.kind), np.int32)
     rank[e.ie] = np.arange(len(e.ie), dtype=np.int32)
@@ -388,14 +388,14 @@ def _timing(ev: _Events, life: _Lifecycle, start_phase: int):
     if back.any() or (t[first] < life.ws_t[wave[first]]).any():
         raise NotVectorisable("a wave's events go back in time (or before its start)")
     del back
-    it = np.flatnonzero((kind >= E_STALL) & (kind <= E_IMMED))
+    it = ((kind >= E_STALL) & (kind <= E_IMMED)).nonzero()[0]
     if ((np.diff(t[it]) < 4) & (wave[it[1:]] == wave[it[:-1]])).any():
         raise NotVectorisable("two ISSUE events of a wave less than 4 cycles apart")
     del it
 
     # --- records: placeholders and immediates, in wave then record order -----------------------------
     is_rec = (kind == E_PLACE) | (kind == E_IMMED)
-    rec_ev = np.flatnonzero(is_rec)
+    rec_ev = is_rec.nonzero()[0]
     nrec = len(rec_ev)
     rw = wave[rec_ev]
     rfirst = np.ones(nrec, bool)  # first record of its wave
@@ -403,12 +403,12 @@ def _timing(ev: _Events, life: _Lifecycle, start_phase: int):
     r_t = t[rec_ev]
     r_imm = kind[rec_ev] == E_IMMED
     # the m-th INST of a wave describes its m-th placeholder
-    place = np.flatnonzero(~r_imm)  # record index of each placeholder
+    place = (~r_imm).nonzero()[0]  # record index of each placeholder
     pw = rw[place]
     p_lo = np.zeros(nw, np.int64)  # each wave's first placeholder
     pf = np.ones(len(pw), bool)
     pf[1:] = pw[1:] != pw[:-1]
-    p_lo[pw[pf]] = np.flatnonzero(pf)
+    p_lo[pw[pf]] = pf.nonzero()[0]
     iw = wave[ie]
     k = np.arange(len(ie))
     f = np.ones(len(ie), bool)
@@ -449,7 +449,7 @@ def _timing(ev: _Events, life: _Lifecycle, start_phase: int):
     amb = cand & (4 * (q_off // 4) < D) & (4 * ((q_off + 3) // 4) >= D)
     so = ev.so  # INSTs in stream order
     step_s = step[so].astype(np.int64)
-    amb_s = np.flatnonzero(amb[so])
+    amb_s = amb[so].nonzero()[0]
     del step, cand, amb
     if len(amb_s):
         rank = np.empty(len(ie), np.int64)
@@ -487,8 +487,8 @@ def _timing(ev: _Events, life: _Lifecycle, start_phase: int):
     time[r_msg] = np.where(rfirst, r_t, prev_end)[r_msg]
     # stalls: an issued record starts at the latest stall issued since the previous issued record (if
     # any, in its wave), or at the previous record's end if later
-    stalls = np.flatnonzero(kind == E_STALL)
-    iss_rec = np.flatnonzero(r_issued)
+    stalls = (kind == E_STALL).nonzero()[0]
+    iss_rec = r_issued.nonzero()[0]
     e = rec_ev[iss_rec]
     j = np.searchsorted(stalls, e) - 1
     stall_ev = stalls[np.maximum(j, 0)] if len(stalls) else np.full(len(e), -1)
@@ -509,7 +509,7 @@ def _timing(ev: _Events, life: _Lifecycle, start_phase: int):
     unfinished = np.bincount(rw[r_cat == NOT_FINISHED], minlength=nw) > 0
     lo = np.zeros(nw, np.int64)
     hi = np.zeros(nw, np.int64)
-    starts = np.flatnonzero(rfirst)
+    starts = rfirst.nonzero()[0]
     lo[rw[starts]] = starts
     hi[rw[starts]] = np.append(starts[1:], nrec)
     del dur, stall, r_cat, rw, rfirst, r_issued, starts
@@ -548,7 +548,7 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     is_op = kind != E_INST
     msg_ev = r_inst_ev[r_msg]
     is_op[msg_ev] = True
-    op = np.flatnonzero(is_op)
+    op = is_op.nonzero()[0]
     del is_op
     ok, ot, ow, ofirst = kind[op], ev.t[op], ev.wave[op], first[op]
     imm = ok == E_IMMED
@@ -556,7 +556,7 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     at_msg = np.searchsorted(op, msg_ev)
     omsg[at_msg] = True
     # a WAIT run (B) from each immediate's and each message's record start to its issue + 4
-    b_op = np.flatnonzero(imm | omsg)
+    b_op = (imm | omsg).nonzero()[0]
     b_start = np.empty(len(op), np.int64)
     b_start[np.searchsorted(op, rec_ev[r_imm])] = time[r_imm]
     b_start[at_msg] = time[r_msg]
@@ -577,7 +577,7 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     # the run up to each op (A; an immediate's: up to its start), not at a message
     a_x = np.where(imm, b_start, ot)
     has_a = ~omsg & (a_x > L)
-    a_op = np.flatnonzero(has_a)
+    a_op = has_a.nonzero()[0]
     a_dur = (a_x - L)[a_op]
     del a_x, L, ot
     b_dur = (issue_t + 4 - b_start)[b_op]
@@ -603,7 +603,7 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
     new_run = efirst | ~e_merge
     new_run[1:] |= e_state[1:] != e_state[:-1]
     del e_merge
-    runs = np.flatnonzero(new_run)
+    runs = new_run.nonzero()[0]
     r_dur = np.add.reduceat(e_dur, runs) if len(runs) else np.zeros(0, np.int64)
     cutting = (b_cut > 0) & ~efirst[b_at]
     if cutting.any():
@@ -632,7 +632,7 @@ def _seg_cummax(a: np.ndarray, first: np.ndarray) -> np.ndarray:
         lifted = (a - lo) + seg * span
         return np.maximum.accumulate(lifted) - seg * span + lo
     out = a.copy()
-    bounds = np.append(np.flatnonzero(first), len(a)).tolist()
+    bounds = np.append(first.nonzero()[0], len(a)).tolist()
     for x, y in itertools.pairwise(bounds):
         np.maximum.accumulate(out[x:y], out=out[x:y])
     return out
@@ -643,7 +643,7 @@ def _realtime(reg, vals, times) -> tuple[list[tuple[int, int]], RocProtocol]:
     Python: they are few; and the protocol's state after them (markers, frequency)."""
     rv = vals[reg]
     addr = _col("REG", "addr", rv)
-    use = np.flatnonzero(GFX9["REG"]["enable"].column(rv).astype(bool) & ((addr == USERDATA_2) | (addr == USERDATA_3)))
+    use = (GFX9["REG"]["enable"].column(rv).astype(bool) & ((addr == USERDATA_2) | (addr == USERDATA_3))).nonzero()[0]
     out: list[tuple[int, int]] = []
     proto = RocProtocol()
     if not len(use):

@@ -316,7 +316,7 @@ def plausible_waves(time: np.ndarray, lo: np.ndarray, hi: np.ndarray, begin: np.
     has = n > 0
     ok = np.ones(len(lo), bool)
     ok[has] = (time[lo[has]] >= begin[has]) & ((end[has] == 0) | (time[hi[has] - 1] <= end[has]))
-    back = np.flatnonzero(time[1:] < time[:-1]) + 1  # records before the previous one (maybe of another wave)
+    back = (time[1:] < time[:-1]).nonzero()[0] + 1  # records before the previous one (maybe of another wave)
     if len(back):
         order = np.argsort(lo, kind="stable")
         wave_of = np.repeat(order, n[order])  # the wave of each record

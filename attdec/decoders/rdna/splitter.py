@@ -7,6 +7,7 @@ per-token values the decoders need (time delta, the 64-bit word at the token) ar
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import numpy as np
@@ -20,8 +21,10 @@ LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs o
 CHAIN_CHUNK_SCALE = 0.2
 CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
-# below this many nibbles (~10,000 tokens) a Python loop over the tokens beats the lock-steps' fixed costs
-SCALAR_WALK_NIBBLES = 24_000
+# below this many nibbles a Python loop over the tokens (runs of NOPs skipped) beats the lock-steps' fixed costs
+SCALAR_WALK_NIBBLES = 32_000
+NOP_MARK = 0x10
+_NOT_ZERO = re.compile(b"[^\x00]")
 
 # Tokens the wave model looks at (the decoders keep only these).
 MODEL_TOKENS = (
@@ -64,8 +67,11 @@ class Lookup:
         self.walk_len = self.nibbles.copy()
         if fmt.ext_bytes:
             self.walk_len[self.type == T["WAVE_START_EXT"]] = 0
-        # the chain walk's mark at a token start: 0x100 for a NOP, 0x100 | low 8 bits for any other
-        self.walk_mark = np.where(self.type == T["NOP"], 0x100, 0x100 | np.arange(256)).astype(np.uint16)
+        # the chain walk's mark at a token start: its low 8 bits, NOP_MARK for a NOP (the only token whose
+        # low nibble is 0, so `mark & 15` finds the others)
+        self.walk_mark = np.where(self.type == T["NOP"], NOP_MARK, np.arange(256)).astype(np.uint8)
+        if (self.type[::16] != T["NOP"]).any():
+            raise ValueError(f"{fmt.name}: a token other than NOP has low nibble 0 (the walk's marks need it)")
 
 
 @cache
@@ -129,8 +135,8 @@ def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, 
 
 
 def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.ndarray) -> np.ndarray:
-    """Per nibble (uint16): 0x100 at every NOP of the stream, 0x100 | low 8 bits at every other token
-    start, else 0.
+    """Per nibble (uint8): the low 8 bits at every token start but NOPs (never 0: only a NOP's low nibble
+    is 0), NOP_MARK at NOPs (but those the one-token-at-a-time walk skips in runs), else 0.
 
     Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
     in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
@@ -143,20 +149,27 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`);
     `walk_mark` the mark.
     """
-    mark = np.zeros(nn + 1, np.uint16)
+    mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
         return mark[:nn]
-    # the low 8 bits at every nibble, so that a step of the walk reads one array
-    low8 = np.empty(nn, np.uint8)
-    body = buf[: nn // 2 + 1]
-    low8[0::2] = body[: (nn + 1) // 2]
-    low8[1::2] = (body[: nn // 2] >> 4) | (body[1 : nn // 2 + 1] << 4)
+    # the low 8 bits at every nibble, so that a step of the walk reads one array: per byte k, one 16-bit
+    # little-endian word of byte k (the even nibble's) and bits 4..11 of bytes k, k+1 (the odd nibble's)
+    nb = nn // 2
+    low8 = np.ndarray((nb,), "<u2", buf, 0, (1,)) >> np.uint16(4)
+    low8 <<= np.uint16(8)
+    low8 |= buf[:nb]
+    low8 = low8.astype("<u2", copy=False).view(np.uint8)
     if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
         low, walk = low8.tobytes(), walk_len.tolist()
         at, p = [], 0
         while p < nn:
+            v = low[p]
+            if not v:  # two zero nibbles: a run of NOPs (zero bytes, half the tokens of a small blob), skipped
+                m = _NOT_ZERO.search(low, p)
+                p = m.start() if m else nn
+                continue
             at.append(p)
-            step = walk[low[p]]
+            step = walk[v]
             p = p + step if step else _step(buf, nn, walk_len, p)[1]
         starts = np.array(at, np.int64)
         mark[starts] = walk_mark.take(low8.take(starts))
@@ -184,7 +197,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
                 mark[c] = walk_mark.take(v)
             step = walk_len.take(v)
             if variable and np.count_nonzero(step) < len(step):
-                for j in np.flatnonzero(step == 0).tolist():
+                for j in (step == 0).nonzero()[0].tolist():
                     step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
             c = c + step
 
@@ -197,7 +210,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     entry[1:] = exits[:-1]
     ok = entry < ends
     ok[ok] = mark[entry[ok]] != 0
-    bad = np.flatnonzero(~ok).tolist()  # chunks to re-walk, in order (a re-walk may add the next one)
+    bad = (~ok).nonzero()[0].tolist()  # chunks to re-walk, in order (a re-walk may add the next one)
     b, k = 0, -1
     while True:
         if k >= 0 and k + 1 < nch and not ok[k + 1]:
@@ -284,9 +297,9 @@ def split(
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
     mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
-    pos = np.flatnonzero(mark > 0x100)  # token starts without the NOPs
+    pos = ((mark & 15) != 0).nonzero()[0]  # token starts without the NOPs (nonzero on a bool is quick)
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
-    low8 = (mark.take(pos) & 0xFF).astype(np.intp)
+    low8 = mark.take(pos).astype(np.intp)
     del mark
     typ = lk.type.take(low8)
     problems, cut_at = [], None
@@ -294,22 +307,21 @@ def split(
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
     tp = pos[t0:]
     cut = (tp + lk.nibbles.take(low8[t0:])) * 4 > nbits
-    fits = tp * 4 + 64 <= nbits if whole_window else np.ones(len(tp), bool)
     if n % LINE_BYTES:
         # The trace unit writes whole 32-byte lines and its last line ends inside a token; a size that is
         # not a whole number of lines means the file was cut.
         if cut.any():
-            cut_at = int(tp[np.flatnonzero(cut)[0]]) // 2
+            cut_at = int(tp[cut.nonzero()[0][0]]) // 2
         problems.append(truncation_problem(n, cut_at, whole_window))
-    unk = np.flatnonzero(typ == T["UNKNOWN"])
+    unk = (typ == T["UNKNOWN"]).nonzero()[0]
     if len(unk):
         problems.append(lost_sync_problem(len(unk), int(pos[unk[0]]) // 2))
-    if not fits.all():
-        kept = np.concatenate([np.ones(t0, bool), fits])
-        pos, typ, low8 = pos[kept], typ[kept], low8[kept]
+    if whole_window:  # the tokens whose word does not fit are the last few: the others are a prefix
+        kept = t0 + int(np.count_nonzero(tp * 4 + 64 <= nbits))
+        pos, typ, low8 = pos[:kept], typ[:kept], low8[:kept]
     # time deltas: from the low 8 bits where the field lies there, else from the token's word
     delta = lk.delta8.take(low8)
-    far = np.flatnonzero(lk.far.take(low8))
+    far = lk.far.take(low8).nonzero()[0]
     wf = windows(buf, pos.take(far))
     lf = low8.take(far)
     delta[far] = ((wf >> lk.delta_lo.take(lf)) & lk.delta_mask.take(lf)).astype(np.int64)
@@ -326,15 +338,17 @@ def split(
     delta[ts[is_delta]] = val[is_delta]
     time = np.cumsum(delta)
     del delta
-    realtime = np.stack([time[ts[is_sample]], val[is_sample]], 1) if is_sample.any() else np.zeros((0, 2), np.int64)
-    cand = np.flatnonzero(_wanted(keep).take(lk.type).take(low8)) if keep is not None else np.arange(len(typ))
+    realtime = np.empty((np.count_nonzero(is_sample), 2), np.int64)  # (np.stack: ~10 us more per blob)
+    realtime[:, 0] = time.take(ts.compress(is_sample))
+    realtime[:, 1] = val.compress(is_sample)
+    cand = _wanted(keep).take(lk.type).take(low8).nonzero()[0] if keep is not None else np.arange(len(typ))
     tk = Tokens()
     tk.pos = pos.take(cand)
     tk.type = typ.take(cand)
     tk.time = time.take(cand)
     tk.word = windows(buf, tk.pos)
     for t, nibbles in lk.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
-        sel = np.flatnonzero(tk.type == t)
+        sel = (tk.type == t).nonzero()[0]
         if len(sel):
             tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
     tk.lost = np.zeros(len(cand), bool)

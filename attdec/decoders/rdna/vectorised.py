@@ -9,6 +9,8 @@ by one, to keep the official stitch order.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from attdec.decoders.common import BlobResult, CodeMap, data_lost, drop_implausible, entry_problem, official_order
@@ -46,7 +48,6 @@ from attdec.decoders.rdna.wave import (
 from attdec.decoders.stitch import note_waves, walker
 from attdec.model import OCCUPANCY_DTYPE, Category
 
-Event = timing.Event
 u64 = np.uint64
 
 
@@ -56,7 +57,7 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
     typ, w, table = tk.type, tk.word, fmt.table
 
     def words(name: str) -> np.ndarray:  # (take: several times faster than a boolean [] on long arrays)
-        return w.take(np.flatnonzero(typ == T[name]))
+        return w.take((typ == T[name]).nonzero()[0])
 
     if (typ == T["NEW_PC"]).any():
         return False
@@ -99,19 +100,19 @@ def decode_vectorised(
     # header: target WGP/SIMD, rates, barrier-wait flag (all HEADER tokens are equal here); tokens before
     # the first header see NO_HEADER, as in the scalar pass
     hdr, first_hdr = NO_HEADER, len(typ)
-    at_hdr = np.flatnonzero(typ == T["HEADER"])
+    at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
         hdr = Header.read(int(tw[at_hdr[0]]), table)
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
     # instruction-level tokens -> events of the timing model, and the other SIMD's instructions
-    ev, oth, oth_cyc, oth_cat = _events(tk, table, op_columns(fmt.generation, rules), hdr)
+    ev, oth, oth_cyc, oth_cat = _events(tk, table, fmt.generation, rules, hdr)
     res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
     del oth, oth_cyc, oth_cat
 
     # lifecycle tokens
-    life = np.flatnonzero((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"]))
+    life = ((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"])).nonzero()[0]
     lw, lt = tw[life], times[life]
     is_ws = typ[life] != T["WAVE_END"]
     ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
@@ -133,7 +134,7 @@ def decode_vectorised(
     slots = Slots(emitted.append)
     ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
     entry_checked = walk is None
-    ti = np.flatnonzero(tgt)
+    ti = tgt.nonzero()[0]
     for k, start, c_, s_, w_, t_, p_ in zip(
         life[ti].tolist(),
         is_ws[ti].tolist(),
@@ -184,27 +185,35 @@ def decode_vectorised(
     return res
 
 
+PGM_GROUP = 1 << 16  # _entry_pcs: (register, key) groups; the keys are a few bits
+POS_BITS = 40  # _entry_pcs: token indices below 2**40
+
+
 def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
-    """Entry PC of each WAVE_START: COMPUTE_PGM_LO/HI of its (me & 1, pipe), latest write before it."""
+    """Entry PC of each WAVE_START: COMPUTE_PGM_LO/HI of its (me & 1, pipe), latest write before it.
+
+    One search for both registers and every (me, pipe): the writes sorted by (register, key, position),
+    each lifecycle token looked up with its own (register, key, position)."""
     ws_p, reg_p = table["WAVE_START"], table["REG"]
-    key = (ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)
-    reg = np.flatnonzero(tk.type == T["REG"])
-    rw = tk.word[reg]
-    cs = reg_p["cs"].column(rw).astype(bool)
-    reg, rw = reg[cs], rw[cs]
-    rkey = ((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)
+    key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
+    reg = (tk.type == T["REG"]).nonzero()[0]
+    rw = tk.word.take(reg)
     raddr = reg_p["addr"].column(rw)
-    rdata = reg_p["data"].column(rw)
-    lo = np.zeros(len(life), np.uint64)
-    hi = np.zeros(len(life), np.uint64)
-    for addr, dst in ((COMPUTE_PGM_LO, lo), (COMPUTE_PGM_HI, hi)):
-        for kv in np.unique(rkey[raddr == addr]).tolist():
-            wsel = np.flatnonzero((raddr == addr) & (rkey == kv))
-            lsel = np.flatnonzero(key == kv)
-            j = np.searchsorted(reg[wsel], life[lsel]) - 1
-            ok = j >= 0
-            dst[lsel[ok]] = rdata[wsel[j[ok]]]
-    pc = entry_pc(lo, hi)
+    pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
+    rw = rw.take(pgm)
+    rkey = (((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)).astype(np.int64)
+    group = np.where(raddr.take(pgm) == COMPUTE_PGM_HI, PGM_GROUP, 0) + rkey  # (register, key)
+    at = (group << POS_BITS) | reg.take(pgm)
+    order = np.argsort(at)
+    at = at.take(order)
+    rdata = reg_p["data"].column(rw).take(order)
+    want = np.concatenate([key, key + PGM_GROUP])  # the LO write, then the HI write, of every token
+    j = np.searchsorted(at, (want << POS_BITS) | np.concatenate([life, life])) - 1
+    jc = np.maximum(j, 0)
+    found = (j >= 0) & ((at.take(jc) >> POS_BITS) == want) if len(at) else np.zeros(len(want), bool)
+    val = np.where(found, rdata.take(jc), u64(0)) if len(at) else np.zeros(len(want), np.uint64)
+    n = len(life)
+    pc = entry_pc(val[:n], val[n:])
     pc[~is_ws] = 0
     return pc
 
@@ -228,15 +237,18 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     lost_end = is_ws & tk.lost[life] & running  # a start at a running location ends it first
     nrow = 1 + lost_end
     first = np.cumsum(nrow) - nrow
-    front = np.flatnonzero(~is_ws & ~running)  # an end with no start: a start at time 0 first
+    front = (~is_ws & ~running).nonzero()[0]  # an end with no start: a start at time 0 first
     nf = len(front)
     occ = np.zeros(nf + int(nrow.sum()), OCCUPANCY_DTYPE)
-    main = nf + first + lost_end  # the row of each token's own start/end
     extra = nf + first[lost_end]
+    # the row of each token's own start/end (a slice in the usual stream: no rows before or between)
+    main = nf + first + lost_end if nf or len(extra) else slice(None)
     for name, col in (("se", se), ("cu", cu), ("simd", simd), ("wave_id", wid)):
-        occ[name][:nf] = col if np.isscalar(col) else col[front]
         occ[name][main] = col
-        occ[name][extra] = col if np.isscalar(col) else col[lost_end]
+        if nf:
+            occ[name][:nf] = col if np.isscalar(col) else col[front]
+        if len(extra):
+            occ[name][extra] = col if np.isscalar(col) else col[lost_end]
     occ["start"][:nf] = 1
     occ["start"][main] = is_ws
     occ["time"][main] = lt
@@ -245,43 +257,58 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     return occ
 
 
-def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
+# plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
+IMMED, NONE = int(Category.IMMED), int(Category.NONE)
+K_IMMED, K_NONE, K_ISSUE, K_READY = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY
+
+
+@cache
+def _by_type() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """By token type (INST: by opcode in `_events`): event kind, category, cycles, events (mask tokens'
+    events are counted from their masks)."""
+    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
+    by_type[0] = K_NONE
+    for name, k, c, y, e in (
+        ("VALU_INST", K_ISSUE, int(Category.VALU), 1, 1),
+        ("IMM_ONE", K_IMMED, IMMED, 1, 1),
+        ("IMMEDIATE", K_IMMED, IMMED, 1, 0),
+        ("WAVE_READY", K_READY, 0, 0, 0),
+    ):
+        by_type[:, T[name]] = k, c, y, e
+    return by_type[0].astype(np.int8), by_type[1].astype(np.uint8), by_type[2], by_type[3].astype(np.uint8)
+
+
+@cache
+def _op_cycles(generation: int, rules: Rules, dprate: int, derate: int) -> np.ndarray:
+    """INST cycles by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled)."""
+    cyc = op_columns(generation, rules)[1]
+    return np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
+
+
+def _events(
+    tk: Tokens, table, generation: int, rules: Rules, hdr: Header
+) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
     """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
     other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks; and the
     other-SIMD INSTs (token index, cycles, category)."""
     typ, tw = tk.type, tk.word
     n = len(typ)
-    # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
-    immed, none, k_immed, k_none, k_issue, k_ready = (
-        int(x) for x in (Category.IMMED, Category.NONE, Event.IMMED, Event.NONE, Event.ISSUE, Event.READY)
-    )
-    cat_col, cyc_col, other_col = columns
-    cyc_col = np.where(
-        cyc_col == DPRATE, hdr.dprate, np.where(cyc_col == DPRATE_DERATE, hdr.dprate * hdr.derate, cyc_col)
-    )
-    # by token type (INST: by opcode below): kind, category, cycles, events; mask tokens' events counted below
-    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
-    by_type[0] = k_none
-    for name, k, c, y, e in (
-        ("VALU_INST", k_issue, int(Category.VALU), 1, 1),
-        ("IMM_ONE", k_immed, immed, 1, 1),
-        ("IMMEDIATE", k_immed, immed, 1, 0),
-        ("WAVE_READY", k_ready, 0, 0, 0),
-    ):
-        by_type[:, T[name]] = k, c, y, e
+    cat_col, _, other_col = op_columns(generation, rules)
+    cyc_col = _op_cycles(generation, rules, hdr.dprate, hdr.derate)
+    kind_of, cat_of, cyc_of, events_of = _by_type()
     ev = timing.Events()
     ti = typ.astype(np.intp)  # (a take converts other indices first, each time)
-    ev.kind = by_type[0].astype(np.int8).take(ti)
-    ev.cat = by_type[1].astype(np.uint8).take(ti)
-    ev.cyc = by_type[2].take(ti)
-    cnt = by_type[3].astype(np.uint8).take(ti)  # events per token
+    ev.kind = kind_of.take(ti)
+    ev.cat = cat_of.take(ti)
+    ev.cyc = cyc_of.take(ti)
+    cnt = events_of.take(ti)  # events per token
     del ti
     ev.inst = np.zeros(n, bool)
     # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
     valu_wid = table["VALU_INST"]["wid"]
     slot = valu_wid.column(tw).astype(np.int8)
     # INST: category and cycles by opcode
-    ii = np.flatnonzero(typ == T["INST"])
+    ii = (typ == T["INST"]).nonzero()[0]
     iw = tw.take(ii)
     op = table["INST"]["op"].column(iw).astype(np.intp)
     other = other_col.take(op)
@@ -289,15 +316,15 @@ def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.
     own = ~other
     ii, iw, op = ii.compress(own), iw.compress(own), op.compress(own)
     cat = cat_col.take(op)
-    kind = np.where(cat == immed, k_immed, np.where(cat == none, k_none, k_issue))
-    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == k_immed, 1, cyc_col.take(op)), True
+    kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
+    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == K_IMMED, 1, cyc_col.take(op)), True
     cnt[ii] = 1
     for name, sel in (("INST", ii), ("IMM_ONE", None)):
         f = table[name]["wid"]
         if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
-            sel = np.flatnonzero(typ == T[name]) if sel is None else sel
+            sel = (typ == T[name]).nonzero()[0] if sel is None else sel
             slot[sel] = f.column(tw.take(sel))
-    multi = np.flatnonzero((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"]))
+    multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
     mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
     cnt[multi] = np.bitwise_count(mask)
     ev.tok = np.repeat(np.arange(n), cnt)  # event -> token
@@ -306,5 +333,5 @@ def _events(tk: Tokens, table, columns, hdr: Header) -> tuple[timing.Events, np.
     if len(bit):
         is_multi = np.zeros(n, bool)
         is_multi[multi] = True
-        ev.slot[np.flatnonzero(is_multi.take(ev.tok))] = bit
+        ev.slot[is_multi.take(ev.tok).nonzero()[0]] = bit
     return ev, oth, cyc_col[oth_op], cat_col[oth_op]

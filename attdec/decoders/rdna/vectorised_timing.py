@@ -38,6 +38,15 @@ class Event(IntEnum):
     END = 4  # the wave's WAVE_END
 
 
+# plain ints: numpy compares arrays with an IntEnum member several times slower than with an int
+K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = (
+    int(e) for e in (Event.READY, Event.ISSUE, Event.IMMED, Event.NONE, Event.END)
+)
+EMPTY, IDLE, EXEC, WAIT, STALL = (
+    int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
+)
+
+
 class Events:
     """The instruction-level tokens of a blob for the timing model: every event (a token naming a wave
     slot; a mask token names several) in stream order, and per token what its events do. `cyc` is 1 for
@@ -61,7 +70,7 @@ def expand_mask(k: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """(token index, bit) for every set bit of 16-bit wave masks, in (token, bit) order."""
     if not len(k):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    at = np.flatnonzero(np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little"))
+    at = (np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little")).nonzero()[0]
     return k.take(at >> 4), at & 15
 
 
@@ -95,13 +104,6 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     every wave's records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall
     filled, line -1), per-wave timeline lists and end times, and whether each wave ended.
     """
-    # plain ints: numpy compares arrays with an IntEnum member several times slower than with an int
-    K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = (
-        int(e) for e in (Event.READY, Event.ISSUE, Event.IMMED, Event.NONE, Event.END)
-    )
-    EMPTY, IDLE, EXEC, WAIT, STALL = (
-        int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
-    )
     nw = len(ws_k)
     end = np.zeros(nw, np.int64)
     complete = np.zeros(nw, bool)
@@ -119,7 +121,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     w = _wave_of(ev.tok, ev.slot, ws_k, table, nslot)
     tok = ev.tok
     if np.count_nonzero(w < 0):
-        keep = np.flatnonzero(w >= 0)
+        keep = (w >= 0).nonzero()[0]
         w, tok = w.take(keep), tok.take(keep)
     ev.kind[e_k], ev.cat[e_k], ev.cyc[e_k] = K_END, int(Category.MESSAGE), 0
 
@@ -134,25 +136,25 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     del order, tok
     # (take: several times faster than [] for a gather)
     kind = ev.kind.take(k)
-    at_end = np.flatnonzero(kind == K_END)
+    at_end = (kind == K_END).nonzero()[0]
     last = at_end - 1  # a wave's last event before its end
     if np.any((last >= 0) & (w[last] == w[at_end]) & (k[np.maximum(last, 0)] > k[at_end])):
         raise NotVectorisable("instruction tokens after a wave's end")
     T = times.take(k)
     # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end)
-    ii = np.flatnonzero(ev.inst.take(k))
+    ii = ev.inst.take(k).nonzero()[0]
     if len(ii):
         wi = w.take(ii).astype(np.int64)
         acc = T.take(ii) + wi * OFF
         np.maximum.accumulate(acc, out=acc)
         lastpos = np.searchsorted(wi, np.arange(nw), side="right") - 1
         has_inst = lastpos >= 0
-        has_inst[has_inst] = wi[lastpos[has_inst]] == np.flatnonzero(has_inst)
+        has_inst[has_inst] = wi[lastpos[has_inst]] == has_inst.nonzero()[0]
         end[has_inst] = np.maximum(acc[lastpos[has_inst]] - wi[lastpos[has_inst]] * OFF, 0)
     del ii
     calls = kind != K_NONE  # NONE events change no state
     if not calls.all():
-        keep = np.flatnonzero(calls)
+        keep = calls.nonzero()[0]
         w, k, kind, T = w.take(keep), k.take(keep), kind.take(keep), T.take(keep)
     del calls
     n = len(w)
@@ -170,7 +172,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     first[0] = True
     np.not_equal(w[1:], w[:-1], out=first[1:])
     is_imm = kind == K_IMMED
-    fi = np.flatnonzero(first)
+    fi = first.nonzero()[0]
     begin_fi = begin.take(w.take(fi))
     off = w * OFF  # (int64)
     g = T + is_imm  # an immediate's last state change is at T + 1
@@ -193,7 +195,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     prev_state[fi] = IDLE
     # an issue's stall: it was stalled (state STALL) since L < T
     s = np.zeros(n, np.int64)  # per event: how far its record starts before its token (stall, or gap)
-    st = np.flatnonzero(prev_state == STALL)
+    st = (prev_state == STALL).nonzero()[0]
     Ts, Ls = T.take(st), L.take(st)
     iss = (kind.take(st) == K_ISSUE) & (Ls < Ts)
     s[st.compress(iss)] = (Ts - Ls).compress(iss)
@@ -201,7 +203,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     del st
 
     # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
-    r = np.flatnonzero(kind != K_READY)
+    r = (kind != K_READY).nonzero()[0]
     wr, Tr, kr = w.take(r), T.take(r), kind.take(r)
     kr_tok = k.take(r)
     cr, cat = ev.cyc.take(kr_tok), ev.cat.take(kr_tok)  # cycles and category, of records only
@@ -214,12 +216,12 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         np.add(Tr[:-1], cr[:-1], out=prev_end[1:])  # records end at T + cycles
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
-    im = np.flatnonzero(kr == K_IMMED)
+    im = (kr == K_IMMED).nonzero()[0]
     gap = Tr.take(im) - prev_end.take(im)
     gap[~has.take(im) | (gap < 0)] = 0
     ie = r.take(im)
     s[ie] = gap
-    en = np.flatnonzero(kr == K_END)
+    en = (kr == K_END).nonzero()[0]
     gap_e = Tr.take(en) - prev_end.take(en)
     msg = has.take(en) & (gap_e > 0)
     s[r.take(en).compress(msg)] = gap_e.compress(msg)
@@ -238,7 +240,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     del Ti, Li, t0, gap, L, ie
     dd = pairs.ravel()
     del pairs
-    fwd = np.flatnonzero(dd > 0)
+    fwd = (dd > 0).nonzero()[0]
     d = dd.take(fwd)
     del dd
     ss = np.empty((n, 2), np.int8)
@@ -252,7 +254,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         run = np.empty(len(d), bool)
         run[0] = True
         run[1:] = (tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])
-        run = np.flatnonzero(run)
+        run = run.nonzero()[0]
         d, tl_s, tl_w = np.add.reduceat(d, run), tl_s.take(run), tl_w.take(run)
     tb = _wave_bounds(tl_w, nw).tolist()
     timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], d[tb[x] : tb[x + 1]]) for x in range(nw)]

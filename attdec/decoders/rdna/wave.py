@@ -198,7 +198,7 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     (code-object markers, RT_FREQUENCY)."""
     table, typ, w = fmt.table, tk.type, tk.word
     is_short = typ == T["SHADER_DATA_SHORT"]
-    sel = np.flatnonzero((typ == T["SHADER_DATA"]) | is_short)
+    sel = ((typ == T["SHADER_DATA"]) | is_short).nonzero()[0]
     if len(sel):
         long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], w[sel], is_short[sel]
 
