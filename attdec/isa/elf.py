@@ -79,7 +79,7 @@ class Elf:
             if shstrndx >= shnum:
                 self._bad(f"section name table {shstrndx} of {shnum} sections")
             names = headers[shstrndx][4]
-        self.sections = [Section(self.string(names + h[0]), *h[1:7], h[9]) for h in headers]
+        self.sections = [Section(self.string(names + h[0]), h[1], h[2], h[3], h[4], h[5], h[6], h[9]) for h in headers]
         self._by_name = {s.name: s for s in self.sections}
 
     def _bad(self, what: str):

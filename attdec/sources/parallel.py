@@ -267,7 +267,7 @@ def map_in_order(
                     raise RuntimeError("a worker process ended unexpectedly") from None
                 if ok is None:  # not an input error: a bug, with the worker's traceback
                     raise RuntimeError(f"a worker process failed:\n{value}")
-                held[conns.index(conn)] -= 1  # type: ignore[arg-type]
+                held[conns.index(conn)] -= 1
                 ready[k] = (ok, value if unpack is None or not ok else unpack(value))
                 if done is not None:
                     done(k)
