@@ -137,6 +137,7 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}:,]|[^\s\[\]{}:,"]+')
 # twenty of them (both at C speed; a regex search for \d{20} took ~20 ns per byte of number-heavy JSON)
 _DIGITS_TO_0 = bytes(0x30 if 0x30 <= b <= 0x39 else b for b in range(256))
 _LONG_DIGITS = b"0" * 20
+_NUMBER_BYTES = frozenset(bytes([c]) for c in b"0123456789+-.eE")
 
 
 def _json_problem(data: bytes | str, e: BaseException) -> str:
@@ -197,7 +198,18 @@ def _check_ints(data: bytes | str, where: str) -> None:
     """Integers that fit no 64-bit field are refused here, where their position is known. Only a run of
     20 digits (found at C speed) sends the text through the slow scan."""
     raw = data.encode() if isinstance(data, str) else data
-    if _LONG_DIGITS not in raw.translate(_DIGITS_TO_0):
+    zeros = raw.translate(_DIGITS_TO_0)
+    at = zeros.find(_LONG_DIGITS)
+    while at >= 0:  # each long number read where it stands (a u64 id is fine): the scan only for a bad one
+        start, end = at, at + len(_LONG_DIGITS)
+        while start and raw[start - 1 : start] in _NUMBER_BYTES:
+            start -= 1
+        while raw[end : end + 1] in _NUMBER_BYTES and end < len(raw):
+            end += 1
+        if _bad_number(raw[start:end].decode("ascii")):
+            break
+        at = zeros.find(_LONG_DIGITS, end)
+    else:
         return
     problem = _json_problem(data, ValueError())
     if not problem.startswith("unreadable"):

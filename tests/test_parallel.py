@@ -90,6 +90,17 @@ def test_decode_command_jobs_same_json(rel):
     assert invoke(["decode", cap, "--jobs", "0"]).exit_code == 2  # at least one
 
 
+def test_a_big_dispatch_is_split_only_beyond_a_process_share():
+    """Its blobs decoded side by side cost a second load of its code; worth it only when it is more than
+    one process's share of the work (gemm_gfx1200_run0 is half of the 59 captures: whole there)."""
+    for folder, split in (("gfx1200", True), ("", False)):
+        raws = open_raw([shared_path("captures", folder) if folder else shared_path("captures")])
+        share = sum(parallel._tasks(raws)[1]) / 2
+        tasks, weights = parallel._tasks(raws, share)
+        assert any(blob is not None for _, blob in tasks) == split, folder
+        assert sum(weights) == sum(parallel._tasks(raws)[1])
+
+
 def test_decode_command_jobs_same_summary():
     """The text summary is reduced where each blob is decoded (records.summarize): the same rows, bar the
     time column, whichever process decoded them."""
@@ -124,7 +135,7 @@ def test_every_decoding_command_passes_jobs_on(monkeypatch, tmp_path, command):
 
 def test_handout_heaviest_first_then_by_code_objects():
     """A free worker takes the heaviest item first, then the items whose code objects it has loaded."""
-    h = parallel._Handout([1, 1, 9, 1, 1, 1], ["a", "b", None, "a", "b", "a"], 2)
+    h = parallel._Handout([1, 1, 9, 1, 1, 1], [("a",), ("b",), None, ("a",), ("b",), ("a",)], 2)
     assert h.pick(0) == 2  # the heavy one (a big blob: no code affinity)
     assert h.pick(1) == 0  # worker 1 meets code "a"
     assert h.pick(0) == 1  # "a" is worker 1's: worker 0 takes "b"
@@ -142,6 +153,29 @@ def test_a_bug_in_a_worker_is_raised_with_its_traceback():
     got = []
     # as soon as it is known: a RuntimeError from a worker, the error itself when this process decoded it
     with pytest.raises((RuntimeError, ValueError), match="boom in the worker"):
-        for outcome in parallel.map_in_order(work, list(range(40)), [1] * 40, 2):
+        for outcome in parallel.map_in_order(work, list(range(40)), [100] * 40, 2):  # enough for a pool
             got.append(parallel.unwrap(outcome))
     assert got == [2 * x for x in range(len(got))] and len(got) <= 30
+
+
+def test_a_worker_that_dies_is_an_error_not_a_closed_pipe():
+    import os
+
+    def work(x: int) -> int:
+        if os.getpid() != parent:
+            os._exit(9)  # the worker is killed (the OOM killer, a signal): its pipes close mid-run
+        return x
+
+    parent = os.getpid()
+    # not BrokenPipeError, which the command line takes for `attdec ... | head` and ends with status 0
+    with pytest.raises(RuntimeError, match="worker process ended unexpectedly"):
+        for _ in parallel.map_in_order(work, list(range(200)), [100] * 200, 2):
+            pass
+
+
+def test_writing_to_a_dead_worker_is_not_a_broken_stdout():
+    mine, theirs = parallel._Channel.pair()
+    theirs.close()
+    with pytest.raises(EOFError):  # (a BrokenPipeError here would end `attdec` quietly, with status 0)
+        mine.sendall(b"x" * 100)
+    mine.close()

@@ -52,3 +52,17 @@ def test_hotspots_on_a_folder_reads_its_listing_without_numpy(tmp_path):
     with tarfile.open(arc, "w:xz") as tar:
         tar.add(TINY, arcname=TINY.name)
     assert imported("hotspots", arc) == (0, [])
+
+
+def test_walking_a_parent_imports_no_other_kind_reader():
+    """Every kind's detect is asked about every entry of a walked folder: detection imports no reader
+    (pickle and decimal for tinygrad, csv for rocprofv3 tables, the raw-dispatch model, the worker pool)."""
+    code = (
+        "import json, sys\n"
+        "from attdec.cli import run\n"
+        f"rc = run(['hotspots', {str(TINY.parent)!r}])\n"
+        "mods = ['pickle', 'decimal', 'csv', 'attdec.sources.raw', 'attdec.sources.parallel']\n"
+        "sys.stderr.write(json.dumps([rc, [m for m in mods if m in sys.modules]]))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert json.loads(p.stderr.strip().splitlines()[-1]) == [0, []]

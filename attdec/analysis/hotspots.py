@@ -111,7 +111,9 @@ def frames(source: str) -> list[str]:
     return [f.strip() for f in source.split(" -> ") if f.strip()] if source else []
 
 
+@cache
 def frame_of(source: str, frame: str = "inner") -> str:
+    """The location a source chain is charged to (remembered: a listing's rows share a few chains)."""
     fs = frames(source)
     if not fs:
         return ""
@@ -132,8 +134,12 @@ def file_of(location: str) -> str:
     return location.rsplit(":", 1)[0] if ":" in location else location
 
 
-def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charge: str = "wait") -> list[InstStat]:
+def instruction_stats(
+    dispatch: Dispatch, waves: list[Wave] | None = None, charge: str = "wait", empty: bool = True
+) -> list[InstStat]:
     """Every listing instruction with totals: code.json's, or recomputed over `waves` when given.
+    `empty=False` leaves out the instructions whose figures are all 0 (most of a big listing never ran;
+    they add nothing to a ranking or a total).
 
     `charge="producer"` moves each wait's stall to the operations it waited for (attdec.analysis.waits):
     a wait keeps only the stall no producer was named for, a load gains the stall it caused, under the
@@ -153,34 +159,41 @@ def instruction_stats(dispatch: Dispatch, waves: list[Wave] | None = None, charg
         from attdec.analysis.waits import attribute, producer_moves
 
         moved_out, moved_in = producer_moves(attribute(dispatch, waves))
-    out = []
+    out, name = [], dispatch.name
     for c in dispatch.code:
         if c.is_label:
             continue
         h, la, s, i = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else (c.hit, c.latency, c.stall, c.idle)
-        kept = s - moved_out.get(c.line, 0)
+        moved = moved_in.get(c.line) if moved_in else None
+        kept = s - moved_out.get(c.line, 0) if moved_out else s
+        if not (empty or h or la or kept or i or moved):
+            continue
         by = {classify(c.text, fam)[0]: kept} if kept else {}
-        for kind, v in moved_in.get(c.line, {}).items():
-            by[kind] = by.get(kind, 0) + v
-        out.append(InstStat(dispatch.name, c, h, la, sum(by.values()), i, fam, by))
+        if moved:
+            for kind, v in moved.items():
+                by[kind] = by.get(kind, 0) + v
+        out.append(InstStat(name, c, h, la, sum(by.values()) if moved else kept, i, fam, by))
     return out
 
 
-def _key(st: InstStat, by: str, frame: str, merged: bool) -> tuple[str, dict]:
-    if st.code.is_no_pc and by != "instruction":  # its own row whatever the grouping: it has no source line
-        return NO_PC, {}
-    loc = frame_of(st.code.source, frame)
+def _group(code: CodeLine, by: str, frame: str) -> str:
+    """The row (source line or file) an instruction counts in, ranking by line or file."""
+    if code.is_no_pc:  # its own row whatever the grouping: it has no source line
+        return NO_PC
+    loc = frame_of(code.source, frame)
     if by == "file":
-        return (file_of(loc) if loc else NO_FILE), {}
-    if by == "line":
-        return (loc or NO_SOURCE), {}
-    extra = {"line": st.code.line, "vaddr": st.code.vaddr, "source": loc, "type": st.type}
+        return file_of(loc) if loc else NO_FILE
+    return loc or NO_SOURCE
+
+
+def _instruction_row(st: InstStat, frame: str, merged: bool) -> Row:
+    """The row of one instruction, ranking by instruction."""
+    extra = {"line": st.code.line, "vaddr": st.code.vaddr, "source": frame_of(st.code.source, frame), "type": st.type}
     if st.counters:
         extra["counters"] = dict(st.counters)  # a copy: classify remembers its answers
-    key = st.code.text
     if merged:
         extra["dispatch"] = st.dispatch
-    return key, extra
+    return Row(key=st.code.text, extra=extra)
 
 
 def rank(
@@ -195,19 +208,23 @@ def rank(
     for st in stats:
         if st.hit == 0:
             continue
-        key, extra = _key(st, by, frame, merged)
-        ident = (key,) if by != "instruction" else (st.dispatch, st.code.line)
-        r = rows.get(ident)
-        if r is None:
-            r = rows[ident] = Row(key=key, extra=extra)
+        if by == "instruction":
+            ident = (st.dispatch, st.code.line)
+            r = rows.get(ident)
+            if r is None:
+                r = rows[ident] = _instruction_row(st, frame, merged)
+        else:
+            key = _group(st.code, by, frame)
+            r = rows.get(key)
+            if r is None:
+                r = rows[key] = Row(key=key, extra={"instructions": 0})
+            r.extra["instructions"] += 1
         r.stall += st.stall
         r.latency += st.latency
         r.hits += st.hit
         r.idle += st.idle
         for t, v in st.by_type.items():
             r.by_type[t] = r.by_type.get(t, 0) + v
-        if by != "instruction":
-            r.extra["instructions"] = r.extra.get("instructions", 0) + 1
     for r in rows.values():
         r.share = getattr(r, measure) / total_stall if total_stall else 0.0
         if r.stall:
@@ -267,7 +284,7 @@ def hotspots(
     problems += [note] if note else []
     for d in dispatches:
         waves = None if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        stats += instruction_stats(d, waves, charge)
+        stats += instruction_stats(d, waves, charge, empty=False)
         nwaves += d.wave_count if waves is None else len(waves)
         listing += sum(1 for c in d.code if not c.is_label)
         problems += [f"{d.name}: {p}" if len(dispatches) > 1 else p for p in d.problems]

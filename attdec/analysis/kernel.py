@@ -39,8 +39,10 @@ class KernelSummary(Record):
 # v7, s[4:5], a[0:15] -> the highest register number named
 _REG = re.compile(r"(?<![\w.])([vas])(?:(\d{1,9})(?!\d)|\[\d+:(\d{1,9})\])")  # listing text may hold any digits
 _WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
-_WAVE64 = re.compile(r"saveexec_b64|\b(?:vcc|exec)\b(?!_)")
-_LDS = re.compile(r"^ds_(?!swizzle|permute|bpermute)", re.M)
+_WAVE64 = r"saveexec_b64|\b(?:vcc|exec)\b(?!_)"  # compiled (by re, once) only for a gfx10+ listing
+# a line starting with an LDS access, searched for in "\n" + the lines: a literal first is found at C speed,
+# where a pattern starting with ^ (re.M) is tried at every character (a sixth of the time)
+_LDS = re.compile(r"\nds_(?!swizzle|permute|bpermute)")
 
 
 def _kernel_lines(code: list[CodeLine], kernel: str) -> list[CodeLine]:
@@ -59,18 +61,21 @@ def listing_resources(code: list[CodeLine], tgt: Target, kernel: str = "") -> tu
     lines = _kernel_lines(code, kernel)
     if not lines:
         return None, []
-    operands = "\n".join(c.text.partition(" ")[2] for c in lines)  # one regex pass, not one per line
+    operands = "\n".join(c.text.partition(" ")[2] for c in lines)
+    # one regex pass over the distinct words of the operands (a listing names the same registers over and
+    # over: a twentieth of the text); no register name holds a space or a comma, so none is cut
+    words = "\n".join(set(operands.replace(",", " ").split()))
     top = {"v": -1, "a": -1, "s": -1}
-    for kind, one, hi in _REG.findall(operands):
+    for kind, one, hi in set(_REG.findall(words)):
         top[kind] = max(top[kind], int(one or hi))
     text = "\n".join(c.text for c in lines)
-    wave32, wave64 = any(w in text for w in _WAVE32), bool(_WAVE64.search(text))
-    lds = bool(_LDS.search(text))
+    lds = bool(_LDS.search("\n" + text))
     arch_v, agpr = top["v"] + 1, top["a"] + 1
     unified = tgt.cu.unified_agprs if tgt.cu else tgt.family == "gfx9"  # chip unknown: as gfx90a+ count them
     vgpr = -(-arch_v // 4) * 4 + agpr if agpr and unified else arch_v
-    wave: int | None = 64
+    wave: int | None = 64  # gfx9 runs wave64 only
     if tgt.family != "gfx9":
+        wave32, wave64 = any(w in text for w in _WAVE32), bool(re.search(_WAVE64, text))
         wave = 32 if wave32 and not wave64 else 64 if wave64 and not wave32 else None
     notes = [
         f"no code object: registers are the highest ones the listing names ({len(lines)} instructions), "

@@ -42,7 +42,8 @@ ALL_CATEGORIES = (
     OTHER,
 )
 
-_SUFFIX = re.compile(r"_(e32|e64|dpp|dpp8|sdwa|e64_dpp)$")
+# encoding suffixes a mnemonic may carry; the longest first, so that "_e64_dpp" goes whole
+_SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp8", "_dpp", "_sdwa")
 
 # Memory-counter waits (category WAITCNT).
 _WAITCNT = {
@@ -145,7 +146,9 @@ def mnemonic_of(text: str) -> str:
     if not t:
         return ""
     m = t[0].lower()
-    return _SUFFIX.sub("", m)
+    if m.endswith(_SUFFIXES):
+        return m[: -len(next(s for s in _SUFFIXES if m.endswith(s)))]
+    return m
 
 
 def _is_store(m: str) -> bool:

@@ -1,19 +1,20 @@
 """AMDGPU HSA code objects: target, .text, symbols, kernels, metadata note, kernel descriptors, DWARF lines.
 
-Reads normal ELF code objects with pyelftools, and tinygrad's hand-written "minimal" containers
-(no e_machine, sometimes a zeroed e_ident; only section headers) with a small section-header parser.
+Reads normal ELF code objects with attdec.isa.elf (pyelftools only for DWARF, when a line is asked for),
+and tinygrad's hand-written "minimal" containers (no e_machine, sometimes a zeroed e_ident; only section
+headers) with a small section-header parser.
 Facts and quirks: shared/docs/code-object.md and docs/isa.md.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError
+from attdec.isa.elf import SHN_ABS, SHN_UNDEF, SHT_NOBITS, SHT_NOTE, STT_FUNC, STT_OBJECT, SYMBOL_TABLES, Elf
 from attdec.model import KernelResources
 from attdec.model.target import from_mach
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
-SHT_NOTE = 7
 
 
 @dataclass
@@ -111,51 +111,40 @@ def load_code_object(data: bytes, where: str = "", arch: str | None = None) -> C
 
 # ---------------------------------------------------------------------------------------------
 def _load_elf(data: bytes, where: str) -> CodeObject:
-    from elftools.common.exceptions import ELFError
-    from elftools.construct import ConstructError
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-
-    try:
-        elf = ELFFile(io.BytesIO(data))
-        text = elf.get_section_by_name(".text")
-        if text is None:
-            raise FormatError("ELF has no .text section", where)
-        e_flags = elf["e_flags"]
-        mach = from_mach(e_flags & 0xFF)
-        co = CodeObject(
-            mach.name if mach else "",
-            text.data(),
-            text["sh_addr"],
-            e_flags=e_flags,
-            abi_version=data[8],
-            where=where,
-            _elf_bytes=data,
-        )
-        sections = [
-            (s["sh_addr"], s["sh_size"], s["sh_offset"], s["sh_type"])
-            for s in elf.iter_sections()
-            if s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"
-        ]
-        seen = set()
-        for tabname in (".dynsym", ".symtab"):
-            tab = elf.get_section_by_name(tabname)
-            if not isinstance(tab, SymbolTableSection):  # absent, or its type damaged
+    elf = Elf(data, where)
+    text = elf.section(".text")
+    if text is None:
+        raise FormatError("ELF has no .text section", where)
+    mach = from_mach(elf.e_flags & 0xFF)
+    co = CodeObject(
+        mach.name if mach else "",
+        elf.contents(text),
+        text.addr,
+        e_flags=elf.e_flags,
+        abi_version=data[8],
+        where=where,
+        _elf_bytes=data,
+    )
+    sections = [(s.addr, s.size, s.offset, s.type) for s in elf.sections if s.addr and s.type != SHT_NOBITS]
+    seen = set()
+    kinds = {STT_FUNC: "func", STT_OBJECT: "object"}
+    for tabname in (".dynsym", ".symtab"):
+        tab = elf.section(tabname)
+        if tab is None or tab.type not in SYMBOL_TABLES:  # absent, or its type damaged
+            continue
+        for s in elf.symbols(tab):
+            if not s.name or s.shndx in (SHN_UNDEF, SHN_ABS) or (s.name, s.value) in seen:
                 continue
-            for s in tab.iter_symbols():
-                if not s.name or s["st_shndx"] in ("SHN_UNDEF", "SHN_ABS") or (s.name, s["st_value"]) in seen:
-                    continue
-                seen.add((s.name, s["st_value"]))
-                kind = {"STT_FUNC": "func", "STT_OBJECT": "object"}.get(s["st_info"]["type"], "other")
-                co.symbols.append(Symbol(s.name, s["st_value"], s["st_size"], kind))
-        co.symbols.sort(key=lambda s: (s.vaddr, s.name))
-        co.metadata = _metadata_note(elf, where)
-        co.kernels = _kernels(co, data, sections)
-        return co
-    except (ELFError, ConstructError) as e:
-        raise FormatError(f"bad ELF: {e}", where) from None
-    except (struct.error, ValueError, IndexError, KeyError, ArithmeticError) as e:  # pyelftools on damaged ELFs
-        raise FormatError(f"bad ELF: {e}", where) from None
+            seen.add((s.name, s.value))
+            co.symbols.append(Symbol(s.name, s.value, s.size, kinds.get(s.type, "other")))
+    co.symbols.sort(key=lambda s: (s.vaddr, s.name))
+    note = next(
+        (n for sec in elf.sections if sec.type == SHT_NOTE for n in elf.notes(sec) if _is_metadata(n)),
+        None,
+    )
+    co.metadata = _metadata(note.desc, where) if note else {}
+    co.kernels = _kernels(co, data, sections)
+    return co
 
 
 def _read_vaddr(data: bytes, sections, vaddr: int, size: int) -> bytes | None:
@@ -165,25 +154,21 @@ def _read_vaddr(data: bytes, sections, vaddr: int, size: int) -> bytes | None:
     return None
 
 
-def _metadata_note(elf, where: str) -> dict:
+def _is_metadata(note) -> bool:
+    return note.name == "AMDGPU" and note.type == NT_AMDGPU_METADATA
+
+
+def _metadata(desc: bytes, where: str) -> dict:
+    """The NT_AMDGPU_METADATA note's map (msgpack)."""
     import msgpack
 
-    for sec in elf.iter_sections():
-        if sec["sh_type"] != "SHT_NOTE":
-            continue
-        for note in sec.iter_notes():
-            if note["n_name"] == "AMDGPU" and note["n_type"] == NT_AMDGPU_METADATA:
-                desc = note["n_descdata"]
-                if isinstance(desc, str):
-                    desc = desc.encode("latin-1")
-                try:  # the first object: Mesa pads the note's msgpack to 4 bytes and counts the padding
-                    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-                    unpacker.feed(bytes(desc))
-                    meta = unpacker.unpack()
-                except Exception as e:
-                    raise FormatError(f"unreadable NT_AMDGPU_METADATA note: {e}", where) from None
-                return meta if isinstance(meta, dict) else {}
-    return {}
+    try:  # the first object: Mesa pads the note's msgpack to 4 bytes and counts the padding
+        unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+        unpacker.feed(desc)
+        meta = unpacker.unpack()
+    except Exception as e:
+        raise FormatError(f"unreadable NT_AMDGPU_METADATA note: {e}", where) from None
+    return meta if isinstance(meta, dict) else {}
 
 
 def _kernels(co: CodeObject, data: bytes, sections) -> list:
@@ -200,6 +185,8 @@ def _kernels(co: CodeObject, data: bytes, sections) -> list:
             continue
         name = s.name[:-3]
         kd = _read_vaddr(data, sections, s.vaddr, 64)
+        if kd and len(kd) < 64:
+            raise FormatError(f"bad ELF: kernel descriptor {s.name} lies past the end of the file", co.where)
         entry = s.vaddr + struct.unpack_from("<q", kd, 16)[0] if kd else None
         fn = funcs.get(name)
         if entry is None and fn is not None:

@@ -162,7 +162,7 @@ def cell_len(text: str) -> int:
     return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
-_WORDS = re.compile(r"\s*\S+\s*|\s+")
+_WORDS = r"\s*\S+\s*|\s+"  # compiled (by re, once) when a line is first wrapped: piped output never is
 
 
 def wrap_text(text: str, width: int, hang: bool = False) -> list[str]:
@@ -174,7 +174,7 @@ def wrap_text(text: str, width: int, hang: bool = False) -> list[str]:
     if cell_len(indent) >= width // 2:
         indent = ""
     lines, line = [], ""
-    for word in _WORDS.findall(text):
+    for word in re.findall(_WORDS, text):
         if line and cell_len(line + word.rstrip()) > width:
             lines.append(line.rstrip())
             line, word = indent, word.lstrip()

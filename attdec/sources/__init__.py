@@ -2,8 +2,10 @@
 
 An input kind is a module of this package with three functions: `detect(path) -> bool` (cheap, no side
 effects), `load(path, tracker) -> [Dispatch | RawDispatch]` and `weight(path) -> int` (progress units
-loading, and decoding, the path takes). Adding one is writing such a module and naming it below. This
-module is plain data so that `--help` can list the kinds without importing numpy.
+loading, and decoding, the path takes). Adding one is writing such a module and naming it below. Walking
+a folder imports every kind's module to ask `detect` about each entry, so a kind's module imports at its
+top only what detection needs, and what reading needs (pickle, csv, the raw model) in the functions
+that read. This module is plain data so that `--help` can list the kinds without importing numpy.
 """
 
 # --input-format name -> (module, what it is). Recognition order: the first kind whose detect() accepts

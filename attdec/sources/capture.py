@@ -7,10 +7,13 @@ capture.json names each dispatch's blob files and SEs and each kernel's code obj
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError, read_bytes, read_json
 from attdec.sources.kind import Tracker, blob_weight
-from attdec.sources.raw import MAPPED_BLOB, RawBlob, RawCodeObject, RawDispatch
+
+if TYPE_CHECKING:
+    from attdec.sources.raw import RawDispatch
 
 
 def _name(v, what: str, where: Path) -> str:
@@ -20,7 +23,8 @@ def _name(v, what: str, where: Path) -> str:
 
 
 def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
-    from attdec.sources.pmc import unpack_pmc
+    from attdec.sources.pmc import PendingPmc
+    from attdec.sources.raw import MAPPED_BLOB, RawBlob, RawCodeObject, RawDispatch
 
     folder = Path(folder)
     cj = folder / "capture.json"
@@ -48,7 +52,7 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
                 )
             p = pmc.get((d["kernel"], tag))
             if p is not None:
-                raw.counters.append(unpack_pmc(read_bytes(folder / p["file"]), p["sched"], str(folder / p["file"])))
+                raw.counters.append(PendingPmc(read_bytes(folder / p["file"]), p["sched"], str(folder / p["file"])))
             out.append(raw)
         return out
     except (KeyError, TypeError, ValueError) as e:

@@ -8,12 +8,12 @@ Going over one is a clear error naming the member or chunk and the variable, nev
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
 
 from attdec.errors import InputError
+from attdec.model.record import Frozen
 
 
-class Cap(NamedTuple):
+class Cap(Frozen):
     env: str  # the environment variable that overrides it
     default: int
     unit: int  # what one unit of the variable is (bytes per MiB for sizes, 1 for counts)

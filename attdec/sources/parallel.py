@@ -11,10 +11,10 @@ and `CodeLine`s from them.
 Results come back in input order, and an error is raised where serial decoding would have raised it.
 `--jobs N` is this process and N - 1 workers: this one decodes too whenever no result is waiting (on 2
 cores, 2 workers and an idle parent share them three ways). Workers are forked after the imports
-decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a socket
-pair; the columns come back as pickle protocol 5 with the arrays' bytes out of band (`_send`). This
-process waits on the sockets itself: multiprocessing.Pool's worker-handler thread spins while a result
-is in its pipe (0.15 s of CPU for the 59 captures). With
+decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a pair of
+pipes (`_Channel`); the columns come back as pickle protocol 5 with the arrays' bytes out of band
+(`_send`). This process forks them (os.fork) and waits on the pipes itself: multiprocessing.Pool's
+worker-handler thread spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
 `jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
 fork (not Linux), everything is decoded here.
 """
@@ -65,9 +65,7 @@ def workers_for(weights: Sequence[int], jobs: int | None) -> int:
     total = sum(weights)
     if jobs <= 1 or len(weights) < 2 or total < MIN_PARALLEL_WEIGHT or max(weights) > MAX_SHARE * total:
         return 1
-    import multiprocessing
-
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not hasattr(os, "fork"):
         return 1
     return min(jobs, len(weights))
 
@@ -79,13 +77,70 @@ _JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (pack(work(.))
 PREFETCH = 2
 # The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
 WINDOW = 64
-# What loading a dispatch's code objects again in a second worker costs, in weight units (5-15 ms: about
-# as long as decoding 128 KiB of SQTT).
+# What loading a dispatch's code objects, or a target's instruction tables (~8 ms), again in a second worker
+# costs, in weight units (5-15 ms: about as long as decoding 128 KiB of SQTT).
 RELOAD = (128 << 10) // UNIT
 
 
-def _serve(sock) -> None:
-    """A worker's loop: item indices come down `sock`; (i, True, work(item)), (i, False, the AttdecError)
+class _Channel:
+    """One end of the two pipes between this process and a worker: it reads `r`, writes `w`, and is waited
+    on (select) by `r`. Pipes, not a socket pair: importing `socket` costs ~3 ms before the workers start."""
+
+    __slots__ = ("r", "w")
+
+    def __init__(self, r: int, w: int):
+        self.r, self.w = r, w
+
+    @staticmethod
+    def pair() -> tuple[_Channel, _Channel]:
+        a_reads, b_writes = os.pipe()
+        b_reads, a_writes = os.pipe()
+        return _Channel(a_reads, a_writes), _Channel(b_reads, b_writes)
+
+    def fileno(self) -> int:
+        return self.r
+
+    def sendall(self, data) -> None:
+        view = memoryview(data).cast("B")
+        try:
+            while view:
+                view = view[os.write(self.w, view) :]
+        except BrokenPipeError:  # not stdout's: the command line would take it for `| head` and end quietly
+            raise EOFError("the other process closed its end") from None
+
+    def recv_into(self, view) -> int:
+        return os.readv(self.r, [view])
+
+    def close(self) -> None:
+        os.close(self.r)
+        os.close(self.w)
+
+
+def _fork(chan: _Channel, others: list[_Channel]) -> int:
+    """A worker serving `chan` (`_serve`), forked: its pid. It ends with os._exit, so that nothing of this
+    process (exit handlers, buffered output) runs or is written twice there; multiprocessing is not used:
+    importing it costs ~6 ms before the workers start."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for other in others:  # this process's parent's ends: held here, they would hide its exit (no EOF)
+            other.close()
+        _serve(chan)
+        code = 0
+    except (EOFError, OSError, KeyboardInterrupt):  # this process ended or was interrupted: nothing to add
+        pass
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _serve(chan) -> None:
+    """A worker's loop: item indices come down `chan`; (i, True, work(item)), (i, False, the AttdecError)
     or (i, None, the traceback of a bug) go back, until None comes. A thread sends them, so that the
     worker decodes its next item while this process is busy decoding one of its own and not reading."""
     import queue
@@ -97,12 +152,13 @@ def _serve(sock) -> None:
     results: queue.SimpleQueue = queue.SimpleQueue()
 
     def sender() -> None:
-        while (out := results.get()) is not None:
-            _send(sock, out)
+        with contextlib.suppress(OSError):  # this process's parent is gone: its next read ends the loop
+            while (out := results.get()) is not None:
+                _send(chan, out)
 
     thread = threading.Thread(target=sender, daemon=True)
     thread.start()
-    while (i := _receive(sock)) is not None:
+    while (i := _receive(chan)) is not None:
         out: tuple[int, bool | None, Any]
         try:
             out = (i, True, work(items[i]))
@@ -115,8 +171,8 @@ def _serve(sock) -> None:
     thread.join()
 
 
-def _send(sock, obj) -> None:
-    """`obj` pickled with its arrays' bytes out of band: they go down the socket as they are, not copied
+def _send(chan, obj) -> None:
+    """`obj` pickled with its arrays' bytes out of band: they go down the pipe as they are, not copied
     into the pickle (and, on the other side, out of it)."""
     import pickle
 
@@ -124,28 +180,28 @@ def _send(sock, obj) -> None:
     head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     raws = [b.raw() for b in buffers]
     sizes = [len(head), *(r.nbytes for r in raws)]
-    sock.sendall(struct.pack(f"<{len(sizes) + 1}Q", len(sizes), *sizes))
-    sock.sendall(head)
+    chan.sendall(struct.pack(f"<{len(sizes) + 1}Q", len(sizes), *sizes))
+    chan.sendall(head)
     for r in raws:
-        sock.sendall(r)
+        chan.sendall(r)
 
 
-def _receive(sock):
+def _receive(chan):
     import pickle
 
-    (count,) = struct.unpack("<Q", _read(sock, 8))
-    sizes = struct.unpack(f"<{count}Q", _read(sock, 8 * count))
-    head, *buffers = (_read(sock, n) for n in sizes)
+    (count,) = struct.unpack("<Q", _read(chan, 8))
+    sizes = struct.unpack(f"<{count}Q", _read(chan, 8 * count))
+    head, *buffers = (_read(chan, n) for n in sizes)
     return pickle.loads(head, buffers=buffers)
 
 
-def _read(sock, n: int):
+def _read(chan, n: int):
     import numpy as np
 
-    out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the socket
+    out = np.empty(n, np.uint8)  # not zeroed first: the bytes are written once, by the pipe
     view, got = out.data, 0
     while got < n:
-        k = sock.recv_into(view[got:])
+        k = chan.recv_into(view[got:])
         if not k:
             raise EOFError("the other process closed its end")
         got += k
@@ -158,7 +214,7 @@ def map_in_order(
     weights: Sequence[int],
     jobs: int | None,
     done: Callable[[int], None] | None = None,
-    keys: Sequence[Hashable] | None = None,
+    keys: Sequence[tuple[Hashable, ...] | None] | None = None,
     pack: Callable[[Any], Any] | None = None,
     unpack: Callable[[Any], Any] | None = None,
 ) -> Iterator[tuple[bool, Any]]:
@@ -169,12 +225,13 @@ def map_in_order(
     it is.
 
     A free process takes the heaviest of the next WINDOW items (so that no heavy one starts last and the
-    light ones fill the gaps at the end), counting RELOAD less for an item whose `keys` value (its code
-    objects) another process met first: it would load them again. This process keeps each worker holding
-    PREFETCH items and decodes one itself whenever it has nothing to take in. Near the end each worker
-    holds one item at a time. While the items decoded but not yet taken by the caller reach IN_FLIGHT
-    weight, only the oldest are handed out (a worker still gets a second one while this process decodes:
-    it would wait for this process otherwise), so memory does not grow with the input."""
+    light ones fill the gaps at the end), counting RELOAD less for each of an item's `keys` (what it needs
+    loaded: its code objects, its instruction tables) another process met first: it would load it again.
+    This process keeps each worker holding PREFETCH items and decodes one itself whenever it has nothing to
+    take in. Near the end each worker holds one item at a time. While the items decoded but not yet taken
+    by the caller reach IN_FLIGHT weight, only the oldest are handed out (a worker still gets a second one
+    while this process decodes: it would wait for this process otherwise), so memory does not grow with
+    the input."""
     n = workers_for(weights, jobs)
     if n == 1:
         for i, item in enumerate(items):
@@ -182,39 +239,35 @@ def map_in_order(
             if done is not None:
                 done(i)
         return
-    import multiprocessing
-    import socket
-    from multiprocessing.connection import wait
+    import select
 
     _preload()
     global _JOB
     _JOB = (work if pack is None else lambda item: pack(work(item)), items)
     gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
-    ctx = multiprocessing.get_context("fork")
-    conns: list[socket.socket] = []
-    procs, finished = [], False
+    conns: list[_Channel] = []
+    pids: list[int] = []
+    finished = False
     here = n - 1  # this process's number in the hand-out; the workers are 0 .. n-2
     try:
         for _ in range(n - 1):
-            mine, theirs = socket.socketpair()
-            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
-            proc.start()
+            mine, theirs = _Channel.pair()
+            pids.append(_fork(theirs, [*conns, mine]))
             theirs.close()
             conns.append(mine)
-            procs.append(proc)
         order = _Handout(weights, keys, n)
         held = [0] * (n - 1)  # tasks each worker holds
         ready: dict[int, tuple[bool, Any]] = {}
 
         def take_in(timeout: float | None) -> None:
-            for conn in wait(conns, timeout):
+            for conn in select.select(conns, [], [], timeout)[0]:
                 try:
                     k, ok, value = _receive(conn)
                 except EOFError:
                     raise RuntimeError("a worker process ended unexpectedly") from None
                 if ok is None:  # not an input error: a bug, with the worker's traceback
                     raise RuntimeError(f"a worker process failed:\n{value}")
-                held[conns.index(conn)] -= 1  # type: ignore[arg-type]
+                held[conns.index(conn)] -= 1
                 ready[k] = (ok, value if unpack is None or not ok else unpack(value))
                 if done is not None:
                     done(k)
@@ -223,7 +276,10 @@ def map_in_order(
             while i not in ready:
                 for w in range(n - 1):
                     while order.pending and (held[w] == 0 or (held[w] < PREFETCH and len(order.pending) > n)):
-                        _send(conns[w], order.pick(w))
+                        try:
+                            _send(conns[w], order.pick(w))
+                        except EOFError:
+                            raise RuntimeError("a worker process ended unexpectedly") from None
                         held[w] += 1
                 take_in(0)
                 if i in ready:
@@ -236,17 +292,20 @@ def map_in_order(
                 else:
                     take_in(None)
             order.flying -= weights[i]
+            finished = i == len(items) - 1  # every item decoded: the workers are idle (the caller may stop here)
             yield ready.pop(i)
-        finished = True
     finally:
-        for conn, proc in zip(conns, procs):
+        for conn, pid in zip(conns, pids):
             if finished:  # idle: it ends when told to; a worker still busy (an error, or the caller stopped) is stopped
-                _send(conn, None)
+                with contextlib.suppress(EOFError):  # (or it has ended already)
+                    _send(conn, None)
             else:
-                proc.terminate()
+                import signal
+
+                os.kill(pid, signal.SIGTERM)
             conn.close()
-        for proc in procs:
-            proc.join()
+        for pid in pids:
+            os.waitpid(pid, 0)
         _JOB = None
         gc.unfreeze()
 
@@ -262,7 +321,7 @@ class _Handout:
     """Which item a free worker gets next (`map_in_order`); `flying`: the weight handed out and not yet
     taken by the caller."""
 
-    def __init__(self, weights: Sequence[int], keys: Sequence[Hashable] | None, workers: int):
+    def __init__(self, weights: Sequence[int], keys: Sequence[tuple[Hashable, ...] | None] | None, workers: int):
         self.weights, self.keys = weights, keys
         self.pending = list(range(len(weights)))[::-1]  # not handed out, the oldest last
         self.owner: dict[Hashable, int] = {}  # key -> the worker that met it first
@@ -275,31 +334,27 @@ class _Handout:
             best = None
             for j in range(len(pending) - 1, max(-1, len(pending) - 1 - WINDOW), -1):
                 i = pending[j]
-                key = self.keys[i] if self.keys is not None else None
-                rank = self.weights[i] - (RELOAD if key is not None and self.owner.get(key, w) != w else 0)
+                keys = self.keys[i] if self.keys is not None else None
+                rank = self.weights[i] - RELOAD * sum(self.owner.get(k, w) != w for k in keys or ())
                 if best is None or rank > best:
                     best, at = rank, j
         i = pending.pop(at)
-        key = self.keys[i] if self.keys is not None else None
-        if key is not None:
-            self.owner.setdefault(key, w)
+        for k in (self.keys[i] if self.keys is not None else None) or ():
+            self.owner.setdefault(k, w)
         self.flying += self.weights[i]
         return i
 
 
 def _preload() -> None:
     """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each),
-    the code-object reader's libraries too (pyelftools: ~0.1 s)."""
-    import numpy
-    import numpy.ma  # noqa: F401  (np.unique imports it on first use)
+    the code-object reader's msgpack too."""
+    import numpy  # noqa: F401
 
     from attdec.decoders import gfx9, rdna  # noqa: F401
     from attdec.isa import codeobj, decoder, render  # noqa: F401
     from attdec.sources import listing, raw  # noqa: F401
 
     with contextlib.suppress(ImportError):  # what attdec.isa.codeobj imports when it first reads an ELF file
-        import elftools.elf.elffile
-        import elftools.elf.sections  # noqa: F401
         import msgpack  # noqa: F401
 
 
@@ -345,7 +400,7 @@ def decode_dispatches(
     def work(raw: RawDispatch) -> Dispatch:
         return decode_dispatch(raw, **decode_opts)
 
-    keys = [_code_key(r) for r in raws]
+    keys = [_needs(r) for r in raws]
     yield from map_in_order(work, raws, weights, jobs, done, keys, pack_dispatch, unpack_dispatch)
 
 
@@ -360,12 +415,14 @@ def decode_blob_results(
     from attdec.sources.raw import decode_blobs
 
     tasks, weights = _tasks(raws)
-    if workers_for(weights, jobs) == 1:
+    n = workers_for(weights, jobs)
+    if n == 1:
         for raw in raws:
             blobs = decode_blobs(raw, **decode_opts)
             yield blobs if reduce is None else ((b, reduce(res), dt) for b, res, dt in blobs)
         return
 
+    tasks, weights = _tasks(raws, sum(weights) / n)
     code = _CodeCache(raws)
 
     def work(task: tuple[int, int | None]) -> list:
@@ -386,27 +443,30 @@ def decode_blob_results(
         for blob, (res, dt) in zip(raw.blobs, parts):
             yield blob, res, dt
 
-    keys = [_code_key(raws[i]) if blob is None else None for i, blob in tasks]
+    keys = [_needs(raws[i]) if blob is None else None for i, blob in tasks]
     columns = (pack, unpack) if reduce is None else (None, None)  # a reduction pickles as it is
     outcomes = map_in_order(work, tasks, weights, jobs, None, keys, *columns)
     for i, _, results in _by_dispatch(tasks, outcomes):
         yield replay(raws[i], results)
 
 
-# `decode`: a dispatch with this much SQTT in several blobs is decoded blob by blob (one task each), so that
-# one big dispatch does not keep one worker busy while the others wait; each worker loads its code map.
+# `decode`: a dispatch with this much SQTT in several blobs, and more work than a process's share, is decoded
+# blob by blob (one task each), so that one big dispatch does not keep one worker busy while the others
+# wait; each process that decodes one of its blobs loads its code map (a dispatch of a share or less goes
+# whole to one process: the heaviest are handed out first).
 SPLIT_BYTES = 1 << 20
 
 
-def _tasks(raws: Sequence[RawDispatch]) -> tuple[list[tuple[int, int | None]], list[int]]:
-    """(dispatch index, None for the whole dispatch or the index of one of its blobs) and each one's weight."""
+def _tasks(raws: Sequence[RawDispatch], share: float = 0) -> tuple[list[tuple[int, int | None]], list[int]]:
+    """(dispatch index, None for the whole dispatch or the index of one of its blobs) and each one's weight;
+    split: the dispatches of SPLIT_BYTES or more that weigh more than `share`."""
     from attdec.sources.kind import blob_weight
 
     tasks: list[tuple[int, int | None]] = []
     weights = []
     for i, raw in enumerate(raws):
         sizes = [len(b.data) for b in raw.blobs]
-        if len(sizes) > 1 and sum(sizes) >= SPLIT_BYTES and raw.code_objects:
+        if len(sizes) > 1 and sum(sizes) >= SPLIT_BYTES and raw.code_objects and raw_weight(raw) > share:
             tasks += [(i, b) for b in range(len(sizes))]
             weights += [blob_weight(n) for n in sizes]
         else:
@@ -426,10 +486,13 @@ def _by_dispatch(tasks: Sequence[tuple[int, int | None]], outcomes: Iterator) ->
         t += k
 
 
-def _code_key(raw: RawDispatch) -> Hashable:
-    """What a dispatch's code map is made of (its code objects' bytes): workers that loaded it once decode
-    the dispatches that share it (parsing and disassembling a code object costs 5-15 ms)."""
-    return tuple(hash(co.data) for co in raw.code_objects) or None
+def _needs(raw: RawDispatch) -> tuple[Hashable, ...] | None:
+    """What a process loads to decode a dispatch: its code objects (their bytes; parsing and disassembling
+    one costs 5-15 ms) and its target's instruction tables (~8 ms): a process that loaded them once decodes
+    the dispatches that share them."""
+    if not raw.code_objects:
+        return None
+    return (*(hash(co.data) for co in raw.code_objects), ("isa", raw.arch))
 
 
 def _one_blob(raw: RawDispatch, blob: int) -> RawDispatch:

@@ -252,19 +252,21 @@ def open_dispatches(
     when there are any. Attributes a source defers (a ui_output folder's `waves`, `occupancy`) load on first use; those
     named in `need` are loaded here, where `progress` reports them. With `report`, an input or dispatch that
     fails is reported and the others are still read; without, its error is raised."""
-    from attdec.sources.parallel import decode_dispatches, unwrap
-
     tracker = Tracker(progress)
     failures = Failures(report)
     found = read(paths, input_format, code, arch, tracker, failures)
     raw = [d for d in found if not isinstance(d, Dispatch) and not d.decoded]
-    if raw and before_decode is not None:
-        before_decode(raw)
-    decoded = decode_dispatches(raw, tracker, jobs, **decode_opts)
+    decoded = None
+    if raw:  # the decoding (and worker pool) module only when there is something to decode
+        from attdec.sources.parallel import decode_dispatches, unwrap
+
+        if before_decode is not None:
+            before_decode(raw)
+        decoded = decode_dispatches(raw, tracker, jobs, **decode_opts)
     out = []
     try:
         for d in found:
-            outcome = next(decoded) if not isinstance(d, Dispatch) and not d.decoded else None
+            outcome = next(decoded) if not isinstance(d, Dispatch) and not d.decoded else None  # type: ignore[arg-type]
             with failures.guard():  # one failing dispatch is kept aside, the others are still read
                 if outcome is not None:
                     d = unwrap(outcome)
@@ -276,7 +278,8 @@ def open_dispatches(
                     getattr(d, name)
                 out.append(d)
     finally:
-        decoded.close()  # the workers end here, whether or not every dispatch was reached
+        if decoded is not None:
+            decoded.close()  # the workers end here, whether or not every dispatch was reached
     failures.settle(bool(out))
     tracker.progress = None  # what loads later does so after the caller's progress display is gone
     return _unique(out)

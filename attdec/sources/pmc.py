@@ -60,3 +60,21 @@ def unpack_pmc(blob: bytes, sched, where: str) -> CounterSamples:
         parts.append(a)
     samples = np.concatenate(parts) if parts else np.zeros(0, COUNTER_DTYPE)
     return CounterSamples(SOURCE, names, blocks, samples)
+
+
+class PendingPmc(CounterSamples):
+    """A PMC buffer's `CounterSamples`, unpacked when a field is first read: `decode` never reads counters,
+    and unpacking the 59 captures' buffers costs ~25 ms. A damaged buffer or schedule raises its
+    FormatError then."""
+
+    def __init__(self, blob: bytes, sched, where: str):
+        self.__dict__["_pending"] = (blob, sched, where)
+
+    def __getattr__(self, name: str):
+        """Reached only while the fields are not set."""
+        pending = self.__dict__.get("_pending")
+        if pending is None or name not in self._fields:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.__dict__.update(unpack_pmc(*pending).__dict__)
+        del self.__dict__["_pending"]
+        return self.__dict__[name]

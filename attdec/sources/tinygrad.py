@@ -4,20 +4,22 @@ A profile is untrusted input, so it is never unpickled normally: `_Unpickler.fin
 only inert record classes of our own for an allow-list of tinygrad class names, and refuses every
 other global. Since pickle can only call what find_class returned, no REDUCE/NEWOBJ/BUILD of the
 stream can reach anything but those records (which just store their arguments) and a checked
-`decimal.Decimal` constructor.
+`decimal.Decimal` constructor. (pickle, decimal and the raw-dispatch model are imported when a profile
+is read: walking a folder asks `detect` about every entry.)
 """
 
 from __future__ import annotations
 
-import decimal
-import io
-import pickle
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError, InputError
 from attdec.model.target import from_version
 from attdec.sources.kind import Tracker, blob_weight
-from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
+
+if TYPE_CHECKING:
+    from attdec.sources.raw import RawDispatch
 
 # Event classes we read, by class name (tinygrad moved them between modules over time).
 EVENT_CLASSES = {
@@ -92,32 +94,46 @@ def _record_class(name: str) -> type:
 
 def _decimal(value="0", *rest):
     """decimal.Decimal, only from the plain values tinygrad pickles (a string or a number)."""
+    import decimal
+    import pickle
+
     if rest or not isinstance(value, (str, int, float, tuple)):
         raise pickle.UnpicklingError("Decimal from an unexpected argument")
     return decimal.Decimal(value)
 
 
-class _Unpickler(pickle.Unpickler):
-    def find_class(self, module, name):
-        if (module, name) == ("decimal", "Decimal"):
-            return _decimal
-        if module.startswith("tinygrad.") or module == "tinygrad":
-            if name in EVENT_CLASSES or name in OPAQUE_CLASSES or module.startswith(OPAQUE_MODULE_PREFIXES):
-                return _record_class(name)
-        raise _Refused(f"{module}.{name}")
-
-    def persistent_load(self, pid):
-        raise _Refused(f"persistent id {pid!r:.40}")
+class _Refused(Exception):
+    """What the unpickler will not build (find_class's exception ends the load)."""
 
 
-class _Refused(pickle.UnpicklingError):
-    pass
+@cache
+def _unpickler() -> type:
+    """The allow-list Unpickler class, made on first use (so that importing this module imports no pickle)."""
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            if (module, name) == ("decimal", "Decimal"):
+                return _decimal
+            if module.startswith("tinygrad.") or module == "tinygrad":
+                if name in EVENT_CLASSES or name in OPAQUE_CLASSES or module.startswith(OPAQUE_MODULE_PREFIXES):
+                    return _record_class(name)
+            raise _Refused(f"{module}.{name}")
+
+        def persistent_load(self, pid):
+            raise _Refused(f"persistent id {pid!r:.40}")
+
+    return Unpickler
 
 
 def load_events(data: bytes, where: str) -> list:
     """Unpickle a profile into records. Anything but a list of known tinygrad events is a FormatError."""
+    import decimal
+    import io
+    import pickle
+
     try:
-        events = _Unpickler(io.BytesIO(data)).load()
+        events = _unpickler()(io.BytesIO(data)).load()
     except _Refused as e:
         raise FormatError(f"refusing to unpickle unknown class {e} (not a tinygrad profile event)", where) from None
     except RecursionError:
@@ -155,6 +171,8 @@ def _bytes(v, what, where):
 
 def _key(v, what, where):
     """A device, kernel or tag: names and numbers only (they become dictionary keys and labels)."""
+    import decimal
+
     if v is None or isinstance(v, (str, int, bytes, float, decimal.Decimal)):
         return v
     raise FormatError(f"{what} is {type(v).__name__}, expected a name or a number", where)
@@ -168,6 +186,7 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     programs can reuse load addresses, so mixing them in one PC map would be wrong.
     """
     from attdec.sources.pmc import unpack_pmc
+    from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
     archs: dict[str, str] = {}
     for e in events:

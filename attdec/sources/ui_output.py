@@ -17,10 +17,11 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from attdec.errors import I64, ArchError, AttdecError, FormatError, InputError, checked_int, parse_json
-from attdec.model import Category, CodeLine, Dispatch, Wave, WaveState, deferred, empty_insts, empty_occupancy
+from attdec.model import CodeLine, Dispatch, Wave, deferred, empty_insts, empty_occupancy
+from attdec.model.record import Frozen
 from attdec.model.records import MAX_SE
 from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, members
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 WAVE_FILE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
-_WAVE_FILES = re.compile(r"^se\d+_sm\d+_sl\d+_wv\d+\.json$", re.M)  # WAVE_FILE over a whole listing at once
-DISPATCH_NAME = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)")
 
 
 # ---- where the files come from: a folder on disk or an archive read into memory ---------------
@@ -184,11 +183,12 @@ def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
     entries when they are known already."""
     out: set[Target] = set()
     try:
-        candidates = sorted(
-            folder / n for n in (os.listdir(folder) if names is None else names) if n.endswith("agent_info.csv")
-        )
+        names = os.listdir(folder) if names is None else names
     except OSError:
         return out
+    if "agent_info.csv" not in "\n".join(names):  # one search of all the names (a folder of 4,000 wave files)
+        return out
+    candidates = sorted(folder / n for n in names if n.endswith("agent_info.csv"))
     if not candidates:
         return out
     import csv
@@ -228,7 +228,7 @@ def detect_target(gfxip, search: list[Path], gfxv=None, names: list[str] | None 
 # ---- code.json ---------------------------------------------------------------------------------
 
 
-class CodeJson(NamedTuple):
+class CodeJson(Frozen):
     """What code.json gave: its rows, the totals it lacks that the wave files carry, and notes."""
 
     rows: list[CodeLine]
@@ -326,6 +326,8 @@ def listed_waves(fn_doc) -> dict[str, list]:
 def parse_wave(doc, where: str, name: str) -> Wave:
     """One se*_sm*_sl*_wv*.json -> Wave (instructions [time, category, stall, duration, line])."""
     import numpy as np
+
+    from attdec.model import Category, WaveState
 
     w = doc.get("wave") if isinstance(doc, dict) else None
     if not isinstance(w, dict):
@@ -501,7 +503,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
 
     listed = _parse(files, "filenames.json", listed_waves, doc=fn)
     names = files.names()
-    present = list(set(_WAVE_FILES.findall("\n".join(names))).intersection(names))  # one regex pass, not one a file
+    present = list(filter(WAVE_FILE.fullmatch, names))  # not .match: its $ would pass a name ending in "\n"
     missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
     if len(missing) == 1:
         problems.append(f"wave file listed in filenames.json is missing: {missing[0]}")

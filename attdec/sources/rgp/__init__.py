@@ -30,11 +30,11 @@ from attdec.errors import AttdecError, FormatError, read_bytes
 from attdec.model.record import Record, field
 from attdec.model.target import SQTT_VERSIONS, Target, from_pci_id, from_version, target
 from attdec.sources.kind import Tracker, blob_weight
-from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 from attdec.sources.rgp.magic import sniff
 
-if TYPE_CHECKING:  # the container, decoders and ISA are imported by the functions that read (not by detect)
+if TYPE_CHECKING:  # the container, decoders, ISA and raw model: imported by the functions that read, not by detect
     from attdec.isa.codeobj import CodeObject
+    from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
     from attdec.sources.rgp.container import RgpFile
 
 ELFOSABI_AMDGPU_HSA = 64  # LLVM code objects name their exact chip; PAL/Mesa ones a family representative
@@ -81,11 +81,15 @@ class _Placed(Record):
         return self.base is not None and self.base + self.co.text_vaddr <= pc < self.base + self.co.text_end
 
     def raw(self) -> RawCodeObject:
+        from attdec.sources.raw import RawCodeObject
+
         return RawCodeObject(self.data, self.base, self.name, self.index + 1)
 
 
 def build(f: RgpFile) -> list[RawDispatch]:
     """The dispatches of a parsed .rgp. AttdecError only when nothing in it can be decoded."""
+    from attdec.sources.raw import RawDispatch
+
     problems = list(f.problems)
     objs = _code_objects(f, problems)
     if not objs:
@@ -228,6 +232,7 @@ def split_sessions(data: bytes) -> list[bytes]:
 def _sessions(f: RgpFile, problems: list[str]) -> list[list[RawBlob]]:
     """Blobs of each dispatch: session k of every stream."""
     from attdec.decoders import detect_format
+    from attdec.sources.raw import RawBlob
 
     per_se, streams = [], []
     for s in f.streams:
