@@ -267,7 +267,7 @@ def output_stream(path: str, binary: bool = False):
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MALLOC_REUSE_BYTES = 32 << 20  # whole blobs: blocks up to this come from the heap (glibc's largest on 64-bit)
 MALLOC_KEEP_BYTES = 128 << 20  # ... and this much freed heap is kept (64 MB let the gfx1200 gemm's go back)
-MALLOC_RETURN_BYTES = 128 << 10  # windowed blobs: blocks above this go back to the system when freed
+MALLOC_RETURN_BYTES = 128 << 10  # windowed blobs: blocks above this, and freed heap above this, go back to the system
 
 
 def tune_allocator(raws=(), fold=None) -> None:
@@ -293,6 +293,7 @@ def tune_allocator(raws=(), fold=None) -> None:
 
         if any(window_size(len(b.data)) is not None for r in raws for b in r.blobs):
             mallopt(M_MMAP_THRESHOLD, MALLOC_RETURN_BYTES)
+            mallopt(M_TRIM_THRESHOLD, MALLOC_RETURN_BYTES)  # glibc's own, whatever an earlier call set
             return
     mallopt(M_TRIM_THRESHOLD, MALLOC_KEEP_BYTES)
     mallopt(M_MMAP_THRESHOLD, MALLOC_REUSE_BYTES)
