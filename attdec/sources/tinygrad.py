@@ -185,7 +185,7 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     (whose programs have no tag). Each dispatch gets the code object of its own program only:
     programs can reuse load addresses, so mixing them in one PC map would be wrong.
     """
-    from attdec.sources.pmc import unpack_pmc
+    from attdec.sources.pmc import PendingPmc
     from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
     archs: dict[str, str] = {}
@@ -247,7 +247,7 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
         if not isinstance(sched, list):
             raise FormatError(f"PMC event of {traced.name} has no sample schedule", where)
         pmc = _bytes(e.get("blob"), "PMC blob", where)
-        traced.counters.append(unpack_pmc(pmc, sched, f"{where}: {traced.name} PMC"))
+        traced.counters.append(PendingPmc(pmc, sched, f"{where}: {traced.name} PMC"))  # unpacked when read
     return list(groups.values())
 
 
