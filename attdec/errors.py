@@ -31,6 +31,10 @@ class ArchError(AttdecError):
     """An architecture that is unknown, unsupported, or does not match the trace or code object."""
 
 
+class WorkerError(AttdecError):
+    """A `--jobs` worker process that ended before its work was done (killed: out of memory, a signal)."""
+
+
 def read_bytes(path, map_from: int | None = None) -> bytes:
     """A file's bytes, or an InputError that names the file and says why it cannot be read. Only regular
     files are read: a device or pipe could block or never end. A file of `map_from` bytes or more is

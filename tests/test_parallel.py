@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import invoke, shared_path
 
-from attdec.errors import ArchError
+from attdec.errors import ArchError, WorkerError
 from attdec.sources import parallel
 from attdec.sources.kind import Tracker, raw_weight
 from attdec.sources.pipeline import open_dispatches, open_raw
@@ -168,7 +168,7 @@ def test_a_worker_that_dies_is_an_error_not_a_closed_pipe():
 
     parent = os.getpid()
     # not BrokenPipeError, which the command line takes for `attdec ... | head` and ends with status 0
-    with pytest.raises(RuntimeError, match="worker process ended unexpectedly"):
+    with pytest.raises(WorkerError, match="worker process ended unexpectedly"):  # one error line, no traceback
         for _ in parallel.map_in_order(work, list(range(200)), [100] * 200, 2):
             pass
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from attdec.errors import AttdecError
+from attdec.errors import AttdecError, WorkerError
 from attdec.sources.kind import UNIT, Tracker, raw_weight
 
 if TYPE_CHECKING:
@@ -264,7 +264,7 @@ def map_in_order(
                 try:
                     k, ok, value = _receive(conn)
                 except EOFError:
-                    raise RuntimeError("a worker process ended unexpectedly") from None
+                    raise _worker_ended() from None
                 if ok is None:  # not an input error: a bug, with the worker's traceback
                     raise RuntimeError(f"a worker process failed:\n{value}")
                 held[conns.index(conn)] -= 1
@@ -279,7 +279,7 @@ def map_in_order(
                         try:
                             _send(conns[w], order.pick(w))
                         except EOFError:
-                            raise RuntimeError("a worker process ended unexpectedly") from None
+                            raise _worker_ended() from None
                         held[w] += 1
                 take_in(0)
                 if i in ready:
@@ -308,6 +308,12 @@ def map_in_order(
             os.waitpid(pid, 0)
         _JOB = None
         gc.unfreeze()
+
+
+def _worker_ended() -> WorkerError:
+    """Killed (out of memory, a signal): one error line, not a traceback."""
+    why = "a worker process ended unexpectedly (killed: out of memory, a signal?); --jobs 1 decodes here alone"
+    return WorkerError(why, "--jobs")
 
 
 def _here(work: Callable[[Any], Any], item: Any) -> tuple[bool, Any]:
