@@ -132,9 +132,12 @@ def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None)
     """The rows of `wave_rows` as columns (in se/simd/slot/wv order): from a WaveTable (a big blob's folded
     waves) without an object per wave."""
     waves = dispatch.waves
-    t = waves if isinstance(waves, WaveTable) else WaveTable.of(waves, keep_lines=True)
-    if wave_filter is not None and len(t):
-        t = t.select(np.fromiter((bool(wave_filter(w)) for w in t), bool, len(t)))
+    if not isinstance(waves, WaveTable):  # Wave objects: filtered as they are, then made columns
+        t = WaveTable.of(waves if wave_filter is None else [w for w in waves if wave_filter(w)], keep_lines=True)
+    elif wave_filter is not None and len(waves):  # the filter sees each wave made from its row
+        t = waves.select(np.fromiter((bool(wave_filter(w)) for w in waves), bool, len(waves)))
+    else:
+        t = waves
     n, nt = len(t), len(STALL_TYPES)
     order = np.lexsort((t.waves["seq"], t.waves["slot"], t.waves["simd"], t.waves["se"]))
     w = t.waves[order]
