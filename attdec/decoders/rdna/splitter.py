@@ -23,7 +23,6 @@ CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 # below this many nibbles a Python loop over the tokens (runs of NOPs skipped) beats the lock-steps' fixed costs
 SCALAR_WALK_NIBBLES = 32_000
-NOP_MARK = 0x10
 _NOT_ZERO = re.compile(b"[^\x00]")
 
 # Tokens the wave model looks at (the decoders keep only these).
@@ -67,9 +66,7 @@ class Lookup:
         self.walk_len = self.nibbles.copy()
         if fmt.ext_bytes:
             self.walk_len[self.type == T["WAVE_START_EXT"]] = 0
-        # the chain walk's mark at a token start: its low 8 bits, NOP_MARK for a NOP (the only token whose
-        # low nibble is 0, so `mark & 15` finds the others)
-        self.walk_mark = np.where(self.type == T["NOP"], NOP_MARK, np.arange(256)).astype(np.uint8)
+        # the chain walk marks a token start with its low 8 bits, and `mark & 15` finds the tokens but NOPs
         if (self.type[::16] != T["NOP"]).any():
             raise ValueError(f"{fmt.name}: a token other than NOP has low nibble 0 (the walk's marks need it)")
 
@@ -134,9 +131,10 @@ def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, 
         return v, min(q, nn)
 
 
-def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.ndarray) -> np.ndarray:
-    """Per nibble (uint8): the low 8 bits at every token start but NOPs (never 0: only a NOP's low nibble
-    is 0), NOP_MARK at NOPs (but those the one-token-at-a-time walk skips in runs), else 0.
+def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
+    """Per nibble (uint8): the low 8 bits at every token start the walk visits, else 0. Only a NOP's low
+    nibble is 0, so `mark & 15` finds the other tokens (and a NOP followed by a NOP reads as not visited:
+    at worst a chunk is re-walked for it).
 
     Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
     in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
@@ -146,8 +144,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     on two chains are identical. So if the true chain enters chunk k at a marked position, chunk k's marks
     from there on are right and only the marks before it are cleared; the rare chunk whose own chain
     synchronises later than that is re-walked one token at a time from the true entry. `walk_len` gives
-    the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`);
-    `walk_mark` the mark.
+    the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`).
     """
     mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
@@ -172,7 +169,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
             step = walk[v]
             p = p + step if step else _step(buf, nn, walk_len, p)[1]
         starts = np.array(at, np.int64)
-        mark[starts] = walk_mark.take(low8.take(starts))
+        mark[starts] = low8.take(starts)
         return mark[:nn]
     chunk = int(min(CHAIN_CHUNK_MAX, max(CHAIN_CHUNK_MIN, (nn * CHAIN_CHUNK_SCALE) ** 0.5)))
     nch = -(-nn // chunk)
@@ -194,7 +191,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
                     return out
             v = low8.take(c)
             if marking:
-                mark[c] = walk_mark.take(v)
+                mark[c] = v
             step = walk_len.take(v)
             if variable and np.count_nonzero(step) < len(step):
                 for j in (step == 0).nonzero()[0].tolist():
@@ -230,7 +227,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
         meet = min(x, end)
         mark[int(starts[k]) : meet] = 0
         for q, v in walked:
-            mark[q] = walk_mark[v]
+            mark[q] = v
         entry[k] = starts[k]  # nothing more to clear
         new_exit = x if x >= end else int(exits[k])
         ok[k] = True
@@ -296,7 +293,7 @@ def split(
     nn = 2 * n
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
-    mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
+    mark = chain_marks(buf, nn, lk.walk_len)
     pos = ((mark & 15) != 0).nonzero()[0]  # token starts without the NOPs (nonzero on a bool is quick)
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
     low8 = mark.take(pos).astype(np.intp)
