@@ -260,29 +260,33 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
 # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
 IMMED, NONE = int(Category.IMMED), int(Category.NONE)
 K_IMMED, K_NONE, K_ISSUE, K_READY = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY
+pack = timing.pack_info
 
 
 @cache
-def _by_type() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """By token type (INST: by opcode in `_events`): event kind, category, cycles, events (mask tokens'
-    events are counted from their masks)."""
-    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
-    by_type[0] = K_NONE
+def _by_type() -> np.ndarray:
+    """By token type (INST: by opcode in `_events`), `Events.info`: event kind, category, cycles, events
+    (mask tokens' events are counted from their masks)."""
+    by_type = np.full(len(TOKEN_NAMES), pack(K_NONE, 0, 0, 0), np.int64)
     for name, k, c, y, e in (
         ("VALU_INST", K_ISSUE, int(Category.VALU), 1, 1),
         ("IMM_ONE", K_IMMED, IMMED, 1, 1),
         ("IMMEDIATE", K_IMMED, IMMED, 1, 0),
         ("WAVE_READY", K_READY, 0, 0, 0),
     ):
-        by_type[:, T[name]] = k, c, y, e
-    return by_type[0].astype(np.int8), by_type[1].astype(np.uint8), by_type[2], by_type[3].astype(np.uint8)
+        by_type[T[name]] = pack(k, c, y, e)
+    return by_type
 
 
 @cache
-def _op_cycles(generation: int, rules: Rules, dprate: int, derate: int) -> np.ndarray:
-    """INST cycles by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled)."""
-    cyc = op_columns(generation, rules)[1]
-    return np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
+def _by_op(generation: int, rules: Rules, dprate: int, derate: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """INST by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled): `Events.info`
+    of a traced wave's INST (an immediate's record lasts 1 cycle), and cycles and category (an other-SIMD
+    INST's record)."""
+    cat, cyc, _ = op_columns(generation, rules)
+    cyc = np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
+    kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
+    return pack(kind, cat, np.where(kind == K_IMMED, 1, cyc), 1, inst=True), cyc, cat
 
 
 def _events(
@@ -293,45 +297,36 @@ def _events(
     other-SIMD INSTs (token index, cycles, category)."""
     typ, tw = tk.type, tk.word
     n = len(typ)
-    cat_col, _, other_col = op_columns(generation, rules)
-    cyc_col = _op_cycles(generation, rules, hdr.dprate, hdr.derate)
-    kind_of, cat_of, cyc_of, events_of = _by_type()
+    op_info, op_cyc, op_cat = _by_op(generation, rules, hdr.dprate, hdr.derate)
+    other_col = op_columns(generation, rules)[2]
     ev = timing.Events()
-    ti = typ.astype(np.intp)  # (a take converts other indices first, each time)
-    ev.kind = kind_of.take(ti)
-    ev.cat = cat_of.take(ti)
-    ev.cyc = cyc_of.take(ti)
-    cnt = events_of.take(ti)  # events per token
-    del ti
-    ev.inst = np.zeros(n, bool)
-    # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
-    valu_wid = table["VALU_INST"]["wid"]
-    slot = valu_wid.column(tw).astype(np.int8)
-    # INST: category and cycles by opcode
+    ev.info = info = _by_type().take(typ.astype(np.intp))  # (a take converts other indices first)
+    # INST: by opcode
     ii = (typ == T["INST"]).nonzero()[0]
-    iw = tw.take(ii)
-    op = table["INST"]["op"].column(iw).astype(np.intp)
+    op = table["INST"]["op"].column(tw.take(ii)).astype(np.intp)
     other = other_col.take(op)
     oth, oth_op = ii.compress(other), op.compress(other)
     own = ~other
-    ii, iw, op = ii.compress(own), iw.compress(own), op.compress(own)
-    cat = cat_col.take(op)
-    kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
-    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == K_IMMED, 1, cyc_col.take(op)), True
-    cnt[ii] = 1
-    for name, sel in (("INST", ii), ("IMM_ONE", None)):
-        f = table[name]["wid"]
-        if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
-            sel = (typ == T[name]).nonzero()[0] if sel is None else sel
-            slot[sel] = f.column(tw.take(sel))
+    ii, op = ii.compress(own), op.compress(own)
+    info[ii] = op_info.take(op)
     multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
     mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
-    cnt[multi] = np.bitwise_count(mask)
-    ev.tok = np.repeat(np.arange(n), cnt)  # event -> token
-    ev.slot = slot.take(ev.tok)  # (take: several times faster than [] for a gather)
-    _k, bit = timing.expand_mask(multi, mask)
-    if len(bit):
-        is_multi = np.zeros(n, bool)
-        is_multi[multi] = True
-        ev.slot[is_multi.take(ev.tok).nonzero()[0]] = bit
-    return ev, oth, cyc_col[oth_op], cat_col[oth_op]
+    bits = np.bitwise_count(mask).astype(np.intp)
+    info[multi] += bits << timing.EVENTS_SHIFT
+    ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
+    # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
+    valu_wid = table["VALU_INST"]["wid"]
+    ev.slot = valu_wid.column(tw.take(ev.tok)).astype(np.int8)
+    for name in ("INST", "IMM_ONE"):
+        f = table[name]["wid"]
+        if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
+            at = (typ.take(ev.tok) == T[name]).nonzero()[0]
+            ev.slot[at] = f.column(tw.take(ev.tok.take(at)))
+    if len(multi):
+        # the events of the mask tokens: each token's first event is where it is in ev.tok, its others follow
+        k, bit = timing.expand_mask(np.arange(len(multi)), mask)
+        at = np.searchsorted(ev.tok, multi).take(k)
+        at += np.arange(len(k))
+        at -= (np.cumsum(bits) - bits).take(k)
+        ev.slot[at] = bit
+    return ev, oth, op_cyc[oth_op], op_cat[oth_op]

@@ -49,21 +49,33 @@ EMPTY, IDLE, EXEC, WAIT, STALL = (
 
 class Events:
     """The instruction-level tokens of a blob for the timing model: every event (a token naming a wave
-    slot; a mask token names several) in stream order, and per token what its events do. `cyc` is 1 for
-    an immediate (its record ends a cycle after its token), `cat` its record's category."""
+    slot; a mask token names several) in stream order, and per token what its events do, packed in one
+    int64 (`pack_info`) so that the events take it in one gather."""
 
-    __slots__ = ("cat", "cyc", "inst", "kind", "slot", "tok")
+    __slots__ = ("info", "slot", "tok")
 
     tok: np.ndarray  # per event: index of its token
     slot: np.ndarray  # per event: the wave slot
-    kind: np.ndarray  # per token: Event (int8)
-    cat: np.ndarray  # per token: the record's Category (uint8)
-    cyc: np.ndarray  # per token: cycles (int32)
-    inst: np.ndarray  # per token: an INST of the traced SIMD (its time is the wave's end while it runs)
+    info: np.ndarray  # per token: Event, Category of its record, cycles, events, INST of the traced SIMD
 
 
-OFF = np.int64(1) << np.int64(44)
-RECORD_BLOCK = 16384  # records written at a time (0.7 MB)  # segment offset for per-wave running maxima (times < 2^43)
+# Events.info bits: the Event (3), whether the token is an INST of the traced SIMD (its time is the wave's
+# end while it runs), its record's Category (4), its number of events (5), its cycles (from bit 16; 1 for
+# an immediate: its record ends a cycle after its token)
+INST_BIT, CAT_SHIFT, EVENTS_SHIFT, CYCLES_SHIFT = 3, 4, 8, 16
+
+
+def pack_info(kind, category, cycles, events, inst: bool = False):
+    """`Events.info` of a token (ints, or int64 arrays)."""
+    return kind | (int(inst) << INST_BIT) | (category << CAT_SHIFT) | (events << EVENTS_SHIFT) | (cycles << CYCLES_SHIFT)
+
+
+def events_of(info: np.ndarray) -> np.ndarray:
+    return (info >> EVENTS_SHIFT) & 31
+
+
+END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
+RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
 
 
 def expand_mask(k: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -123,7 +135,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     if np.count_nonzero(w < 0):
         keep = (w >= 0).nonzero()[0]
         w, tok = w.take(keep), tok.take(keep)
-    ev.kind[e_k], ev.cat[e_k], ev.cyc[e_k] = K_END, int(Category.MESSAGE), 0
+    ev.info[e_k] = END_INFO
 
     # per wave, in stream order, each wave's end last: events are in stream order, so a stable sort on the
     # wave alone is enough (a radix sort for small wave counts)
@@ -135,27 +147,29 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     k = np.concatenate([tok, e_k]).take(order)
     del order, tok
     # (take: several times faster than [] for a gather)
-    kind = ev.kind.take(k)
+    info = ev.info.take(k)
+    kind = info & 7
     at_end = (kind == K_END).nonzero()[0]
     last = at_end - 1  # a wave's last event before its end
     if np.any((last >= 0) & (w[last] == w[at_end]) & (k[np.maximum(last, 0)] > k[at_end])):
         raise NotVectorisable("instruction tokens after a wave's end")
+    # times never go back in the stream (the splitter's deltas are never negative), so each wave's T is
+    # sorted: a running maximum over a wave is its latest value
     T = times.take(k)
+    del k
     # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end)
-    ii = ev.inst.take(k).nonzero()[0]
+    ii = (info & (1 << INST_BIT)).nonzero()[0]
     if len(ii):
-        wi = w.take(ii).astype(np.int64)
-        acc = T.take(ii) + wi * OFF
-        np.maximum.accumulate(acc, out=acc)
-        lastpos = np.searchsorted(wi, np.arange(nw), side="right") - 1
+        wi = w.take(ii)
+        lastpos = np.searchsorted(wi, np.arange(nw, dtype=wi.dtype), side="right") - 1
         has_inst = lastpos >= 0
-        has_inst[has_inst] = wi[lastpos[has_inst]] == has_inst.nonzero()[0]
-        end[has_inst] = np.maximum(acc[lastpos[has_inst]] - wi[lastpos[has_inst]] * OFF, 0)
+        has_inst[has_inst] = wi.take(lastpos[has_inst]) == has_inst.nonzero()[0]
+        end[has_inst] = np.maximum(T.take(ii.take(lastpos[has_inst])), 0)
     del ii
     calls = kind != K_NONE  # NONE events change no state
     if not calls.all():
         keep = calls.nonzero()[0]
-        w, k, kind, T = w.take(keep), k.take(keep), kind.take(keep), T.take(keep)
+        w, info, kind, T = w.take(keep), info.take(keep), kind.take(keep), T.take(keep)
     del calls
     n = len(w)
     if not n:
@@ -167,25 +181,27 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
             complete,
         )
 
-    # --- running maximum L of the earlier state-change times and the wave's begin, per event ---------------
+    # --- L: the latest earlier state-change time of the wave (or its begin), per event ---------------------
+    # an immediate's last state change is at T + 1, every other event's at T; with T sorted per wave, the
+    # latest change up to event i is T_i + 1 if an immediate of the wave at time T_i came up to it, else T_i
     first = np.empty(n, bool)
     first[0] = True
     np.not_equal(w[1:], w[:-1], out=first[1:])
-    is_imm = kind == K_IMMED
     fi = first.nonzero()[0]
-    begin_fi = begin.take(w.take(fi))
-    off = w * OFF  # (int64)
-    g = T + is_imm  # an immediate's last state change is at T + 1
-    g[fi] = np.maximum(g.take(fi), begin_fi)  # (the running maximum takes the wave's begin in first)
-    g += off
-    np.maximum.accumulate(g, out=g)
-    g -= off
-    del off
+    del first
+    is_imm = kind == K_IMMED
+    late = is_imm.copy()  # an immediate of the wave at the same time came up to the event
+    at = is_imm.nonzero()[0] + 1
+    while len(at):
+        at = at[at < n]
+        at = at.compress((T.take(at) == T.take(at - 1)) & (w.take(at) == w.take(at - 1)) & ~late.take(at))
+        late[at] = True
+        at += 1
     L = np.empty(n, np.int64)
     L[0] = 0
-    L[1:] = g[:-1]
-    L[fi] = begin_fi
-    del g
+    np.add(T[:-1], late[:-1], out=L[1:])
+    del late
+    L[fi] = begin.take(w.take(fi))
     # the state before each event: set by the wave's previous event
     state_of = np.zeros(len(Event), np.int8)
     state_of[[K_READY, K_ISSUE, K_IMMED, K_END]] = STALL, EXEC, EXEC, EMPTY
@@ -204,10 +220,9 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
 
     # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
     r = (kind != K_READY).nonzero()[0]
-    wr, Tr, kr = w.take(r), T.take(r), kind.take(r)
-    kr_tok = k.take(r)
-    cr, cat = ev.cyc.take(kr_tok), ev.cat.take(kr_tok)  # cycles and category, of records only
-    del kr_tok
+    wr, Tr, info_r = w.take(r), T.take(r), info.take(r)
+    kr = info_r & 7
+    cr = info_r >> CYCLES_SHIFT
     has = np.empty(len(r), bool)
     prev_end = np.empty(len(r), np.int64)
     if len(r):
@@ -263,17 +278,19 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     if len(en) != np.count_nonzero(msg):
         keep = np.ones(len(r), bool)
         keep[en[~msg]] = False
-        r, wr, Tr, kr, cr, cat = (x.compress(keep) for x in (r, wr, Tr, kr, cr, cat))
+        r, wr, Tr, kr, cr, info_r = (x.compress(keep) for x in (r, wr, Tr, kr, cr, info_r))
     sr = s.take(r)
     stall = np.where(kr == K_END, 0, sr)  # a MESSAGE has no stall
+    cat = ((info_r >> CAT_SHIFT) & 15).astype(np.uint8)
     recs = np.zeros(len(r), INST_DTYPE)  # pc 0
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
-    # whole array would be one more pass over memory
+    # whole array would be one more pass over memory; values are made first and then copied in (a ufunc
+    # that writes into a packed field is slower than a copy)
     for a in range(0, len(r), RECORD_BLOCK):
         x, b = recs[a : a + RECORD_BLOCK], a + RECORD_BLOCK
-        np.subtract(Tr[a:b], sr[a:b], out=x["time"])
+        x["time"] = Tr[a:b] - sr[a:b]
         x["category"] = cat[a:b]
-        np.add(cr[a:b], sr[a:b], out=x["duration"])
+        x["duration"] = cr[a:b] + sr[a:b]
         x["stall"] = stall[a:b]
         x["line"] = -1
     bounds = _wave_bounds(wr, nw)
