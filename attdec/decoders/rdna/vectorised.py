@@ -313,20 +313,27 @@ def _events(
     mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
     bits = np.bitwise_count(mask).astype(np.intp)
     info[multi] += bits << timing.EVENTS_SHIFT
-    ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
-    # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
+    # the wave slot of each token's first event: the field where VALU_INST keeps it unless the token's own
+    # lies elsewhere, a mask token's lowest set bit
     valu_wid = table["VALU_INST"]["wid"]
-    ev.slot = valu_wid.column(tw.take(ev.tok)).astype(np.int8)
-    for name in ("INST", "IMM_ONE"):
+    slot = valu_wid.column(tw).astype(np.int8)
+    for name, sel in (("INST", ii), ("IMM_ONE", None)):
         f = table[name]["wid"]
         if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
-            at = (typ.take(ev.tok) == T[name]).nonzero()[0]
-            ev.slot[at] = f.column(tw.take(ev.tok.take(at)))
-    if len(multi):
-        # the events of the mask tokens: each token's first event is where it is in ev.tok, its others follow
-        k, bit = timing.expand_mask(np.arange(len(multi)), mask)
-        at = np.searchsorted(ev.tok, multi).take(k)
-        at += np.arange(len(k))
-        at -= (np.cumsum(bits) - bits).take(k)
-        ev.slot[at] = bit
+            sel = (typ == T[name]).nonzero()[0] if sel is None else sel
+            slot[sel] = f.column(tw.take(sel))
+    slot[multi] = np.bitwise_count((mask & (~mask + u64(1))) - u64(1))  # (a mask without bits has no event)
+    ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
+    ev.slot = slot.take(ev.tok)
+    # the further events of the tokens with several bits (a few): right after the token's first
+    more = (bits > 1).nonzero()[0]
+    if len(more):
+        at = np.searchsorted(ev.tok, multi.take(more))
+        m = mask.take(more)
+        while len(at):
+            m &= m - u64(1)  # the next bit
+            at += 1
+            left = (m != 0).nonzero()[0]
+            at, m = at.take(left), m.take(left)
+            ev.slot[at] = np.bitwise_count((m & (~m + u64(1))) - u64(1))
     return ev, oth, op_cyc[oth_op], op_cat[oth_op]

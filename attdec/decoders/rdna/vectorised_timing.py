@@ -78,14 +78,6 @@ END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
 RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
 
 
-def expand_mask(k: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(token index, bit) for every set bit of 16-bit wave masks, in (token, bit) order."""
-    if not len(k):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    at = (np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little")).nonzero()[0]
-    return k.take(at >> 4), at & 15
-
-
 def _slot_table(ws_slot: np.ndarray, nslot: int) -> np.ndarray:
     """[j, slot]: the latest wave of the slot among the first j target WAVE_STARTs, or -1."""
     nw = len(ws_slot)
