@@ -12,8 +12,10 @@ from functools import cache
 
 import numpy as np
 
+from attdec.decoders.packets import Field
 from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 
+NIBBLE_PAD = 16  # nibble_bytes past the blob: a field read 8 nibbles into a 64-bit token at its end
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
 # Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
 # and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
@@ -77,20 +79,72 @@ def lookup(fmt: RdnaFormat) -> Lookup:
 
 
 class Tokens:
-    """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order."""
+    """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order.
 
-    __slots__ = ("cut_at", "lost", "lost_at", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
+    The 64-bit word the decoders read from each token (from its start, or from its `window`) is made on
+    first use of `word`: the vectorised decode reads the fields of its many instruction tokens from the
+    8 bits at their nibbles instead (`field`), and the words of the few others (`words`)."""
+
+    __slots__ = (
+        "_word", "at_nibble", "buf", "cut_at", "lost", "lost_at", "nibbles_used", "pos", "problems", "realtime",
+        "time", "type", "windowed",
+    )  # fmt: skip
 
     pos: np.ndarray  # nibble offset of each token
     type: np.ndarray  # index into TOKEN_NAMES
     time: np.ndarray  # time after the token's own delta
-    word: np.ndarray  # the 64-bit word the decoders read (from the token start, or from its `window`)
     lost: np.ndarray  # the hardware lost packets just before this token (gfx11/12 TIMESTAMP pl flag)
     lost_at: np.ndarray  # byte offset of every TIMESTAMP that says packets were lost
     realtime: np.ndarray  # (shader clock, reference clock) samples, shape (n, 2)
     problems: list[str]
     nibbles_used: int
     cut_at: int | None  # byte offset of the token the blob's end cuts, when its size is not whole lines
+    # where the words come from: the padded blob, the 8 bits from every nibble on (`nibble_bytes`), and
+    # the token types whose word starts further in ((type, nibbles) pairs, `Lookup.windowed`)
+    buf: np.ndarray | None
+    at_nibble: np.ndarray | None
+    windowed: list[tuple[int, int]]
+
+    def __init__(self) -> None:
+        self._word: np.ndarray | None = None
+        self.buf = self.at_nibble = None
+        self.windowed = []
+
+    @property
+    def word(self) -> np.ndarray:
+        """Every token's 64-bit word (made on first use)."""
+        if self._word is None:
+            self._word = self.words()
+        return self._word
+
+    @word.setter
+    def word(self, value: np.ndarray) -> None:
+        self._word = value
+
+    def words(self, sel: np.ndarray | None = None) -> np.ndarray:
+        """The 64-bit words of the tokens at indices `sel` (all: None)."""
+        if self._word is not None:
+            return self._word if sel is None else self._word.take(sel)
+        assert self.buf is not None
+        pos, typ = (self.pos, self.type) if sel is None else (self.pos.take(sel), self.type.take(sel))
+        w = windows(self.buf, pos)
+        for t, nibbles in self.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
+            at = (typ == t).nonzero()[0]
+            if len(at):
+                w[at] = windows(self.buf, pos.take(at) + nibbles)
+        return w
+
+    def field(self, f: Field, sel: np.ndarray | None = None) -> np.ndarray:
+        """Field `f` (from the token start: not of a type with a `window`) of the tokens at indices `sel`
+        (all: None): one byte read (uint8) where it lies within the 8 bits from one nibble, else from their
+        words (uint64)."""
+        nib, shift = divmod(f.lo, 4)
+        if self.at_nibble is None or shift + f.width > 8:
+            return f.column(self.words(sel))
+        b = self.at_nibble.take((self.pos if sel is None else self.pos.take(sel)) + nib)
+        if shift:
+            b >>= np.uint8(shift)
+        return b & np.uint8(f.mask)
 
 
 def truncation_problem(n_bytes: int, cut_at: int | None, whole_window: bool) -> str:
@@ -107,6 +161,18 @@ def truncation_problem(n_bytes: int, cut_at: int | None, whole_window: bool) -> 
 
 def lost_sync_problem(count: int, first_at: int) -> str:
     return f"lost sync: {count} unknown token ids, first at byte {first_at}"
+
+
+def nibble_bytes(buf: np.ndarray, nn: int) -> np.ndarray:
+    """The 8 bits from every nibble of the `padded` blob on (uint8; NIBBLE_PAD more past its `nn` nibbles,
+    so that a field is read past a token at the end), so that a step of the chain walk, or a field that
+    fits in 8 bits, is one read: per byte k, one 16-bit little-endian word of byte k (the even nibble's)
+    and bits 4..11 of bytes k, k+1 (the odd nibble's)."""
+    nb = (nn + NIBBLE_PAD) // 2
+    at = np.ndarray((nb,), "<u2", buf, 0, (1,)) >> np.uint16(4)
+    at <<= np.uint16(8)
+    at |= buf[:nb]
+    return at.astype("<u2", copy=False).view(np.uint8)
 
 
 def _nibble(buf: np.ndarray, q: int) -> int:
@@ -131,7 +197,7 @@ def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, 
         return v, min(q, nn)
 
 
-def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
+def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
     """Per nibble (uint8): the low 8 bits at every token start the walk visits, else 0. Only a NOP's low
     nibble is 0, so `mark & 15` finds the other tokens (and a NOP followed by a NOP reads as not visited:
     at worst a chunk is re-walked for it).
@@ -143,21 +209,15 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
     with the true one within a few tokens (the format is self-synchronising), and from a shared position
     on two chains are identical. So if the true chain enters chunk k at a marked position, chunk k's marks
     from there on are right and only the marks before it are cleared; the rare chunk whose own chain
-    synchronises later than that is re-walked one token at a time from the true entry. `walk_len` gives
-    the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`).
+    synchronises later than that is re-walked one token at a time from the true entry. `low8` is the
+    blob's `nibble_bytes`; `walk_len` gives the token length in nibbles by low 8 bits, 0 for a
+    variable-length token (stepped by `_step`).
     """
     mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
         return mark[:nn]
-    # the low 8 bits at every nibble, so that a step of the walk reads one array: per byte k, one 16-bit
-    # little-endian word of byte k (the even nibble's) and bits 4..11 of bytes k, k+1 (the odd nibble's)
-    nb = nn // 2
-    low8 = np.ndarray((nb,), "<u2", buf, 0, (1,)) >> np.uint16(4)
-    low8 <<= np.uint16(8)
-    low8 |= buf[:nb]
-    low8 = low8.astype("<u2", copy=False).view(np.uint8)
     if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
-        low, walk = low8.tobytes(), walk_len.tolist()
+        low, walk = low8[:nn].tobytes(), walk_len.tolist()
         at, p = [], 0
         while p < nn:
             v = low[p]
@@ -293,7 +353,8 @@ def split(
     nn = 2 * n
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
-    mark = chain_marks(buf, nn, lk.walk_len)
+    at_nibble = nibble_bytes(buf, nn)
+    mark = chain_marks(buf, at_nibble, nn, lk.walk_len)
     pos = ((mark & 15) != 0).nonzero()[0]  # token starts without the NOPs (nonzero on a bool is quick)
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
     low8 = mark.take(pos).astype(np.intp)
@@ -343,11 +404,7 @@ def split(
     tk.pos = pos.take(cand)
     tk.type = typ.take(cand)
     tk.time = time.take(cand)
-    tk.word = windows(buf, tk.pos)
-    for t, nibbles in lk.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
-        sel = (tk.type == t).nonzero()[0]
-        if len(sel):
-            tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
+    tk.buf, tk.at_nibble, tk.windowed = buf, at_nibble, lk.windowed
     tk.lost = np.zeros(len(cand), bool)
     tk.lost_at = pos[lost_ts] // 2
     if len(lost_ts):
@@ -368,8 +425,10 @@ def ready_reorder(tk: Tokens) -> None:
     tk.time[r] -= 1
     order = np.argsort(tk.time, kind="stable")
     # only same-cycle neighbours move: a stable sort on time does exactly that for a monotonic stream
-    for name in ("type", "time", "word", "pos", "lost"):
+    for name in ("type", "time", "pos", "lost"):
         setattr(tk, name, getattr(tk, name)[order])
+    if tk._word is not None:
+        tk.word = tk.word[order]
 
 
 __all__ = ["LINE_BYTES", "MODEL_TOKENS", "TOKEN_NAMES", "Lookup", "Tokens", "chain_marks", "lookup", "split"]

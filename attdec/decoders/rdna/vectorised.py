@@ -54,14 +54,14 @@ u64 = np.uint64
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
     """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save,
     a barrier to extend, or HEADERs that differ."""
-    typ, w, table = tk.type, tk.word, fmt.table
+    typ, table = tk.type, fmt.table
 
-    def words(name: str) -> np.ndarray:  # (take: several times faster than a boolean [] on long arrays)
-        return w.take((typ == T[name]).nonzero()[0])
+    def words(name: str) -> np.ndarray:
+        return tk.words((typ == T[name]).nonzero()[0])
 
     if (typ == T["NEW_PC"]).any():
         return False
-    op = table["INST"]["op"].column(words("INST"))
+    op = tk.field(table["INST"]["op"], (typ == T["INST"]).nonzero()[0])
     refused = np.zeros(256, bool)
     refused[[OP_JUMP, OP_TRAP, OP_RFE]] = True
     if rules.gfx11_barrier_extension and fmt.generation == 11:
@@ -95,14 +95,14 @@ def decode_vectorised(
     res = start_result(tk, data, arch, se)
     side_records(res, tk, fmt)
     table = fmt.table
-    typ, tw, times = tk.type, tk.word, tk.time
+    typ, times = tk.type, tk.time
 
     # header: target WGP/SIMD, rates, barrier-wait flag (all HEADER tokens are equal here); tokens before
     # the first header see NO_HEADER, as in the scalar pass
     hdr, first_hdr = NO_HEADER, len(typ)
     at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
-        hdr = Header.read(int(tw[at_hdr[0]]), table)
+        hdr = Header.read(int(tk.words(at_hdr[:1])[0]), table)
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
@@ -113,7 +113,7 @@ def decode_vectorised(
 
     # lifecycle tokens
     life = ((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"])).nonzero()[0]
-    lw, lt = tw[life], times[life]
+    lw, lt = tk.words(life), times[life]
     is_ws = typ[life] != T["WAVE_END"]
     ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
 
@@ -197,7 +197,7 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     ws_p, reg_p = table["WAVE_START"], table["REG"]
     key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
     reg = (tk.type == T["REG"]).nonzero()[0]
-    rw = tk.word.take(reg)
+    rw = tk.words(reg)
     raddr = reg_p["addr"].column(rw)
     pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
     rw = rw.take(pgm)
@@ -295,7 +295,7 @@ def _events(
     """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
     other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks; and the
     other-SIMD INSTs (token index, cycles, category)."""
-    typ, tw = tk.type, tk.word
+    typ = tk.type
     n = len(typ)
     op_info, op_cyc, op_cat = _by_op(generation, rules, hdr.dprate, hdr.derate)
     other_col = op_columns(generation, rules)[2]
@@ -303,25 +303,25 @@ def _events(
     ev.info = info = _by_type().take(typ.astype(np.intp))  # (a take converts other indices first)
     # INST: by opcode
     ii = (typ == T["INST"]).nonzero()[0]
-    op = table["INST"]["op"].column(tw.take(ii)).astype(np.intp)
+    op = tk.field(table["INST"]["op"], ii).astype(np.intp)
     other = other_col.take(op)
     oth, oth_op = ii.compress(other), op.compress(other)
     own = ~other
     ii, op = ii.compress(own), op.compress(own)
     info[ii] = op_info.take(op)
     multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
-    mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
+    mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
     bits = np.bitwise_count(mask).astype(np.intp)
     info[multi] += bits << timing.EVENTS_SHIFT
     # the wave slot of each token's first event: the field where VALU_INST keeps it unless the token's own
     # lies elsewhere, a mask token's lowest set bit
     valu_wid = table["VALU_INST"]["wid"]
-    slot = valu_wid.column(tw).astype(np.int8)
+    slot = tk.field(valu_wid).astype(np.int8)
     for name, sel in (("INST", ii), ("IMM_ONE", None)):
         f = table[name]["wid"]
         if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
             sel = (typ == T[name]).nonzero()[0] if sel is None else sel
-            slot[sel] = f.column(tw.take(sel))
+            slot[sel] = tk.field(f, sel)
     slot[multi] = np.bitwise_count((mask & (~mask + u64(1))) - u64(1))  # (a mask without bits has no event)
     ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
     ev.slot = slot.take(ev.tok)

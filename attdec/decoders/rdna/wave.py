@@ -196,11 +196,11 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     and SHADER_DATA_SHORT, fields read with the family's layout as the official handler does; gfx11 drops
     the `invalid` ones, gfx12's `sdt` marks trap-handler data), the ROCm protocol in USERDATA_2 writes
     (code-object markers, RT_FREQUENCY)."""
-    table, typ, w = fmt.table, tk.type, tk.word
+    table, typ = fmt.table, tk.type
     is_short = typ == T["SHADER_DATA_SHORT"]
     sel = ((typ == T["SHADER_DATA"]) | is_short).nonzero()[0]
     if len(sel):
-        long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], w[sel], is_short[sel]
+        long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], tk.words(sel), is_short[sel]
 
         def col(name: str) -> np.ndarray:
             return np.where(short, short_p[name].column(sw), long_p[name].column(sw))
@@ -216,7 +216,7 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
         sd["flags"] = flags[keep]
         res.shaderdata = sd
     reg = table["REG"]
-    rw = w[typ == T["REG"]]
+    rw = tk.words((typ == T["REG"]).nonzero()[0])
     user = reg["addr"].column(rw) == USERDATA_2
     if fmt.generation > 10:  # gfx10 carries user data in compute-state writes too
         user &= reg["cs"].column(rw) == 0
