@@ -281,6 +281,10 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
         x, end = int(entry[k]), int(ends[k])
         walked = []
         while x < end and not mark[x]:
+            if not low8[x]:  # a run of zero bytes: NOPs, all unmarked (to its last zero nibble)
+                nz = low8[x:end].nonzero()[0]
+                x = x + int(nz[0]) if len(nz) else end
+                continue
             v, nx = _step(buf, nn, walk_len, x)
             walked.append((x, v))
             x = nx
