@@ -335,11 +335,19 @@ def padded(data: bytes) -> np.ndarray:
     return buf
 
 
+WANTED, FAR, UNKNOWN = 1, 2, 4  # `_classes` bits
+
+
 @cache
-def _wanted(names: tuple[str, ...]) -> np.ndarray:
-    want = np.zeros(len(TOKEN_NAMES), bool)
-    want[[T[k] for k in names]] = True
-    return want
+def _classes(fmt: RdnaFormat, keep: tuple[str, ...] | None) -> np.ndarray:
+    """By low 8 bits, what `split` asks of a token: WANTED (of a type in `keep`; None: all), FAR (its delta
+    is read from its word), UNKNOWN (an unassigned id), in one lookup for all three."""
+    lk = lookup(fmt)
+    want = np.ones(len(TOKEN_NAMES), bool)
+    if keep is not None:
+        want[:] = False
+        want[[T[k] for k in keep]] = True
+    return (want.take(lk.type) * WANTED + lk.far * FAR + (lk.type == T["UNKNOWN"]) * UNKNOWN).astype(np.uint8)
 
 
 def split(
@@ -363,7 +371,7 @@ def split(
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
     low8 = mark.take(pos).astype(np.intp)
     del mark
-    typ = lk.type.take(low8)
+    cls = _classes(fmt, keep).take(low8)
     problems, cut_at = [], None
     # end of buffer: only the last few tokens can be cut by it
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
@@ -375,19 +383,19 @@ def split(
         if cut.any():
             cut_at = int(tp[cut.nonzero()[0][0]]) // 2
         problems.append(truncation_problem(n, cut_at, whole_window))
-    unk = (typ == T["UNKNOWN"]).nonzero()[0]
-    if len(unk):
+    if (cls & UNKNOWN).any():
+        unk = (cls & UNKNOWN).nonzero()[0]
         problems.append(lost_sync_problem(len(unk), int(pos[unk[0]]) // 2))
     if whole_window:  # the tokens whose word does not fit are the last few: the others are a prefix
         kept = t0 + int(np.count_nonzero(tp * 4 + 64 <= nbits))
-        pos, typ, low8 = pos[:kept], typ[:kept], low8[:kept]
+        pos, cls, low8 = pos[:kept], cls[:kept], low8[:kept]
     # time deltas: from the low 8 bits where the field lies there, else from the token's word
     delta = lk.delta8.take(low8)
-    far = lk.far.take(low8).nonzero()[0]
+    far = ((cls & FAR) != 0).nonzero()[0]
     wf = windows(buf, pos.take(far))
     lf = low8.take(far)
     delta[far] = ((wf >> lk.delta_lo.take(lf)) & lk.delta_mask.take(lf)).astype(np.int64)
-    tsel = typ[far] == T["TIMESTAMP"]
+    tsel = lk.type.take(lf) == T["TIMESTAMP"]
     ts, tw = far[tsel], wf[tsel]
     val = ts_packet["value"].column(tw).astype(np.int64)
     if "rt" in ts_packet:  # gfx11/12: rt = realtime sample, pl = packets lost; otherwise a time delta
@@ -403,10 +411,10 @@ def split(
     realtime = np.empty((np.count_nonzero(is_sample), 2), np.int64)  # (np.stack: ~10 us more per blob)
     realtime[:, 0] = time.take(ts.compress(is_sample))
     realtime[:, 1] = val.compress(is_sample)
-    cand = _wanted(keep).take(lk.type).take(low8).nonzero()[0] if keep is not None else np.arange(len(typ))
+    cand = (cls & WANTED).view(bool).nonzero()[0]  # (0 or 1: a valid bool)
     tk = Tokens()
     tk.pos = pos.take(cand)
-    tk.type = typ.take(cand)
+    tk.type = lk.type.take(low8.take(cand))
     tk.time = time.take(cand)
     tk.buf, tk.at_nibble, tk.windowed = buf, at_nibble, lk.windowed
     tk.lost = np.zeros(len(cand), bool)
