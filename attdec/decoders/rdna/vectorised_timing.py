@@ -76,6 +76,7 @@ def events_of(info: np.ndarray) -> np.ndarray:
 
 END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
 RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
+END_TAIL = 16  # compute: a wave's last events where its last INST is looked for first
 
 
 def _slot_table(ws_slot: np.ndarray, nslot: int) -> np.ndarray:
@@ -149,15 +150,21 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     # sorted: a running maximum over a wave is its latest value
     T = times.take(k)
     del k
-    # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end)
-    ii = (info & (1 << INST_BIT)).nonzero()[0]
-    if len(ii):
-        wi = w.take(ii)
-        lastpos = np.searchsorted(wi, np.arange(nw, dtype=wi.dtype), side="right") - 1
-        has_inst = lastpos >= 0
-        has_inst[has_inst] = wi.take(lastpos[has_inst]) == has_inst.nonzero()[0]
-        end[has_inst] = np.maximum(T.take(ii.take(lastpos[has_inst])), 0)
-    del ii
+    # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end),
+    # looked for among each wave's last END_TAIL events first (rarely further back), then in the whole wave
+    if len(w):
+        wb = _wave_bounds(w, nw)
+        lo, hi = wb[:-1], wb[1:]
+        tail = hi[:, None] - 1 - np.arange(END_TAIL)  # latest first
+        inside = tail >= lo[:, None]
+        tail = np.maximum(tail, 0)
+        is_inst = ((info.take(tail) & (1 << INST_BIT)) != 0) & inside
+        found = is_inst.any(axis=1)
+        end[found] = np.maximum(T.take(tail[found, is_inst[found].argmax(axis=1)]), 0)
+        for x in (~found & (hi - lo > END_TAIL)).nonzero()[0].tolist():
+            at = (info[lo[x] : hi[x]] & (1 << INST_BIT)).nonzero()[0]
+            if len(at):
+                end[x] = max(int(T[lo[x] + at[-1]]), 0)
     calls = kind != K_NONE  # NONE events change no state
     if not calls.all():
         keep = calls.nonzero()[0]
