@@ -67,7 +67,9 @@ INST_BIT, CAT_SHIFT, EVENTS_SHIFT, CYCLES_SHIFT = 3, 4, 8, 16
 
 def pack_info(kind, category, cycles, events, inst: bool = False):
     """`Events.info` of a token (ints, or int64 arrays)."""
-    return kind | (int(inst) << INST_BIT) | (category << CAT_SHIFT) | (events << EVENTS_SHIFT) | (cycles << CYCLES_SHIFT)
+    return (
+        kind | (int(inst) << INST_BIT) | (category << CAT_SHIFT) | (events << EVENTS_SHIFT) | (cycles << CYCLES_SHIFT)
+    )
 
 
 def events_of(info: np.ndarray) -> np.ndarray:
