@@ -106,11 +106,6 @@ def decode_vectorised(
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
-    # instruction-level tokens -> events of the timing model, and the other SIMD's instructions
-    ev, oth, oth_cyc, oth_cat = _events(tk, table, fmt.generation, rules, hdr)
-    res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
-    del oth, oth_cyc, oth_cat
-
     # lifecycle tokens
     life = ((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"])).nonzero()[0]
     lw, lt = tk.words(life), times[life]
@@ -161,16 +156,19 @@ def decode_vectorised(
             we_slot.append(w_)
     slots.flush()
 
+    # instruction-level tokens and the traced waves' ends -> events of the timing model, and the other
+    # SIMD's instructions
+    ev, oth, oth_cyc, oth_cat = _events(tk, table, fmt.generation, rules, hdr, we_k, we_slot)
+    res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
+    del oth, oth_cyc, oth_cat
+
     def i64(x):
         return np.array(x, np.int64)
 
     begin = i64([wv.begin for wv in ws_waves])
-    recs, bounds, timelines, end, complete = timing.compute(
-        ev, times, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot)
-    )
-    bounds = bounds.tolist()
-    for x, (wv, tl, e_, c_) in enumerate(zip(ws_waves, timelines, end.tolist(), complete.tolist())):
-        wv.insts = recs[bounds[x] : bounds[x + 1]]
+    recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
+    for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
+        wv.insts = recs[a:b]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
     if emit is not None:
         for wv in emitted:
@@ -290,11 +288,12 @@ def _by_op(generation: int, rules: Rules, dprate: int, derate: int) -> tuple[np.
 
 
 def _events(
-    tk: Tokens, table, generation: int, rules: Rules, hdr: Header
+    tk: Tokens, table, generation: int, rules: Rules, hdr: Header, we_k: list[int], we_slot: list[int]
 ) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
     """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
-    other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks; and the
-    other-SIMD INSTs (token index, cycles, category)."""
+    other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks, one per
+    traced wave's WAVE_END (`we_k`, in slots `we_slot`); and the other-SIMD INSTs (token index, cycles,
+    category)."""
     typ = tk.type
     n = len(typ)
     op_info, op_cyc, op_cat = _by_op(generation, rules, hdr.dprate, hdr.derate)
@@ -323,6 +322,8 @@ def _events(
             sel = (typ == T[name]).nonzero()[0] if sel is None else sel
             slot[sel] = tk.field(f, sel)
     slot[multi] = np.bitwise_count((mask & (~mask + u64(1))) - u64(1))  # (a mask without bits has no event)
+    info[we_k] = timing.END_INFO | (1 << timing.EVENTS_SHIFT)
+    slot[we_k] = we_slot
     ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
     ev.slot = slot.take(ev.tok)
     # the further events of the tokens with several bits (a few): right after the token's first

@@ -81,77 +81,66 @@ RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
 END_TAIL = 16  # compute: a wave's last events where its last INST is looked for first
 
 
-def _slot_table(ws_slot: np.ndarray, nslot: int) -> np.ndarray:
-    """[j, slot]: the latest wave of the slot among the first j target WAVE_STARTs, or -1."""
-    nw = len(ws_slot)
-    latest = np.full((nw + 1, nslot), -1, np.int32)
-    latest[np.arange(1, nw + 1), ws_slot] = np.arange(nw, dtype=np.int32)
-    np.maximum.accumulate(latest, axis=0, out=latest)
-    return latest.ravel()
+def _by_slot(ev: Events, ws_k, ws_slot):
+    """The events sorted by wave, each wave's in stream order: (token index, wave) of each event and the
+    waves in that order (`ws_k` indices). The stable sort is on the slot (a radix sort of int8): a slot's
+    waves follow each other, so each wave's events are a run of its slot's, from its WAVE_START to the
+    next one of the slot; events before their slot's first wave belong to none and are left out."""
+    nslot = int(max(ws_slot.max(), ev.slot.max(initial=0))) + 1
+    order = np.argsort(ev.slot, kind="stable")
+    k = ev.tok.take(order)
+    sb = np.zeros(nslot + 1, np.intp)  # where each slot's events begin
+    np.cumsum(np.bincount(ev.slot, minlength=nslot), out=sb[1:])
+    del order
+    waves = np.lexsort((ws_k, ws_slot))  # by slot, then start
+    first = np.empty(len(waves), np.intp)  # where each wave's events begin
+    for sl in np.unique(ws_slot).tolist():
+        a, b = np.searchsorted(ws_slot.take(waves), [sl, sl + 1])
+        first[a:b] = sb[sl] + np.searchsorted(k[sb[sl] : sb[sl + 1]], ws_k.take(waves[a:b]))
+    # runs, slot by slot: the slot's events before its first wave (none), then its waves' in order
+    start = np.concatenate([sb[:-1], first])
+    label = np.concatenate([np.full(nslot, -1), np.arange(len(waves))])
+    by = np.lexsort((label, np.concatenate([np.arange(nslot), ws_slot.take(waves)])))
+    start, label = start.take(by), label.take(by)
+    w = np.repeat(label.astype(_wave_type(len(waves))), np.diff(start, append=len(k)))
+    if np.count_nonzero(w < 0):
+        keep = (w >= 0).nonzero()[0]
+        w, k = w.take(keep), k.take(keep)
+    return k, w, waves
 
 
-def _wave_of(k: np.ndarray, slot: np.ndarray, ws_k: np.ndarray, table: np.ndarray, nslot: int) -> np.ndarray:
-    """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot before it),
-    or -1; `k` in stream order, so the number of starts before each token is a run-length expansion."""
-    edges = np.empty(len(ws_k) + 2, np.int64)  # 0, the tokens before each start, all tokens
-    edges[0], edges[-1] = 0, len(k)
-    edges[1:-1] = np.searchsorted(k, ws_k)
-    at = np.repeat(np.arange(len(ws_k) + 1), edges[1:] - edges[:-1])  # (intp: take converts others first)
-    at *= nslot
-    at += slot
-    return table.take(at)
+def _wave_type(nw: int) -> type:
+    return np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64
 
 
-def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
+def compute(ev: Events, times, ws_k, ws_slot, begin):
     """Records and timelines of every wave.
 
-    `ev`: the blob's events (`Events`; its per-token arrays are changed: the wave ends become END
-    events); `times`: every token's time; ws_* / we_*: target WAVE_START / WAVE_END token indices and
-    slots, in stream order. Returns (records, bounds, timelines, end, complete): one INST_DTYPE array with
-    every wave's records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall
-    filled, line -1), per-wave timeline lists and end times, and whether each wave ended.
+    `ev`: the blob's events (`Events`), the target WAVE_ENDs of running waves among them (END events);
+    `times`: every token's time; ws_*: target WAVE_START token indices and slots, in stream order, and
+    `begin` their times. Returns (records, (start, stop), timelines, end, complete) per wave of ws_k: one
+    INST_DTYPE array with every wave's records (wave x's are records[start[x]:stop[x]], time/category/
+    duration/stall filled, pc 0, line -1), per-wave timelines and end times, and whether each wave ended.
     """
     nw = len(ws_k)
     end = np.zeros(nw, np.int64)
     complete = np.zeros(nw, bool)
     if not nw:
-        return np.zeros(0, INST_DTYPE), np.zeros(1, np.int64), [], end, complete
-    nslot = int(max(ws_slot.max(), ev.slot.max(initial=0), we_slot.max(initial=0))) + 1
-    table = _slot_table(ws_slot, nslot)
-
-    # the wave of every event and of every target wave end
-    e_w = _wave_of(we_k, we_slot, ws_k, table, nslot)
-    e_k = we_k[e_w >= 0]
-    e_w = e_w[e_w >= 0]
-    if np.bincount(e_w).max(initial=0) > 1:  # not np.unique: it imports numpy.ma (~10 ms)
-        raise NotVectorisable("a wave ends twice")
-    w = _wave_of(ev.tok, ev.slot, ws_k, table, nslot)
-    tok = ev.tok
-    if np.count_nonzero(w < 0):
-        keep = (w >= 0).nonzero()[0]
-        w, tok = w.take(keep), tok.take(keep)
-    ev.info[e_k] = END_INFO
-
-    # per wave, in stream order, each wave's end last: events are in stream order, so a stable sort on the
-    # wave alone is enough (a radix sort for small wave counts)
-    key = np.empty(len(w) + len(e_w), np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64)
-    key[: len(w)], key[len(w) :] = w, e_w
-    order = np.argsort(key, kind="stable")
-    w = key.take(order)
-    del key
-    k = np.concatenate([tok, e_k]).take(order)
-    del order, tok
+        return np.zeros(0, INST_DTYPE), (np.zeros(0, np.intp), np.zeros(0, np.intp)), [], end, complete
+    k, w, waves = _by_slot(ev, ws_k, ws_slot)
+    begin = begin.take(waves)  # from here on, wave x is ws_k[waves[x]]
     # (take: several times faster than [] for a gather)
     info = ev.info.take(k)
     kind = info & 7
     at_end = (kind == K_END).nonzero()[0]
-    last = at_end - 1  # a wave's last event before its end
-    if np.any((last >= 0) & (w[last] == w[at_end]) & (k[np.maximum(last, 0)] > k[at_end])):
-        raise NotVectorisable("instruction tokens after a wave's end")
+    after = np.minimum(at_end + 1, len(w) - 1)  # a wave's end is its last event
+    if np.any((after > at_end) & (w.take(after) == w.take(at_end))):
+        raise NotVectorisable("instruction tokens after a wave's end (or a second end)")
     # times never go back in the stream (the splitter's deltas are never negative), so each wave's T is
     # sorted: a running maximum over a wave is its latest value
     T = times.take(k)
     del k
+    ended, ended_at = w.take(at_end), T.take(at_end)
     # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end),
     # looked for among each wave's last END_TAIL events first (rarely further back), then in the whole wave
     if len(w):
@@ -174,13 +163,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     del calls
     n = len(w)
     if not n:
-        return (
-            np.zeros(0, INST_DTYPE),
-            np.zeros(nw + 1, np.int64),
-            [Timeline(*_none()) for _ in range(nw)],
-            end,
-            complete,
-        )
+        none = [Timeline(*_none()) for _ in range(nw)]
+        return _in_order(waves, np.zeros(0, INST_DTYPE), np.zeros(nw + 1, np.intp), none, end, complete)
 
     # --- L: the latest earlier state-change time of the wave (or its begin), per event ---------------------
     # an immediate's last state change is at T + 1, every other event's at T; with T sorted per wave, the
@@ -305,9 +289,22 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
         x["line"] = line[: len(x)]
     bounds = _wave_bounds(wr, nw)
 
-    complete[e_w] = True
-    end[e_w] = times[e_k]
-    return recs, bounds, timelines, end, complete
+    complete[ended] = True
+    end[ended] = ended_at
+    return _in_order(waves, recs, bounds, timelines, end, complete)
+
+
+def _in_order(waves, recs, bounds, timelines, end, complete):
+    """`compute`'s results per wave of ws_k, from those per wave in `_by_slot` order."""
+    nw = len(waves)
+    at = np.empty((2, nw), np.intp)
+    at[:, waves] = bounds[:-1], bounds[1:]
+    tl: list = [None] * nw
+    for x, t in zip(waves.tolist(), timelines):
+        tl[x] = t
+    out_end, out_complete = np.empty_like(end), np.empty_like(complete)
+    out_end[waves], out_complete[waves] = end, complete
+    return recs, at, tl, out_end, out_complete
 
 
 def _wave_bounds(w: np.ndarray, nw: int) -> np.ndarray:
