@@ -89,8 +89,8 @@ def _by_slot(ev: Events, ws_k, ws_slot):
     nslot = int(max(ws_slot.max(), ev.slot.max(initial=0))) + 1
     order = np.argsort(ev.slot, kind="stable")
     k = ev.tok.take(order)
-    sb = np.zeros(nslot + 1, np.intp)  # where each slot's events begin
-    np.cumsum(np.bincount(ev.slot, minlength=nslot), out=sb[1:])
+    # where each slot's events begin (np.bincount would first convert the slots to intp)
+    sb = np.searchsorted(ev.slot.take(order), np.arange(nslot + 1, dtype=ev.slot.dtype))
     del order
     waves = np.lexsort((ws_k, ws_slot))  # by slot, then start
     first = np.empty(len(waves), np.intp)  # where each wave's events begin
