@@ -204,15 +204,16 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     del st
 
     # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
+    wb = _wave_bounds(w, nw)  # where each wave's events begin
     r = (kind != K_READY).nonzero()[0]
-    wr, Tr, info_r = w.take(r), T.take(r), info.take(r)
+    Tr, info_r = T.take(r), info.take(r)
     kr = info_r & 7
     cr = info_r >> CYCLES_SHIFT
-    has = np.empty(len(r), bool)
+    has = np.ones(len(r), bool)  # not the wave's first record
+    first = np.searchsorted(r, wb[:-1])
+    has[first.compress(first < len(r))] = False
     prev_end = np.empty(len(r), np.int64)
     if len(r):
-        has[0] = False
-        np.equal(wr[1:], wr[:-1], out=has[1:])
         np.add(Tr[:-1], cr[:-1], out=prev_end[1:])  # records end at T + cycles
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
@@ -224,7 +225,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     en = (kr == K_END).nonzero()[0]
     gap_e = Tr.take(en) - prev_end.take(en)
     msg = has.take(en) & (gap_e > 0)
-    s[r.take(en).compress(msg)] = gap_e.compress(msg)
+    messages = r.take(en).compress(msg)
+    s[messages] = gap_e.compress(msg)
     del has, prev_end
 
     # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
@@ -248,14 +250,16 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     ss[:, 1] = WAIT
     tl_s = ss.ravel().take(fwd)
     fwd >>= 1
-    tl_w = w.take(fwd)
+    tb = np.searchsorted(fwd, wb)  # where each wave's timeline entries begin
     del ss, fwd, prev_state
     if len(d):
         run = np.empty(len(d), bool)
         run[0] = True
-        run[1:] = (tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])
+        np.not_equal(tl_s[1:], tl_s[:-1], out=run[1:])
+        run[tb.compress(tb < len(d))] = True  # a wave's first
         run = run.nonzero()[0]
-        tl_s, tl_w = tl_s.take(run), tl_w.take(run)
+        tl_s = tl_s.take(run)
+        tb = np.searchsorted(run, tb)
         # each run's sum: differences of the running sum at the runs' last entries (np.add.reduceat is
         # about twice as slow)
         run[:-1] = run[1:] - 1
@@ -263,16 +267,15 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
         c = np.cumsum(d).take(run)
         d = c.copy()
         d[1:] -= c[:-1]
-    tb = _wave_bounds(tl_w, nw).tolist()
+    tb = tb.tolist()
     timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], d[tb[x] : tb[x + 1]]) for x in range(nw)]
 
     # --- the records: issues and immediates, and the MESSAGE of the ends that have one --------------------
     if len(en) != np.count_nonzero(msg):
         keep = np.ones(len(r), bool)
         keep[en[~msg]] = False
-        r, wr, Tr, kr, cr, info_r = (x.compress(keep) for x in (r, wr, Tr, kr, cr, info_r))
+        r, Tr, cr, info_r = (x.compress(keep) for x in (r, Tr, cr, info_r))
     sr = s.take(r)
-    stall = np.where(kr == K_END, 0, sr)  # a MESSAGE has no stall
     cat = ((info_r >> CAT_SHIFT) & 15).astype(np.uint8)
     recs = np.empty(len(r), INST_DTYPE)
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
@@ -284,10 +287,11 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
         x["time"] = Tr[a:b] - sr[a:b]
         x["category"] = cat[a:b]
         x["duration"] = cr[a:b] + sr[a:b]
-        x["stall"] = stall[a:b]
+        x["stall"] = sr[a:b]
         x["pc"] = pc[: len(x)]
         x["line"] = line[: len(x)]
-    bounds = _wave_bounds(wr, nw)
+    recs["stall"][np.searchsorted(r, messages)] = 0  # a MESSAGE has no stall
+    bounds = np.searchsorted(r, wb)
 
     complete[ended] = True
     end[ended] = ended_at
