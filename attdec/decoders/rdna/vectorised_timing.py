@@ -102,7 +102,7 @@ def _by_slot(ev: Events, ws_k, ws_slot):
     label = np.concatenate([np.full(nslot, -1), np.arange(len(waves))])
     by = np.lexsort((label, np.concatenate([np.arange(nslot), ws_slot.take(waves)])))
     start, label = start.take(by), label.take(by)
-    w = np.repeat(label.astype(_wave_type(len(waves))), np.diff(start, append=len(k)))
+    w: np.ndarray = np.repeat(label.astype(_wave_type(len(waves))), np.diff(start, append=len(k)))
     if np.count_nonzero(w < 0):
         keep = (w >= 0).nonzero()[0]
         w, k = w.take(keep), k.take(keep)
