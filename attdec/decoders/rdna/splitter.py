@@ -15,6 +15,7 @@ import numpy as np
 from attdec.decoders.packets import Field
 from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 
+WORDS_AT_ONCE = 65536  # Tokens.words: up to this many tokens, every word is made on the first read
 NIBBLE_PAD = 16  # nibble_bytes past the blob: a field read 8 nibbles into a 64-bit token at its end
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
 # Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
@@ -122,7 +123,10 @@ class Tokens:
         self._word = value
 
     def words(self, sel: np.ndarray | None = None) -> np.ndarray:
-        """The 64-bit words of the tokens at indices `sel` (all: None)."""
+        """The 64-bit words of the tokens at indices `sel` (all: None); of a blob of at most WORDS_AT_ONCE
+        tokens, all are made at once (cheaper than a read per selection)."""
+        if self._word is None and sel is not None and len(self.pos) <= WORDS_AT_ONCE:
+            self._word = self.words()
         if self._word is not None:
             return self._word if sel is None else self._word.take(sel)
         assert self.buf is not None

@@ -93,14 +93,16 @@ def _by_slot(ev: Events, ws_k, ws_slot):
     sb = np.searchsorted(ev.slot.take(order), np.arange(nslot + 1, dtype=ev.slot.dtype))
     del order
     waves = np.lexsort((ws_k, ws_slot))  # by slot, then start
+    sw, kw = ws_slot.take(waves), ws_k.take(waves)
     first = np.empty(len(waves), np.intp)  # where each wave's events begin
-    for sl in np.unique(ws_slot).tolist():
-        a, b = np.searchsorted(ws_slot.take(waves), [sl, sl + 1])
-        first[a:b] = sb[sl] + np.searchsorted(k[sb[sl] : sb[sl + 1]], ws_k.take(waves[a:b]))
+    cut = np.searchsorted(sw, np.arange(nslot + 1, dtype=sw.dtype)).tolist()  # the waves of each slot
+    for sl, (a, b) in enumerate(zip(cut[:-1], cut[1:])):
+        if a < b:
+            first[a:b] = sb[sl] + np.searchsorted(k[sb[sl] : sb[sl + 1]], kw[a:b])
     # runs, slot by slot: the slot's events before its first wave (none), then its waves' in order
     start = np.concatenate([sb[:-1], first])
     label = np.concatenate([np.full(nslot, -1), np.arange(len(waves))])
-    by = np.lexsort((label, np.concatenate([np.arange(nslot), ws_slot.take(waves)])))
+    by = np.lexsort((label, np.concatenate([np.arange(nslot), sw])))
     start, label = start.take(by), label.take(by)
     w: np.ndarray = np.repeat(label.astype(_wave_type(len(waves))), np.diff(start, append=len(k)))
     if np.count_nonzero(w < 0):
@@ -281,7 +283,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
     # whole array would be one more pass over memory; every field is copied in from an aligned array (a
     # ufunc or a scalar that writes into a packed field is slower than a copy)
-    pc, line = np.zeros(RECORD_BLOCK, np.uint64), np.full(RECORD_BLOCK, -1, np.int64)
+    block = min(RECORD_BLOCK, len(r))
+    pc, line = np.zeros(block, np.uint64), np.full(block, -1, np.int64)
     for a in range(0, len(r), RECORD_BLOCK):
         x, b = recs[a : a + RECORD_BLOCK], a + RECORD_BLOCK
         x["time"] = Tr[a:b] - sr[a:b]
