@@ -21,6 +21,7 @@ on real captures.
 from __future__ import annotations
 
 from enum import IntEnum
+from itertools import pairwise
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def _by_slot(ev: Events, ws_k, ws_slot):
     sw, kw = ws_slot.take(waves), ws_k.take(waves)
     first = np.empty(len(waves), np.intp)  # where each wave's events begin
     cut = np.searchsorted(sw, np.arange(nslot + 1, dtype=sw.dtype)).tolist()  # the waves of each slot
-    for sl, (a, b) in enumerate(zip(cut[:-1], cut[1:])):
+    for sl, (a, b) in enumerate(pairwise(cut)):
         if a < b:
             first[a:b] = sb[sl] + np.searchsorted(k[sb[sl] : sb[sl + 1]], kw[a:b])
     # runs, slot by slot: the slot's events before its first wave (none), then its waves' in order
