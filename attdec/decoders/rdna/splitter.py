@@ -371,10 +371,13 @@ def split(
     ts_packet = fmt.table["TIMESTAMP"]
     at_nibble = nibble_bytes(buf, nn)
     mark = chain_marks(buf, at_nibble, nn, lk.walk_len)
-    pos = ((mark & 15) != 0).nonzero()[0]  # token starts without the NOPs (nonzero on a bool is quick)
+    # token starts without the NOPs (in place: the marks are not read again; nonzero on a bool is quick)
+    np.bitwise_and(mark, 15, out=mark)
+    is_start = np.not_equal(mark, 0, out=mark.view(bool))
+    pos = is_start.nonzero()[0]
+    del mark, is_start
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
-    low8 = mark.take(pos).astype(np.intp)
-    del mark
+    low8 = at_nibble.take(pos).astype(np.intp)
     cls = _classes(fmt, keep).take(low8)
     problems, cut_at = [], None
     # end of buffer: only the last few tokens can be cut by it
