@@ -317,7 +317,10 @@ def note_waves(
     walks = [(w, k) for w, _, _, k, _ in stitched if k is not None]
     stopped = [(w, k) for w, k in walks if not k.complete]
     res.walks, res.walks_stopped = len(walks) + quiet[1], len(stopped)
-    entries = res.code_object_ids(np.array([e for *_, e in stitched], np.uint64)).tolist()
+    if res.code_objects:
+        entries = res.code_object_ids(np.array([e for *_, e in stitched], np.uint64)).tolist()
+    else:  # no markers: no entry lies in an announced code object
+        entries = [0] * len(stitched)
     cut, marked, order = [], [], []
     for (w, ended, trapping, k, _), co in zip(stitched, entries):
         if not ended and not trapping:
