@@ -61,6 +61,7 @@ def test_shared_state_is_bounded(monkeypatch):
 
     monkeypatch.setattr(stitch, "_SHARED", {})
     monkeypatch.setattr(stitch, "MAX_SHARED_INSTRUCTIONS", 5)
+    monkeypatch.setattr(stitch, "_MEMO_RECORDS", 0)
     line = SimpleNamespace(address=0, text="s_endpgm", mnemonic="s_endpgm", size=4)
     maps = []
     for _ in range(4):
@@ -69,8 +70,9 @@ def test_shared_state_is_bounded(monkeypatch):
         maps.append(code)
         w = stitch.walker(code, 12)
         assert w is not None
-        w.state.size = stitch.MAX_MEMO_RECORDS  # as if its memos were full
+        w.state.grow(stitch.MAX_MEMO_RECORDS)  # as if its memos were full
         w.memo["x"] = 1
     assert len(stitch._SHARED) == 2  # 2 instructions each, at most 5 kept
     stitch.walker(maps[-1], 12)
     assert all(not s.memo and s.size == 0 for s in stitch._SHARED.values())  # past the bound: cleared
+    assert stitch._MEMO_RECORDS == 0

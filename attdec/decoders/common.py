@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -105,11 +106,17 @@ class Implausible:
             )
 
 
+@cache
+def _wave_slots(arch: str) -> int:
+    """Wave slots per SIMD of `arch` (32 where the target does not say): looked up once per name."""
+    cu = target(arch).cu
+    return cu.wave_slots if cu is not None else 32
+
+
 def drop_implausible(res: BlobResult) -> None:
     """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
     the wave id has 5 bits, the SIMD fewer slots)."""
-    cu = target(res.arch).cu
-    slots = cu.wave_slots if cu is not None else 32
+    slots = _wave_slots(res.arch)
     found = Implausible()
     keep = []
     for w in res.waves:

@@ -391,6 +391,12 @@ class _Shared:
         self.wave_memo: dict = {}
         self.size = 0
 
+    def grow(self, records: int) -> None:
+        """Count what a memo entry holds, here and in all states' total (checked at each `_shared`)."""
+        global _MEMO_RECORDS
+        self.size += records
+        _MEMO_RECORDS += records
+
 
 # The shared states kept, the most recently made last. Bounds on memory: how many, the instructions their
 # code maps hold (the state keeps its code objects alive, and code objects over 1 MB are not cached by
@@ -399,21 +405,26 @@ _SHARED: dict[tuple, _Shared] = {}
 MAX_SHARED = 64
 MAX_SHARED_INSTRUCTIONS = 1 << 22
 MAX_MEMO_RECORDS = 1 << 23
+_MEMO_RECORDS = 0  # what all memos hold (of evicted states too, while their walkers last: cleared early at worst)
 
 
 def _shared(code: CodeMap, family: type[PcWalker], rules: Rules) -> _Shared:
+    global _MEMO_RECORDS
     key = (code.parts_key(), family, rules)
     state = _SHARED.get(key)
     if state is None:
         held = sum(len(s.code) for s in _SHARED.values())
         while _SHARED and (len(_SHARED) >= MAX_SHARED or held + len(code) > MAX_SHARED_INSTRUCTIONS):
-            held -= len(_SHARED.pop(next(iter(_SHARED))).code)  # the oldest
+            old = _SHARED.pop(next(iter(_SHARED)))  # the oldest
+            held -= len(old.code)
+            _MEMO_RECORDS -= old.size
         state = _SHARED[key] = _Shared(code, family, rules)
-    if sum(s.size for s in _SHARED.values()) > MAX_MEMO_RECORDS:
+    if _MEMO_RECORDS > MAX_MEMO_RECORDS:
         for s in _SHARED.values():
             s.memo.clear()
             s.wave_memo.clear()
             s.size = 0
+        _MEMO_RECORDS = 0
     return state
 
 
@@ -528,7 +539,7 @@ class Gfx9Walker(PcWalker):
             pcs = [0] * len(cats)
             walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
             hit = self.memo[key] = (np.array(pcs, np.uint64), Walk(len(cats), walked, _last_pc(pcs, walked)), ops)
-            self.state.size += len(cats)
+            self.state.grow(len(cats))
         pcs_a, walk, ops = hit
         if ops:
             insts = _gfx9_timing(insts, ops, begin, end)
@@ -622,7 +633,7 @@ class Gfx11Walker(PcWalker):
             insts["pc"] = np.array(pcs, np.uint64)
             if walk.cacheable and not walk.barriers:
                 self.wave_memo[key] = (insts["pc"].copy(), walk)
-                self.state.size += len(cats)
+                self.state.grow(len(cats))
         if walk.widened:
             w = np.array(walk.widened, np.int64)
             insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
@@ -659,7 +670,7 @@ class Gfx11Walker(PcWalker):
                 hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
                 if hit[4]:
                     memo[key] = hit
-                    self.state.size += 20
+                    self.state.grow(20)
                 else:
                     cacheable = False
             pc, nxt_addr, skipped, widen, _ = hit
