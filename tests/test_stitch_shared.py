@@ -76,3 +76,39 @@ def test_shared_state_is_bounded(monkeypatch):
     stitch.walker(maps[-1], 12)
     assert all(not s.memo and s.size == 0 for s in stitch._SHARED.values())  # past the bound: cleared
     assert stitch._MEMO_RECORDS == 0
+
+
+def test_barrier_wait_walks_replay_with_the_line_state_they_met(monkeypatch):
+    """gfx12 walks over s_barrier_wait lines depend on what the blob's earlier waves left (excluded and
+    matched lines): a memoised walk is replayed only from the same state, and leaves the state it left."""
+    import numpy as np
+
+    from attdec.decoders.common import CodeMap
+    from attdec.model import Category, empty_insts
+
+    texts = ["s_nop 0", "s_barrier_wait 0xffff", "v_add_f32 v0, v1, v2", "s_barrier_wait 0xffff", "s_endpgm"]
+    code = CodeMap()
+    code.add(
+        [SimpleNamespace(address=4 * i, text=t, mnemonic=t.split()[0], size=4) for i, t in enumerate(texts)], 0x1000
+    )
+    monkeypatch.setattr(stitch, "_SHARED", {})
+    s, i = Category.SALU, Category.IMMED
+    first, second = [s, s, s, s], [s, i, s, s]
+
+    def walk(w, cats):
+        insts = empty_insts(len(cats))
+        insts["category"], insts["time"], insts["duration"] = cats, np.arange(len(cats)) * 10, 4
+        got, _, k = w.stitch(insts, [(0, 0x1000)], [], 0, exclude_barrier_wait=True)
+        return got["pc"].tolist(), got["category"].tolist(), k.walked
+
+    alone = walk(stitch.walker(code, 12, shared=False), second)
+    w = stitch.walker(code, 12, shared=False)
+    walk(w, first)
+    after_first = walk(w, second)
+    assert after_first != alone  # the state matters here
+    for _ in range(2):  # blobs walking against the shared state: each starts from nothing
+        w = stitch.walker(code, 12)
+        assert walk(w, second) == alone
+        w = stitch.walker(code, 12)
+        walk(w, first)
+        assert walk(w, second) == after_first

@@ -616,15 +616,22 @@ class Gfx11Walker(PcWalker):
     # gfx12: a wave whose first record has no PC from the trace is not walked at all
     needs_first_pc = False
     # memo: (barrier flag, next line pc, skipped immediates, record category) -> outcome
-    # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave
+    # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave; a walk that touched
+    # barrier-wait lines: (..., excluded lines, matched lines before) -> (pcs, Walk, excluded, matched after)
 
     def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
         """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
         key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
         hit = self.wave_memo.get(key)
+        # a walk that touched barrier-wait lines depends on the blob's line state before it, and leaves it changed
+        line_key = (*key, frozenset(self.excluded), frozenset(self.parsed)) if exclude_barrier_wait else None
+        if hit is None and line_key is not None:
+            hit = self.wave_memo.get(line_key)
         if hit is not None:
-            pcs_a, walk = hit
+            pcs_a, walk, *after = hit
             insts["pc"] = pcs_a
+            if after:
+                self.excluded, self.parsed = set(after[0]), set(after[1])
         else:
             cats = insts["category"].tolist()
             pcs = [0] * len(cats)
@@ -634,6 +641,10 @@ class Gfx11Walker(PcWalker):
             if walk.cacheable and not walk.barriers:
                 self.wave_memo[key] = (insts["pc"].copy(), walk)
                 self.state.grow(len(cats))
+            elif line_key is not None:
+                after = (frozenset(self.excluded), frozenset(self.parsed))
+                self.wave_memo[line_key] = (insts["pc"].copy(), walk, *after)
+                self.state.grow(len(cats) + len(after[1]))
         if walk.widened:
             w = np.array(walk.widened, np.int64)
             insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
