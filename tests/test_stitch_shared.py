@@ -112,3 +112,22 @@ def test_barrier_wait_walks_replay_with_the_line_state_they_met(monkeypatch):
         w = stitch.walker(code, 12)
         walk(w, first)
         assert walk(w, second) == after_first
+
+
+def test_code_maps_share_address_tables_and_stay_bounded(monkeypatch):
+    """Code maps of one disassembly share its address table; overlapping parts: the latest wins; the tables
+    kept stay within their bounds."""
+    from attdec.decoders import common
+
+    monkeypatch.setattr(common, "_BY_ADDRESS", {})
+    monkeypatch.setattr(common, "MAX_BY_ADDRESS_INSTRUCTIONS", 5)
+    a = [SimpleNamespace(address=4 * i, text=f"a{i}") for i in range(3)]
+    b = [SimpleNamespace(address=4 * i, text=f"b{i}") for i in range(3)]
+    one, two = common.CodeMap(), common.CodeMap()
+    one.add(a, 0x1000)
+    two.add(a, 0x2000)
+    two.add(b, 0x2004)  # overlaps a's last two instructions
+    assert one.get(0x1008).text == "a2" and one.get(0x2000) is None and len(one) == 3
+    assert [two.get(0x2000 + 4 * i).text for i in range(4)] == ["a0", "b0", "b1", "b2"] and len(two) == 4
+    assert common._by_address(a) is common._by_address(a)  # made once
+    assert list(common._BY_ADDRESS) == [id(a)]  # b pushed a out (5 instructions at most), then a came back
