@@ -164,6 +164,7 @@ class CodeMap:
         self._tables: list[tuple[dict[int, object], int]] = []  # (address -> instruction, load base), latest first
         self._parts: list[tuple[object, int]] = []  # (instructions, load base) as added
         self._size: int | None = None
+        self._key: tuple | None = ()
 
     def add(self, instructions, load_base: int) -> None:
         """Add `attdec.isa.Instruction`s whose `address` is an ELF vaddr loaded at `load_base` (not changed
@@ -171,12 +172,15 @@ class CodeMap:
         self._tables.insert(0, (_by_address(instructions), load_base))
         self._parts.append((instructions, load_base))
         self._size = None
+        self._key = None
 
     def parts_key(self) -> tuple:
         """What the map is made of, by identity: maps built from the same (cached) disassembly at the same
         bases have the same key, so the PC walk can share what it learns between them. The map holds its
         parts, so no other object can take their ids while it lives."""
-        return tuple((id(ins), base) for ins, base in self._parts)
+        if self._key is None:
+            self._key = tuple((id(ins), base) for ins, base in self._parts)
+        return self._key
 
     def get(self, pc: int):
         for table, base in self._tables:

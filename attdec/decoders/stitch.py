@@ -376,6 +376,7 @@ class _Shared:
 
     def __init__(self, code: CodeMap, family: type[PcWalker], rules: Rules):
         self.code = code  # holds the code objects whose identity keys this state (see `_shared`)
+        self.rules = rules  # and the rules, keyed by identity too (hashing a Rules hashes all its fields)
         kinds = _LINE_KINDS.setdefault((family, rules), {})
         if len(kinds) > 100_000:
             kinds.clear()
@@ -410,7 +411,7 @@ _MEMO_RECORDS = 0  # what all memos hold (of evicted states too, while their wal
 
 def _shared(code: CodeMap, family: type[PcWalker], rules: Rules) -> _Shared:
     global _MEMO_RECORDS
-    key = (code.parts_key(), family, rules)
+    key = (code.parts_key(), family, id(rules))
     state = _SHARED.get(key)
     if state is None:
         held = sum(len(s.code) for s in _SHARED.values())
