@@ -113,7 +113,8 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     cand = (((_U16_LONGER >> (words & _U16_TYPE_MASK)) & _U16_ONE) != 0).nonzero()[0]
     mask = np.ones(n, bool)
     if len(cand) <= PY_WALK:  # a small blob: hop by hop is quicker than the blocks' numpy set-up
-        inner, end = [], 0  # words inside the chain's tokens; where the latest one ends
+        inner: list[int] = []  # words inside the chain's tokens
+        end = 0  # where the latest one ends
         for p, ty in zip(cand.tolist(), (words[cand] & _U16_TYPE_MASK).tolist()):
             if p >= end:
                 end = p + _TOKEN_WORDS_L[ty]
