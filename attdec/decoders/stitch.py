@@ -850,8 +850,11 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
         return insts, timeline
     t = insts["time"].tolist()
     d = insts["duration"].tolist()
-    out_idx: list[int] = []  # source index, or -1 - k for the k-th synthetic record
-    synth: list[tuple[int, int, int]] = []  # (time, duration, pc) of the synthetic records
+    rows: list[int] = []  # source record of each output record (a synthetic one: the record before it)
+    t_out: list[int] = []
+    d_out: list[int] = []
+    added: list[int] = []  # output positions of the synthetic records
+    added_pc: list[int] = []
     wst = []
     tl = [list(x) for x in timeline]
     prev = 0
@@ -860,7 +863,6 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
     for index, pc in barriers:
         if index <= prev:
             continue
-        out_idx.extend(range(prev, index))
         it = t[index - 1] + d[index - 1]
         if t[index] == it and d[index] > 1:
             t[index] += 1
@@ -875,21 +877,22 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
             typ = wst[-1][0]
             wst.append([int(WaveState.WAIT), idur])
             wst.append([typ, cur_time - it - idur])
-        out_idx.append(-1 - len(synth))
-        synth.append((it, idur, pc))
+        rows.extend(range(prev, index))
+        t_out += t[prev:index]
+        d_out += d[prev:index]
+        added.append(len(rows))
+        added_pc.append(pc)
+        rows.append(index - 1)
+        t_out.append(it)
+        d_out.append(idur)
         prev = index
-    out_idx.extend(range(prev, len(t)))
+    rows.extend(range(prev, len(t)))
+    t_out += t[prev:]
+    d_out += d[prev:]
     wst.extend(list(x) for x in tl[tli:])
-    new = np.zeros(len(out_idx), insts.dtype)
-    new["line"] = -1
-    src = np.array(list(out_idx), np.int64)
-    real = src >= 0
-    base = insts.copy()
-    base["time"] = t
-    base["duration"] = d
-    new[real] = base[src[real]]
-    for j in (~real).nonzero()[0]:
-        it, idur, pc = synth[-1 - src[j]]
-        new["time"][j], new["duration"][j], new["stall"][j] = it, idur, 0
-        new["category"][j], new["pc"][j] = Category.IMMED, pc
+    new = insts[rows]
+    new["time"], new["duration"] = t_out, d_out
+    if added:
+        new["stall"][added], new["pc"][added], new["line"][added] = 0, added_pc, -1
+        new["category"][added] = Category.IMMED
     return new, [tuple(x) for x in wst]
