@@ -96,6 +96,7 @@ SPLIT_BLOCK = 32  # words per block of the vectorized split (a lockstep step per
 PY_WALK = 2048  # candidates walked hop by hop in Python (fewer numpy calls for small blobs)
 PY_SPECIALS = 256  # special tokens (TIME_RESET, TIMESTAMP) corrected one at a time in Python
 SPLIT_CHUNK = 1 << 23  # words per numpy pass: bounds the scratch arrays (and 255 * it fits an int32)
+GATHER_BLOCK = 1 << 16  # words per table gather: its index copy stays in the cache
 
 
 def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
@@ -111,7 +112,6 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     """
     n = len(words)
     cand = (((_U16_LONGER >> (words & _U16_TYPE_MASK)) & _U16_ONE) != 0).nonzero()[0]
-    mask = np.ones(n, bool)
     if len(cand) <= PY_WALK:  # a small blob: hop by hop is quicker than the blocks' numpy set-up
         inner: list[int] = []  # words inside the chain's tokens
         end = 0  # where the latest one ends
@@ -119,6 +119,7 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
             if p >= end:
                 end = p + _TOKEN_WORDS_L[ty]
                 inner.extend(range(p + 1, min(end, n)))
+        mask = np.ones(n, bool)
         mask[inner] = False
     else:
         lens = token_lengths(words[cand])
@@ -135,6 +136,7 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
                 entry -= hi - lo
                 continue
             entry = _split_chunk(hop[lo:hi], entry, on_chain[lo:hi])
+        mask = np.ones(n, bool)
         taken, inner_n = cand[on_chain], lens[on_chain]
         for k in (1, 2, 3):
             at = taken[inner_n > k] + k
@@ -282,7 +284,9 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
         w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
         key = w & _U16_CLASS_KEY
-        cls = classes.take(key.astype(np.intp))  # (take converts any other index type first)
+        cls = np.empty(len(w), np.uint16)
+        for a in range(0, len(w), GATHER_BLOCK):  # (take makes an intp copy of its indices first)
+            classes.take(key[a : a + GATHER_BLOCK], out=cls[a : a + GATHER_BLOCK])
         cls *= m  # words inside a token are nothing
         sel = (cls & _PICKED).nonzero()[0]
         sp = (cls & _SPECIAL).nonzero()[0]
