@@ -365,6 +365,16 @@ def test_special_tokens_corrected_one_at_a_time_as_in_numpy(monkeypatch):
                 assert got[0] == got[1]
 
 
+def test_token_values_are_each_tokens_words_at_every_length_and_at_the_end():
+    rng = np.random.default_rng(3)
+    for n in [*range(12), 100, 1001]:
+        for _ in range(20):
+            w = rng.integers(0, 65536, n).astype(np.uint16)
+            s, t, _trunc = gfx9.split_tokens(w)
+            want = [sum(int(w[p + j]) << 16 * j for j in range(int(gfx9.TOKEN_WORDS[ty]))) for p, ty in zip(s, t)]
+            assert gfx9.token_values(w, s, t).tolist() == want
+
+
 def test_many_pending_issues_stay_linear():
     """200k ISSUEs then 200k INSTs for one wave: queue pops must not be quadratic."""
     e = enc.Gfx9Encoder(target_cu=0).wave_start(0, 0, 0)

@@ -50,9 +50,8 @@ _U16_TYPE_MASK, _U16_DELTA_LO, _U16_ONE = (np.uint16(x) for x in (TYPE_MASK, DEL
 _U16_LEN_BIT0, _U16_LEN_BIT1, _U16_LONGER = (np.uint16(x) for x in (_LEN_BIT0, _LEN_BIT1, _LEN_BIT0 | _LEN_BIT1))
 _U8_ONE = np.uint8(1)
 _I64_DELTA_CYCLES = np.int64(DELTA_CYCLES)
-_TOKEN_WORDS_U8 = TOKEN_WORDS.astype(np.uint8)
 _TOKEN_WORDS_L = TOKEN_WORDS.tolist()
-_WORD_SHIFTS = tuple((k, np.uint64(16 * k)) for k in (1, 2, 3))
+_VALUE_MASK = np.array([(1 << 16 * int(n)) - 1 for n in TOKEN_WORDS], np.uint64)  # a token's bits, by type
 _TIME_RESET = int(MiscKind.TIME_RESET)  # numpy compares with a plain int several times faster than an IntEnum
 
 # A word's class for the time pass, from its type nibble and MISC subtype bits (`_U16_CLASS_KEY`), as a
@@ -241,12 +240,20 @@ def _split_chunk_loop(lens, entry, seen, exits, out) -> int:
 
 
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
-    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens)."""
-    val = words[starts].astype(np.uint64)
-    nw = _TOKEN_WORDS_U8[types]
-    for k, shift in _WORD_SHIFTS:
-        longer = (nw > k).nonzero()[0]
-        val[longer] |= words[starts[longer] + k].astype(np.uint64) << shift
+    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens, in
+    stream order): the 4 words from each start read as one uint64 (an overlapping view of `words`), cut
+    to the token's length; the last 3 words' tokens, whose 4 words pass the end, one at a time."""
+    n = len(words)
+    lo = max(n - 3, 0)
+    whole = int(np.searchsorted(starts, lo))  # tokens with 4 words from their start in `words`
+    val = np.empty(len(starts), np.uint64)
+    if whole:
+        words = np.ascontiguousarray(words)
+        val[:whole] = np.ndarray((lo,), "<u8", words, 0, (2,)).take(starts[:whole])
+    tail = words[lo:].tolist()
+    for i, p in enumerate(starts[whole:].tolist(), whole):
+        val[i] = sum(w << 16 * k for k, w in enumerate(tail[p - lo :]))
+    val &= _VALUE_MASK.take(types)
     return val
 
 
