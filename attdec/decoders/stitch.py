@@ -624,9 +624,10 @@ class Gfx11Walker(PcWalker):
         """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
         key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
         hit = self.wave_memo.get(key)
-        # a walk that touched barrier-wait lines depends on the blob's line state before it, and leaves it changed
-        line_key = (*key, frozenset(self.excluded), frozenset(self.parsed)) if exclude_barrier_wait else None
-        if hit is None and line_key is not None:
+        line_key = None
+        if hit is None and exclude_barrier_wait:
+            # a walk that touched barrier-wait lines depends on the blob's line state before it, and changes it
+            line_key = (*key, frozenset(self.excluded), frozenset(self.parsed))
             hit = self.wave_memo.get(line_key)
         if hit is not None:
             pcs_a, walk, *after = hit
