@@ -1,5 +1,6 @@
 """gfx9 token splitting and time (sqtt-format.md §3.1, §3.2): the token starts of a buffer, their values,
-and the time of the tokens the decoder looks at, all numpy (chunked)."""
+and the time of the tokens the decoder looks at: numpy (chunked), with a short Python walk over the few
+multi-word tokens and special (time) tokens of a small blob, where numpy's per-call costs would dominate."""
 
 from __future__ import annotations
 
