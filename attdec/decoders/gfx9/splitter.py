@@ -377,7 +377,7 @@ def _corrections_by_token(is_r, t_sp, d_sp, sp, ts_of, ended_partial, st: TimeSt
     resets, t_l, d_l = is_r.tolist(), t_sp.tolist(), d_sp.tolist()
     n = len(resets)
     consumed = [False] * n
-    anchor: dict[int, int] = {}  # reset -> the special it re-anchors on (-1: the scan ran into a cut token)
+    anchored: list[int] = []  # resets that re-anchor on the TIMESTAMP after them
     k = 0
     while k < n:  # a reset consumes the next special, and re-anchors on it if that is a TIMESTAMP
         if not resets[k]:
@@ -386,13 +386,14 @@ def _corrections_by_token(is_r, t_sp, d_sp, sp, ts_of, ended_partial, st: TimeSt
         if k + 1 < n:
             consumed[k + 1] = True
             if not resets[k + 1]:
-                anchor[k] = k + 1
+                anchored.append(k)
         elif ended_partial:
-            anchor[k] = -1
+            anchored.append(k)  # its scan ran into the cut token: timestamp 0
         k += 2
-    at = [j for j in anchor.values() if j >= 0]
-    read = iter(ts_of(sp[at]).tolist() if at else ())
-    stamp = {r: next(read) if j >= 0 else 0 for r, j in anchor.items()}  # a cut token's timestamp is 0
+    stamp = dict.fromkeys(anchored, 0)
+    if anchored:
+        at = [r + 1 for r in anchored if r + 1 < n]
+        stamp.update(zip(anchored, ts_of(sp[at]).tolist()))
     off, base, gone = st.off, st.base, st.consumed
     corr = [off - gone]
     for k in range(n):
