@@ -206,55 +206,45 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     del Ts, Ls, iss
     del st
 
-    # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
-    wb = _wave_bounds(w, nw)  # where each wave's events begin
-    r = (kind != K_READY).nonzero()[0]
-    Tr, info_r = T.take(r), info.take(r)
-    kr = info_r & 7
-    cr = info_r >> CYCLES_SHIFT
-    has = np.ones(len(r), bool)  # not the wave's first record
-    first = np.searchsorted(r, wb[:-1])
-    has[first.compress(first < len(r))] = False
-    prev_end = np.empty(len(r), np.int64)
-    if len(r):
-        np.add(Tr[:-1], cr[:-1], out=prev_end[1:])  # records end at T + cycles
+    # --- immediates and wave ends: the end of the previous record (not READY) of the same wave -------------
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
-    im = (kr == K_IMMED).nonzero()[0]
-    gap = Tr.take(im) - prev_end.take(im)
-    gap[~has.take(im) | (gap < 0)] = 0
-    ie = r.take(im)
+    wb = _wave_bounds(w, nw)  # where each wave's events begin
+    ie = is_imm.nonzero()[0]
+    en = (kind == K_END).nonzero()[0]
+    gap = _gap(ie, T, info, w)
     s[ie] = gap
-    en = (kr == K_END).nonzero()[0]
-    gap_e = Tr.take(en) - prev_end.take(en)
-    msg = has.take(en) & (gap_e > 0)
-    messages = r.take(en).compress(msg)
+    gap_e = _gap(en, T, info, w)
+    msg = gap_e > 0
+    messages = en.compress(msg)
     s[messages] = gap_e.compress(msg)
-    del has, prev_end
 
     # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
-    # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0)); every event
-    # has two slots, (state before, T - L) and an immediate's second (WAIT, T + 1 - max(L, t0)), so that the
-    # forward ones, in order, are the positive slots of the flattened pairs
+    # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0)); the entries
+    # are every event's (state before, T - L) with an immediate's second (WAIT, T + 1 - max(L, t0)) right
+    # after its first, and the forward ones are the positive entries
     Ti, Li = T.take(ie), L.take(ie)
     t0 = Ti - gap
-    pairs = np.zeros((n, 2), np.int64)
-    np.subtract(T, L, out=pairs[:, 0])
-    pairs[ie, 0] = t0 - Li
-    pairs[ie, 1] = Ti + 1 - np.maximum(Li, t0)
-    del Ti, Li, t0, gap, L, ie
-    dd = pairs.ravel()
-    del pairs
+    second = Ti + 1 - np.maximum(Li, t0)
+    first_d = np.subtract(T, L, out=L)
+    first_d[ie] = t0 - Li
+    del Ti, Li, t0, gap, L
+    at2 = ie + np.arange(1, len(ie) + 1)  # where the seconds go among the n + len(ie) entries
+    own = np.ones(n + len(ie), bool)
+    own[at2] = False
+    dd = np.empty(len(own), np.int64)
+    dd[own] = first_d
+    dd[at2] = second
+    ss = np.empty(len(own), np.int8)
+    ss[own] = prev_state
+    ss[at2] = WAIT
+    del first_d, second, own, at2, prev_state
     fwd = (dd > 0).nonzero()[0]
     d = dd.take(fwd)
-    del dd
-    ss = np.empty((n, 2), np.int8)
-    ss[:, 0] = prev_state
-    ss[:, 1] = WAIT
-    tl_s = ss.ravel().take(fwd)
-    fwd >>= 1
-    tb = np.searchsorted(fwd, wb)  # where each wave's timeline entries begin
-    del ss, fwd, prev_state
+    tl_s = ss.take(fwd)
+    del dd, ss
+    tb = np.searchsorted(fwd, wb + np.searchsorted(ie, wb))  # where each wave's timeline entries begin
+    del fwd, ie
     if len(d):
         run = np.empty(len(d), bool)
         run[0] = True
@@ -274,12 +264,10 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], d[tb[x] : tb[x + 1]]) for x in range(nw)]
 
     # --- the records: issues and immediates, and the MESSAGE of the ends that have one --------------------
-    if len(en) != np.count_nonzero(msg):
-        keep = np.ones(len(r), bool)
-        keep[en[~msg]] = False
-        r, Tr, cr, info_r = (x.compress(keep) for x in (r, Tr, cr, info_r))
-    sr = s.take(r)
-    cat = ((info_r >> CAT_SHIFT) & 15).astype(np.uint8)
+    rec = kind != K_READY
+    rec[en.compress(~msg)] = False
+    r = rec.nonzero()[0]
+    del rec
     recs = np.empty(len(r), INST_DTYPE)
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
     # whole array would be one more pass over memory; every field is copied in from an aligned array (a
@@ -287,11 +275,12 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     block = min(RECORD_BLOCK, len(r))
     pc, line = np.zeros(block, np.uint64), np.full(block, -1, np.int64)
     for a in range(0, len(r), RECORD_BLOCK):
-        x, b = recs[a : a + RECORD_BLOCK], a + RECORD_BLOCK
-        x["time"] = Tr[a:b] - sr[a:b]
-        x["category"] = cat[a:b]
-        x["duration"] = cr[a:b] + sr[a:b]
-        x["stall"] = sr[a:b]
+        x, rb = recs[a : a + RECORD_BLOCK], r[a : a + RECORD_BLOCK]
+        sb, ib = s.take(rb), info.take(rb)
+        x["time"] = T.take(rb) - sb
+        x["category"] = ((ib >> CAT_SHIFT) & 15).astype(np.uint8)
+        x["duration"] = (ib >> CYCLES_SHIFT) + sb
+        x["stall"] = sb
         x["pc"] = pc[: len(x)]
         x["line"] = line[: len(x)]
     recs["stall"][np.searchsorted(r, messages)] = 0  # a MESSAGE has no stall
@@ -300,6 +289,24 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     complete[ended] = True
     end[ended] = ended_at
     return _in_order(waves, recs, bounds, timelines, end, complete)
+
+
+def _gap(at, T, info, w):
+    """Per event at `at`: how far its time lies after the end (T + cycles) of its wave's previous record
+    (event not READY), 0 if not after or if it has none."""
+    p = at - 1
+    look = np.arange(len(at))
+    while len(look):  # back over READY events (rarely more than one)
+        q = p.take(look)
+        qc = np.maximum(q, 0)
+        same = (q >= 0) & (w.take(qc) == w.take(at.take(look)))
+        p[look.compress(~same)] = -1
+        look = look.compress(same & ((info.take(qc) & 7) == K_READY))
+        p[look] -= 1
+    pc = np.maximum(p, 0)
+    gap = T.take(at) - T.take(pc) - (info.take(pc) >> CYCLES_SHIFT)
+    gap[(p < 0) | (gap < 0)] = 0
+    return gap
 
 
 def _in_order(waves, recs, bounds, timelines, end, complete):
