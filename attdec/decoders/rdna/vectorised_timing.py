@@ -272,23 +272,40 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
     # whole array would be one more pass over memory; every field is copied in from an aligned array (a
     # ufunc or a scalar that writes into a packed field is slower than a copy)
-    block = min(RECORD_BLOCK, len(r))
-    pc, line = np.zeros(block, np.uint64), np.full(block, -1, np.int64)
+    view, pc_line = _record_view(min(RECORD_BLOCK, len(r)))
     for a in range(0, len(r), RECORD_BLOCK):
-        x, rb = recs[a : a + RECORD_BLOCK], r[a : a + RECORD_BLOCK]
+        x, rb = recs[a : a + RECORD_BLOCK].view(view), r[a : a + RECORD_BLOCK]
         sb, ib = s.take(rb), info.take(rb)
         x["time"] = T.take(rb) - sb
         x["category"] = ((ib >> CAT_SHIFT) & 15).astype(np.uint8)
         x["duration"] = (ib >> CYCLES_SHIFT) + sb
         x["stall"] = sb
-        x["pc"] = pc[: len(x)]
-        x["line"] = line[: len(x)]
+        x["pc_line"] = pc_line[: len(x)]
     recs["stall"][np.searchsorted(r, messages)] = 0  # a MESSAGE has no stall
     bounds = np.searchsorted(r, wb)
 
     complete[ended] = True
     end[ended] = ended_at
     return _in_order(waves, recs, bounds, timelines, end, complete)
+
+
+def _record_view(block: int) -> tuple[np.dtype, np.ndarray]:
+    """INST_DTYPE with its adjacent pc and line as one 16-byte field, and `block` of them (pc 0, line -1):
+    one copy writes both (each field written is a pass over the packed records)."""
+    f = INST_DTYPE.fields
+    assert f is not None and f["line"][1] == f["pc"][1] + 8
+    names = ["time", "category", "stall", "duration"]
+    view = np.dtype(
+        {
+            "names": [*names, "pc_line"],
+            "formats": [f[k][0] for k in names] + ["V16"],
+            "offsets": [f[k][1] for k in names] + [f["pc"][1]],
+            "itemsize": INST_DTYPE.itemsize,
+        }
+    )
+    pc_line = np.zeros(block, [("pc", f["pc"][0]), ("line", f["line"][0])])
+    pc_line["line"] = -1
+    return view, pc_line.view("V16")
 
 
 def _gap(at, T, info, w):
