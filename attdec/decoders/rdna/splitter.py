@@ -145,7 +145,7 @@ class Tokens:
         nib, shift = divmod(f.lo, 4)
         if self.at_nibble is None or shift + f.width > 8:
             return f.column(self.words(sel))
-        b = self.at_nibble.take((self.pos if sel is None else self.pos.take(sel)) + nib)
+        b = self.at_nibble[nib:].take(self.pos if sel is None else self.pos.take(sel))
         if shift:
             b >>= np.uint8(shift)
         return b & np.uint8(f.mask)
@@ -339,19 +339,21 @@ def padded(data: bytes) -> np.ndarray:
     return buf
 
 
-WANTED, FAR, UNKNOWN = 1, 2, 4  # `_classes` bits
+WANTED, FAR, UNKNOWN, TYPE_SHIFT = 1, 2, 4, 3  # `_classes` bits
+assert len(TOKEN_NAMES) <= 1 << (8 - TYPE_SHIFT)
 
 
 @cache
 def _classes(fmt: RdnaFormat, keep: tuple[str, ...] | None) -> np.ndarray:
     """By low 8 bits, what `split` asks of a token: WANTED (of a type in `keep`; None: all), FAR (its delta
-    is read from its word), UNKNOWN (an unassigned id), in one lookup for all three."""
+    is read from its word), UNKNOWN (an unassigned id), and its type (from bit TYPE_SHIFT), in one lookup."""
     lk = lookup(fmt)
     want = np.ones(len(TOKEN_NAMES), bool)
     if keep is not None:
         want[:] = False
         want[[T[k] for k in keep]] = True
-    return (want.take(lk.type) * WANTED + lk.far * FAR + (lk.type == T["UNKNOWN"]) * UNKNOWN).astype(np.uint8)
+    cls = want.take(lk.type) * WANTED + lk.far * FAR + (lk.type == T["UNKNOWN"]) * UNKNOWN
+    return (cls + (lk.type.astype(np.int64) << TYPE_SHIFT)).astype(np.uint8)
 
 
 def split(
@@ -421,7 +423,8 @@ def split(
     cand = (cls & WANTED).view(bool).nonzero()[0]  # (0 or 1: a valid bool)
     tk = Tokens()
     tk.pos = pos.take(cand)
-    tk.type = lk.type.take(low8.take(cand))
+    tk.type = cls.take(cand)
+    tk.type >>= np.uint8(TYPE_SHIFT)
     tk.time = time.take(cand)
     tk.buf, tk.at_nibble, tk.windowed = buf, at_nibble, lk.windowed
     tk.lost = np.zeros(len(cand), bool)

@@ -163,6 +163,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     if not calls.all():
         keep = calls.nonzero()[0]
         w, info, kind, T = w.take(keep), info.take(keep), kind.take(keep), T.take(keep)
+        at_end = (kind == K_END).nonzero()[0]
     del calls
     n = len(w)
     if not n:
@@ -179,7 +180,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     del first
     is_imm = kind == K_IMMED
     late = is_imm.copy()  # an immediate of the wave at the same time came up to the event
-    at = is_imm.nonzero()[0] + 1
+    ie = is_imm.nonzero()[0]
+    at = ie + 1
     while len(at):
         at = at[at < n]
         at = at.compress((T.take(at) == T.take(at - 1)) & (w.take(at) == w.take(at - 1)) & ~late.take(at))
@@ -210,8 +212,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
     wb = _wave_bounds(w, nw)  # where each wave's events begin
-    ie = is_imm.nonzero()[0]
-    en = (kind == K_END).nonzero()[0]
+    en = at_end
     gap = _gap(ie, T, info, w)
     s[ie] = gap
     gap_e = _gap(en, T, info, w)
