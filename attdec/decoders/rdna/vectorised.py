@@ -279,12 +279,13 @@ def _by_type() -> np.ndarray:
 @cache
 def _by_op(generation: int, rules: Rules, dprate: int, derate: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """INST by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled): `Events.info`
-    of a traced wave's INST (an immediate's record lasts 1 cycle), and cycles and category (an other-SIMD
-    INST's record)."""
-    cat, cyc, _ = op_columns(generation, rules)
+    of a traced wave's INST (an immediate's record lasts 1 cycle; an other-SIMD INST has no event), and
+    cycles and category (an other-SIMD INST's record)."""
+    cat, cyc, other = op_columns(generation, rules)
     cyc = np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
     kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
-    return pack(kind, cat, np.where(kind == K_IMMED, 1, cyc), 1, inst=True), cyc, cat
+    info = pack(kind, cat, np.where(kind == K_IMMED, 1, cyc), 1, inst=True)
+    return np.where(other, pack(K_NONE, 0, 0, 0), info), cyc, cat
 
 
 def _events(
@@ -305,8 +306,6 @@ def _events(
     op = tk.field(table["INST"]["op"], ii).astype(np.intp)
     other = other_col.take(op)
     oth, oth_op = ii.compress(other), op.compress(other)
-    own = ~other
-    ii, op = ii.compress(own), op.compress(own)
     info[ii] = op_info.take(op)
     multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
     mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
