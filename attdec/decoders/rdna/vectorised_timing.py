@@ -78,6 +78,8 @@ def events_of(info: np.ndarray) -> np.ndarray:
 
 
 END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
+STATE_BITS, STATE_MASK = 3, 7  # compute: a timeline entry's state in its low bits
+assert max(WaveState) <= STATE_MASK
 RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
 END_TAIL = 16  # compute: a wave's last events where its last INST is looked for first
 
@@ -223,27 +225,28 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
     # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0)); the entries
     # are every event's (state before, T - L) with an immediate's second (WAIT, T + 1 - max(L, t0)) right
-    # after its first, and the forward ones are the positive entries
+    # after its first, each as one int64 (t << STATE_BITS | state), and the forward ones are those above
+    # STATE_MASK (t >= 1)
     Ti, Li = T.take(ie), L.take(ie)
     t0 = Ti - gap
-    second = Ti + 1 - np.maximum(Li, t0)
-    first_d = np.subtract(T, L, out=L)
-    first_d[ie] = t0 - Li
-    del Ti, Li, t0, gap, L
+    second = ((Ti + 1 - np.maximum(Li, t0)) << STATE_BITS) | WAIT
+    first = np.subtract(T, L, out=L)
+    first[ie] = t0 - Li
+    first <<= STATE_BITS
+    first |= prev_state
+    del Ti, Li, t0, gap, L, prev_state
     at2 = ie + np.arange(1, len(ie) + 1)  # where the seconds go among the n + len(ie) entries
     own = np.ones(n + len(ie), bool)
     own[at2] = False
-    dd = np.empty(len(own), np.int64)
-    dd[own] = first_d
-    dd[at2] = second
-    ss = np.empty(len(own), np.int8)
-    ss[own] = prev_state
-    ss[at2] = WAIT
-    del first_d, second, own, at2, prev_state
-    fwd = (dd > 0).nonzero()[0]
-    d = dd.take(fwd)
-    tl_s = ss.take(fwd)
-    del dd, ss
+    entries = np.empty(len(own), np.int64)
+    entries[own] = first
+    entries[at2] = second
+    del first, second, own, at2
+    fwd = (entries > STATE_MASK).nonzero()[0]
+    d = entries.take(fwd)
+    del entries
+    tl_s = (d & STATE_MASK).astype(np.int8)
+    d >>= STATE_BITS
     tb = np.searchsorted(fwd, wb + np.searchsorted(ie, wb))  # where each wave's timeline entries begin
     del fwd, ie
     if len(d):
