@@ -21,6 +21,7 @@ on real captures.
 from __future__ import annotations
 
 from enum import IntEnum
+from functools import cache
 from itertools import pairwise
 
 import numpy as np
@@ -214,12 +215,11 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
     wb = _wave_bounds(w, nw)  # where each wave's events begin
-    en = at_end
     gap = _gap(ie, T, info, w)
     s[ie] = gap
-    gap_e = _gap(en, T, info, w)
+    gap_e = _gap(at_end, T, info, w)
     msg = gap_e > 0
-    messages = en.compress(msg)
+    messages = at_end.compress(msg)
     s[messages] = gap_e.compress(msg)
 
     # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
@@ -269,14 +269,14 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
 
     # --- the records: issues and immediates, and the MESSAGE of the ends that have one --------------------
     rec = kind != K_READY
-    rec[en.compress(~msg)] = False
+    rec[at_end.compress(~msg)] = False
     r = rec.nonzero()[0]
     del rec
     recs = np.empty(len(r), INST_DTYPE)
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
     # whole array would be one more pass over memory; every field is copied in from an aligned array (a
     # ufunc or a scalar that writes into a packed field is slower than a copy)
-    view, pc_line = _record_view(min(RECORD_BLOCK, len(r)))
+    view, pc_line = _record_view()
     for a in range(0, len(r), RECORD_BLOCK):
         x, rb = recs[a : a + RECORD_BLOCK].view(view), r[a : a + RECORD_BLOCK]
         sb, ib = s.take(rb), info.take(rb)
@@ -293,9 +293,10 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     return _in_order(waves, recs, bounds, timelines, end, complete)
 
 
-def _record_view(block: int) -> tuple[np.dtype, np.ndarray]:
-    """INST_DTYPE with its adjacent pc and line as one 16-byte field, and `block` of them (pc 0, line -1):
-    one copy writes both (each field written is a pass over the packed records)."""
+@cache
+def _record_view() -> tuple[np.dtype, np.ndarray]:
+    """INST_DTYPE with its adjacent pc and line as one 16-byte field, and RECORD_BLOCK of them (pc 0, line
+    -1): one copy writes both (each field written is a pass over the packed records)."""
     f = INST_DTYPE.fields
     assert f is not None and f["line"][1] == f["pc"][1] + 8
     names = ["time", "category", "stall", "duration"]
@@ -307,7 +308,7 @@ def _record_view(block: int) -> tuple[np.dtype, np.ndarray]:
             "itemsize": INST_DTYPE.itemsize,
         }
     )
-    pc_line = np.zeros(block, [("pc", f["pc"][0]), ("line", f["line"][0])])
+    pc_line = np.zeros(RECORD_BLOCK, [("pc", f["pc"][0]), ("line", f["line"][0])])
     pc_line["line"] = -1
     return view, pc_line.view("V16")
 
