@@ -10,12 +10,10 @@ and `CodeLine`s from them.
 
 Results come back in input order, and an error is raised where serial decoding would have raised it.
 `--jobs N` is this process and N - 1 workers: this one decodes too whenever no result is waiting (on 2
-cores, 2 workers and an idle parent share them three ways). Workers are forked before numpy and the
-decoders are imported (reading a capture needs neither): each process imports them when it first decodes,
-on its own core, rather than this one before any worker starts (~0.08 s for the 59 captures, and a
-smaller process to copy on write). They inherit the raw dispatches (only an index crosses to them), each
-with a pair of pipes (`_Channel`); the columns come back as pickle protocol 5 with the arrays' bytes out
-of band (`_send`). This process forks them (os.fork) and waits on the pipes itself: multiprocessing.Pool's
+cores, 2 workers and an idle parent share them three ways). Workers are forked after the imports
+decoding needs (they inherit the raw dispatches: only an index crosses to them), each with a pair of
+pipes (`_Channel`); the columns come back as pickle protocol 5 with the arrays' bytes out of band
+(`_send`). This process forks them (os.fork) and waits on the pipes itself: multiprocessing.Pool's
 worker-handler thread spins while a result is in its pipe (0.15 s of CPU for the 59 captures). With
 `jobs=1`, one dispatch (or one that is most of the work), too little SQTT for a pool to pay off, or no
 fork (not Linux), everything is decoded here.
@@ -243,6 +241,7 @@ def map_in_order(
         return
     import select
 
+    _preload()
     global _JOB
     _JOB = (work if pack is None else lambda item: pack(work(item)), items)
     gc.freeze()  # the workers' collector leaves this process's objects alone (no copy-on-write of them all)
@@ -350,6 +349,19 @@ class _Handout:
             self.owner.setdefault(k, w)
         self.flying += self.weights[i]
         return i
+
+
+def _preload() -> None:
+    """Import what decoding needs before forking, once, rather than in every worker (~0.2 s of CPU each),
+    the code-object reader's msgpack too."""
+    import numpy  # noqa: F401
+
+    from attdec.decoders import gfx9, rdna  # noqa: F401
+    from attdec.isa import codeobj, decoder, render  # noqa: F401
+    from attdec.sources import listing, raw  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # what attdec.isa.codeobj imports when it first reads an ELF file
+        import msgpack  # noqa: F401
 
 
 def unwrap(outcome: tuple[bool, Any]) -> Any:
