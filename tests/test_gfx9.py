@@ -323,6 +323,58 @@ def test_vectorized_split_equals_hop_by_hop_walk(chunk, py_walk, monkeypatch):
             assert t.tolist() == [int(w[i]) & 15 for i in ref]
 
 
+def _time_stream(rng, n: int, resets: float) -> np.ndarray:
+    """n random tokens for the time pass: deltas, INSTs, WAVE_STARTs, TIME_RESETs and TIMESTAMPs (mostly
+    rising, some zero or going back), as 16-bit words."""
+    words, stamp = [], 1000
+    for r in rng.random(n).tolist():
+        d = int(rng.integers(0, 256))
+        if r < resets:
+            words.append(0x2000 | d << 4)  # MISC TIME_RESET
+        elif r < 2 * resets:
+            stamp = 0 if r < 1.1 * resets else stamp + int(rng.integers(-50, 4000))
+            v = max(stamp, 0) << 16 | 1 | (d & 1) << 4
+            words += [(v >> s) & 0xFFFF for s in (0, 16, 32, 48)]  # TIMESTAMP
+        elif r < 0.7:
+            words.append(d << 4)  # MISC TIME
+        elif r < 0.85:
+            words.append(10 | (d & 1) << 4)  # INST
+        else:
+            words += [3 | (d & 1) << 4, d]  # WAVE_START
+    return np.array(words, np.uint16)
+
+
+def test_special_tokens_corrected_one_at_a_time_as_in_numpy(monkeypatch):
+    """Small blobs correct their times at the resets and TIMESTAMPs in Python, big ones in numpy: the same
+    times and end state, from a fresh state and a carried one, over runs of resets, cut ends, zero stamps."""
+    rng = np.random.default_rng(11)
+    for n in (3, 40, 300, 3000):
+        for k in range(8):
+            w = _time_stream(rng, n, (0.02, 0.1, 0.3)[k % 3])
+            if k % 2:
+                w = w[: len(w) - 2]  # a cut TIMESTAMP or WAVE_START, or two whole tokens fewer
+            mask, trunc = splitter.token_starts(w)
+            for start in ((0, 0, 0, 0), (123, 8, -40, 5000)):
+                got = []
+                for limit in (1 << 30, 0):
+                    monkeypatch.setattr(splitter, "PY_SPECIALS", limit)
+                    st = splitter.TimeState()
+                    st.carry, st.consumed, st.off, st.base = start
+                    at, t = splitter.token_times(w, mask, gfx9.timestamps(w), trunc is not None, state=st)
+                    got.append((at.tolist(), t.tolist(), vars(st)))
+                assert got[0] == got[1]
+
+
+def test_token_values_are_each_tokens_words_at_every_length_and_at_the_end():
+    rng = np.random.default_rng(3)
+    for n in [*range(12), 100, 1001]:
+        for _ in range(20):
+            w = rng.integers(0, 65536, n).astype(np.uint16)
+            s, t, _trunc = gfx9.split_tokens(w)
+            want = [sum(int(w[p + j]) << 16 * j for j in range(int(gfx9.TOKEN_WORDS[ty]))) for p, ty in zip(s, t)]
+            assert gfx9.token_values(w, s, t).tolist() == want
+
+
 def test_many_pending_issues_stay_linear():
     """200k ISSUEs then 200k INSTs for one wave: queue pops must not be quadratic."""
     e = enc.Gfx9Encoder(target_cu=0).wave_start(0, 0, 0)

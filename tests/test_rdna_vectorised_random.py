@@ -90,3 +90,19 @@ def test_vectorised_equals_scalar_on_random_streams(gen):
             assert [tuple(s) for s in x.timeline] == [tuple(s) for s in y.timeline]
         compared += sum(len(w.insts) for w in a.waves)
     assert compared > 1000
+
+
+@pytest.mark.parametrize("gen", [11, 12])
+def test_vectorised_wave_without_tokens_beside_a_slot_without_wave(gen):
+    """A wave none of whose instruction tokens came (its slot has no event) while a slot without a wave has
+    some: the events of that slot belong to no wave, and the wave has no records and ends at 0."""
+    e = RdnaEncoder(gen).kernel_entry(0x7000_0100)
+    e.at(10).wave_start(simd=0, wid=0)
+    e.at(20).valu(8)
+    e.at(30).wave_ready(1 << 9)
+    data = e.data()
+    a = rdna.decode(data, ARCH[gen], None, 0, vectorised=False)
+    b = rdna.decode(data, ARCH[gen], None, 0, vectorised=True)
+    assert [(w.slot, w.begin, w.end, len(w.insts)) for w in a.waves] == [(0, 10, 0, 0)]
+    assert [(w.slot, w.begin, w.end, len(w.insts)) for w in b.waves] == [(0, 10, 0, 0)]
+    assert [tuple(s) for s in a.waves[0].timeline] == [tuple(s) for s in b.waves[0].timeline]

@@ -61,6 +61,7 @@ def test_shared_state_is_bounded(monkeypatch):
 
     monkeypatch.setattr(stitch, "_SHARED", {})
     monkeypatch.setattr(stitch, "MAX_SHARED_INSTRUCTIONS", 5)
+    monkeypatch.setattr(stitch, "_MEMO_RECORDS", 0)
     line = SimpleNamespace(address=0, text="s_endpgm", mnemonic="s_endpgm", size=4)
     maps = []
     for _ in range(4):
@@ -69,8 +70,64 @@ def test_shared_state_is_bounded(monkeypatch):
         maps.append(code)
         w = stitch.walker(code, 12)
         assert w is not None
-        w.state.size = stitch.MAX_MEMO_RECORDS  # as if its memos were full
+        w.state.grow(stitch.MAX_MEMO_RECORDS)  # as if its memos were full
         w.memo["x"] = 1
     assert len(stitch._SHARED) == 2  # 2 instructions each, at most 5 kept
     stitch.walker(maps[-1], 12)
     assert all(not s.memo and s.size == 0 for s in stitch._SHARED.values())  # past the bound: cleared
+    assert stitch._MEMO_RECORDS == 0
+
+
+def test_barrier_wait_walks_replay_with_the_line_state_they_met(monkeypatch):
+    """gfx12 walks over s_barrier_wait lines depend on what the blob's earlier waves left (excluded and
+    matched lines): a memoised walk is replayed only from the same state, and leaves the state it left."""
+    import numpy as np
+
+    from attdec.decoders.common import CodeMap
+    from attdec.model import Category, empty_insts
+
+    texts = ["s_nop 0", "s_barrier_wait 0xffff", "v_add_f32 v0, v1, v2", "s_barrier_wait 0xffff", "s_endpgm"]
+    code = CodeMap()
+    code.add(
+        [SimpleNamespace(address=4 * i, text=t, mnemonic=t.split()[0], size=4) for i, t in enumerate(texts)], 0x1000
+    )
+    monkeypatch.setattr(stitch, "_SHARED", {})
+    s, i = Category.SALU, Category.IMMED
+    first, second = [s, s, s, s], [s, i, s, s]
+
+    def walk(w, cats):
+        insts = empty_insts(len(cats))
+        insts["category"], insts["time"], insts["duration"] = cats, np.arange(len(cats)) * 10, 4
+        got, _, k = w.stitch(insts, [(0, 0x1000)], [], 0, exclude_barrier_wait=True)
+        return got["pc"].tolist(), got["category"].tolist(), k.walked
+
+    alone = walk(stitch.walker(code, 12, shared=False), second)
+    w = stitch.walker(code, 12, shared=False)
+    walk(w, first)
+    after_first = walk(w, second)
+    assert after_first != alone  # the state matters here
+    for _ in range(2):  # blobs walking against the shared state: each starts from nothing
+        w = stitch.walker(code, 12)
+        assert walk(w, second) == alone
+        w = stitch.walker(code, 12)
+        walk(w, first)
+        assert walk(w, second) == after_first
+
+
+def test_code_maps_share_address_tables_and_stay_bounded(monkeypatch):
+    """Code maps of one disassembly share its address table; overlapping parts: the latest wins; the tables
+    kept stay within their bounds."""
+    from attdec.decoders import common
+
+    monkeypatch.setattr(common, "_BY_ADDRESS", {})
+    monkeypatch.setattr(common, "MAX_BY_ADDRESS_INSTRUCTIONS", 5)
+    a = [SimpleNamespace(address=4 * i, text=f"a{i}") for i in range(3)]
+    b = [SimpleNamespace(address=4 * i, text=f"b{i}") for i in range(3)]
+    one, two = common.CodeMap(), common.CodeMap()
+    one.add(a, 0x1000)
+    two.add(a, 0x2000)
+    two.add(b, 0x2004)  # overlaps a's last two instructions
+    assert one.get(0x1008).text == "a2" and one.get(0x2000) is None and len(one) == 3
+    assert [two.get(0x2000 + 4 * i).text for i in range(4)] == ["a0", "b0", "b1", "b2"] and len(two) == 4
+    assert common._by_address(a) is common._by_address(a)  # made once
+    assert list(common._BY_ADDRESS) == [id(a)]  # b pushed a out (5 instructions at most), then a came back

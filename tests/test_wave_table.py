@@ -11,7 +11,7 @@ from conftest import shared_path
 
 from attdec.analysis.waves import WaveRows, wave_columns, wave_rows
 from attdec.decoders.windowed import wave_table
-from attdec.model import DecoderInfo, Dispatch, Wave, WaveTable, empty_insts
+from attdec.model import DecoderInfo, Dispatch, Wave, WaveSelection, WaveTable, empty_insts
 from attdec.report import waves as rep
 from attdec.sources.pipeline import open_dispatches
 
@@ -43,6 +43,21 @@ def test_table_of_waves_reads_as_them():
     # joined in order, the row offsets carried on
     j = WaveTable.join([t, n])
     assert len(j) == 5 and j.first.tolist() == [0, 4, 4, 4, 8, 8] and j.waves["begin"].tolist() == [10, 20, 30, 10, 30]
+
+
+def test_selection_filters_a_table_as_its_waves():
+    """--se/--simd/--slot/--wave/--cu on folded waves: the columns' mask keeps what the predicate keeps of each
+    wave made from its row; an ordinary predicate still sees those waves."""
+    waves = [_wave(se, simd, slot, 10 * k, k % 4) for k, (se, simd, slot) in enumerate(
+        (se, simd, slot) for se in (0, 1) for simd in (0, 1, 2) for slot in (0, 3))]  # fmt: skip
+    t = WaveTable.of(waves).numbered({})
+    for asked in ({"se": [1]}, {"simd": [0, 2], "slot": [3]}, {"seq": [0]}, {"cu": [1], "se": [0]}, {"cu": [7]}):
+        pick = WaveSelection(**asked)
+        by_wave = [w.begin for w in t if pick(w)]
+        assert [w.begin for w in t.filter(pick)] == by_wave, asked
+        assert pick.mask(t.waves).tolist() == [pick(w) for w in t]
+    assert [w.begin for w in t.filter(lambda w: w.begin > 50)] == [w.begin for w in t if w.begin > 50]
+    assert not WaveSelection() and WaveSelection(se=[0])
 
 
 def test_wave_table_of_kept_waves():

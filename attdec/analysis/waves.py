@@ -134,8 +134,8 @@ def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None)
     waves = dispatch.waves
     if not isinstance(waves, WaveTable):  # Wave objects: filtered as they are, then made columns
         t = WaveTable.of(waves if wave_filter is None else [w for w in waves if wave_filter(w)], keep_lines=True)
-    elif wave_filter is not None and len(waves):  # the filter sees each wave made from its row
-        t = waves.select(np.fromiter((bool(wave_filter(w)) for w in waves), bool, len(waves)))
+    elif wave_filter is not None:
+        t = waves.filter(wave_filter)
     else:
         t = waves
     n, nt = len(t), len(STALL_TYPES)

@@ -83,20 +83,11 @@ def wave_filter(a):
 
 
 def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
-    """A Wave -> bool predicate, or None when no restriction was asked for."""
-    if not (se or simd or slot or wave or cu):
-        return None
+    """A Wave -> bool predicate (a WaveSelection, which also filters folded waves as columns), or None when no
+    restriction was asked for."""
+    from attdec.model import WaveSelection
 
-    def keep(w) -> bool:
-        return (
-            (not se or w.se in se)
-            and (not simd or w.simd in simd)
-            and (not slot or w.slot in slot)
-            and (not wave or w.seq in wave)
-            and (not cu or w.cu in cu)
-        )
-
-    return keep
+    return WaveSelection(se or (), simd or (), slot or (), wave or (), cu or ()) or None
 
 
 def known_arch(value: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -105,11 +106,17 @@ class Implausible:
             )
 
 
+@cache
+def _wave_slots(arch: str) -> int:
+    """Wave slots per SIMD of `arch` (32 where the target does not say): looked up once per name."""
+    cu = target(arch).cu
+    return cu.wave_slots if cu is not None else 32
+
+
 def drop_implausible(res: BlobResult) -> None:
     """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
     the wave id has 5 bits, the SIMD fewer slots)."""
-    cu = target(res.arch).cu
-    slots = cu.wave_slots if cu is not None else 32
+    slots = _wave_slots(res.arch)
     found = Implausible()
     keep = []
     for w in res.waves:
@@ -148,28 +155,65 @@ def entry_problem(code: CodeMap, pc: int, byte: int) -> str | None:
 class CodeMap:
     """Absolute PC -> decoded instruction, over every code object loaded for a dispatch.
 
-    The decoders walk this to learn which instruction each trace token stands for.
+    The decoders walk this to learn which instruction each trace token stands for. A part's address ->
+    instruction table is made once per instruction list (`_by_address`): the dispatches of one kernel load
+    the same (cached) disassembly, each at its base.
     """
 
     def __init__(self) -> None:
-        self._by_pc: dict[int, object] = {}
+        self._tables: list[tuple[dict[int, object], int]] = []  # (address -> instruction, load base), latest first
         self._parts: list[tuple[object, int]] = []  # (instructions, load base) as added
+        self._size: int | None = None
+        self._key: tuple | None = ()
 
     def add(self, instructions, load_base: int) -> None:
         """Add `attdec.isa.Instruction`s whose `address` is an ELF vaddr loaded at `load_base` (not changed
-        afterwards: see `parts_key`)."""
-        for ins in instructions:
-            self._by_pc[load_base + ins.address] = ins
+        afterwards: see `parts_key`). Where parts overlap, the latest added wins."""
+        self._tables.insert(0, (_by_address(instructions), load_base))
         self._parts.append((instructions, load_base))
+        self._size = None
+        self._key = None
 
     def parts_key(self) -> tuple:
         """What the map is made of, by identity: maps built from the same (cached) disassembly at the same
         bases have the same key, so the PC walk can share what it learns between them. The map holds its
         parts, so no other object can take their ids while it lives."""
-        return tuple((id(ins), base) for ins, base in self._parts)
+        if self._key is None:
+            self._key = tuple((id(ins), base) for ins, base in self._parts)
+        return self._key
 
     def get(self, pc: int):
-        return self._by_pc.get(pc)
+        for table, base in self._tables:
+            ins = table.get(pc - base)
+            if ins is not None:
+                return ins
+        return None
 
     def __len__(self) -> int:
-        return len(self._by_pc)
+        """The PCs that have an instruction."""
+        if self._size is None:
+            tables = self._tables
+            one = len(tables) == 1
+            self._size = len(tables[0][0]) if one else len({base + a for table, base in tables for a in table})
+        return self._size
+
+
+# address -> instruction tables of the instruction lists added to code maps lately, by identity (each entry
+# holds its list, so no other object can take its id while it is here). Bounded like the walk's shared
+# state: in entries, and in the instructions they keep alive (a code object too big for sources.raw's
+# cache is disassembled afresh for each dispatch).
+_BY_ADDRESS: dict[int, tuple[object, dict[int, object]]] = {}
+MAX_BY_ADDRESS, MAX_BY_ADDRESS_INSTRUCTIONS = 64, 1 << 20
+
+
+def _by_address(instructions) -> dict[int, object]:
+    hit = _BY_ADDRESS.get(id(instructions))
+    if hit is not None and hit[0] is instructions:
+        return hit[1]
+    table = {ins.address: ins for ins in instructions}
+    if isinstance(instructions, (list, tuple)) and len(instructions) <= MAX_BY_ADDRESS_INSTRUCTIONS:
+        held = sum(len(t) for _, t in _BY_ADDRESS.values()) + len(table)
+        while _BY_ADDRESS and (len(_BY_ADDRESS) >= MAX_BY_ADDRESS or held > MAX_BY_ADDRESS_INSTRUCTIONS):
+            held -= len(_BY_ADDRESS.pop(next(iter(_BY_ADDRESS)))[1])  # the oldest
+        _BY_ADDRESS[id(instructions)] = (instructions, table)
+    return table

@@ -22,13 +22,15 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
+_U64 = np.dtype(np.uint64)
+
 
 class Field:
     """Bits `lo`..`hi` (inclusive) of a token. How the value reads best, for listings: `names` gives
     symbolic values (opcodes, subtypes), `hex` marks addresses, register data and masks, `flag` a yes/no bit
     (as opposed to a one-bit index such as a shader array)."""
 
-    __slots__ = ("flag", "hex", "lo", "mask", "names", "width")
+    __slots__ = ("flag", "hex", "lo", "lo64", "mask", "mask64", "names", "width")
 
     def __init__(
         self,
@@ -44,6 +46,8 @@ class Field:
             raise ValueError(f"field [{lo}..{hi}]: last bit before first")
         self.lo, self.width = lo, hi - lo + 1
         self.mask = (1 << self.width) - 1
+        # as numpy scalars for `column` on uint64 words: converting Python ints costs most of a small column
+        self.lo64, self.mask64 = (np.uint64(x) if lo < 64 and self.mask < 1 << 64 else None for x in (lo, self.mask))
         self.names = names
         self.hex = hex
         self.flag = flag
@@ -55,6 +59,8 @@ class Field:
     def column(self, words: np.ndarray) -> np.ndarray:
         """The field of every token of an unsigned array, in that array's dtype (gfx9 first words stay
         uint16: no 64-bit copy of a whole stream)."""
+        if words.dtype == _U64 and self.lo64 is not None:
+            return (words >> self.lo64) & self.mask64
         return (words >> self.lo) & self.mask
 
     def put(self, value: int) -> int:

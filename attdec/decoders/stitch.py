@@ -317,7 +317,10 @@ def note_waves(
     walks = [(w, k) for w, _, _, k, _ in stitched if k is not None]
     stopped = [(w, k) for w, k in walks if not k.complete]
     res.walks, res.walks_stopped = len(walks) + quiet[1], len(stopped)
-    entries = res.code_object_ids(np.array([e for *_, e in stitched], np.uint64)).tolist()
+    if res.code_objects:
+        entries = res.code_object_ids(np.array([e for *_, e in stitched], np.uint64)).tolist()
+    else:  # no markers: no entry lies in an announced code object
+        entries = [0] * len(stitched)
     cut, marked, order = [], [], []
     for (w, ended, trapping, k, _), co in zip(stitched, entries):
         if not ended and not trapping:
@@ -373,6 +376,7 @@ class _Shared:
 
     def __init__(self, code: CodeMap, family: type[PcWalker], rules: Rules):
         self.code = code  # holds the code objects whose identity keys this state (see `_shared`)
+        self.rules = rules  # and the rules, keyed by identity too (hashing a Rules hashes all its fields)
         kinds = _LINE_KINDS.setdefault((family, rules), {})
         if len(kinds) > 100_000:
             kinds.clear()
@@ -388,6 +392,12 @@ class _Shared:
         self.wave_memo: dict = {}
         self.size = 0
 
+    def grow(self, records: int) -> None:
+        """Count what a memo entry holds, here and in all states' total (checked at each `_shared`)."""
+        global _MEMO_RECORDS
+        self.size += records
+        _MEMO_RECORDS += records
+
 
 # The shared states kept, the most recently made last. Bounds on memory: how many, the instructions their
 # code maps hold (the state keeps its code objects alive, and code objects over 1 MB are not cached by
@@ -396,21 +406,26 @@ _SHARED: dict[tuple, _Shared] = {}
 MAX_SHARED = 64
 MAX_SHARED_INSTRUCTIONS = 1 << 22
 MAX_MEMO_RECORDS = 1 << 23
+_MEMO_RECORDS = 0  # what all memos hold (of evicted states too, while their walkers last: cleared early at worst)
 
 
 def _shared(code: CodeMap, family: type[PcWalker], rules: Rules) -> _Shared:
-    key = (code.parts_key(), family, rules)
+    global _MEMO_RECORDS
+    key = (code.parts_key(), family, id(rules))
     state = _SHARED.get(key)
     if state is None:
         held = sum(len(s.code) for s in _SHARED.values())
         while _SHARED and (len(_SHARED) >= MAX_SHARED or held + len(code) > MAX_SHARED_INSTRUCTIONS):
-            held -= len(_SHARED.pop(next(iter(_SHARED))).code)  # the oldest
+            old = _SHARED.pop(next(iter(_SHARED)))  # the oldest
+            held -= len(old.code)
+            _MEMO_RECORDS -= old.size
         state = _SHARED[key] = _Shared(code, family, rules)
-    if sum(s.size for s in _SHARED.values()) > MAX_MEMO_RECORDS:
+    if _MEMO_RECORDS > MAX_MEMO_RECORDS:
         for s in _SHARED.values():
             s.memo.clear()
             s.wave_memo.clear()
             s.size = 0
+        _MEMO_RECORDS = 0
     return state
 
 
@@ -525,7 +540,7 @@ class Gfx9Walker(PcWalker):
             pcs = [0] * len(cats)
             walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
             hit = self.memo[key] = (np.array(pcs, np.uint64), Walk(len(cats), walked, _last_pc(pcs, walked)), ops)
-            self.state.size += len(cats)
+            self.state.grow(len(cats))
         pcs_a, walk, ops = hit
         if ops:
             insts = _gfx9_timing(insts, ops, begin, end)
@@ -602,15 +617,23 @@ class Gfx11Walker(PcWalker):
     # gfx12: a wave whose first record has no PC from the trace is not walked at all
     needs_first_pc = False
     # memo: (barrier flag, next line pc, skipped immediates, record category) -> outcome
-    # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave
+    # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave; a walk that touched
+    # barrier-wait lines: (..., excluded lines, matched lines before) -> (pcs, Walk, excluded, matched after)
 
     def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
         """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
         key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
         hit = self.wave_memo.get(key)
+        line_key = None
+        if hit is None and exclude_barrier_wait:
+            # a walk that touched barrier-wait lines depends on the blob's line state before it, and changes it
+            line_key = (*key, frozenset(self.excluded), frozenset(self.parsed))
+            hit = self.wave_memo.get(line_key)
         if hit is not None:
-            pcs_a, walk = hit
+            pcs_a, walk, *after = hit
             insts["pc"] = pcs_a
+            if after:
+                self.excluded, self.parsed = set(after[0]), set(after[1])
         else:
             cats = insts["category"].tolist()
             pcs = [0] * len(cats)
@@ -619,7 +642,11 @@ class Gfx11Walker(PcWalker):
             insts["pc"] = np.array(pcs, np.uint64)
             if walk.cacheable and not walk.barriers:
                 self.wave_memo[key] = (insts["pc"].copy(), walk)
-                self.state.size += len(cats)
+                self.state.grow(len(cats))
+            elif line_key is not None:
+                after = (frozenset(self.excluded), frozenset(self.parsed))
+                self.wave_memo[line_key] = (insts["pc"].copy(), walk, *after)
+                self.state.grow(len(cats) + len(after[1]))
         if walk.widened:
             w = np.array(walk.widened, np.int64)
             insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
@@ -656,7 +683,7 @@ class Gfx11Walker(PcWalker):
                 hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
                 if hit[4]:
                     memo[key] = hit
-                    self.state.size += 20
+                    self.state.grow(20)
                 else:
                     cacheable = False
             pc, nxt_addr, skipped, widen, _ = hit
@@ -824,8 +851,11 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
         return insts, timeline
     t = insts["time"].tolist()
     d = insts["duration"].tolist()
-    out_idx: list[int] = []  # source index, or -1 - k for the k-th synthetic record
-    synth: list[tuple[int, int, int]] = []  # (time, duration, pc) of the synthetic records
+    rows: list[int] = []  # source record of each output record (a synthetic one: the record before it)
+    t_out: list[int] = []
+    d_out: list[int] = []
+    added: list[int] = []  # output positions of the synthetic records
+    added_pc: list[int] = []
     wst = []
     tl = [list(x) for x in timeline]
     prev = 0
@@ -834,7 +864,6 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
     for index, pc in barriers:
         if index <= prev:
             continue
-        out_idx.extend(range(prev, index))
         it = t[index - 1] + d[index - 1]
         if t[index] == it and d[index] > 1:
             t[index] += 1
@@ -849,21 +878,22 @@ def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
             typ = wst[-1][0]
             wst.append([int(WaveState.WAIT), idur])
             wst.append([typ, cur_time - it - idur])
-        out_idx.append(-1 - len(synth))
-        synth.append((it, idur, pc))
+        rows.extend(range(prev, index))
+        t_out += t[prev:index]
+        d_out += d[prev:index]
+        added.append(len(rows))
+        added_pc.append(pc)
+        rows.append(index - 1)
+        t_out.append(it)
+        d_out.append(idur)
         prev = index
-    out_idx.extend(range(prev, len(t)))
+    rows.extend(range(prev, len(t)))
+    t_out += t[prev:]
+    d_out += d[prev:]
     wst.extend(list(x) for x in tl[tli:])
-    new = np.zeros(len(out_idx), insts.dtype)
-    new["line"] = -1
-    src = np.array(list(out_idx), np.int64)
-    real = src >= 0
-    base = insts.copy()
-    base["time"] = t
-    base["duration"] = d
-    new[real] = base[src[real]]
-    for j in (~real).nonzero()[0]:
-        it, idur, pc = synth[-1 - src[j]]
-        new["time"][j], new["duration"][j], new["stall"][j] = it, idur, 0
-        new["category"][j], new["pc"][j] = Category.IMMED, pc
+    new = insts[rows]
+    new["time"], new["duration"] = t_out, d_out
+    if added:
+        new["stall"][added], new["pc"][added], new["line"][added] = 0, added_pc, -1
+        new["category"][added] = Category.IMMED
     return new, [tuple(x) for x in wst]

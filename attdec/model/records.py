@@ -356,6 +356,15 @@ class WaveTable(Sequence):
         out.line_map = self.line_map
         return out
 
+    def filter(self, keep: Callable[[Wave], bool]) -> WaveTable:
+        """The waves `keep` accepts: a `WaveSelection` tests the columns; any other predicate sees each wave
+        made from its row."""
+        import numpy as np
+
+        if isinstance(keep, WaveSelection):
+            return self.select(keep.mask(self.waves))
+        return self.select(np.fromiter((bool(keep(w)) for w in self), bool, len(self)))
+
     def numbered(self, seq: dict[tuple[int, int, int], int]) -> WaveTable:
         """Its waves without the fileless ones, each numbered (`seq`) on from `seq`: (se, simd, slot) -> the
         next number there, updated (as sources.raw.merge_results numbers a blob's waves)."""
@@ -419,6 +428,36 @@ class WaveTable(Sequence):
 
     def __repr__(self) -> str:
         return f"WaveTable({len(self)} waves, {len(self.pc)} stall rows)"
+
+
+class WaveSelection:
+    """The waves whose se, simd, slot, seq (the wv<N> of the file name) and cu are among the values asked for
+    (a field not asked for: any): a Wave -> bool predicate that also tests a WaveTable's columns (`mask`),
+    so that a million folded waves are filtered without a Wave made per row."""
+
+    FIELDS = ("se", "simd", "slot", "seq", "cu")
+
+    def __init__(self, se=(), simd=(), slot=(), seq=(), cu=()):
+        asked = zip(self.FIELDS, (se, simd, slot, seq, cu))
+        self.wanted = {name: frozenset(values) for name, values in asked if values}
+
+    def __bool__(self) -> bool:
+        return bool(self.wanted)
+
+    def __call__(self, w: Wave) -> bool:
+        return all(getattr(w, name) in values for name, values in self.wanted.items())
+
+    def mask(self, waves: np.ndarray) -> np.ndarray:
+        """Per row of `waves` (WAVE_SUMMARY_DTYPE, or any array with the FIELDS): whether it is selected."""
+        import numpy as np
+
+        keep = np.ones(len(waves), bool)
+        for name, values in self.wanted.items():
+            keep &= np.isin(waves[name], list(values))
+        return keep
+
+    def __repr__(self) -> str:
+        return f"WaveSelection({', '.join(f'{k}={sorted(v)}' for k, v in self.wanted.items())})"
 
 
 class CodeLine(Record):

@@ -38,7 +38,7 @@ _TYPES = tuple(
     for n in ("ISSUE", "INST", "INST_PC", "MISC", "REG", "WAVE_START", "WAVE_END", "REG_CS", "REG_CS_PRIV",
               "WAVE_ALLOC", "SHADERDATA", "PERF")
 )  # fmt: skip
-_PACKETS = tuple(GFX9[n] for n in ("SHADERDATA", "INST_PC", "WAVE_START", "REG", "REG_CS"))
+_PACKETS = tuple(GFX9[n] for n in ("SHADERDATA", "INST_PC", "WAVE_START"))
 _PERF_BITS = tuple(
     x
     for k in ("sh", "cu", "bank", "counter0", "counter1", "counter2", "counter3")
@@ -48,6 +48,8 @@ _BITS = tuple(
     x
     for p, k in [("ISSUE", "simd"), ("ISSUE", "status"), ("INST", "slot"), ("INST", "simd"), ("INST", "kind")]
     + [("WAVE_START", k) for k in ("sh", "cu", "slot", "simd", "me", "pipe", "count")]
+    + [("REG_CS", k) for k in ("addr", "data", "me", "pipe")]
+    + [("REG", k) for k in ("enable", "addr", "data")]
     for x in (GFX9[p][k].lo, GFX9[p][k].mask)
 )
 
@@ -65,16 +67,15 @@ def run(
     """The state machine over the tokens that matter (numpy arrays in); fills `res`. `carried`: a `Carried`
     (one segment of a blob decoded in segments)."""
     ISSUE, INST, INST_PC, MISC, REG, WAVE_START, WAVE_END, REG_CS, REG_CS_PRIV, WAVE_ALLOC, SHADERDATA, PERF = _TYPES
-    sd_p, pc_p, ws_p, reg_p, cs_p = _PACKETS
+    sd_p, pc_p, ws_p = _PACKETS
     (p_sh_lo, p_sh_mk, p_cu_lo, p_cu_mk, p_bank_lo, p_bank_mk, c0_lo, c0_mk, c1_lo, c1_mk, c2_lo, c2_mk, c3_lo,
      c3_mk) = _PERF_BITS  # fmt: skip
     (is_lo, is_mk, st_lo, st_mk, i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk, w_sh_lo, w_sh_mk,
      w_cu_lo, w_cu_mk, w_slot_lo, w_slot_mk, w_simd_lo, w_simd_mk, w_me_lo, w_me_mk, w_pipe_lo, w_pipe_mk,
-     w_count_lo, w_count_mk) = _BITS  # fmt: skip
+     w_count_lo, w_count_mk, cs_addr_lo, cs_addr_mk, cs_data_lo, cs_data_mk, cs_me_lo, cs_me_mk, cs_pipe_lo, cs_pipe_mk,
+     r_enable_lo, r_enable_mk, r_addr_lo, r_addr_mk, r_data_lo, r_data_mk) = _BITS  # fmt: skip
     slot_f = ws_p["slot"]  # the same bits in every wave-addressed token (WAVE_ALLOC, SHADERDATA too)
     misc_kind = GFX9["MISC"]["kind"]
-    reg_enable, reg_addr, reg_data = (reg_p[k].get for k in ("enable", "addr", "data"))
-    cs_addr, cs_data, cs_me, cs_pipe = (cs_p[k].get for k in ("addr", "data", "me", "pipe"))
     status_bits = 2
 
     slots: list[list[list[TracedWave]]] = [[[] for _ in range(SLOTS)] for _ in range(4)]  # per (simd, slot)
@@ -176,8 +177,11 @@ def run(
             if ws:
                 ws[-1].new_pc(pc_p["pc_dw"].get(v) << 2)
         elif ty in (REG_CS, REG_CS_PRIV):  # REG_CS_PRIV has REG_CS's layout
-            addr, data = cs_addr(v), cs_data(v)
-            key = ((cs_me(v) + 1) & 1, cs_pipe(v))  # the official ME is (field + 1) & 1
+            addr, data = (v >> cs_addr_lo) & cs_addr_mk, (v >> cs_data_lo) & cs_data_mk
+            key = (
+                (((v >> cs_me_lo) & cs_me_mk) + 1) & 1,
+                (v >> cs_pipe_lo) & cs_pipe_mk,
+            )  # official ME: (field + 1) & 1
             if addr == COMPUTE_PGM_LO:
                 pgm[key] = (pgm.get(key, 0) & ~0xFFFFFFFF) | data
             elif addr == COMPUTE_PGM_HI:
@@ -193,9 +197,9 @@ def run(
                         if ws and ws[-1].end == 0:
                             ws[-1].trap = TrapStatus.REQUEST
         elif ty == REG:
-            if not reg_enable(v):
+            if not (v >> r_enable_lo) & r_enable_mk:
                 continue  # write not enabled
-            addr, data = reg_addr(v), reg_data(v)
+            addr, data = (v >> r_addr_lo) & r_addr_mk, (v >> r_data_lo) & r_data_mk
             if addr == USERDATA_3:
                 sample = proto.userdata3(t, data)
                 if sample:

@@ -1,7 +1,10 @@
 """gfx9 token splitting and time (sqtt-format.md §3.1, §3.2): the token starts of a buffer, their values,
-and the time of the tokens the decoder looks at, all numpy (chunked)."""
+and the time of the tokens the decoder looks at: numpy (chunked), with a short Python walk over the few
+multi-word tokens and special (time) tokens of a small blob, where numpy's per-call costs would dominate."""
 
 from __future__ import annotations
+
+from functools import cache
 
 import numpy as np
 
@@ -44,13 +47,33 @@ assert MISC == 0 and set(DELTA_MASK[1:].tolist()) == {1}
 _MISC_DELTA = int(DELTA_MASK[MISC])
 assert _MISC_DELTA < 256 and MISC_KIND.lo + MISC_KIND.width == 16
 # numpy scalars made once: the split and the time pass run for every blob, most of them a few hundred words
-_U16_TYPE_MASK, _U16_MISC_LO, _U16_DELTA_LO, _U16_ONE = (np.uint16(x) for x in (TYPE_MASK, MISC_KIND.lo, DELTA_LO, 1))
+_U16_TYPE_MASK, _U16_DELTA_LO, _U16_ONE = (np.uint16(x) for x in (TYPE_MASK, DELTA_LO, 1))
 _U16_LEN_BIT0, _U16_LEN_BIT1, _U16_LONGER = (np.uint16(x) for x in (_LEN_BIT0, _LEN_BIT1, _LEN_BIT0 | _LEN_BIT1))
-_U8_MISC_DELTA_LESS1, _U8_ONE = np.uint8(_MISC_DELTA - 1), np.uint8(1)
+_U8_ONE = np.uint8(1)
 _I64_DELTA_CYCLES = np.int64(DELTA_CYCLES)
-_TOKEN_WORDS_U8 = TOKEN_WORDS.astype(np.uint8)
-_WORD_SHIFTS = tuple((k, np.uint64(16 * k)) for k in (1, 2, 3))
+_TOKEN_WORDS_L = TOKEN_WORDS.tolist()
+_VALUE_MASK = np.array([(1 << 16 * int(n)) - 1 for n in TOKEN_WORDS], np.uint64)  # a token's bits, by type
 _TIME_RESET = int(MiscKind.TIME_RESET)  # numpy compares with a plain int several times faster than an IntEnum
+
+# A word's class for the time pass, from its type nibble and MISC subtype bits (`_U16_CLASS_KEY`), as a
+# start of a token: the mask of its delta bits above DELTA_LO (low byte), whether it is selected, special
+# (TIMESTAMP, TIME_RESET) or a TIME_RESET. One table gather instead of a dozen passes over the words.
+_U16_CLASS_KEY = np.uint16(TYPE_MASK | MISC_KIND.mask << MISC_KIND.lo)
+_U16_DELTA_BITS = np.uint16(0xFF)
+_PICKED, _SPECIAL, _RESET = (np.uint16(1 << b) for b in (8, 9, 10))
+
+
+@cache
+def _word_classes(type_bits: int, misc_bits: int) -> np.ndarray:
+    """The class (uint16) of every key `word & _U16_CLASS_KEY` for a selection (`MODEL_SELECTION`...)."""
+    key = np.arange(int(_U16_CLASS_KEY) + 1)
+    ty, kind = key & TYPE_MASK, key >> MISC_KIND.lo
+    misc = ty == MISC
+    reset = misc & (kind == _TIME_RESET)
+    picked = (type_bits >> ty) & 1 | misc & ((misc_bits >> kind) & 1 != 0)
+    cls = DELTA_MASK[ty] | picked.astype(np.uint64) << 8 | (reset | (ty == TIMESTAMP)).astype(np.uint64) << 9
+    cls |= reset.astype(np.uint64) << 10
+    return cls.astype(np.uint16)
 
 
 def token_lengths(words: np.ndarray) -> np.ndarray:
@@ -71,7 +94,9 @@ def official_timestamps(values: np.ndarray) -> np.ndarray:
 
 SPLIT_BLOCK = 32  # words per block of the vectorized split (a lockstep step per token of a block)
 PY_WALK = 2048  # candidates walked hop by hop in Python (fewer numpy calls for small blobs)
+PY_SPECIALS = 256  # special tokens (TIME_RESET, TIMESTAMP) corrected one at a time in Python
 SPLIT_CHUNK = 1 << 23  # words per numpy pass: bounds the scratch arrays (and 255 * it fits an int32)
+GATHER_BLOCK = 1 << 16  # words per table gather: its index copy stays in the cache
 
 
 def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
@@ -82,24 +107,28 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     of a stream: MISC time deltas, INST) move it on by one word, so the chain is walked over the candidates
     alone, the words whose type has more words: from each to the first candidate at or after its token's
     end. Every word not inside a multi-word token of the chain starts a token. The walk is vectorized by
-    blocks of SPLIT_BLOCK candidates (see _split_chunk); the result equals the hop-by-hop walk (tested).
+    blocks of SPLIT_BLOCK candidates (see _split_chunk), in Python up to PY_WALK of them; the result equals
+    the hop-by-hop walk (tested).
     """
     n = len(words)
     cand = (((_U16_LONGER >> (words & _U16_TYPE_MASK)) & _U16_ONE) != 0).nonzero()[0]
-    lens = token_lengths(words[cand])
-    reach = cand + lens
-    hop = np.ones(len(cand), np.uint8)  # to the next candidate on the chain: skip those inside the token
-    for k in (1, 2, 3):
-        hop[:-k] += cand[k:] < reach[:-k]
-    del reach
-    on_chain = np.zeros(len(cand), bool)
     if len(cand) <= PY_WALK:  # a small blob: hop by hop is quicker than the blocks' numpy set-up
-        hops, chain, i = hop.tolist(), [], 0
-        while i < len(hops):
-            chain.append(i)
-            i += hops[i]
-        on_chain[chain] = True
+        inner: list[int] = []  # words inside the chain's tokens
+        end = 0  # where the latest one ends
+        for p, ty in zip(cand.tolist(), (words[cand] & _U16_TYPE_MASK).tolist()):
+            if p >= end:
+                end = p + _TOKEN_WORDS_L[ty]
+                inner.extend(range(p + 1, min(end, n)))
+        mask = np.ones(n, bool)
+        mask[inner] = False
     else:
+        lens = token_lengths(words[cand])
+        reach = cand + lens
+        hop = np.ones(len(cand), np.uint8)  # to the next candidate on the chain: skip those inside the token
+        for k in (1, 2, 3):
+            hop[:-k] += cand[k:] < reach[:-k]
+        del reach
+        on_chain = np.zeros(len(cand), bool)
         entry = 0
         for lo in range(0, len(cand), SPLIT_CHUNK):
             hi = min(len(cand), lo + SPLIT_CHUNK)
@@ -107,12 +136,13 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
                 entry -= hi - lo
                 continue
             entry = _split_chunk(hop[lo:hi], entry, on_chain[lo:hi])
-    mask = np.ones(n, bool)
-    taken, inner = cand[on_chain], lens[on_chain]
-    for k in (1, 2, 3):
-        at = taken[inner > k] + k
-        mask[at[at < n]] = False
-    del cand, hop, on_chain, taken, inner
+        mask = np.ones(n, bool)
+        taken, inner_n = cand[on_chain], lens[on_chain]
+        for k in (1, 2, 3):
+            at = taken[inner_n > k] + k
+            mask[at[at < n]] = False
+        del hop, on_chain, taken, inner_n
+    del cand
     truncated = None
     if n:
         last = n - 4 + int(mask[-4:].nonzero()[0][-1]) if n >= 4 else int(mask.nonzero()[0][-1])
@@ -211,12 +241,20 @@ def _split_chunk_loop(lens, entry, seen, exits, out) -> int:
 
 
 def token_values(words: np.ndarray, starts: np.ndarray, types: np.ndarray) -> np.ndarray:
-    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens)."""
-    val = words[starts].astype(np.uint64)
-    nw = _TOKEN_WORDS_U8[types]
-    for k, shift in _WORD_SHIFTS:
-        longer = (nw > k).nonzero()[0]
-        val[longer] |= words[starts[longer] + k].astype(np.uint64) << shift
+    """Full little-endian values (up to 64 bits, uint64) of the tokens at `starts` (complete tokens, in
+    stream order): the 4 words from each start read as one uint64 (an overlapping view of `words`), cut
+    to the token's length; the last 3 words' tokens, whose 4 words pass the end, one at a time."""
+    n = len(words)
+    lo = max(n - 3, 0)
+    whole = int(np.searchsorted(starts, lo))  # tokens with 4 words from their start in `words`
+    val = np.empty(len(starts), np.uint64)
+    if whole:
+        words = np.ascontiguousarray(words)
+        val[:whole] = np.ndarray((lo,), "<u8", words, 0, (2,)).take(starts[:whole])
+    tail = words[lo:].tolist()
+    for i, p in enumerate(starts[whole:].tolist(), whole):
+        val[i] = sum(w << 16 * k for k, w in enumerate(tail[p - lo :]))
+    val &= _VALUE_MASK.take(types)
     return val
 
 
@@ -249,34 +287,27 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     if not n:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     sels, t_sels, sps, resets, t_sps, d_sps = [], [], [], [], [], []
-    type_bits, misc_bits = np.uint16(selection[0]), np.uint16(selection[1])
+    classes = _word_classes(*selection)
     carry = st.carry
     for lo in range(0, n, SPLIT_CHUNK):  # SPLIT_CHUNK * 255 fits the int32 running sum
         w, m = words[lo : lo + SPLIT_CHUNK], mask[lo : lo + SPLIT_CHUNK]
-        ty = w & _U16_TYPE_MASK
-        misc = ty == MISC
-        misc &= m
-        kind = w >> _U16_MISC_LO
-        reset = kind == _TIME_RESET
-        reset &= misc
-        picked = ((type_bits >> ty) & _U16_ONE) != 0
-        picked |= misc & (((misc_bits >> kind) & _U16_ONE) != 0)
-        picked &= m
-        special = ty == TIMESTAMP
-        special &= m
-        special |= reset
-        sel = picked.nonzero()[0]
-        sp = special.nonzero()[0]
+        key = w & _U16_CLASS_KEY
+        cls = np.empty(len(w), np.uint16)
+        for a in range(0, len(w), GATHER_BLOCK):  # (take makes an intp copy of its indices first)
+            classes.take(key[a : a + GATHER_BLOCK], out=cls[a : a + GATHER_BLOCK])
+        cls *= m  # words inside a token are nothing
+        sel = (cls & _PICKED).nonzero()[0]
+        sp = (cls & _SPECIAL).nonzero()[0]
         delta = w >> _U16_DELTA_LO
-        delta &= misc.view(np.uint8) * _U8_MISC_DELTA_LESS1 + _U8_ONE
-        delta *= m  # words inside a token: no delta
+        delta &= cls
+        delta &= _U16_DELTA_BITS
         cs = delta.cumsum(dtype=np.int32)
         sels.append(sel + lo if lo else sel)
         t_sels.append(cs[sel] * _I64_DELTA_CYCLES + carry)
         sps.append(sp + lo if lo else sp)
-        resets.append(reset[sp])
+        resets.append((cls.take(sp) & _RESET) != 0)
         t_sps.append(cs[sp] * _I64_DELTA_CYCLES + carry)
-        d_sps.append(delta[sp].astype(np.int64) * DELTA_CYCLES)
+        d_sps.append(delta.take(sp).astype(np.int64) * DELTA_CYCLES)
         carry += int(cs[-1]) * DELTA_CYCLES
     st.carry = carry
     if len(sels) == 1:  # one chunk (every blob under 16 MB): no copies
@@ -291,6 +322,19 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
             t_sel += before
         return sel, t_sel
 
+    if len(sp) <= PY_SPECIALS:
+        corr = _corrections_by_token(is_r, t_sp, d_sp, sp, ts_of, ended_partial, st)
+    else:
+        corr = _corrections(is_r, t_sp, d_sp, sp, ts_of, ended_partial, st)
+    t_sel += corr[np.searchsorted(sp, sel)]
+    return sel, t_sel
+
+
+def _corrections(is_r, t_sp, d_sp, sp, ts_of, ended_partial, st: TimeState) -> np.ndarray:
+    """`token_times`'s corrections: before the first special token (resets and TIMESTAMPs at word positions
+    `sp`; `is_r`: which are resets; `t_sp`, `d_sp`: their running times and deltas) and after each, the
+    offset in force less the consumed deltas so far; leaves `st` where the specials end."""
+    before = st.off - st.consumed
     # A TIME_RESET that is not itself consumed consumes the next special token. In a run of consecutive
     # resets, the first consumes the second, the third the fourth... (usually every reset is followed by
     # its TIMESTAMP: each reset consumes)
@@ -324,8 +368,50 @@ def token_times(words: np.ndarray, mask: np.ndarray, ts_of, ended_partial: bool,
     corr[0] = before
     np.subtract(offs[resync.cumsum()], gone_so_far, out=corr[1:])
     st.consumed, st.off = int(gone_so_far[-1]), int(offs[-1])
-    t_sel += corr[np.searchsorted(sp, sel)]
-    return sel, t_sel
+    return corr
+
+
+def _corrections_by_token(is_r, t_sp, d_sp, sp, ts_of, ended_partial, st: TimeState) -> np.ndarray:
+    """`_corrections` one special token at a time: a small blob has a few dozen, for which numpy's steps
+    cost more (tests check both agree)."""
+    resets, t_l, d_l = is_r.tolist(), t_sp.tolist(), d_sp.tolist()
+    n = len(resets)
+    consumed = [False] * n
+    anchored: list[int] = []  # resets that re-anchor on the TIMESTAMP after them
+    k = 0
+    while k < n:  # a reset consumes the next special, and re-anchors on it if that is a TIMESTAMP
+        if not resets[k]:
+            k += 1
+            continue
+        if k + 1 < n:
+            consumed[k + 1] = True
+            if not resets[k + 1]:
+                anchored.append(k)
+        elif ended_partial:
+            anchored.append(k)  # its scan ran into the cut token: timestamp 0
+        k += 2
+    stamp = dict.fromkeys(anchored, 0)
+    if anchored:
+        at = [r + 1 for r in anchored if r + 1 < n]
+        stamp.update(zip(anchored, ts_of(sp[at]).tolist()))
+    off, base, gone = st.off, st.base, st.consumed
+    corr = [off - gone]
+    for k in range(n):
+        if consumed[k]:
+            gone += d_l[k]
+        elif k in stamp:  # as `_resync_offsets`
+            ts, g0 = stamp[k], t_l[k] - gone
+            if base == 0:
+                g = g0 + off
+                base = ts - g + 4
+                if ts > base:
+                    g = (ts - base) & ~3
+                off = g - g0
+            elif ts > base:
+                off = ((ts - base) & ~3) - g0
+        corr.append(off - gone)
+    st.consumed, st.off, st.base = gone, off, base
+    return np.array(corr, np.int64)
 
 
 def _resync_offsets(ts: np.ndarray, t_reset: np.ndarray, off: int = 0, base: int = 0) -> tuple[np.ndarray, int]:

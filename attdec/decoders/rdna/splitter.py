@@ -12,8 +12,11 @@ from functools import cache
 
 import numpy as np
 
+from attdec.decoders.packets import Field
 from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 
+WORDS_AT_ONCE = 65536  # Tokens.words: up to this many tokens, every word is made on the first read
+NIBBLE_PAD = 16  # nibble_bytes past the blob: a field read 8 nibbles into a 64-bit token at its end
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
 # Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
 # and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
@@ -23,7 +26,6 @@ CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 # below this many nibbles a Python loop over the tokens (runs of NOPs skipped) beats the lock-steps' fixed costs
 SCALAR_WALK_NIBBLES = 32_000
-NOP_MARK = 0x10
 _NOT_ZERO = re.compile(b"[^\x00]")
 
 # Tokens the wave model looks at (the decoders keep only these).
@@ -67,9 +69,7 @@ class Lookup:
         self.walk_len = self.nibbles.copy()
         if fmt.ext_bytes:
             self.walk_len[self.type == T["WAVE_START_EXT"]] = 0
-        # the chain walk's mark at a token start: its low 8 bits, NOP_MARK for a NOP (the only token whose
-        # low nibble is 0, so `mark & 15` finds the others)
-        self.walk_mark = np.where(self.type == T["NOP"], NOP_MARK, np.arange(256)).astype(np.uint8)
+        # the chain walk marks a token start with its low 8 bits, and `mark & 15` finds the tokens but NOPs
         if (self.type[::16] != T["NOP"]).any():
             raise ValueError(f"{fmt.name}: a token other than NOP has low nibble 0 (the walk's marks need it)")
 
@@ -80,20 +80,75 @@ def lookup(fmt: RdnaFormat) -> Lookup:
 
 
 class Tokens:
-    """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order."""
+    """The tokens of one blob the caller asked for, as parallel numpy arrays in stream order.
 
-    __slots__ = ("cut_at", "lost", "lost_at", "nibbles_used", "pos", "problems", "realtime", "time", "type", "word")
+    The 64-bit word the decoders read from each token (from its start, or from its `window`) is made on
+    first use of `word`: the vectorised decode reads the fields of its many instruction tokens from the
+    8 bits at their nibbles instead (`field`), and the words of the few others (`words`)."""
+
+    __slots__ = (
+        "_word", "at_nibble", "buf", "cut_at", "lost", "lost_at", "nibbles_used", "pos", "problems", "realtime",
+        "time", "type", "windowed",
+    )  # fmt: skip
 
     pos: np.ndarray  # nibble offset of each token
     type: np.ndarray  # index into TOKEN_NAMES
     time: np.ndarray  # time after the token's own delta
-    word: np.ndarray  # the 64-bit word the decoders read (from the token start, or from its `window`)
     lost: np.ndarray  # the hardware lost packets just before this token (gfx11/12 TIMESTAMP pl flag)
     lost_at: np.ndarray  # byte offset of every TIMESTAMP that says packets were lost
     realtime: np.ndarray  # (shader clock, reference clock) samples, shape (n, 2)
     problems: list[str]
     nibbles_used: int
     cut_at: int | None  # byte offset of the token the blob's end cuts, when its size is not whole lines
+    # where the words come from: the padded blob, the 8 bits from every nibble on (`nibble_bytes`), and
+    # the token types whose word starts further in ((type, nibbles) pairs, `Lookup.windowed`)
+    buf: np.ndarray | None
+    at_nibble: np.ndarray | None
+    windowed: list[tuple[int, int]]
+
+    def __init__(self) -> None:
+        self._word: np.ndarray | None = None
+        self.buf = self.at_nibble = None
+        self.windowed = []
+
+    @property
+    def word(self) -> np.ndarray:
+        """Every token's 64-bit word (made on first use)."""
+        if self._word is None:
+            self._word = self.words()
+        return self._word
+
+    @word.setter
+    def word(self, value: np.ndarray) -> None:
+        self._word = value
+
+    def words(self, sel: np.ndarray | None = None) -> np.ndarray:
+        """The 64-bit words of the tokens at indices `sel` (all: None); of a blob of at most WORDS_AT_ONCE
+        tokens, all are made at once (cheaper than a read per selection)."""
+        if self._word is None and sel is not None and len(self.pos) <= WORDS_AT_ONCE:
+            self._word = self.words()
+        if self._word is not None:
+            return self._word if sel is None else self._word.take(sel)
+        assert self.buf is not None
+        pos, typ = (self.pos, self.type) if sel is None else (self.pos.take(sel), self.type.take(sel))
+        w = windows(self.buf, pos)
+        for t, nibbles in self.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
+            at = (typ == t).nonzero()[0]
+            if len(at):
+                w[at] = windows(self.buf, pos.take(at) + nibbles)
+        return w
+
+    def field(self, f: Field, sel: np.ndarray | None = None) -> np.ndarray:
+        """Field `f` (from the token start: not of a type with a `window`) of the tokens at indices `sel`
+        (all: None): one byte read (uint8) where it lies within the 8 bits from one nibble, else from their
+        words (uint64)."""
+        nib, shift = divmod(f.lo, 4)
+        if self.at_nibble is None or shift + f.width > 8:
+            return f.column(self.words(sel))
+        b = self.at_nibble.take((self.pos if sel is None else self.pos.take(sel)) + nib)
+        if shift:
+            b >>= np.uint8(shift)
+        return b & np.uint8(f.mask)
 
 
 def truncation_problem(n_bytes: int, cut_at: int | None, whole_window: bool) -> str:
@@ -110,6 +165,18 @@ def truncation_problem(n_bytes: int, cut_at: int | None, whole_window: bool) -> 
 
 def lost_sync_problem(count: int, first_at: int) -> str:
     return f"lost sync: {count} unknown token ids, first at byte {first_at}"
+
+
+def nibble_bytes(buf: np.ndarray, nn: int) -> np.ndarray:
+    """The 8 bits from every nibble of the `padded` blob on (uint8; NIBBLE_PAD more past its `nn` nibbles,
+    so that a field is read past a token at the end), so that a step of the chain walk, or a field that
+    fits in 8 bits, is one read: per byte k, one 16-bit little-endian word of byte k (the even nibble's)
+    and bits 4..11 of bytes k, k+1 (the odd nibble's)."""
+    nb = (nn + NIBBLE_PAD) // 2
+    at = np.ndarray((nb,), "<u2", buf, 0, (1,)) >> np.uint16(4)
+    at <<= np.uint16(8)
+    at |= buf[:nb]
+    return at.astype("<u2", copy=False).view(np.uint8)
 
 
 def _nibble(buf: np.ndarray, q: int) -> int:
@@ -134,9 +201,10 @@ def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, 
         return v, min(q, nn)
 
 
-def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.ndarray) -> np.ndarray:
-    """Per nibble (uint8): the low 8 bits at every token start but NOPs (never 0: only a NOP's low nibble
-    is 0), NOP_MARK at NOPs (but those the one-token-at-a-time walk skips in runs), else 0.
+def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
+    """Per nibble (uint8): the low 8 bits at every token start the walk visits, else 0. Only a NOP's low
+    nibble is 0, so `mark & 15` finds the other tokens (and a NOP followed by a NOP reads as not visited:
+    at worst a chunk is re-walked for it).
 
     Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
     in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
@@ -145,22 +213,15 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
     with the true one within a few tokens (the format is self-synchronising), and from a shared position
     on two chains are identical. So if the true chain enters chunk k at a marked position, chunk k's marks
     from there on are right and only the marks before it are cleared; the rare chunk whose own chain
-    synchronises later than that is re-walked one token at a time from the true entry. `walk_len` gives
-    the token length in nibbles by low 8 bits, 0 for a variable-length token (stepped by `_step`);
-    `walk_mark` the mark.
+    synchronises later than that is re-walked one token at a time from the true entry. `low8` is the
+    blob's `nibble_bytes`; `walk_len` gives the token length in nibbles by low 8 bits, 0 for a
+    variable-length token (stepped by `_step`).
     """
     mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
         return mark[:nn]
-    # the low 8 bits at every nibble, so that a step of the walk reads one array: per byte k, one 16-bit
-    # little-endian word of byte k (the even nibble's) and bits 4..11 of bytes k, k+1 (the odd nibble's)
-    nb = nn // 2
-    low8 = np.ndarray((nb,), "<u2", buf, 0, (1,)) >> np.uint16(4)
-    low8 <<= np.uint16(8)
-    low8 |= buf[:nb]
-    low8 = low8.astype("<u2", copy=False).view(np.uint8)
     if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
-        low, walk = low8.tobytes(), walk_len.tolist()
+        low, walk = low8[:nn].tobytes(), walk_len.tolist()
         at, p = [], 0
         while p < nn:
             v = low[p]
@@ -172,7 +233,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
             step = walk[v]
             p = p + step if step else _step(buf, nn, walk_len, p)[1]
         starts = np.array(at, np.int64)
-        mark[starts] = walk_mark.take(low8.take(starts))
+        mark[starts] = low8.take(starts)
         return mark[:nn]
     chunk = int(min(CHAIN_CHUNK_MAX, max(CHAIN_CHUNK_MIN, (nn * CHAIN_CHUNK_SCALE) ** 0.5)))
     nch = -(-nn // chunk)
@@ -194,7 +255,7 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
                     return out
             v = low8.take(c)
             if marking:
-                mark[c] = walk_mark.take(v)
+                mark[c] = v
             step = walk_len.take(v)
             if variable and np.count_nonzero(step) < len(step):
                 for j in (step == 0).nonzero()[0].tolist():
@@ -224,13 +285,17 @@ def chain_marks(buf: np.ndarray, nn: int, walk_len: np.ndarray, walk_mark: np.nd
         x, end = int(entry[k]), int(ends[k])
         walked = []
         while x < end and not mark[x]:
+            if not low8[x]:  # a run of zero bytes: NOPs, all unmarked (to its last zero nibble)
+                nz = low8[x:end].nonzero()[0]
+                x = x + int(nz[0]) if len(nz) else end
+                continue
             v, nx = _step(buf, nn, walk_len, x)
             walked.append((x, v))
             x = nx
         meet = min(x, end)
         mark[int(starts[k]) : meet] = 0
         for q, v in walked:
-            mark[q] = walk_mark[v]
+            mark[q] = v
         entry[k] = starts[k]  # nothing more to clear
         new_exit = x if x >= end else int(exits[k])
         ok[k] = True
@@ -274,11 +339,19 @@ def padded(data: bytes) -> np.ndarray:
     return buf
 
 
+WANTED, FAR, UNKNOWN = 1, 2, 4  # `_classes` bits
+
+
 @cache
-def _wanted(names: tuple[str, ...]) -> np.ndarray:
-    want = np.zeros(len(TOKEN_NAMES), bool)
-    want[[T[k] for k in names]] = True
-    return want
+def _classes(fmt: RdnaFormat, keep: tuple[str, ...] | None) -> np.ndarray:
+    """By low 8 bits, what `split` asks of a token: WANTED (of a type in `keep`; None: all), FAR (its delta
+    is read from its word), UNKNOWN (an unassigned id), in one lookup for all three."""
+    lk = lookup(fmt)
+    want = np.ones(len(TOKEN_NAMES), bool)
+    if keep is not None:
+        want[:] = False
+        want[[T[k] for k in keep]] = True
+    return (want.take(lk.type) * WANTED + lk.far * FAR + (lk.type == T["UNKNOWN"]) * UNKNOWN).astype(np.uint8)
 
 
 def split(
@@ -296,12 +369,16 @@ def split(
     nn = 2 * n
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
-    mark = chain_marks(buf, nn, lk.walk_len, lk.walk_mark)
-    pos = ((mark & 15) != 0).nonzero()[0]  # token starts without the NOPs (nonzero on a bool is quick)
+    at_nibble = nibble_bytes(buf, nn)
+    mark = chain_marks(buf, at_nibble, nn, lk.walk_len)
+    # token starts without the NOPs (in place: the marks are not read again; nonzero on a bool is quick)
+    np.bitwise_and(mark, 15, out=mark)
+    is_start = np.not_equal(mark, 0, out=mark.view(bool))
+    pos = is_start.nonzero()[0]
+    del mark, is_start
     # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
-    low8 = mark.take(pos).astype(np.intp)
-    del mark
-    typ = lk.type.take(low8)
+    low8 = at_nibble.take(pos).astype(np.intp)
+    cls = _classes(fmt, keep).take(low8)
     problems, cut_at = [], None
     # end of buffer: only the last few tokens can be cut by it
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
@@ -313,19 +390,19 @@ def split(
         if cut.any():
             cut_at = int(tp[cut.nonzero()[0][0]]) // 2
         problems.append(truncation_problem(n, cut_at, whole_window))
-    unk = (typ == T["UNKNOWN"]).nonzero()[0]
-    if len(unk):
+    if (cls & UNKNOWN).any():
+        unk = (cls & UNKNOWN).nonzero()[0]
         problems.append(lost_sync_problem(len(unk), int(pos[unk[0]]) // 2))
     if whole_window:  # the tokens whose word does not fit are the last few: the others are a prefix
         kept = t0 + int(np.count_nonzero(tp * 4 + 64 <= nbits))
-        pos, typ, low8 = pos[:kept], typ[:kept], low8[:kept]
+        pos, cls, low8 = pos[:kept], cls[:kept], low8[:kept]
     # time deltas: from the low 8 bits where the field lies there, else from the token's word
     delta = lk.delta8.take(low8)
-    far = lk.far.take(low8).nonzero()[0]
+    far = ((cls & FAR) != 0).nonzero()[0]
     wf = windows(buf, pos.take(far))
     lf = low8.take(far)
     delta[far] = ((wf >> lk.delta_lo.take(lf)) & lk.delta_mask.take(lf)).astype(np.int64)
-    tsel = typ[far] == T["TIMESTAMP"]
+    tsel = lk.type.take(lf) == T["TIMESTAMP"]
     ts, tw = far[tsel], wf[tsel]
     val = ts_packet["value"].column(tw).astype(np.int64)
     if "rt" in ts_packet:  # gfx11/12: rt = realtime sample, pl = packets lost; otherwise a time delta
@@ -341,16 +418,12 @@ def split(
     realtime = np.empty((np.count_nonzero(is_sample), 2), np.int64)  # (np.stack: ~10 us more per blob)
     realtime[:, 0] = time.take(ts.compress(is_sample))
     realtime[:, 1] = val.compress(is_sample)
-    cand = _wanted(keep).take(lk.type).take(low8).nonzero()[0] if keep is not None else np.arange(len(typ))
+    cand = (cls & WANTED).view(bool).nonzero()[0]  # (0 or 1: a valid bool)
     tk = Tokens()
     tk.pos = pos.take(cand)
-    tk.type = typ.take(cand)
+    tk.type = lk.type.take(low8.take(cand))
     tk.time = time.take(cand)
-    tk.word = windows(buf, tk.pos)
-    for t, nibbles in lk.windowed:  # gfx12 NEW_PC: read 8 bits in, past its id, as the official reader does
-        sel = (tk.type == t).nonzero()[0]
-        if len(sel):
-            tk.word[sel] = windows(buf, tk.pos[sel] + nibbles)
+    tk.buf, tk.at_nibble, tk.windowed = buf, at_nibble, lk.windowed
     tk.lost = np.zeros(len(cand), bool)
     tk.lost_at = pos[lost_ts] // 2
     if len(lost_ts):
@@ -371,8 +444,10 @@ def ready_reorder(tk: Tokens) -> None:
     tk.time[r] -= 1
     order = np.argsort(tk.time, kind="stable")
     # only same-cycle neighbours move: a stable sort on time does exactly that for a monotonic stream
-    for name in ("type", "time", "word", "pos", "lost"):
+    for name in ("type", "time", "pos", "lost"):
         setattr(tk, name, getattr(tk, name)[order])
+    if tk._word is not None:
+        tk.word = tk.word[order]
 
 
 __all__ = ["LINE_BYTES", "MODEL_TOKENS", "TOKEN_NAMES", "Lookup", "Tokens", "chain_marks", "lookup", "split"]

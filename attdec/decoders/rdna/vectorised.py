@@ -54,14 +54,14 @@ u64 = np.uint64
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
     """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save,
     a barrier to extend, or HEADERs that differ."""
-    typ, w, table = tk.type, tk.word, fmt.table
+    typ, table = tk.type, fmt.table
 
-    def words(name: str) -> np.ndarray:  # (take: several times faster than a boolean [] on long arrays)
-        return w.take((typ == T[name]).nonzero()[0])
+    def words(name: str) -> np.ndarray:
+        return tk.words((typ == T[name]).nonzero()[0])
 
     if (typ == T["NEW_PC"]).any():
         return False
-    op = table["INST"]["op"].column(words("INST"))
+    op = tk.field(table["INST"]["op"], (typ == T["INST"]).nonzero()[0])
     refused = np.zeros(256, bool)
     refused[[OP_JUMP, OP_TRAP, OP_RFE]] = True
     if rules.gfx11_barrier_extension and fmt.generation == 11:
@@ -95,25 +95,20 @@ def decode_vectorised(
     res = start_result(tk, data, arch, se)
     side_records(res, tk, fmt)
     table = fmt.table
-    typ, tw, times = tk.type, tk.word, tk.time
+    typ, times = tk.type, tk.time
 
     # header: target WGP/SIMD, rates, barrier-wait flag (all HEADER tokens are equal here); tokens before
     # the first header see NO_HEADER, as in the scalar pass
     hdr, first_hdr = NO_HEADER, len(typ)
     at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
-        hdr = Header.read(int(tw[at_hdr[0]]), table)
+        hdr = Header.read(int(tk.words(at_hdr[:1])[0]), table)
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
-    # instruction-level tokens -> events of the timing model, and the other SIMD's instructions
-    ev, oth, oth_cyc, oth_cat = _events(tk, table, fmt.generation, rules, hdr)
-    res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
-    del oth, oth_cyc, oth_cat
-
     # lifecycle tokens
     life = ((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"])).nonzero()[0]
-    lw, lt = tw[life], times[life]
+    lw, lt = tk.words(life), times[life]
     is_ws = typ[life] != T["WAVE_END"]
     ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
 
@@ -161,16 +156,19 @@ def decode_vectorised(
             we_slot.append(w_)
     slots.flush()
 
+    # instruction-level tokens and the traced waves' ends -> events of the timing model, and the other
+    # SIMD's instructions
+    ev, oth, oth_cyc, oth_cat = _events(tk, table, fmt.generation, rules, hdr, we_k, we_slot)
+    res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
+    del oth, oth_cyc, oth_cat
+
     def i64(x):
         return np.array(x, np.int64)
 
     begin = i64([wv.begin for wv in ws_waves])
-    recs, bounds, timelines, end, complete = timing.compute(
-        ev, times, i64(ws_k), i64(ws_slot), begin, i64(we_k), i64(we_slot)
-    )
-    bounds = bounds.tolist()
-    for x, (wv, tl, e_, c_) in enumerate(zip(ws_waves, timelines, end.tolist(), complete.tolist())):
-        wv.insts = recs[bounds[x] : bounds[x + 1]]
+    recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
+    for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
+        wv.insts = recs[a:b]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
     if emit is not None:
         for wv in emitted:
@@ -197,7 +195,7 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     ws_p, reg_p = table["WAVE_START"], table["REG"]
     key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
     reg = (tk.type == T["REG"]).nonzero()[0]
-    rw = tk.word.take(reg)
+    rw = tk.words(reg)
     raddr = reg_p["addr"].column(rw)
     pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
     rw = rw.take(pgm)
@@ -260,78 +258,83 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
 # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
 IMMED, NONE = int(Category.IMMED), int(Category.NONE)
 K_IMMED, K_NONE, K_ISSUE, K_READY = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY
+pack = timing.pack_info
 
 
 @cache
-def _by_type() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """By token type (INST: by opcode in `_events`): event kind, category, cycles, events (mask tokens'
-    events are counted from their masks)."""
-    by_type = np.zeros((4, len(TOKEN_NAMES)), np.int32)
-    by_type[0] = K_NONE
+def _by_type() -> np.ndarray:
+    """By token type (INST: by opcode in `_events`), `Events.info`: event kind, category, cycles, events
+    (mask tokens' events are counted from their masks)."""
+    by_type = np.full(len(TOKEN_NAMES), pack(K_NONE, 0, 0, 0), np.int64)
     for name, k, c, y, e in (
         ("VALU_INST", K_ISSUE, int(Category.VALU), 1, 1),
         ("IMM_ONE", K_IMMED, IMMED, 1, 1),
         ("IMMEDIATE", K_IMMED, IMMED, 1, 0),
         ("WAVE_READY", K_READY, 0, 0, 0),
     ):
-        by_type[:, T[name]] = k, c, y, e
-    return by_type[0].astype(np.int8), by_type[1].astype(np.uint8), by_type[2], by_type[3].astype(np.uint8)
+        by_type[T[name]] = pack(k, c, y, e)
+    return by_type
 
 
 @cache
-def _op_cycles(generation: int, rules: Rules, dprate: int, derate: int) -> np.ndarray:
-    """INST cycles by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled)."""
-    cyc = op_columns(generation, rules)[1]
-    return np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
+def _by_op(generation: int, rules: Rules, dprate: int, derate: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """INST by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled): `Events.info`
+    of a traced wave's INST (an immediate's record lasts 1 cycle), and cycles and category (an other-SIMD
+    INST's record)."""
+    cat, cyc, _ = op_columns(generation, rules)
+    cyc = np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
+    kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
+    return pack(kind, cat, np.where(kind == K_IMMED, 1, cyc), 1, inst=True), cyc, cat
 
 
 def _events(
-    tk: Tokens, table, generation: int, rules: Rules, hdr: Header
+    tk: Tokens, table, generation: int, rules: Rules, hdr: Header, we_k: list[int], we_slot: list[int]
 ) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
     """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
-    other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks; and the
-    other-SIMD INSTs (token index, cycles, category)."""
-    typ, tw = tk.type, tk.word
+    other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks, one per
+    traced wave's WAVE_END (`we_k`, in slots `we_slot`); and the other-SIMD INSTs (token index, cycles,
+    category)."""
+    typ = tk.type
     n = len(typ)
-    cat_col, _, other_col = op_columns(generation, rules)
-    cyc_col = _op_cycles(generation, rules, hdr.dprate, hdr.derate)
-    kind_of, cat_of, cyc_of, events_of = _by_type()
+    op_info, op_cyc, op_cat = _by_op(generation, rules, hdr.dprate, hdr.derate)
+    other_col = op_columns(generation, rules)[2]
     ev = timing.Events()
-    ti = typ.astype(np.intp)  # (a take converts other indices first, each time)
-    ev.kind = kind_of.take(ti)
-    ev.cat = cat_of.take(ti)
-    ev.cyc = cyc_of.take(ti)
-    cnt = events_of.take(ti)  # events per token
-    del ti
-    ev.inst = np.zeros(n, bool)
-    # the wave slot, where VALU_INST keeps it unless the token's own field lies elsewhere
-    valu_wid = table["VALU_INST"]["wid"]
-    slot = valu_wid.column(tw).astype(np.int8)
-    # INST: category and cycles by opcode
+    ev.info = info = _by_type().take(typ.astype(np.intp))  # (a take converts other indices first)
+    # INST: by opcode
     ii = (typ == T["INST"]).nonzero()[0]
-    iw = tw.take(ii)
-    op = table["INST"]["op"].column(iw).astype(np.intp)
+    op = tk.field(table["INST"]["op"], ii).astype(np.intp)
     other = other_col.take(op)
     oth, oth_op = ii.compress(other), op.compress(other)
     own = ~other
-    ii, iw, op = ii.compress(own), iw.compress(own), op.compress(own)
-    cat = cat_col.take(op)
-    kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
-    ev.kind[ii], ev.cat[ii], ev.cyc[ii], ev.inst[ii] = kind, cat, np.where(kind == K_IMMED, 1, cyc_col.take(op)), True
-    cnt[ii] = 1
+    ii, op = ii.compress(own), op.compress(own)
+    info[ii] = op_info.take(op)
+    multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
+    mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
+    bits = np.bitwise_count(mask).astype(np.intp)
+    info[multi] += bits << timing.EVENTS_SHIFT
+    # the wave slot of each token's first event: the field where VALU_INST keeps it unless the token's own
+    # lies elsewhere, a mask token's lowest set bit
+    valu_wid = table["VALU_INST"]["wid"]
+    slot = tk.field(valu_wid).astype(np.int8)
     for name, sel in (("INST", ii), ("IMM_ONE", None)):
         f = table[name]["wid"]
         if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
             sel = (typ == T[name]).nonzero()[0] if sel is None else sel
-            slot[sel] = f.column(tw.take(sel))
-    multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
-    mask = table["IMMEDIATE"]["mask"].column(tw.take(multi))  # the same field in WAVE_READY
-    cnt[multi] = np.bitwise_count(mask)
-    ev.tok = np.repeat(np.arange(n), cnt)  # event -> token
-    ev.slot = slot.take(ev.tok)  # (take: several times faster than [] for a gather)
-    _k, bit = timing.expand_mask(multi, mask)
-    if len(bit):
-        is_multi = np.zeros(n, bool)
-        is_multi[multi] = True
-        ev.slot[is_multi.take(ev.tok).nonzero()[0]] = bit
-    return ev, oth, cyc_col[oth_op], cat_col[oth_op]
+            slot[sel] = tk.field(f, sel)
+    slot[multi] = np.bitwise_count((mask & (~mask + u64(1))) - u64(1))  # (a mask without bits has no event)
+    info[we_k] = timing.END_INFO | (1 << timing.EVENTS_SHIFT)
+    slot[we_k] = we_slot
+    ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
+    ev.slot = slot.take(ev.tok)
+    # the further events of the tokens with several bits (a few): right after the token's first
+    more = (bits > 1).nonzero()[0]
+    if len(more):
+        at = np.searchsorted(ev.tok, multi.take(more))
+        m = mask.take(more)
+        while len(at):
+            m &= m - u64(1)  # the next bit
+            at += 1
+            left = (m != 0).nonzero()[0]
+            at, m = at.take(left), m.take(left)
+            ev.slot[at] = np.bitwise_count((m & (~m + u64(1))) - u64(1))
+    return ev, oth, op_cyc[oth_op], op_cat[oth_op]

@@ -21,6 +21,7 @@ on real captures.
 from __future__ import annotations
 
 from enum import IntEnum
+from itertools import pairwise
 
 import numpy as np
 
@@ -49,143 +50,146 @@ EMPTY, IDLE, EXEC, WAIT, STALL = (
 
 class Events:
     """The instruction-level tokens of a blob for the timing model: every event (a token naming a wave
-    slot; a mask token names several) in stream order, and per token what its events do. `cyc` is 1 for
-    an immediate (its record ends a cycle after its token), `cat` its record's category."""
+    slot; a mask token names several) in stream order, and per token what its events do, packed in one
+    int64 (`pack_info`) so that the events take it in one gather."""
 
-    __slots__ = ("cat", "cyc", "inst", "kind", "slot", "tok")
+    __slots__ = ("info", "slot", "tok")
 
     tok: np.ndarray  # per event: index of its token
     slot: np.ndarray  # per event: the wave slot
-    kind: np.ndarray  # per token: Event (int8)
-    cat: np.ndarray  # per token: the record's Category (uint8)
-    cyc: np.ndarray  # per token: cycles (int32)
-    inst: np.ndarray  # per token: an INST of the traced SIMD (its time is the wave's end while it runs)
+    info: np.ndarray  # per token: Event, Category of its record, cycles, events, INST of the traced SIMD
 
 
-OFF = np.int64(1) << np.int64(44)
-RECORD_BLOCK = 16384  # records written at a time (0.7 MB)  # segment offset for per-wave running maxima (times < 2^43)
+# Events.info bits: the Event (3), whether the token is an INST of the traced SIMD (its time is the wave's
+# end while it runs), its record's Category (4), its number of events (5), its cycles (from bit 16; 1 for
+# an immediate: its record ends a cycle after its token)
+INST_BIT, CAT_SHIFT, EVENTS_SHIFT, CYCLES_SHIFT = 3, 4, 8, 16
 
 
-def expand_mask(k: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(token index, bit) for every set bit of 16-bit wave masks, in (token, bit) order."""
-    if not len(k):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    at = (np.unpackbits(mask.astype("<u2").view(np.uint8), bitorder="little")).nonzero()[0]
-    return k.take(at >> 4), at & 15
+def pack_info(kind, category, cycles, events, inst: bool = False):
+    """`Events.info` of a token (ints, or int64 arrays)."""
+    return (
+        kind | (int(inst) << INST_BIT) | (category << CAT_SHIFT) | (events << EVENTS_SHIFT) | (cycles << CYCLES_SHIFT)
+    )
 
 
-def _slot_table(ws_slot: np.ndarray, nslot: int) -> np.ndarray:
-    """[j, slot]: the latest wave of the slot among the first j target WAVE_STARTs, or -1."""
-    nw = len(ws_slot)
-    latest = np.full((nw + 1, nslot), -1, np.int32)
-    latest[np.arange(1, nw + 1), ws_slot] = np.arange(nw, dtype=np.int32)
-    np.maximum.accumulate(latest, axis=0, out=latest)
-    return latest.ravel()
+def events_of(info: np.ndarray) -> np.ndarray:
+    return (info >> EVENTS_SHIFT) & 31
 
 
-def _wave_of(k: np.ndarray, slot: np.ndarray, ws_k: np.ndarray, table: np.ndarray, nslot: int) -> np.ndarray:
-    """Index of the wave holding `slot` at token `k` (the latest target WAVE_START of that slot before it),
-    or -1; `k` in stream order, so the number of starts before each token is a run-length expansion."""
-    edges = np.empty(len(ws_k) + 2, np.int64)  # 0, the tokens before each start, all tokens
-    edges[0], edges[-1] = 0, len(k)
-    edges[1:-1] = np.searchsorted(k, ws_k)
-    at = np.repeat(np.arange(len(ws_k) + 1), edges[1:] - edges[:-1])  # (intp: take converts others first)
-    at *= nslot
-    at += slot
-    return table.take(at)
+END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
+RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
+END_TAIL = 16  # compute: a wave's last events where its last INST is looked for first
 
 
-def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
+def _by_slot(ev: Events, ws_k, ws_slot):
+    """The events sorted by wave, each wave's in stream order: (token index, wave) of each event and the
+    waves in that order (`ws_k` indices). The stable sort is on the slot (a radix sort of int8): a slot's
+    waves follow each other, so each wave's events are a run of its slot's, from its WAVE_START to the
+    next one of the slot; events before their slot's first wave belong to none and are left out."""
+    nslot = int(max(ws_slot.max(), ev.slot.max(initial=0))) + 1
+    order = np.argsort(ev.slot, kind="stable")
+    k = ev.tok.take(order)
+    # where each slot's events begin (np.bincount would first convert the slots to intp)
+    sb = np.searchsorted(ev.slot.take(order), np.arange(nslot + 1, dtype=ev.slot.dtype))
+    del order
+    waves = np.lexsort((ws_k, ws_slot))  # by slot, then start
+    sw, kw = ws_slot.take(waves), ws_k.take(waves)
+    first = np.empty(len(waves), np.intp)  # where each wave's events begin
+    cut = np.searchsorted(sw, np.arange(nslot + 1, dtype=sw.dtype)).tolist()  # the waves of each slot
+    for sl, (a, b) in enumerate(pairwise(cut)):
+        if a < b:
+            first[a:b] = sb[sl] + np.searchsorted(k[sb[sl] : sb[sl + 1]], kw[a:b])
+    # runs, slot by slot: the slot's events before its first wave (none), then its waves' in order
+    start = np.concatenate([sb[:-1], first])
+    label = np.concatenate([np.full(nslot, -1), np.arange(len(waves))])
+    by = np.lexsort((label, np.concatenate([np.arange(nslot), sw])))
+    start, label = start.take(by), label.take(by)
+    w: np.ndarray = np.repeat(label.astype(_wave_type(len(waves))), np.diff(start, append=len(k)))
+    if np.count_nonzero(w < 0):
+        keep = (w >= 0).nonzero()[0]
+        w, k = w.take(keep), k.take(keep)
+    return k, w, waves
+
+
+def _wave_type(nw: int) -> type:
+    return np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64
+
+
+def compute(ev: Events, times, ws_k, ws_slot, begin):
     """Records and timelines of every wave.
 
-    `ev`: the blob's events (`Events`; its per-token arrays are changed: the wave ends become END
-    events); `times`: every token's time; ws_* / we_*: target WAVE_START / WAVE_END token indices and
-    slots, in stream order. Returns (records, bounds, timelines, end, complete): one INST_DTYPE array with
-    every wave's records (wave x's are records[bounds[x]:bounds[x + 1]], time/category/duration/stall
-    filled, line -1), per-wave timeline lists and end times, and whether each wave ended.
+    `ev`: the blob's events (`Events`), the target WAVE_ENDs of running waves among them (END events);
+    `times`: every token's time; ws_*: target WAVE_START token indices and slots, in stream order, and
+    `begin` their times. Returns (records, (start, stop), timelines, end, complete) per wave of ws_k: one
+    INST_DTYPE array with every wave's records (wave x's are records[start[x]:stop[x]], time/category/
+    duration/stall filled, pc 0, line -1), per-wave timelines and end times, and whether each wave ended.
     """
     nw = len(ws_k)
     end = np.zeros(nw, np.int64)
     complete = np.zeros(nw, bool)
     if not nw:
-        return np.zeros(0, INST_DTYPE), np.zeros(1, np.int64), [], end, complete
-    nslot = int(max(ws_slot.max(), ev.slot.max(initial=0), we_slot.max(initial=0))) + 1
-    table = _slot_table(ws_slot, nslot)
-
-    # the wave of every event and of every target wave end
-    e_w = _wave_of(we_k, we_slot, ws_k, table, nslot)
-    e_k = we_k[e_w >= 0]
-    e_w = e_w[e_w >= 0]
-    if np.bincount(e_w).max(initial=0) > 1:  # not np.unique: it imports numpy.ma (~10 ms)
-        raise NotVectorisable("a wave ends twice")
-    w = _wave_of(ev.tok, ev.slot, ws_k, table, nslot)
-    tok = ev.tok
-    if np.count_nonzero(w < 0):
-        keep = (w >= 0).nonzero()[0]
-        w, tok = w.take(keep), tok.take(keep)
-    ev.kind[e_k], ev.cat[e_k], ev.cyc[e_k] = K_END, int(Category.MESSAGE), 0
-
-    # per wave, in stream order, each wave's end last: events are in stream order, so a stable sort on the
-    # wave alone is enough (a radix sort for small wave counts)
-    key = np.empty(len(w) + len(e_w), np.int8 if nw < 2**7 else np.int16 if nw < 2**15 else np.int64)
-    key[: len(w)], key[len(w) :] = w, e_w
-    order = np.argsort(key, kind="stable")
-    w = key.take(order)
-    del key
-    k = np.concatenate([tok, e_k]).take(order)
-    del order, tok
+        return np.zeros(0, INST_DTYPE), (np.zeros(0, np.intp), np.zeros(0, np.intp)), [], end, complete
+    k, w, waves = _by_slot(ev, ws_k, ws_slot)
+    begin = begin.take(waves)  # from here on, wave x is ws_k[waves[x]]
     # (take: several times faster than [] for a gather)
-    kind = ev.kind.take(k)
+    info = ev.info.take(k)
+    kind = info & 7
     at_end = (kind == K_END).nonzero()[0]
-    last = at_end - 1  # a wave's last event before its end
-    if np.any((last >= 0) & (w[last] == w[at_end]) & (k[np.maximum(last, 0)] > k[at_end])):
-        raise NotVectorisable("instruction tokens after a wave's end")
+    after = np.minimum(at_end + 1, len(w) - 1)  # a wave's end is its last event
+    if np.any((after > at_end) & (w.take(after) == w.take(at_end))):
+        raise NotVectorisable("instruction tokens after a wave's end (or a second end)")
+    # times never go back in the stream (the splitter's deltas are never negative), so each wave's T is
+    # sorted: a running maximum over a wave is its latest value
     T = times.take(k)
-    # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end)
-    ii = ev.inst.take(k).nonzero()[0]
-    if len(ii):
-        wi = w.take(ii).astype(np.int64)
-        acc = T.take(ii) + wi * OFF
-        np.maximum.accumulate(acc, out=acc)
-        lastpos = np.searchsorted(wi, np.arange(nw), side="right") - 1
-        has_inst = lastpos >= 0
-        has_inst[has_inst] = wi[lastpos[has_inst]] == has_inst.nonzero()[0]
-        end[has_inst] = np.maximum(acc[lastpos[has_inst]] - wi[lastpos[has_inst]] * OFF, 0)
-    del ii
+    del k
+    ended, ended_at = w.take(at_end), T.take(at_end)
+    # the wave's end while it runs: its last INST token's time (0 if none: the official wave's initial end),
+    # looked for among each wave's last END_TAIL events first (rarely further back), then in the whole wave
+    if len(w):
+        wb = _wave_bounds(w, nw)
+        lo, hi = wb[:-1], wb[1:]
+        tail = hi[:, None] - 1 - np.arange(END_TAIL)  # latest first
+        inside = tail >= lo[:, None]
+        tail = np.maximum(tail, 0)
+        is_inst = ((info.take(tail) & (1 << INST_BIT)) != 0) & inside
+        found = is_inst.any(axis=1)
+        end[found] = np.maximum(T.take(tail[found, is_inst[found].argmax(axis=1)]), 0)
+        for x in (~found & (hi - lo > END_TAIL)).nonzero()[0].tolist():
+            at = (info[lo[x] : hi[x]] & (1 << INST_BIT)).nonzero()[0]
+            if len(at):
+                end[x] = max(int(T[lo[x] + at[-1]]), 0)
     calls = kind != K_NONE  # NONE events change no state
     if not calls.all():
         keep = calls.nonzero()[0]
-        w, k, kind, T = w.take(keep), k.take(keep), kind.take(keep), T.take(keep)
+        w, info, kind, T = w.take(keep), info.take(keep), kind.take(keep), T.take(keep)
     del calls
     n = len(w)
     if not n:
-        return (
-            np.zeros(0, INST_DTYPE),
-            np.zeros(nw + 1, np.int64),
-            [Timeline(*_none()) for _ in range(nw)],
-            end,
-            complete,
-        )
+        none = [Timeline(*_none()) for _ in range(nw)]
+        return _in_order(waves, np.zeros(0, INST_DTYPE), np.zeros(nw + 1, np.intp), none, end, complete)
 
-    # --- running maximum L of the earlier state-change times and the wave's begin, per event ---------------
+    # --- L: the latest earlier state-change time of the wave (or its begin), per event ---------------------
+    # an immediate's last state change is at T + 1, every other event's at T; with T sorted per wave, the
+    # latest change up to event i is T_i + 1 if an immediate of the wave at time T_i came up to it, else T_i
     first = np.empty(n, bool)
     first[0] = True
     np.not_equal(w[1:], w[:-1], out=first[1:])
-    is_imm = kind == K_IMMED
     fi = first.nonzero()[0]
-    begin_fi = begin.take(w.take(fi))
-    off = w * OFF  # (int64)
-    g = T + is_imm  # an immediate's last state change is at T + 1
-    g[fi] = np.maximum(g.take(fi), begin_fi)  # (the running maximum takes the wave's begin in first)
-    g += off
-    np.maximum.accumulate(g, out=g)
-    g -= off
-    del off
+    del first
+    is_imm = kind == K_IMMED
+    late = is_imm.copy()  # an immediate of the wave at the same time came up to the event
+    at = is_imm.nonzero()[0] + 1
+    while len(at):
+        at = at[at < n]
+        at = at.compress((T.take(at) == T.take(at - 1)) & (w.take(at) == w.take(at - 1)) & ~late.take(at))
+        late[at] = True
+        at += 1
     L = np.empty(n, np.int64)
     L[0] = 0
-    L[1:] = g[:-1]
-    L[fi] = begin_fi
-    del g
+    np.add(T[:-1], late[:-1], out=L[1:])
+    del late
+    L[fi] = begin.take(w.take(fi))
     # the state before each event: set by the wave's previous event
     state_of = np.zeros(len(Event), np.int8)
     state_of[[K_READY, K_ISSUE, K_IMMED, K_END]] = STALL, EXEC, EXEC, EMPTY
@@ -203,16 +207,16 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     del st
 
     # --- records (issues, immediates) and wave ends: the end of the previous record of the same wave ---------
+    wb = _wave_bounds(w, nw)  # where each wave's events begin
     r = (kind != K_READY).nonzero()[0]
-    wr, Tr, kr = w.take(r), T.take(r), kind.take(r)
-    kr_tok = k.take(r)
-    cr, cat = ev.cyc.take(kr_tok), ev.cat.take(kr_tok)  # cycles and category, of records only
-    del kr_tok
-    has = np.empty(len(r), bool)
+    Tr, info_r = T.take(r), info.take(r)
+    kr = info_r & 7
+    cr = info_r >> CYCLES_SHIFT
+    has = np.ones(len(r), bool)  # not the wave's first record
+    first = np.searchsorted(r, wb[:-1])
+    has[first.compress(first < len(r))] = False
     prev_end = np.empty(len(r), np.int64)
     if len(r):
-        has[0] = False
-        np.equal(wr[1:], wr[:-1], out=has[1:])
         np.add(Tr[:-1], cr[:-1], out=prev_end[1:])  # records end at T + cycles
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
@@ -224,7 +228,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     en = (kr == K_END).nonzero()[0]
     gap_e = Tr.take(en) - prev_end.take(en)
     msg = has.take(en) & (gap_e > 0)
-    s[r.take(en).compress(msg)] = gap_e.compress(msg)
+    messages = r.take(en).compress(msg)
+    s[messages] = gap_e.compress(msg)
     del has, prev_end
 
     # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
@@ -248,39 +253,66 @@ def compute(ev: Events, times, ws_k, ws_slot, begin, we_k, we_slot):
     ss[:, 1] = WAIT
     tl_s = ss.ravel().take(fwd)
     fwd >>= 1
-    tl_w = w.take(fwd)
+    tb = np.searchsorted(fwd, wb)  # where each wave's timeline entries begin
     del ss, fwd, prev_state
     if len(d):
         run = np.empty(len(d), bool)
         run[0] = True
-        run[1:] = (tl_s[1:] != tl_s[:-1]) | (tl_w[1:] != tl_w[:-1])
+        np.not_equal(tl_s[1:], tl_s[:-1], out=run[1:])
+        run[tb.compress(tb < len(d))] = True  # a wave's first
         run = run.nonzero()[0]
-        d, tl_s, tl_w = np.add.reduceat(d, run), tl_s.take(run), tl_w.take(run)
-    tb = _wave_bounds(tl_w, nw).tolist()
+        tl_s = tl_s.take(run)
+        tb = np.searchsorted(run, tb)
+        # each run's sum: differences of the running sum at the runs' last entries (np.add.reduceat is
+        # about twice as slow)
+        run[:-1] = run[1:] - 1
+        run[-1] = len(d) - 1
+        c = np.cumsum(d).take(run)
+        d = c.copy()
+        d[1:] -= c[:-1]
+    tb = tb.tolist()
     timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], d[tb[x] : tb[x + 1]]) for x in range(nw)]
 
     # --- the records: issues and immediates, and the MESSAGE of the ends that have one --------------------
     if len(en) != np.count_nonzero(msg):
         keep = np.ones(len(r), bool)
         keep[en[~msg]] = False
-        r, wr, Tr, kr, cr, cat = (x.compress(keep) for x in (r, wr, Tr, kr, cr, cat))
+        r, Tr, cr, info_r = (x.compress(keep) for x in (r, Tr, cr, info_r))
     sr = s.take(r)
-    stall = np.where(kr == K_END, 0, sr)  # a MESSAGE has no stall
-    recs = np.zeros(len(r), INST_DTYPE)  # pc 0
+    cat = ((info_r >> CAT_SHIFT) & 15).astype(np.uint8)
+    recs = np.empty(len(r), INST_DTYPE)
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
-    # whole array would be one more pass over memory
+    # whole array would be one more pass over memory; every field is copied in from an aligned array (a
+    # ufunc or a scalar that writes into a packed field is slower than a copy)
+    block = min(RECORD_BLOCK, len(r))
+    pc, line = np.zeros(block, np.uint64), np.full(block, -1, np.int64)
     for a in range(0, len(r), RECORD_BLOCK):
         x, b = recs[a : a + RECORD_BLOCK], a + RECORD_BLOCK
-        np.subtract(Tr[a:b], sr[a:b], out=x["time"])
+        x["time"] = Tr[a:b] - sr[a:b]
         x["category"] = cat[a:b]
-        np.add(cr[a:b], sr[a:b], out=x["duration"])
-        x["stall"] = stall[a:b]
-        x["line"] = -1
-    bounds = _wave_bounds(wr, nw)
+        x["duration"] = cr[a:b] + sr[a:b]
+        x["stall"] = sr[a:b]
+        x["pc"] = pc[: len(x)]
+        x["line"] = line[: len(x)]
+    recs["stall"][np.searchsorted(r, messages)] = 0  # a MESSAGE has no stall
+    bounds = np.searchsorted(r, wb)
 
-    complete[e_w] = True
-    end[e_w] = times[e_k]
-    return recs, bounds, timelines, end, complete
+    complete[ended] = True
+    end[ended] = ended_at
+    return _in_order(waves, recs, bounds, timelines, end, complete)
+
+
+def _in_order(waves, recs, bounds, timelines, end, complete):
+    """`compute`'s results per wave of ws_k, from those per wave in `_by_slot` order."""
+    nw = len(waves)
+    at = np.empty((2, nw), np.intp)
+    at[:, waves] = bounds[:-1], bounds[1:]
+    tl: list = [None] * nw
+    for x, t in zip(waves.tolist(), timelines):
+        tl[x] = t
+    out_end, out_complete = np.empty_like(end), np.empty_like(complete)
+    out_end[waves], out_complete[waves] = end, complete
+    return recs, at, tl, out_end, out_complete
 
 
 def _wave_bounds(w: np.ndarray, nw: int) -> np.ndarray:

@@ -196,11 +196,11 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     and SHADER_DATA_SHORT, fields read with the family's layout as the official handler does; gfx11 drops
     the `invalid` ones, gfx12's `sdt` marks trap-handler data), the ROCm protocol in USERDATA_2 writes
     (code-object markers, RT_FREQUENCY)."""
-    table, typ, w = fmt.table, tk.type, tk.word
+    table, typ = fmt.table, tk.type
     is_short = typ == T["SHADER_DATA_SHORT"]
     sel = ((typ == T["SHADER_DATA"]) | is_short).nonzero()[0]
     if len(sel):
-        long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], w[sel], is_short[sel]
+        long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], tk.words(sel), is_short[sel]
 
         def col(name: str) -> np.ndarray:
             return np.where(short, short_p[name].column(sw), long_p[name].column(sw))
@@ -216,7 +216,7 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
         sd["flags"] = flags[keep]
         res.shaderdata = sd
     reg = table["REG"]
-    rw = w[typ == T["REG"]]
+    rw = tk.words((typ == T["REG"]).nonzero()[0])
     user = reg["addr"].column(rw) == USERDATA_2
     if fmt.generation > 10:  # gfx10 carries user data in compute-state writes too
         user &= reg["cs"].column(rw) == 0
@@ -238,15 +238,31 @@ def realtime_pairs(samples: np.ndarray) -> list[tuple[int, int]]:
     """(shader clock, reference clock) pairs from (n, 2) samples; a sample where either clock does not
     increase is averaged into the previous one (official realtime helper; e.g. two samples at the same
     shader clock)."""
-    if (samples[1:] > samples[:-1]).all():  # the usual case: nothing to average
-        return list(map(tuple, samples.tolist()))
-    out: list[list[int]] = []
-    for sc, rc in samples.tolist():
+    rows = list(zip(*samples.T.tolist()))
+    # the rows that do not increase over the row before them: only those, and the rows after an average,
+    # are compared one by one (after a row kept as it is, the rows up to the next such one follow it)
+    late = [*((samples[1:] <= samples[:-1]).any(axis=1).nonzero()[0] + 1).tolist(), len(rows)]
+    if len(late) == 1:  # the usual case: nothing to average
+        return rows
+    out: list[tuple[int, int]] = []
+    i, j, exact = 0, 0, True
+    while i < len(rows):
+        if exact:  # out[-1] is rows[i - 1] as it was
+            while late[j] < i:
+                j += 1
+            out += rows[i : late[j]]
+            i = late[j]
+            if i == len(rows):
+                break
+        sc, rc = rows[i]
         if out and (sc <= out[-1][0] or rc <= out[-1][1]):
-            out[-1] = [(out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2]
+            out[-1] = ((out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2)
+            exact = False
         else:
-            out.append([sc, rc])
-    return [(a, b) for a, b in out]
+            out.append(rows[i])
+            exact = True
+        i += 1
+    return out
 
 
 def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
