@@ -8,7 +8,7 @@ from conftest import FIXTURES, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.rdna import splitter
-from attdec.decoders.rdna.packets import FORMATS, T
+from attdec.decoders.rdna.packets import FORMATS, Header, T
 from attdec.decoders.rdna.splitter import lookup
 from attdec.decoders.stitch import LineKind, line_category
 from attdec.model import Category
@@ -232,3 +232,44 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
             ]
         assert sorted(rt) == sorted(x[:3] for x in exp["realtime"])
         assert sorted(other) == sorted(x[:5] for x in exp["inst_other_simd"])  # with the traced WGP
+
+
+@pytest.mark.parametrize(
+    "rel", ["gfx1100/gemm_run0", "gfx1151/gemm_run0", "gfx1200/gemm_run0", "gfx1201/handwritten_run0"]
+)
+def test_lifecycle_one_at_a_time_equals_numpy(rel):
+    """The vectorised decode's two lifecycle passes (Python for a few tokens, numpy for many) agree on real
+    blobs, also with lifecycle tokens dropped or repeated and packets-lost flags set."""
+    from attdec.decoders.rdna import vectorised
+
+    cap = shared_path("captures", *rel.split("/"))
+    fmt = FORMATS[11 if rel.startswith("gfx11") else 12]
+    rng = np.random.default_rng(5)
+    seen = traced = 0
+    for f in sorted(cap.glob("*.att")):
+        tk = rdna.split(f.read_bytes(), fmt)
+        life = vectorised._LIFE.take(tk.type).nonzero()[0]
+        at_hdr = np.flatnonzero(tk.type == T["HEADER"])
+        hdr = Header.read(int(tk.words(at_hdr[:1])[0]), fmt.table)
+        # a second stream: a third of the lifecycle tokens dropped (ends without starts), a third repeated
+        # (starts at running locations), a third of those in it after lost packets
+        reps = np.ones(len(tk.type), np.intp)
+        reps[life] = rng.integers(0, 3, len(life))
+        idx = np.repeat(np.arange(len(tk.type)), reps)
+        mangled = splitter.Tokens()
+        for name in ("pos", "type", "time", "lost"):
+            setattr(mangled, name, getattr(tk, name).take(idx))
+        mangled.buf, mangled.at_nibble, mangled.windowed = tk.buf, tk.at_nibble, tk.windowed
+        mangled.lost |= (vectorised._LIFE.take(mangled.type) != 0) & (rng.random(len(mangled.type)) < 1 / 3)
+        for t in (tk, mangled):
+            lf = vectorised._LIFE.take(t.type).nonzero()[0]
+            # the header's target, or (the mangled stream) another, from the first token on
+            cu, simd, first = (hdr.target_cu, hdr.target_simd, int(at_hdr[0])) if t is tk else (1, 0, 0)
+            args = (t, fmt.table, 2, lf, cu, simd, first)
+            occ_np, tr_np = vectorised._lifecycle_np(*args)
+            occ_py, tr_py = vectorised._lifecycle_py(*args)
+            assert occ_py.dtype == occ_np.dtype and occ_py.tobytes() == occ_np.tobytes()
+            assert tr_py == tr_np
+            seen += len(lf)
+            traced += len(tr_np)
+    assert seen > 16 and traced > 2

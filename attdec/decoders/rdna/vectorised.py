@@ -106,39 +106,18 @@ def decode_vectorised(
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
-    # lifecycle tokens
-    life = ((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"])).nonzero()[0]
-    lw, lt = tk.words(life), times[life]
-    is_ws = typ[life] != T["WAVE_END"]
-    ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
-
-    def field(name: str) -> np.ndarray:
-        return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
-
-    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
-    cu = (sa << 7) | wgp
-    loc = (cu << 7) | (simd << 5) | wid
-    pc = _entry_pcs(tk, table, life, lw, is_ws)
-    res.occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, loc, pc)
+    # lifecycle tokens: occupancy rows, and the traced SIMD's starts and ends
+    life = _LIFE.take(typ).nonzero()[0]
+    lifecycle = _lifecycle_py if len(life) <= PY_LIFE else _lifecycle_np
+    res.occupancy, traced = lifecycle(tk, table, se, life, hdr.target_cu, hdr.target_simd, first_hdr)
 
     # the traced waves, in stream order (slots and the official stitch order)
-    before = life < first_hdr
-    tgt = (cu == np.where(before, 0, hdr.target_cu)) & (simd == np.where(before, 0, hdr.target_simd))
     walk = walker(code, fmt.generation, rules)
     emitted: list[TracedWave] = []
     slots = Slots(emitted.append)
     ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
     entry_checked = walk is None
-    ti = tgt.nonzero()[0]
-    for k, start, c_, s_, w_, t_, p_ in zip(
-        life[ti].tolist(),
-        is_ws[ti].tolist(),
-        cu[ti].tolist(),
-        simd[ti].tolist(),
-        wid[ti].tolist(),
-        lt[ti].tolist(),
-        pc[ti].tolist(),
-    ):
+    for k, start, c_, s_, w_, t_, p_ in traced:
         if start:
             if not entry_checked:
                 entry_checked = True
@@ -150,8 +129,8 @@ def decode_vectorised(
             ws_slot.append(w_)
             ws_waves.append(wv)
             slots.take(w_, wv)
-        elif slots.now[w_] is not None:
-            slots.now[w_].complete = True
+        elif (running := slots.now[w_]) is not None:
+            running.complete = True
             we_k.append(k)
             we_slot.append(w_)
     slots.flush()
@@ -183,6 +162,100 @@ def decode_vectorised(
     return res
 
 
+# lifecycle tokens by token type
+_LIFE = np.zeros(len(TOKEN_NAMES), bool)
+_LIFE[[T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"]]] = True
+# up to this many lifecycle tokens (a small blob has a few dozen at most) `_lifecycle_py` is quicker
+PY_LIFE = 64
+# a lifecycle token of the traced SIMD: (token index, is a start, cu, simd, wave slot, time, entry pc or 0)
+Traced = tuple[int, bool, int, int, int, int, int]
+
+
+def _pgm_writes(tk: Tokens, reg_p) -> tuple[np.ndarray, np.ndarray]:
+    """The COMPUTE_PGM_LO/HI writes: (token indices, words)."""
+    reg = (tk.type == T["REG"]).nonzero()[0]
+    rw = tk.words(reg)
+    raddr = reg_p["addr"].column(rw)
+    pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
+    return reg.take(pgm), rw.take(pgm)
+
+
+def _lifecycle_np(
+    tk: Tokens, table, se: int, life: np.ndarray, target_cu: int, target_simd: int, first_hdr: int
+) -> tuple[np.ndarray, list[Traced]]:
+    """Occupancy rows of the lifecycle tokens at indices `life`, and the traced SIMD's (`Traced`, in stream
+    order; tokens before the first HEADER, at `first_hdr`, are traced when at cu 0, simd 0)."""
+    lw, lt = tk.words(life), tk.time.take(life)
+    is_ws = tk.type.take(life) != T["WAVE_END"]
+    ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
+
+    def field(name: str) -> np.ndarray:
+        return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
+
+    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
+    cu = (sa << 7) | wgp
+    loc = (cu << 7) | (simd << 5) | wid
+    pc = _entry_pcs(tk, table, life, lw, is_ws)
+    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, loc, pc)
+    before = life < first_hdr
+    ti = ((cu == np.where(before, 0, target_cu)) & (simd == np.where(before, 0, target_simd))).nonzero()[0]
+    cols = (life, is_ws, cu, simd, wid, lt, pc)
+    return occupancy, list(zip(*(c.take(ti).tolist() for c in cols)))
+
+
+def _lifecycle_py(
+    tk: Tokens, table, se: int, life: np.ndarray, target_cu: int, target_simd: int, first_hdr: int
+) -> tuple[np.ndarray, list[Traced]]:
+    """`_lifecycle_np` one token at a time: a few dozen tokens cost less than its ~100 numpy calls."""
+    if not len(life):
+        return np.zeros(0, OCCUPANCY_DTYPE), []
+    ws_p, we_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["REG"]
+    r_addr, r_me, r_pipe, r_data = reg_p["addr"], reg_p["me"], reg_p["pipe"], reg_p["data"]
+    reg, rw = _pgm_writes(tk, reg_p)
+    writes = list(zip(reg.tolist(), rw.tolist()))
+    writes.append((len(tk.type), 0))  # (a sentinel past every token)
+    fields = {start: tuple(p[n] for n in ("sa", "wgp", "simd", "wid")) for start, p in ((True, ws_p), (False, we_p))}
+    me, pipe = ws_p["me"], ws_p["pipe"]
+    wave_end = T["WAVE_END"]
+    latest: dict[tuple[int, int], int] = {}  # (register, me & 1, pipe) -> its latest write
+    running: dict[int, int | None] = {}  # location -> the entry pc of its wave (None: the last token was an end)
+    front: list[tuple] = []  # an end with no start: a start at time 0, before every other row
+    rows: list[tuple] = []
+    traced: list[Traced] = []
+    j = 0
+    cols = (life.tolist(), tk.type.take(life).tolist(), tk.words(life).tolist(), tk.time.take(life).tolist())
+    for k, ty, w, t, lost in zip(*cols, tk.lost.take(life).tolist()):
+        start = ty != wave_end
+        f_sa, f_wgp, f_simd, f_wid = fields[start]
+        cu = (((w >> f_sa.lo) & f_sa.mask) << 7) | ((w >> f_wgp.lo) & f_wgp.mask)
+        simd, wid = (w >> f_simd.lo) & f_simd.mask, (w >> f_wid.lo) & f_wid.mask
+        loc = (cu << 7) | (simd << 5) | wid
+        prev = running.get(loc)
+        if start:
+            while writes[j][0] < k:
+                v = writes[j][1]
+                key = (r_addr.get(v), (r_me.get(v) & 1) << 2 | r_pipe.get(v))
+                latest[key] = r_data.get(v)
+                j += 1
+            key = me.get(w) << 2 | pipe.get(w)
+            pc = entry_pc(latest.get((COMPUTE_PGM_LO, key), 0), latest.get((COMPUTE_PGM_HI, key), 0))
+            if lost and prev is not None:  # a start at a running location ends it first
+                rows.append((se, cu, simd, wid, 0, t - 1, 0))
+            rows.append((se, cu, simd, wid, 1, t, pc))
+            running[loc] = pc
+        else:
+            if prev is None:
+                front.append((se, cu, simd, wid, 1, 0, 0))
+            rows.append((se, cu, simd, wid, 0, t, prev or 0))
+            running[loc] = pc = None
+        if k < first_hdr:
+            if cu == 0 and simd == 0:
+                traced.append((k, start, cu, simd, wid, t, pc or 0))
+        elif cu == target_cu and simd == target_simd:
+            traced.append((k, start, cu, simd, wid, t, pc or 0))
+    return np.array(front + rows, OCCUPANCY_DTYPE), traced
+
+
 PGM_GROUP = 1 << 16  # _entry_pcs: (register, key) groups; the keys are a few bits
 POS_BITS = 40  # _entry_pcs: token indices below 2**40
 
@@ -194,14 +267,10 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     each lifecycle token looked up with its own (register, key, position)."""
     ws_p, reg_p = table["WAVE_START"], table["REG"]
     key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
-    reg = (tk.type == T["REG"]).nonzero()[0]
-    rw = tk.words(reg)
-    raddr = reg_p["addr"].column(rw)
-    pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
-    rw = rw.take(pgm)
+    reg, rw = _pgm_writes(tk, reg_p)
     rkey = (((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)).astype(np.int64)
-    group = np.where(raddr.take(pgm) == COMPUTE_PGM_HI, PGM_GROUP, 0) + rkey  # (register, key)
-    at = (group << POS_BITS) | reg.take(pgm)
+    group = np.where(reg_p["addr"].column(rw) == COMPUTE_PGM_HI, PGM_GROUP, 0) + rkey  # (register, key)
+    at = (group << POS_BITS) | reg
     order = np.argsort(at)
     at = at.take(order)
     rdata = reg_p["data"].column(rw).take(order)
