@@ -221,17 +221,26 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
     if nn == 0:
         return mark[:nn]
     if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
-        low, walk = low8[:nn].tobytes(), walk_len.tolist()
-        at, p = [], 0
-        while p < nn:
-            v = low[p]
-            if not v:  # two zero nibbles: a run of NOPs (zero bytes, half the tokens of a small blob), skipped
-                m = _NOT_ZERO.search(low, p)
+        # every step of 0 leaves the hot loop: two zero nibbles (a run of NOPs, half the tokens of a small
+        # blob, skipped at once), a variable-length token, the zeros past the end
+        low, walk = low8[:nn].tobytes() + bytes(int(walk_len.max())), walk_len.tolist()
+        walk[0] = 0
+        at: list[int] = []
+        add = at.append
+        p = 0
+        while True:
+            step = walk[low[p]]
+            if step:
+                add(p)
+                p += step
+            elif p >= nn:
+                break
+            elif not low[p]:
+                m = _NOT_ZERO.search(low, p, nn)
                 p = m.start() if m else nn
-                continue
-            at.append(p)
-            step = walk[v]
-            p = p + step if step else _step(buf, nn, walk_len, p)[1]
+            else:
+                add(p)
+                p = _step(buf, nn, walk_len, p)[1]
         starts = np.array(at, np.int64)
         mark[starts] = low8.take(starts)
         return mark[:nn]
