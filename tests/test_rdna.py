@@ -273,3 +273,46 @@ def test_lifecycle_one_at_a_time_equals_numpy(rel):
             seen += len(lf)
             traced += len(tr_np)
     assert seen > 16 and traced > 2
+
+
+@pytest.mark.parametrize("rel", ["gfx1100/ops_run0", "gfx1201/ops_run0"])
+def test_vectorised_model_takes_jumps_and_new_pc(rel):
+    """Blobs with jumps and NEW_PC tokens go through the vectorised model (no fallback) and stitch to the
+    same PCs and lines as the scalar model (the PC slots they open and fill: `_branch_pcs`)."""
+    import json
+
+    from attdec.decoders.compat import DEFAULT
+    from attdec.decoders.rdna.scalar import decode_scalar
+    from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
+    from attdec.sources.explicit import codemap as load_code
+
+    cap_dir = shared_path("captures", *rel.split("/"))
+    cap = json.loads((cap_dir / "capture.json").read_text())
+    arch, branched = cap["gfx_arch"], 0
+    fmt = FORMATS[11 if arch.startswith("gfx11") else 12]
+    for d in cap["dispatches"]:
+        code = load_code([f"{cap_dir / k['code_object']}@{k['base_hex']}" for k in cap["kernels"]], arch)
+        for b in d["blobs"]:
+            data = (cap_dir / b).read_bytes()
+            tk = rdna.split(data, fmt)
+            if fmt.ready_early:
+                splitter.ready_reorder(tk)
+            if not (tk.type == T["NEW_PC"]).any():
+                continue
+            assert vectorisable(tk, fmt, DEFAULT)
+            v = decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT)
+            s = rdna.decode(data, arch, code, 1, b, vectorised=False)
+            assert len(v.waves) == len(s.waves) > 0
+            for x, y in zip(v.waves, s.waves):
+                assert x.insts.tobytes() == y.insts.tobytes()
+                assert [tuple(t) for t in x.timeline] == [tuple(t) for t in y.timeline]
+            assert (v.waves[0].insts["pc"] != 0).sum() > 100
+            assert v.problems == s.problems
+            # the PC slots themselves (the walk may find the same PCs without them)
+            slots: tuple[list, list] = ([], [])
+            decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[0]: out.append(wv))
+            decode_scalar(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[1]: out.append(wv))
+            assert [wv.pc_infos for wv in slots[0]] == [wv.pc_infos for wv in slots[1]]
+            assert any(len(wv.pc_infos) > 1 for wv in slots[0])
+            branched += 1
+    assert branched > 0

@@ -52,18 +52,16 @@ u64 = np.uint64
 
 
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
-    """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save,
-    a barrier to extend, or HEADERs that differ."""
+    """No token that needs the scalar model: trap/rfe, context save/restore, MISC save, a barrier to
+    extend, or HEADERs that differ."""
     typ, table = tk.type, fmt.table
 
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
-    if (typ == T["NEW_PC"]).any():
-        return False
     op = tk.field(table["INST"]["op"], (typ == T["INST"]).nonzero()[0])
     refused = np.zeros(256, bool)
-    refused[[OP_JUMP, OP_TRAP, OP_RFE]] = True
+    refused[[OP_TRAP, OP_RFE]] = True
     if rules.gfx11_barrier_extension and fmt.generation == 11:
         refused[OP_BARRIER] = True
     if refused.take(op.astype(np.intp)).any():
@@ -149,6 +147,7 @@ def decode_vectorised(
     for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
         wv.insts = recs[a:b]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
+    _branch_pcs(tk, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
     if emit is not None:
         for wv in emitted:
             emit(wv, hdr.exclude_barrier_wait)
@@ -322,6 +321,71 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     occ["time"][extra] = lt[lost_end] - 1
     occ["pc"][main] = np.where(is_ws, pc, run_pc)
     return occ
+
+
+SLOT_SHIFT = 40  # _branch_pcs: (slot, token index) keys; token indices below 2**40
+
+
+def _branch_pcs(tk: Tokens, table, ev: timing.Events, ws_k, ws_slot, ws_waves, we_k, we_slot) -> None:
+    """The PC slots jumps and NEW_PCs give the traced waves (`TracedWave.pc_infos`), as the scalar pass
+    does: an issued jump opens one after its record, a NEW_PC fills the oldest one still open or opens
+    one; what the scalar pass reads there as the wave's record count is its record events up to the token.
+    Raises timing.NotVectorisable for a NEW_PC after its wave's end (the wave's last record is not an
+    event's)."""
+    typ = tk.type
+    ii = (typ == T["INST"]).nonzero()[0]
+    jumps = ii.compress(tk.field(table["INST"]["op"], ii) == OP_JUMP)
+    npc = (typ == T["NEW_PC"]).nonzero()[0]
+    if not len(jumps) and not len(npc):
+        return
+    branch = np.concatenate([jumps, npc])
+    order = np.argsort(branch, kind="stable")
+    branch = branch.take(order)
+    is_jump = (order < len(jumps)).tolist()
+    bw = tk.words(branch).tolist()
+    inst_wid, npc_wid = table["INST"]["wid"], table["NEW_PC"].word_field("wid")
+    slot = np.array([(inst_wid if j else npc_wid).get(w) for j, w in zip(is_jump, bw)], np.int64)
+
+    def keys(slots, toks) -> np.ndarray:
+        return (np.asarray(slots, np.int64) << SLOT_SHIFT) | np.asarray(toks, np.int64)
+
+    q = keys(slot, branch)
+    # each token's wave: the latest traced start in its slot before it
+    ws_key = keys(ws_slot, ws_k)
+    by_key = np.argsort(ws_key)
+    ws_sorted = ws_key.take(by_key)
+    at = np.searchsorted(ws_sorted, q) - 1
+    atc = np.maximum(at, 0)
+    has = (at >= 0) & ((ws_sorted.take(atc) >> SLOT_SHIFT) == slot) if len(ws_sorted) else np.zeros(len(q), bool)
+    since = np.where(has, ws_sorted.take(atc) if len(ws_sorted) else 0, 0)  # the wave's start key
+    wave = by_key.take(atc) if len(ws_sorted) else atc
+    # the wave's record events (ISSUE, IMMED) up to the token; ended waves: none may follow
+    kind = ev.info.take(ev.tok) & 7
+    rec = ((kind == K_ISSUE) | (kind == K_IMMED)).nonzero()[0]
+    rec_key = np.sort(keys(ev.slot.take(rec), ev.tok.take(rec)))
+    nrec = np.searchsorted(rec_key, q, "right") - np.searchsorted(rec_key, since, "right")
+    we_key = np.sort(keys(we_slot, we_k))
+    ended = np.searchsorted(we_key, q) > np.searchsorted(we_key, since, "right")
+    issued = (ev.info.take(branch) & 7) == K_ISSUE  # not an other-SIMD one (and not of category NONE)
+    npc_pc = table["NEW_PC"].word_field("pc_dw")
+    for j, k, w, h, x, n, e, iss in zip(
+        is_jump, branch.tolist(), bw, has.tolist(), wave.tolist(), nrec.tolist(), ended.tolist(), issued.tolist()
+    ):
+        if not h:  # no wave in the slot
+            continue
+        infos = ws_waves[x].pc_infos
+        if j:  # (a jump after its wave's end: `timing.compute` refused the blob)
+            if iss:
+                infos.append([n, 0])
+            continue
+        if e:
+            raise timing.NotVectorisable(f"NEW_PC at token {k} after its wave's end")
+        m = len(infos)
+        while m > 0 and not infos[m - 1][1]:
+            m -= 1
+        if m == len(infos):
+            infos.append([n, 0])
+        infos[m][1] = npc_pc.get(w) << 2
 
 
 # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
