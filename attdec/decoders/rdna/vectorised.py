@@ -55,25 +55,36 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
     """No token that needs the scalar model: trap/rfe, context save/restore, MISC save, a barrier to
     extend, or HEADERs that differ."""
     typ, table = tk.type, fmt.table
+    types = typ.tobytes()  # (whether a type is there at all: one bytes search; the rare ones usually are not)
 
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
     op = tk.field(table["INST"]["op"], (typ == T["INST"]).nonzero()[0])
-    refused = np.zeros(256, bool)
-    refused[[OP_TRAP, OP_RFE]] = True
-    if rules.gfx11_barrier_extension and fmt.generation == 11:
-        refused[OP_BARRIER] = True
-    if refused.take(op.astype(np.intp)).any():
+    if np.count_nonzero(_refused_ops(fmt.generation == 11 and rules.gfx11_barrier_extension).take(op)):
         return False
-    count_f = table["WAVE_START"]["count"]  # the same field in WAVE_START_EXT
-    count = count_f.column(np.concatenate([words("WAVE_START"), words("WAVE_START_EXT")]))
-    if ((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)).any():
+    if T["WAVE_START"] in types or T["WAVE_START_EXT"] in types:
+        count = table["WAVE_START"]["count"].column(tk.words(_STARTS.take(typ).nonzero()[0]))  # (and _EXT's)
+        if np.count_nonzero((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)):
+            return False
+    if T["MISC"] in types and np.count_nonzero(table["MISC"]["save_context"].column(words("MISC"))):
         return False
-    if table["MISC"]["save_context"].column(words("MISC")).any():
-        return False
+    if types.count(T["HEADER"]) < 2:
+        return True
     hw = words("HEADER")
     return bool((hw == hw[:1]).all())
+
+
+@cache
+def _refused_ops(barrier: bool) -> np.ndarray:
+    """By INST opcode, whether the vectorised model refuses it: traps and rfe, s_barrier when extended."""
+    refused = np.zeros(256, bool)
+    refused[[OP_TRAP, OP_RFE, *([OP_BARRIER] if barrier else [])]] = True
+    return refused
+
+
+_STARTS = np.zeros(len(TOKEN_NAMES), bool)
+_STARTS[[T["WAVE_START"], T["WAVE_START_EXT"]]] = True
 
 
 def decode_vectorised(
