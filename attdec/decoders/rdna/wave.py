@@ -197,9 +197,10 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     the `invalid` ones, gfx12's `sdt` marks trap-handler data), the ROCm protocol in USERDATA_2 writes
     (code-object markers, RT_FREQUENCY)."""
     table, typ = fmt.table, tk.type
-    is_short = typ == T["SHADER_DATA_SHORT"]
-    sel = ((typ == T["SHADER_DATA"]) | is_short).nonzero()[0]
-    if len(sel):
+    types = typ.tobytes()  # (whether there is shader data at all: a bytes search)
+    if T["SHADER_DATA"] in types or T["SHADER_DATA_SHORT"] in types:
+        is_short = typ == T["SHADER_DATA_SHORT"]
+        sel = ((typ == T["SHADER_DATA"]) | is_short).nonzero()[0]
         long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], tk.words(sel), is_short[sel]
 
         def col(name: str) -> np.ndarray:
@@ -220,7 +221,7 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     user = reg["addr"].column(rw) == USERDATA_2
     if fmt.generation > 10:  # gfx10 carries user data in compute-state writes too
         user &= reg["cs"].column(rw) == 0
-    if user.any():
+    if np.count_nonzero(user):
         proto = RocProtocol()
         for v in reg["data"].column(rw[user]).tolist():
             proto.userdata2(v)
