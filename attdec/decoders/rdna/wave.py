@@ -162,7 +162,7 @@ class Slots:
 
     def __init__(self, emit: Callable[[TracedWave], object]):
         self.now: list[TracedWave | None] = [None] * SLOTS
-        self.pending: list[list[TracedWave]] = [[] for _ in range(SLOTS)]
+        self.pending: dict[int, list[TracedWave]] = {}  # by slot (a few slots have any)
         self.emit = emit
 
     def take(self, wid: int, wv: TracedWave) -> None:
@@ -171,14 +171,13 @@ class Slots:
             if old.complete:
                 self.emit(old)
             else:
-                self.pending[wid].append(old)
+                self.pending.setdefault(wid, []).append(old)
         self.now[wid] = wv
 
     def flush(self) -> None:
-        for wid in range(SLOTS):
-            for wv in self.pending[wid]:
+        for wid, wv_now in enumerate(self.now):
+            for wv in self.pending.get(wid, ()):
                 self.emit(wv)
-            wv_now = self.now[wid]
             if wv_now is not None:
                 self.emit(wv_now)
 
