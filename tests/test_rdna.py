@@ -316,3 +316,28 @@ def test_vectorised_model_takes_jumps_and_new_pc(rel):
             assert any(len(wv.pc_infos) > 1 for wv in slots[0])
             branched += 1
     assert branched > 0
+
+
+def test_realtime_pairs_average_the_samples_that_do_not_increase():
+    """`realtime_pairs` (numpy finds the rows to compare) against the official helper's loop over every row."""
+    from attdec.decoders.rdna.wave import realtime_pairs
+
+    def reference(samples):
+        out = []
+        for sc, rc in samples.tolist():
+            if out and (sc <= out[-1][0] or rc <= out[-1][1]):
+                out[-1] = ((out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2)
+            else:
+                out.append((sc, rc))
+        return out
+
+    rng = np.random.default_rng(7)
+    averaged = 0
+    for n in (0, 1, 2, 5, 40, 300):
+        for flat in (0.0, 0.1, 0.5):
+            steps = rng.integers(1, 100, (n, 2)) * (rng.random((n, 2)) >= flat)  # 0: a clock that did not move
+            samples = np.cumsum(steps, axis=0)
+            got = realtime_pairs(samples)
+            assert got == reference(samples)
+            averaged += n - len(got)
+    assert averaged > 50

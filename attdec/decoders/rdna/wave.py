@@ -239,11 +239,12 @@ def realtime_pairs(samples: np.ndarray) -> list[tuple[int, int]]:
     increase is averaged into the previous one (official realtime helper; e.g. two samples at the same
     shader clock)."""
     rows = list(zip(*samples.T.tolist()))
+    not_up = samples[1:] <= samples[:-1]
+    if not np.count_nonzero(not_up):  # the usual case: nothing to average
+        return rows
     # the rows that do not increase over the row before them: only those, and the rows after an average,
     # are compared one by one (after a row kept as it is, the rows up to the next such one follow it)
-    late = [*((samples[1:] <= samples[:-1]).any(axis=1).nonzero()[0] + 1).tolist(), len(rows)]
-    if len(late) == 1:  # the usual case: nothing to average
-        return rows
+    late = [*(not_up.any(axis=1).nonzero()[0] + 1).tolist(), len(rows)]
     out: list[tuple[int, int]] = []
     i, j, exact = 0, 0, True
     while i < len(rows):
