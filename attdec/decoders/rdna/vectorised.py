@@ -343,6 +343,8 @@ def _branch_pcs(tk: Tokens, table, ev: timing.Events, ws_k, ws_slot, ws_waves, w
     one; what the scalar pass reads there as the wave's record count is its record events up to the token.
     Raises timing.NotVectorisable for a NEW_PC after its wave's end (the wave's last record is not an
     event's)."""
+    if not ws_waves:
+        return
     typ = tk.type
     ii = (typ == T["INST"]).nonzero()[0]
     jumps = ii.compress(tk.field(table["INST"]["op"], ii) == OP_JUMP)
