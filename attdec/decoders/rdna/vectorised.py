@@ -121,7 +121,7 @@ def decode_vectorised(
     res.occupancy, traced = lifecycle(tk, table, se, life, hdr.target_cu, hdr.target_simd, first_hdr)
 
     # the traced waves, in stream order (slots and the official stitch order)
-    walk = walker(code, fmt.generation, rules)
+    walk = walker(code, fmt.generation, rules) if traced else None  # (a blob without traced waves walks nothing)
     emitted: list[TracedWave] = []
     slots = Slots(emitted.append)
     ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
