@@ -254,6 +254,25 @@ def test_before_decode_runs_once_and_only_when_something_is_decoded(tmp_path):
     assert calls == [1]
 
 
+def test_decode_and_export_ui_set_the_allocator_for_whole_blobs(monkeypatch, tmp_path):
+    """`decode` and `export-ui` read raw inputs without open_dispatches: they set the allocator themselves
+    (without it, the 59 captures' decode faulted 39k pages in instead of 24k)."""
+    import ctypes
+
+    from attdec.commands import common
+
+    calls = []
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: types.SimpleNamespace(mallopt=lambda *a: calls.append(a)))
+    cap = shared_path("captures", "gfx1201", "plus_run0")
+    keep = [(common.M_TRIM_THRESHOLD, common.MALLOC_KEEP_BYTES), (common.M_MMAP_THRESHOLD, common.MALLOC_REUSE_BYTES)]
+    assert invoke(["decode", str(cap)]).exit_code == 0
+    assert calls == keep
+    calls.clear()
+    assert invoke(["export-ui", str(cap), "-o", str(tmp_path / "ui")]).exit_code == 0
+    assert calls == keep
+
+
 def test_allocator_keeps_freed_memory_unless_a_big_blob_is_decoded_in_windows(monkeypatch):
     import ctypes
 

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import add_input_options, add_paths, echo, folder, inputs, lost, open_raw
+from attdec.commands.common import (
+    add_input_options,
+    add_paths,
+    echo,
+    folder,
+    inputs,
+    lost,
+    open_raw,
+    tune_allocator,
+)
 from attdec.errors import AttdecError
 
 USAGE = "[OPTIONS] INPUTS..."
@@ -40,6 +49,7 @@ def export_ui(a) -> None:
     opts = inputs(a)
     compat, jobs = opts.pop("compat"), opts.pop("jobs")  # how the raw captures are decoded below
     raws = open_raw(a.inputs, **opts)
+    tune_allocator(raws)
     with progress_bar() as progress:
         tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
         decoded = decode_dispatches(raws, tracker, jobs, compat=compat)

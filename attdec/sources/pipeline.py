@@ -206,7 +206,8 @@ def read(
         tracker.grow(raw_weight(raw))
         return [raw]
     items = resolve(paths, input_format, failures)
-    tracker.grow(sum(_weight(k, p) for k, p in items))
+    if tracker.progress is not None:  # the total is only shown (weighing a capture folder stats its blobs)
+        tracker.grow(sum(_weight(k, p) for k, p in items))
     loaded: Loaded = []
     for k, p in items:
         with failures.guard():

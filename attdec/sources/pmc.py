@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from attdec.errors import FormatError
-from attdec.model import COUNTER_DTYPE, CounterSamples
+from attdec.model import CounterSamples
 
 SOURCE = "tinygrad PMC"
 DIMS = ("xcc", "inst", "se", "sa", "wgp")
@@ -36,6 +34,10 @@ def _field(entry, name: str, where: str):
 def unpack_pmc(blob: bytes, sched, where: str) -> CounterSamples:
     """One dispatch's PMC buffer and its schedule (dicts or tinygrad PMCSample records) -> samples.
     A location split in only one part (a single SE, SA, ...) is stored as -1: the value is not per-that."""
+    import numpy as np  # here, not with the module: reading a capture (before --jobs forks) needs no numpy
+
+    from attdec.model import COUNTER_DTYPE
+
     names, blocks, parts = [], [], []
     for i, entry in enumerate(sched):
         name, block = _field(entry, "name", where), _field(entry, "block", where)
