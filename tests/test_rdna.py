@@ -8,7 +8,7 @@ from conftest import FIXTURES, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.rdna import splitter
-from attdec.decoders.rdna.packets import FORMATS, T
+from attdec.decoders.rdna.packets import FORMATS, Header, T
 from attdec.decoders.rdna.splitter import lookup
 from attdec.decoders.stitch import LineKind, line_category
 from attdec.model import Category
@@ -232,3 +232,112 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
             ]
         assert sorted(rt) == sorted(x[:3] for x in exp["realtime"])
         assert sorted(other) == sorted(x[:5] for x in exp["inst_other_simd"])  # with the traced WGP
+
+
+@pytest.mark.parametrize(
+    "rel", ["gfx1100/gemm_run0", "gfx1151/gemm_run0", "gfx1200/gemm_run0", "gfx1201/handwritten_run0"]
+)
+def test_lifecycle_one_at_a_time_equals_numpy(rel):
+    """The vectorised decode's two lifecycle passes (Python for a few tokens, numpy for many) agree on real
+    blobs, also with lifecycle tokens dropped or repeated and packets-lost flags set."""
+    from attdec.decoders.rdna import vectorised
+
+    cap = shared_path("captures", *rel.split("/"))
+    fmt = FORMATS[11 if rel.startswith("gfx11") else 12]
+    rng = np.random.default_rng(5)
+    seen = traced = 0
+    for f in sorted(cap.glob("*.att")):
+        tk = rdna.split(f.read_bytes(), fmt)
+        life = vectorised._LIFE.take(tk.type).nonzero()[0]
+        at_hdr = np.flatnonzero(tk.type == T["HEADER"])
+        hdr = Header.read(int(tk.words(at_hdr[:1])[0]), fmt.table)
+        # a second stream: a third of the lifecycle tokens dropped (ends without starts), a third repeated
+        # (starts at running locations), a third of those in it after lost packets
+        reps = np.ones(len(tk.type), np.intp)
+        reps[life] = rng.integers(0, 3, len(life))
+        idx = np.repeat(np.arange(len(tk.type)), reps)
+        mangled = splitter.Tokens()
+        for name in ("pos", "type", "time", "lost"):
+            setattr(mangled, name, getattr(tk, name).take(idx))
+        mangled.buf, mangled.at_nibble, mangled.windowed = tk.buf, tk.at_nibble, tk.windowed
+        mangled.lost |= (vectorised._LIFE.take(mangled.type) != 0) & (rng.random(len(mangled.type)) < 1 / 3)
+        for t in (tk, mangled):
+            lf = vectorised._LIFE.take(t.type).nonzero()[0]
+            # the header's target, or (the mangled stream) another, from the first token on
+            cu, simd, first = (hdr.target_cu, hdr.target_simd, int(at_hdr[0])) if t is tk else (1, 0, 0)
+            args = (t, fmt.table, 2, lf, cu, simd, first)
+            occ_np, tr_np = vectorised._lifecycle_np(*args)
+            occ_py, tr_py = vectorised._lifecycle_py(*args)
+            assert occ_py.dtype == occ_np.dtype and occ_py.tobytes() == occ_np.tobytes()
+            assert tr_py == tr_np
+            seen += len(lf)
+            traced += len(tr_np)
+    assert seen > 16 and traced > 2
+
+
+@pytest.mark.parametrize("rel", ["gfx1100/ops_run0", "gfx1201/ops_run0"])
+def test_vectorised_model_takes_jumps_and_new_pc(rel):
+    """Blobs with jumps and NEW_PC tokens go through the vectorised model (no fallback) and stitch to the
+    same PCs and lines as the scalar model (the PC slots they open and fill: `_branch_pcs`)."""
+    import json
+
+    from attdec.decoders.compat import DEFAULT
+    from attdec.decoders.rdna.scalar import decode_scalar
+    from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
+    from attdec.sources.explicit import codemap as load_code
+
+    cap_dir = shared_path("captures", *rel.split("/"))
+    cap = json.loads((cap_dir / "capture.json").read_text())
+    arch, branched = cap["gfx_arch"], 0
+    fmt = FORMATS[11 if arch.startswith("gfx11") else 12]
+    for d in cap["dispatches"]:
+        code = load_code([f"{cap_dir / k['code_object']}@{k['base_hex']}" for k in cap["kernels"]], arch)
+        for b in d["blobs"]:
+            data = (cap_dir / b).read_bytes()
+            tk = rdna.split(data, fmt)
+            if fmt.ready_early:
+                splitter.ready_reorder(tk)
+            if not (tk.type == T["NEW_PC"]).any():
+                continue
+            assert vectorisable(tk, fmt, DEFAULT)
+            v = decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT)
+            s = rdna.decode(data, arch, code, 1, b, vectorised=False)
+            assert len(v.waves) == len(s.waves) > 0
+            for x, y in zip(v.waves, s.waves):
+                assert x.insts.tobytes() == y.insts.tobytes()
+                assert [tuple(t) for t in x.timeline] == [tuple(t) for t in y.timeline]
+            assert (v.waves[0].insts["pc"] != 0).sum() > 100
+            assert v.problems == s.problems
+            # the PC slots themselves (the walk may find the same PCs without them)
+            slots: tuple[list, list] = ([], [])
+            decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[0]: out.append(wv))
+            decode_scalar(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[1]: out.append(wv))
+            assert [wv.pc_infos for wv in slots[0]] == [wv.pc_infos for wv in slots[1]]
+            assert any(len(wv.pc_infos) > 1 for wv in slots[0])
+            branched += 1
+    assert branched > 0
+
+
+def test_realtime_pairs_average_the_samples_that_do_not_increase():
+    """`realtime_pairs` (numpy finds the rows to compare) against the official helper's loop over every row."""
+    from attdec.decoders.rdna.wave import realtime_pairs
+
+    def reference(samples):
+        out = []
+        for sc, rc in samples.tolist():
+            if out and (sc <= out[-1][0] or rc <= out[-1][1]):
+                out[-1] = ((out[-1][0] + sc) // 2, (out[-1][1] + rc) // 2)
+            else:
+                out.append((sc, rc))
+        return out
+
+    rng = np.random.default_rng(7)
+    averaged = 0
+    for n in (0, 1, 2, 5, 40, 300):
+        for flat in (0.0, 0.1, 0.5):
+            steps = rng.integers(1, 100, (n, 2)) * (rng.random((n, 2)) >= flat)  # 0: a clock that did not move
+            samples = np.cumsum(steps, axis=0)
+            got = realtime_pairs(samples)
+            assert got == reference(samples)
+            averaged += n - len(got)
+    assert averaged > 50

@@ -20,12 +20,13 @@ from sqtt_encoder import RdnaEncoder
 ARCH = {11: "gfx1100", 12: "gfx1201"}
 
 
-def random_stream(gen: int, rng: random.Random) -> bytes:
+def random_stream(gen: int, rng: random.Random, branches: bool = False) -> bytes:
     """Waves on slots 0-5 of the target SIMD 0 and on SIMD 1, random instruction-level tokens for the running
     waves and for slots 8-9 (never started); now and then one for a wave that has ended, or a second end (the
-    vectorised driver declines those blobs)."""
-    refused = {OP_JUMP, OP_TRAP, OP_RFE, OP_BARRIER}  # tokens that make the blob scalar-only
+    vectorised driver declines those blobs). With `branches`, jumps and NEW_PC tokens too."""
+    refused = {OP_TRAP, OP_RFE, OP_BARRIER} | (set() if branches else {OP_JUMP})  # tokens for the scalar model
     ops = [k for k in FORMATS[gen].ops if k not in refused]
+    ops += [OP_JUMP] * (len(ops) // 4 if branches else 0)
     e = RdnaEncoder(gen).kernel_entry(0x7000_0100)
     running: set[int] = set()
     ended: set[int] = set()
@@ -56,7 +57,9 @@ def random_stream(gen: int, rng: random.Random) -> bytes:
             live = sorted(ended)
         slot = rng.choice(live)
         mask = sum(1 << s for s in live if rng.random() < 0.5) or 1 << slot
-        if r < 0.45:
+        if branches and rng.random() < 0.08:
+            e.new_pc(slot, rng.randrange(0, 1 << 20, 4))
+        elif r < 0.45:
             e.inst(slot, rng.choice(ops))
         elif r < 0.65:
             e.valu(slot)
@@ -106,3 +109,34 @@ def test_vectorised_wave_without_tokens_beside_a_slot_without_wave(gen):
     assert [(w.slot, w.begin, w.end, len(w.insts)) for w in a.waves] == [(0, 10, 0, 0)]
     assert [(w.slot, w.begin, w.end, len(w.insts)) for w in b.waves] == [(0, 10, 0, 0)]
     assert [tuple(s) for s in a.waves[0].timeline] == [tuple(s) for s in b.waves[0].timeline]
+
+
+@pytest.mark.parametrize("gen", [11, 12])
+def test_vectorised_pc_slots_equal_scalar_on_random_streams_with_branches(gen):
+    """Jumps and NEW_PCs: the PC slots the vectorised pass gives the traced waves are the scalar pass's."""
+    from attdec.decoders.common import NotVectorisable
+    from attdec.decoders.compat import DEFAULT
+    from attdec.decoders.rdna.scalar import decode_scalar
+    from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
+
+    rng = random.Random(300 + gen)
+    fmt = FORMATS[gen]
+    compared = slots = 0
+    for _ in range(150):
+        data = random_stream(gen, rng, branches=True)
+        tk = rdna.split(data, fmt)
+        if fmt.ready_early:
+            rdna.splitter.ready_reorder(tk)
+        assert vectorisable(tk, fmt, DEFAULT)
+        got: tuple[list, list] = ([], [])
+        args = (tk, fmt, data, ARCH[gen], None, 0, "", DEFAULT)
+        try:
+            decode_vectorised(*args, emit=lambda wv, _, out=got[0]: out.append(wv))
+        except NotVectorisable:
+            continue
+        decode_scalar(*args, emit=lambda wv, _, out=got[1]: out.append(wv))
+        assert [wv.pc_infos for wv in got[0]] == [wv.pc_infos for wv in got[1]]
+        assert [len(wv.insts) for wv in got[0]] == [len(wv.t) for wv in got[1]]
+        compared += 1
+        slots += sum(len(wv.pc_infos) - 1 for wv in got[1])
+    assert compared > 30 and slots > 100

@@ -6,7 +6,7 @@ splitter.py          the token stream as numpy arrays, with every token's time
 wave.py              one traced wave's timing model, and what both passes below share
 scalar.py            the reference pass over the tokens, one at a time (every token the format has)
 vectorised.py        the same results with numpy, for blobs without the rare tokens (traps, context
-vectorised_timing.py switches, jumps, NEW_PC); its per-wave timing model as prefix operations
+vectorised_timing.py switches); its per-wave timing model as prefix operations
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def decode(
 ) -> BlobResult:
     """Decode one RDNA SE blob into waves (stitched to PCs when `code` is given), occupancy, realtime.
 
-    With `vectorised`, blobs without traps, context switches, jumps or NEW_PC run the timing model in
-    numpy; otherwise, and whenever that model declines, the scalar reference model runs.
+    With `vectorised`, blobs without traps or context switches run the timing model in numpy; otherwise,
+    and whenever that model declines, the scalar reference model runs.
     """
     fmt = FORMATS[target(arch).generation]
     tk = split(data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window)

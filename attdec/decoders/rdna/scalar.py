@@ -2,7 +2,7 @@
 per-wave timing model of `wave.TracedWave`), as the official `sqtt_simd_analysis` runs it.
 
 It handles every token the format has (traps, rfe, context save/restore, NEW_PC, several HEADERs);
-`vectorised.py` gives the same results with numpy for the blobs that have none of the rare ones.
+`vectorised.py` gives the same results with numpy for the blobs that have none of the rarest ones.
 """
 
 from __future__ import annotations

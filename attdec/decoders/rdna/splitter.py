@@ -217,23 +217,31 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
     blob's `nibble_bytes`; `walk_len` gives the token length in nibbles by low 8 bits, 0 for a
     variable-length token (stepped by `_step`).
     """
+    if 0 < nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
+        # every step of 0 leaves the hot loop: two zero nibbles (a run of NOPs, half the tokens of a small
+        # blob, skipped at once), a variable-length token, the zeros past the end; the marks go straight
+        # into a bytearray
+        low, walk = low8[:nn].tobytes() + bytes(int(walk_len.max())), walk_len.tolist()
+        walk[0] = 0
+        marks = bytearray(len(low))
+        p = 0
+        while True:
+            v = low[p]
+            step = walk[v]
+            if step:
+                marks[p] = v
+                p += step
+            elif p >= nn:
+                break
+            elif not v:
+                m = _NOT_ZERO.search(low, p, nn)
+                p = m.start() if m else nn
+            else:
+                marks[p] = v
+                p = _step(buf, nn, walk_len, p)[1]
+        return np.frombuffer(marks, np.uint8)[:nn]
     mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
-        return mark[:nn]
-    if nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
-        low, walk = low8[:nn].tobytes(), walk_len.tolist()
-        at, p = [], 0
-        while p < nn:
-            v = low[p]
-            if not v:  # two zero nibbles: a run of NOPs (zero bytes, half the tokens of a small blob), skipped
-                m = _NOT_ZERO.search(low, p)
-                p = m.start() if m else nn
-                continue
-            at.append(p)
-            step = walk[v]
-            p = p + step if step else _step(buf, nn, walk_len, p)[1]
-        starts = np.array(at, np.int64)
-        mark[starts] = low8.take(starts)
         return mark[:nn]
     chunk = int(min(CHAIN_CHUNK_MAX, max(CHAIN_CHUNK_MIN, (nn * CHAIN_CHUNK_SCALE) ** 0.5)))
     nch = -(-nn // chunk)

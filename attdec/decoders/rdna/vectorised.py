@@ -52,30 +52,39 @@ u64 = np.uint64
 
 
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
-    """No token that needs the scalar model: NEW_PC, jump/trap/rfe, context save/restore, MISC save,
-    a barrier to extend, or HEADERs that differ."""
+    """No token that needs the scalar model: trap/rfe, context save/restore, MISC save, a barrier to
+    extend, or HEADERs that differ."""
     typ, table = tk.type, fmt.table
+    types = typ.tobytes()  # (whether a type is there at all: one bytes search; the rare ones usually are not)
 
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
-    if (typ == T["NEW_PC"]).any():
-        return False
     op = tk.field(table["INST"]["op"], (typ == T["INST"]).nonzero()[0])
-    refused = np.zeros(256, bool)
-    refused[[OP_JUMP, OP_TRAP, OP_RFE]] = True
-    if rules.gfx11_barrier_extension and fmt.generation == 11:
-        refused[OP_BARRIER] = True
-    if refused.take(op.astype(np.intp)).any():
+    if np.count_nonzero(_refused_ops(fmt.generation == 11 and rules.gfx11_barrier_extension).take(op)):
         return False
-    count_f = table["WAVE_START"]["count"]  # the same field in WAVE_START_EXT
-    count = count_f.column(np.concatenate([words("WAVE_START"), words("WAVE_START_EXT")]))
-    if ((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)).any():
+    if T["WAVE_START"] in types or T["WAVE_START_EXT"] in types:
+        count = table["WAVE_START"]["count"].column(tk.words(_STARTS.take(typ).nonzero()[0]))  # (and _EXT's)
+        if np.count_nonzero((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)):
+            return False
+    if T["MISC"] in types and np.count_nonzero(table["MISC"]["save_context"].column(words("MISC"))):
         return False
-    if table["MISC"]["save_context"].column(words("MISC")).any():
-        return False
+    if types.count(T["HEADER"]) < 2:
+        return True
     hw = words("HEADER")
     return bool((hw == hw[:1]).all())
+
+
+@cache
+def _refused_ops(barrier: bool) -> np.ndarray:
+    """By INST opcode, whether the vectorised model refuses it: traps and rfe, s_barrier when extended."""
+    refused = np.zeros(256, bool)
+    refused[[OP_TRAP, OP_RFE, *([OP_BARRIER] if barrier else [])]] = True
+    return refused
+
+
+_STARTS = np.zeros(len(TOKEN_NAMES), bool)
+_STARTS[[T["WAVE_START"], T["WAVE_START_EXT"]]] = True
 
 
 def decode_vectorised(
@@ -106,39 +115,18 @@ def decode_vectorised(
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
-    # lifecycle tokens
-    life = ((typ == T["WAVE_START"]) | (typ == T["WAVE_START_EXT"]) | (typ == T["WAVE_END"])).nonzero()[0]
-    lw, lt = tk.words(life), times[life]
-    is_ws = typ[life] != T["WAVE_END"]
-    ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
-
-    def field(name: str) -> np.ndarray:
-        return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
-
-    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
-    cu = (sa << 7) | wgp
-    loc = (cu << 7) | (simd << 5) | wid
-    pc = _entry_pcs(tk, table, life, lw, is_ws)
-    res.occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, loc, pc)
+    # lifecycle tokens: occupancy rows, and the traced SIMD's starts and ends
+    life = _LIFE.take(typ).nonzero()[0]
+    lifecycle = _lifecycle_py if len(life) <= PY_LIFE else _lifecycle_np
+    res.occupancy, traced = lifecycle(tk, table, se, life, hdr.target_cu, hdr.target_simd, first_hdr)
 
     # the traced waves, in stream order (slots and the official stitch order)
-    before = life < first_hdr
-    tgt = (cu == np.where(before, 0, hdr.target_cu)) & (simd == np.where(before, 0, hdr.target_simd))
-    walk = walker(code, fmt.generation, rules)
+    walk = walker(code, fmt.generation, rules) if traced else None  # (a blob without traced waves walks nothing)
     emitted: list[TracedWave] = []
     slots = Slots(emitted.append)
     ws_k, ws_slot, ws_waves, we_k, we_slot = [], [], [], [], []
     entry_checked = walk is None
-    ti = tgt.nonzero()[0]
-    for k, start, c_, s_, w_, t_, p_ in zip(
-        life[ti].tolist(),
-        is_ws[ti].tolist(),
-        cu[ti].tolist(),
-        simd[ti].tolist(),
-        wid[ti].tolist(),
-        lt[ti].tolist(),
-        pc[ti].tolist(),
-    ):
+    for k, start, c_, s_, w_, t_, p_ in traced:
         if start:
             if not entry_checked:
                 entry_checked = True
@@ -150,8 +138,8 @@ def decode_vectorised(
             ws_slot.append(w_)
             ws_waves.append(wv)
             slots.take(w_, wv)
-        elif slots.now[w_] is not None:
-            slots.now[w_].complete = True
+        elif (running := slots.now[w_]) is not None:
+            running.complete = True
             we_k.append(k)
             we_slot.append(w_)
     slots.flush()
@@ -170,6 +158,7 @@ def decode_vectorised(
     for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
         wv.insts = recs[a:b]
         wv.timeline, wv.end, wv.complete = tl, e_, c_
+    _branch_pcs(tk, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
     if emit is not None:
         for wv in emitted:
             emit(wv, hdr.exclude_barrier_wait)
@@ -183,6 +172,100 @@ def decode_vectorised(
     return res
 
 
+# lifecycle tokens by token type
+_LIFE = np.zeros(len(TOKEN_NAMES), bool)
+_LIFE[[T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"]]] = True
+# up to this many lifecycle tokens (a small blob has a few dozen at most) `_lifecycle_py` is quicker
+PY_LIFE = 64
+# a lifecycle token of the traced SIMD: (token index, is a start, cu, simd, wave slot, time, entry pc or 0)
+Traced = tuple[int, bool, int, int, int, int, int]
+
+
+def _pgm_writes(tk: Tokens, reg_p) -> tuple[np.ndarray, np.ndarray]:
+    """The COMPUTE_PGM_LO/HI writes: (token indices, words)."""
+    reg = (tk.type == T["REG"]).nonzero()[0]
+    rw = tk.words(reg)
+    raddr = reg_p["addr"].column(rw)
+    pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
+    return reg.take(pgm), rw.take(pgm)
+
+
+def _lifecycle_np(
+    tk: Tokens, table, se: int, life: np.ndarray, target_cu: int, target_simd: int, first_hdr: int
+) -> tuple[np.ndarray, list[Traced]]:
+    """Occupancy rows of the lifecycle tokens at indices `life`, and the traced SIMD's (`Traced`, in stream
+    order; tokens before the first HEADER, at `first_hdr`, are traced when at cu 0, simd 0)."""
+    lw, lt = tk.words(life), tk.time.take(life)
+    is_ws = tk.type.take(life) != T["WAVE_END"]
+    ws_p, we_p = table["WAVE_START"], table["WAVE_END"]
+
+    def field(name: str) -> np.ndarray:
+        return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
+
+    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
+    cu = (sa << 7) | wgp
+    loc = (cu << 7) | (simd << 5) | wid
+    pc = _entry_pcs(tk, table, life, lw, is_ws)
+    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, loc, pc)
+    before = life < first_hdr
+    ti = ((cu == np.where(before, 0, target_cu)) & (simd == np.where(before, 0, target_simd))).nonzero()[0]
+    cols = (life, is_ws, cu, simd, wid, lt, pc)
+    return occupancy, list(zip(*(c.take(ti).tolist() for c in cols)))
+
+
+def _lifecycle_py(
+    tk: Tokens, table, se: int, life: np.ndarray, target_cu: int, target_simd: int, first_hdr: int
+) -> tuple[np.ndarray, list[Traced]]:
+    """`_lifecycle_np` one token at a time: a few dozen tokens cost less than its ~100 numpy calls."""
+    if not len(life):
+        return np.zeros(0, OCCUPANCY_DTYPE), []
+    ws_p, we_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["REG"]
+    r_addr, r_me, r_pipe, r_data = reg_p["addr"], reg_p["me"], reg_p["pipe"], reg_p["data"]
+    reg, rw = _pgm_writes(tk, reg_p)
+    writes = list(zip(reg.tolist(), rw.tolist()))
+    writes.append((len(tk.type), 0))  # (a sentinel past every token)
+    fields = {start: tuple(p[n] for n in ("sa", "wgp", "simd", "wid")) for start, p in ((True, ws_p), (False, we_p))}
+    me, pipe = ws_p["me"], ws_p["pipe"]
+    wave_end = T["WAVE_END"]
+    latest: dict[tuple[int, int], int] = {}  # (register, me & 1, pipe) -> its latest write
+    running: dict[int, int | None] = {}  # location -> the entry pc of its wave (None: the last token was an end)
+    front: list[tuple] = []  # an end with no start: a start at time 0, before every other row
+    rows: list[tuple] = []
+    traced: list[Traced] = []
+    j = 0
+    cols = (life.tolist(), tk.type.take(life).tolist(), tk.words(life).tolist(), tk.time.take(life).tolist())
+    for k, ty, w, t, lost in zip(*cols, tk.lost.take(life).tolist()):
+        start = ty != wave_end
+        f_sa, f_wgp, f_simd, f_wid = fields[start]
+        cu = (((w >> f_sa.lo) & f_sa.mask) << 7) | ((w >> f_wgp.lo) & f_wgp.mask)
+        simd, wid = (w >> f_simd.lo) & f_simd.mask, (w >> f_wid.lo) & f_wid.mask
+        loc = (cu << 7) | (simd << 5) | wid
+        prev = running.get(loc)
+        if start:
+            while writes[j][0] < k:
+                v = writes[j][1]
+                key = (r_addr.get(v), (r_me.get(v) & 1) << 2 | r_pipe.get(v))
+                latest[key] = r_data.get(v)
+                j += 1
+            key = me.get(w) << 2 | pipe.get(w)
+            pc = entry_pc(latest.get((COMPUTE_PGM_LO, key), 0), latest.get((COMPUTE_PGM_HI, key), 0))
+            if lost and prev is not None:  # a start at a running location ends it first
+                rows.append((se, cu, simd, wid, 0, t - 1, 0))
+            rows.append((se, cu, simd, wid, 1, t, pc))
+            running[loc] = pc
+        else:
+            if prev is None:
+                front.append((se, cu, simd, wid, 1, 0, 0))
+            rows.append((se, cu, simd, wid, 0, t, prev or 0))
+            running[loc] = pc = None
+        if k < first_hdr:
+            if cu == 0 and simd == 0:
+                traced.append((k, start, cu, simd, wid, t, pc or 0))
+        elif cu == target_cu and simd == target_simd:
+            traced.append((k, start, cu, simd, wid, t, pc or 0))
+    return np.array(front + rows, OCCUPANCY_DTYPE), traced
+
+
 PGM_GROUP = 1 << 16  # _entry_pcs: (register, key) groups; the keys are a few bits
 POS_BITS = 40  # _entry_pcs: token indices below 2**40
 
@@ -194,14 +277,10 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     each lifecycle token looked up with its own (register, key, position)."""
     ws_p, reg_p = table["WAVE_START"], table["REG"]
     key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
-    reg = (tk.type == T["REG"]).nonzero()[0]
-    rw = tk.words(reg)
-    raddr = reg_p["addr"].column(rw)
-    pgm = (((raddr == COMPUTE_PGM_LO) | (raddr == COMPUTE_PGM_HI)) & (reg_p["cs"].column(rw) != 0)).nonzero()[0]
-    rw = rw.take(pgm)
+    reg, rw = _pgm_writes(tk, reg_p)
     rkey = (((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)).astype(np.int64)
-    group = np.where(raddr.take(pgm) == COMPUTE_PGM_HI, PGM_GROUP, 0) + rkey  # (register, key)
-    at = (group << POS_BITS) | reg.take(pgm)
+    group = np.where(reg_p["addr"].column(rw) == COMPUTE_PGM_HI, PGM_GROUP, 0) + rkey  # (register, key)
+    at = (group << POS_BITS) | reg
     order = np.argsort(at)
     at = at.take(order)
     rdata = reg_p["data"].column(rw).take(order)
@@ -253,6 +332,73 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
     occ["time"][extra] = lt[lost_end] - 1
     occ["pc"][main] = np.where(is_ws, pc, run_pc)
     return occ
+
+
+SLOT_SHIFT = 40  # _branch_pcs: (slot, token index) keys; token indices below 2**40
+
+
+def _branch_pcs(tk: Tokens, table, ev: timing.Events, ws_k, ws_slot, ws_waves, we_k, we_slot) -> None:
+    """The PC slots jumps and NEW_PCs give the traced waves (`TracedWave.pc_infos`), as the scalar pass
+    does: an issued jump opens one after its record, a NEW_PC fills the oldest one still open or opens
+    one; what the scalar pass reads there as the wave's record count is its record events up to the token.
+    Raises timing.NotVectorisable for a NEW_PC after its wave's end (the wave's last record is not an
+    event's)."""
+    if not ws_waves:
+        return
+    typ = tk.type
+    ii = (typ == T["INST"]).nonzero()[0]
+    jumps = ii.compress(tk.field(table["INST"]["op"], ii) == OP_JUMP)
+    npc = (typ == T["NEW_PC"]).nonzero()[0]
+    if not len(jumps) and not len(npc):
+        return
+    branch = np.concatenate([jumps, npc])
+    order = np.argsort(branch, kind="stable")
+    branch = branch.take(order)
+    is_jump = (order < len(jumps)).tolist()
+    bw = tk.words(branch).tolist()
+    inst_wid, npc_wid = table["INST"]["wid"], table["NEW_PC"].word_field("wid")
+    slot = np.array([(inst_wid if j else npc_wid).get(w) for j, w in zip(is_jump, bw)], np.int64)
+
+    def keys(slots, toks) -> np.ndarray:
+        return (np.asarray(slots, np.int64) << SLOT_SHIFT) | np.asarray(toks, np.int64)
+
+    q = keys(slot, branch)
+    # each token's wave: the latest traced start in its slot before it
+    ws_key = keys(ws_slot, ws_k)
+    by_key = np.argsort(ws_key)
+    ws_sorted = ws_key.take(by_key)
+    at = np.searchsorted(ws_sorted, q) - 1
+    atc = np.maximum(at, 0)
+    has = (at >= 0) & ((ws_sorted.take(atc) >> SLOT_SHIFT) == slot) if len(ws_sorted) else np.zeros(len(q), bool)
+    since = np.where(has, ws_sorted.take(atc) if len(ws_sorted) else 0, 0)  # the wave's start key
+    wave = by_key.take(atc) if len(ws_sorted) else atc
+    # the wave's record events (ISSUE, IMMED) up to the token; ended waves: none may follow
+    kind = ev.info.take(ev.tok) & 7
+    rec = ((kind == K_ISSUE) | (kind == K_IMMED)).nonzero()[0]
+    rec_key = np.sort(keys(ev.slot.take(rec), ev.tok.take(rec)))
+    nrec = np.searchsorted(rec_key, q, "right") - np.searchsorted(rec_key, since, "right")
+    we_key = np.sort(keys(we_slot, we_k))
+    ended = np.searchsorted(we_key, q) > np.searchsorted(we_key, since, "right")
+    issued = (ev.info.take(branch) & 7) == K_ISSUE  # not an other-SIMD one (and not of category NONE)
+    npc_pc = table["NEW_PC"].word_field("pc_dw")
+    for j, k, w, h, x, n, e, iss in zip(
+        is_jump, branch.tolist(), bw, has.tolist(), wave.tolist(), nrec.tolist(), ended.tolist(), issued.tolist()
+    ):
+        if not h:  # no wave in the slot
+            continue
+        infos = ws_waves[x].pc_infos
+        if j:  # (a jump after its wave's end: `timing.compute` refused the blob)
+            if iss:
+                infos.append([n, 0])
+            continue
+        if e:
+            raise timing.NotVectorisable(f"NEW_PC at token {k} after its wave's end")
+        m = len(infos)
+        while m > 0 and not infos[m - 1][1]:
+            m -= 1
+        if m == len(infos):
+            infos.append([n, 0])
+        infos[m][1] = npc_pc.get(w) << 2
 
 
 # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int

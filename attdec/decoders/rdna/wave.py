@@ -162,7 +162,7 @@ class Slots:
 
     def __init__(self, emit: Callable[[TracedWave], object]):
         self.now: list[TracedWave | None] = [None] * SLOTS
-        self.pending: list[list[TracedWave]] = [[] for _ in range(SLOTS)]
+        self.pending: dict[int, list[TracedWave]] = {}  # by slot (a few slots have any)
         self.emit = emit
 
     def take(self, wid: int, wv: TracedWave) -> None:
@@ -171,14 +171,13 @@ class Slots:
             if old.complete:
                 self.emit(old)
             else:
-                self.pending[wid].append(old)
+                self.pending.setdefault(wid, []).append(old)
         self.now[wid] = wv
 
     def flush(self) -> None:
-        for wid in range(SLOTS):
-            for wv in self.pending[wid]:
+        for wid, wv_now in enumerate(self.now):
+            for wv in self.pending.get(wid, ()):
                 self.emit(wv)
-            wv_now = self.now[wid]
             if wv_now is not None:
                 self.emit(wv_now)
 
@@ -197,9 +196,10 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     the `invalid` ones, gfx12's `sdt` marks trap-handler data), the ROCm protocol in USERDATA_2 writes
     (code-object markers, RT_FREQUENCY)."""
     table, typ = fmt.table, tk.type
-    is_short = typ == T["SHADER_DATA_SHORT"]
-    sel = ((typ == T["SHADER_DATA"]) | is_short).nonzero()[0]
-    if len(sel):
+    types = typ.tobytes()  # (whether there is shader data at all: a bytes search)
+    if T["SHADER_DATA"] in types or T["SHADER_DATA_SHORT"] in types:
+        is_short = typ == T["SHADER_DATA_SHORT"]
+        sel = ((typ == T["SHADER_DATA"]) | is_short).nonzero()[0]
         long_p, short_p, sw, short = table["SHADER_DATA"], table["SHADER_DATA_SHORT"], tk.words(sel), is_short[sel]
 
         def col(name: str) -> np.ndarray:
@@ -220,7 +220,7 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
     user = reg["addr"].column(rw) == USERDATA_2
     if fmt.generation > 10:  # gfx10 carries user data in compute-state writes too
         user &= reg["cs"].column(rw) == 0
-    if user.any():
+    if np.count_nonzero(user):
         proto = RocProtocol()
         for v in reg["data"].column(rw[user]).tolist():
             proto.userdata2(v)
@@ -239,11 +239,12 @@ def realtime_pairs(samples: np.ndarray) -> list[tuple[int, int]]:
     increase is averaged into the previous one (official realtime helper; e.g. two samples at the same
     shader clock)."""
     rows = list(zip(*samples.T.tolist()))
+    not_up = samples[1:] <= samples[:-1]
+    if not np.count_nonzero(not_up):  # the usual case: nothing to average
+        return rows
     # the rows that do not increase over the row before them: only those, and the rows after an average,
     # are compared one by one (after a row kept as it is, the rows up to the next such one follow it)
-    late = [*((samples[1:] <= samples[:-1]).any(axis=1).nonzero()[0] + 1).tolist(), len(rows)]
-    if len(late) == 1:  # the usual case: nothing to average
-        return rows
+    late = [*(not_up.any(axis=1).nonzero()[0] + 1).tolist(), len(rows)]
     out: list[tuple[int, int]] = []
     i, j, exact = 0, 0, True
     while i < len(rows):
