@@ -39,9 +39,9 @@ def decode(
     tk = split(data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window)
     if fmt.ready_early:
         ready_reorder(tk)
-    if vectorised and vectorisable(tk, fmt, rules):
+    if vectorised and (insts := vectorisable(tk, fmt, rules)):
         try:
-            return decode_vectorised(tk, fmt, data, arch, code, se, where, rules)
+            return decode_vectorised(tk, fmt, data, arch, code, se, where, rules, insts=insts)
         except NotVectorisable:
             pass
     return decode_scalar(tk, fmt, data, arch, code, se, where, rules)

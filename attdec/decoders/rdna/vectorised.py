@@ -51,28 +51,39 @@ from attdec.model import OCCUPANCY_DTYPE, Category
 u64 = np.uint64
 
 
-def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> bool:
-    """No token that needs the scalar model: trap/rfe, context save/restore, MISC save, a barrier to
-    extend, or HEADERs that differ."""
+class Insts:
+    """A blob's INST tokens: their indices and opcodes, read once (`vectorisable`, the events and the jump
+    search all need them; a big blob has hundreds of thousands)."""
+
+    __slots__ = ("at", "op")
+
+    def __init__(self, tk: Tokens, table) -> None:
+        self.at = (tk.type == T["INST"]).nonzero()[0]
+        self.op = tk.field(table["INST"]["op"], self.at).astype(np.intp)  # (an index into by-opcode tables)
+
+
+def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
+    """The blob's `Insts` when it has no token that needs the scalar model (trap/rfe, context save/restore,
+    MISC save, a barrier to extend, HEADERs that differ), else None."""
     typ, table = tk.type, fmt.table
     types = typ.tobytes()  # (whether a type is there at all: one bytes search; the rare ones usually are not)
 
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
-    op = tk.field(table["INST"]["op"], (typ == T["INST"]).nonzero()[0])
-    if np.count_nonzero(_refused_ops(fmt.generation == 11 and rules.gfx11_barrier_extension).take(op)):
-        return False
+    insts = Insts(tk, table)
+    if np.count_nonzero(_refused_ops(fmt.generation == 11 and rules.gfx11_barrier_extension).take(insts.op)):
+        return None
     if T["WAVE_START"] in types or T["WAVE_START_EXT"] in types:
         count = table["WAVE_START"]["count"].column(tk.words(_STARTS.take(typ).nonzero()[0]))  # (and _EXT's)
         if np.count_nonzero((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)):
-            return False
+            return None
     if T["MISC"] in types and np.count_nonzero(table["MISC"]["save_context"].column(words("MISC"))):
-        return False
+        return None
     if types.count(T["HEADER"]) < 2:
-        return True
+        return insts
     hw = words("HEADER")
-    return bool((hw == hw[:1]).all())
+    return insts if (hw == hw[:1]).all() else None
 
 
 @cache
@@ -97,10 +108,14 @@ def decode_vectorised(
     where: str,
     rules: Rules,
     emit: Emit | None = None,
+    insts: Insts | None = None,
 ) -> BlobResult:
-    """The scalar model's results for a vectorisable blob. Raises timing.NotVectorisable when the token
-    order is one the vectorised timing model does not cover. With `emit`, the traced waves go to it
-    unstitched, in stitch order, and the result has none (a windowed decode stitches them: windowed.py)."""
+    """The scalar model's results for a vectorisable blob (`insts`: what `vectorisable` gave). Raises
+    timing.NotVectorisable when the token order is one the vectorised timing model does not cover. With
+    `emit`, the traced waves go to it unstitched, in stitch order, and the result has none (a windowed
+    decode stitches them: windowed.py)."""
+    if insts is None:
+        insts = Insts(tk, fmt.table)
     res = start_result(tk, data, arch, se)
     side_records(res, tk, fmt)
     table = fmt.table
@@ -144,21 +159,23 @@ def decode_vectorised(
             we_slot.append(w_)
     slots.flush()
 
-    # instruction-level tokens and the traced waves' ends -> events of the timing model, and the other
-    # SIMD's instructions
-    ev, oth, oth_cyc, oth_cat = _events(tk, table, fmt.generation, rules, hdr, we_k, we_slot)
+    # the other SIMD's instructions; instruction-level tokens and the traced waves' ends -> events of the
+    # timing model (a blob without traced waves, most small ones, needs none)
+    oth, oth_cyc, oth_cat = _other_simd(insts, fmt.generation, rules, hdr)
     res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
     del oth, oth_cyc, oth_cat
+    if ws_waves:
+        ev = _events(tk, insts, table, fmt.generation, rules, hdr, we_k, we_slot)
 
-    def i64(x):
-        return np.array(x, np.int64)
+        def i64(x):
+            return np.array(x, np.int64)
 
-    begin = i64([wv.begin for wv in ws_waves])
-    recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
-    for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
-        wv.insts = recs[a:b]
-        wv.timeline, wv.end, wv.complete = tl, e_, c_
-    _branch_pcs(tk, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
+        begin = i64([wv.begin for wv in ws_waves])
+        recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
+        for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
+            wv.insts = recs[a:b]
+            wv.timeline, wv.end, wv.complete = tl, e_, c_
+        _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
     if emit is not None:
         for wv in emitted:
             emit(wv, hdr.exclude_barrier_wait)
@@ -337,17 +354,14 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.nd
 SLOT_SHIFT = 40  # _branch_pcs: (slot, token index) keys; token indices below 2**40
 
 
-def _branch_pcs(tk: Tokens, table, ev: timing.Events, ws_k, ws_slot, ws_waves, we_k, we_slot) -> None:
+def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slot, ws_waves, we_k, we_slot) -> None:
     """The PC slots jumps and NEW_PCs give the traced waves (`TracedWave.pc_infos`), as the scalar pass
     does: an issued jump opens one after its record, a NEW_PC fills the oldest one still open or opens
     one; what the scalar pass reads there as the wave's record count is its record events up to the token.
     Raises timing.NotVectorisable for a NEW_PC after its wave's end (the wave's last record is not an
     event's)."""
-    if not ws_waves:
-        return
     typ = tk.type
-    ii = (typ == T["INST"]).nonzero()[0]
-    jumps = ii.compress(tk.field(table["INST"]["op"], ii) == OP_JUMP)
+    jumps = insts.at.compress(insts.op == OP_JUMP)
     npc = (typ == T["NEW_PC"]).nonzero()[0]
     if not len(jumps) and not len(npc):
         return
@@ -434,25 +448,27 @@ def _by_op(generation: int, rules: Rules, dprate: int, derate: int) -> tuple[np.
     return np.where(other, pack(K_NONE, 0, 0, 0), info), cyc, cat
 
 
+def _other_simd(insts: Insts, generation: int, rules: Rules, hdr: Header) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The other-SIMD INSTs: (token index, cycles, category)."""
+    _, op_cyc, op_cat = _by_op(generation, rules, hdr.dprate, hdr.derate)
+    other = op_columns(generation, rules)[2].take(insts.op)
+    oth_op = insts.op.compress(other)
+    return insts.at.compress(other), op_cyc.take(oth_op), op_cat.take(oth_op)
+
+
 def _events(
-    tk: Tokens, table, generation: int, rules: Rules, hdr: Header, we_k: list[int], we_slot: list[int]
-) -> tuple[timing.Events, np.ndarray, np.ndarray, np.ndarray]:
+    tk: Tokens, insts: Insts, table, generation: int, rules: Rules, hdr: Header, we_k: list[int], we_slot: list[int]
+) -> timing.Events:
     """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
     other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks, one per
-    traced wave's WAVE_END (`we_k`, in slots `we_slot`); and the other-SIMD INSTs (token index, cycles,
-    category)."""
+    traced wave's WAVE_END (`we_k`, in slots `we_slot`)."""
     typ = tk.type
     n = len(typ)
-    op_info, op_cyc, op_cat = _by_op(generation, rules, hdr.dprate, hdr.derate)
-    other_col = op_columns(generation, rules)[2]
     ev = timing.Events()
     ev.info = info = _by_type().take(typ.astype(np.intp))  # (a take converts other indices first)
     # INST: by opcode
-    ii = (typ == T["INST"]).nonzero()[0]
-    op = tk.field(table["INST"]["op"], ii).astype(np.intp)
-    other = other_col.take(op)
-    oth, oth_op = ii.compress(other), op.compress(other)
-    info[ii] = op_info.take(op)
+    ii = insts.at
+    info[ii] = _by_op(generation, rules, hdr.dprate, hdr.derate)[0].take(insts.op)
     multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
     mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
     bits = np.bitwise_count(mask).astype(np.intp)
@@ -482,4 +498,4 @@ def _events(
             left = (m != 0).nonzero()[0]
             at, m = at.take(left), m.take(left)
             ev.slot[at] = np.bitwise_count((m & (~m + u64(1))) - u64(1))
-    return ev, oth, op_cyc[oth_op], op_cat[oth_op]
+    return ev

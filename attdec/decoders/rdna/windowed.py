@@ -81,9 +81,9 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 def _decode(tk: Tokens, fmt: RdnaFormat, arch: str, code, se: int, where: str, rules: Rules, emit=None) -> BlobResult:
     """rdna.decode's choice of model, on tokens already split (the vectorised model emits nothing before
     it is sure it covers the tokens)."""
-    if vectorisable(tk, fmt, rules):
+    if insts := vectorisable(tk, fmt, rules):
         try:
-            return decode_vectorised(tk, fmt, b"", arch, code, se, where, rules, emit)
+            return decode_vectorised(tk, fmt, b"", arch, code, se, where, rules, emit, insts)
         except NotVectorisable:
             pass
     return decode_scalar(tk, fmt, b"", arch, code, se, where, rules, emit)
