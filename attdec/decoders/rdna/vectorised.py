@@ -9,7 +9,7 @@ by one, to keep the official stitch order.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -86,6 +86,12 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     return insts if (hw == hw[:1]).all() else None
 
 
+@lru_cache(64)
+def _header(word: int, table) -> Header:
+    """`Header.read`, once per HEADER word (a capture's blobs share a few; a read is several µs)."""
+    return Header.read(word, table)
+
+
 @cache
 def _refused_ops(barrier: bool) -> np.ndarray:
     """By INST opcode, whether the vectorised model refuses it: traps and rfe, s_barrier when extended."""
@@ -126,7 +132,7 @@ def decode_vectorised(
     hdr, first_hdr = NO_HEADER, len(typ)
     at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
-        hdr = Header.read(int(tk.words(at_hdr[:1])[0]), table)
+        hdr = _header(int(tk.words(at_hdr[:1])[0]), table)
         check_header(hdr, fmt.generation, arch, where)
         first_hdr = int(at_hdr[0])
 
@@ -157,15 +163,17 @@ def decode_vectorised(
             running.complete = True
             we_k.append(k)
             we_slot.append(w_)
-    slots.flush()
+    if ws_waves:
+        slots.flush()
 
     # the other SIMD's instructions; instruction-level tokens and the traced waves' ends -> events of the
     # timing model (a blob without traced waves, most small ones, needs none)
-    oth, oth_cyc, oth_cat = _other_simd(insts, fmt.generation, rules, hdr)
+    by_op = _by_op(fmt.generation, rules, hdr.dprate, hdr.derate)
+    oth, oth_cyc, oth_cat = _other_simd(insts, by_op)
     res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
     del oth, oth_cyc, oth_cat
     if ws_waves:
-        ev = _events(tk, insts, table, fmt.generation, rules, hdr, we_k, we_slot)
+        ev = _events(tk, insts, table, by_op, we_k, we_slot)
 
         def i64(x):
             return np.array(x, np.int64)
@@ -436,29 +444,32 @@ def _by_type() -> np.ndarray:
     return by_type
 
 
+# `_by_op`: per INST opcode, `Events.info` of a traced wave's INST, and an other-SIMD INST's flag, cycles
+# and category
+ByOp = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 @cache
-def _by_op(generation: int, rules: Rules, dprate: int, derate: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _by_op(generation: int, rules: Rules, dprate: int, derate: int) -> ByOp:
     """INST by opcode under a HEADER's rates (`op_columns` with its DPRATE placeholders filled): `Events.info`
-    of a traced wave's INST (an immediate's record lasts 1 cycle; an other-SIMD INST has no event), and
-    cycles and category (an other-SIMD INST's record)."""
+    of a traced wave's INST (an immediate's record lasts 1 cycle; an other-SIMD INST has no event), whether
+    it is an other-SIMD one, and cycles and category (an other-SIMD INST's record)."""
     cat, cyc, other = op_columns(generation, rules)
     cyc = np.where(cyc == DPRATE, dprate, np.where(cyc == DPRATE_DERATE, dprate * derate, cyc))
     kind = np.where(cat == IMMED, K_IMMED, np.where(cat == NONE, K_NONE, K_ISSUE))
     info = pack(kind, cat, np.where(kind == K_IMMED, 1, cyc), 1, inst=True)
-    return np.where(other, pack(K_NONE, 0, 0, 0), info), cyc, cat
+    return np.where(other, pack(K_NONE, 0, 0, 0), info), other, cyc, cat
 
 
-def _other_simd(insts: Insts, generation: int, rules: Rules, hdr: Header) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _other_simd(insts: Insts, by_op: ByOp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The other-SIMD INSTs: (token index, cycles, category)."""
-    _, op_cyc, op_cat = _by_op(generation, rules, hdr.dprate, hdr.derate)
-    other = op_columns(generation, rules)[2].take(insts.op)
-    oth_op = insts.op.compress(other)
-    return insts.at.compress(other), op_cyc.take(oth_op), op_cat.take(oth_op)
+    _, other, cyc, cat = by_op
+    at = other.take(insts.op)
+    op = insts.op.compress(at)
+    return insts.at.compress(at), cyc.take(op), cat.take(op)
 
 
-def _events(
-    tk: Tokens, insts: Insts, table, generation: int, rules: Rules, hdr: Header, we_k: list[int], we_slot: list[int]
-) -> timing.Events:
+def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_slot: list[int]) -> timing.Events:
     """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
     other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks, one per
     traced wave's WAVE_END (`we_k`, in slots `we_slot`)."""
@@ -468,7 +479,7 @@ def _events(
     ev.info = info = _by_type().take(typ.astype(np.intp))  # (a take converts other indices first)
     # INST: by opcode
     ii = insts.at
-    info[ii] = _by_op(generation, rules, hdr.dprate, hdr.derate)[0].take(insts.op)
+    info[ii] = by_op[0].take(insts.op)
     multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
     mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
     bits = np.bitwise_count(mask).astype(np.intp)
