@@ -170,7 +170,8 @@ def decode_vectorised(
     # timing model (a blob without traced waves, most small ones, needs none)
     by_op = _by_op(fmt.generation, rules, hdr.dprate, hdr.derate)
     oth, oth_cyc, oth_cat = _other_simd(insts, by_op)
-    res.other_simd = other_simd_records(se, times[oth], oth_cyc, np.where(oth < first_hdr, 0, hdr.target_cu), oth_cat)
+    wgp = hdr.target_cu if not len(oth) or oth[0] >= first_hdr else np.where(oth < first_hdr, 0, hdr.target_cu)
+    res.other_simd = other_simd_records(se, times[oth], oth_cyc, wgp, oth_cat)
     del oth, oth_cyc, oth_cat
     if ws_waves:
         ev = _events(tk, insts, table, by_op, we_k, we_slot)
@@ -322,7 +323,9 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
 
 def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.ndarray:
     """Occupancy rows: a location runs a wave when its previous lifecycle token was a WAVE_START."""
-    order = np.argsort(loc, kind="stable")
+    key = loc.astype(np.uint16) if loc.max(initial=0) < 1 << 16 else loc  # (16 bits: a radix sort, 2x quicker)
+    order = np.argsort(key, kind="stable")
+    del key
     sl = loc[order]
     has_prev = np.zeros(len(order), bool)
     has_prev[1:] = sl[1:] == sl[:-1]
