@@ -347,21 +347,22 @@ def padded(data: bytes) -> np.ndarray:
     return buf
 
 
-WANTED, FAR, UNKNOWN, TYPE_SHIFT = 1, 2, 4, 3  # `_classes` bits
+WANTED, FAR, UNKNOWN, TYPE_SHIFT = 1, 2, 4, 3  # `_classes` bits (the delta from bit 8)
 assert len(TOKEN_NAMES) <= 1 << (8 - TYPE_SHIFT)
 
 
 @cache
 def _classes(fmt: RdnaFormat, keep: tuple[str, ...] | None) -> np.ndarray:
     """By low 8 bits, what `split` asks of a token: WANTED (of a type in `keep`; None: all), FAR (its delta
-    is read from its word), UNKNOWN (an unassigned id), and its type (from bit TYPE_SHIFT), in one lookup."""
+    is read from its word), UNKNOWN (an unassigned id), its type (from bit TYPE_SHIFT), and from bit 8 its
+    time delta where that lies in the low 8 bits: one lookup (int64) for the class byte and the delta."""
     lk = lookup(fmt)
     want = np.ones(len(TOKEN_NAMES), bool)
     if keep is not None:
         want[:] = False
         want[[T[k] for k in keep]] = True
     cls = want.take(lk.type) * WANTED + lk.far * FAR + (lk.type == T["UNKNOWN"]) * UNKNOWN
-    return (cls + (lk.type.astype(np.int64) << TYPE_SHIFT)).astype(np.uint8)
+    return cls + (lk.type.astype(np.int64) << TYPE_SHIFT) + (lk.delta8 << 8)
 
 
 def split(
@@ -386,9 +387,14 @@ def split(
     is_start = np.not_equal(mark, 0, out=mark.view(bool))
     pos = is_start.nonzero()[0]
     del mark, is_start
-    # (take: several times faster than [] for a gather; intp indices: a take converts any others first)
-    low8 = at_nibble.take(pos).astype(np.intp)
-    cls = _classes(fmt, keep).take(low8)
+    # (take: several times faster than [] for a gather). `time` holds the class and delta, then the deltas,
+    # then their sum: each fresh array of a big blob costs its pages (~2 ms per 10 MB), so one array is
+    # reused (a take that clips reads its indices in place)
+    low8 = at_nibble.take(pos)
+    time = low8.astype(np.intp)
+    _classes(fmt, keep).take(time, out=time, mode="clip")
+    cls = time.astype(np.uint8)
+    time >>= 8
     problems, cut_at = [], None
     # end of buffer: only the last few tokens can be cut by it
     t0 = int(np.searchsorted(pos, max(nn - 24, 0)))
@@ -405,13 +411,12 @@ def split(
         problems.append(lost_sync_problem(len(unk), int(pos[unk[0]]) // 2))
     if whole_window:  # the tokens whose word does not fit are the last few: the others are a prefix
         kept = t0 + int(np.count_nonzero(tp * 4 + 64 <= nbits))
-        pos, cls, low8 = pos[:kept], cls[:kept], low8[:kept]
-    # time deltas: from the low 8 bits where the field lies there, else from the token's word
-    delta = lk.delta8.take(low8)
+        pos, cls, low8, time = pos[:kept], cls[:kept], low8[:kept], time[:kept]
+    # time deltas: from the low 8 bits where the field lies there (`_classes`), else from the token's word
     far = ((cls & FAR) != 0).nonzero()[0]
     wf = windows(buf, pos.take(far))
     lf = low8.take(far)
-    delta[far] = ((wf >> lk.delta_lo.take(lf)) & lk.delta_mask.take(lf)).astype(np.int64)
+    time[far] = ((wf >> lk.delta_lo.take(lf)) & lk.delta_mask.take(lf)).astype(np.int64)
     tsel = lk.type.take(lf) == T["TIMESTAMP"]
     ts, tw = far[tsel], wf[tsel]
     val = ts_packet["value"].column(tw).astype(np.int64)
@@ -422,9 +427,8 @@ def split(
     else:  # gfx10: kind 1 = time delta, kind 2 = realtime sample
         kind = ts_packet["kind"].column(tw)
         is_delta, is_sample, lost_ts = kind == 1, kind == 2, ts[:0]
-    delta[ts[is_delta]] = val[is_delta]
-    time = np.cumsum(delta)
-    del delta
+    time[ts[is_delta]] = val[is_delta]
+    np.cumsum(time, out=time)
     realtime = np.empty((np.count_nonzero(is_sample), 2), np.int64)  # (np.stack: ~10 us more per blob)
     realtime[:, 0] = time.take(ts.compress(is_sample))
     realtime[:, 1] = val.compress(is_sample)
