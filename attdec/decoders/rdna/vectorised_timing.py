@@ -1,10 +1,11 @@
 """The RDNA per-wave timing model (sqtt-format.md §7.1) computed with numpy for a whole blob at once.
 
 `vectorised.py` uses this when the blob has none of the rare tokens that need the scalar model (traps,
-context save/restore, NEW_PC, jumps): then every instruction-level token is a ready, an issue, an
-immediate or an end-time update, and the model reduces to prefix operations per wave. The events are
-sorted by wave once (a stable radix sort keeps each wave's in stream order), and everything after works
-on contiguous per-wave runs:
+context save/restore; jumps and NEW_PC only move PCs, which `vectorised._branch_pcs` gives the waves):
+then every instruction-level token is a ready, an issue, an immediate or an end-time update, and the
+model reduces to prefix operations per wave. The events are sorted by wave slot once (a stable radix
+sort keeps each slot's in stream order, so each wave's are a run of its slot's), and everything after
+works on contiguous per-wave runs:
 
 - every record ends at `token time + cycles` (a stall moves its start back and adds as much to its
   duration), so an immediate's start `min(T, previous record's end)` is a shifted array;
