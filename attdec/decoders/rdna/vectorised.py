@@ -398,13 +398,13 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
     since = np.where(has, ws_sorted.take(atc) if len(ws_sorted) else 0, 0)  # the wave's start key
     wave = by_key.take(atc) if len(ws_sorted) else atc
     # the wave's record events (ISSUE, IMMED) up to the token; ended waves: none may follow
-    kind = ev.info.take(ev.tok) & 7
+    kind = ev.info.take(ev.tok) & timing.KIND_MASK
     rec = ((kind == K_ISSUE) | (kind == K_IMMED)).nonzero()[0]
     rec_key = np.sort(keys(ev.slot.take(rec), ev.tok.take(rec)))
     nrec = np.searchsorted(rec_key, q, "right") - np.searchsorted(rec_key, since, "right")
     we_key = np.sort(keys(we_slot, we_k))
     ended = np.searchsorted(we_key, q) > np.searchsorted(we_key, since, "right")
-    issued = (ev.info.take(branch) & 7) == K_ISSUE  # not an other-SIMD one (and not of category NONE)
+    issued = (ev.info.take(branch) & timing.KIND_MASK) == K_ISSUE  # not an other-SIMD one (and not of category NONE)
     npc_pc = table["NEW_PC"].word_field("pc_dw")
     for j, k, w, h, x, n, e, iss in zip(
         is_jump, branch.tolist(), bw, has.tolist(), wave.tolist(), nrec.tolist(), ended.tolist(), issued.tolist()

@@ -66,6 +66,8 @@ class Events:
 # end while it runs), its record's Category (4), its number of events (5), its cycles (from bit 16; 1 for
 # an immediate: its record ends a cycle after its token)
 INST_BIT, CAT_SHIFT, EVENTS_SHIFT, CYCLES_SHIFT = 3, 4, 8, 16
+KIND_MASK = (1 << INST_BIT) - 1  # info & KIND_MASK: the Event
+assert max(Event) <= KIND_MASK
 
 
 def pack_info(kind, category, cycles, events, inst: bool = False):
@@ -138,7 +140,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     begin = begin.take(waves)  # from here on, wave x is ws_k[waves[x]]
     # (take: several times faster than [] for a gather)
     info = ev.info.take(k)
-    kind = info & 7
+    kind = info & KIND_MASK
     at_end = (kind == K_END).nonzero()[0]
     after = np.minimum(at_end + 1, len(w) - 1)  # a wave's end is its last event
     if np.any((after > at_end) & (w.take(after) == w.take(at_end))):
@@ -324,7 +326,7 @@ def _gap(at, T, info, w):
         qc = np.maximum(q, 0)
         same = (q >= 0) & (w.take(qc) == w.take(at.take(look)))
         p[look.compress(~same)] = -1
-        look = look.compress(same & ((info.take(qc) & 7) == K_READY))
+        look = look.compress(same & ((info.take(qc) & KIND_MASK) == K_READY))
         p[look] -= 1
     pc = np.maximum(p, 0)
     gap = T.take(at) - T.take(pc) - (info.take(pc) >> CYCLES_SHIFT)
