@@ -391,23 +391,13 @@ def big_blob(tmp: str, root: str, size: int = 1 << 30, family: str = "rdna") -> 
     big = make(os.path.join(tmp, f"{family}_{label}.att"), *args, None, size)
     where = {"path": big["path"], "code": big["code"], "arch": big["arch"]}
     cases = [
-        Case(
-            f"hotspots-{family}-{label}",
-            "peak RSS < 1 GB for 1 GB (issue 12 target 6)",
-            None,
-            setup=HOTSPOTS_BLOB.format(**where),
-            runs=1,
-            note="decoded in windows, waves folded",
-        ),
-        Case(
-            f"waves-{family}-{label}",
-            "peak RSS < 1 GB for 1 GB (issue 12 target 6)",
-            None,
-            setup=WAVES_BLOB.format(**where),
-            runs=1,
-            note="the command, its table to /dev/null",
-        ),
-    ]
+        Case(f"{command}-{family}-{label}", "peak RSS < 1 GB for 1 GB (issue 12 target 6)", None,
+             setup=setup.format(**where), runs=1, note=what)
+        for command, setup, what in (
+            ("hotspots", HOTSPOTS_BLOB, "decoded in windows, waves folded"),
+            ("waves", WAVES_BLOB, "the command, its table to /dev/null"),
+        )
+    ]  # fmt: skip
     if need > 0.8 * avail:
         return cases, note + ": whole decode to memory skipped"
     cases.append(Case(f"decode-{family}-{label}", note, None, setup=BLOB.format(**where), runs=1))
