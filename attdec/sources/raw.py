@@ -222,21 +222,17 @@ def _cached_code_object(load_code_object, data: bytes, name: str):
 
 
 def _disassembled(text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
-    from attdec.isa import disassemble
+    """(what users read, as LLVM prints it; what the PC walk reads, lenient: attdec.isa.decoder.readings)."""
+    from attdec.isa import readings
 
     if len(text) > CACHED_CODE_BYTES:
-        return _cached_disassembly.__wrapped__(disassemble, text, arch, vaddr)
-    return _cached_disassembly(disassemble, text, arch, vaddr)
+        return readings(text, arch, vaddr)
+    return _cached_readings(readings, text, arch, vaddr)
 
 
 @lru_cache(maxsize=CACHED_CODE_OBJECTS)
-def _cached_disassembly(disassemble, text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
-    """(what users read, as LLVM prints it; what the PC walk reads, lenient). The lenient reading differs
-    only where the strict one has an unknown word, so it is one pass when none is."""
-    insts = disassemble(text, arch, vaddr)
-    if not any(getattr(ins, "is_unknown", True) for ins in insts):
-        return insts, insts
-    return insts, disassemble(text, arch, vaddr, lenient=True)
+def _cached_readings(readings, text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
+    return readings(text, arch, vaddr)
 
 
 def _where(raw: RawDispatch) -> str:
