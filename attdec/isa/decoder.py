@@ -456,7 +456,7 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = Fal
     return Instruction(addr, size, *hit, target, "", enc, ws)
 
 
-RENDERED_MAX = 1 << 16  # Table.rendered entries (~300 bytes each) before it starts again
+RENDERED_MAX = 1 << 14  # Table.rendered entries (a few hundred bytes each) before it starts again
 
 
 # Lenient reading (disassemble(lenient=True)): what the official decoder's ISA source made of words that
