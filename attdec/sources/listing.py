@@ -86,24 +86,20 @@ def _no_pc_totals(waves) -> tuple[int, int, int, int]:
 
 
 def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
-    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped), PCs ascending."""
-    parts = []
-    for w in waves:
-        a = w.insts[w.insts["pc"] != 0]
-        if not len(a):
-            continue
-        t, du = a["time"], a["duration"]
-        # prev_end before each instruction: running max of the wave begin and earlier t + duration
-        prev_end = np.maximum.accumulate(np.concatenate(([w.begin], t + du)))[:-1]
-        parts.append((a["pc"], du, a["stall"], np.maximum(0, t - prev_end)))
+    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped: left out before the idle
+    gaps are measured too), PCs ascending."""
+    from attdec.model.totals import idle_before, totals_by
+
+    parts = [w.insts for w in waves if len(w.insts)]
     if not parts:
         return np.zeros(0, np.uint64), np.zeros((0, 4), np.int64)
-    pcs, du, st, idle = (np.concatenate(x) for x in zip(*parts))
-    upc, inv = np.unique(pcs, return_inverse=True)
-    n = len(upc)
-    # bincount sums in float64: exact below 2**53 cycles, far above any trace
-    cols = [np.bincount(inv, minlength=n)] + [np.bincount(inv, v, n).round() for v in (du, st, idle)]
-    return upc, np.stack(cols, 1).astype(np.int64)
+    pc = np.concatenate([a["pc"] for a in parts])
+    keep = pc != 0
+    lens = np.array([len(a) for a in parts])
+    counts = np.add.reduceat(keep, np.cumsum(lens) - lens, dtype=np.intp)
+    t, du, st = (np.concatenate([a[f] for a in parts]).compress(keep) for f in ("time", "duration", "stall"))
+    begins = np.array([w.begin for w in waves if len(w.insts)], np.int64)
+    return totals_by(pc.compress(keep), (du, st, idle_before(t, du, begins, counts)))
 
 
 def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
