@@ -1,10 +1,12 @@
-"""The vectorised per-line totals (attdec.model.totals) against the per-wave definitions they replace."""
+"""The vectorised per-line totals (attdec.model.totals) and PC -> line lookup against the per-wave and
+per-record definitions they replace."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from attdec.model.records import LINE_TABLE_SPAN, lines_of_pcs
 from attdec.model.totals import KEY_SPAN, WAVE_KEY, idle_before, totals_by
 
 
@@ -54,3 +56,20 @@ def test_totals_by_is_unique_and_bincount(span):
     lines, rows = totals_by(np.array([5, -1, 5, 2], np.int64), (np.array([1, 2, 3, 4]),))
     assert lines.tolist() == [-1, 2, 5] and rows.tolist() == [[1, 2], [1, 4], [2, 4]]
     assert totals_by(key[:0], (a[:0],))[1].shape == (0, 2)
+
+
+@pytest.mark.parametrize("span", [4096, 4 * LINE_TABLE_SPAN])  # a table by PC; too wide for one: a search
+@pytest.mark.parametrize("no_pc_line", [-1, 99])
+def test_lines_of_pcs_is_a_lookup_per_record(span, no_pc_line):
+    rng = np.random.default_rng(5)
+    base = 0x7FFF_0000_0000
+    pcs = np.unique(base + 4 * rng.integers(0, span // 4, 50)).astype(np.uint64)
+    lines = rng.permutation(len(pcs)).astype(np.int64)
+    # listed PCs, PCs between them, below the first, past the last, far away, and 0
+    pc = np.concatenate([pcs, pcs + 2, pcs[:1] - 4, pcs[-1:] + 4, [base << 4, 0, 0]]).astype(np.uint64)
+    pc = pc[rng.permutation(len(pc))]
+    line_of = dict(zip(pcs.tolist(), lines.tolist()))
+    want = [no_pc_line if p == 0 else line_of.get(p, -1) for p in pc.tolist()]
+    assert lines_of_pcs(pc, pcs, lines, no_pc_line).tolist() == want
+    nothing_listed = [no_pc_line if p == 0 else -1 for p in pc.tolist()]
+    assert lines_of_pcs(pc, pcs[:0], lines[:0], no_pc_line).tolist() == nothing_listed

@@ -261,18 +261,29 @@ class Wave(Record):
 
 
 def lines_of_pcs(pc: np.ndarray, pcs: np.ndarray, lines: np.ndarray, no_pc_line: int = -1) -> np.ndarray:
-    """The listing line of each PC in `pc`: `lines[k]` where it is `pcs[k]` (`pcs` sorted), `no_pc_line` for
-    PC 0 (a record without a PC), else -1."""
+    """The listing line of each PC in `pc`: `lines[k]` where it is `pcs[k]` (`pcs` sorted, no 0 among them),
+    `no_pc_line` for PC 0 (a record without a PC), else -1. Where the listed PCs span little (a kernel's
+    code), from a table indexed by PC - the first (several times quicker than a search per record)."""
     import numpy as np
 
-    out = np.full(len(pc), -1, np.int64)
+    if len(pcs) and int(pcs[-1]) - int(pcs[0]) < LINE_TABLE_SPAN:
+        span = int(pcs[-1]) - int(pcs[0]) + 1
+        table = np.full(span + 1, -1, np.int64)  # the last: every PC outside the listed ones' span
+        table[(pcs - pcs[0]).astype(np.intp)] = lines
+        off = pc - pcs[0]  # (below the first: wraps around to far above)
+        out = table.take(np.minimum(off, np.uint64(span)).astype(np.intp))
+    else:
+        out = np.full(len(pc), -1, np.int64)
+        if len(pcs):
+            j = np.minimum(np.searchsorted(pcs, pc), len(pcs) - 1)
+            ok = (pcs[j] == pc) & (pc != 0)
+            out[ok] = lines[j[ok]]
     if no_pc_line >= 0:
         out[pc == 0] = no_pc_line
-    if len(pcs):
-        j = np.minimum(np.searchsorted(pcs, pc), len(pcs) - 1)
-        ok = (pcs[j] == pc) & (pc != 0)
-        out[ok] = lines[j[ok]]
     return out
+
+
+LINE_TABLE_SPAN = 1 << 20  # lines_of_pcs: PCs spanning less take a table (8 bytes a byte of code)
 
 
 class WaveTable(Sequence):

@@ -271,10 +271,13 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     if table is not None:
         table.line_map = (pcs, lines, no_pc_line)
         return rows
-    for w in dispatch.waves:
-        a = w.insts
-        if len(a):
-            a["line"] = lines_of_pcs(a["pc"], pcs, lines, no_pc_line)
+    parts = [w.insts for w in dispatch.waves if len(w.insts)]
+    if parts:  # one lookup for every wave's records
+        found = lines_of_pcs(np.concatenate([a["pc"] for a in parts]), pcs, lines, no_pc_line)
+        at = 0
+        for a in parts:
+            a["line"] = found[at : at + len(a)]
+            at += len(a)
     return rows
 
 
