@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attdec.model.records import LINE_TABLE_SPAN, lines_of_pcs
-from attdec.model.totals import KEY_SPAN, WAVE_KEY, idle_before, totals_by
+from attdec.model.totals import KEY_SPAN, WAVE_KEY, distinct, idle_before, totals_by
 
 
 def idle_one_wave(time, duration, begin) -> np.ndarray:
@@ -73,3 +73,10 @@ def test_lines_of_pcs_is_a_lookup_per_record(span, no_pc_line):
     assert lines_of_pcs(pc, pcs, lines, no_pc_line).tolist() == want
     nothing_listed = [no_pc_line if p == 0 else -1 for p in pc.tolist()]
     assert lines_of_pcs(pc, pcs[:0], lines[:0], no_pc_line).tolist() == nothing_listed
+
+
+def test_distinct_is_unique():
+    rng = np.random.default_rng(1)
+    for a in (np.zeros(0, np.int64), np.array([3, 3, 1, 2, 2, 9], np.int32), rng.integers(0, 50, 999).astype(np.uint64)):
+        got = distinct(a)
+        assert np.array_equal(got, np.unique(a)) and got.dtype == a.dtype

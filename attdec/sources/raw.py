@@ -301,12 +301,12 @@ def decode_dispatch(
 def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.ndarray) -> KernelResources | None:
     """The resources of the kernel this dispatch ran: the one of that name, else the one whose entry the
     waves started at (occupancy records carry the entry PC), else the only kernel there is."""
-    import numpy as np
+    from attdec.model.totals import distinct
 
     kernels = [(obj, k) for obj in code.objects for k in obj.co.kernels if hasattr(k, "entry")]
     entries: set[int] = set()
     for at in range(0, len(occ), 1 << 20):  # a step at a time: a big blob has millions of rows, a few PCs
-        entries.update(np.unique(occ["pc"][at : at + (1 << 20)]).tolist())
+        entries.update(distinct(occ["pc"][at : at + (1 << 20)]).tolist())
     entries.discard(0)
     pick = next((ok for ok in kernels if kernel and ok[1].name == kernel), None)
     pick = pick or next((ok for ok in kernels if ok[0].base + ok[1].entry in entries), None)
