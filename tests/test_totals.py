@@ -77,6 +77,6 @@ def test_lines_of_pcs_is_a_lookup_per_record(span, no_pc_line):
 
 def test_distinct_is_unique():
     rng = np.random.default_rng(1)
-    for a in (np.zeros(0, np.int64), np.array([3, 3, 1, 2, 2, 9], np.int32), rng.integers(0, 50, 999).astype(np.uint64)):
+    for a in (np.zeros(0, np.int64), np.array([3, 3, 1, 2, 2, 9], np.int32), rng.integers(0, 50, 999).astype("u8")):
         got = distinct(a)
         assert np.array_equal(got, np.unique(a)) and got.dtype == a.dtype
