@@ -170,7 +170,7 @@ class _CO:
 
 @pytest.fixture
 def fake_layers(monkeypatch):
-
+    import attdec.sources.listing  # before the stand-in: it needs the real attdec.isa's names
 
     def readings(code, arch, vaddr):
         insts = [_Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attdec.model.records import LINE_TABLE_SPAN, lines_of_pcs
-from attdec.model.totals import KEY_SPAN, WAVE_KEY, distinct, idle_before, totals_by
+from attdec.model.totals import KEY_SPAN, WAVE_KEY, dense_index, distinct, idle_before, totals_by
 
 
 def idle_one_wave(time, duration, begin) -> np.ndarray:
@@ -47,7 +47,9 @@ def test_totals_by_is_unique_and_bincount(span):
     key = (0x7FFF_0000_0000 + 4 * rng.integers(0, span // 4, 5000)).astype(np.uint64)
     a, b = rng.integers(0, 10**6, (2, len(key)))
     uniq, rows = totals_by(key, (a, b))
-    want = np.unique(key)
+    want, inverse = np.unique(key, return_inverse=True)
+    got, index = dense_index(key)
+    assert np.array_equal(got, want) and got.dtype == want.dtype and np.array_equal(index, inverse)
     assert np.array_equal(uniq, want) and uniq.dtype == key.dtype
     assert rows.dtype == np.int64 and rows.shape == (len(want), 3)
     for k in rng.choice(len(want), 20):

@@ -84,28 +84,36 @@ def distinct(a: np.ndarray) -> np.ndarray:
     return s.compress(np.concatenate(([True], s[1:] != s[:-1]))) if len(s) else s
 
 
-# `totals_by` counts keys that span at most this many values (and a few times their number) in an array
-# indexed by key - min (a bincount: several times quicker than sorting a million PCs), else sorts them.
+# `dense_index` finds keys that span at most this many values (and a few times their number) in an array
+# indexed by key - min (several times quicker than sorting a million PCs), else sorts them.
 KEY_SPAN = 1 << 20
+
+
+def dense_index(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(key, return_inverse=True) of a 1-d integer array: its distinct values, ascending, and
+    each key's index among them."""
+    if not len(key):
+        return key[:0], np.zeros(0, np.intp)
+    lo = key.min()
+    span = int(key.max()) - int(lo) + 1
+    if span > min(KEY_SPAN, 16 * len(key) + 4096):
+        uniq, inv = np.unique(key, return_inverse=True)
+        return uniq, inv.reshape(-1)
+    off = (key - lo).astype(np.intp)
+    present = np.zeros(span, bool)
+    present[off] = True
+    index = np.cumsum(present, dtype=np.intp)
+    index -= 1
+    return present.nonzero()[0].astype(key.dtype) + lo, index.take(off)
 
 
 def totals_by(key: np.ndarray, values: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct keys, ascending; per key, a row of its count and its sum of each of `values`, int64).
     bincount sums in float64: exact below 2**53 cycles, far above any trace."""
-    if not len(key):
-        return key[:0], np.zeros((0, 1 + len(values)), np.int64)
-    lo = key.min()
-    span = int(key.max()) - int(lo) + 1
-    if span <= min(KEY_SPAN, 16 * len(key) + 4096):
-        idx = (key - lo).astype(np.intp)
-        hit = np.bincount(idx, minlength=span)
-        present = hit.nonzero()[0]
-        cols = [hit.take(present)] + [np.bincount(idx, v, span).take(present).round() for v in values]
-        uniq = present.astype(key.dtype) + lo
-    else:
-        uniq, inv = np.unique(key, return_inverse=True)
-        cols = [np.bincount(inv, minlength=len(uniq))] + [np.bincount(inv, v, len(uniq)).round() for v in values]
-    return uniq, np.stack(cols, 1).astype(np.int64)
+    uniq, inv = dense_index(key)
+    n = len(uniq)
+    cols = [np.bincount(inv, minlength=n)] + [np.bincount(inv, v, n).round() for v in values]
+    return uniq, np.stack(cols, 1).astype(np.int64).reshape(n, 1 + len(values))
 
 
 def aggregate_lines(waves: list[Wave]) -> LineTotals:

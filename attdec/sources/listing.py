@@ -124,19 +124,25 @@ class Folder:
         self.dropped = 0  # waves counted, not kept (keep_waves=False; fileless ones aside, as the sources do)
         self.dropped_records = 0
 
-    def add(self, wave) -> None:
-        """Add a wave's records to the totals."""
-        upc, sums = _pc_sums([wave])
+    def add(self, waves) -> None:
+        """Add the waves' records to the totals."""
+        upc, sums = _pc_sums(waves)
         self.pcs.append(upc)
         self.sums.append(sums)
         if len(self.pcs) >= self.MERGE:
             self._merge()
-        self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals([wave])))
+        self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals(waves)))
+
+    def table(self, waves) -> WaveTable:
+        """Whole waves (a blob's) added to the totals and folded into a table of them at once, as `self(wave)`
+        folds one (keep_waves)."""
+        self.add(waves)
+        return WaveTable.of(waves, by_pc=True)
 
     def __call__(self, wave):
         from attdec.model import Wave
 
-        self.add(wave)
+        self.add([wave])
         if not self.keep_waves:
             if not wave.fileless:
                 self.dropped += 1
@@ -181,9 +187,8 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     """
     table = dispatch.waves if isinstance(dispatch.waves, WaveTable) else None
     if folder is not None:
-        for w in dispatch.waves if table is None else ():  # a table's waves are all folded
-            if w.folded is None:
-                folder.add(w)
+        if table is None:  # (a table's waves are all folded)
+            folder.add([w for w in dispatch.waves if w.folded is None])
         totals = folder.totals()
     else:
         totals = _totals(dispatch.waves)

@@ -282,7 +282,7 @@ def decode_dispatch(
     results: list = []
     for blob, res, _ in decode_blobs(raw, code, **decode_opts):
         if folder is not None and folder.keep_waves and not isinstance(res.waves, WaveTable):
-            res.waves = WaveTable.of([folder(w) for w in res.waves])  # a whole blob's waves folded too
+            res.waves = folder.table(res.waves)  # a whole blob's waves folded too
         results.append(res)
         if on_blob is not None:
             on_blob(blob)
