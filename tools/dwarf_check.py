@@ -16,6 +16,7 @@ import argparse
 import importlib.util
 import os
 import pickle
+import py_compile
 import random
 import statistics
 import subprocess
@@ -113,6 +114,7 @@ print(time.process_time() - t0)
 
 def bench(items, old_path: str, runs: int) -> None:
     """CPU seconds of one fresh process importing LineIndex and building every code object's index."""
+    py_compile.compile(old_path)  # both versions imported from .pyc files
     with tempfile.TemporaryDirectory() as tmp:
         blobs_file = os.path.join(tmp, "blobs.pickle")
         with open(blobs_file, "wb") as f:
