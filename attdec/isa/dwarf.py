@@ -15,7 +15,7 @@ import bisect
 import io
 import os
 
-from attdec.isa.dwarf_tables import Unsupported, read_tables
+from attdec.isa.dwarf_tables import read_tables
 
 
 def _lp_path(lp, index: int, comp_dir: str = "") -> str:
@@ -54,7 +54,7 @@ class LineIndex:
             return cls()
         try:
             tables = read_tables(elf_bytes)
-        except Unsupported:
+        except Exception:  # Unsupported (anything else would be a bug here): pyelftools decides
             tables = None
         try:
             return cls._of(*(_tables_by_pyelftools(elf_bytes) if tables is None else tables))
