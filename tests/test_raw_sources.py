@@ -170,11 +170,15 @@ class _CO:
 
 @pytest.fixture
 def fake_layers(monkeypatch):
+    import attdec.sources.listing  # before the stand-in: it needs the real attdec.isa's names
+
+    def readings(code, arch, vaddr):
+        insts = [_Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)]
+        return insts, insts
+
     isa = types.ModuleType("attdec.isa")
     isa.load_code_object = lambda data, where="": _CO()
-    isa.disassemble = lambda code, arch, vaddr, lenient=False: [
-        _Ins(vaddr + 4 * i, f"op{i}") for i in range(len(code) // 4)
-    ]
+    isa.readings = readings
     monkeypatch.setitem(sys.modules, "attdec.isa", isa)
     import attdec
 

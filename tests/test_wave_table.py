@@ -70,6 +70,31 @@ def test_wave_table_of_kept_waves():
     assert wave_table([], []) == []
 
 
+def _same_table(a: WaveTable, b: WaveTable) -> None:
+    assert a.waves.tobytes() == b.waves.tobytes() and a.paths == b.paths
+    assert (
+        a.first.tolist() == b.first.tolist() and a.pc.tolist() == b.pc.tolist() and a.stall.tolist() == b.stall.tolist()
+    )
+
+
+def test_waves_folded_at_once_as_one_by_one():
+    """Folder.table (a whole blob's waves, `waves` of a raw capture) makes the table folding wave by wave makes."""
+    from attdec.sources.listing import Folder
+    from attdec.sources.pipeline import open_raw
+    from attdec.sources.raw import decode_blobs, load_code
+
+    synthetic = [_wave(1, 0, 2, 10, 5, "a.json"), _wave(0, 1, 0, 20, 0), _wave(1, 0, 2, 30, 7)]
+    synthetic[2].insts["pc"][[1, 4]] = 0  # records without a PC are a row too
+    synthetic[2].insts["stall"][::2] *= -1
+    synthetic[2].insts["stall"][5] = 2  # with record 2 (-2), at PC 0x108: stalls that sum to 0 leave no row
+    (raw,) = open_raw([shared_path("captures", "gfx1200", "gemm_run0")])
+    code = load_code(raw)
+    for waves in [synthetic] + [res.waves for _, res, _ in decode_blobs(raw, code)]:
+        one, many = Folder(), Folder()
+        _same_table(WaveTable.of([one(w) for w in waves]), many.table(waves))
+        assert one.totals() == many.totals() and one.no_pc == many.no_pc
+
+
 def test_rows_of_table_equal_rows_of_waves():
     """A ui_output folder's waves, as objects and as a table: the same rows, in every sort."""
     path = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "flash_attn_func")

@@ -26,6 +26,7 @@ from attdec.analysis.stream import line_table
 from attdec.analysis.waits import Attribution
 from attdec.isa import categories as C
 from attdec.model import CodeLine
+from attdec.model.totals import distinct
 
 UNIT_OF_CATEGORY = {
     C.VMEM_LOAD: "VMEM load",
@@ -109,7 +110,7 @@ def hidden_latency(attr: Attribution, frame: str = "inner") -> HiddenLatency:
 
     lines_all = st.lines[ops]
     lines_ret = st.lines[p]
-    ul = np.unique(lines_all)
+    ul = distinct(lines_all)
     n_exec = np.bincount(np.searchsorted(ul, lines_all), minlength=len(ul))
     idx = np.searchsorted(ul, lines_ret)
     n_ret = np.bincount(idx, minlength=len(ul))

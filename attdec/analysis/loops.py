@@ -23,6 +23,7 @@ from attdec.analysis.cfg import UNEVEN, Cfg, Loop, build_cfgs
 from attdec.analysis.stream import Stream, group_quantiles, line_table, stream_of
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model.totals import distinct
 
 MADS = 3.0
 MAD_FLOOR = 0.01  # a MAD below 1% of the median counts as 1%: a regular loop's one-cycle jitter is no outlier
@@ -158,7 +159,7 @@ def loop_timings(
             outlier = _outliers(cycles, wave, ~first, len(waves))
             lt = LoopTiming(cfg, loop, head)
             cuts = np.searchsorted(wave, np.arange(len(waves) + 1))
-            for k in np.unique(wave).tolist():
+            for k in distinct(wave).tolist():
                 s = slice(cuts[k], cuts[k + 1])
                 lt.waves.append(WaveLoop(waves[k], cycles[s], first[s], back[s], outlier[s]))
             timings.append(lt)

@@ -148,13 +148,15 @@ def achieved_occupancy(occ: np.ndarray) -> Achieved | None:
         return None
     import numpy as np
 
-    ses = np.unique(occ["se"]).astype(np.int64)
+    from attdec.model.totals import distinct
+
+    ses = distinct(occ["se"]).astype(np.int64)
     times = [occ["time"]] if len(ses) == 1 else [occ["time"][occ["se"] == s] for s in ses.tolist()]
     t0 = np.array([t.min() for t in times], np.int64)
     t1 = np.array([t.max() for t in times], np.int64)
     del times
     all_keys = simd_key_of(occ)
-    simd_keys = np.unique(all_keys)
+    simd_keys = distinct(all_keys)
     step = max(1, len(simd_keys) * ACHIEVED_CHUNK // len(occ))  # SIMDs per step
     hists, busy_parts, carried_parts, heads = [], [], [], []
     peak = 0
@@ -251,8 +253,10 @@ def resident_waves(occ: np.ndarray) -> list[Resident]:
     """
     import numpy as np
 
+    from attdec.model.totals import distinct
+
     out = []
-    for se in np.unique(occ["se"]).tolist():
+    for se in distinct(occ["se"]).tolist():
         rows = occ[occ["se"] == se]
         simd = (rows["cu"].astype(np.int64) << 8) | rows["simd"].astype(np.int64)
         order = np.lexsort((rows["start"], rows["time"], simd))

@@ -32,6 +32,7 @@ from attdec.analysis.classify import classify
 from attdec.analysis.stream import Stream, group_quantiles, line_table, stream_of
 from attdec.isa import waitcnt as W
 from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model.totals import distinct
 
 
 def counters_of(dispatch: Dispatch) -> tuple[str, ...]:
@@ -139,7 +140,7 @@ def attribute(dispatch: Dispatch, waves: list[Wave] | None = None) -> Attributio
     # the per-line tables are looked up for those records alone (on gfx10+ nearly every ALU instruction
     # counts on a dependency counter, while s_wait_alu is rarely executed, or traced).
     wait_t = line_table(dispatch.code, lambda c: bool(info[c.line][0]), False, bool)
-    executed = np.unique(st.lines[st.by_line(wait_t, False)])
+    executed = distinct(st.lines[st.by_line(wait_t, False)])
     active = {k for ln in executed.tolist() for k in info[ln][0]} & set(counters)
     relevant_t = line_table(
         dispatch.code, lambda c: bool(active & (info[c.line][0].keys() | info[c.line][1].keys())), False, bool

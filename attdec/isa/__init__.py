@@ -19,6 +19,7 @@ _HOME = {
     "disassemble": "decoder",
     "flow_of": "decoder",
     "load_code_object": "codeobj",
+    "readings": "decoder",
     "tables_for": "decoder",
     "waitcnt_fields": "categories",
 }
@@ -31,6 +32,7 @@ __all__ = [
     "disassemble",
     "flow_of",
     "load_code_object",
+    "readings",
     "tables_for",
     "waitcnt_fields",
 ]

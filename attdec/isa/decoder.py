@@ -115,6 +115,11 @@ class Table:
         self.fields = sig["fields"]
         self._sig_raw = sig["ops"]
         self._sig: dict[tuple[str, int], Signature | None] = {}
+        # what `decode_one` made of the words it met before: (mnemonic, encoding, extension, words, VOPD Y
+        # mnemonic) -> (mnemonic as printed, operand text, text); two thirds of the instructions of the 33
+        # code objects of ../shared/captures repeat one met before, and their operand text is half the time
+        self.rendered: dict[tuple, tuple[str, str, str]] = {}
+        self.categories: dict[str, str] = {}  # mnemonic -> line category
 
     def sig(self, enc: str, op: int) -> Signature | None:
         """What the probe learned about one opcode (None when it has no entry)."""
@@ -445,10 +450,18 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = Fal
             if (bits >> lsb) & mask != value:
                 return _unknown(addr, w0)
     target = addr + 4 + 4 * sext(w0 & 0xFFFF, 16) if mnem in BRANCHES else None
-    mnem, operands = render(mnem, enc, ext, ws, tab, sub, sig)
-    operands = operands.strip()
-    text = f"{mnem} {operands}" if operands else mnem
-    return Instruction(addr, size, mnem, operands, text, target, "", enc, ws)
+    key = (mnem, enc, ext, ws, sub)  # (the signature follows from the words, and its `fixed` prints nothing)
+    hit = tab.rendered.get(key)
+    if hit is None:
+        if len(tab.rendered) >= RENDERED_MAX:
+            tab.rendered.clear()
+        printed, operands = render(mnem, enc, ext, ws, tab, sub, sig)
+        operands = operands.strip()
+        hit = tab.rendered[key] = (printed, operands, f"{printed} {operands}" if operands else printed)
+    return Instruction(addr, size, *hit, target, "", enc, ws)
+
+
+RENDERED_MAX = 1 << 14  # Table.rendered entries (a few hundred bytes each) before it starts again
 
 
 # Lenient reading (disassemble(lenient=True)): what the official decoder's ISA source made of words that
@@ -496,6 +509,21 @@ def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -
 
     lenient=False prints exactly what llvm-objdump prints; lenient=True is the reading above.
     """
+    return _disassemble(code, arch, vaddr, lenient, {})
+
+
+def readings(code: bytes, arch: str, vaddr: int = 0) -> tuple[list[Instruction], list[Instruction]]:
+    """`disassemble(...)` and `disassemble(..., lenient=True)`: the lenient reading is the strict one
+    wherever that knows the word (it reads strictly first), so only where the strict one has an unknown
+    word is anything read again; without one, both are the same list."""
+    strict = disassemble(code, arch, vaddr)
+    if not any(ins.is_unknown for ins in strict):
+        return strict, strict
+    known = {ins.address: ins for ins in strict if not ins.is_unknown}
+    return strict, _disassemble(code, arch, vaddr, True, known)
+
+
+def _disassemble(code: bytes, arch: str, vaddr: int, lenient: bool, known: dict[int, Instruction]) -> list:
     from attdec.isa.categories import category_of
 
     tab = table_for(arch)
@@ -504,9 +532,14 @@ def disassemble(code: bytes, arch: str, vaddr: int = 0, lenient: bool = False) -
     out = []
     i = 0
     fam = tab.family
-    cats: dict[str, str] = {}
+    cats = tab.categories
     while i < n:
         addr = vaddr + 4 * i
+        ins = known.get(addr)
+        if ins is not None:  # read before (`readings`)
+            out.append(ins)
+            i += max(ins.size, 4) // 4
+            continue
         ins = decode_one(words, i, n, addr, tab)
         if lenient and ins.is_unknown:
             enc = ENCODING_OF[fam](words[i])

@@ -261,18 +261,29 @@ class Wave(Record):
 
 
 def lines_of_pcs(pc: np.ndarray, pcs: np.ndarray, lines: np.ndarray, no_pc_line: int = -1) -> np.ndarray:
-    """The listing line of each PC in `pc`: `lines[k]` where it is `pcs[k]` (`pcs` sorted), `no_pc_line` for
-    PC 0 (a record without a PC), else -1."""
+    """The listing line of each PC in `pc`: `lines[k]` where it is `pcs[k]` (`pcs` sorted, no 0 among them),
+    `no_pc_line` for PC 0 (a record without a PC), else -1. Where the listed PCs span little (a kernel's
+    code), from a table indexed by PC - the first (several times quicker than a search per record)."""
     import numpy as np
 
-    out = np.full(len(pc), -1, np.int64)
+    if len(pcs) and int(pcs[-1]) - int(pcs[0]) < LINE_TABLE_SPAN:
+        span = int(pcs[-1]) - int(pcs[0]) + 1
+        table = np.full(span + 1, -1, np.int64)  # the last: every PC outside the listed ones' span
+        table[(pcs - pcs[0]).astype(np.intp)] = lines
+        off = pc - pcs[0]  # (below the first: wraps around to far above)
+        out = table.take(np.minimum(off, np.uint64(span)).astype(np.intp))
+    else:
+        out = np.full(len(pc), -1, np.int64)
+        if len(pcs):
+            j = np.minimum(np.searchsorted(pcs, pc), len(pcs) - 1)
+            ok = (pcs[j] == pc) & (pc != 0)
+            out[ok] = lines[j[ok]]
     if no_pc_line >= 0:
         out[pc == 0] = no_pc_line
-    if len(pcs):
-        j = np.minimum(np.searchsorted(pcs, pc), len(pcs) - 1)
-        ok = (pcs[j] == pc) & (pc != 0)
-        out[ok] = lines[j[ok]]
     return out
+
+
+LINE_TABLE_SPAN = 1 << 20  # lines_of_pcs: PCs spanning less take a table (8 bytes a byte of code)
 
 
 class WaveTable(Sequence):
@@ -295,30 +306,42 @@ class WaveTable(Sequence):
         self.paths: list[str | None] | None = paths  # the waves' files, when they were read from files
 
     @classmethod
-    def of(cls, waves: Sequence[Wave], keep_lines: bool = False) -> WaveTable:
+    def of(cls, waves: Sequence[Wave], keep_lines: bool = False, by_pc: bool = False) -> WaveTable:
         """The table of `waves` (folded ones, whose rows are per PC, or whole ones: rows per record), with
-        their files and, with `keep_lines`, the lines their records have (a source that reads them)."""
+        their files and, with `keep_lines`, the lines their records have (a source that reads them). With
+        `by_pc`, whole waves are folded here: a row per PC a wave stalled on, its stalls summed (what
+        attdec.sources.listing.Folder makes of one wave, for many at once; no lines)."""
         import numpy as np
 
         n = len(waves)
         t = _zeros("WAVE_SUMMARY_DTYPE", n)
         for name in ("se", "cu", "simd", "slot", "seq", "contexts", "begin", "end", "records", "fileless"):
             t[name] = [getattr(w, name) for w in waves]
-        ins = np.concatenate([w.insts for w in waves]) if n else empty_insts()
+        parts = [w.insts for w in waves] or [empty_insts()]
+        stall, duration, pc = (np.concatenate([a[f] for a in parts]) for f in ("stall", "duration", "pc"))
         counts = np.fromiter((len(w.insts) for w in waves), np.int64, n)
         at = np.cumsum(counts) - counts
         has = counts > 0
-        stalled = ins["stall"] != 0
-        per = np.zeros(n, np.int64)
         if has.any():
-            t["latency"][has] = np.add.reduceat(ins["duration"], at[has])
-            t["stall"][has] = np.add.reduceat(ins["stall"], at[has])
-            per[has] = np.add.reduceat(stalled.astype(np.int64), at[has])
+            t["latency"][has] = np.add.reduceat(duration, at[has])
+            t["stall"][has] = np.add.reduceat(stall, at[has])
+        stalled = (stall != 0).nonzero()[0]
+        wave_of = np.repeat(np.arange(n), counts).take(stalled)
+        pc, stall = pc.take(stalled), stall.take(stalled)
+        line = np.concatenate([a["line"] for a in parts]).take(stalled) if keep_lines and not by_pc else None
+        if by_pc:  # (wave, PC) pairs, ascending: a wave's rows in PC order
+            from attdec.model.totals import dense_index, totals_by
+
+            pcs, pc_index = dense_index(pc)
+            pairs, sums = totals_by(wave_of * max(1, len(pcs)) + pc_index, (stall,))
+            kept = (sums[:, 1] != 0).nonzero()[0]
+            pairs, stall = pairs.take(kept), sums[:, 1].take(kept)
+            wave_of, at_pc = np.divmod(pairs, max(1, len(pcs)))
+            pc = pcs.take(at_pc)
         first = np.zeros(n + 1, np.int64)
-        np.cumsum(per, out=first[1:])
+        np.cumsum(np.bincount(wave_of, minlength=n), out=first[1:])
         paths = [w.path for w in waves]
-        line = ins["line"][stalled] if keep_lines else None
-        return cls(t, first, ins["pc"][stalled], ins["stall"][stalled], line, paths if any(paths) else None)
+        return cls(t, first, pc, stall, line, paths if any(paths) else None)
 
     @classmethod
     def join(cls, parts: list[WaveTable]) -> WaveTable:

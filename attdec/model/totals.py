@@ -34,14 +34,84 @@ class LineTotals(Record):
 def wave_idle(wave: Wave) -> np.ndarray:
     """Idle cycles before each instruction of one wave (gap since the wave's previous activity ended)."""
     ins = wave.insts
-    if len(ins) == 0:
+    return idle_before(ins["time"], ins["duration"], np.array([wave.begin], np.int64), np.array([len(ins)]))
+
+
+# `idle_before` lifts each wave's keys above the waves' before it by WAVE_KEY, so that one running maximum
+# serves them all; waves whose records end WAVE_KEY cycles or more after their begin (never seen: 9 minutes
+# at 2 GHz) are taken one at a time.
+WAVE_KEY = 1 << 40
+
+
+def idle_before(time: np.ndarray, duration: np.ndarray, begin: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Idle cycles before each record of waves laid end to end, `counts[i]` records from `begin[i]` each:
+    max(0, time - prev_end), prev_end the wave's begin or, if later, the latest time + duration before it."""
+    n = len(time)
+    if n == 0:
         return np.zeros(0, np.int64)
-    ends = ins["time"] + ins["duration"]
-    prev = np.empty(len(ins), np.int64)
-    prev[0] = wave.begin
-    if len(ins) > 1:
-        prev[1:] = np.maximum(np.maximum.accumulate(ends[:-1]), wave.begin)
-    return np.maximum(ins["time"] - prev, 0)
+    b = np.repeat(begin, counts)
+    rel = time + duration
+    rel -= b
+    np.maximum(rel, 0, out=rel)
+    if len(counts) < 1 << 22 and int(rel.max()) < WAVE_KEY:
+        lift = np.repeat(np.arange(len(counts), dtype=np.int64) * WAVE_KEY, counts)
+        rel += lift
+        np.maximum.accumulate(rel, out=rel)
+        prev = np.empty(n, np.int64)
+        prev[0] = 0
+        prev[1:] = rel[:-1]
+        np.maximum(prev, lift, out=prev)  # a wave's first record: its begin, not the wave before's end
+        prev -= lift
+    else:
+        prev = np.empty(n, np.int64)
+        at = 0
+        for k in counts.tolist():
+            if k:
+                prev[at] = 0
+                prev[at + 1 : at + k] = np.maximum.accumulate(rel[at : at + k - 1])
+            at += k
+    prev += b
+    np.subtract(time, prev, out=prev)
+    return np.maximum(prev, 0, out=prev)
+
+
+def distinct(a: np.ndarray) -> np.ndarray:
+    """np.unique(a) of a 1-d array: its distinct values, ascending (np.unique itself imports numpy.ma on its
+    first plain call, ~12 ms of a command's start)."""
+    s = np.sort(a)
+    return s.compress(np.concatenate(([True], s[1:] != s[:-1]))) if len(s) else s
+
+
+# `dense_index` finds keys that span at most this many values (and a few times their number) in an array
+# indexed by key - min (several times quicker than sorting a million PCs), else sorts them.
+KEY_SPAN = 1 << 20
+
+
+def dense_index(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(key, return_inverse=True) of a 1-d integer array: its distinct values, ascending, and
+    each key's index among them."""
+    if not len(key):
+        return key[:0], np.zeros(0, np.intp)
+    lo = key.min()
+    span = int(key.max()) - int(lo) + 1
+    if span > min(KEY_SPAN, 16 * len(key) + 4096):
+        uniq, inv = np.unique(key, return_inverse=True)
+        return uniq, inv.reshape(-1)
+    off = (key - lo).astype(np.intp)
+    present = np.zeros(span, bool)
+    present[off] = True
+    index = np.cumsum(present, dtype=np.intp)
+    index -= 1
+    return present.nonzero()[0].astype(key.dtype) + lo, index.take(off)
+
+
+def totals_by(key: np.ndarray, values: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct keys, ascending; per key, a row of its count and its sum of each of `values`, int64).
+    bincount sums in float64: exact below 2**53 cycles, far above any trace."""
+    uniq, inv = dense_index(key)
+    n = len(uniq)
+    cols = [np.bincount(inv, minlength=n)] + [np.bincount(inv, v, n).round() for v in values]
+    return uniq, np.stack(cols, 1).astype(np.int64).reshape(n, 1 + len(values))
 
 
 def aggregate_lines(waves: list[Wave]) -> LineTotals:
@@ -54,19 +124,13 @@ def aggregate_lines(waves: list[Wave]) -> LineTotals:
         z = np.zeros(0, np.int64)
         return LineTotals(z, z, z, z, z)
     ins = np.concatenate(parts)
-    idle = np.concatenate([wave_idle(w) for w in waves if len(w.insts)])
+    begins = np.array([w.begin for w in waves if len(w.insts)], np.int64)
+    idle = idle_before(ins["time"], ins["duration"], begins, np.array([len(a) for a in parts]))
     keep = ins["line"] >= 0
-    lines, inv = np.unique(ins["line"][keep], return_inverse=True)
-    n = len(lines)
-
-    def total(values):
-        return (
-            np.bincount(inv, weights=values[keep], minlength=n).round().astype(np.int64) if n else np.zeros(0, np.int64)
-        )
-
-    # bincount sums in float64: exact below 2**53 cycles, far above any trace.
-    hit = np.bincount(inv, minlength=n).astype(np.int64)
-    return LineTotals(lines.astype(np.int64), hit, total(ins["duration"]), total(ins["stall"]), total(idle))
+    ins, idle = ins[keep], idle[keep]
+    lines, sums = totals_by(ins["line"], (ins["duration"], ins["stall"], idle))
+    hit, latency, stall, idle = sums.T
+    return LineTotals(lines.astype(np.int64), hit, latency, stall, idle)
 
 
 TOTALS = ("hit", "latency", "stall", "idle")

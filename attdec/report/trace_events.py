@@ -24,6 +24,7 @@ from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.timeline import assign_lanes, state_runs, value_names
 from attdec.errors import InputError
 from attdec.model import Dispatch, Wave, WaveState
+from attdec.model.totals import distinct
 from attdec.report import TRACE_GRANULARITIES
 
 
@@ -81,7 +82,7 @@ def write_trace(
     pids: list[dict[int, int]] = []
     for di, d in enumerate(dispatches):
         keys, lane_of = assign_lanes(d.waves)
-        ses = sorted({k[0] for k in keys} | {int(x) for x in np.unique(d.occupancy["se"])})
+        ses = sorted({k[0] for k in keys} | {int(x) for x in distinct(d.occupancy["se"])})
         label = d.kernel or d.name
         if len(dispatches) > 1:
             label = f"{label} [{d.name}]"

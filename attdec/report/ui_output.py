@@ -18,6 +18,7 @@ import numpy as np
 
 from attdec.errors import InputError
 from attdec.model import REALTIME_HZ, Dispatch, Target, Wave
+from attdec.model.totals import distinct
 
 VERSION = "3.0.0"
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
@@ -94,7 +95,7 @@ def wstates(waves: list[Wave]) -> dict[int, dict]:
     seg = np.concatenate(parts)
     seg = seg[seg[:, 2] > seg[:, 1]]
     out = {}
-    for state in np.unique(seg[:, 0]).tolist():
+    for state in distinct(seg[:, 0]).tolist():
         if state == 0:
             continue
         s_ = seg[seg[:, 0] == state]
@@ -121,7 +122,7 @@ def occupancy_json(d: Dispatch) -> dict:
     occ = d.occupancy
     if len(occ):
         occ = occ[np.argsort(occ["time"], kind="stable")]
-        for se in np.unique(occ["se"]).tolist():
+        for se in distinct(occ["se"]).tolist():
             o = occ[occ["se"] == se]
             rows = np.stack(
                 [

@@ -85,24 +85,20 @@ def _no_pc_totals(waves) -> tuple[int, int, int, int]:
 
 
 def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
-    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped), PCs ascending."""
-    parts = []
-    for w in waves:
-        a = w.insts[w.insts["pc"] != 0]
-        if not len(a):
-            continue
-        t, du = a["time"], a["duration"]
-        # prev_end before each instruction: running max of the wave begin and earlier t + duration
-        prev_end = np.maximum.accumulate(np.concatenate(([w.begin], t + du)))[:-1]
-        parts.append((a["pc"], du, a["stall"], np.maximum(0, t - prev_end)))
+    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped: left out before the idle
+    gaps are measured too), PCs ascending."""
+    from attdec.model.totals import idle_before, totals_by
+
+    parts = [w.insts for w in waves if len(w.insts)]
     if not parts:
         return np.zeros(0, np.uint64), np.zeros((0, 4), np.int64)
-    pcs, du, st, idle = (np.concatenate(x) for x in zip(*parts))
-    upc, inv = np.unique(pcs, return_inverse=True)
-    n = len(upc)
-    # bincount sums in float64: exact below 2**53 cycles, far above any trace
-    cols = [np.bincount(inv, minlength=n)] + [np.bincount(inv, v, n).round() for v in (du, st, idle)]
-    return upc, np.stack(cols, 1).astype(np.int64)
+    pc = np.concatenate([a["pc"] for a in parts])
+    keep = pc != 0
+    lens = np.array([len(a) for a in parts])
+    counts = np.add.reduceat(keep, np.cumsum(lens) - lens, dtype=np.intp)
+    t, du, st = (np.concatenate([a[f] for a in parts]).compress(keep) for f in ("time", "duration", "stall"))
+    begins = np.array([w.begin for w in waves if len(w.insts)], np.int64)
+    return totals_by(pc.compress(keep), (du, st, idle_before(t, du, begins, counts)))
 
 
 def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
@@ -127,19 +123,25 @@ class Folder:
         self.dropped = 0  # waves counted, not kept (keep_waves=False; fileless ones aside, as the sources do)
         self.dropped_records = 0
 
-    def add(self, wave) -> None:
-        """Add a wave's records to the totals."""
-        upc, sums = _pc_sums([wave])
+    def add(self, waves) -> None:
+        """Add the waves' records to the totals."""
+        upc, sums = _pc_sums(waves)
         self.pcs.append(upc)
         self.sums.append(sums)
         if len(self.pcs) >= self.MERGE:
             self._merge()
-        self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals([wave])))
+        self.no_pc = tuple(a + b for a, b in zip(self.no_pc, _no_pc_totals(waves)))
+
+    def table(self, waves) -> WaveTable:
+        """Whole waves (a blob's) added to the totals and folded into a table of them at once, as `self(wave)`
+        folds one (keep_waves)."""
+        self.add(waves)
+        return WaveTable.of(waves, by_pc=True)
 
     def __call__(self, wave):
         from attdec.model import Wave
 
-        self.add(wave)
+        self.add([wave])
         if not self.keep_waves:
             if not wave.fileless:
                 self.dropped += 1
@@ -184,9 +186,8 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     """
     table = dispatch.waves if isinstance(dispatch.waves, WaveTable) else None
     if folder is not None:
-        for w in dispatch.waves if table is None else ():  # a table's waves are all folded
-            if w.folded is None:
-                folder.add(w)
+        if table is None:  # (a table's waves are all folded)
+            folder.add([w for w in dispatch.waves if w.folded is None])
         totals = folder.totals()
     else:
         totals = _totals(dispatch.waves)
@@ -274,10 +275,13 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     if table is not None:
         table.line_map = (pcs, lines, no_pc_line)
         return rows
-    for w in dispatch.waves:
-        a = w.insts
-        if len(a):
-            a["line"] = lines_of_pcs(a["pc"], pcs, lines, no_pc_line)
+    parts = [w.insts for w in dispatch.waves if len(w.insts)]
+    if parts:  # one lookup for every wave's records
+        found = lines_of_pcs(np.concatenate([a["pc"] for a in parts]), pcs, lines, no_pc_line)
+        at = 0
+        for a in parts:
+            a["line"] = found[at : at + len(a)]
+            at += len(a)
     return rows
 
 

@@ -222,21 +222,17 @@ def _cached_code_object(load_code_object, data: bytes, name: str):
 
 
 def _disassembled(text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
-    from attdec.isa import disassemble
+    """(what users read, as LLVM prints it; what the PC walk reads, lenient: attdec.isa.decoder.readings)."""
+    from attdec.isa import readings
 
     if len(text) > CACHED_CODE_BYTES:
-        return _cached_disassembly.__wrapped__(disassemble, text, arch, vaddr)
-    return _cached_disassembly(disassemble, text, arch, vaddr)
+        return readings(text, arch, vaddr)
+    return _cached_readings(readings, text, arch, vaddr)
 
 
 @lru_cache(maxsize=CACHED_CODE_OBJECTS)
-def _cached_disassembly(disassemble, text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
-    """(what users read, as LLVM prints it; what the PC walk reads, lenient). The lenient reading differs
-    only where the strict one has an unknown word, so it is one pass when none is."""
-    insts = disassemble(text, arch, vaddr)
-    if not any(getattr(ins, "is_unknown", True) for ins in insts):
-        return insts, insts
-    return insts, disassemble(text, arch, vaddr, lenient=True)
+def _cached_readings(readings, text: bytes, arch: str, vaddr: int) -> tuple[list, list]:
+    return readings(text, arch, vaddr)
 
 
 def _where(raw: RawDispatch) -> str:
@@ -286,7 +282,7 @@ def decode_dispatch(
     results: list = []
     for blob, res, _ in decode_blobs(raw, code, **decode_opts):
         if folder is not None and folder.keep_waves and not isinstance(res.waves, WaveTable):
-            res.waves = WaveTable.of([folder(w) for w in res.waves])  # a whole blob's waves folded too
+            res.waves = folder.table(res.waves)  # a whole blob's waves folded too
         results.append(res)
         if on_blob is not None:
             on_blob(blob)
@@ -305,12 +301,12 @@ def decode_dispatch(
 def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.ndarray) -> KernelResources | None:
     """The resources of the kernel this dispatch ran: the one of that name, else the one whose entry the
     waves started at (occupancy records carry the entry PC), else the only kernel there is."""
-    import numpy as np
+    from attdec.model.totals import distinct
 
     kernels = [(obj, k) for obj in code.objects for k in obj.co.kernels if hasattr(k, "entry")]
     entries: set[int] = set()
     for at in range(0, len(occ), 1 << 20):  # a step at a time: a big blob has millions of rows, a few PCs
-        entries.update(np.unique(occ["pc"][at : at + (1 << 20)]).tolist())
+        entries.update(distinct(occ["pc"][at : at + (1 << 20)]).tolist())
     entries.discard(0)
     pick = next((ok for ok in kernels if kernel and ok[1].name == kernel), None)
     pick = pick or next((ok for ok in kernels if ok[0].base + ok[1].entry in entries), None)

@@ -400,6 +400,7 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     import numpy as np
 
     from attdec.model import OCCUPANCY_DTYPE
+    from attdec.model.totals import distinct
 
     if not isinstance(doc, dict):
         raise FormatError("occupancy.json is not a JSON object", where)
@@ -419,7 +420,7 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
             for j, name in enumerate(("time", "cu", "simd", "wave_id", "start")):
                 part[name] = a[:, j]
             parts.append(part)
-            kids.update(np.unique(a[:, 5]).tolist())
+            kids.update(distinct(a[:, 5]).tolist())
             continue
         for i, r in enumerate(val):
             if isinstance(r, list) and len(r) >= 6:  # [time, cu, simd, slot, start, kernel_id, ...]
