@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from attdec.analysis import norm_path
 from attdec.analysis.classify import STALL_TYPES, line_type_table
 from attdec.model import Dispatch, WaveTable
+from attdec.model.record import Record
 
 
-@dataclass
-class WaveRow:
+class WaveRow(Record):
+    __slots__ = (
+        "begin", "by_type", "cu", "dispatch", "dominant_type", "duration", "end", "instructions", "kernel",
+        "latency", "path", "se", "share", "simd", "slot", "stall", "stall_measured", "wave",
+    )  # fmt: skip
     dispatch: str
     se: int
     simd: int
@@ -28,10 +31,35 @@ class WaveRow:
     stall: int
     share: float  # stall / duration: fraction of the wave's life spent stalled
     dominant_type: str | None
-    by_type: dict[str, int] = field(default_factory=dict)
-    path: str | None = None
-    kernel: str = ""
-    stall_measured: bool = True  # False: the input has no stall (rocprofv2); `stall` is 0, not measured
+    by_type: dict[str, int]
+    path: str | None
+    kernel: str
+    stall_measured: bool  # False: the input has no stall (rocprofv2); `stall` is 0, not measured
+
+    def __init__(
+        self, dispatch, se, simd, slot, wave, cu, begin, end, duration, instructions, latency, stall, share,
+        dominant_type, by_type=None, path=None, kernel="", stall_measured=True,
+    ):  # fmt: skip
+        # made once per wave printed (a million for a big capture): slots and one store a line keep this as
+        # cheap as a dataclass's
+        self.dispatch = dispatch
+        self.se = se
+        self.simd = simd
+        self.slot = slot
+        self.wave = wave
+        self.cu = cu
+        self.begin = begin
+        self.end = end
+        self.duration = duration
+        self.instructions = instructions
+        self.latency = latency
+        self.stall = stall
+        self.share = share
+        self.dominant_type = dominant_type
+        self.by_type = {} if by_type is None else by_type
+        self.path = path
+        self.kernel = kernel
+        self.stall_measured = stall_measured
 
 
 def dispatch_labels(dispatches: list[Dispatch]) -> list[str]:

@@ -300,10 +300,13 @@ class Walk(Record):
     cacheable: bool  # touched no line with per-blob state: an identical wave walks the same
 
     def __init__(self, records, walked, last_pc=0, widened=None, barriers=None, cacheable=True):
-        # made once per wave: slots and this __init__ keep that as cheap as a dataclass
-        self.records, self.walked, self.last_pc, self.cacheable = records, walked, last_pc, cacheable
+        # made once per wave: slots and this __init__ keep that as cheap as a dataclass's
+        self.records = records
+        self.walked = walked
+        self.last_pc = last_pc
         self.widened = [] if widened is None else widened
         self.barriers = [] if barriers is None else barriers
+        self.cacheable = cacheable
 
     @property
     def complete(self) -> bool:

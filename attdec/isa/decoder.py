@@ -69,9 +69,17 @@ class Instruction(Record):
     words: tuple  # the instruction's dwords
 
     def __init__(self, address, size, mnemonic, operands, text, target=None, category="", encoding="", words=()):
-        # made once per instruction (~10,000 a capture): slots and this __init__ keep that as cheap as a dataclass
-        self.address, self.size, self.mnemonic, self.operands, self.text = address, size, mnemonic, operands, text
-        self.target, self.category, self.encoding, self.words = target, category, encoding, words
+        # made once per instruction (~10,000 a capture): slots and one store a line (no tuple packing) keep
+        # this as cheap as a dataclass's
+        self.address = address
+        self.size = size
+        self.mnemonic = mnemonic
+        self.operands = operands
+        self.text = text
+        self.target = target
+        self.category = category
+        self.encoding = encoding
+        self.words = words
 
     @property
     def is_unknown(self) -> bool:
