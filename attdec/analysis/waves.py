@@ -9,14 +9,10 @@ import numpy as np
 from attdec.analysis import norm_path
 from attdec.analysis.classify import STALL_TYPES, line_type_table
 from attdec.model import Dispatch, WaveTable
-from attdec.model.record import Record
+from attdec.model.record import Record, field
 
 
 class WaveRow(Record):
-    __slots__ = (
-        "begin", "by_type", "cu", "dispatch", "dominant_type", "duration", "end", "instructions", "kernel",
-        "latency", "path", "se", "share", "simd", "slot", "stall", "stall_measured", "wave",
-    )  # fmt: skip
     dispatch: str
     se: int
     simd: int
@@ -31,17 +27,16 @@ class WaveRow(Record):
     stall: int
     share: float  # stall / duration: fraction of the wave's life spent stalled
     dominant_type: str | None
-    by_type: dict[str, int]
-    path: str | None
-    kernel: str
-    stall_measured: bool  # False: the input has no stall (rocprofv2); `stall` is 0, not measured
+    by_type: dict[str, int] = field(default_factory=dict)
+    path: str | None = None
+    kernel: str = ""
+    stall_measured: bool = True  # False: the input has no stall (rocprofv2); `stall` is 0, not measured
 
     def __init__(
         self, dispatch, se, simd, slot, wave, cu, begin, end, duration, instructions, latency, stall, share,
         dominant_type, by_type=None, path=None, kernel="", stall_measured=True,
     ):  # fmt: skip
-        # made once per wave printed (a million for a big capture): slots and one store a line keep this as
-        # cheap as a dataclass's
+        # made once per wave printed (a million for a big capture): the generic Record.__init__ is 5x slower
         self.dispatch = dispatch
         self.se = se
         self.simd = simd
