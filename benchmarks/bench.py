@@ -284,6 +284,12 @@ def cases(tmp: str) -> list[Case]:
                 nbytes=att_bytes,
             )
         )
+    # the commands people run on a raw capture (code objects disassembled, decoded, listed, reported)
+    ops = cap("gfx1100", "ops_run0")
+    for command, path in (("hotspots", gfx1200), ("waves", gfx1200), ("hotspots", ops)):
+        blobs = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path) if f.endswith(".att"))
+        name = f"{command}-raw-{os.path.basename(os.path.dirname(path))}-{os.path.basename(path)}"
+        out.append(Case(name, "fresh process, --jobs 1", None, cli=[command, path, "--jobs", "1"], nbytes=blobs))
     sys.path.insert(0, os.path.join(ROOT, "tools"))
     from make_repeated_blob import make
 
