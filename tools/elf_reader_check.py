@@ -10,6 +10,7 @@ The earlier reader comes from `git show REV:attdec/isa/codeobj.py` (the last one
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import lzma
 import os
@@ -17,13 +18,26 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from dataclasses import asdict
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
 from attdec.errors import AttdecError  # noqa: E402
 from attdec.isa.codeobj import load_code_object  # noqa: E402
+from attdec.model.record import Record  # noqa: E402
+
+
+def plain(obj):
+    """A code object as plain data, fields compared by value: the reference reader's are dataclasses,
+    attdec's are Records."""
+    if dataclasses.is_dataclass(obj) or isinstance(obj, Record):
+        names = obj.fields() if isinstance(obj, Record) else [f.name for f in dataclasses.fields(obj)]
+        return {n: plain(getattr(obj, n)) for n in names}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(plain(v) for v in obj)
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    return obj
 
 
 def reference_reader(rev: str):
@@ -93,10 +107,10 @@ def main() -> int:
                 errors += 1
             elif isinstance(want, str) or isinstance(got, str):
                 differ.append((label, want, got))
-            elif asdict(want) == asdict(got):
+            elif plain(want) == plain(got):
                 same += 1
             else:
-                fields = [k for k, v in asdict(want).items() if asdict(got)[k] != v]
+                fields = [k for k, v in plain(want).items() if plain(got)[k] != v]
                 differ.append((label, fields, ""))
     for label, want, got in differ:
         print(f"DIFFERENT {label}: {want} {got}")

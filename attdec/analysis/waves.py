@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from attdec.analysis import norm_path
 from attdec.analysis.classify import STALL_TYPES, line_type_table
 from attdec.model import Dispatch, WaveTable
+from attdec.model.record import Record, field
 
 
-@dataclass
-class WaveRow:
+class WaveRow(Record):
     dispatch: str
     se: int
     simd: int
@@ -32,6 +31,30 @@ class WaveRow:
     path: str | None = None
     kernel: str = ""
     stall_measured: bool = True  # False: the input has no stall (rocprofv2); `stall` is 0, not measured
+
+    def __init__(
+        self, dispatch, se, simd, slot, wave, cu, begin, end, duration, instructions, latency, stall, share,
+        dominant_type, by_type=None, path=None, kernel="", stall_measured=True,
+    ):  # fmt: skip
+        # made once per wave printed (a million for a big capture): the generic Record.__init__ is 5x slower
+        self.dispatch = dispatch
+        self.se = se
+        self.simd = simd
+        self.slot = slot
+        self.wave = wave
+        self.cu = cu
+        self.begin = begin
+        self.end = end
+        self.duration = duration
+        self.instructions = instructions
+        self.latency = latency
+        self.stall = stall
+        self.share = share
+        self.dominant_type = dominant_type
+        self.by_type = {} if by_type is None else by_type
+        self.path = path
+        self.kernel = kernel
+        self.stall_measured = stall_measured
 
 
 def dispatch_labels(dispatches: list[Dispatch]) -> list[str]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 
 from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
+from attdec.model.record import Record, field
 from attdec.model.target import target
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
@@ -20,8 +20,7 @@ class NotVectorisable(Exception):
     family's scalar reference model decodes it instead."""
 
 
-@dataclass
-class BlobResult:
+class BlobResult(Record):
     """Records decoded from one shader engine's SQTT stream: every record kind AMD's decoder reports
     (waves, occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO) and the code
     objects the trace announces, plus attdec's own findings with byte offsets."""

@@ -15,7 +15,6 @@ walked against the same code objects (`_Shared`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cache
 
@@ -24,6 +23,7 @@ import numpy as np
 from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.model import Category, DecoderInfo, Wave, WaveState
+from attdec.model.record import Record
 
 
 class LineKind(IntEnum):
@@ -288,16 +288,25 @@ class CodeView:
             return tgt
 
 
-@dataclass
-class Walk:
+class Walk(Record):
     """What the walk did with one wave: how far it got, and the timing changes it asks for."""
 
+    __slots__ = ("barriers", "cacheable", "last_pc", "records", "walked", "widened")
     records: int
     walked: int  # records it got through; fewer than `records`: it stopped early, the rest keep pc 0
-    last_pc: int = 0  # PC of the last record it walked that got one (0: none)
-    widened: list[int] = field(default_factory=list)  # gfx12 v_mov_b64 records: duration >= stall + 2
-    barriers: list[tuple[int, int]] = field(default_factory=list)  # gfx12 (record, pc) of token-less waits
-    cacheable: bool = True  # touched no line with per-blob state: an identical wave walks the same
+    last_pc: int  # PC of the last record it walked that got one (0: none)
+    widened: list[int]  # gfx12 v_mov_b64 records: duration >= stall + 2
+    barriers: list[tuple[int, int]]  # gfx12 (record, pc) of token-less waits
+    cacheable: bool  # touched no line with per-blob state: an identical wave walks the same
+
+    def __init__(self, records, walked, last_pc=0, widened=None, barriers=None, cacheable=True):
+        # made once per wave: slots and this __init__ keep that as cheap as a dataclass's
+        self.records = records
+        self.walked = walked
+        self.last_pc = last_pc
+        self.widened = [] if widened is None else widened
+        self.barriers = [] if barriers is None else barriers
+        self.cacheable = cacheable
 
     @property
     def complete(self) -> bool:

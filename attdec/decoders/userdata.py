@@ -10,9 +10,9 @@ full decoder. Mesa and tinygrad write RGP markers to the same registers instead 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
+
+from attdec.model.record import Record, field
 
 USERDATA_2, USERDATA_3 = 0xC342, 0xC343
 ROC_MAGIC = int.from_bytes(b"\0ROC", "little")
@@ -24,8 +24,7 @@ TAIL, SIZE_LO, ADDR_LO, ADDR_HI, SIZE_HI, ID_LO, ID_HI = range(7)
 PGM_LO, PGM_HI = 0x0C, 0x0D
 
 
-@dataclass
-class CodeObjectMarker:
+class CodeObjectMarker(Record):
     """One code object load (or unload) announced in the trace."""
 
     id: int
@@ -123,8 +122,7 @@ class RocProtocol:
         return (t, v[self.RT_DELTA] | v[self.RT_HI] << 32)
 
 
-@dataclass
-class UserdataScan:
+class UserdataScan(Record):
     markers: list[CodeObjectMarker] = field(default_factory=list)
     entry_pcs: list[int] = field(default_factory=list)  # kernel entry addresses, in stream order
     realtime_khz: int | None = None
@@ -132,8 +130,7 @@ class UserdataScan:
     userdata: list[tuple[int, int, int]] = field(default_factory=list)  # (byte offset, register, value) of USERDATA_2/3
 
 
-@dataclass
-class RegisterWrites:
+class RegisterWrites(Record):
     """Every register-write token of a stream, as parallel numpy arrays in stream order."""
 
     offset: np.ndarray  # byte offset of the token (gfx9: from the start of the blob, header included)
@@ -228,8 +225,7 @@ RGP_EVENT, RGP_BIND_PIPELINE, RGP_USER_EVENT = 0x0, 0xC, 0x5
 _RGP_DWORDS = {0x0: 3, 0x1: 4, 0x2: 3, 0x3: 2, 0x4: 2, 0x6: 1, 0x9: 2, 0xC: 3}
 
 
-@dataclass
-class RgpMarker:
+class RgpMarker(Record):
     kind: int  # RGP_EVENT, RGP_BIND_PIPELINE, ... (the identifier)
     offset: int  # byte offset of its first register write
     dwords: list[int]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError
 from attdec.isa.elf import SHN_ABS, SHN_UNDEF, SHT_NOBITS, SHT_NOTE, STT_FUNC, STT_OBJECT, SYMBOL_TABLES, Elf
 from attdec.model import KernelResources
+from attdec.model.record import Record, field
 from attdec.model.target import from_mach
 
 if TYPE_CHECKING:
@@ -25,16 +25,14 @@ EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
 
 
-@dataclass
-class Symbol:
+class Symbol(Record):
     name: str
     vaddr: int
     size: int
     kind: str  # "func", "object", "other"
 
 
-@dataclass
-class Kernel:
+class Kernel(Record):
     """A kernel: its name and where its code starts (ELF vaddr), its descriptor and its metadata map
     (`CodeObject.resources` reads both)."""
 
@@ -46,8 +44,7 @@ class Kernel:
     metadata: dict = field(default_factory=dict)  # this kernel's map in the NT_AMDGPU_METADATA note
 
 
-@dataclass
-class CodeObject:
+class CodeObject(Record):
     arch: str  # "gfx1100"...; "" when the file does not say (minimal containers)
     text: bytes
     text_vaddr: int

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import struct
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -49,24 +48,38 @@ from attdec.isa.encoding import (
 )
 from attdec.isa.render import parse_signature, render
 from attdec.isa.render.operands import Signature
+from attdec.model.record import Record
 from attdec.model.target import TARGETS, target
 
 TABLES = Path(__file__).resolve().parent / "tables"
 
 
-@dataclass(slots=True)
-class Instruction:
+class Instruction(Record):
     """One decoded instruction. `text` is what llvm-objdump prints (mnemonic + operands)."""
 
+    __slots__ = ("address", "category", "encoding", "mnemonic", "operands", "size", "target", "text", "words")
     address: int  # ELF virtual address
     size: int  # bytes
     mnemonic: str
     operands: str
     text: str
-    target: int | None = None  # direct branch / call target (vaddr), else None
-    category: str = ""
-    encoding: str = ""  # SOPP, VOP3, ... ("" for an undecodable word)
-    words: tuple = ()  # the instruction's dwords
+    target: int | None  # direct branch / call target (vaddr), else None
+    category: str
+    encoding: str  # SOPP, VOP3, ... ("" for an undecodable word)
+    words: tuple  # the instruction's dwords
+
+    def __init__(self, address, size, mnemonic, operands, text, target=None, category="", encoding="", words=()):
+        # made once per instruction (~10,000 a capture): slots and one store a line (no tuple packing) keep
+        # this as cheap as a dataclass's
+        self.address = address
+        self.size = size
+        self.mnemonic = mnemonic
+        self.operands = operands
+        self.text = text
+        self.target = target
+        self.category = category
+        self.encoding = encoding
+        self.words = words
 
     @property
     def is_unknown(self) -> bool:

@@ -9,7 +9,8 @@ immutability and a hash.
 Why not dataclasses: importing `dataclasses` costs ~9 ms (it imports `inspect`) and each class ~1 ms more
 (its methods are generated as source and compiled at import), 25 ms for the classes a plain `attdec
 hotspots` run touches: more than reading a small ui_output folder and printing its report. A class created
-by the thousand (`CodeLine`) writes its own `__init__`.
+by the thousand (`CodeLine`) writes its own `__init__`; one created by the ten thousand (`Instruction`) also
+lists its fields in `__slots__` (their defaults then live in that `__init__` alone).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def field(*, default_factory: Callable[[], Any]) -> Any:
 class Record:
     """Fields from annotations, defaults from class attributes; __init__, __repr__, __eq__ from here."""
 
+    __slots__ = ()  # a subclass may name its fields in __slots__ (and then writes its own __init__)
     _fields: tuple[str, ...] = ()
     _defaults: dict[str, Any] = {}  # noqa: RUF012 (replaced per class, never mutated)
     _post_init: Callable | None = None

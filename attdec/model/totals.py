@@ -9,15 +9,13 @@ decoder producing `Wave`s (raw SQTT) calls to fill its code listing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from attdec.model import Category, CodeLine, Dispatch, Wave, empty_insts
+from attdec.model.record import Record
 
 
-@dataclass
-class LineTotals:
+class LineTotals(Record):
     """Totals per code-listing line id, as parallel arrays sorted by line id."""
 
     line: np.ndarray

@@ -19,16 +19,15 @@ that row out.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from attdec.isa import CodeObject
 from attdec.model import NO_PC, CodeLine, Dispatch, WaveTable, lines_of_pcs
+from attdec.model.record import Record, field
 
 
-@dataclass
-class LoadedCode:
+class LoadedCode(Record):
     """A code object as loaded for one dispatch: load id, base, the CodeObject and its disassembly."""
 
     id: int

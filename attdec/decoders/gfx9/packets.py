@@ -8,13 +8,13 @@ MISC has a 1-bit delta at bit 4; MISC has 8 bits; a delta unit is 4 cycles (`DEL
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 from attdec.decoders.packets import Field, Packet, PacketTable, flag
 from attdec.model import Category
+from attdec.model.record import Frozen
 
 F, P = Field, Packet
 HEADER_BYTES = 8
@@ -43,8 +43,7 @@ class IssueStatus(IntEnum):
     IMMED = 3  # an immediate (s_waitcnt, s_nop, ...) issued
 
 
-@dataclass(frozen=True)
-class InstType:
+class InstType(Frozen):
     """An INST token's type (official `InstType`): the record category it gives the oldest issued
     instruction, and its phase offset (§7.2). No category: the placeholder is deleted; `replay_of`: an XNACK
     replay that extends the last instruction of that type instead."""

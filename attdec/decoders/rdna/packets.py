@@ -8,7 +8,6 @@ spec writes them. `RdnaFormat` adds the few framing rules that are not layouts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
@@ -17,6 +16,7 @@ import numpy as np
 from attdec.decoders.compat import Rules
 from attdec.decoders.packets import Field, Packet, PacketTable, flag
 from attdec.model import Category
+from attdec.model.record import Frozen
 
 F, P = Field, Packet
 
@@ -26,8 +26,7 @@ F, P = Field, Packet
 DPRATE, DPRATE_DERATE = -1, -2  # cycles that come from the HEADER: dprate, dprate * derate
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(Frozen):
     """One INST opcode: its name, record category and cycles. `other_simd`: issued on the traced WGP's
     other SIMD (an INST_OTHER_SIMD record, not a record of a traced wave)."""
 
@@ -230,9 +229,12 @@ GFX12 = GFX11.derive(
 # fmt: on
 
 
-@dataclass(frozen=True, eq=False)
-class RdnaFormat:
+class RdnaFormat(Frozen):
     """One RDNA stream format: its packets, INST opcodes and the framing rules that are not layouts."""
+
+    # one object per format, compared and hashed as itself (a cache key; its `ops` dict has no hash)
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     name: str
     generation: int
@@ -266,8 +268,7 @@ def ops(generation: int, rules: Rules) -> dict[int, Op]:
     return table
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(Frozen):
     """What the HEADER token tells the decoder (sqtt-format.md §2.6.1)."""
 
     version: int
