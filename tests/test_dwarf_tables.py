@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from attdec.errors import FormatError
 from attdec.isa.codeobj import load_code_object
 from attdec.isa.dwarf import LineIndex, _tables_by_pyelftools
 from attdec.isa.dwarf_tables import Unsupported, read_tables
@@ -86,13 +87,26 @@ def test_64_bit_dwarf_is_declined_and_read_with_pyelftools():
     assert LineIndex.build(data).source_of(0x6C) == "inc/h.h:11 -> inc/h.h:3 -> /src/k.c:6"
 
 
-def test_real_code_objects_read_as_pyelftools_reads_them():
-    paths = sorted(shared_path("captures").rglob("*.co"))
-    assert len(paths) > 50
-    for path in paths:
-        data = path.read_bytes()
-        co = load_code_object(data, str(path))
-        assert same_sources(co._elf_bytes, range(co.text_vaddr, co.text_end, 4)) == [], path
+def code_objects_in(data: bytes):
+    """The AMDGPU ELF code objects embedded in data (an .rgp capture, a pickle), each to the end of data."""
+    at = data.find(b"\x7fELF\x02\x01")
+    while at >= 0:
+        if data[at + 18 : at + 20] == b"\xe0\x00":
+            yield data[at:]
+        at = data.find(b"\x7fELF\x02\x01", at + 1)
+
+
+@pytest.mark.parametrize("folder", ["captures", "rgp", "tinygrad_profiles"])
+def test_real_code_objects_read_as_pyelftools_reads_them(folder):
+    files = sorted(p for p in shared_path(folder).rglob("*") if p.suffix in (".co", ".rgp", ".pkl"))
+    blobs = [b for p in files for b in ([p.read_bytes()] if p.suffix == ".co" else code_objects_in(p.read_bytes()))]
+    assert len(blobs) >= 5
+    for blob in blobs:
+        try:
+            co = load_code_object(blob, folder)
+        except FormatError:
+            continue
+        assert same_sources(co._elf_bytes, range(co.text_vaddr, co.text_end, 4)) == []
 
 
 @pytest.mark.parametrize("path", DWARF_FIXTURES, ids=lambda p: p.name)
