@@ -37,7 +37,8 @@ FORM_REF_ADDR, FORM_REF1, FORM_REF2, FORM_REF4, FORM_REF8, FORM_REF_UDATA = 0x10
 FORM_SEC_OFFSET, FORM_STRX, FORM_ADDRX, FORM_DATA16, FORM_LINE_STRP = 0x17, 0x1A, 0x1B, 0x1E, 0x1F
 FORM_IMPLICIT_CONST, FORM_LOCLISTX, FORM_RNGLISTX = 0x21, 0x22, 0x23
 FORM_STRX1, FORM_ADDRX1 = 0x25, 0x29  # ...x2, x3, x4 follow each
-# value bytes of the fixed-size forms (8-byte addresses, 4-byte offsets)
+# value bytes of the fixed-size forms (8-byte addresses, 4-byte offsets); 0x0C flag, 0x19 flag_present,
+# 0x1C/0x24 ref_sup4/8, 0x1D strp_sup, 0x20 ref_sig8, 0x26-0x28 strx2-4, 0x2A-0x2C addrx2-4
 FIXED = {
     FORM_ADDR: 8, FORM_DATA2: 2, FORM_DATA4: 4, FORM_DATA8: 8, FORM_DATA1: 1, 0x0C: 1, FORM_STRP: 4,
     FORM_REF_ADDR: 4, FORM_REF1: 1, FORM_REF2: 2, FORM_REF4: 4, FORM_REF8: 8, FORM_SEC_OFFSET: 4, 0x19: 0,
@@ -304,18 +305,18 @@ class _Reader:
                         raise Unsupported(f"line table path at {at:#x} outside its string section")
                 elif form == FORM_UDATA:
                     value, pos = _uleb(d, pos)
-                elif form in (FORM_DATA1, FORM_DATA2, FORM_DATA4, FORM_DATA8, FORM_DATA16):
+                elif form in (FORM_DATA1, FORM_DATA2, FORM_DATA4, FORM_DATA8):
                     size = FIXED[form]
                     value = int.from_bytes(d[pos : pos + size], "little")
                     pos += size
-                elif form == FORM_BLOCK:
-                    size, pos = _uleb(d, pos)
+                elif form in (FORM_DATA16, FORM_BLOCK):  # an MD5, a blob: skipped
+                    size, pos = (16, pos) if form == FORM_DATA16 else _uleb(d, pos)
                     value, pos = None, pos + size
                 else:
                     raise Unsupported(f"line table form {form:#x}")
                 if content == LNCT_PATH and not isinstance(value, bytes):
                     raise Unsupported(f"line table path in form {form:#x}")
-                if content == LNCT_DIRECTORY_INDEX and isinstance(value, bytes):
+                if content == LNCT_DIRECTORY_INDEX and not isinstance(value, int):
                     raise Unsupported(f"line table directory index in form {form:#x}")
                 entry[content] = value
             entries.append(entry)
