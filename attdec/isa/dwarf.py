@@ -18,26 +18,6 @@ import os
 from attdec.isa.dwarf_tables import read_tables
 
 
-def _lp_path(lp, index: int, comp_dir: str = "") -> str:
-    """File name of line-program file `index` (version-aware), with its directory."""
-    v5 = lp.header["version"] >= 5
-    files = lp["file_entry"]
-    i = index if v5 else index - 1
-    if not 0 <= i < len(files):
-        return "?"
-    fe = files[i]
-    name = fe.name.decode("utf-8", "replace") if isinstance(fe.name, bytes) else str(fe.name)
-    dirs = lp["include_directory"]
-    d = fe.dir_index if v5 else fe.dir_index - 1
-    if not os.path.isabs(name):
-        if 0 <= d < len(dirs):
-            dn = dirs[d].decode("utf-8", "replace") if isinstance(dirs[d], bytes) else str(dirs[d])
-        else:  # DWARF 4 directory 0: the compilation directory
-            dn = comp_dir
-        name = os.path.join(dn, name) if dn else name
-    return name
-
-
 class LineIndex:
     """Sorted line rows and inlined-subroutine ranges of one code object, with each stretch of addresses
     that the same inlined ranges cover mapped to its chain of call sites, so a lookup is two bisections."""
@@ -164,3 +144,23 @@ def _collect_inlined(dwarf, cu, lp, comp_dir, inlined):
                 walk(child, depth)
 
     walk(cu.get_top_DIE(), 0)
+
+
+def _lp_path(lp, index: int, comp_dir: str = "") -> str:
+    """File name of pyelftools line-program `lp`'s file `index` (version-aware), with its directory."""
+    v5 = lp.header["version"] >= 5
+    files = lp["file_entry"]
+    i = index if v5 else index - 1
+    if not 0 <= i < len(files):
+        return "?"
+    fe = files[i]
+    name = fe.name.decode("utf-8", "replace") if isinstance(fe.name, bytes) else str(fe.name)
+    dirs = lp["include_directory"]
+    d = fe.dir_index if v5 else fe.dir_index - 1
+    if not os.path.isabs(name):
+        if 0 <= d < len(dirs):
+            dn = dirs[d].decode("utf-8", "replace") if isinstance(dirs[d], bytes) else str(dirs[d])
+        else:  # DWARF 4 directory 0: the compilation directory
+            dn = comp_dir
+        name = os.path.join(dn, name) if dn else name
+    return name
