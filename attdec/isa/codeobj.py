@@ -1,6 +1,6 @@
 """AMDGPU HSA code objects: target, .text, symbols, kernels, metadata note, kernel descriptors, DWARF lines.
 
-Reads normal ELF code objects with attdec.isa.elf (pyelftools only for DWARF, when a line is asked for),
+Reads normal ELF code objects with attdec.isa.elf (DWARF with attdec.isa.dwarf, when a line is asked for),
 and tinygrad's hand-written "minimal" containers (no e_machine, sometimes a zeroed e_ident; only section
 headers) with a small section-header parser.
 Facts and quirks: shared/docs/code-object.md and docs/isa.md.

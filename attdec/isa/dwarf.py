@@ -5,6 +5,8 @@ each inlined call site outward, joined by " -> " ("./k.cl:2 -> ./k.cl:5 -> ./k.c
 the order llvm-symbolizer --inlining prints frames). Paths are the compiler's directory + file name,
 unnormalised; an own location on line 0 prints as "path:?", call sites on line 0 are left out.
 DWARF 4 file indices are 1-based, DWARF 5 ones 0-based.
+attdec.isa.dwarf_tables reads the sections; a file it does not read as pyelftools does (it says so, never
+guesses) is read with pyelftools here, the way it always was.
 """
 
 from __future__ import annotations
@@ -13,9 +15,139 @@ import bisect
 import io
 import os
 
+from attdec.isa.dwarf_tables import read_tables
 
-def _path(lp, index: int, comp_dir: str = "") -> str:
-    """File name of line-program file `index` (version-aware), with its directory."""
+
+class LineIndex:
+    """Sorted line rows and inlined-subroutine ranges of one code object, with each stretch of addresses
+    that the same inlined ranges cover mapped to its chain of call sites, so a lookup is two bisections."""
+
+    def __init__(self):
+        self.starts: list[int] = []  # row start address
+        self.rows: list[tuple] = []  # (end of validity, "file:line" or "")
+        self.bounds: list[int] = []  # every inlined range's low and high, sorted
+        self.sites: list[str] = []  # from bounds[k] to bounds[k + 1]: the call sites, innermost first
+
+    @classmethod
+    def build(cls, elf_bytes: bytes, where: str = "") -> LineIndex:
+        if not elf_bytes:
+            return cls()
+        try:
+            tables = read_tables(elf_bytes)
+        except Exception:  # Unsupported (anything else would be a bug here): pyelftools decides
+            tables = None
+        try:
+            return cls._of(*(_tables_by_pyelftools(elf_bytes) if tables is None else tables))
+        except Exception:  # pyelftools' answer to garbage: no lines
+            return cls()
+
+    @classmethod
+    def _of(cls, rows: list, inlined: list) -> LineIndex:
+        """The index of line rows (start, end, loc) and inlined ranges (low, high, depth, call site)."""
+        idx = cls()
+        rows.sort()
+        idx.starts = [r[0] for r in rows]
+        idx.rows = [(r[1], r[2]) for r in rows]
+        inlined.sort(key=lambda t: (t[2], t[0]))  # outermost first; the chain lists them innermost first
+        idx.bounds = sorted({a for lo, hi, _, site in inlined if site and lo < hi for a in (lo, hi)})
+        covering: list[list[str]] = [[] for _ in idx.bounds]
+        for lo, hi, _, site in inlined:
+            if site and lo < hi:
+                for k in range(bisect.bisect_left(idx.bounds, lo), bisect.bisect_left(idx.bounds, hi)):
+                    covering[k].append(site)
+        idx.sites = [" -> ".join(reversed(c)) for c in covering]
+        return idx
+
+    def source_of(self, vaddr: int) -> str:
+        i = bisect.bisect_right(self.starts, vaddr) - 1
+        loc = ""
+        if i >= 0 and vaddr < self.rows[i][0]:
+            loc = self.rows[i][1]
+        k = bisect.bisect_right(self.bounds, vaddr) - 1
+        sites = self.sites[k] if k >= 0 else ""
+        return f"{loc} -> {sites}" if loc and sites else loc or sites
+
+
+def _tables_by_pyelftools(elf_bytes: bytes) -> tuple[list, list]:
+    """(line rows, inlined ranges) as attdec.isa.dwarf_tables.read_tables gives them, read with pyelftools:
+    for the files that reader leaves to it. Raises whatever pyelftools raises."""
+    from elftools.elf.elffile import ELFFile
+
+    elf = ELFFile(io.BytesIO(elf_bytes))
+    if not elf.has_dwarf_info():
+        return [], []
+    dwarf = elf.get_dwarf_info(relocate_dwarf_sections=elf["e_type"] != "ET_REL")
+    rows: list = []
+    inlined: list = []
+    for cu in dwarf.iter_CUs():
+        lp = dwarf.line_program_for_CU(cu)
+        if lp is None:
+            continue
+        cd = cu.get_top_DIE().attributes.get("DW_AT_comp_dir")
+        comp_dir = cd.value.decode("utf-8", "replace") if cd and isinstance(cd.value, bytes) else ""
+        seq: list[tuple[int, str]] = []
+        for entry in lp.get_entries():
+            st = entry.state
+            if st is None:
+                continue
+            if st.end_sequence:
+                for (a, loc), nxt in zip(seq, [*seq[1:], (st.address, None)]):
+                    rows.append((a, nxt[0], loc))
+                seq = []
+                continue
+            loc = f"{_lp_path(lp, st.file, comp_dir)}:{st.line if st.line else '?'}"
+            if seq and seq[-1][0] == st.address:
+                seq[-1] = (st.address, loc)
+            else:
+                seq.append((st.address, loc))
+        _collect_inlined(dwarf, cu, lp, comp_dir, inlined)
+    return rows, inlined
+
+
+def _collect_inlined(dwarf, cu, lp, comp_dir, inlined):
+    def ranges(die):
+        at = die.attributes
+        if "DW_AT_low_pc" in at and "DW_AT_high_pc" in at:
+            lo = at["DW_AT_low_pc"].value
+            hi = at["DW_AT_high_pc"]
+            return [(lo, hi.value if hi.form == "DW_FORM_addr" else lo + hi.value)]
+        if "DW_AT_ranges" in at:
+            rl = dwarf.range_lists()
+            if rl is None:
+                return []
+            base = cu.get_top_DIE().attributes.get("DW_AT_low_pc")
+            base = base.value if base else 0
+            out = []
+            for r in rl.get_range_list_at_offset(at["DW_AT_ranges"].value, cu=cu):
+                if hasattr(r, "begin_offset"):
+                    out.append(
+                        (base + r.begin_offset, base + r.end_offset)
+                        if not getattr(r, "is_absolute", False)
+                        else (r.begin_offset, r.end_offset)
+                    )
+                elif hasattr(r, "base_address"):
+                    base = r.base_address
+            return out
+        return []
+
+    def walk(die, depth):
+        for child in die.iter_children():
+            if child.tag == "DW_TAG_inlined_subroutine":
+                at = child.attributes
+                line = at["DW_AT_call_line"].value if "DW_AT_call_line" in at else 0
+                file = _lp_path(lp, at["DW_AT_call_file"].value, comp_dir) if "DW_AT_call_file" in at else "?"
+                site = f"{file}:{line}" if line else ""
+                for lo, hi in ranges(child):
+                    inlined.append((lo, hi, depth, site))
+                walk(child, depth + 1)
+            else:
+                walk(child, depth)
+
+    walk(cu.get_top_DIE(), 0)
+
+
+def _lp_path(lp, index: int, comp_dir: str = "") -> str:
+    """File name of pyelftools line-program `lp`'s file `index` (version-aware), with its directory."""
     v5 = lp.header["version"] >= 5
     files = lp["file_entry"]
     i = index if v5 else index - 1
@@ -32,104 +164,3 @@ def _path(lp, index: int, comp_dir: str = "") -> str:
             dn = comp_dir
         name = os.path.join(dn, name) if dn else name
     return name
-
-
-class LineIndex:
-    """Sorted line rows and inlined-subroutine ranges of one code object."""
-
-    def __init__(self):
-        self.starts: list[int] = []  # row start address
-        self.rows: list[tuple] = []  # (end of validity, "file:line" or "")
-        self.inlined: list[tuple] = []  # (low, high, depth, "file:line" of the call site)
-
-    @classmethod
-    def build(cls, elf_bytes: bytes, where: str = "") -> LineIndex:
-        idx = cls()
-        if not elf_bytes:
-            return idx
-        try:
-            from elftools.elf.elffile import ELFFile
-
-            elf = ELFFile(io.BytesIO(elf_bytes))
-            if not elf.has_dwarf_info():
-                return idx
-            dwarf = elf.get_dwarf_info(relocate_dwarf_sections=elf["e_type"] != "ET_REL")
-            rows = []
-            for cu in dwarf.iter_CUs():
-                lp = dwarf.line_program_for_CU(cu)
-                if lp is None:
-                    continue
-                cd = cu.get_top_DIE().attributes.get("DW_AT_comp_dir")
-                comp_dir = cd.value.decode("utf-8", "replace") if cd and isinstance(cd.value, bytes) else ""
-                seq: list[tuple[int, str]] = []
-                for entry in lp.get_entries():
-                    st = entry.state
-                    if st is None:
-                        continue
-                    if st.end_sequence:
-                        for (a, loc), nxt in zip(seq, [*seq[1:], (st.address, None)]):
-                            rows.append((a, nxt[0], loc))
-                        seq = []
-                        continue
-                    loc = f"{_path(lp, st.file, comp_dir)}:{st.line if st.line else '?'}"
-                    if seq and seq[-1][0] == st.address:
-                        seq[-1] = (st.address, loc)
-                    else:
-                        seq.append((st.address, loc))
-                idx._collect_inlined(dwarf, cu, lp, comp_dir)
-            rows.sort()
-            idx.starts = [r[0] for r in rows]
-            idx.rows = [(r[1], r[2]) for r in rows]
-            idx.inlined.sort(key=lambda t: (t[2], t[0]))
-        except Exception:
-            return cls()
-        return idx
-
-    def _collect_inlined(self, dwarf, cu, lp, comp_dir):
-        def ranges(die):
-            at = die.attributes
-            if "DW_AT_low_pc" in at and "DW_AT_high_pc" in at:
-                lo = at["DW_AT_low_pc"].value
-                hi = at["DW_AT_high_pc"]
-                return [(lo, hi.value if hi.form == "DW_FORM_addr" else lo + hi.value)]
-            if "DW_AT_ranges" in at:
-                rl = dwarf.range_lists()
-                if rl is None:
-                    return []
-                base = cu.get_top_DIE().attributes.get("DW_AT_low_pc")
-                base = base.value if base else 0
-                out = []
-                for r in rl.get_range_list_at_offset(at["DW_AT_ranges"].value, cu=cu):
-                    if hasattr(r, "begin_offset"):
-                        out.append(
-                            (base + r.begin_offset, base + r.end_offset)
-                            if not getattr(r, "is_absolute", False)
-                            else (r.begin_offset, r.end_offset)
-                        )
-                    elif hasattr(r, "base_address"):
-                        base = r.base_address
-                return out
-            return []
-
-        def walk(die, depth):
-            for child in die.iter_children():
-                if child.tag == "DW_TAG_inlined_subroutine":
-                    at = child.attributes
-                    line = at["DW_AT_call_line"].value if "DW_AT_call_line" in at else 0
-                    file = _path(lp, at["DW_AT_call_file"].value, comp_dir) if "DW_AT_call_file" in at else "?"
-                    site = f"{file}:{line}" if line else ""
-                    for lo, hi in ranges(child):
-                        self.inlined.append((lo, hi, depth, site))
-                    walk(child, depth + 1)
-                else:
-                    walk(child, depth)
-
-        walk(cu.get_top_DIE(), 0)
-
-    def source_of(self, vaddr: int) -> str:
-        i = bisect.bisect_right(self.starts, vaddr) - 1
-        loc = ""
-        if i >= 0 and vaddr < self.rows[i][0]:
-            loc = self.rows[i][1]
-        sites = [site for lo, hi, _, site in self.inlined if lo <= vaddr < hi and site]
-        return " -> ".join(([loc] if loc else []) + sites[::-1])
