@@ -263,11 +263,12 @@ class Wave(Record):
 def lines_of_pcs(pc: np.ndarray, pcs: np.ndarray, lines: np.ndarray, no_pc_line: int = -1) -> np.ndarray:
     """The listing line of each PC in `pc`: `lines[k]` where it is `pcs[k]` (`pcs` sorted, no 0 among them),
     `no_pc_line` for PC 0 (a record without a PC), else -1. Where the listed PCs span little (a kernel's
-    code), from a table indexed by PC - the first (several times quicker than a search per record)."""
+    code) and there are many to find, from a table indexed by PC - the first (several times quicker than a
+    search per record; the few rows of one wave of a WaveTable are searched for)."""
     import numpy as np
 
-    if len(pcs) and int(pcs[-1]) - int(pcs[0]) < LINE_TABLE_SPAN:
-        span = int(pcs[-1]) - int(pcs[0]) + 1
+    span = int(pcs[-1]) - int(pcs[0]) + 1 if len(pcs) else 0
+    if len(pcs) and span <= min(LINE_TABLE_SPAN, 16 * len(pc) + 4096):
         table = np.full(span + 1, -1, np.int64)  # the last: every PC outside the listed ones' span
         table[(pcs - pcs[0]).astype(np.intp)] = lines
         off = pc - pcs[0]  # (below the first: wraps around to far above)
@@ -283,7 +284,7 @@ def lines_of_pcs(pc: np.ndarray, pcs: np.ndarray, lines: np.ndarray, no_pc_line:
     return out
 
 
-LINE_TABLE_SPAN = 1 << 20  # lines_of_pcs: PCs spanning less take a table (8 bytes a byte of code)
+LINE_TABLE_SPAN = 1 << 20  # lines_of_pcs: listed PCs spanning at most this take a table (8 bytes a byte of code)
 
 
 class WaveTable(Sequence):
