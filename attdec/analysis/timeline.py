@@ -101,6 +101,36 @@ def _merge(w, s, v):
     return w[keep], s[keep], v[keep]
 
 
+def _coverage(heads, cv, cov):
+    """(value, its coverage of each group) for each value in `cv`, ascending; group g is cv[heads[g]:heads[g + 1]].
+
+    Sums are exact integers, the same as float sums below 2**53: several values' sums share one int64 (in
+    fields wide enough for a group's whole coverage) and one `add.reduceat` sums them all, instead of a
+    bincount per value. Larger sums (overlapping runs of absurd length) are summed as floats, one value at a time.
+    """
+    vals = np.flatnonzero(np.bincount(cv))
+    rank = np.zeros(len(vals) and int(vals[-1]) + 1, np.int64)
+    rank[vals] = np.arange(len(vals))
+    r = rank[cv]
+    bits = int(np.add.reduceat(cov, heads).max()).bit_length() if len(cv) * int(cov.max()) < 1 << 63 else 64
+    if bits > 53:
+        group = np.zeros(len(cv), np.int64)
+        group[heads[1:]] = 1
+        group = np.cumsum(group)
+        for j, x in enumerate(vals):
+            yield x, np.bincount(group, weights=np.where(r == j, cov, 0), minlength=len(heads))
+        return
+    per = 63 // bits
+    mask = (1 << bits) - 1
+    for lo in range(0, len(vals), per):
+        packed = cov << (bits * (r - lo))
+        if len(vals) > per:
+            packed[(r < lo) | (r >= lo + per)] = 0
+        sums = np.add.reduceat(packed, heads)
+        for j, x in enumerate(vals[lo : lo + per]):
+            yield x, (sums >> (bits * j)) & mask
+
+
 def coarsen(w, s, e, v, q: int):
     """Runs onto a grid of `q` cycles: (wave, start, value) with equal neighbours merged.
 
@@ -126,23 +156,21 @@ def coarsen(w, s, e, v, q: int):
     cell[pos_b], cw[pos_b], cv[pos_b] = eb[two], w[two], v[two]
     cov[pos_b] = e[two] - eb[two] * q
     # Cell groups (one cell of one wave) are numbered in order; per group, the value covering most of it,
-    # one value at a time (there are at most a dozen), the smaller value winning ties.
+    # the smaller value winning ties.
     new = np.ones(m, bool)
     new[1:] = (cell[1:] != cell[:-1]) | (cw[1:] != cw[:-1])
-    group = np.cumsum(new) - 1
-    ngroups = int(group[-1]) + 1
-    best = np.full(ngroups, -1.0)
-    dominant = np.zeros(ngroups, np.int64)
-    for x in np.flatnonzero(np.bincount(cv)):
-        sel = cv == x
-        c = np.bincount(group[sel], weights=cov[sel], minlength=ngroups)
-        better = c > best
-        best[better], dominant[better] = c[better], x
+    heads = np.flatnonzero(new)
+    ngroups = len(heads)
+    values = _coverage(heads, cv, cov)
+    x, best = next(values)  # every group covers a part of its cell, more than none of the first value
+    dominant = np.full(ngroups, x)
+    for x, c in values:
+        dominant[c > best] = x
+        np.maximum(best, c, out=best)
     # Segments in time order: one per cell group, and after a run's first cell the whole cells inside it
     # (a cell starts at most one run that reaches past it, so at most one such segment follows a group).
-    heads = np.flatnonzero(new)
     inner = eb - sb >= 2
-    after = group[pos_a[inner]]
+    after = np.searchsorted(heads, pos_a[inner], "right") - 1
     shift = np.zeros(ngroups, np.int64)
     shift[after] = 1
     pos_g = np.arange(ngroups) + np.cumsum(shift) - shift
