@@ -85,7 +85,8 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     at_inst = 2 * np.arange(len(t)) + k + 1
     at_lead = 2 * first + np.arange(len(first))
     size = len(first) + 2 * len(t)
-    w, s, en, v = (np.zeros(size, np.int64) for _ in range(4))
+    w, s, en = (np.empty(size, np.int64) for _ in range(3))  # every place is set below
+    v = np.zeros(size, np.int64)  # Category.NONE in the gaps
     w[at_lead], s[at_lead], en[at_lead] = wi[first], begins[wi[first]], t[first]
     w[at_inst], s[at_inst], en[at_inst], v[at_inst] = wi, t, e, ins["category"]
     w[at_inst + 1], s[at_inst + 1], en[at_inst + 1] = wi, e, nxt
@@ -186,15 +187,16 @@ def coarsen(w, s, e, v, q: int):
     return _merge(W, S, V)
 
 
-def _upper_bound(w, s, e, q: int) -> int:
+def _upper_bound(s, e, q: int, new_wave) -> int:
     """At least as many runs as `coarsen(..., q)` gives, counted without sorting: grid cells holding a run
-    boundary (the cells of a wave's consecutive boundaries never decrease) plus one per run spanning whole cells."""
+    boundary (the cells of a wave's consecutive boundaries never decrease) plus one per run spanning whole cells.
+    `new_wave`: whether each run but the first starts another wave (the same for every `q`)."""
     sb, eb = s // q, (e - 1) // q
-    cells = np.empty(2 * len(s), np.int64)
-    cells[0::2], cells[1::2] = sb, eb
-    ws = np.repeat(w, 2)
-    distinct = 1 + int(np.count_nonzero((cells[1:] != cells[:-1]) | (ws[1:] != ws[:-1]))) if len(s) else 0
-    return distinct + int(np.count_nonzero(eb - sb >= 2))
+    if not len(s):
+        return 0
+    moved = sb[1:] != eb[:-1]  # a run starts in another cell than the previous one ended in
+    moved |= new_wave
+    return 1 + int(np.count_nonzero(eb != sb)) + int(np.count_nonzero(moved)) + int(np.count_nonzero(eb - sb >= 2))
 
 
 def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) -> Tracks:
@@ -209,8 +211,8 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     if budget is None or len(exact[0]) <= budget:
         return Tracks(kind, 1, exact[0], exact[1], exact[2], len(exact[0]))
     # A resolution that surely fits (by the cheap upper bound), then bisection on the exact count below it.
-    hi = 1
-    while _upper_bound(w, s, e, 1 << hi) > budget and hi < 40:
+    hi, new_wave = 1, w[1:] != w[:-1]
+    while _upper_bound(s, e, 1 << hi, new_wave) > budget and hi < 40:
         hi *= 2
     lo, done = 0, {}
     while hi - lo > 1:
