@@ -79,18 +79,19 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     nxt[:-1] = t[1:]
     nxt[last] = np.maximum(ends[wi[last]], t[last])  # a wave's last instruction runs at most to its end
     e = np.maximum(np.minimum(t + ins["duration"], nxt), t)
+    # Each instruction and the gap after it side by side, clipped to the wave's end (some traces run a wave's
+    # last instruction past it) and empty ones dropped; then the gap before each wave's first instruction.
+    end = ends[wi]
+    pair = [np.empty((len(t), 2), np.int64) for _ in range(4)]
+    for x, a, b in zip(pair, (wi, t, np.minimum(e, end), ins["category"]), (wi, e, np.minimum(nxt, end), 0)):
+        x[:, 0], x[:, 1] = a, b
+    keep = (pair[2] > pair[1]).ravel()
     first = last - n[n > 0] + 1
-    # Interleave per wave: the gap before its first instruction, then each instruction and the gap after it.
-    k = np.repeat(np.arange(len(first)), n[n > 0])  # rank of each instruction's wave among waves with any
-    at_inst = 2 * np.arange(len(t)) + k + 1
-    at_lead = 2 * first + np.arange(len(first))
-    size = len(first) + 2 * len(t)
-    w, s, en = (np.empty(size, np.int64) for _ in range(3))  # every place is set below
-    v = np.zeros(size, np.int64)  # Category.NONE in the gaps
-    w[at_lead], s[at_lead], en[at_lead] = wi[first], begins[wi[first]], t[first]
-    w[at_inst], s[at_inst], en[at_inst], v[at_inst] = wi, t, e, ins["category"]
-    w[at_inst + 1], s[at_inst + 1], en[at_inst + 1] = wi, e, nxt
-    return _clip(w, s, en, v, ends)
+    lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), np.int64)
+    some = lead[2] > lead[1]
+    at = np.searchsorted(np.flatnonzero(keep), 2 * first[some])  # where each goes among the kept pairs
+    w, s, en, v = (np.insert(x.ravel()[keep], at, y[some]) for x, y in zip(pair, lead))
+    return w, s, en, v
 
 
 def _merge(w, s, v):
