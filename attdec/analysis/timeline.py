@@ -79,17 +79,19 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     nxt[:-1] = t[1:]
     nxt[last] = np.maximum(ends[wi[last]], t[last])  # a wave's last instruction runs at most to its end
     e = np.maximum(np.minimum(t + ins["duration"], nxt), t)
+    # Each instruction and the gap after it side by side, clipped to the wave's end (some traces run a wave's
+    # last instruction past it) and empty ones dropped; then the gap before each wave's first instruction.
+    end = ends[wi]
+    pair = [np.empty((len(t), 2), np.int64) for _ in range(4)]
+    for x, a, b in zip(pair, (wi, t, np.minimum(e, end), ins["category"]), (wi, e, np.minimum(nxt, end), 0)):
+        x[:, 0], x[:, 1] = a, b
+    keep = (pair[2] > pair[1]).ravel()
     first = last - n[n > 0] + 1
-    # Interleave per wave: the gap before its first instruction, then each instruction and the gap after it.
-    k = np.repeat(np.arange(len(first)), n[n > 0])  # rank of each instruction's wave among waves with any
-    at_inst = 2 * np.arange(len(t)) + k + 1
-    at_lead = 2 * first + np.arange(len(first))
-    size = len(first) + 2 * len(t)
-    w, s, en, v = (np.zeros(size, np.int64) for _ in range(4))
-    w[at_lead], s[at_lead], en[at_lead] = wi[first], begins[wi[first]], t[first]
-    w[at_inst], s[at_inst], en[at_inst], v[at_inst] = wi, t, e, ins["category"]
-    w[at_inst + 1], s[at_inst + 1], en[at_inst + 1] = wi, e, nxt
-    return _clip(w, s, en, v, ends)
+    lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), np.int64)
+    some = lead[2] > lead[1]
+    at = np.searchsorted(np.flatnonzero(keep), 2 * first[some])  # where each goes among the kept pairs
+    w, s, en, v = (np.insert(x.ravel()[keep], at, y[some]) for x, y in zip(pair, lead))
+    return w, s, en, v
 
 
 def _merge(w, s, v):
@@ -99,6 +101,36 @@ def _merge(w, s, v):
     keep = np.ones(len(w), bool)
     keep[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1])
     return w[keep], s[keep], v[keep]
+
+
+def _coverage(heads, cv, cov):
+    """(value, its coverage of each group) for each value in `cv`, ascending; group g is cv[heads[g]:heads[g + 1]].
+
+    Sums are exact integers, the same as float sums below 2**53: several values' sums share one int64 (in
+    fields wide enough for a group's whole coverage) and one `add.reduceat` sums them all, instead of a
+    bincount per value. Larger sums (overlapping runs of absurd length) are summed as floats, one value at a time.
+    """
+    vals = np.flatnonzero(np.bincount(cv))
+    rank = np.zeros(len(vals) and int(vals[-1]) + 1, np.int64)
+    rank[vals] = np.arange(len(vals))
+    r = rank[cv]
+    bits = int(np.add.reduceat(cov, heads).max()).bit_length() if len(cv) * int(cov.max()) < 1 << 63 else 64
+    if bits > 53:
+        group = np.zeros(len(cv), np.int64)
+        group[heads[1:]] = 1
+        group = np.cumsum(group)
+        for j, x in enumerate(vals):
+            yield x, np.bincount(group, weights=np.where(r == j, cov, 0), minlength=len(heads))
+        return
+    per = 63 // bits
+    mask = (1 << bits) - 1
+    for lo in range(0, len(vals), per):
+        packed = cov << (bits * (r - lo))
+        if len(vals) > per:
+            packed[(r < lo) | (r >= lo + per)] = 0
+        sums = np.add.reduceat(packed, heads)
+        for j, x in enumerate(vals[lo : lo + per]):
+            yield x, (sums >> (bits * j)) & mask
 
 
 def coarsen(w, s, e, v, q: int):
@@ -126,23 +158,21 @@ def coarsen(w, s, e, v, q: int):
     cell[pos_b], cw[pos_b], cv[pos_b] = eb[two], w[two], v[two]
     cov[pos_b] = e[two] - eb[two] * q
     # Cell groups (one cell of one wave) are numbered in order; per group, the value covering most of it,
-    # one value at a time (there are at most a dozen), the smaller value winning ties.
+    # the smaller value winning ties.
     new = np.ones(m, bool)
     new[1:] = (cell[1:] != cell[:-1]) | (cw[1:] != cw[:-1])
-    group = np.cumsum(new) - 1
-    ngroups = int(group[-1]) + 1
-    best = np.full(ngroups, -1.0)
-    dominant = np.zeros(ngroups, np.int64)
-    for x in np.flatnonzero(np.bincount(cv)):
-        sel = cv == x
-        c = np.bincount(group[sel], weights=cov[sel], minlength=ngroups)
-        better = c > best
-        best[better], dominant[better] = c[better], x
+    heads = np.flatnonzero(new)
+    ngroups = len(heads)
+    values = _coverage(heads, cv, cov)
+    x, best = next(values)  # every group covers a part of its cell, more than none of the first value
+    dominant = np.full(ngroups, x)
+    for x, c in values:
+        dominant[c > best] = x
+        np.maximum(best, c, out=best)
     # Segments in time order: one per cell group, and after a run's first cell the whole cells inside it
     # (a cell starts at most one run that reaches past it, so at most one such segment follows a group).
-    heads = np.flatnonzero(new)
     inner = eb - sb >= 2
-    after = group[pos_a[inner]]
+    after = np.searchsorted(heads, pos_a[inner], "right") - 1
     shift = np.zeros(ngroups, np.int64)
     shift[after] = 1
     pos_g = np.arange(ngroups) + np.cumsum(shift) - shift
@@ -158,15 +188,16 @@ def coarsen(w, s, e, v, q: int):
     return _merge(W, S, V)
 
 
-def _upper_bound(w, s, e, q: int) -> int:
+def _upper_bound(s, e, q: int, new_wave) -> int:
     """At least as many runs as `coarsen(..., q)` gives, counted without sorting: grid cells holding a run
-    boundary (the cells of a wave's consecutive boundaries never decrease) plus one per run spanning whole cells."""
+    boundary (the cells of a wave's consecutive boundaries never decrease) plus one per run spanning whole cells.
+    `new_wave`: whether each run but the first starts another wave (the same for every `q`)."""
     sb, eb = s // q, (e - 1) // q
-    cells = np.empty(2 * len(s), np.int64)
-    cells[0::2], cells[1::2] = sb, eb
-    ws = np.repeat(w, 2)
-    distinct = 1 + int(np.count_nonzero((cells[1:] != cells[:-1]) | (ws[1:] != ws[:-1]))) if len(s) else 0
-    return distinct + int(np.count_nonzero(eb - sb >= 2))
+    if not len(s):
+        return 0
+    moved = sb[1:] != eb[:-1]  # a run starts in another cell than the previous one ended in
+    moved |= new_wave
+    return 1 + int(np.count_nonzero(eb != sb)) + int(np.count_nonzero(moved)) + int(np.count_nonzero(eb - sb >= 2))
 
 
 def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) -> Tracks:
@@ -181,8 +212,8 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     if budget is None or len(exact[0]) <= budget:
         return Tracks(kind, 1, exact[0], exact[1], exact[2], len(exact[0]))
     # A resolution that surely fits (by the cheap upper bound), then bisection on the exact count below it.
-    hi = 1
-    while _upper_bound(w, s, e, 1 << hi) > budget and hi < 40:
+    hi, new_wave = 1, w[1:] != w[:-1]
+    while _upper_bound(s, e, 1 << hi, new_wave) > budget and hi < 40:
         hi *= 2
     lo, done = 0, {}
     while hi - lo > 1:
