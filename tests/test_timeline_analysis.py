@@ -12,6 +12,7 @@ import attdec
 from attdec.analysis.clock import Clock
 from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.timeline import (
+    COARSEST,
     assign_lanes,
     category_runs,
     coarsen,
@@ -118,6 +119,9 @@ def test_tracks_fit_the_budget_at_the_finest_resolution():
         if sl.stop > sl.start:
             assert t.start[sl.start] == wv.begin and t.start[sl.stop - 1] < wv.end
             assert np.all(np.diff(t.start[sl]) > 0)
+    # a budget below the number of waves cannot be met: the coarsest grid, not an overflow past it
+    few = tracks(d.waves[:3], "category", 2)
+    assert few.resolution == 1 << COARSEST and len(few.start) >= 3
 
 
 def occ(rows):

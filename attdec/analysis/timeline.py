@@ -200,8 +200,14 @@ def _upper_bound(s, e, q: int, new_wave) -> int:
     return 1 + int(np.count_nonzero(eb != sb)) + int(np.count_nonzero(moved)) + int(np.count_nonzero(eb - sb >= 2))
 
 
+# The coarsest grid `tracks` tries, 2**COARSEST cycles (minutes at GHz clocks): every wave is one run or two there,
+# so a budget below the number of waves gives this grid, over budget.
+COARSEST = 40
+
+
 def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) -> Tracks:
-    """The runs of `kind` at the finest power-of-two resolution that gives at most `budget` runs."""
+    """The runs of `kind` at the finest power-of-two resolution that gives at most `budget` runs (at most
+    2**COARSEST cycles: fewer runs than waves do not exist)."""
     w, s, e, v = (state_runs if kind == "state" else category_runs)(waves)
     if len(w):  # equal neighbours merged first: the same cells, fewer runs to coarsen
         head = np.ones(len(w), bool)
@@ -213,8 +219,8 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
         return Tracks(kind, 1, exact[0], exact[1], exact[2], len(exact[0]))
     # A resolution that surely fits (by the cheap upper bound), then bisection on the exact count below it.
     hi, new_wave = 1, w[1:] != w[:-1]
-    while _upper_bound(s, e, 1 << hi, new_wave) > budget and hi < 40:
-        hi *= 2
+    while _upper_bound(s, e, 1 << hi, new_wave) > budget and hi < COARSEST:
+        hi = min(2 * hi, COARSEST)
     lo, done = 0, {}
     while hi - lo > 1:
         mid = (lo + hi) // 2
