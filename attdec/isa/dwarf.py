@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import bisect
 import io
-import os
 
-from attdec.isa.dwarf_tables import read_tables
+from attdec.isa.dwarf_tables import file_path, read_tables
 
 
 class LineIndex:
@@ -85,6 +84,7 @@ def _tables_by_pyelftools(elf_bytes: bytes) -> tuple[list, list]:
             continue
         cd = cu.get_top_DIE().attributes.get("DW_AT_comp_dir")
         comp_dir = cd.value.decode("utf-8", "replace") if cd and isinstance(cd.value, bytes) else ""
+        table = _file_table(lp)
         seq: list[tuple[int, str]] = []
         for entry in lp.get_entries():
             st = entry.state
@@ -95,16 +95,16 @@ def _tables_by_pyelftools(elf_bytes: bytes) -> tuple[list, list]:
                     rows.append((a, nxt[0], loc))
                 seq = []
                 continue
-            loc = f"{_lp_path(lp, st.file, comp_dir)}:{st.line if st.line else '?'}"
+            loc = f"{file_path(table, st.file, comp_dir)}:{st.line if st.line else '?'}"
             if seq and seq[-1][0] == st.address:
                 seq[-1] = (st.address, loc)
             else:
                 seq.append((st.address, loc))
-        _collect_inlined(dwarf, cu, lp, comp_dir, inlined)
+        _collect_inlined(dwarf, cu, table, comp_dir, inlined)
     return rows, inlined
 
 
-def _collect_inlined(dwarf, cu, lp, comp_dir, inlined):
+def _collect_inlined(dwarf, cu, table, comp_dir, inlined):
     def ranges(die):
         at = die.attributes
         if "DW_AT_low_pc" in at and "DW_AT_high_pc" in at:
@@ -135,7 +135,7 @@ def _collect_inlined(dwarf, cu, lp, comp_dir, inlined):
             if child.tag == "DW_TAG_inlined_subroutine":
                 at = child.attributes
                 line = at["DW_AT_call_line"].value if "DW_AT_call_line" in at else 0
-                file = _lp_path(lp, at["DW_AT_call_file"].value, comp_dir) if "DW_AT_call_file" in at else "?"
+                file = file_path(table, at["DW_AT_call_file"].value, comp_dir) if "DW_AT_call_file" in at else "?"
                 site = f"{file}:{line}" if line else ""
                 for lo, hi in ranges(child):
                     inlined.append((lo, hi, depth, site))
@@ -146,21 +146,15 @@ def _collect_inlined(dwarf, cu, lp, comp_dir, inlined):
     walk(cu.get_top_DIE(), 0)
 
 
-def _lp_path(lp, index: int, comp_dir: str = "") -> str:
-    """File name of pyelftools line-program `lp`'s file `index` (version-aware), with its directory."""
-    v5 = lp.header["version"] >= 5
-    files = lp["file_entry"]
-    i = index if v5 else index - 1
-    if not 0 <= i < len(files):
-        return "?"
-    fe = files[i]
-    name = fe.name.decode("utf-8", "replace") if isinstance(fe.name, bytes) else str(fe.name)
-    dirs = lp["include_directory"]
-    d = fe.dir_index if v5 else fe.dir_index - 1
-    if not os.path.isabs(name):
-        if 0 <= d < len(dirs):
-            dn = dirs[d].decode("utf-8", "replace") if isinstance(dirs[d], bytes) else str(dirs[d])
-        else:  # DWARF 4 directory 0: the compilation directory
-            dn = comp_dir
-        name = os.path.join(dn, name) if dn else name
-    return name
+def _file_table(lp) -> tuple:
+    """A pyelftools line program's file table as attdec.isa.dwarf_tables.file_path reads it: (DWARF 5?, (name,
+    directory index) per file, directory names)."""
+
+    def text(x) -> str:
+        return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+
+    # (an entry without a name or a directory index fails where it is used, not here, as it always did)
+    files = [
+        (text(fe.name) if hasattr(fe, "name") else None, getattr(fe, "dir_index", None)) for fe in lp["file_entry"]
+    ]
+    return lp.header["version"] >= 5, files, [text(d) for d in lp["include_directory"]]

@@ -122,7 +122,7 @@ def _cstring(d: bytes, pos: int) -> tuple[bytes, int]:
     return d[pos:end], end + 1
 
 
-def _path(table: tuple, index: int, comp_dir: str) -> str:
+def file_path(table: tuple, index: int, comp_dir: str) -> str:
     """File name of line-table file `index` with its directory; DWARF 4 counts files and directories from
     1 (directory 0: the compilation directory), DWARF 5 from 0."""
     v5, files, dirs = table
@@ -494,7 +494,7 @@ class _Unit:
 
         def path(index: int) -> str:
             if index not in paths:
-                paths[index] = _path(table, index, comp_dir)
+                paths[index] = file_path(table, index, comp_dir)
             return paths[index]
 
         seq: list = []
