@@ -8,6 +8,7 @@ import builtins
 import io
 import json
 import os
+import pathlib
 import shutil
 import struct
 import subprocess
@@ -506,12 +507,20 @@ def test_unreadable_files_and_folders_simulated(tmp_path, monkeypatch):
     def fake_open(p, *a, **k):
         return refuse(p) if isinstance(p, (str, Path)) and Path(p) == deny_file else real_open(p, *a, **k)
 
-    monkeypatch.setattr(io, "open", fake_open)
-    monkeypatch.setattr(builtins, "open", fake_open)
-    monkeypatch.setattr(os, "scandir", lambda p=".": refuse(p) if Path(p) == deny_dir else real_scandir(p))
-    monkeypatch.setattr(
-        os, "stat", lambda p, *a, **k: refuse(p) if Path(p).parent == deny_dir else real_stat(p, *a, **k)
-    )
+    def fake_scandir(p="."):
+        return refuse(p) if Path(p) == deny_dir else real_scandir(p)
+
+    def fake_stat(p, *a, **k):
+        return refuse(p) if Path(p).parent == deny_dir else real_stat(p, *a, **k)
+
+    for module in (io, builtins):
+        monkeypatch.setattr(module, "open", fake_open)
+    monkeypatch.setattr(os, "scandir", fake_scandir)
+    monkeypatch.setattr(os, "stat", fake_stat)
+    # Python 3.10's Path methods call the io.open, os.stat and os.scandir it saw at import, through this object
+    accessor = getattr(pathlib, "_normal_accessor", None)
+    for name, fake in (("open", fake_open), ("scandir", fake_scandir), ("stat", fake_stat)) if accessor else ():
+        monkeypatch.setattr(accessor, name, fake, raising=False)
     monkeypatch.setattr(
         os, "access", lambda p, m, **k: False if Path(p) in (deny_file, deny_named) else real_access(p, m, **k)
     )

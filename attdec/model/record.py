@@ -16,17 +16,9 @@ lists its fields in `__slots__` (their defaults then live in that `__init__` alo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from typing_extensions import dataclass_transform
-else:
-    try:
-        from typing import dataclass_transform
-    except ImportError:  # Python 3.10: it only informs type checkers
-
-        def dataclass_transform(**_kw):
-            return lambda cls: cls
+from attdec.model.version_shims import dataclass_transform
 
 
 class _Factory:

@@ -44,6 +44,7 @@ from attdec.decoders.gfx9.wave import START_PHASE, Carried, finish_wave, plausib
 from attdec.decoders.stitch import note_waves, walker
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
 from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, SHADERDATA_DTYPE, Category, Timeline, WaveState
+from attdec.model.version_shims import bitwise_count
 
 MISC, REG, WAVE_START, WAVE_ALLOC, REG_CS, WAVE_END, INST, INST_PC, SHADERDATA, ISSUE, PERF, REG_CS_PRIV = (
     TOKEN_NAMES.index(name)
@@ -297,7 +298,7 @@ def _events(of, ntok: int, vals, times, life: _Lifecycle) -> _Events:
     iss, ins = of[ISSUE], of[INST]
     status = GFX9["ISSUE"]["status"].column(vals[iss]).astype(np.uint32)
     cnt = np.zeros(ntok, np.int32)
-    cnt[iss] = np.bitwise_count((status | status >> np.uint32(1)) & np.uint32(0x55555))  # slots with a status
+    cnt[iss] = bitwise_count((status | status >> np.uint32(1)) & np.uint32(0x55555))  # slots with a status
     cnt[ins] = 1
     cnt[life.tgt_tok] = 1
     at = np.cumsum(cnt, dtype=np.int32)  # each token's first event

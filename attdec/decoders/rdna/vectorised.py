@@ -47,6 +47,7 @@ from attdec.decoders.rdna.wave import (
 )
 from attdec.decoders.stitch import note_waves, walker
 from attdec.model import OCCUPANCY_DTYPE, Category
+from attdec.model.version_shims import bitwise_count
 
 u64 = np.uint64
 
@@ -485,7 +486,7 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
     info[ii] = by_op[0].take(insts.op)
     multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
     mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
-    bits = np.bitwise_count(mask).astype(np.intp)
+    bits = bitwise_count(mask).astype(np.intp)
     info[multi] += bits << timing.EVENTS_SHIFT
     # the wave slot of each token's first event: the field where VALU_INST keeps it unless the token's own
     # lies elsewhere, a mask token's lowest set bit
@@ -496,7 +497,7 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
         if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
             sel = (typ == T[name]).nonzero()[0] if sel is None else sel
             slot[sel] = tk.field(f, sel)
-    slot[multi] = np.bitwise_count((mask & (~mask + u64(1))) - u64(1))  # (a mask without bits has no event)
+    slot[multi] = bitwise_count((mask & (~mask + u64(1))) - u64(1))  # (a mask without bits has no event)
     info[we_k] = timing.END_INFO | (1 << timing.EVENTS_SHIFT)
     slot[we_k] = we_slot
     ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
@@ -511,5 +512,5 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
             at += 1
             left = (m != 0).nonzero()[0]
             at, m = at.take(left), m.take(left)
-            ev.slot[at] = np.bitwise_count((m & (~m + u64(1))) - u64(1))
+            ev.slot[at] = bitwise_count((m & (~m + u64(1))) - u64(1))
     return ev
