@@ -215,6 +215,8 @@ def _hostile_value(rng: random.Random):
 
 def _nodes(doc, path=()):
     yield path, doc
+    if len(path) >= 100:  # a document nested deeper (Python 3.12+ parses some 1,000s deep) has no more fields
+        return
     if isinstance(doc, dict):
         for k, v in doc.items():
             yield from _nodes(v, (*path, k))
