@@ -179,3 +179,27 @@ def test_writing_to_a_dead_worker_is_not_a_broken_stdout():
     with pytest.raises(EOFError):  # (a BrokenPipeError here would end `attdec` quietly, with status 0)
         mine.sendall(b"x" * 100)
     mine.close()
+
+
+def test_the_progress_bar_runs_no_thread(monkeypatch):
+    """Workers are forked while the bar is up (a ui_output folder's waves read, then raw captures decoded):
+    with a thread running (rich's refresh thread), a child can deadlock on a lock it held; Python 3.12+
+    warns "This process is multi-threaded, use of fork() may lead to deadlocks"."""
+    import io
+    import threading
+
+    from attdec.report.progress import progress_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    before = threading.active_count()
+    with progress_bar(minimum=10) as progress:
+        assert progress is not None
+        for i in range(1, 101):
+            progress("capture", i, 100)
+            assert threading.active_count() == before
+    assert "100/100" in term.getvalue()  # drawn, the last state included
