@@ -145,18 +145,18 @@ def coarsen(w, s, e, v, q: int):
         return _merge(w, s, v)
     if not len(w):
         return w, s, v
-    n = len(w)
     sb, eb = s // q, (e - 1) // q
-    two = eb > sb
-    # Contributions in time order: each run's first cell, then its last cell when that is another one.
-    pos_a = np.arange(n) + np.cumsum(two) - two
-    pos_b = pos_a[two] + 1
-    m = n + int(two.sum())
-    cell, cw, cv, cov = (np.empty(m, np.int64) for _ in range(4))
-    cell[pos_a], cw[pos_a], cv[pos_a] = sb, w, v
-    cov[pos_a] = np.minimum(e, (sb + 1) * q) - s
-    cell[pos_b], cw[pos_b], cv[pos_b] = eb[two], w[two], v[two]
+    # Contributions in time order: each run's first cell, then its last cell when that is another one
+    # (`two`: those runs; `pos_b`: where their last cells go).
+    two_runs = eb > sb
+    two = np.flatnonzero(two_runs)
+    pos_b = two + np.arange(1, len(two) + 1)
+    reps = two_runs + np.intp(1)
+    cell, cw, cv = np.repeat(sb, reps), np.repeat(w, reps), np.repeat(v, reps)
+    cov = np.repeat(np.minimum(e, (sb + 1) * q) - s, reps)
+    cell[pos_b] = eb[two]
     cov[pos_b] = e[two] - eb[two] * q
+    m = len(cell)
     # Cell groups (one cell of one wave) are numbered in order; per group, the value covering most of it,
     # the smaller value winning ties.
     new = np.ones(m, bool)
@@ -171,15 +171,13 @@ def coarsen(w, s, e, v, q: int):
         np.maximum(best, c, out=best)
     # Segments in time order: one per cell group, and after a run's first cell the whole cells inside it
     # (a cell starts at most one run that reaches past it, so at most one such segment follows a group).
-    inner = eb - sb >= 2
-    after = np.searchsorted(heads, pos_a[inner], "right") - 1
-    shift = np.zeros(ngroups, np.int64)
-    shift[after] = 1
-    pos_g = np.arange(ngroups) + np.cumsum(shift) - shift
-    size = ngroups + len(after)
-    W, S, V = (np.empty(size, np.int64) for _ in range(3))
-    W[pos_g], S[pos_g], V[pos_g] = cw[heads], cell[heads] * q, dominant
-    pos_i = pos_g[after] + 1
+    spans = eb[two] - sb[two] >= 2
+    inner = two[spans]
+    after = np.searchsorted(heads, pos_b[spans] - 1, "right") - 1  # (increasing)
+    reps = np.ones(ngroups, np.intp)
+    reps[after] = 2
+    W, S, V = np.repeat(cw[heads], reps), np.repeat(cell[heads] * q, reps), np.repeat(dominant, reps)
+    pos_i = after + np.arange(1, len(after) + 1)
     W[pos_i], S[pos_i], V[pos_i] = w[inner], (sb[inner] + 1) * q, v[inner]
     first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
     first_start = np.zeros(int(w.max()) + 1, np.int64)
