@@ -69,28 +69,31 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if not n.sum():
         z = np.zeros(0, np.int64)
         return z, z, z, z
-    ins = np.concatenate([w.insts for w in waves if len(w.insts)])
+    nonempty = [w.insts for w in waves if len(w.insts)]
+    t, duration, category = (np.concatenate([x[f] for x in nonempty]) for f in ("time", "duration", "category"))
     wi = np.repeat(np.arange(len(waves)), n)
     begins = np.array([w.begin for w in waves], np.int64)
     ends = np.array([w.end for w in waves], np.int64)
-    t = ins["time"]
     last = np.cumsum(n)[n > 0] - 1
     nxt = np.empty_like(t)
     nxt[:-1] = t[1:]
     nxt[last] = np.maximum(ends[wi[last]], t[last])  # a wave's last instruction runs at most to its end
-    e = np.maximum(np.minimum(t + ins["duration"], nxt), t)
+    e = np.maximum(np.minimum(t + duration, nxt), t)
     # Each instruction and the gap after it side by side, clipped to the wave's end (some traces run a wave's
-    # last instruction past it) and empty ones dropped; then the gap before each wave's first instruction.
+    # last instruction past it) and empty ones dropped; then the gap before each wave's first instruction,
+    # put where it goes: all four columns are gathered through one index (an insert is a pass per column).
     end = ends[wi]
-    pair = [np.empty((len(t), 2), np.int64) for _ in range(4)]
-    for x, a, b in zip(pair, (wi, t, np.minimum(e, end), ins["category"]), (wi, e, np.minimum(nxt, end), 0)):
-        x[:, 0], x[:, 1] = a, b
-    keep = (pair[2] > pair[1]).ravel()
     first = last - n[n > 0] + 1
     lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), np.int64)
-    some = lead[2] > lead[1]
-    at = np.searchsorted(np.flatnonzero(keep), 2 * first[some])  # where each goes among the kept pairs
-    w, s, en, v = (np.insert(x.ravel()[keep], at, y[some]) for x, y in zip(pair, lead))
+    gap = np.flatnonzero(lead[2] > lead[1])  # the waves that begin before their first instruction
+    size = 2 * len(t)
+    pair = [np.empty(size + len(gap), np.int64) for _ in range(4)]
+    for x, a, b, y in zip(pair, (wi, t, np.minimum(e, end), category), (wi, e, np.minimum(nxt, end), 0), lead):
+        x[0:size:2], x[1:size:2], x[size:] = a, b, y[gap]
+    kept = np.flatnonzero(pair[2][:size] > pair[1][:size])
+    at = np.searchsorted(kept, 2 * first[gap])  # where each lead goes among the kept runs
+    order = np.insert(kept, at, np.arange(size, size + len(gap)))
+    w, s, en, v = (x.take(order) for x in pair)
     return w, s, en, v
 
 
