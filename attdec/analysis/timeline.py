@@ -151,10 +151,10 @@ def coarsen(w, s, e, v, q: int):
     sb, eb = s // q, (e - 1) // q
     # Contributions in time order: each run's first cell, then its last cell when that is another one
     # (`two`: those runs; `pos_b`: where their last cells go).
-    two_runs = eb > sb
-    two = np.flatnonzero(two_runs)
+    two_cells = eb > sb
+    two = np.flatnonzero(two_cells)
     pos_b = two + np.arange(1, len(two) + 1)
-    reps = two_runs + np.intp(1)
+    reps = two_cells + np.intp(1)
     cell, cw, cv = np.repeat(sb, reps), np.repeat(w, reps), np.repeat(v, reps)
     cov = np.repeat(np.minimum(e, (sb + 1) * q) - s, reps)
     cell[pos_b] = eb[two]
