@@ -16,7 +16,7 @@ import pytest
 from attdec.errors import FormatError
 from attdec.isa.codeobj import load_code_object
 from attdec.isa.dwarf import LineIndex, _tables_by_pyelftools
-from attdec.isa.dwarf_tables import Unsupported, read_tables
+from attdec.isa.dwarf_tables import Unsupported, file_path, read_tables
 from attdec.isa.elf import Elf
 from tests.conftest import FIXTURES, ROOT, shared_path
 
@@ -84,7 +84,8 @@ def test_64_bit_dwarf_is_declined_and_read_with_pyelftools():
         read_tables(data)
     addresses = text_addresses(data)
     assert same_sources(data, addresses) == []
-    assert LineIndex.build(data).source_of(0x6C) == "inc/h.h:11 -> inc/h.h:3 -> /src/k.c:6"
+    # (h.h's directory is "inc", relative to the compilation directory /src)
+    assert LineIndex.build(data).source_of(0x6C) == "/src/inc/h.h:11 -> /src/inc/h.h:3 -> /src/k.c:6"
 
 
 def code_objects_in(data: bytes):
@@ -138,3 +139,25 @@ def test_a_source_line_does_not_import_pyelftools():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "table,index,expected",
+    [
+        # DWARF 4: files and directories count from 1; directory 0 is the compilation directory
+        ((False, [("k.c", 0)], []), 1, "/build/k.c"),
+        ((False, [("h.h", 1)], ["inc"]), 1, "/build/inc/h.h"),  # a relative include directory
+        ((False, [("h.h", 1)], ["/usr/include"]), 1, "/usr/include/h.h"),
+        ((False, [("/abs/o.c", 1)], ["inc"]), 1, "/abs/o.c"),
+        ((False, [("k.c", 0)], []), 2, "?"),
+        # DWARF 5: from 0; directory 0 is the compilation directory itself, the others relative to it
+        ((True, [("k.c", 0)], ["/cu"]), 0, "/cu/k.c"),
+        ((True, [("k.c", 0), ("h.h", 1)], ["/cu", "inc"]), 1, "/build/inc/h.h"),
+        ((True, [("h.h", 1)], ["/cu", "/opt/rocm/include"]), 0, "/opt/rocm/include/h.h"),
+    ],
+)
+def test_file_paths_join_relative_directories_to_the_compilation_directory(table, index, expected):
+    assert file_path(table, index, "/build") == expected
+    # without a compilation directory, a relative one stays relative
+    if expected.startswith("/build/"):
+        assert file_path(table, index, "") == expected[len("/build/") :]

@@ -151,6 +151,16 @@ def test_unknown_input_is_a_clear_error(tmp_path):
         open_raw([tmp_path / "nope"])
 
 
+def test_a_bare_blob_without_code_says_what_it_needs(tmp_path):
+    cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
+    blob = sorted(cap_dir.glob("*.att"))[0]
+    with pytest.raises(InputError, match=f"--code FILE@LOADBASE.*capture folder it belongs to \\({cap_dir} is one\\)"):
+        open_raw([blob])
+    (tmp_path / "k_se0.att").write_bytes(blob.read_bytes())  # on its own: no folder to suggest
+    with pytest.raises(InputError, match=r"\(and --arch\), or give the capture folder it belongs to$"):
+        open_raw([tmp_path / "k_se0.att"])
+
+
 # --- decode_dispatch and export-ui end to end, with stand-ins for attdec.isa and the decoders ---------
 
 

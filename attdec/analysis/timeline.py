@@ -69,28 +69,31 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if not n.sum():
         z = np.zeros(0, np.int64)
         return z, z, z, z
-    ins = np.concatenate([w.insts for w in waves if len(w.insts)])
+    nonempty = [w.insts for w in waves if len(w.insts)]
+    t, duration, category = (np.concatenate([x[f] for x in nonempty]) for f in ("time", "duration", "category"))
     wi = np.repeat(np.arange(len(waves)), n)
     begins = np.array([w.begin for w in waves], np.int64)
     ends = np.array([w.end for w in waves], np.int64)
-    t = ins["time"]
     last = np.cumsum(n)[n > 0] - 1
     nxt = np.empty_like(t)
     nxt[:-1] = t[1:]
     nxt[last] = np.maximum(ends[wi[last]], t[last])  # a wave's last instruction runs at most to its end
-    e = np.maximum(np.minimum(t + ins["duration"], nxt), t)
+    e = np.maximum(np.minimum(t + duration, nxt), t)
     # Each instruction and the gap after it side by side, clipped to the wave's end (some traces run a wave's
-    # last instruction past it) and empty ones dropped; then the gap before each wave's first instruction.
+    # last instruction past it) and empty ones dropped; then the gap before each wave's first instruction,
+    # put where it goes: all four columns are gathered through one index (an insert is a pass per column).
     end = ends[wi]
-    pair = [np.empty((len(t), 2), np.int64) for _ in range(4)]
-    for x, a, b in zip(pair, (wi, t, np.minimum(e, end), ins["category"]), (wi, e, np.minimum(nxt, end), 0)):
-        x[:, 0], x[:, 1] = a, b
-    keep = (pair[2] > pair[1]).ravel()
     first = last - n[n > 0] + 1
     lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), np.int64)
-    some = lead[2] > lead[1]
-    at = np.searchsorted(np.flatnonzero(keep), 2 * first[some])  # where each goes among the kept pairs
-    w, s, en, v = (np.insert(x.ravel()[keep], at, y[some]) for x, y in zip(pair, lead))
+    gap = np.flatnonzero(lead[2] > lead[1])  # the waves that begin before their first instruction
+    size = 2 * len(t)
+    pair = [np.empty(size + len(gap), np.int64) for _ in range(4)]
+    for x, a, b, y in zip(pair, (wi, t, np.minimum(e, end), category), (wi, e, np.minimum(nxt, end), 0), lead):
+        x[0:size:2], x[1:size:2], x[size:] = a, b, y[gap]
+    kept = np.flatnonzero(pair[2][:size] > pair[1][:size])
+    at = np.searchsorted(kept, 2 * first[gap])  # where each lead goes among the kept runs
+    order = np.insert(kept, at, np.arange(size, size + len(gap)))
+    w, s, en, v = (x.take(order) for x in pair)
     return w, s, en, v
 
 
@@ -145,18 +148,18 @@ def coarsen(w, s, e, v, q: int):
         return _merge(w, s, v)
     if not len(w):
         return w, s, v
-    n = len(w)
     sb, eb = s // q, (e - 1) // q
-    two = eb > sb
-    # Contributions in time order: each run's first cell, then its last cell when that is another one.
-    pos_a = np.arange(n) + np.cumsum(two) - two
-    pos_b = pos_a[two] + 1
-    m = n + int(two.sum())
-    cell, cw, cv, cov = (np.empty(m, np.int64) for _ in range(4))
-    cell[pos_a], cw[pos_a], cv[pos_a] = sb, w, v
-    cov[pos_a] = np.minimum(e, (sb + 1) * q) - s
-    cell[pos_b], cw[pos_b], cv[pos_b] = eb[two], w[two], v[two]
+    # Contributions in time order: each run's first cell, then its last cell when that is another one
+    # (`two`: those runs; `pos_b`: where their last cells go).
+    two_cells = eb > sb
+    two = np.flatnonzero(two_cells)
+    pos_b = two + np.arange(1, len(two) + 1)
+    reps = two_cells + np.intp(1)
+    cell, cw, cv = np.repeat(sb, reps), np.repeat(w, reps), np.repeat(v, reps)
+    cov = np.repeat(np.minimum(e, (sb + 1) * q) - s, reps)
+    cell[pos_b] = eb[two]
     cov[pos_b] = e[two] - eb[two] * q
+    m = len(cell)
     # Cell groups (one cell of one wave) are numbered in order; per group, the value covering most of it,
     # the smaller value winning ties.
     new = np.ones(m, bool)
@@ -171,15 +174,13 @@ def coarsen(w, s, e, v, q: int):
         np.maximum(best, c, out=best)
     # Segments in time order: one per cell group, and after a run's first cell the whole cells inside it
     # (a cell starts at most one run that reaches past it, so at most one such segment follows a group).
-    inner = eb - sb >= 2
-    after = np.searchsorted(heads, pos_a[inner], "right") - 1
-    shift = np.zeros(ngroups, np.int64)
-    shift[after] = 1
-    pos_g = np.arange(ngroups) + np.cumsum(shift) - shift
-    size = ngroups + len(after)
-    W, S, V = (np.empty(size, np.int64) for _ in range(3))
-    W[pos_g], S[pos_g], V[pos_g] = cw[heads], cell[heads] * q, dominant
-    pos_i = pos_g[after] + 1
+    spans = eb[two] - sb[two] >= 2
+    inner = two[spans]
+    after = np.searchsorted(heads, pos_b[spans] - 1, "right") - 1  # (increasing)
+    reps = np.ones(ngroups, np.intp)
+    reps[after] = 2
+    W, S, V = np.repeat(cw[heads], reps), np.repeat(cell[heads] * q, reps), np.repeat(dominant, reps)
+    pos_i = after + np.arange(1, len(after) + 1)
     W[pos_i], S[pos_i], V[pos_i] = w[inner], (sb[inner] + 1) * q, v[inner]
     first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
     first_start = np.zeros(int(w.max()) + 1, np.int64)

@@ -124,17 +124,21 @@ def _cstring(d: bytes, pos: int) -> tuple[bytes, int]:
 
 def file_path(table: tuple, index: int, comp_dir: str) -> str:
     """File name of line-table file `index` with its directory; DWARF 4 counts files and directories from
-    1 (directory 0: the compilation directory), DWARF 5 from 0."""
+    1 (directory 0: the compilation directory), DWARF 5 from 0 (directory 0 is the compilation directory).
+    A relative directory is relative to the compilation directory (DWARF 4 and 5, §6.2.4)."""
     v5, files, dirs = table
     i = index if v5 else index - 1
     if not 0 <= i < len(files):
         return "?"
     name, dir_index = files[i]
+    if os.path.isabs(name):
+        return name
     d = dir_index if v5 else dir_index - 1
-    if not os.path.isabs(name):
-        dn = dirs[d] if 0 <= d < len(dirs) else comp_dir
-        name = os.path.join(dn, name) if dn else name
-    return name
+    listed = 0 <= d < len(dirs)
+    dn = dirs[d] if listed else ""
+    if not (listed and v5 and d == 0):  # DWARF 5's directory 0 is the compilation directory itself
+        dn = os.path.join(comp_dir, dn)  # (an absolute directory stays as it is)
+    return os.path.join(dn, name) if dn else name
 
 
 class _Reader:

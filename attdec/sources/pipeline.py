@@ -160,6 +160,13 @@ def _resolve_one(p: Path, only: str | None, failures: Failures) -> list[tuple[In
     if not items:
         if only is not None:
             raise InputError(f"not a {only} input", str(p))
+        if p.is_file() and p.suffix == ".att":  # one SE's blob: its PCs need its code object, which a folder names
+            where = f" ({p.parent} is one)" if kind_of(p.parent, None) else ""
+            raise InputError(
+                "a bare SQTT blob: name its code object and load address with --code FILE@LOADBASE (and --arch), "
+                f"or give the capture folder it belongs to{where}",
+                str(p),
+            )
         what = "folder" if p.is_dir() else "file"
         known = "; ".join(k.help for k in kinds())
         raise InputError(f"not an input attdec reads (this {what} is none of: {known})", str(p))

@@ -179,29 +179,23 @@ def nibble_bytes(buf: np.ndarray, nn: int) -> np.ndarray:
     return at.astype("<u2", copy=False).view(np.uint8)
 
 
-def _nibble(buf: np.ndarray, q: int) -> int:
-    return (int(buf[q >> 1]) >> ((q & 1) << 2)) & 15
-
-
-def _step(buf: np.ndarray, nn: int, walk_len: np.ndarray, p: int) -> tuple[int, int]:
-    """(low 8 bits of the token at nibble p, start of the next token): the scalar walk of the rare paths."""
-    v = ((int(buf[p >> 1]) | (int(buf[(p >> 1) + 1]) << 8)) >> ((p & 1) << 2)) & 0xFF
-    step = int(walk_len[v])
-    if step:
-        return v, p + step
-    # gfx12 WAVE_START_EXT: while bit 0 of the next non-NOP nibble is 1, that byte is a VGPR/LDS extension
-    # byte and is skipped (NOPs in between do not end the token).
+def _ext_end(low: bytes, nn: int, p: int) -> int:
+    """Where the gfx12 WAVE_START_EXT at nibble p ends: from its tenth nibble on, while bit 0 of the next
+    non-NOP nibble is 1, that byte is a VGPR/LDS extension byte and is skipped (NOPs in between do not end
+    the token). `low`: the blob's `nibble_bytes` as bytes (one index per nibble: quicker than numpy's)."""
     q = p + 10
-    while True:
-        while q < nn and _nibble(buf, q) == 0:
-            q += 1
-        if q < nn and _nibble(buf, q) & 1:
+    while q < nn:
+        n = low[q] & 15
+        if n & 1:
             q += 2
-            continue
-        return v, min(q, nn)
+        elif n:
+            break
+        else:
+            q += 1
+    return min(q, nn)
 
 
-def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
+def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
     """Per nibble (uint8): the low 8 bits at every token start the walk visits, else 0. Only a NOP's low
     nibble is 0, so `mark & 15` finds the other tokens (and a NOP followed by a NOP reads as not visited:
     at worst a chunk is re-walked for it).
@@ -215,7 +209,7 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
     from there on are right and only the marks before it are cleared; the rare chunk whose own chain
     synchronises later than that is re-walked one token at a time from the true entry. `low8` is the
     blob's `nibble_bytes`; `walk_len` gives the token length in nibbles by low 8 bits, 0 for a
-    variable-length token (stepped by `_step`).
+    variable-length token (stepped by `_ext_end`).
     """
     if 0 < nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
         # every step of 0 leaves the hot loop: two zero nibbles (a run of NOPs, half the tokens of a small
@@ -238,7 +232,7 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
                 p = m.start() if m else nn
             else:
                 marks[p] = v
-                p = _step(buf, nn, walk_len, p)[1]
+                p = _ext_end(low, nn, p)
         return np.frombuffer(marks, np.uint8)[:nn]
     mark = np.zeros(nn + 1, np.uint8)
     if nn == 0:
@@ -248,6 +242,13 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
     starts = np.arange(nch, dtype=np.int64) * chunk
     ends = np.minimum(starts + chunk, nn)
     variable = not walk_len.all()
+    walk = walk_len.tolist()
+    text: list[bytes] = []  # low8 as bytes, made when a variable-length token or a re-walk first needs it
+
+    def as_bytes() -> bytes:
+        if not text:
+            text.append(low8[:nn].tobytes())
+        return text[0]
 
     def follow(c: np.ndarray, stop: np.ndarray, marking: bool) -> np.ndarray:
         """Walk every chain in lock-step until it reaches its `stop`; returns where each got to."""
@@ -267,7 +268,7 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
             step = walk_len.take(v)
             if variable and np.count_nonzero(step) < len(step):
                 for j in (step == 0).nonzero()[0].tolist():
-                    step[j] = _step(buf, nn, walk_len, int(c[j]))[1] - c[j]
+                    step[j] = _ext_end(as_bytes(), nn, int(c[j])) - c[j]
             c = c + step
 
     # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
@@ -292,14 +293,15 @@ def chain_marks(buf: np.ndarray, low8: np.ndarray, nn: int, walk_len: np.ndarray
             k = bad[b]
         x, end = int(entry[k]), int(ends[k])
         walked = []
+        low = as_bytes()
         while x < end and not mark[x]:
-            if not low8[x]:  # a run of zero bytes: NOPs, all unmarked (to its last zero nibble)
-                nz = low8[x:end].nonzero()[0]
-                x = x + int(nz[0]) if len(nz) else end
+            v = low[x]
+            if not v:  # a run of zero bytes: NOPs, all unmarked (to its last zero nibble)
+                m = _NOT_ZERO.search(low, x, end)
+                x = m.start() if m else end
                 continue
-            v, nx = _step(buf, nn, walk_len, x)
             walked.append((x, v))
-            x = nx
+            x = x + step if (step := walk[v]) else _ext_end(low, nn, x)
         meet = min(x, end)
         mark[int(starts[k]) : meet] = 0
         for q, v in walked:
@@ -381,7 +383,7 @@ def split(
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
     at_nibble = nibble_bytes(buf, nn)
-    mark = chain_marks(buf, at_nibble, nn, lk.walk_len)
+    mark = chain_marks(at_nibble, nn, lk.walk_len)
     # token starts without the NOPs (in place: the marks are not read again; nonzero on a bool is quick)
     np.bitwise_and(mark, 15, out=mark)
     is_start = np.not_equal(mark, 0, out=mark.view(bool))
