@@ -179,10 +179,11 @@ def nibble_bytes(buf: np.ndarray, nn: int) -> np.ndarray:
     return at.astype("<u2", copy=False).view(np.uint8)
 
 
-def _ext_end(low: bytes, nn: int, p: int) -> int:
+def _ext_end(low, nn: int, p: int) -> int:
     """Where the gfx12 WAVE_START_EXT at nibble p ends: from its tenth nibble on, while bit 0 of the next
     non-NOP nibble is 1, that byte is a VGPR/LDS extension byte and is skipped (NOPs in between do not end
-    the token). `low`: the blob's `nibble_bytes` as bytes (one index per nibble: quicker than numpy's)."""
+    the token). `low`: the blob's `nibble_bytes` (bytes in the one-token-at-a-time walk, where it is read
+    most), one nibble's low 8 bits per index."""
     q = p + 10
     while q < nn:
         n = low[q] & 15
@@ -243,12 +244,6 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
     ends = np.minimum(starts + chunk, nn)
     variable = not walk_len.all()
     walk = walk_len.tolist()
-    text: list[bytes] = []  # low8 as bytes, made when a variable-length token or a re-walk first needs it
-
-    def as_bytes() -> bytes:
-        if not text:
-            text.append(low8[:nn].tobytes())
-        return text[0]
 
     def follow(c: np.ndarray, stop: np.ndarray, marking: bool) -> np.ndarray:
         """Walk every chain in lock-step until it reaches its `stop`; returns where each got to."""
@@ -268,7 +263,7 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
             step = walk_len.take(v)
             if variable and np.count_nonzero(step) < len(step):
                 for j in (step == 0).nonzero()[0].tolist():
-                    step[j] = _ext_end(as_bytes(), nn, int(c[j])) - c[j]
+                    step[j] = _ext_end(low8, nn, int(c[j])) - c[j]
             c = c + step
 
     # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
@@ -293,15 +288,14 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
             k = bad[b]
         x, end = int(entry[k]), int(ends[k])
         walked = []
-        low = as_bytes()
         while x < end and not mark[x]:
-            v = low[x]
+            v = int(low8[x])
             if not v:  # a run of zero bytes: NOPs, all unmarked (to its last zero nibble)
-                m = _NOT_ZERO.search(low, x, end)
-                x = m.start() if m else end
+                nz = low8[x:end].nonzero()[0]
+                x = x + int(nz[0]) if len(nz) else end
                 continue
             walked.append((x, v))
-            x = x + step if (step := walk[v]) else _ext_end(low, nn, x)
+            x = x + step if (step := walk[v]) else _ext_end(low8, nn, x)
         meet = min(x, end)
         mark[int(starts[k]) : meet] = 0
         for q, v in walked:
