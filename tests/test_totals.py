@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attdec.model.records import LINE_TABLE_SPAN, lines_of_pcs
-from attdec.model.totals import KEY_SPAN, WAVE_KEY, dense_index, distinct, idle_before, totals_by
+from attdec.model.records import lines_of_pcs
+from attdec.model.totals import TABLE_SPAN, WAVE_KEY, dense_index, distinct, idle_before, totals_by
 
 
 def idle_one_wave(time, duration, begin) -> np.ndarray:
@@ -41,7 +41,7 @@ def test_idle_before_is_the_per_wave_definition(spread):
     assert len(idle_before(time[:0], duration[:0], begins[:0], counts[:0])) == 0
 
 
-@pytest.mark.parametrize("span", [64, 4 * KEY_SPAN])  # counted in an array by key; too wide for one: sorted
+@pytest.mark.parametrize("span", [64, 4 * TABLE_SPAN])  # counted in an array by key; too wide for one: sorted
 def test_totals_by_is_unique_and_bincount(span):
     rng = np.random.default_rng(3)
     key = (0x7FFF_0000_0000 + 4 * rng.integers(0, span // 4, 5000)).astype(np.uint64)
@@ -60,7 +60,7 @@ def test_totals_by_is_unique_and_bincount(span):
     assert totals_by(key[:0], (a[:0],))[1].shape == (0, 2)
 
 
-@pytest.mark.parametrize("span", [4096, 4 * LINE_TABLE_SPAN])  # a table by PC; too wide for one: a search
+@pytest.mark.parametrize("span", [4096, 4 * TABLE_SPAN])  # a table by PC; too wide for one: a search
 @pytest.mark.parametrize("no_pc_line", [-1, 99])
 def test_lines_of_pcs_is_a_lookup_per_record(span, no_pc_line):
     rng = np.random.default_rng(5)

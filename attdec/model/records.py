@@ -267,8 +267,10 @@ def lines_of_pcs(pc: np.ndarray, pcs: np.ndarray, lines: np.ndarray, no_pc_line:
     search per record; the few rows of one wave of a WaveTable are searched for)."""
     import numpy as np
 
+    from attdec.model.totals import table_fits
+
     span = int(pcs[-1]) - int(pcs[0]) + 1 if len(pcs) else 0
-    if len(pcs) and span <= min(LINE_TABLE_SPAN, 16 * len(pc) + 4096):
+    if len(pcs) and table_fits(span, len(pc)):
         table = np.full(span + 1, -1, np.int64)  # the last: every PC outside the listed ones' span
         table[(pcs - pcs[0]).astype(np.intp)] = lines
         off = pc - pcs[0]  # (below the first: wraps around to far above)
@@ -282,9 +284,6 @@ def lines_of_pcs(pc: np.ndarray, pcs: np.ndarray, lines: np.ndarray, no_pc_line:
     if no_pc_line >= 0:
         out[pc == 0] = no_pc_line
     return out
-
-
-LINE_TABLE_SPAN = 1 << 20  # lines_of_pcs: listed PCs spanning at most this take a table (8 bytes a byte of code)
 
 
 class WaveTable(Sequence):

@@ -82,9 +82,15 @@ def distinct(a: np.ndarray) -> np.ndarray:
     return s.compress(np.concatenate(([True], s[1:] != s[:-1]))) if len(s) else s
 
 
-# `dense_index` finds keys that span at most this many values (and a few times their number) in an array
-# indexed by key - min (several times quicker than sorting a million PCs), else sorts them.
-KEY_SPAN = 1 << 20
+# Keys spanning at most this many values (and a few times as many as there are keys to look up) are found in
+# an array indexed by key - min: several times quicker than sorting or searching a million PCs.
+TABLE_SPAN = 1 << 20
+
+
+def table_fits(span: int, n: int) -> bool:
+    """Whether `n` lookups of keys spanning `span` values take a table indexed by key - min (`dense_index`,
+    attdec.model.records.lines_of_pcs): its 8 bytes a value pay off."""
+    return span <= min(TABLE_SPAN, 16 * n + 4096)
 
 
 def dense_index(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -94,7 +100,7 @@ def dense_index(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return key[:0], np.zeros(0, np.intp)
     lo = key.min()
     span = int(key.max()) - int(lo) + 1
-    if span > min(KEY_SPAN, 16 * len(key) + 4096):
+    if not table_fits(span, len(key)):
         uniq, inv = np.unique(key, return_inverse=True)
         return uniq, inv.reshape(-1)
     off = (key - lo).astype(np.intp)
