@@ -12,8 +12,9 @@ works on contiguous per-wave runs:
 - `last_state_cycle` is the running maximum of the state-change times, and the state before a token
   is the one its wave's previous event set (an immediate's two state changes, WAIT then EXEC at T + 1,
   leave the maximum where its second one does);
-- the state timeline is the run-length merge of (previous state, time - running max) over the state
-  changes that move time forward.
+- the state timeline is the run-length merge of the previous states over the state changes that move
+  time forward (past the running maximum), and a run's cycles telescope: the time of its last change
+  minus that of the run before it.
 
 The scalar model (`scalar.py`, `wave.TracedWave`) is the reference; tests/test_rdna.py checks both agree
 on real captures.
@@ -45,9 +46,7 @@ class Event(IntEnum):
 K_READY, K_ISSUE, K_IMMED, K_NONE, K_END = (
     int(e) for e in (Event.READY, Event.ISSUE, Event.IMMED, Event.NONE, Event.END)
 )
-EMPTY, IDLE, EXEC, WAIT, STALL = (
-    int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
-)
+IDLE, EXEC, WAIT, STALL = (int(s) for s in (WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL))
 
 
 class Events:
@@ -82,8 +81,6 @@ def events_of(info: np.ndarray) -> np.ndarray:
 
 
 END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
-STATE_BITS, STATE_MASK = 3, 7  # compute: a timeline entry's state in its low bits
-assert max(WaveState) <= STATE_MASK
 RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
 END_TAIL = 16  # compute: a wave's last events where its last INST is looked for first
 
@@ -140,7 +137,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     begin = begin.take(waves)  # from here on, wave x is ws_k[waves[x]]
     # (take: several times faster than [] for a gather)
     info = ev.info.take(k)
-    kind = info & KIND_MASK
+    kind = info.astype(np.int8) & KIND_MASK  # (a byte per event: the comparisons below read less)
     at_end = (kind == K_END).nonzero()[0]
     after = np.minimum(at_end + 1, len(w) - 1)  # a wave's end is its last event
     if np.any((after > at_end) & (w.take(after) == w.take(at_end))):
@@ -198,80 +195,90 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     np.add(T[:-1], late[:-1], out=L[1:])
     del late
     L[fi] = begin.take(w.take(fi))
-    # the state before each event: set by the wave's previous event
-    state_of = np.zeros(len(Event), np.int8)
-    state_of[[K_READY, K_ISSUE, K_IMMED, K_END]] = STALL, EXEC, EXEC, EMPTY
+    # the state before each event: set by the wave's previous event, STALL after a READY, else EXEC (an END
+    # is its wave's last event: the next one is a wave's first, IDLE)
+    ready = kind == K_READY
     prev_state = np.empty(n, np.int8)
+    prev_state[1:] = ready[:-1]
+    prev_state *= STALL - EXEC
+    prev_state += EXEC
     prev_state[0] = IDLE
-    prev_state[1:] = state_of.take(kind[:-1])
     prev_state[fi] = IDLE
-    # an issue's stall: it was stalled (state STALL) since L < T
-    s = np.zeros(n, np.int64)  # per event: how far its record starts before its token (stall, or gap)
-    st = (prev_state == STALL).nonzero()[0]
-    Ts, Ls = T.take(st), L.take(st)
-    iss = (kind.take(st) == K_ISSUE) & (Ls < Ts)
-    s[st.compress(iss)] = (Ts - Ls).compress(iss)
-    del Ts, Ls, iss
-    del st
 
     # --- immediates and wave ends: the end of the previous record (not READY) of the same wave -------------
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
     wb = _wave_bounds(w, nw)  # where each wave's events begin
     gap = _gap(ie, T, info, w)
-    s[ie] = gap
     gap_e = _gap(at_end, T, info, w)
     msg = gap_e > 0
     messages = at_end.compress(msg)
-    s[messages] = gap_e.compress(msg)
 
-    # --- timeline: (state before, t - L) of every state change that moves time forward, merged per run ---
-    # an immediate's changes: WAIT at its start t0 = T - gap, EXEC at T + 1 (from max(L, t0)); the entries
-    # are every event's (state before, T - L) with an immediate's second (WAIT, T + 1 - max(L, t0)) right
-    # after its first, each as one int64 (t << STATE_BITS | state), and the forward ones are those above
-    # STATE_MASK (t >= 1)
+    # --- the state changes: entry 2i is event i's first (state before it, at T; an immediate's WAIT at its
+    # start t0 = T - gap), entry 2i + 1 an immediate's second (WAIT, EXEC at T + 1); an entry moves time
+    # forward when its time is past L (the second's: past max(L, t0)), and only those make the timeline
     Ti, Li = T.take(ie), L.take(ie)
     t0 = Ti - gap
-    second = ((Ti + 1 - np.maximum(Li, t0)) << STATE_BITS) | WAIT
-    first = np.subtract(T, L, out=L)
-    first[ie] = t0 - Li
-    first <<= STATE_BITS
-    first |= prev_state
-    del Ti, Li, t0, gap, L, prev_state
-    at2 = ie + np.arange(1, len(ie) + 1)  # where the seconds go among the n + len(ie) entries
-    own = np.ones(n + len(ie), bool)
-    own[at2] = False
-    entries = np.empty(len(own), np.int64)
-    entries[own] = first
-    entries[at2] = second
-    del first, second, own, at2
-    fwd = (entries > STATE_MASK).nonzero()[0]
-    d = entries.take(fwd)
-    del entries
-    tl_s = (d & STATE_MASK).astype(np.int8)
-    d >>= STATE_BITS
-    tb = np.searchsorted(fwd, wb + np.searchsorted(ie, wb))  # where each wave's timeline entries begin
-    del fwd, ie
-    if len(d):
-        run = np.empty(len(d), bool)
+    D = np.subtract(T, L, out=L)  # how far each event's first change moves time forward
+    D[ie] = t0 - Li
+    fwd = np.zeros(2 * n, bool)
+    ahead = fwd[0::2]
+    np.greater(D, 0, out=ahead)
+    fwd[2 * ie + 1] = Ti + 1 > np.maximum(Li, t0)
+    del Ti, Li, t0
+    # per event: how far its record starts before its token: an issue's stall (stalled since L < T), an
+    # immediate's gap, the MESSAGE's gap
+    stalled = prev_state == STALL
+    stalled &= ahead
+    stalled &= kind == K_ISSUE
+    s = np.multiply(D, stalled, out=D)  # (in D's place: D is not needed after)
+    s[ie] = gap
+    s[messages] = gap_e.compress(msg)
+    del gap, ahead
+
+    # --- timeline: the forward entries' states, merged into runs per wave; a run's cycles telescope to the
+    # time of its last change minus that of the run before it (the wave's begin for its first run)
+    states = np.empty((n, 2), np.int8)
+    states[:, 0] = prev_state
+    states[:, 1] = WAIT
+    f = fwd.nonzero()[0]
+    del fwd, prev_state
+    tl_s = states.reshape(-1).take(f)
+    del states
+    tb = np.searchsorted(f, 2 * wb)  # where each wave's forward entries begin
+    d = np.zeros(0, np.int64)
+    if len(f):
+        run = np.empty(len(f), bool)
         run[0] = True
         np.not_equal(tl_s[1:], tl_s[:-1], out=run[1:])
-        run[tb.compress(tb < len(d))] = True  # a wave's first
+        run[tb.compress(tb < len(f))] = True  # a wave's first
         run = run.nonzero()[0]
         tl_s = tl_s.take(run)
         tb = np.searchsorted(run, tb)
-        # each run's sum: differences of the running sum at the runs' last entries (np.add.reduceat is
-        # about twice as slow)
-        run[:-1] = run[1:] - 1
-        run[-1] = len(d) - 1
-        c = np.cumsum(d).take(run)
-        d = c.copy()
-        d[1:] -= c[:-1]
+        run[:-1] = run[1:] - 1  # each run's last entry
+        run[-1] = len(f) - 1
+        p = f.take(run)
+        del f, run
+        e = p >> 1
+        second = p & 1
+        # the time of each run's last change: T, T + 1 for a second, t0 = T - gap for an immediate's first
+        c = T.take(e) + second
+        at_t0 = is_imm.take(e)
+        at_t0 &= second == 0
+        at_t0 = at_t0.nonzero()[0]
+        c[at_t0] -= s.take(e.take(at_t0))
+        d = np.empty_like(c)
+        d[0] = c[0]
+        np.subtract(c[1:], c[:-1], out=d[1:])
+        has = tb[:-1] < tb[1:]
+        wf = tb[:-1].compress(has)
+        d[wf] = c.take(wf) - begin.compress(has)
+        del c, e, p, second
     tb = tb.tolist()
     timelines = [Timeline(tl_s[tb[x] : tb[x + 1]], d[tb[x] : tb[x + 1]]) for x in range(nw)]
 
     # --- the records: issues and immediates, and the MESSAGE of the ends that have one --------------------
-    rec = kind != K_READY
+    rec = ~ready
     rec[at_end.compress(~msg)] = False
     r = rec.nonzero()[0]
     del rec
