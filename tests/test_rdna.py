@@ -248,7 +248,7 @@ def test_lifecycle_one_at_a_time_equals_numpy(rel):
     seen = traced = 0
     for f in sorted(cap.glob("*.att")):
         tk = rdna.split(f.read_bytes(), fmt)
-        life = vectorised._LIFE.take(tk.type).nonzero()[0]
+        life = vectorised._of_types(tk.type, vectorised._LIFE)
         at_hdr = np.flatnonzero(tk.type == T["HEADER"])
         hdr = Header.read(int(tk.words(at_hdr[:1])[0]), fmt.table)
         # a second stream: a third of the lifecycle tokens dropped (ends without starts), a third repeated
@@ -260,9 +260,9 @@ def test_lifecycle_one_at_a_time_equals_numpy(rel):
         for name in ("pos", "type", "time", "lost"):
             setattr(mangled, name, getattr(tk, name).take(idx))
         mangled.buf, mangled.at_nibble, mangled.windowed = tk.buf, tk.at_nibble, tk.windowed
-        mangled.lost |= (vectorised._LIFE.take(mangled.type) != 0) & (rng.random(len(mangled.type)) < 1 / 3)
+        mangled.lost |= np.isin(mangled.type, vectorised._LIFE) & (rng.random(len(mangled.type)) < 1 / 3)
         for t in (tk, mangled):
-            lf = vectorised._LIFE.take(t.type).nonzero()[0]
+            lf = vectorised._of_types(t.type, vectorised._LIFE)
             # the header's target, or (the mangled stream) another, from the first token on
             cu, simd, first = (hdr.target_cu, hdr.target_simd, int(at_hdr[0])) if t is tk else (1, 0, 0)
             args = (t, fmt.table, 2, lf, cu, simd, first)

@@ -73,10 +73,13 @@ def implausible(times: np.ndarray, begin: int, end: int) -> tuple[np.ndarray, np
     began or before an earlier record, starts after its ended wave's end), or None when there are none
     (the common case, found with two comparisons so the decode's hot path barely notices)."""
     n = len(times)
-    if not n or (times[0] >= begin and (not end or times[-1] <= end) and (times[1:] >= times[:-1]).all()):
+    if not n:
         return None
-    early = times < np.maximum.accumulate(np.r_[begin, times[:-1]])
-    late = (times > end) & ~early if end else np.zeros(n, bool)
+    t = np.ascontiguousarray(times)  # (a field of packed records: copied once, compared aligned, quicker)
+    if t[0] >= begin and (not end or t[-1] <= end) and (t[1:] >= t[:-1]).all():
+        return None
+    early = t < np.maximum.accumulate(np.r_[begin, t[:-1]])
+    late = (t > end) & ~early if end else np.zeros(n, bool)
     return early, late
 
 

@@ -76,7 +76,7 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     if np.count_nonzero(_refused_ops(fmt.generation == 11 and rules.gfx11_barrier_extension).take(insts.op)):
         return None
     if T["WAVE_START"] in types or T["WAVE_START_EXT"] in types:
-        count = table["WAVE_START"]["count"].column(tk.words(_STARTS.take(typ).nonzero()[0]))  # (and _EXT's)
+        count = table["WAVE_START"]["count"].column(tk.words(_of_types(typ, _STARTS)))  # (and _EXT's)
         if np.count_nonzero((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)):
             return None
     if T["MISC"] in types and np.count_nonzero(table["MISC"]["save_context"].column(words("MISC"))):
@@ -101,8 +101,16 @@ def _refused_ops(barrier: bool) -> np.ndarray:
     return refused
 
 
-_STARTS = np.zeros(len(TOKEN_NAMES), bool)
-_STARTS[[T["WAVE_START"], T["WAVE_START_EXT"]]] = True
+_STARTS = (T["WAVE_START"], T["WAVE_START_EXT"])
+
+
+def _of_types(typ: np.ndarray, types: tuple[int, ...]) -> np.ndarray:
+    """Indices of the tokens of these types: a comparison per type (a by-type table's take would first
+    convert the one-byte types to intp: several times slower)."""
+    hit = typ == types[0]
+    for t in types[1:]:
+        hit |= typ == t
+    return hit.nonzero()[0]
 
 
 def decode_vectorised(
@@ -138,7 +146,7 @@ def decode_vectorised(
         first_hdr = int(at_hdr[0])
 
     # lifecycle tokens: occupancy rows, and the traced SIMD's starts and ends
-    life = _LIFE.take(typ).nonzero()[0]
+    life = _of_types(typ, _LIFE)
     lifecycle = _lifecycle_py if len(life) <= PY_LIFE else _lifecycle_np
     res.occupancy, traced = lifecycle(tk, table, se, life, hdr.target_cu, hdr.target_simd, first_hdr)
 
@@ -200,8 +208,7 @@ def decode_vectorised(
 
 
 # lifecycle tokens by token type
-_LIFE = np.zeros(len(TOKEN_NAMES), bool)
-_LIFE[[T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"]]] = True
+_LIFE = (*_STARTS, T["WAVE_END"])
 # up to this many lifecycle tokens (a small blob has a few dozen at most) `_lifecycle_py` is quicker
 PY_LIFE = 64
 # a lifecycle token of the traced SIMD: (token index, is a start, cu, simd, wave slot, time, entry pc or 0)
@@ -484,7 +491,7 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
     # INST: by opcode
     ii = insts.at
     info[ii] = by_op[0].take(insts.op)
-    multi = ((typ == T["IMMEDIATE"]) | (typ == T["WAVE_READY"])).nonzero()[0]
+    multi = _of_types(typ, (T["IMMEDIATE"], T["WAVE_READY"]))
     mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
     bits = bitwise_count(mask).astype(np.intp)
     info[multi] += bits << timing.EVENTS_SHIFT
