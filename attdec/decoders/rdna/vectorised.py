@@ -36,6 +36,7 @@ from attdec.decoders.rdna.packets import (
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
 from attdec.decoders.rdna.splitter import Tokens
 from attdec.decoders.rdna.wave import (
+    SLOTS,
     Emit,
     Slots,
     TracedWave,
@@ -408,7 +409,7 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
     # the wave's record events (ISSUE, IMMED) up to the token; ended waves: none may follow
     kind = ev.info.take(ev.tok) & timing.KIND_MASK
     rec = ((kind == K_ISSUE) | (kind == K_IMMED)).nonzero()[0]
-    rec_key = np.sort(keys(ev.slot.take(rec), ev.tok.take(rec)))
+    rec_key = keys(ev.slots().take(rec), ev.tok.take(rec))  # (sorted: the events are by slot, then token)
     nrec = np.searchsorted(rec_key, q, "right") - np.searchsorted(rec_key, since, "right")
     we_key = np.sort(keys(we_slot, we_k))
     ended = np.searchsorted(we_key, q) > np.searchsorted(we_key, since, "right")
@@ -481,9 +482,9 @@ def _other_simd(insts: Insts, by_op: ByOp) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_slot: list[int]) -> timing.Events:
-    """Instruction-level tokens as events of the timing model, in stream order: one per INST (not
-    other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and WAVE_READY masks, one per
-    traced wave's WAVE_END (`we_k`, in slots `we_slot`)."""
+    """Instruction-level tokens as events of the timing model, by wave slot and each slot's in stream
+    order: one per INST (not other-SIMD), VALU_INST and IMM_ONE token, one per set bit of IMMEDIATE and
+    WAVE_READY masks, one per traced wave's WAVE_END (`we_k`, in slots `we_slot`)."""
     typ = tk.type
     n = len(typ)
     ev = timing.Events()
@@ -504,20 +505,42 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
         if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
             sel = (typ == T[name]).nonzero()[0] if sel is None else sel
             slot[sel] = tk.field(f, sel)
-    slot[multi] = bitwise_count((mask & (~mask + u64(1))) - u64(1))  # (a mask without bits has no event)
+    slot[multi] = _lowest_bit(mask)  # (a mask without bits has no event)
     info[we_k] = timing.END_INFO | (1 << timing.EVENTS_SHIFT)
     slot[we_k] = we_slot
-    ev.tok = np.repeat(np.arange(n), timing.events_of(info))  # event -> token
-    ev.slot = slot.take(ev.tok)
-    # the further events of the tokens with several bits (a few): right after the token's first
+    slot |= (timing.events_of(info) == 0).view(np.int8) * NO_EVENT  # (after every slot)
+    # the further events of the tokens with several bits (a few), as extra entries to sort: (token, slot)
     more = (bits > 1).nonzero()[0]
-    if len(more):
-        at = np.searchsorted(ev.tok, multi.take(more))
-        m = mask.take(more)
-        while len(at):
-            m &= m - u64(1)  # the next bit
-            at += 1
-            left = (m != 0).nonzero()[0]
-            at, m = at.take(left), m.take(left)
-            ev.slot[at] = bitwise_count((m & (~m + u64(1))) - u64(1))
+    extra_tok, extra_slot = [], []
+    at, m = multi.take(more), mask.take(more)
+    while len(at):
+        m &= m - u64(1)  # the next bit
+        left = (m != 0).nonzero()[0]
+        at, m = at.take(left), m.take(left)
+        extra_tok.append(at)
+        extra_slot.append(_lowest_bit(m))
+    # the events by slot, each slot's in stream order: a stable sort (a radix sort of int8) of the tokens by
+    # their first event's slot, with the extra entries after every token; each extra entry sorts in after
+    # its slot's others, so the slots that have any are sorted again by token (nearly sorted: quick)
+    slots = np.concatenate([slot, *extra_slot])
+    order = np.argsort(slots, kind="stable")
+    ev.bounds = np.searchsorted(slots, np.arange(SLOTS + 1, dtype=np.int8), sorter=order)
+    ev.tok = tok = order[: ev.bounds[-1]]
+    if extra_tok:
+        extra, bounds = np.concatenate(extra_tok), ev.bounds.tolist()
+        per_slot = np.bincount(slots[n:], minlength=SLOTS).tolist()
+        for sl, x in enumerate(per_slot):
+            if x:
+                a, b = bounds[sl], bounds[sl + 1]
+                tail = tok[b - x : b]
+                tail[:] = extra.take(tail - n)
+                tok[a:b].sort(kind="stable")
     return ev
+
+
+def _lowest_bit(mask: np.ndarray) -> np.ndarray:
+    """The index of the lowest set bit of each uint64 (of 0: 64)."""
+    return bitwise_count((mask & (~mask + u64(1))) - u64(1)).astype(np.int8)
+
+
+NO_EVENT = 127  # `_events`: the slot of a token without events (sorts after every slot)

@@ -51,14 +51,18 @@ IDLE, EXEC, WAIT, STALL = (int(s) for s in (WaveState.IDLE, WaveState.EXEC, Wave
 
 class Events:
     """The instruction-level tokens of a blob for the timing model: every event (a token naming a wave
-    slot; a mask token names several) in stream order, and per token what its events do, packed in one
-    int64 (`pack_info`) so that the events take it in one gather."""
+    slot; a mask token names several) sorted by slot, each slot's in stream order, and per token what its
+    events do, packed in one int64 (`pack_info`) so that the events take it in one gather."""
 
-    __slots__ = ("info", "slot", "tok")
+    __slots__ = ("bounds", "info", "tok")
 
     tok: np.ndarray  # per event: index of its token
-    slot: np.ndarray  # per event: the wave slot
+    bounds: np.ndarray  # where each slot's events begin in `tok`, and len(tok)
     info: np.ndarray  # per token: Event, Category of its record, cycles, events, INST of the traced SIMD
+
+    def slots(self) -> np.ndarray:
+        """Per event: its wave slot."""
+        return np.repeat(np.arange(len(self.bounds) - 1, dtype=np.int8), np.diff(self.bounds))
 
 
 # Events.info bits: the Event (3), whether the token is an INST of the traced SIMD (its time is the wave's
@@ -87,15 +91,11 @@ END_TAIL = 16  # compute: a wave's last events where its last INST is looked for
 
 def _by_slot(ev: Events, ws_k, ws_slot):
     """The events sorted by wave, each wave's in stream order: (token index, wave) of each event and the
-    waves in that order (`ws_k` indices). The stable sort is on the slot (a radix sort of int8): a slot's
-    waves follow each other, so each wave's events are a run of its slot's, from its WAVE_START to the
-    next one of the slot; events before their slot's first wave belong to none and are left out."""
-    nslot = int(max(ws_slot.max(), ev.slot.max(initial=0))) + 1
-    order = np.argsort(ev.slot, kind="stable")
-    k = ev.tok.take(order)
-    # where each slot's events begin (np.bincount would first convert the slots to intp)
-    sb = np.searchsorted(ev.slot.take(order), np.arange(nslot + 1, dtype=ev.slot.dtype))
-    del order
+    waves in that order (`ws_k` indices). The events are by slot: a slot's waves follow each other, so
+    each wave's events are a run of its slot's, from its WAVE_START to the next one of the slot; events
+    before their slot's first wave belong to none and are left out."""
+    k, sb = ev.tok, ev.bounds  # (where each slot's events begin)
+    nslot = len(sb) - 1
     waves = np.lexsort((ws_k, ws_slot))  # by slot, then start
     sw, kw = ws_slot.take(waves), ws_k.take(waves)
     first = np.empty(len(waves), np.intp)  # where each wave's events begin
