@@ -209,8 +209,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
     # the trace does not report) runs from the previous record's end to the wave's end, if later
     wb = _wave_bounds(w, nw)  # where each wave's events begin
-    gap = _gap(ie, T, info, w)
-    gap_e = _gap(at_end, T, info, w)
+    gap = _gap(ie, T, info, w, ready)
+    gap_e = _gap(at_end, T, info, w, ready)
     msg = gap_e > 0
     messages = at_end.compress(msg)
 
@@ -323,18 +323,19 @@ def _record_view() -> tuple[np.dtype, np.ndarray]:
     return view, pc_line.view("V16")
 
 
-def _gap(at, T, info, w):
+def _gap(at, T, info, w, ready):
     """Per event at `at`: how far its time lies after the end (T + cycles) of its wave's previous record
     (event not READY), 0 if not after or if it has none."""
     p = at - 1
-    look = np.arange(len(at))
-    while len(look):  # back over READY events (rarely more than one)
-        q = p.take(look)
+    pc = np.maximum(p, 0)
+    p[(p < 0) | (w.take(pc) != w.take(at))] = -1  # the wave's first event: none before it
+    back = (ready.take(pc) & (p >= 0)).nonzero()[0]
+    while len(back):  # back over READY events (rarely more than one)
+        q = p.take(back) - 1
         qc = np.maximum(q, 0)
-        same = (q >= 0) & (w.take(qc) == w.take(at.take(look)))
-        p[look.compress(~same)] = -1
-        look = look.compress(same & ((info.take(qc) & KIND_MASK) == K_READY))
-        p[look] -= 1
+        same = (q >= 0) & (w.take(qc) == w.take(at.take(back)))
+        p[back] = np.where(same, q, -1)
+        back = back.compress(same & ready.take(qc))
     pc = np.maximum(p, 0)
     gap = T.take(at) - T.take(pc) - (info.take(pc) >> CYCLES_SHIFT)
     gap[(p < 0) | (gap < 0)] = 0
