@@ -508,7 +508,7 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
     slot[multi] = _lowest_bit(mask)  # (a mask without bits has no event)
     info[we_k] = timing.END_INFO | (1 << timing.EVENTS_SHIFT)
     slot[we_k] = we_slot
-    slot |= (timing.events_of(info) == 0).view(np.int8) * NO_EVENT  # (after every slot)
+    slot |= ((info & timing.EVENTS_MASK) == 0).view(np.int8) * NO_EVENT  # (after every slot)
     # the further events of the tokens with several bits (a few), as extra entries to sort: (token, slot)
     more = (bits > 1).nonzero()[0]
     extra_tok, extra_slot = [], []

@@ -70,6 +70,7 @@ class Events:
 # an immediate: its record ends a cycle after its token)
 INST_BIT, CAT_SHIFT, EVENTS_SHIFT, CYCLES_SHIFT = 3, 4, 8, 16
 KIND_MASK = (1 << INST_BIT) - 1  # info & KIND_MASK: the Event
+EVENTS_MASK = 31 << EVENTS_SHIFT  # info & EVENTS_MASK: 0 for a token without events
 assert max(Event) <= KIND_MASK
 
 
@@ -78,10 +79,6 @@ def pack_info(kind, category, cycles, events, inst: bool = False):
     return (
         kind | (int(inst) << INST_BIT) | (category << CAT_SHIFT) | (events << EVENTS_SHIFT) | (cycles << CYCLES_SHIFT)
     )
-
-
-def events_of(info: np.ndarray) -> np.ndarray:
-    return (info >> EVENTS_SHIFT) & 31
 
 
 END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
