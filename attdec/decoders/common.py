@@ -76,7 +76,7 @@ def implausible(times: np.ndarray, begin: int, end: int) -> tuple[np.ndarray, np
     if not n:
         return None
     t = np.ascontiguousarray(times)  # (a field of packed records: copied once, compared aligned, quicker)
-    if t[0] >= begin and (not end or t[-1] <= end) and (t[1:] >= t[:-1]).all():
+    if t[0] >= begin and (not end or t[-1] <= end) and not np.count_nonzero(t[1:] < t[:-1]):  # (quicker than all)
         return None
     early = t < np.maximum.accumulate(np.r_[begin, t[:-1]])
     late = (t > end) & ~early if end else np.zeros(n, bool)
