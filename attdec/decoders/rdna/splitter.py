@@ -242,29 +242,35 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
     nch = -(-nn // chunk)
     starts = np.arange(nch, dtype=np.int64) * chunk
     ends = np.minimum(starts + chunk, nn)
-    variable = not walk_len.all()
     walk = walk_len.tolist()
+    # the lock-steps' step: a variable-length token (0 in `walk_len`) sends its chain past every stop, so that
+    # the stop check every step makes anyway finds it; it is then stepped by `_ext_end`
+    past = 1 << 62
+    jump = np.where(walk_len == 0, past, walk_len)
 
     def follow(c: np.ndarray, stop: np.ndarray, marking: bool) -> np.ndarray:
         """Walk every chain in lock-step until it reaches its `stop`; returns where each got to."""
         out = np.empty_like(c)
-        ids = np.arange(len(c))
+        # the walking chains' positions, stops and indices in one array: one compress drops the done chains
+        state = np.stack((c, stop, np.arange(len(c))))
+        c, stop = state[0], state[1]
         while True:
             done = c >= stop
             if np.count_nonzero(done):  # (cheaper than .any() on the short arrays of a small blob)
-                out[ids.compress(done)] = c.compress(done)
-                keep = ~done
-                c, stop, ids = c.compress(keep), stop.compress(keep), ids.compress(keep)
+                gone = state.compress(done, axis=1)
+                if gone[0].max() >= past:
+                    for j in (c >= past).nonzero()[0].tolist():
+                        c[j] = _ext_end(low8, nn, int(c[j] - past))
+                    continue
+                out[gone[2]] = gone[0]
+                state = state.compress(~done, axis=1)
+                c, stop = state[0], state[1]
                 if not len(c):
                     return out
             v = low8.take(c)
             if marking:
                 mark[c] = v
-            step = walk_len.take(v)
-            if variable and np.count_nonzero(step) < len(step):
-                for j in (step == 0).nonzero()[0].tolist():
-                    step[j] = _ext_end(low8, nn, int(c[j])) - c[j]
-            c = c + step
+            c += jump.take(v)
 
     # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
     # step with the true chain by the time it enters the chunk
