@@ -20,8 +20,8 @@ NIBBLE_PAD = 16  # nibble_bytes past the blob: a field read 8 nibbles into a 64-
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
 # Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
 # and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
-# (about 128 nibbles for a 40 kB blob, 1024 for 2 MB).
-CHAIN_CHUNK_SCALE = 0.2
+# (about 180 nibbles for a 40 kB blob, 1250 for 2 MB).
+CHAIN_CHUNK_SCALE = 0.4
 CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 # below this many nibbles a Python loop over the tokens (runs of NOPs skipped) beats the lock-steps' fixed costs
