@@ -168,7 +168,7 @@ def test_vectorised_splitter_matches_scalar_reader(rel, fam, walk_below, monkeyp
     assert len(exp) > 500 and sorted(got) == exp  # gfx11 moves WAVE_READY tokens, so compare sets
 
 
-@pytest.mark.parametrize("fam", [11, 12])
+@pytest.mark.parametrize("fam", [10, 11, 12])
 def test_splitter_walks_match_reader_on_random_tokens(fam, monkeypatch):
     # Random tokens with NOPs after a third of them (the walks step over a NOP and the next token at once
     # where they can), a stray nibble now and then (lost sync), and, on gfx12, which no capture has, a tenth
