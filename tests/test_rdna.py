@@ -168,6 +168,38 @@ def test_vectorised_splitter_matches_scalar_reader(rel, fam, walk_below, monkeyp
     assert len(exp) > 500 and sorted(got) == exp  # gfx11 moves WAVE_READY tokens, so compare sets
 
 
+@pytest.mark.parametrize("fam", [10, 11, 12])
+def test_splitter_walks_match_reader_on_random_tokens(fam, monkeypatch):
+    # Random tokens with NOPs after a third of them (the walks step over a NOP and the next token at once
+    # where they can), a stray nibble now and then (lost sync), and, on gfx12, which no capture has, a tenth
+    # WAVE_START_EXT with extension bytes (odd low nibble; NOPs between them): both walks against the
+    # scalar reader.
+    rng = np.random.default_rng(fam)
+    f = FORMATS[fam]
+    lk = lookup(f)
+    ids = [low for low in range(256) if lk.type[low] not in (T["NOP"], T["UNKNOWN"], T["WAVE_START_EXT"])]
+    nibbles: list[int] = []
+    while len(nibbles) < 40_000:
+        if f.ext_bytes and rng.random() < 0.1:  # WAVE_START_EXT (id 0x1C), then 0 to 3 extension bytes
+            nibbles += [0xC, 0x1, *rng.integers(0, 16, 8).tolist()]
+            for _ in range(rng.integers(0, 4)):
+                nibbles += [int(rng.integers(0, 8)) * 2 + 1, int(rng.integers(0, 16))]
+                nibbles += [0] * int(rng.integers(0, 2))
+        low = int(rng.choice(ids))
+        nibbles += [low & 15, low >> 4, *rng.integers(0, 16, int(lk.nibbles[low]) - 2).tolist()]
+        if rng.random() < 0.3:
+            nibbles += [0] * int(rng.integers(1, 4))
+        if rng.random() < 0.02:
+            nibbles.append(int(rng.integers(1, 16)))
+    nibbles += [0] * (-len(nibbles) % 64)
+    data = bytes(a | b << 4 for a, b in zip(nibbles[::2], nibbles[1::2]))
+    ref = _reference_split(data, f)
+    assert not f.ext_bytes or sum(lk.type[nibbles[p] | nibbles[p + 1] << 4] == T["WAVE_START_EXT"] for p in ref) > 100
+    for walk_below in (0, 1 << 40):  # the lock-step walk, the one-token-at-a-time walk
+        monkeypatch.setattr(splitter, "SCALAR_WALK_NIBBLES", walk_below)
+        assert rdna.split(data, f, None).pos.tolist() == ref
+
+
 def test_truncated_stream_reports_offset():
     data = _tiny("gfx1100")
     cut = data[:40]

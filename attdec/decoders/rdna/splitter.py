@@ -20,8 +20,8 @@ NIBBLE_PAD = 16  # nibble_bytes past the blob: a field read 8 nibbles into a 64-
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
 # Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
 # and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
-# (about 128 nibbles for a 40 kB blob, 1024 for 2 MB).
-CHAIN_CHUNK_SCALE = 0.2
+# (about 180 nibbles for a 40 kB blob, 1250 for 2 MB).
+CHAIN_CHUNK_SCALE = 0.4
 CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 # below this many nibbles a Python loop over the tokens (runs of NOPs skipped) beats the lock-steps' fixed costs
@@ -65,13 +65,20 @@ class Lookup:
                 self.delta_lo[low], self.delta_mask[low] = d.lo, d.mask
             elif d is not None:
                 self.delta8[low] = d.get(low) + p.delta_bias
-        # the chain walk's step; 0 = gfx12 WAVE_START_EXT, whose length depends on what follows
-        self.walk_len = self.nibbles.copy()
+        # the chain walk marks a token start with its low 8 bits, and only a NOP's low nibble is 0
+        if (self.type[::16] != T["NOP"]).any() or (self.nibbles[::16] != 1).any():
+            raise ValueError(f"{fmt.name}: a token other than a 1-nibble NOP has low nibble 0 (the walk needs it)")
+        # The chain walk's step; 0 = gfx12 WAVE_START_EXT, whose length depends on what follows. A NOP's low
+        # 8 bits hold the next token's low nibble: where every id with that low nibble has one length, the
+        # walk steps over both at once (a quarter of a big blob's steps are NOPs) and the NOP's mark stands
+        # for the token after it (`token_starts`); two NOPs are one step.
+        length = self.nibbles.copy()
         if fmt.ext_bytes:
-            self.walk_len[self.type == T["WAVE_START_EXT"]] = 0
-        # the chain walk marks a token start with its low 8 bits, and `mark & 15` finds the tokens but NOPs
-        if (self.type[::16] != T["NOP"]).any():
-            raise ValueError(f"{fmt.name}: a token other than NOP has low nibble 0 (the walk's marks need it)")
+            length[self.type == T["WAVE_START_EXT"]] = 0
+        by_low = length.reshape(16, 16)  # [high nibble, low nibble]
+        known = (by_low == by_low[0]).all(axis=0) & (by_low[0] > 0)
+        self.walk = length.copy()
+        self.walk[::16] = np.where(known, 1 + by_low[0], 1)
 
 
 @cache
@@ -196,10 +203,9 @@ def _ext_end(low, nn: int, p: int) -> int:
     return min(q, nn)
 
 
-def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
-    """Per nibble (uint8): the low 8 bits at every token start the walk visits, else 0. Only a NOP's low
-    nibble is 0, so `mark & 15` finds the other tokens (and a NOP followed by a NOP reads as not visited:
-    at worst a chunk is re-walked for it).
+def chain_marks(low8: np.ndarray, nn: int, walk: np.ndarray) -> np.ndarray:
+    """Per nibble (uint8): the low 8 bits at every position the walk visits, else 0 (`token_starts` reads
+    them). Two NOPs read as not visited: at worst a chunk is re-walked for them.
 
     Walking a big blob one token at a time in Python would be the splitter's main cost, so the walk runs
     in parallel (a blob of at most SCALAR_WALK_NIBBLES is walked one token at a time): every chunk's chain
@@ -209,20 +215,20 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
     on two chains are identical. So if the true chain enters chunk k at a marked position, chunk k's marks
     from there on are right and only the marks before it are cleared; the rare chunk whose own chain
     synchronises later than that is re-walked one token at a time from the true entry. `low8` is the
-    blob's `nibble_bytes`; `walk_len` gives the token length in nibbles by low 8 bits, 0 for a
+    blob's `nibble_bytes`; `walk` gives the step in nibbles by low 8 bits (`Lookup.walk`), 0 for a
     variable-length token (stepped by `_ext_end`).
     """
     if 0 < nn <= SCALAR_WALK_NIBBLES:  # a few thousand tokens: one at a time is quicker than the lock-steps
         # every step of 0 leaves the hot loop: two zero nibbles (a run of NOPs, half the tokens of a small
         # blob, skipped at once), a variable-length token, the zeros past the end; the marks go straight
         # into a bytearray
-        low, walk = low8[:nn].tobytes() + bytes(int(walk_len.max())), walk_len.tolist()
-        walk[0] = 0
+        low, step_of = low8[:nn].tobytes() + bytes(int(walk.max())), walk.tolist()
+        step_of[0] = 0
         marks = bytearray(len(low))
         p = 0
         while True:
             v = low[p]
-            step = walk[v]
+            step = step_of[v]
             if step:
                 marks[p] = v
                 p += step
@@ -242,29 +248,35 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
     nch = -(-nn // chunk)
     starts = np.arange(nch, dtype=np.int64) * chunk
     ends = np.minimum(starts + chunk, nn)
-    variable = not walk_len.all()
-    walk = walk_len.tolist()
+    step_of = walk.tolist()
+    # the lock-steps' step: a variable-length token (0 in `walk`) sends its chain past every stop, so that
+    # the stop check every step makes anyway finds it; it is then stepped by `_ext_end`
+    past = 1 << 62
+    jump = np.where(walk == 0, past, walk)
 
     def follow(c: np.ndarray, stop: np.ndarray, marking: bool) -> np.ndarray:
         """Walk every chain in lock-step until it reaches its `stop`; returns where each got to."""
         out = np.empty_like(c)
-        ids = np.arange(len(c))
+        # the walking chains' positions, stops and indices in one array: one compress drops the done chains
+        state = np.stack((c, stop, np.arange(len(c))))
+        c, stop = state[0], state[1]
         while True:
             done = c >= stop
             if np.count_nonzero(done):  # (cheaper than .any() on the short arrays of a small blob)
-                out[ids.compress(done)] = c.compress(done)
-                keep = ~done
-                c, stop, ids = c.compress(keep), stop.compress(keep), ids.compress(keep)
+                gone = state.compress(done, axis=1)
+                if gone[0].max() >= past:
+                    for j in (c >= past).nonzero()[0].tolist():
+                        c[j] = _ext_end(low8, nn, int(c[j] - past))
+                    continue
+                out[gone[2]] = gone[0]
+                state = state.compress(~done, axis=1)
+                c, stop = state[0], state[1]
                 if not len(c):
                     return out
             v = low8.take(c)
             if marking:
                 mark[c] = v
-            step = walk_len.take(v)
-            if variable and np.count_nonzero(step) < len(step):
-                for j in (step == 0).nonzero()[0].tolist():
-                    step[j] = _ext_end(low8, nn, int(c[j])) - c[j]
-            c = c + step
+            c += jump.take(v)
 
     # warm-up: each chain starts CHAIN_WARMUP nibbles before its chunk, unmarked, so that it is usually in
     # step with the true chain by the time it enters the chunk
@@ -295,7 +307,7 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
                 x = x + int(nz[0]) if len(nz) else end
                 continue
             walked.append((x, v))
-            x = x + step if (step := walk[v]) else _ext_end(low8, nn, x)
+            x = x + step if (step := step_of[v]) else _ext_end(low8, nn, x)
         meet = min(x, end)
         mark[int(starts[k]) : meet] = 0
         for q, v in walked:
@@ -314,6 +326,18 @@ def chain_marks(low8: np.ndarray, nn: int, walk_len: np.ndarray) -> np.ndarray:
         first = np.cumsum(late) - late
         mark[np.repeat(starts - first, late) + np.arange(n_late)] = 0
     return mark[:nn]
+
+
+def token_starts(mark: np.ndarray) -> np.ndarray:
+    """Per nibble (bool, in place of `chain_marks`' marks): a token but a NOP starts there. A mark with a
+    nonzero low nibble is a token; one with low nibble 0 is a NOP, and its high nibble, the next token's
+    low nibble, is nonzero: a token starts at the next nibble (the walk may have stepped over it)."""
+    after_nop = mark > 15
+    np.bitwise_and(mark, 15, out=mark)
+    start = np.not_equal(mark, 0, out=mark.view(bool))
+    np.greater(after_nop, start, out=after_nop)  # (bool: high nibble and not low)
+    start[1:] |= after_nop[:-1]
+    return start
 
 
 def windows(buf: np.ndarray, nib_pos: np.ndarray) -> np.ndarray:
@@ -377,12 +401,9 @@ def split(
     lk = lookup(fmt)
     ts_packet = fmt.table["TIMESTAMP"]
     at_nibble = nibble_bytes(buf, nn)
-    mark = chain_marks(at_nibble, nn, lk.walk_len)
-    # token starts without the NOPs (in place: the marks are not read again; nonzero on a bool is quick)
-    np.bitwise_and(mark, 15, out=mark)
-    is_start = np.not_equal(mark, 0, out=mark.view(bool))
-    pos = is_start.nonzero()[0]
-    del mark, is_start
+    mark = chain_marks(at_nibble, nn, lk.walk)
+    pos = token_starts(mark).nonzero()[0]  # (nonzero on a bool is quick)
+    del mark
     # (take: several times faster than [] for a gather). `time` holds the class and delta, then the deltas,
     # then their sum: each fresh array of a big blob costs its pages (~2 ms per 10 MB), so one array is
     # reused (a take that clips reads its indices in place)
