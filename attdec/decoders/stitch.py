@@ -366,6 +366,11 @@ def note_waves(
         )
 
 
+def _category_bytes(insts: np.ndarray, categories) -> bytes:
+    """The records' categories, a byte each (`PcWalker.stitch`'s memo key)."""
+    return insts["category"].tobytes() if categories is None else categories.tobytes()
+
+
 def _last_pc(pcs: list[int], walked: int) -> int:
     """PC of the last record before `walked` that got one (CONTEXT records get none)."""
     return next((pc for pc in reversed(pcs[:walked]) if pc), 0)
@@ -464,8 +469,18 @@ class PcWalker:
         return _common_kind(text, rules)
 
     def stitch(
-        self, insts: np.ndarray, pc_infos, timeline, begin: int, *, exclude_barrier_wait: bool = False, end: int = 0
+        self,
+        insts: np.ndarray,
+        pc_infos,
+        timeline,
+        begin: int,
+        *,
+        exclude_barrier_wait: bool = False,
+        end: int = 0,
+        categories=None,
     ) -> tuple[np.ndarray, list, Walk]:
+        """`categories`: the records' categories as one-byte integers in an aligned buffer, when the caller
+        has them (the memo key is their bytes: no pass over the packed records)."""
         raise NotImplementedError
 
     def _known(self, cats, pcs, pc_infos, i, pii, nxt):
@@ -539,12 +554,12 @@ class Gfx9Walker(PcWalker):
             return LineKind.GFX9_BARRIER
         return kind
 
-    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
+    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0, categories=None):
         """`end`: the wave's end time so far (the v_mfma_scale widening looks at it)."""
-        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)))
+        key = (_category_bytes(insts, categories), tuple(map(tuple, pc_infos)))
         hit = self.memo.get(key)
         if hit is None:
-            cats = insts["category"].tolist()
+            cats = list(key[0])
             ops: list[tuple[int, int]] = []
             pcs = [0] * len(cats)
             walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
@@ -629,9 +644,9 @@ class Gfx11Walker(PcWalker):
     # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave; a walk that touched
     # barrier-wait lines: (..., excluded lines, matched lines before) -> (pcs, Walk, excluded, matched after)
 
-    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
+    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0, categories=None):
         """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
-        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
+        key = (_category_bytes(insts, categories), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
         hit = self.wave_memo.get(key)
         line_key = None
         if hit is None and exclude_barrier_wait:
@@ -644,7 +659,7 @@ class Gfx11Walker(PcWalker):
             if after:
                 self.excluded, self.parsed = set(after[0]), set(after[1])
         else:
-            cats = insts["category"].tolist()
+            cats = list(key[0])
             pcs = [0] * len(cats)
             walk = self._walk(cats, pcs, pc_infos, exclude_barrier_wait)
             walk.last_pc = _last_pc(pcs, walk.walked)

@@ -192,8 +192,10 @@ def decode_vectorised(
         begin = i64([wv.begin for wv in ws_waves])
         recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
         for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
-            wv.insts = recs[a:b]
+            wv.insts = recs.insts[a:b]
             wv.timeline, wv.end, wv.complete = tl, e_, c_
+            if emit is None:  # (a windowed decode keeps no view of the window's arrays)
+                wv.categories = recs.category[a:b]
         _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
     if emit is not None:
         for wv in emitted:
@@ -201,10 +203,12 @@ def decode_vectorised(
         return res
     stitched: list = []
     waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, stitched) for wv in emitted]
+    # the model's records are plausible by construction (`timing.compute`), unless a walk inserted some
+    plausible = all(w.insts is wv.insts for w, wv in zip(waves, emitted))
     note_waves(res, stitched)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [wv.complete for wv in emitted]) if rules.end_time_order else waves
-    drop_implausible(res)
+    drop_implausible(res, plausible)
     return res
 
 

@@ -81,6 +81,20 @@ def pack_info(kind, category, cycles, events, inst: bool = False):
     )
 
 
+class Records:
+    """Every traced wave's records: the packed INST_DTYPE array, and its category column as an aligned
+    array too (the PC walk's memo key reads that, not another pass over the packed records)."""
+
+    __slots__ = ("category", "insts")
+
+    def __init__(self, insts: np.ndarray, category: np.ndarray) -> None:
+        self.insts, self.category = insts, category
+
+    @staticmethod
+    def none() -> Records:
+        return Records(np.zeros(0, INST_DTYPE), np.zeros(0, np.uint8))
+
+
 END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
 RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
 END_TAIL = 16  # compute: a wave's last events where its last INST is looked for first
@@ -121,15 +135,21 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
 
     `ev`: the blob's events (`Events`), the target WAVE_ENDs of running waves among them (END events);
     `times`: every token's time; ws_*: target WAVE_START token indices and slots, in stream order, and
-    `begin` their times. Returns (records, (start, stop), timelines, end, complete) per wave of ws_k: one
-    INST_DTYPE array with every wave's records (wave x's are records[start[x]:stop[x]], time/category/
-    duration/stall filled, pc 0, line -1), per-wave timelines and end times, and whether each wave ended.
+    `begin` their times. Returns (records, (start, stop), timelines, end, complete) per wave of ws_k: every
+    wave's records (`Records`; wave x's are rows start[x]:stop[x], time/category/duration/stall filled, pc
+    0, line -1), per-wave timelines and end times, and whether each wave ended.
+
+    The records are plausible by construction (`common.implausible` finds none: the decoder skips it):
+    token times never go back, a record starts at or after its wave's begin and the record before it (an
+    issue at its token or at the wave's latest state change, an immediate or MESSAGE at the previous
+    record's end or its token), durations are cycles (never negative) plus a stall, and no event follows
+    a wave's end (refused below).
     """
     nw = len(ws_k)
     end = np.zeros(nw, np.int64)
     complete = np.zeros(nw, bool)
     if not nw:
-        return np.zeros(0, INST_DTYPE), (np.zeros(0, np.intp), np.zeros(0, np.intp)), [], end, complete
+        return Records.none(), (np.zeros(0, np.intp), np.zeros(0, np.intp)), [], end, complete
     k, w, waves = _by_slot(ev, ws_k, ws_slot)
     begin = begin.take(waves)  # from here on, wave x is ws_k[waves[x]]
     # (take: several times faster than [] for a gather)
@@ -168,7 +188,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     n = len(w)
     if not n:
         none = [Timeline(*_none()) for _ in range(nw)]
-        return _in_order(waves, np.zeros(0, INST_DTYPE), np.zeros(nw + 1, np.intp), none, end, complete)
+        return _in_order(waves, Records.none(), np.zeros(nw + 1, np.intp), none, end, complete)
 
     # --- L: the latest earlier state-change time of the wave (or its begin), per event ---------------------
     # an immediate's last state change is at T + 1, every other event's at T; with T sorted per wave, the
@@ -280,6 +300,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     r = rec.nonzero()[0]
     del rec
     recs = np.empty(len(r), INST_DTYPE)
+    category = np.empty(len(r), np.uint8)  # (also kept aligned: see Records)
     # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
     # whole array would be one more pass over memory; every field is copied in from an aligned array (a
     # ufunc or a scalar that writes into a packed field is slower than a copy)
@@ -288,7 +309,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
         x, rb = recs[a : a + RECORD_BLOCK].view(view), r[a : a + RECORD_BLOCK]
         sb, ib = s.take(rb), info.take(rb)
         x["time"] = T.take(rb) - sb
-        x["category"] = ((ib >> CAT_SHIFT) & 15).astype(np.uint8)
+        x["category"] = np.bitwise_and(ib >> CAT_SHIFT, 15, out=category[a : a + RECORD_BLOCK], casting="unsafe")
         x["duration"] = (ib >> CYCLES_SHIFT) + sb
         x["stall"] = sb
         x["pc_line"] = pc_line[: len(x)]
@@ -297,7 +318,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
 
     complete[ended] = True
     end[ended] = ended_at
-    return _in_order(waves, recs, bounds, timelines, end, complete)
+    return _in_order(waves, Records(recs, category), bounds, timelines, end, complete)
 
 
 @cache

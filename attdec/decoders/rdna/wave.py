@@ -41,6 +41,7 @@ class TracedWave:
         "barrier",
         "begin",
         "cat",
+        "categories",
         "complete",
         "contexts",
         "cu",
@@ -71,6 +72,7 @@ class TracedWave:
         self.complete = self.trapped = self.barrier = False
         self.contexts = 0
         self.insts: np.ndarray | None = None  # the vectorised pass's records (a slice of the blob's array)
+        self.categories: np.ndarray | None = None  # and their categories, aligned (the walk's memo key)
 
     def set_state(self, new: int, time: int) -> None:
         if time > self.last:
@@ -276,9 +278,11 @@ def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
 def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool, stitched: list) -> Wave:
     """A finished wave as a model Wave, its records stitched to PCs when there is code; (wave, ended,
     trapping, walk, entry pc) goes to `stitched` (`stitch.note_waves`)."""
+    cats: np.ndarray | array | None  # the records' categories in an aligned buffer (the walk's memo key)
     if wv.insts is not None:
-        insts, timeline = wv.insts, wv.timeline
+        insts, timeline, cats = wv.insts, wv.timeline, wv.categories
     else:
+        cats = wv.cat
         n = len(wv.t)
         insts = np.zeros(n, INST_DTYPE)
         insts["line"] = -1
@@ -291,7 +295,7 @@ def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool,
     walk = None
     if walker is not None and len(insts):
         insts, timeline, walk = walker.stitch(
-            insts, wv.pc_infos, timeline, wv.begin, exclude_barrier_wait=exclude_barrier_wait
+            insts, wv.pc_infos, timeline, wv.begin, exclude_barrier_wait=exclude_barrier_wait, categories=cats
         )
     end = wv.end
     if not wv.complete and len(insts):
