@@ -366,11 +366,6 @@ def note_waves(
         )
 
 
-def _category_bytes(insts: np.ndarray, categories) -> bytes:
-    """The records' categories, a byte each (`PcWalker.stitch`'s memo key)."""
-    return insts["category"].tobytes() if categories is None else categories.tobytes()
-
-
 def _last_pc(pcs: list[int], walked: int) -> int:
     """PC of the last record before `walked` that got one (CONTEXT records get none)."""
     return next((pc for pc in reversed(pcs[:walked]) if pc), 0)
@@ -469,18 +464,17 @@ class PcWalker:
         return _common_kind(text, rules)
 
     def stitch(
-        self,
-        insts: np.ndarray,
-        pc_infos,
-        timeline,
-        begin: int,
-        *,
-        exclude_barrier_wait: bool = False,
-        end: int = 0,
-        categories=None,
+        self, insts: np.ndarray, pc_infos, timeline, begin: int, *, exclude_barrier_wait: bool = False, end: int = 0
     ) -> tuple[np.ndarray, list, Walk]:
-        """`categories`: the records' categories as one-byte integers in an aligned buffer, when the caller
-        has them (the memo key is their bytes: no pass over the packed records)."""
+        raise NotImplementedError
+
+    def walk_pcs(self, categories: bytes, pc_infos, exclude_barrier_wait: bool = False) -> tuple[np.ndarray, Walk]:
+        """RDNA: `stitch`'s walk without the records (Gfx11Walker)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def apply(insts: np.ndarray, walk: Walk, timeline, begin: int) -> tuple[np.ndarray, list]:
+        """RDNA: `stitch`'s timing changes after `walk_pcs` (Gfx11Walker)."""
         raise NotImplementedError
 
     def _known(self, cats, pcs, pc_infos, i, pii, nxt):
@@ -554,12 +548,12 @@ class Gfx9Walker(PcWalker):
             return LineKind.GFX9_BARRIER
         return kind
 
-    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0, categories=None):
+    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
         """`end`: the wave's end time so far (the v_mfma_scale widening looks at it)."""
-        key = (_category_bytes(insts, categories), tuple(map(tuple, pc_infos)))
+        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)))
         hit = self.memo.get(key)
         if hit is None:
-            cats = list(key[0])
+            cats = insts["category"].tolist()
             ops: list[tuple[int, int]] = []
             pcs = [0] * len(cats)
             walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
@@ -644,9 +638,18 @@ class Gfx11Walker(PcWalker):
     # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave; a walk that touched
     # barrier-wait lines: (..., excluded lines, matched lines before) -> (pcs, Walk, excluded, matched after)
 
-    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0, categories=None):
+    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
         """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
-        key = (_category_bytes(insts, categories), tuple(map(tuple, pc_infos)), exclude_barrier_wait)
+        pcs, walk = self.walk_pcs(insts["category"].tobytes(), pc_infos, exclude_barrier_wait)
+        insts["pc"] = pcs
+        insts, timeline = self.apply(insts, walk, timeline, begin)
+        return insts, timeline, walk
+
+    def walk_pcs(self, categories: bytes, pc_infos, exclude_barrier_wait: bool = False) -> tuple[np.ndarray, Walk]:
+        """`stitch`'s walk alone, from the records' categories (a byte each): the records' PCs (read only: a
+        memo's) and the Walk; `apply` then makes its timing changes. For a caller that writes the records
+        after the walk, PCs and all (writing the pc field afterwards is one more pass over them)."""
+        key = (categories, tuple(map(tuple, pc_infos)), exclude_barrier_wait)
         hit = self.wave_memo.get(key)
         line_key = None
         if hit is None and exclude_barrier_wait:
@@ -655,28 +658,33 @@ class Gfx11Walker(PcWalker):
             hit = self.wave_memo.get(line_key)
         if hit is not None:
             pcs_a, walk, *after = hit
-            insts["pc"] = pcs_a
             if after:
                 self.excluded, self.parsed = set(after[0]), set(after[1])
-        else:
-            cats = list(key[0])
-            pcs = [0] * len(cats)
-            walk = self._walk(cats, pcs, pc_infos, exclude_barrier_wait)
-            walk.last_pc = _last_pc(pcs, walk.walked)
-            insts["pc"] = np.array(pcs, np.uint64)
-            if walk.cacheable and not walk.barriers:
-                self.wave_memo[key] = (insts["pc"].copy(), walk)
-                self.state.grow(len(cats))
-            elif line_key is not None:
-                after = (frozenset(self.excluded), frozenset(self.parsed))
-                self.wave_memo[line_key] = (insts["pc"].copy(), walk, *after)
-                self.state.grow(len(cats) + len(after[1]))
+            return pcs_a, walk
+        cats = list(categories)
+        pcs = [0] * len(cats)
+        walk = self._walk(cats, pcs, pc_infos, exclude_barrier_wait)
+        walk.last_pc = _last_pc(pcs, walk.walked)
+        pcs_a = np.array(pcs, np.uint64)
+        if walk.cacheable and not walk.barriers:
+            self.wave_memo[key] = (pcs_a, walk)
+            self.state.grow(len(cats))
+        elif line_key is not None:
+            after = (frozenset(self.excluded), frozenset(self.parsed))
+            self.wave_memo[line_key] = (pcs_a, walk, *after)
+            self.state.grow(len(cats) + len(after[1]))
+        return pcs_a, walk
+
+    @staticmethod
+    def apply(insts, walk: Walk, timeline, begin: int):
+        """A walk's changes to the records' timing (v_mov_b64 widening, gfx12 barrier waits): (records,
+        timeline)."""
         if walk.widened:
             w = np.array(walk.widened, np.int64)
             insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
         if walk.barriers:
             insts, timeline = _insert_barrier_waits(insts, timeline, walk.barriers, begin)
-        return insts, timeline, walk
+        return insts, timeline
 
     def _walk(self, cats, pcs, pc_infos, excl_bw) -> Walk:
         get = self.view.get

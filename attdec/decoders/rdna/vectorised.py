@@ -191,12 +191,25 @@ def decode_vectorised(
 
         begin = i64([wv.begin for wv in ws_waves])
         recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
-        for wv, a, b, tl, e_, c_ in zip(ws_waves, lo.tolist(), hi.tolist(), timelines, end.tolist(), complete.tolist()):
-            wv.insts = recs.insts[a:b]
+        for wv, tl, e_, c_ in zip(ws_waves, timelines, end.tolist(), complete.tolist()):
             wv.timeline, wv.end, wv.complete = tl, e_, c_
-            if emit is None:  # (a windowed decode keeps no view of the window's arrays)
-                wv.categories = recs.category[a:b]
         _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
+        bounds = list(zip(lo.tolist(), hi.tolist()))
+        pc = None
+        if (
+            walk is not None and emit is None
+        ):  # the PC walk first, in stitch order: the records are written with their pcs
+            at = {id(wv): x for x, wv in enumerate(ws_waves)}
+            pc = np.empty(len(recs.category), np.uint64)  # (every record is a wave's)
+            for wv in emitted:
+                a, b = bounds[at[id(wv)]]
+                if a < b:
+                    pc[a:b], wv.walk = walk.walk_pcs(
+                        recs.category[a:b].tobytes(), wv.pc_infos, hdr.exclude_barrier_wait
+                    )
+        records = recs.write(pc)
+        for wv, (a, b) in zip(ws_waves, bounds):
+            wv.insts = records[a:b]
     if emit is not None:
         for wv in emitted:
             emit(wv, hdr.exclude_barrier_wait)

@@ -82,17 +82,42 @@ def pack_info(kind, category, cycles, events, inst: bool = False):
 
 
 class Records:
-    """Every traced wave's records: the packed INST_DTYPE array, and its category column as an aligned
-    array too (the PC walk's memo key reads that, not another pass over the packed records)."""
+    """Every traced wave's records, made in two steps: their categories first (aligned, a byte each: the
+    PC walk reads them), then the packed INST_DTYPE array with the PCs the walk found (`write`; pcs
+    written into packed records afterwards would be one more pass over them)."""
 
-    __slots__ = ("category", "insts")
+    __slots__ = ("_columns", "category")
 
-    def __init__(self, insts: np.ndarray, category: np.ndarray) -> None:
-        self.insts, self.category = insts, category
+    def __init__(self, category: np.ndarray, columns: tuple | None = None) -> None:
+        self.category = category
+        # (the records, allocated by compute among its other arrays: one allocated here came out colder, 4 ms
+        # slower to write on a big blob; their event indices, T, stall, their info, the MESSAGEs' event indices)
+        self._columns = columns
 
-    @staticmethod
-    def none() -> Records:
-        return Records(np.zeros(0, INST_DTYPE), np.zeros(0, np.uint8))
+    def write(self, pc: np.ndarray | None = None) -> np.ndarray:
+        """The records (pc: per record, or 0; line -1); once."""
+        if self._columns is None:
+            return np.zeros(0, INST_DTYPE)
+        recs, r, T, s, ir, messages = self._columns
+        self._columns = None
+        # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
+        # whole array would be one more pass over memory; every field is copied in from an aligned array (a
+        # ufunc or a scalar that writes into a packed field is slower than a copy)
+        view, pc_line = _record_view()
+        if pc is not None:
+            pc_line = pc_line[: len(r)].copy()
+        for a in range(0, len(r), RECORD_BLOCK):
+            x, rb, ib = recs[a : a + RECORD_BLOCK].view(view), r[a : a + RECORD_BLOCK], ir[a : a + RECORD_BLOCK]
+            sb = s.take(rb)
+            x["time"] = T.take(rb) - sb
+            x["category"] = self.category[a : a + RECORD_BLOCK]
+            x["duration"] = (ib >> CYCLES_SHIFT) + sb
+            x["stall"] = sb
+            if pc is not None:
+                pc_line["pc"][: len(x)] = pc[a : a + RECORD_BLOCK]
+            x["pc_line"] = pc_line[: len(x)].view("V16")
+        recs["stall"][np.searchsorted(r, messages)] = 0  # a MESSAGE has no stall
+        return recs
 
 
 END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
@@ -136,8 +161,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     `ev`: the blob's events (`Events`), the target WAVE_ENDs of running waves among them (END events);
     `times`: every token's time; ws_*: target WAVE_START token indices and slots, in stream order, and
     `begin` their times. Returns (records, (start, stop), timelines, end, complete) per wave of ws_k: every
-    wave's records (`Records`; wave x's are rows start[x]:stop[x], time/category/duration/stall filled, pc
-    0, line -1), per-wave timelines and end times, and whether each wave ended.
+    wave's records (`Records`; wave x's are rows start[x]:stop[x]), per-wave timelines and end times, and
+    whether each wave ended.
 
     The records are plausible by construction (`common.implausible` finds none: the decoder skips it):
     token times never go back, a record starts at or after its wave's begin and the record before it (an
@@ -149,7 +174,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     end = np.zeros(nw, np.int64)
     complete = np.zeros(nw, bool)
     if not nw:
-        return Records.none(), (np.zeros(0, np.intp), np.zeros(0, np.intp)), [], end, complete
+        return Records(np.zeros(0, np.uint8)), (np.zeros(0, np.intp), np.zeros(0, np.intp)), [], end, complete
     k, w, waves = _by_slot(ev, ws_k, ws_slot)
     begin = begin.take(waves)  # from here on, wave x is ws_k[waves[x]]
     # (take: several times faster than [] for a gather)
@@ -188,7 +213,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     n = len(w)
     if not n:
         none = [Timeline(*_none()) for _ in range(nw)]
-        return _in_order(waves, Records.none(), np.zeros(nw + 1, np.intp), none, end, complete)
+        return _in_order(waves, Records(np.zeros(0, np.uint8)), np.zeros(nw + 1, np.intp), none, end, complete)
 
     # --- L: the latest earlier state-change time of the wave (or its begin), per event ---------------------
     # an immediate's last state change is at T + 1, every other event's at T; with T sorted per wave, the
@@ -299,32 +324,28 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     rec[at_end.compress(~msg)] = False
     r = rec.nonzero()[0]
     del rec
-    recs = np.empty(len(r), INST_DTYPE)
-    category = np.empty(len(r), np.uint8)  # (also kept aligned: see Records)
-    # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
-    # whole array would be one more pass over memory; every field is copied in from an aligned array (a
-    # ufunc or a scalar that writes into a packed field is slower than a copy)
-    view, pc_line = _record_view()
+    ir = info.take(r)
+    category = np.empty(len(r), np.uint8)
     for a in range(0, len(r), RECORD_BLOCK):
-        x, rb = recs[a : a + RECORD_BLOCK].view(view), r[a : a + RECORD_BLOCK]
-        sb, ib = s.take(rb), info.take(rb)
-        x["time"] = T.take(rb) - sb
-        x["category"] = np.bitwise_and(ib >> CAT_SHIFT, 15, out=category[a : a + RECORD_BLOCK], casting="unsafe")
-        x["duration"] = (ib >> CYCLES_SHIFT) + sb
-        x["stall"] = sb
-        x["pc_line"] = pc_line[: len(x)]
-    recs["stall"][np.searchsorted(r, messages)] = 0  # a MESSAGE has no stall
+        np.bitwise_and(ir[a : a + RECORD_BLOCK] >> CAT_SHIFT, 15, out=category[a : a + RECORD_BLOCK], casting="unsafe")
     bounds = np.searchsorted(r, wb)
 
     complete[ended] = True
     end[ended] = ended_at
-    return _in_order(waves, Records(recs, category), bounds, timelines, end, complete)
+    return _in_order(
+        waves,
+        Records(category, (np.empty(len(r), INST_DTYPE), r, T, s, ir, messages)),
+        bounds,
+        timelines,
+        end,
+        complete,
+    )
 
 
 @cache
 def _record_view() -> tuple[np.dtype, np.ndarray]:
     """INST_DTYPE with its adjacent pc and line as one 16-byte field, and RECORD_BLOCK of them (pc 0, line
-    -1): one copy writes both (each field written is a pass over the packed records)."""
+    -1; read only): one copy writes both (each field written is a pass over the packed records)."""
     f = INST_DTYPE.fields
     assert f is not None and f["line"][1] == f["pc"][1] + 8
     names = ["time", "category", "stall", "duration"]
@@ -338,7 +359,8 @@ def _record_view() -> tuple[np.dtype, np.ndarray]:
     )
     pc_line = np.zeros(RECORD_BLOCK, [("pc", f["pc"][0]), ("line", f["line"][0])])
     pc_line["line"] = -1
-    return view, pc_line.view("V16")
+    pc_line.flags.writeable = False
+    return view, pc_line
 
 
 def _gap(at, T, info, w, ready):

@@ -12,7 +12,7 @@ import numpy as np
 from attdec.decoders.common import BlobResult
 from attdec.decoders.rdna.packets import VERSION_GENERATION, Header, RdnaFormat, T
 from attdec.decoders.rdna.splitter import Tokens
-from attdec.decoders.stitch import PcWalker
+from attdec.decoders.stitch import PcWalker, Walk
 from attdec.decoders.userdata import USERDATA_2, RocProtocol
 from attdec.errors import ArchError
 from attdec.model import (
@@ -41,7 +41,6 @@ class TracedWave:
         "barrier",
         "begin",
         "cat",
-        "categories",
         "complete",
         "contexts",
         "cu",
@@ -57,6 +56,7 @@ class TracedWave:
         "t",
         "timeline",
         "trapped",
+        "walk",
         "wid",
     )
 
@@ -72,7 +72,7 @@ class TracedWave:
         self.complete = self.trapped = self.barrier = False
         self.contexts = 0
         self.insts: np.ndarray | None = None  # the vectorised pass's records (a slice of the blob's array)
-        self.categories: np.ndarray | None = None  # and their categories, aligned (the walk's memo key)
+        self.walk: Walk | None = None  # the vectorised pass's PC walk, when it came before the records (pcs in)
 
     def set_state(self, new: int, time: int) -> None:
         if time > self.last:
@@ -278,11 +278,9 @@ def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
 def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool, stitched: list) -> Wave:
     """A finished wave as a model Wave, its records stitched to PCs when there is code; (wave, ended,
     trapping, walk, entry pc) goes to `stitched` (`stitch.note_waves`)."""
-    cats: np.ndarray | array | None  # the records' categories in an aligned buffer (the walk's memo key)
     if wv.insts is not None:
-        insts, timeline, cats = wv.insts, wv.timeline, wv.categories
+        insts, timeline = wv.insts, wv.timeline
     else:
-        cats = wv.cat
         n = len(wv.t)
         insts = np.zeros(n, INST_DTYPE)
         insts["line"] = -1
@@ -292,10 +290,12 @@ def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool,
             insts["duration"] = np.frombuffer(wv.dur, np.int64)
             insts["stall"] = np.frombuffer(wv.stall, np.int64)
         timeline = [(s, d) for s, d in wv.timeline]
-    walk = None
-    if walker is not None and len(insts):
+    walk = wv.walk
+    if walk is not None and walker is not None:
+        insts, timeline = walker.apply(insts, walk, timeline, wv.begin)
+    elif walker is not None and len(insts):
         insts, timeline, walk = walker.stitch(
-            insts, wv.pc_infos, timeline, wv.begin, exclude_barrier_wait=exclude_barrier_wait, categories=cats
+            insts, wv.pc_infos, timeline, wv.begin, exclude_barrier_wait=exclude_barrier_wait
         )
     end = wv.end
     if not wv.complete and len(insts):
