@@ -328,6 +328,8 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     One search for both registers and every (me, pipe): the writes sorted by (register, key, position),
     each lifecycle token looked up with its own (register, key, position)."""
     ws_p, reg_p = table["WAVE_START"], table["REG"]
+    starts = is_ws.nonzero()[0]  # (the ends have none)
+    life, lw = life.take(starts), lw.take(starts)
     key = ((ws_p["me"].column(lw) << u64(2)) | ws_p["pipe"].column(lw)).astype(np.int64)
     reg, rw = _pgm_writes(tk, reg_p)
     rkey = (((reg_p["me"].column(rw) & u64(1)) << u64(2)) | reg_p["pipe"].column(rw)).astype(np.int64)
@@ -342,8 +344,8 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     found = (j >= 0) & ((at.take(jc) >> POS_BITS) == want) if len(at) else np.zeros(len(want), bool)
     val = np.where(found, rdata.take(jc), u64(0)) if len(at) else np.zeros(len(want), np.uint64)
     n = len(life)
-    pc = entry_pc(val[:n], val[n:])
-    pc[~is_ws] = 0
+    pc = np.zeros(len(is_ws), np.uint64)
+    pc[starts] = entry_pc(val[:n], val[n:])
     return pc
 
 

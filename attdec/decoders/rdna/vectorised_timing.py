@@ -72,6 +72,7 @@ INST_BIT, CAT_SHIFT, EVENTS_SHIFT, CYCLES_SHIFT = 3, 4, 8, 16
 KIND_MASK = (1 << INST_BIT) - 1  # info & KIND_MASK: the Event
 EVENTS_MASK = 31 << EVENTS_SHIFT  # info & EVENTS_MASK: 0 for a token without events
 assert max(Event) <= KIND_MASK
+assert CAT_SHIFT + 4 == 8  # the Category is the low byte's top 4 bits (compute reads it there)
 
 
 def pack_info(kind, category, cycles, events, inst: bool = False):
@@ -91,14 +92,14 @@ class Records:
     def __init__(self, category: np.ndarray, columns: tuple | None = None) -> None:
         self.category = category
         # (the records, allocated by compute among its other arrays: one allocated here came out colder, 4 ms
-        # slower to write on a big blob; their event indices, T, stall, their info, the MESSAGEs' event indices)
+        # slower to write on a big blob; their event indices, and per event T, stall, info; the MESSAGEs' events)
         self._columns = columns
 
     def write(self, pc: np.ndarray | None = None) -> np.ndarray:
         """The records (pc: per record, or 0; line -1); once."""
         if self._columns is None:
             return np.zeros(0, INST_DTYPE)
-        recs, r, T, s, ir, messages = self._columns
+        recs, r, T, s, info, messages = self._columns
         self._columns = None
         # in blocks that stay in cache: the records are packed (41 bytes), and each field written over the
         # whole array would be one more pass over memory; every field is copied in from an aligned array (a
@@ -107,8 +108,8 @@ class Records:
         if pc is not None:
             pc_line = pc_line[: len(r)].copy()
         for a in range(0, len(r), RECORD_BLOCK):
-            x, rb, ib = recs[a : a + RECORD_BLOCK].view(view), r[a : a + RECORD_BLOCK], ir[a : a + RECORD_BLOCK]
-            sb = s.take(rb)
+            x, rb = recs[a : a + RECORD_BLOCK].view(view), r[a : a + RECORD_BLOCK]
+            sb, ib = s.take(rb), info.take(rb)
             x["time"] = T.take(rb) - sb
             x["category"] = self.category[a : a + RECORD_BLOCK]
             x["duration"] = (ib >> CYCLES_SHIFT) + sb
@@ -179,7 +180,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     begin = begin.take(waves)  # from here on, wave x is ws_k[waves[x]]
     # (take: several times faster than [] for a gather)
     info = ev.info.take(k)
-    kind = info.astype(np.int8) & KIND_MASK  # (a byte per event: the comparisons below read less)
+    low = info.astype(np.uint8)  # Event, INST bit, Category: a byte per event (the comparisons below read less)
+    kind = low & KIND_MASK
     at_end = (kind == K_END).nonzero()[0]
     after = np.minimum(at_end + 1, len(w) - 1)  # a wave's end is its last event
     if np.any((after > at_end) & (w.take(after) == w.take(at_end))):
@@ -207,7 +209,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     calls = kind != K_NONE  # NONE events change no state
     if not calls.all():
         keep = calls.nonzero()[0]
-        w, info, kind, T = w.take(keep), info.take(keep), kind.take(keep), T.take(keep)
+        w, info, low, T = w.take(keep), info.take(keep), low.take(keep), T.take(keep)
+        kind = low & KIND_MASK
         at_end = (kind == K_END).nonzero()[0]
     del calls
     n = len(w)
@@ -324,17 +327,15 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     rec[at_end.compress(~msg)] = False
     r = rec.nonzero()[0]
     del rec
-    ir = info.take(r)
-    category = np.empty(len(r), np.uint8)
-    for a in range(0, len(r), RECORD_BLOCK):
-        np.bitwise_and(ir[a : a + RECORD_BLOCK] >> CAT_SHIFT, 15, out=category[a : a + RECORD_BLOCK], casting="unsafe")
+    category = low.take(r)  # (see Records)
+    category >>= CAT_SHIFT
     bounds = np.searchsorted(r, wb)
 
     complete[ended] = True
     end[ended] = ended_at
     return _in_order(
         waves,
-        Records(category, (np.empty(len(r), INST_DTYPE), r, T, s, ir, messages)),
+        Records(category, (np.empty(len(r), INST_DTYPE), r, T, s, info, messages)),
         bounds,
         timelines,
         end,

@@ -290,9 +290,10 @@ def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool,
             insts["duration"] = np.frombuffer(wv.dur, np.int64)
             insts["stall"] = np.frombuffer(wv.stall, np.int64)
         timeline = [(s, d) for s, d in wv.timeline]
-    walk = wv.walk
+    walk = wv.walk  # (the vectorised pass walked before writing the records: their pcs are in)
     if walk is not None and walker is not None:
-        insts, timeline = walker.apply(insts, walk, timeline, wv.begin)
+        if walk.widened or walk.barriers:
+            insts, timeline = walker.apply(insts, walk, timeline, wv.begin)
     elif walker is not None and len(insts):
         insts, timeline, walk = walker.stitch(
             insts, wv.pc_infos, timeline, wv.begin, exclude_barrier_wait=exclude_barrier_wait
@@ -300,16 +301,6 @@ def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool,
     end = wv.end
     if not wv.complete and len(insts):
         end = max(end, int((insts["time"] + insts["duration"] + 4).max()))
-    wave = Wave(
-        se=wv.se,
-        cu=wv.cu,
-        simd=wv.simd,
-        slot=wv.wid,
-        begin=wv.begin,
-        end=end,
-        insts=insts,
-        timeline=timeline,
-        contexts=wv.contexts,
-    )
+    wave = Wave(wv.se, wv.cu, wv.simd, wv.wid, wv.begin, end, insts, timeline, 0, wv.contexts)  # (positional: quicker)
     stitched.append((wave, wv.complete, False, walk, wv.pc_infos[0][1] if wv.pc_infos else 0))
     return wave
