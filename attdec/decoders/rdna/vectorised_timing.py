@@ -218,28 +218,32 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
         none = [Timeline(*_none()) for _ in range(nw)]
         return _in_order(waves, Records(np.zeros(0, np.uint8)), np.zeros(nw + 1, np.intp), none, end, complete)
 
-    # --- L: the latest earlier state-change time of the wave (or its begin), per event ---------------------
-    # an immediate's last state change is at T + 1, every other event's at T; with T sorted per wave, the
-    # latest change up to event i is T_i + 1 if an immediate of the wave at time T_i came up to it, else T_i
+    # --- D: how far each event's first state change moves time forward: past the latest earlier change of
+    # the wave (its begin for its first event). An immediate's last state change is at T + 1, every other
+    # event's at T; with T sorted per wave, the latest change up to event i is T_i + 1 if an immediate of the
+    # wave at time T_i came up to it (it is "late"), else T_i: D is T's step, one less after a late event
     first = np.empty(n, bool)
     first[0] = True
     np.not_equal(w[1:], w[:-1], out=first[1:])
     fi = first.nonzero()[0]
     del first
     is_imm = kind == K_IMMED
-    late = is_imm.copy()  # an immediate of the wave at the same time came up to the event
     ie = is_imm.nonzero()[0]
+    D = np.empty(n, np.int64)
+    D[0] = 0
+    np.subtract(T[1:], T[:-1], out=D[1:])
+    late = [ie]
     at = ie + 1
-    while len(at):
+    while len(at):  # the events at an immediate's time after it (an other immediate starts its own)
         at = at[at < n]
-        at = at.compress((T.take(at) == T.take(at - 1)) & (w.take(at) == w.take(at - 1)) & ~late.take(at))
-        late[at] = True
-        at += 1
-    L = np.empty(n, np.int64)
-    L[0] = 0
-    np.add(T[:-1], late[:-1], out=L[1:])
-    del late
-    L[fi] = begin.take(w.take(fi))
+        at = at.compress((D.take(at) == 0) & (w.take(at) == w.take(at - 1)) & ~is_imm.take(at))
+        late.append(at)
+        at = at + 1
+    for at in late:
+        at = at + 1
+        D[at[at < n]] -= 1  # (no index twice: the late events are distinct)
+    del late, at
+    D[fi] = T.take(fi) - begin.take(w.take(fi))
     # the state before each event: set by the wave's previous event, STALL after a READY, else EXEC (an END
     # is its wave's last event: the next one is a wave's first, IDLE)
     ready = kind == K_READY
@@ -262,15 +266,15 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # --- the state changes: entry 2i is event i's first (state before it, at T; an immediate's WAIT at its
     # start t0 = T - gap), entry 2i + 1 an immediate's second (WAIT, EXEC at T + 1); an entry moves time
     # forward when its time is past L (the second's: past max(L, t0)), and only those make the timeline
-    Ti, Li = T.take(ie), L.take(ie)
-    t0 = Ti - gap
-    D = np.subtract(T, L, out=L)  # how far each event's first change moves time forward
-    D[ie] = t0 - Li
+    # (an immediate's first change is at t0 = T - gap: D - gap; its second, at T + 1, is past L = T - D when
+    # D >= 0, and past t0 as gap >= 0)
+    Di = D.take(ie)
+    D[ie] = Di - gap
     fwd = np.zeros(2 * n, bool)
     ahead = D > 0
     fwd[0::2] = ahead  # (ahead kept aligned: the strided view is slower to compute into and to read)
-    fwd[2 * ie + 1] = Ti + 1 > np.maximum(Li, t0)
-    del Ti, Li, t0
+    fwd[2 * ie + 1] = Di >= 0
+    del Di
     # per event: how far its record starts before its token: an issue's stall (stalled since L < T), an
     # immediate's gap, the MESSAGE's gap
     stalled = prev_state == STALL
