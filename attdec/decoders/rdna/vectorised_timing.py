@@ -246,13 +246,15 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     D[fi] = T.take(fi) - begin.take(w.take(fi))
     # the state before each event: set by the wave's previous event, STALL after a READY, else EXEC (an END
     # is its wave's last event: the next one is a wave's first, IDLE)
+    # (built as int16 pairs (state before the event, WAIT): little-endian, their bytes are the timeline's
+    # state-change entries below, interleaved, without two strided writes)
     ready = kind == K_READY
-    prev_state = np.empty(n, np.int8)
-    prev_state[1:] = ready[:-1]
-    prev_state *= STALL - EXEC
-    prev_state += EXEC
-    prev_state[0] = IDLE
-    prev_state[fi] = IDLE
+    states = np.empty(n, "<i2")
+    states[1:] = ready[:-1]
+    states *= STALL - EXEC
+    states += EXEC | WAIT << 8
+    states[0] = IDLE | WAIT << 8
+    states[fi] = IDLE | WAIT << 8
 
     # --- immediates and wave ends: the end of the previous record (not READY) of the same wave -------------
     # an immediate starts at min(T, previous record's end); the end-of-wave MESSAGE record (the s_endpgm
@@ -270,14 +272,13 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     # D >= 0, and past t0 as gap >= 0)
     Di = D.take(ie)
     D[ie] = Di - gap
-    fwd = np.zeros(2 * n, bool)
     ahead = D > 0
-    fwd[0::2] = ahead  # (ahead kept aligned: the strided view is slower to compute into and to read)
+    fwd = ahead.astype("<u2").view(bool)  # (interleaved with False in one pass, ahead kept aligned)
     fwd[2 * ie + 1] = Di >= 0
     del Di
     # per event: how far its record starts before its token: an issue's stall (stalled since L < T), an
     # immediate's gap, the MESSAGE's gap
-    stalled = prev_state == STALL
+    stalled = states == STALL | WAIT << 8
     stalled &= ahead
     stalled &= kind == K_ISSUE
     s = np.multiply(D, stalled, out=D)  # (in D's place: D is not needed after)
@@ -287,12 +288,9 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
 
     # --- timeline: the forward entries' states, merged into runs per wave; a run's cycles telescope to the
     # time of its last change minus that of the run before it (the wave's begin for its first run)
-    states = np.empty((n, 2), np.int8)
-    states[:, 0] = prev_state
-    states[:, 1] = WAIT
     f = fwd.nonzero()[0]
-    del fwd, prev_state
-    tl_s = states.reshape(-1).take(f)
+    del fwd
+    tl_s = states.view(np.int8).take(f)
     del states
     tb = np.searchsorted(f, 2 * wb)  # where each wave's forward entries begin
     d = np.zeros(0, np.int64)
