@@ -232,17 +232,18 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     D = np.empty(n, np.int64)
     D[0] = 0
     np.subtract(T[1:], T[:-1], out=D[1:])
-    late = [ie]
-    at = ie + 1
-    while len(at):  # the events at an immediate's time after it (an other immediate starts its own)
-        at = at[at < n]
-        at = at.compress((D.take(at) == 0) & (w.take(at) == w.take(at - 1)) & ~is_imm.take(at))
-        late.append(at)
-        at = at + 1
-    for at in late:
-        at = at + 1
-        D[at[at < n]] -= 1  # (no index twice: the late events are distinct)
-    del late, at
+    after = [ie + 1]  # the events right after a late one
+    while True:  # late too: those at its time (rarely), of its wave, not immediates (those start their own)
+        at = after[-1]
+        at = at.compress(at < n)
+        at = at.compress(D.take(at) == 0)
+        at = at.compress((w.take(at) == w.take(at - 1)) & ~is_imm.take(at))
+        if not len(at):
+            break
+        after.append(at + 1)
+    for at in after:
+        D[at.compress(at < n)] -= 1  # (no index twice: the late events are distinct)
+    del after, at
     D[fi] = T.take(fi) - begin.take(w.take(fi))
     # the state before each event: set by the wave's previous event, STALL after a READY, else EXEC (an END
     # is its wave's last event: the next one is a wave's first, IDLE)
@@ -295,15 +296,15 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     tb = np.searchsorted(f, 2 * wb)  # where each wave's forward entries begin
     d = np.zeros(0, np.int64)
     if len(f):
-        run = np.empty(len(f), bool)
-        run[0] = True
-        np.not_equal(tl_s[1:], tl_s[:-1], out=run[1:])
-        run[tb.compress(tb < len(f))] = True  # a wave's first
-        run = run.nonzero()[0]
+        # each run's last entry: the entry before a run's first (a wave's first, a change of state) or the last
+        first = np.empty(len(f) + 1, bool)
+        first[0] = first[-1] = True
+        np.not_equal(tl_s[1:], tl_s[:-1], out=first[1:-1])
+        first[tb] = True
+        run = first[1:].nonzero()[0]
+        del first
         tl_s = tl_s.take(run)
-        tb = np.searchsorted(run, tb)
-        run[:-1] = run[1:] - 1  # each run's last entry
-        run[-1] = len(f) - 1
+        tb = np.searchsorted(run, tb)  # (a wave's runs: those that end at or after its first entry)
         p = f.take(run)
         del f, run
         e = p >> 1
