@@ -235,14 +235,14 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     after = [ie + 1]  # the events right after a late one
     while True:  # late too: those at its time (rarely), of its wave, not immediates (those start their own)
         at = after[-1]
-        at = at.compress(at < n)
+        at = at[: np.searchsorted(at, n)]  # (sorted: only the last can be past the end)
         at = at.compress(D.take(at) == 0)
         at = at.compress((w.take(at) == w.take(at - 1)) & ~is_imm.take(at))
         if not len(at):
             break
         after.append(at + 1)
     for at in after:
-        D[at.compress(at < n)] -= 1  # (no index twice: the late events are distinct)
+        D[at[: np.searchsorted(at, n)]] -= 1  # (no index twice: the late events are distinct)
     del after, at
     D[fi] = T.take(fi) - begin.take(w.take(fi))
     # the state before each event: set by the wave's previous event, STALL after a READY, else EXEC (an END
@@ -314,7 +314,7 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
         at_t0 = is_imm.take(e)
         at_t0 &= second == 0
         at_t0 = at_t0.nonzero()[0]
-        c[at_t0] -= s.take(e.take(at_t0))
+        c[at_t0] = c.take(at_t0) - s.take(e.take(at_t0))
         d = np.empty_like(c)
         d[0] = c[0]
         np.subtract(c[1:], c[:-1], out=d[1:])
