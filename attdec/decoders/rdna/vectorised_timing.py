@@ -268,9 +268,8 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
 
     # --- the state changes: entry 2i is event i's first (state before it, at T; an immediate's WAIT at its
     # start t0 = T - gap), entry 2i + 1 an immediate's second (WAIT, EXEC at T + 1); an entry moves time
-    # forward when its time is past L (the second's: past max(L, t0)), and only those make the timeline
-    # (an immediate's first change is at t0 = T - gap: D - gap; its second, at T + 1, is past L = T - D when
-    # D >= 0, and past t0 as gap >= 0)
+    # forward when its time is past the latest earlier change L = T - D, and only those make the timeline:
+    # an immediate's first by D - gap, its second when D >= 0 (it is past t0 too, as gap >= 0)
     Di = D.take(ie)
     D[ie] = Di - gap
     ahead = D > 0
