@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from conftest import FIXTURES, codemap, shared_path
@@ -373,3 +375,43 @@ def test_realtime_pairs_average_the_samples_that_do_not_increase():
             assert got == reference(samples)
             averaged += n - len(got)
     assert averaged > 50
+
+
+@pytest.mark.parametrize("gen,arch", [(11, "gfx1100"), (12, "gfx1201")])
+def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
+    """Events of a wave at an immediate's own time after it (no real capture has them) come after its
+    second state change at T + 1, chained over several such events (a READY among them: the next issue,
+    at T + 1, has not stalled on gfx12) up to a second immediate: the vectorised model agrees with the
+    scalar one there."""
+    sys.path.insert(0, str(FIXTURES.parent.parent / "tools"))
+    from sqtt_encoder import RdnaEncoder
+
+    e = RdnaEncoder(gen, dp_rate=1)
+    e.kernel_entry(ENTRY)
+    e.advance(10)
+    e.wave_start(simd=0, wid=0)
+    e.advance(10)
+    e.imm_one(0)
+    e.valu(0)  # at the immediate's time
+    e.inst(0, "smem_rd")  # still at it: late too
+    e.imm_one(0)  # an other immediate at the same time starts its own chain
+    e.valu(0)
+    e.wave_ready(0b1)  # late: the wave stalls from the immediate's second change (T + 1)
+    e.valu(0, delta=1)  # so it has not stalled at T + 1
+    e.advance(4)
+    e.wave_ready(0b1)
+    e.imm_one(0)  # after a READY
+    e.valu(0)
+    e.advance(6)
+    e.valu(0)
+    e.advance(10)
+    e.wave_end(simd=0, wid=0)
+    data = e.data()
+    a = rdna.decode(data, arch, None, 0, vectorised=False)
+    b = rdna.decode(data, arch, None, 0, vectorised=True)
+    assert a.problems == b.problems == []
+    assert len(a.waves) == len(b.waves) == 1
+    x, y = a.waves[0], b.waves[0]
+    assert len(x.insts) == 10  # every instruction and the MESSAGE
+    assert x.insts.tobytes() == y.insts.tobytes()
+    assert [tuple(t) for t in x.timeline] == [tuple(t) for t in y.timeline]
