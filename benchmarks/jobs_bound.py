@@ -26,9 +26,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-SHARED = os.path.abspath(os.environ.get("ATTDEC_SHARED", os.path.join(ROOT, "..", "shared")))
+from bench import CAPTURES, ROOT  # (this folder is first on sys.path when a script here runs)
+
 TARGET = 1.7
 
 IMPORTS = "from attdec.sources.parallel import _preload; _preload()"
@@ -85,7 +84,7 @@ def wall(cmd: list[str], env: dict) -> tuple[float, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("captures", nargs="?", default=os.path.join(SHARED, "captures"))
+    ap.add_argument("captures", nargs="?", default=CAPTURES)
     ap.add_argument("--runs", type=int, default=9, help="rounds (default 9)")
     ap.add_argument("--root", default=ROOT, help="the attdec tree to measure (default: this one)")
     ap.add_argument("--json", help="also write the samples and figures here")
