@@ -666,6 +666,7 @@ class Gfx11Walker(PcWalker):
         walk = self._walk(cats, pcs, pc_infos, exclude_barrier_wait)
         walk.last_pc = _last_pc(pcs, walk.walked)
         pcs_a = np.array(pcs, np.uint64)
+        pcs_a.flags.writeable = False  # (a memo's, shared by every wave that walks the same)
         if walk.cacheable and not walk.barriers:
             self.wave_memo[key] = (pcs_a, walk)
             self.state.grow(len(cats))

@@ -196,9 +196,7 @@ def decode_vectorised(
         _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
         bounds = list(zip(lo.tolist(), hi.tolist()))
         pc = None
-        if (
-            walk is not None and emit is None
-        ):  # the PC walk first, in stitch order: the records are written with their pcs
+        if walk is not None and emit is None:  # the PC walk first, in stitch order: records written with their pcs
             at = {id(wv): x for x, wv in enumerate(ws_waves)}
             pc = np.empty(len(recs.category), np.uint64)  # (every record is a wave's)
             for wv in emitted:

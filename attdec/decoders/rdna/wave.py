@@ -301,6 +301,16 @@ def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool,
     end = wv.end
     if not wv.complete and len(insts):
         end = max(end, int((insts["time"] + insts["duration"] + 4).max()))
-    wave = Wave(wv.se, wv.cu, wv.simd, wv.wid, wv.begin, end, insts, timeline, 0, wv.contexts)  # (positional: quicker)
+    wave = Wave(
+        se=wv.se,
+        cu=wv.cu,
+        simd=wv.simd,
+        slot=wv.wid,
+        begin=wv.begin,
+        end=end,
+        insts=insts,
+        timeline=timeline,
+        contexts=wv.contexts,
+    )
     stitched.append((wave, wv.complete, False, walk, wv.pc_infos[0][1] if wv.pc_infos else 0))
     return wave
