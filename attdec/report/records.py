@@ -20,7 +20,7 @@ CHUNK = 1 << 16  # rows formatted at once: bounds the text held in memory
 def write_rows(w, cols: list[list]) -> None:
     """Rows `[a,b,...]` of equal-length columns (lists of ints, or strings already in JSON form), comma
     separated. CHUNK rows are formatted by one %-operation over the interleaved values: no Python code
-    runs per row, which is what makes this faster than json.dumps of the same lists (benchmarks/README.md)."""
+    runs per row, which is what makes this faster than json.dumps of the same lists (benchmarks/RESULTS.md)."""
     n, k = len(cols[0]) if cols else 0, len(cols)
     row = "[" + ",".join(["%s"] * k) + "]"
     for start in range(0, n, CHUNK):
