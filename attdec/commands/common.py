@@ -152,6 +152,23 @@ def echo(text: str, err: bool = False) -> None:
 LOST: list[str] = []
 
 
+# What this run read (Dispatches and RawDispatches): their `damage`, found by the sources or by an analysis
+# since, is told when the command is done, and the run exits 3, "decoded with damage" (cli.py).
+OPENED: list = []
+
+
+def tell_damage() -> bool:
+    """One warning line for each damage the dispatches this run read carry, each told once; whether any was."""
+    told = set()
+    for d in OPENED:
+        for what in d.damage:
+            if what not in told:
+                told.add(what)
+                echo(f"attdec: warning: {what}", err=True)
+    OPENED.clear()
+    return bool(told)
+
+
 class _Reports:
     """What the pipeline reports (level, error), told on stderr once the progress bar is gone."""
 
@@ -194,7 +211,7 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
     reports = _Reports()
     try:
         with progress_bar() as progress:
-            return read(
+            out = read(
                 paths,
                 input_format,
                 code,
@@ -205,6 +222,8 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
                 before_decode=lambda raws: tune_allocator(raws, decode_opts.get("fold")),
                 **decode_opts,
             )
+        OPENED.extend(out)
+        return out
     finally:
         reports.tell()
 
@@ -215,7 +234,9 @@ def open_raw(paths, input_format=None, code=(), arch=None):
 
     reports = _Reports()
     try:
-        return read(paths, input_format, code, arch, report=reports)
+        out = read(paths, input_format, code, arch, report=reports)
+        OPENED.extend(out)
+        return out
     finally:
         reports.tell()
 

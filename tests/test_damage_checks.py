@@ -1,0 +1,68 @@
+"""Damage is never silent: what the inputs record about themselves is checked (blob sizes and hashes,
+code.json against its wave files, figures against the GPU's limits); each finding is a warning line on
+stderr and the command exits 3, "decoded with damage", after printing what it could."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import cli, shared_path
+
+CAPTURE = ("captures", "gfx1100", "gemm_run0")
+BLOB = "r_32_32_16_2_1_se0.att"
+
+
+@pytest.fixture
+def capture(tmp_path):
+    """A writable copy of a real capture folder."""
+    out = tmp_path / "cap"
+    shutil.copytree(shared_path(*CAPTURE), out)
+    for f in out.iterdir():
+        f.chmod(0o644)
+    return out
+
+
+def warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("attdec: warning:")]
+
+
+def test_undamaged_capture_exits_0(capture):
+    r = cli("hotspots", capture, "--top", "1")
+    assert r.returncode == 0, r.stderr
+    assert not warnings(r.stderr)
+
+
+@pytest.mark.parametrize("command", [("hotspots", "--top", "1"), ("waves",), ("kernel",)])
+def test_flipped_bytes_warn_and_exit_3(capture, command):
+    blob = capture / BLOB
+    data = bytearray(blob.read_bytes())
+    for i in range(10):
+        data[1000 + i] ^= 0x01
+    blob.write_bytes(bytes(data))
+    r = cli(*command, capture)
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr
+    assert any(BLOB in w and "sha256" in w for w in warnings(r.stderr)), r.stderr
+
+
+def test_cut_blob_names_both_sizes(capture):
+    blob = capture / BLOB
+    size = blob.stat().st_size
+    blob.write_bytes(blob.read_bytes()[:3200])
+    r = cli("hotspots", capture, "--top", "1")
+    assert r.returncode == 3, r.stderr
+    line = next(w for w in warnings(r.stderr) if BLOB in w)
+    assert "3,200 bytes" in line and f"{size:,}" in line
+
+
+def test_decode_exits_3_on_a_changed_blob(capture, tmp_path):
+    """A blob changed so that it still decodes cleanly (its last byte, in padding) is caught by its hash."""
+    blob = capture / BLOB
+    data = bytearray(blob.read_bytes())
+    data[-1] ^= 0x80
+    blob.write_bytes(bytes(data))
+    r = cli("decode", capture, "-o", tmp_path / "out.json", "--format", "json")
+    assert r.returncode == 3, r.stderr
+    assert any("sha256" in w for w in warnings(r.stderr)), r.stderr
