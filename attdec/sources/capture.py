@@ -39,13 +39,15 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
             k = kernels[d["kernel"]]
             co_path = folder / k["code_object"]
             tag = d.get("exec_tag")
+            code = read_bytes(co_path)
             raw = RawDispatch(
                 name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"],
                 arch=_name(cap["gfx_arch"], "gfx_arch", cj),
-                code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), str(co_path), 1)],
+                code_objects=[RawCodeObject(code, int(k["base"]), str(co_path), 1)],
                 kernel=d["kernel"],
                 path=str(folder),
             )
+            raw.damage += [f"{co_path}: {what}" for what in differences(k, code, "code_object_")]
             for f in d["blobs"]:
                 b, path = blobs[f], str(folder / f)
                 data = read_bytes(path, MAPPED_BLOB)
@@ -64,13 +66,14 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
 HASH_STEP = 16 << 20  # a mapped blob is hashed this many bytes at a time, each step's pages given back
 
 
-def differences(entry: dict, data) -> list[str]:
-    """How a blob differs from the size and sha256 capture.json recorded for it when it was captured (a cut
-    or damaged copy decodes into other figures, with nothing in the stream to tell)."""
-    size = entry.get("size")
+def differences(entry: dict, data, prefix: str = "") -> list[str]:
+    """How a file differs from the size and sha256 capture.json recorded for it when it was captured
+    (`prefix` + "size", + "sha256"): a cut or damaged copy decodes into other figures, with nothing in the
+    stream to tell."""
+    size = entry.get(prefix + "size")
     if isinstance(size, int) and not isinstance(size, bool) and size != len(data):
-        return [f"{len(data):,} bytes, capture.json records {size:,}: the blob was cut or changed since capture"]
-    recorded = entry.get("sha256")
+        return [f"{len(data):,} bytes, capture.json records {size:,}: the file was cut or changed since capture"]
+    recorded = entry.get(prefix + "sha256")
     if not isinstance(recorded, str):
         return []
     import hashlib
@@ -84,7 +87,7 @@ def differences(entry: dict, data) -> list[str]:
             data.madvise(mmap.MADV_DONTNEED, at, min(HASH_STEP, len(data) - at))
     view.release()
     if h.hexdigest() != recorded.lower():
-        return ["sha256 differs from the one capture.json records: the blob was damaged or changed since capture"]
+        return ["sha256 differs from the one capture.json records: the file was damaged or changed since capture"]
     return []
 
 
