@@ -60,3 +60,22 @@ def test_memo_amplification_decodes_once_and_says_so(tmp_path):
     assert "Traceback" not in r.stderr
     assert {w["dispatch"] for w in json.loads(r.stdout)["waves"]} == {"r_32_32_16_2#0"}
     assert "999 more SQTT event(s)" in r.stderr
+
+
+def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch):
+    """report, timeline, waits and decode keep every record of what they decode: SQTT past the cap is refused
+    before any decoding, in one line naming the variable that raises it; hotspots decodes it regardless."""
+    cap = shared_path("captures", "gfx1200", "gemm_gfx1200_run0")  # ~3.7 MiB of SQTT
+    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", "2")
+    out = tmp_path / "out"
+    for args in (
+        ("report", "-o", out),
+        ("timeline", "-o", out),
+        ("waits",),
+        ("decode", "--format", "json", "-o", out),
+    ):
+        one_line_error(cli(*args, cap, "--jobs", "1"), "ATTDEC_MAX_WHOLE_DECODE_MB", "MiB")
+        assert not out.exists()
+    assert cli("hotspots", cap, "--top", "1", "--jobs", "1").returncode == 0
+    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", "4")
+    assert cli("timeline", "-o", out, cap, "--jobs", "1").returncode == 0
