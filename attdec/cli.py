@@ -181,6 +181,9 @@ def run(argv: list[str]) -> int:
 
         sys.stderr.write(printable(f"attdec: error: {e}") + "\n")
         return 1
+    except MemoryError:  # what no cap foresaw (attdec.sources.limits): one line, not a traceback
+        sys.stderr.write("attdec: error: out of memory: the input is too large for this machine's memory\n")
+        return 1
     except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
         quiet_stdout()
         return 0

@@ -79,3 +79,44 @@ def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch):
     assert cli("hotspots", cap, "--top", "1", "--jobs", "1").returncode == 0
     monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", "4")
     assert cli("timeline", "-o", out, cap, "--jobs", "1").returncode == 0
+
+
+def _listing_folder(tmp_path, rows: int):
+    """A ui_output folder of a real sample whose code.json repeats its instruction rows to `rows` rows."""
+    sample = shared_path(
+        "ui_output_samples",
+        "jhinpan__flydsl-kernel-profiling-lib",
+        "examples",
+        "vec_add",
+        "att_viewer",
+        "big",
+        "ui_output_agent_14705_dispatch_25",
+    )
+    out = tmp_path / "ui_output_agent_1_dispatch_1"
+    out.mkdir()
+    for name in ("filenames.json", "occupancy.json", "realtime.json"):
+        (out / name).write_bytes((sample / name).read_bytes())
+    doc = json.loads((sample / "code.json").read_text())
+    first, *body = doc["code"]
+    doc["code"] = [first] + [[*body[i % len(body)][:2], i + 1, *body[i % len(body)][3:]] for i in range(rows)]
+    (out / "code.json").write_text(json.dumps(doc))
+    return out
+
+
+def test_a_listing_past_the_cap_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    folder = _listing_folder(tmp_path, 20_000)  # ~2.8 MB
+    monkeypatch.setenv("ATTDEC_MAX_LISTING_MB", "1")
+    for cmd in ("hotspots", "kernel", "loops"):
+        one_line_error(cli(cmd, folder), "code.json", "ATTDEC_MAX_LISTING_MB")
+    monkeypatch.setenv("ATTDEC_MAX_LISTING_MB", "4")
+    assert cli("hotspots", folder, "--top", "1").returncode == 0
+
+
+def test_memory_running_out_anyway_is_one_line(tmp_path, monkeypatch):
+    folder = _listing_folder(tmp_path, 100)
+
+    def exhausted(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr("attdec.sources.ui_output.parse_code", exhausted)
+    one_line_error(cli("hotspots", folder), "out of memory")

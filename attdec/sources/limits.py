@@ -57,7 +57,9 @@ WHOLE_DECODE = Cap(
     MIB,
     "SQTT decoded whole with every record kept; hotspots and waves read any size, a window at a time",
 )
-CAPS = (MEMBER, ARCHIVE, MEMBERS, WHOLE_DECODE)
+# A code.json row becomes ~20 Python objects (~1 KB) once parsed: past this, the file is refused before it is read.
+LISTING = Cap("ATTDEC_MAX_LISTING_MB", 32, MIB, "a code.json listing")
+CAPS = (MEMBER, ARCHIVE, MEMBERS, WHOLE_DECODE, LISTING)
 
 
 def check_whole_decode(raws, together: bool = True) -> None:

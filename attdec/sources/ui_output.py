@@ -26,6 +26,7 @@ from attdec.model.records import MAX_SE
 from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, members
 from attdec.sources.kind import Tracker
+from attdec.sources.limits import LISTING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +62,12 @@ class _DirFiles:
 
     def where(self, name: str) -> str:
         return str(self.path / name)
+
+    def size(self, name: str) -> int:
+        try:
+            return (self.path / name).stat().st_size
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
 
     def read(self, name: str) -> bytes:
         try:
@@ -98,6 +105,9 @@ class _MemFiles:
 
     def where(self, name: str) -> str:
         return f"{self.label}/{name}"
+
+    def size(self, name: str) -> int:
+        return len(self._files[name]) if name in self._files else 0  # the others are read later, capped as members
 
     def read(self, name: str) -> bytes:
         data = next(self.read_each([name]))
@@ -498,6 +508,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
 
     cj = CodeJson([], (), True, [])
     if files.has("code.json"):
+        LISTING.check(files.size("code.json"), "code.json", files.where("code.json"))
         cj = _parse(files, "code.json", parse_code, files.where("code.json"))
     code = cj.rows
     problems += cj.problems
