@@ -66,3 +66,43 @@ def test_decode_exits_3_on_a_changed_blob(capture, tmp_path):
     r = cli("decode", capture, "-o", tmp_path / "out.json", "--format", "json")
     assert r.returncode == 3, r.stderr
     assert any("sha256" in w for w in warnings(r.stderr)), r.stderr
+
+
+# ---- a ui_output folder whose code.json is not its wave files' ------------------------------------
+
+FLYDSL = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples")
+FLASH = (*FLYDSL, "flash_attn_func", "att_viewer", "small", "ui_output_agent_32235_dispatch_44")
+PA = (*FLYDSL, "pa", "att_viewer", "big", "ui_output_agent_10886_dispatch_209")
+MQA = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling", "examples", "pa_mqa_logits_fp4", "att_viewer", "big")
+
+
+def _with_code_of(tmp_path, folder, other):
+    out = tmp_path / "ui_output_agent_1_dispatch_1"
+    shutil.copytree(shared_path(*folder), out)
+    for f in out.iterdir():
+        f.chmod(0o644)
+    (out / "code.json").write_bytes((shared_path(*other) / "code.json").read_bytes())
+    return out
+
+
+def test_the_samples_as_they_are_exit_0():
+    for folder in (FLASH, PA, (*MQA, "ui_output_agent_64914_dispatch_234")):
+        r = cli("waves", shared_path(*folder))
+        assert r.returncode == 0 and not warnings(r.stderr), r.stderr
+
+
+def test_another_kernels_code_json_is_named_and_loops_does_not_crash(tmp_path):
+    mixed = _with_code_of(tmp_path, FLASH, PA)
+    for command in (("hotspots", "--top", "1"), ("loops",), ("waves",)):
+        r = cli(*command, mixed)
+        assert r.returncode == 3, r.stderr
+        assert "Traceback" not in r.stderr
+        assert any("code.json" in w and "another" in w for w in warnings(r.stderr)), r.stderr
+
+
+def test_another_dispatchs_code_json_of_the_same_kernel_is_caught_by_its_counts(tmp_path):
+    mixed = _with_code_of(tmp_path, (*MQA, "ui_output_agent_64914_dispatch_234"), (*MQA, "ui_output_agent_64914_dispatch_236"))
+    r = cli("waves", mixed)
+    assert r.returncode == 3, r.stderr
+    (line,) = warnings(r.stderr)
+    assert "code.json" in line and "executions" in line
