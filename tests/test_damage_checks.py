@@ -4,7 +4,10 @@ stderr and the command exits 3, "decoded with damage", after printing what it co
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import sys
 
 import pytest
 
@@ -106,3 +109,31 @@ def test_another_dispatchs_code_json_of_the_same_kernel_is_caught_by_its_counts(
     assert r.returncode == 3, r.stderr
     (line,) = warnings(r.stderr)
     assert "code.json" in line and "executions" in line
+
+
+# ---- figures past what the GPU can hold ----------------------------------------------------------
+
+
+def test_achieved_occupancy_past_the_wave_limit_is_flagged(tmp_path):
+    """A blob whose body repeats (tools/make_repeated_blob.py) starts its waves over and over on the same
+    SIMDs without ending them: 20 copies make 20 resident waves per SIMD, where gfx950 holds 8."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+    import make_repeated_blob
+
+    cdir = shared_path("captures", "gfx950", "gemm_run0")
+    r = make_repeated_blob.make(str(tmp_path / "x20.att"), str(cdir), "r_32_32_16_2_1_se0.att", 20, None)
+    blob = ("--arch", r["arch"], "--code", r["code"], r["path"])
+    h = cli("hotspots", "--top", "1", *blob)
+    assert h.returncode == 3, h.stderr
+    header = next(line for line in h.stdout.splitlines() if "achieved" in line)
+    assert "IMPOSSIBLE" in header and "at most 8" in header
+    assert any("more than the 8 a SIMD of gfx950 holds" in w for w in warnings(h.stderr)), h.stderr
+    k = cli("kernel", "--format", "json", *blob)
+    assert k.returncode == 3
+    assert json.loads(k.stdout)["kernels"][0]["occupancy"]["achieved_over_limit"] == 8
+
+
+def test_achieved_occupancy_of_a_real_capture_is_not_flagged():
+    k = cli("kernel", "--format", "json", shared_path("captures", "gfx950", "gemm_run0"))
+    assert k.returncode == 0, k.stderr
+    assert all(s["occupancy"]["achieved_over_limit"] is None for s in json.loads(k.stdout)["kernels"])
