@@ -10,7 +10,6 @@ import shutil
 import sys
 
 import pytest
-
 from conftest import cli, shared_path
 
 CAPTURE = ("captures", "gfx1100", "gemm_run0")
@@ -104,7 +103,9 @@ def test_another_kernels_code_json_is_named_and_loops_does_not_crash(tmp_path):
 
 
 def test_another_dispatchs_code_json_of_the_same_kernel_is_caught_by_its_counts(tmp_path):
-    mixed = _with_code_of(tmp_path, (*MQA, "ui_output_agent_64914_dispatch_234"), (*MQA, "ui_output_agent_64914_dispatch_236"))
+    mixed = _with_code_of(
+        tmp_path, (*MQA, "ui_output_agent_64914_dispatch_234"), (*MQA, "ui_output_agent_64914_dispatch_236")
+    )
     r = cli("waves", mixed)
     assert r.returncode == 3, r.stderr
     (line,) = warnings(r.stderr)

@@ -570,7 +570,9 @@ def other_kernel(files, code: list[CodeLine]) -> list[str]:
     out of occupancy.json (its rows are read when needed)."""
     import json
 
-    labels = {n for c in code if c.is_label and c.text != LEGACY_COMMENT for n in (c.text[1:].strip(), c.source.strip())}
+    labels = {
+        n for c in code if c.is_label and c.text != LEGACY_COMMENT for n in (c.text[1:].strip(), c.source.strip())
+    }
     labels.discard("")
     if not labels or not files.has("occupancy.json"):
         return []
