@@ -69,6 +69,18 @@ class _DirFiles:
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
 
+    def ends(self, name: str, n: int) -> list[bytes]:
+        """The first and the last `n` bytes of a file (one piece when it is no longer than `n`)."""
+        try:
+            with open(self.path / name, "rb") as f:
+                head, size = f.read(n), os.fstat(f.fileno()).st_size
+                if size <= n:
+                    return [head]
+                f.seek(max(n, size - n))
+                return [head, f.read(n)]
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
+
     def read(self, name: str) -> bytes:
         try:
             return (self.path / name).read_bytes()
@@ -108,6 +120,10 @@ class _MemFiles:
 
     def size(self, name: str) -> int:
         return len(self._files[name]) if name in self._files else 0  # the others are read later, capped as members
+
+    def ends(self, name: str, n: int) -> list[bytes]:
+        data = self.read(name)
+        return [data[:n], data[-n:]] if len(data) > n else [data]
 
     def read(self, name: str) -> bytes:
         data = next(self.read_each([name]))
@@ -564,10 +580,13 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     return d
 
 
+NAME_TABLE_BYTES = 1 << 16  # occupancy.json's kernel-name table is looked for in this much of each end
+
+
 def other_kernel(files, code: list[CodeLine]) -> list[str]:
     """A damage line when code.json lists kernels none of which occupancy.json's name table (the kernels the
-    traced process dispatched) names: the listing was copied from another capture. Only that table is parsed
-    out of occupancy.json (its rows are read when needed)."""
+    traced process dispatched) names: the listing was copied from another capture. Only that table is read,
+    from either end of occupancy.json (its rows are read when needed, if ever)."""
     import json
 
     labels = {
@@ -576,13 +595,18 @@ def other_kernel(files, code: list[CodeLine]) -> list[str]:
     labels.discard("")
     if not labels or not files.has("occupancy.json"):
         return []
-    text = files.read("occupancy.json").decode("utf-8", "replace")
-    at = text.rfind('"dispatches"')
-    colon = text.find(":", at) + 1 if at >= 0 else 0
-    try:
-        table = json.JSONDecoder().raw_decode(text, colon + len(text[colon:]) - len(text[colon:].lstrip()))[0]
-    except ValueError:
-        return []  # no name table (older layouts), or a damaged one: the rows' reader says so
+    table = None
+    for part in files.ends("occupancy.json", NAME_TABLE_BYTES):  # rocprofv3 writes it last, attdec first
+        text = part.decode("utf-8", "replace")
+        at = text.find('"dispatches"')
+        if at < 0:
+            continue
+        colon = text.find(":", at) + 1
+        try:
+            table = json.JSONDecoder().raw_decode(text, colon + len(text[colon:]) - len(text[colon:].lstrip()))[0]
+        except (ValueError, RecursionError):
+            return []  # a damaged (or too long) table: the rows' reader says what is wrong
+        break
     names = {v for k, v in table.items() if k != "0" and isinstance(v, str)} if isinstance(table, dict) else set()
     if not names or any(_same_kernel(a, b) for a in labels for b in names):
         return []
