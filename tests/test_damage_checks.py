@@ -138,3 +138,17 @@ def test_achieved_occupancy_of_a_real_capture_is_not_flagged():
     k = cli("kernel", "--format", "json", shared_path("captures", "gfx950", "gemm_run0"))
     assert k.returncode == 0, k.stderr
     assert all(s["occupancy"]["achieved_over_limit"] is None for s in json.loads(k.stdout)["kernels"])
+
+
+def test_an_export_with_records_without_a_pc_is_not_damage(capture, tmp_path):
+    """Records whose PC walk stopped sit on the kernel's label row of the wave files, which code.json does not
+    count (rocprofv3 writes it so): the count check compares instruction rows only."""
+    blob = capture / BLOB
+    data = bytearray(blob.read_bytes())
+    for i in range(10):
+        data[3000 + i] ^= 0x55
+    blob.write_bytes(bytes(data))
+    out = tmp_path / "ex"
+    assert cli("export-ui", "-o", out, capture).returncode == 3  # the blob's own damage
+    r = cli("waves", out)
+    assert r.returncode == 0 and not warnings(r.stderr), r.stderr

@@ -638,15 +638,17 @@ def listing_disagreements(waves: list[Wave], code: list[CodeLine], where: str) -
     lines = lines[lines >= 0]
     listed = np.array([c.line for c in code], np.int64)
     unknown = int((~np.isin(lines, listed)).sum())
-    counted = sum(c.hit for c in code)
+    # records without a PC sit on a label row, which code.json does not count: instruction rows only
+    on_instructions = int(np.isin(lines, np.array([c.line for c in code if not c.is_label], np.int64)).sum())
+    counted = sum(c.hit for c in code if not c.is_label)
     if unknown:
         return [
             f"{where}: {unknown:,} of the wave files' {len(lines):,} instruction records are on line ids code.json "
             "does not list: code.json belongs to another kernel or dispatch"
         ]
-    if len(lines) != counted:
+    if on_instructions != counted:
         return [
-            f"{where}: counts {counted:,} executions, the wave files hold {len(lines):,} instruction records: "
+            f"{where}: counts {counted:,} executions, the wave files hold {on_instructions:,} instruction records: "
             "code.json belongs to another dispatch, or was changed"
         ]
     return []
