@@ -152,19 +152,17 @@ def echo(text: str, err: bool = False) -> None:
 LOST: list[str] = []
 
 
-# What this run read (Dispatches and RawDispatches): their `damage`, found by the sources or by an analysis
-# since, is told when the command is done, and the run exits 3, "decoded with damage" (cli.py).
-OPENED: list = []
+# The `damage` lists of what this run read (Dispatches and RawDispatches; the lists, not the dispatches, which
+# the command may let go): what the sources found, and an analysis since, is told when the command is done,
+# and the run exits 3, "decoded with damage" (cli.py).
+OPENED: list[list[str]] = []
 
 
 def tell_damage() -> bool:
     """One warning line for each damage the dispatches this run read carry, each told once; whether any was."""
-    told = set()
-    for d in OPENED:
-        for what in d.damage:
-            if what not in told:
-                told.add(what)
-                echo(f"attdec: warning: {what}", err=True)
+    told = dict.fromkeys(what for damage in OPENED for what in damage)
+    for what in told:
+        echo(f"attdec: warning: {what}", err=True)
     OPENED.clear()
     return bool(told)
 
@@ -222,7 +220,7 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
                 before_decode=lambda raws: tune_allocator(raws, decode_opts.get("fold")),
                 **decode_opts,
             )
-        OPENED.extend(out)
+        OPENED.extend(d.damage for d in out)
         return out
     finally:
         reports.tell()
@@ -235,7 +233,7 @@ def open_raw(paths, input_format=None, code=(), arch=None):
     reports = _Reports()
     try:
         out = read(paths, input_format, code, arch, report=reports)
-        OPENED.extend(out)
+        OPENED.extend(d.damage for d in out)
         return out
     finally:
         reports.tell()
