@@ -6,7 +6,8 @@ function's docstring is the command's --help. A module is imported only when its
 `attdec --help` imports none and each command imports only what it uses (no click, no rich, numpy only
 when arrays are made: `attdec hotspots` on a ui_output folder starts like a one-page script).
 
-Exit status: 0 success, 1 an input error (one `attdec: error: <where>: <what>` line), 2 a usage error.
+Exit status: 0 success, 1 an input error (one `attdec: error: <where>: <what>` line), 2 a usage error,
+3 decoded with damage (a warning line for each, commands.common.tell_damage).
 """
 
 from __future__ import annotations
@@ -165,18 +166,23 @@ def run(argv: list[str]) -> int:
     common = sys.modules.get("attdec.commands.common")
     if common is not None:  # a new run (tests and tools run several in one process)
         common.LOST.clear()
+        common.OPENED.clear()
     try:
         p, fn = command_parser(argv[0])
         args = p.parse_intermixed_args(argv[1:])
         status = fn(args) or 0
         common = sys.modules.get("attdec.commands.common")
+        damaged = common is not None and common.tell_damage()
         if common is not None and common.LOST:  # inputs that failed while the others were reported
             return 1
-        return status
+        return 3 if damaged and status == 0 else status
     except AttdecError as e:
         from attdec.report.common import printable
 
         sys.stderr.write(printable(f"attdec: error: {e}") + "\n")
+        return 1
+    except MemoryError:  # what no cap foresaw (attdec.sources.limits): one line, not a traceback
+        sys.stderr.write("attdec: error: out of memory: the input is too large for this machine's memory\n")
         return 1
     except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
         quiet_stdout()

@@ -61,7 +61,9 @@ def test_escape_sequences_in_code_json_are_escaped(tmp_path):
     others += [["info", d]]
     for args in others:
         p = cli(*args)
-        assert p.returncode == 0, (args, p.stderr)
+        # the renamed label is no kernel occupancy.json names: damage (exit 3), warned of with its text escaped
+        assert p.returncode in (0, 3), (args, p.stderr)
+        assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f\u202e]", p.stderr), p.stderr
         outs.append(p.stdout)
     for out in outs:
         assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f\u202e]", out), out

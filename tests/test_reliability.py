@@ -82,7 +82,7 @@ def test_huge_section_fields_are_stopped_where_they_enter(tmp_path, section, fie
             r = cli(*cmd, co)
             assert r.returncode in (0, 1) and "Traceback" not in r.stderr, (field, v, r.stderr)
         r = cli("hotspots", "--format", "csv", "--code", f"{co}@{BASE}", DEMO_RAW / "kern_1_se0.att")
-        assert r.returncode in (0, 1) and "Traceback" not in r.stderr, (field, v, r.stderr)
+        assert r.returncode in (0, 1, 3) and "Traceback" not in r.stderr, (field, v, r.stderr)
         if r.returncode == 1:
             one_line_error(r, str(co))
 

@@ -18,7 +18,7 @@ from attdec.analysis.occupancy import (
 )
 from attdec.model import CodeLine, Dispatch, KernelResources, Target
 from attdec.model.record import Record, field
-from attdec.model.target import TARGETS
+from attdec.model.target import TARGETS, most_waves_per_simd
 
 LISTING = "listing (lower bounds)"
 
@@ -148,6 +148,16 @@ def kernel_summary(d: Dispatch, achieved: bool = True) -> KernelSummary:
     s.achieved = achieved_occupancy(d.occupancy)
     if s.achieved is None:
         s.notes.append("no wave start/end records: achieved occupancy unknown")
+        return s
+    limit = most_waves_per_simd(d.target)
+    if limit is not None and s.achieved.peak > limit:
+        s.achieved.over_limit = limit
+        what = (
+            f"achieved occupancy peaks at {s.achieved.peak:,} waves on one SIMD, more than the {limit} a SIMD of "
+            f"{d.arch} holds: the wave start/end records are damaged or repeated, the figures are no measurement"
+        )
+        s.achieved.notes.append(what)
+        d.damage.append(f"{d.path or d.name}: {what}")
     return s
 
 

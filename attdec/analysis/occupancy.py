@@ -132,6 +132,9 @@ class Achieved(Record):
     waves: int  # waves started
     cycles: int  # the longest shader engine's window, first record to last
     notes: list[str] = field(default_factory=list)
+    # The most waves a SIMD of the GPU holds, set when the peak is above it: the figures then measure damaged or
+    # repeated start/end records, not the GPU, and are shown flagged as such (None: within the limit, or unknown).
+    over_limit: int | None = None
 
 
 # Rows per step of `achieved_occupancy` (whole SIMDs): its temporaries follow this, not the records (14 million

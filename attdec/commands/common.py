@@ -152,6 +152,21 @@ def echo(text: str, err: bool = False) -> None:
 LOST: list[str] = []
 
 
+# The `damage` lists of what this run read (Dispatches and RawDispatches; the lists, not the dispatches, which
+# the command may let go): what the sources found, and an analysis since, is told when the command is done,
+# and the run exits 3, "decoded with damage" (cli.py).
+OPENED: list[list[str]] = []
+
+
+def tell_damage() -> bool:
+    """One warning line for each damage the dispatches this run read carry, each told once; whether any was."""
+    told = dict.fromkeys(what for damage in OPENED for what in damage)
+    for what in told:
+        echo(f"attdec: warning: {what}", err=True)
+    OPENED.clear()
+    return bool(told)
+
+
 class _Reports:
     """What the pipeline reports (level, error), told on stderr once the progress bar is gone."""
 
@@ -194,7 +209,7 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
     reports = _Reports()
     try:
         with progress_bar() as progress:
-            return read(
+            out = read(
                 paths,
                 input_format,
                 code,
@@ -205,6 +220,8 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
                 before_decode=lambda raws: tune_allocator(raws, decode_opts.get("fold")),
                 **decode_opts,
             )
+        OPENED.extend(d.damage for d in out)
+        return out
     finally:
         reports.tell()
 
@@ -215,7 +232,9 @@ def open_raw(paths, input_format=None, code=(), arch=None):
 
     reports = _Reports()
     try:
-        return read(paths, input_format, code, arch, report=reports)
+        out = read(paths, input_format, code, arch, report=reports)
+        OPENED.extend(d.damage for d in out)
+        return out
     finally:
         reports.tell()
 

@@ -571,6 +571,10 @@ class Dispatch(Record):
     realtime_se: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     path: str | None = None
     problems: list[str] = field(default_factory=list)  # non-fatal: lost sync, truncated blob, missing file
+    # What the source found damaged or inconsistent (a blob whose size or hash is not the one recorded, a
+    # code.json of another kernel than the wave files', a figure past what the GPU can do): the command warns
+    # of each on stderr and exits 3, "decoded with damage", whatever it printed. Each is "<where>: <what>".
+    damage: list[str] = field(default_factory=list)
     # False when the input has no stall figures at all (rocprofv2 folders): stall totals are 0, not measured.
     stall_measured: bool = True
     resources: KernelResources | None = None  # from the code object (raw inputs); None for ui_output

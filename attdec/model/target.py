@@ -238,3 +238,13 @@ def family_target(generation: int | str, where: str | None = None) -> Target:
 def undetermined_target(gfxv: str | None) -> Target:
     """The target of a folder that has no `gfxip`, from its `gfxv` ("vega", "navi") if any."""
     return UNDETERMINED.get(gfxv.lower() if isinstance(gfxv, str) else None, UNDETERMINED[None])
+
+
+def most_waves_per_simd(tgt: Target) -> int | None:
+    """The most waves one SIMD of `tgt` can hold: its own limit, or for a family-only target the largest of
+    the family's chips (None: no chip of it has occupancy figures). More resident waves than this on one
+    SIMD is no measurement but damaged or repeated records."""
+    if tgt.cu is not None:
+        return tgt.cu.wave_slots
+    slots = [t.cu.wave_slots for t in TARGETS.values() if t.cu is not None and t.family == tgt.family]
+    return max(slots) if slots else None

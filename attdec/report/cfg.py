@@ -351,9 +351,10 @@ def _loop_section(con, t: LoopTiming, top: int) -> None:
         con.print("  never entered by a traced wave")
         return
     first, steady = m["first"], m["steady"]
+    first_p50 = human(first["p50"]) if first["p50"] is not None else "-"  # no wave finished an iteration
     con.print(
         f"  {m['iterations']:,} iterations in {m['waves']} waves ({m['iterations_per_wave']['p50']:g} per wave, "
-        f"{m['trips']} trips); first iteration p50 {human(first['p50'])}; steady state "
+        f"{m['trips']} trips); first iteration p50 {first_p50}; steady state "
         + (f"p50 {human(steady['p50'])}, p95 {human(steady['p95'])} cycles" if steady["p50"] is not None else "-")
         + f"; {m['outliers']} outliers beyond 3 MADs"
     )

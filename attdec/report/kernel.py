@@ -53,8 +53,13 @@ def occupancy_line(s: KernelSummary) -> str:
     text = (", ".join(parts) + " → " if parts else "resources unknown → ") + theoretical_text(s)
     a = s.achieved
     if a is not None:
-        text += f", achieved {a.mean:.2f} mean, peak {a.peak}"
+        text += f", achieved {a.mean:,.2f} mean, peak {a.peak:,}{impossible(a)}"
     return text
+
+
+def impossible(a) -> str:
+    """The flag an achieved figure past the GPU's wave limit carries wherever it is printed."""
+    return f" (IMPOSSIBLE: a SIMD holds at most {a.over_limit}: damaged records)" if a.over_limit else ""
 
 
 def _flags(r) -> str:
@@ -136,7 +141,10 @@ def _section(con, s: KernelSummary) -> None:
             _kv_table(
                 con,
                 [
-                    ("waves", f"{a.mean:.2f}/SIMD mean, peak {a.peak}; {a.mean_per_unit:.2f} per {unit}"),
+                    (
+                        "waves",
+                        f"{a.mean:,.2f}/SIMD mean, peak {a.peak:,}; {a.mean_per_unit:,.2f} per {unit}{impossible(a)}",
+                    ),
                     (
                         "over",
                         f"{a.waves:,} waves on {a.simds:,} SIMDs of {a.units:,} {units}, {human(a.cycles)} cycles",
@@ -193,6 +201,7 @@ def to_json(s: KernelSummary) -> dict:
         "achieved_unit": s.achieved_unit if a else None,
         "achieved_simds": a.simds if a else None,
         "achieved_waves": a.waves if a else None,
+        "achieved_over_limit": a.over_limit if a else None,
         "notes": (th.notes if th else []) + (a.notes if a else []),
     }
     out: dict[str, object] = {"name": s.kernel, "arch": s.arch}

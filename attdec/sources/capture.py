@@ -39,16 +39,20 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
             k = kernels[d["kernel"]]
             co_path = folder / k["code_object"]
             tag = d.get("exec_tag")
+            code = read_bytes(co_path)
             raw = RawDispatch(
                 name=f"{d['kernel']}#{tag}" if tag is not None else d["kernel"],
                 arch=_name(cap["gfx_arch"], "gfx_arch", cj),
-                code_objects=[RawCodeObject(read_bytes(co_path), int(k["base"]), str(co_path), 1)],
+                code_objects=[RawCodeObject(code, int(k["base"]), str(co_path), 1)],
                 kernel=d["kernel"],
                 path=str(folder),
             )
+            raw.damage += [f"{co_path}: {what}" for what in differences(k, code, "code_object_")]
             for f in d["blobs"]:
                 b, path = blobs[f], str(folder / f)
-                raw.blobs.append(RawBlob(int(b["se"]), read_bytes(path, MAPPED_BLOB), path, b.get("itrace")))
+                data = read_bytes(path, MAPPED_BLOB)
+                raw.blobs.append(RawBlob(int(b["se"]), data, path, b.get("itrace")))
+                raw.damage += [f"{path}: {what}" for what in differences(b, data)]
             p = pmc.get((d["kernel"], tag))
             if p is not None:
                 path = str(folder / p["file"])
@@ -57,6 +61,34 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
         return out
     except (KeyError, TypeError, ValueError) as e:
         raise FormatError(f"not a capture.json this reader knows ({type(e).__name__}: {e})", str(cj)) from None
+
+
+HASH_STEP = 16 << 20  # a mapped blob is hashed this many bytes at a time, each step's pages given back
+
+
+def differences(entry: dict, data, prefix: str = "") -> list[str]:
+    """How a file differs from the size and sha256 capture.json recorded for it when it was captured
+    (`prefix` + "size", + "sha256"): a cut or damaged copy decodes into other figures, with nothing in the
+    stream to tell."""
+    size = entry.get(prefix + "size")
+    if isinstance(size, int) and not isinstance(size, bool) and size != len(data):
+        return [f"{len(data):,} bytes, capture.json records {size:,}: the file was cut or changed since capture"]
+    recorded = entry.get(prefix + "sha256")
+    if not isinstance(recorded, str):
+        return []
+    import hashlib
+    import mmap
+
+    h = hashlib.sha256()
+    view = memoryview(data)
+    for at in range(0, len(data), HASH_STEP):
+        h.update(view[at : at + HASH_STEP])
+        if isinstance(data, mmap.mmap):  # read once: resident pages of a big blob are not kept
+            data.madvise(mmap.MADV_DONTNEED, at, min(HASH_STEP, len(data) - at))
+    view.release()
+    if h.hexdigest() != recorded.lower():
+        return ["sha256 differs from the one capture.json records: the file was damaged or changed since capture"]
+    return []
 
 
 # ---- the input kind (attdec.sources.KINDS) -----------------------------------------------------

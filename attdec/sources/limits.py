@@ -1,8 +1,9 @@
-"""Caps on what a hostile input can make attdec decompress or hold (docs/reliability.md).
+"""Caps on what an input can make attdec decompress or hold (docs/reliability.md).
 
 A compressed container can claim, or really hold, far more than it weighs (466 KB of .tar.xz can be 3 GiB of
-zeros). Each cap is far above what real captures need; each can be raised with its environment variable.
-Going over one is a clear error naming the member or chunk and the variable, never an attempt.
+zeros); SQTT decoded whole, every record kept, takes tens of times its size in memory; a listing's rows each
+become several objects. Each cap is above what real captures need; each can be raised with its environment
+variable. Going over one is a clear error, before the work starts, naming the input and the variable.
 """
 
 from __future__ import annotations
@@ -48,4 +49,26 @@ MIB = 1 << 20
 MEMBER = Cap("ATTDEC_MAX_MEMBER_MB", 1024, MIB, "one archive member or compressed chunk")
 ARCHIVE = Cap("ATTDEC_MAX_ARCHIVE_MB", 16384, MIB, "an archive's members in all")
 MEMBERS = Cap("ATTDEC_MAX_MEMBERS", 1_000_000, 1, "archive members")
-CAPS = (MEMBER, ARCHIVE, MEMBERS)
+# A command that keeps every decoded record (report, timeline, waits, ...) holds ~60 bytes of memory per byte of
+# SQTT (RDNA gemm); hotspots and waves decode a big blob in windows and are not capped.
+WHOLE_DECODE = Cap(
+    "ATTDEC_MAX_WHOLE_DECODE_MB",
+    16,
+    MIB,
+    "SQTT decoded whole with every record kept; hotspots and waves read any size, a window at a time",
+)
+# A code.json row becomes ~20 Python objects (~1 KB) once parsed: past this, the file is refused before it is read.
+LISTING = Cap("ATTDEC_MAX_LISTING_MB", 32, MIB, "a code.json listing")
+CAPS = (MEMBER, ARCHIVE, MEMBERS, WHOLE_DECODE, LISTING)
+
+
+def check_whole_decode(raws, together: bool = True) -> None:
+    """Refuse, before decoding, raw dispatches (RawDispatch) whose SQTT is more than WHOLE_DECODE: all of
+    them (`together`: the command keeps every dispatch) or the largest one (decoded and written one by one)."""
+    sizes = [(sum(len(b.data) for b in r.blobs), r) for r in raws]
+    if not sizes:
+        return
+    n, biggest = max(sizes, key=lambda s: s[0])
+    total = sum(s[0] for s in sizes) if together else n
+    where = biggest.blobs[0].label if len(biggest.blobs) == 1 else biggest.path or biggest.name
+    WHOLE_DECODE.check(total, "SQTT to decode", where)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from attdec.errors import AttdecError, WorkerError
 from attdec.sources.kind import UNIT, Tracker, raw_weight
+from attdec.sources.limits import check_whole_decode
 
 if TYPE_CHECKING:
     import numpy as np
@@ -384,6 +385,8 @@ def decode_dispatches(
     time: gemm_gfx1200_run0) would cost what the split saves."""
     from attdec.sources.raw import decode_dispatch
 
+    if not decode_opts.get("fold"):
+        check_whole_decode(raws, together=False)
     weights = [raw_weight(r) for r in raws]
     if workers_for(weights, jobs) == 1:  # here, blob by blob: progress as fine as it can be
         tracker = tracker or Tracker()
@@ -420,6 +423,8 @@ def decode_blob_results(
     dispatch's results arrive whole, a big one's blobs decoded side by side."""
     from attdec.sources.raw import decode_blobs
 
+    if not decode_opts.get("fold"):
+        check_whole_decode(raws, together=False)
     tasks, weights = _tasks(raws)
     n = workers_for(weights, jobs)
     if n == 1:

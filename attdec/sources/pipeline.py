@@ -26,6 +26,7 @@ from attdec.model import Dispatch, target
 from attdec.model.record import Frozen
 from attdec.sources import KINDS
 from attdec.sources.kind import Loaded, Progress, Tracker, raw_weight
+from attdec.sources.limits import check_whole_decode
 
 if TYPE_CHECKING:
     from attdec.sources.raw import RawDispatch
@@ -268,6 +269,8 @@ def open_dispatches(
     if raw:  # the decoding (and worker pool) module only when there is something to decode
         from attdec.sources.parallel import decode_dispatches, unwrap
 
+        if not decode_opts.get("fold"):  # every record of every dispatch is kept
+            check_whole_decode(raw)
         if before_decode is not None:
             before_decode(raw)
         decoded = decode_dispatches(raw, tracker, jobs, **decode_opts)

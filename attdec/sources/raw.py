@@ -68,6 +68,7 @@ class RawDispatch(Record):
     decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
     counters: list[CounterSamples] = field(default_factory=list)  # performance counters, when captured
     problems: list[str] = field(default_factory=list)  # what the source repaired or doubts (container damage)
+    damage: list[str] = field(default_factory=list)  # what the source found damaged: Dispatch.damage
 
     def check(self) -> RawDispatch:
         """Refuse, before anything is decoded or printed, numbers its source took from file names or
@@ -288,6 +289,7 @@ def decode_dispatch(
             on_blob(blob)
     d = merge_results(raw, results, code.arch)
     d.problems[:0] = raw.problems + code.problems
+    d.damage[:0] = raw.damage
     d.resources = dispatched_kernel_resources(code, raw.kernel, d.occupancy)
     if folder is not None:
         d.waves_not_kept = folder.dropped
@@ -345,6 +347,9 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         if r.realtime:
             d.realtime_se.setdefault(r.se, []).extend(r.realtime)
         d.problems.extend(f"{label}: {p}" for p in r.problems + r.warnings)
+        if r.damaged:
+            more = f" (and {len(r.problems) - 1} more)" if len(r.problems) > 1 else ""
+            d.damage.append(f"{label}: decoded with damage: {r.problems[0]}{more}")
         d.info += r.info
         shaderdata.append(r.shaderdata)
         perf.append(r.perfevents)

@@ -178,6 +178,14 @@ def _key(v, what, where):
     raise FormatError(f"{what} is {type(v).__name__}, expected a name or a number", where)
 
 
+def _identity(blob) -> int | None:
+    """What tells a pickled blob object from others: its id; None for what Python itself shares between
+    equal values (bytes of 0 or 1 byte) and for what is no blob (refused where it is read)."""
+    if isinstance(blob, (bytes, bytearray, memoryview)) and len(blob) > 1:
+        return id(blob)
+    return None
+
+
 def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     """Group a profile's SQTT blobs into dispatches (kernel + exec_tag), in pickle order.
 
@@ -203,8 +211,18 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
             programs.setdefault((dev, _key(e.get("name"), "program name", where)), e)
 
     groups: dict[tuple, RawDispatch] = {}
+    # A pickle can name one object many times (its memo): a blob object already read is not read again,
+    # whichever event names it (tinygrad gives every event its own blob), so that a small file cannot
+    # make attdec decode the same bytes over and over. Counted per dispatch that holds it.
+    first_named: dict[int | None, RawDispatch] = {}
+    repeats: dict[int, int] = {}
     for e in events:
         if e.cls_name != "ProfileSQTTEvent":
+            continue
+        blob, ident = e.get("blob"), _identity(e.get("blob"))
+        if ident in first_named:
+            holder = first_named[ident]
+            repeats[id(holder)] = repeats.get(id(holder), 0) + 1
             continue
         dev, kern, tag = (_key(e.get(k), f"SQTT event {k}", where) for k in ("device", "kern", "exec_tag"))
         prog = programs.get((dev, kern))
@@ -232,11 +250,19 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
         d.blobs.append(
             RawBlob(
                 se,
-                _bytes(e.get("blob"), "SQTT blob", where),
+                _bytes(blob, "SQTT blob", where),
                 f"{where}: {d.name} se{se}",
                 itrace if isinstance(itrace, bool) else None,
             )
         )
+        if ident is not None:
+            first_named[ident] = d
+    for d in groups.values():
+        if repeats.get(id(d)):
+            d.damage.append(
+                f"{where}: {d.name}: {repeats[id(d)]:,} more SQTT event(s) name a blob of this dispatch (the same "
+                "pickled object, which tinygrad never writes twice): left out, the blob read once"
+            )
     for e in events:  # PMC samples of the traced dispatches (tinygrad samples a dispatch once, after it ran)
         if e.cls_name != "ProfilePMCEvent":
             continue

@@ -26,6 +26,7 @@ from attdec.model.records import MAX_SE
 from attdec.model.target import Target, family_target, from_version, undetermined_target
 from attdec.sources.archive import ARCHIVE_SUFFIXES, members
 from attdec.sources.kind import Tracker
+from attdec.sources.limits import LISTING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +62,24 @@ class _DirFiles:
 
     def where(self, name: str) -> str:
         return str(self.path / name)
+
+    def size(self, name: str) -> int:
+        try:
+            return (self.path / name).stat().st_size
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
+
+    def ends(self, name: str, n: int) -> list[bytes]:
+        """The first and the last `n` bytes of a file (one piece when it is no longer than `n`)."""
+        try:
+            with open(self.path / name, "rb") as f:
+                head, size = f.read(n), os.fstat(f.fileno()).st_size
+                if size <= n:
+                    return [head]
+                f.seek(max(n, size - n))
+                return [head, f.read(n)]
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", self.where(name)) from None
 
     def read(self, name: str) -> bytes:
         try:
@@ -98,6 +117,13 @@ class _MemFiles:
 
     def where(self, name: str) -> str:
         return f"{self.label}/{name}"
+
+    def size(self, name: str) -> int:
+        return len(self._files[name]) if name in self._files else 0  # the others are read later, capped as members
+
+    def ends(self, name: str, n: int) -> list[bytes]:
+        data = self.read(name)
+        return [data[:n], data[-n:]] if len(data) > n else [data]
 
     def read(self, name: str) -> bytes:
         data = next(self.read_each([name]))
@@ -498,6 +524,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
 
     cj = CodeJson([], (), True, [])
     if files.has("code.json"):
+        LISTING.check(files.size("code.json"), "code.json", files.where("code.json"))
         cj = _parse(files, "code.json", parse_code, files.where("code.json"))
     code = cj.rows
     problems += cj.problems
@@ -518,10 +545,17 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
             return empty_occupancy(), set(), {}
         return _parse(files, "occupancy.json", parse_occupancy, files.where("occupancy.json"))
 
+    def load_waves() -> list[Wave]:
+        waves = read_waves(files, present, listed, problems, tracker)
+        if code and cj.stall_measured and not missing and len(waves) == len(present):  # every wave file read
+            damage.extend(listing_disagreements(waves, code, files.where("code.json")))
+        return waves
+
     realtime_se = {}
     if files.has("realtime.json"):
         realtime_se = _parse(files, "realtime.json", parse_realtime, files.where("realtime.json"))
     kernel = kernel_name(code)
+    damage = other_kernel(files, code)
     if not kernel:  # zero-wave folders: take the name from the kernel ids this dispatch's rows use
         _, kids, names = occupancy_file()
         kernel = ", ".join(names[str(k)] for k in sorted(kids) if str(k) in names and k != 0)
@@ -533,16 +567,91 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         target=tgt,
         kernel=kernel,
         code=code,
-        waves=deferred(lambda: read_waves(files, present, listed, problems, tracker), len(present)),
+        waves=deferred(load_waves, len(present)),
         occupancy=deferred(lambda: occupancy_file()[0]),
         realtime=realtime_se[min(realtime_se)] if realtime_se else [],
         realtime_se=realtime_se,
         path=files.label,
         problems=problems,
+        damage=damage,
         stall_measured=cj.stall_measured,
     )
     _complete_listing(d, cj, files.has("code.json"))
     return d
+
+
+NAME_TABLE_BYTES = 1 << 16  # occupancy.json's kernel-name table is looked for in this much of each end
+
+
+def other_kernel(files, code: list[CodeLine]) -> list[str]:
+    """A damage line when code.json lists kernels none of which occupancy.json's name table (the kernels the
+    traced process dispatched) names: the listing was copied from another capture. Only that table is read,
+    from either end of occupancy.json (its rows are read when needed, if ever)."""
+    import json
+
+    labels = {
+        n for c in code if c.is_label and c.text != LEGACY_COMMENT for n in (c.text[1:].strip(), c.source.strip())
+    }
+    labels.discard("")
+    if not labels or not files.has("occupancy.json"):
+        return []
+    table = None
+    for part in files.ends("occupancy.json", NAME_TABLE_BYTES):  # rocprofv3 writes it last, attdec first
+        text = part.decode("utf-8", "replace")
+        at = text.find('"dispatches"')
+        if at < 0:
+            continue
+        colon = text.find(":", at) + 1
+        try:
+            table = json.JSONDecoder().raw_decode(text, colon + len(text[colon:]) - len(text[colon:].lstrip()))[0]
+        except (ValueError, RecursionError):
+            return []  # a damaged (or too long) table: the rows' reader says what is wrong
+        break
+    names = {v for k, v in table.items() if k != "0" and isinstance(v, str)} if isinstance(table, dict) else set()
+    if not names or any(_same_kernel(a, b) for a in labels for b in names):
+        return []
+    shown = ", ".join(sorted(names)[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+    return [
+        f"{files.where('code.json')}: lists {kernel_name(code)}, a kernel occupancy.json does not name (it names "
+        f"{shown}): code.json belongs to another capture"
+    ]
+
+
+def _same_kernel(a: str, b: str) -> bool:
+    """Whether two names may be one kernel's: mangled (`_Z6vecAddPfi`), demangled (`void vecAdd<2>(float*, int)`),
+    truncated or with a leading `_`, the one's function name is found in the other (too short a name: yes)."""
+
+    def base(name: str) -> str:
+        words = name.split("(")[0].split("<")[0].split("::")[-1].split()
+        return words[-1].strip("_") if words else ""
+
+    x, y = base(a), base(b)
+    return len(x) < 3 or len(y) < 3 or x in b or y in a
+
+
+def listing_disagreements(waves: list[Wave], code: list[CodeLine], where: str) -> list[str]:
+    """A damage line when the wave files do not fit code.json: records on line ids it does not list, or
+    another number of executions than it counts (rocprofv3 writes code.json's hits from the same records)."""
+    import numpy as np
+
+    lines = np.concatenate([w.insts["line"] for w in waves]) if waves else np.zeros(0, np.int64)
+    lines = lines[lines >= 0]
+    listed = np.array([c.line for c in code], np.int64)
+    unknown = int((~np.isin(lines, listed)).sum())
+    # records without a PC sit on a label row, which code.json does not count: instruction rows only
+    on_instructions = int(np.isin(lines, np.array([c.line for c in code if not c.is_label], np.int64)).sum())
+    counted = sum(c.hit for c in code if not c.is_label)
+    if unknown:
+        return [
+            f"{where}: {unknown:,} of the wave files' {len(lines):,} instruction records are on line ids code.json "
+            "does not list: code.json belongs to another kernel or dispatch"
+        ]
+    if on_instructions != counted:
+        return [
+            f"{where}: counts {counted:,} executions, the wave files hold {on_instructions:,} instruction records: "
+            "code.json belongs to another dispatch, or was changed"
+        ]
+    return []
 
 
 def read_waves(files, names: list[str], listed: dict[str, list], problems: list[str], tracker=None) -> list[Wave]:
