@@ -17,7 +17,7 @@ from functools import cached_property
 
 from attdec.analysis.hotspots import InstStat, frame_of, instruction_stats
 from attdec.isa import categories as C
-from attdec.model import Dispatch
+from attdec.model import NO_PC, Dispatch
 
 # A performance finding must put at least this share of the kernel's cycles at stake: below it, fixing
 # the pattern could not change the kernel's time by more than run-to-run noise does.
@@ -26,7 +26,7 @@ MIN_SHARE = 0.02
 MAPPING_LINE_SHARE = 0.5
 # ... of a kernel that executed at least this many distinct instructions (a tiny kernel may be one line)
 MAPPING_MIN_INSTRUCTIONS = 50
-# unrepresentative-cu: the traced CU's wave count or wave-cycles differ from the median CU's by this much
+# unrepresentative-cu: the traced CU's wave count differs from the median CU's by this much
 CU_DEVIATION = 0.25
 # barrier-imbalance: the per-wave barrier stall spread, (max - min) / max, that marks waves arriving unevenly
 BARRIER_SPREAD = 0.5
@@ -79,13 +79,19 @@ class Evidence:
         self.family = dispatch.target.family
 
     @cached_property
+    def executed(self) -> list[InstStat]:
+        """Executed listing rows with their totals, the (no PC) row of records without an address included."""
+        return [s for s in instruction_stats(self.dispatch, empty=False) if s.hit]
+
+    @cached_property
     def stats(self) -> list[InstStat]:
         """Executed listing instructions with their totals."""
-        return [s for s in instruction_stats(self.dispatch, empty=False) if s.hit and not s.code.is_no_pc]
+        return [s for s in self.executed if not s.code.is_no_pc]
 
     @cached_property
     def cycles(self) -> int:
-        return sum(s.latency for s in self.stats)
+        """The kernel's traced cycles: every record's latency, with or without an address."""
+        return sum(s.latency for s in self.executed)
 
     @cached_property
     def stall(self) -> int:
@@ -121,6 +127,11 @@ class Evidence:
         return wait_sites(attribute(self.dispatch))
 
 
+def short_location(loc: str) -> str:
+    """'/a/b/k.py:12' -> 'k.py:12': titles name the file, `where` holds the whole path."""
+    return loc.rsplit("/", 1)[-1]
+
+
 def _mnemonic(text: str) -> str:
     return C.mnemonic_of(text)
 
@@ -151,7 +162,7 @@ def cross_lane_lgkm(ev: Evidence) -> list[Finding]:
         out.append(
             Finding(
                 "cross-lane-lgkm",
-                f"LGKM waits on cross-lane moves ({ops}) at {loc}",
+                f"LGKM waits on cross-lane moves ({ops}) at {short_location(loc)}",
                 ev.where(acc["top"].code),
                 acc["stall"],
                 ev.share(acc["stall"]),
@@ -185,6 +196,8 @@ def source_mapping(ev: Evidence) -> list[Finding]:
         acc[1] += s.stall
         acc[2] += s.latency
         acc[3] += 1
+    if not any(by_loc):
+        raise NotApplicable("no instruction has a source line (no line table): rank by instruction")
     loc, (h, stall, latency, n) = max(by_loc.items(), key=lambda kv: (kv[1][0], kv[0]))
     share_hits = h / hits if hits else 0.0
     if share_hits < MAPPING_LINE_SHARE:
@@ -200,9 +213,9 @@ def source_mapping(ev: Evidence) -> list[Finding]:
     }
     if not loc:
         title = f"{share_hits:.0%} of the executed instructions have no source line"
-        hint = "build the code object with line tables (-g or -gline-tables-only)"
+        hint = "most of the code has no line-table entry: build it with line tables (-g or -gline-tables-only)"
     else:
-        title = f"{share_hits:.0%} of the executed instructions map to one source line, {loc}"
+        title = f"{share_hits:.0%} of the executed instructions map to one source line, {short_location(loc)}"
         hint = (
             "the compiler stamped one location (often the kernel's definition or decorator line) on most of "
             "the code: keep per-statement locations through lowering (MLIR/DSL front ends: the op's `loc`)"
@@ -231,8 +244,8 @@ def truncated_trace(ev: Evidence) -> list[Finding]:
     for w in waves:
         if w.folded is not None or not len(w.insts):
             continue
-        last = code.get(int(w.insts["line"][-1]), "")
-        if C.category_of(last, ev.family) != C.BRANCH or not _mnemonic(last).startswith("s_endpgm"):
+        last = code.get(int(w.insts["line"][-1]), NO_PC)
+        if last != NO_PC and not _mnemonic(last).startswith("s_endpgm"):  # no PC: its walk stopped, not cut
             cut += 1
             cycles += int(w.insts["duration"].sum())
     cut_by_info = sum(i.count for i in lost if i.kind == "WAVE_INCOMPLETE")
@@ -249,11 +262,11 @@ def truncated_trace(ev: Evidence) -> list[Finding]:
         "data_lost_marks": sum(i.count for i in lost if i.kind == "DATA_LOST"),
         "shader_engines": sorted({i.se for i in lost}),
     }
-    n = max(cut, cut_by_info)
+    n = cut_by_info or cut
     return [
         Finding(
             "truncated-trace",
-            f"The trace is cut short: {n} wave(s) end before s_endpgm" if n else "The trace lost data",
+            f"The trace is cut short: {n} traced wave(s) end before their s_endpgm" if n else "The trace lost data",
             ev.where(),
             cycles,
             ev.share(cycles),
@@ -266,10 +279,13 @@ def truncated_trace(ev: Evidence) -> list[Finding]:
 
 
 def unrepresentative_cu(ev: Evidence) -> list[Finding]:
-    """The traced CU ran noticeably more or fewer waves (or wave-cycles) than the median CU."""
+    """The traced CU ran noticeably more or fewer waves than the median CU (its wave-cycles are evidence only:
+    tracing itself slows the traced CU's waves)."""
     import numpy as np
 
     d = ev.dispatch
+    if any(i.kind in ("WAVE_INCOMPLETE", "DATA_LOST") for i in d.info):
+        raise NotApplicable("the trace is cut short or lost data: its wave start/end records are incomplete")
     occ = d.occupancy
     if not len(occ):
         raise NotApplicable("no wave start/end records (occupancy)")
@@ -292,8 +308,7 @@ def unrepresentative_cu(ev: Evidence) -> list[Finding]:
         if k >= len(units) or units[k] != se * 4096 + cu:
             continue
         dw = (starts[k] - med_waves) / med_waves if med_waves else 0.0
-        dc = (wave_cycles[k] - med_cycles) / med_cycles if med_cycles and balanced[k] else 0.0
-        if max(abs(dw), abs(dc)) < CU_DEVIATION:
+        if abs(dw) < CU_DEVIATION:
             continue
         cycles = int(abs(wave_cycles[k] - med_cycles)) if balanced[k] and med_cycles else 0
         out.append(
@@ -380,8 +395,8 @@ def exposed_load(ev: Evidence) -> list[Finding]:
         out.append(
             Finding(
                 "exposed-load",
-                f"{_mnemonic(site.code.text)} at {frame_of(site.code.source) or hex(site.code.vaddr)} waits for "
-                f"{len(loads)} load(s) issued {top.distance_instructions:.0f} instructions before it",
+                f"{site.code.text} at {short_location(frame_of(site.code.source)) or hex(site.code.vaddr)} waits "
+                f"for {len(loads)} load(s) issued {top.distance_instructions:.0f} instructions before it",
                 ev.where(top.code),
                 charged,
                 ev.share(charged),
