@@ -41,7 +41,7 @@ class Finding:
     title: str
     where: dict  # kernel, dispatch, and when known source ("file:line"), address (ELF vaddr), instruction
     cycles: int
-    share: float  # of the kernel's traced cycles
+    share: float  # of the kernel's traced cycles (unrepresentative-cu: of the traced CU's wave-cycles)
     evidence: dict
     suggestion: str
 
@@ -311,13 +311,14 @@ def unrepresentative_cu(ev: Evidence) -> list[Finding]:
         if abs(dw) < CU_DEVIATION:
             continue
         cycles = int(abs(wave_cycles[k] - med_cycles)) if balanced[k] and med_cycles else 0
+        own = float(wave_cycles[k]) if balanced[k] else 0.0
         out.append(
             Finding(
                 "unrepresentative-cu",
                 f"The traced CU (se {se} cu {cu}) ran {starts[k]:.0f} waves where the median CU ran {med_waves:.0f}",
                 {**ev.where(), "se": se, "cu": cu},
                 cycles,
-                ev.share(cycles),
+                min(cycles, own) / own if own else 0.0,  # wave-cycles, not the traced instructions' cycles
                 {
                     "traced_cu_waves": int(starts[k]),
                     "median_cu_waves": med_waves,
