@@ -289,3 +289,12 @@ def test_table_and_markdown_name_the_rules(fmt):
 def test_bad_input_is_one_error_line(tmp_path):
     r = cli("advise", str(tmp_path / "missing"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("attdec: error:")
+
+
+def test_the_html_report_carries_the_findings():
+    from attdec.report.html import build
+
+    d = dispatch([*SHUFFLE, "s_endpgm"], [[(1, 0), (2, 0), (3, 300), (4, 0), (5, 0)]] * 4)
+    (page,) = build([d])["dispatches"]
+    assert [(f["rule"], f["cycles"]) for f in page["findings"]] == [(f.rule, f.cycles) for f in advise(d).findings]
+    assert "cross-lane-lgkm" in [f["rule"] for f in page["findings"]]
