@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import cli, shared_path
 
+import attdec
 from attdec.analysis.advise import MIN_SHARE, RULE_IDS, advise
 from attdec.model import OCCUPANCY_DTYPE, CodeLine, DecoderInfo, Dispatch, KernelResources, Wave, empty_insts
 from attdec.model.totals import aggregate_lines
@@ -77,7 +78,9 @@ def test_cross_lane_lgkm_silent_on_an_lds_read():
 
 
 def test_cross_lane_lgkm_silent_below_the_share():
-    d = dispatch([*SHUFFLE, "v_add_f32_e32 v0, v0, v0", "s_endpgm"], [[(1, 0), (2, 0), (3, 1), (4, 0)] + [(5, 50)] * 40])
+    d = dispatch(
+        [*SHUFFLE, "v_add_f32_e32 v0, v0, v0", "s_endpgm"], [[(1, 0), (2, 0), (3, 1), (4, 0)] + [(5, 50)] * 40]
+    )
     silent(d, "cross-lane-lgkm")
 
 
@@ -298,3 +301,15 @@ def test_the_html_report_carries_the_findings():
     (page,) = build([d])["dispatches"]
     assert [(f["rule"], f["cycles"]) for f in page["findings"]] == [(f.rule, f.cycles) for f in advise(d).findings]
     assert "cross-lane-lgkm" in [f["rule"] for f in page["findings"]]
+
+
+def test_hotspots_table_points_to_advise_and_json_does_not():
+    path = str(shared_path(SAMPLES, "topk_gating_softmax", "att_viewer"))
+    table = cli("hotspots", path)
+    assert table.returncode == 0, table.stderr
+    last = table.stdout.rstrip("\n").splitlines()[-1]
+    n = sum(len(advise(d, cheap=True).findings) for d in attdec.open(path))
+    assert n >= 2 and last == f"{n} findings from the listing alone: attdec advise {path}"
+    for fmt in ("json", "csv", "md"):
+        r = cli("hotspots", path, "--format", fmt)
+        assert r.returncode == 0 and "attdec advise" not in r.stdout and "attdec advise" not in r.stderr

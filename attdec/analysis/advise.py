@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from attdec.analysis.hotspots import InstStat, frame_of, instruction_stats
 from attdec.isa import categories as C
 from attdec.model import NO_PC, Dispatch
+from attdec.model.record import Record, field
 
 # A performance finding must put at least this share of the kernel's cycles at stake: below it, fixing
 # the pattern could not change the kernel's time by more than run-to-run noise does.
@@ -32,8 +33,7 @@ CU_DEVIATION = 0.25
 BARRIER_SPREAD = 0.5
 
 
-@dataclass
-class Finding:
+class Finding(Record):
     """One pattern found in one dispatch: where it is, the cycles at stake, the figures it rests on and
     what to try."""
 
@@ -46,16 +46,14 @@ class Finding:
     suggestion: str
 
 
-@dataclass
-class Skipped:
+class Skipped(Record):
     """A rule that could not judge this input, and why."""
 
     rule: str
     reason: str
 
 
-@dataclass
-class Advice:
+class Advice(Record):
     """The findings of one dispatch, largest `cycles` first, and the rules that did not apply."""
 
     dispatch: str
@@ -198,7 +196,7 @@ def source_mapping(ev: Evidence) -> list[Finding]:
         acc[3] += 1
     if not any(by_loc):
         raise NotApplicable("no instruction has a source line (no line table): rank by instruction")
-    loc, (h, stall, latency, n) = max(by_loc.items(), key=lambda kv: (kv[1][0], kv[0]))
+    loc, (h, stall, _latency, n) = max(by_loc.items(), key=lambda kv: (kv[1][0], kv[0]))
     share_hits = h / hits if hits else 0.0
     if share_hits < MAPPING_LINE_SHARE:
         return []
@@ -350,7 +348,7 @@ def nop_padding(ev: Evidence) -> list[Finding]:
         if i < len(code):
             after[_mnemonic(code[i].text)] += s.stall
     top = max(nops, key=lambda s: s.stall)
-    by_line = Counter()
+    by_line: Counter[str] = Counter()
     for s in nops:
         by_line[frame_of(s.code.source)] += s.stall
     return [
@@ -430,8 +428,7 @@ def exposed_load(ev: Evidence) -> list[Finding]:
 def wait_too_strict(ev: Evidence) -> list[Finding]:
     """A wait down to fewer outstanding loads than its consumers need (vmcnt(0) where vmcnt(1) would do)."""
     raise NotApplicable(
-        "needs register def/use of the instructions between a wait and the next one, which attdec does not "
-        "model yet"
+        "needs register def/use of the instructions between a wait and the next one, which attdec does not model yet"
     )
 
 
@@ -533,8 +530,7 @@ def occupancy_limit(ev: Evidence) -> list[Finding]:
     ]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     check: Callable[[Evidence], list[Finding]]
     cheap: bool  # reads the listing totals only (no waves, no occupancy records): safe under `hotspots`
@@ -571,4 +567,3 @@ def advise(dispatch: Dispatch, rules: tuple[str, ...] | None = None, cheap: bool
             out.not_applicable.append(Skipped(rule.id, str(e)))
     out.findings.sort(key=lambda f: (-f.cycles, f.rule))
     return out
-

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from attdec.analysis.advise import Advice, Finding
 from attdec.report.common import Col, console, fit_table, human, md_code, pct, write_json, write_md_table
 
@@ -27,8 +25,8 @@ def to_json(a: Advice) -> dict:
         "kernel": a.kernel,
         "arch": a.arch,
         "cycles": a.cycles,
-        "findings": [{**asdict(f), "share": round(f.share, 4)} for f in a.findings],
-        "not_applicable": [asdict(s) for s in a.not_applicable],
+        "findings": [{**vars(f), "share": round(f.share, 4)} for f in a.findings],
+        "not_applicable": [vars(s) for s in a.not_applicable],
     }
 
 
@@ -90,9 +88,12 @@ def print_md(advice: list[Advice], out) -> None:
         out.write("\n")
 
 
-def pointer_line(advice: list[Advice], paths: list[str]) -> str | None:
-    """The line under `hotspots`' table: how many findings the cheap rules made, and the command for all."""
+def print_pointer(advice: list[Advice], paths: list[str], out) -> None:
+    """The last line under `hotspots`' table: how many findings the listing rules made (`advise(cheap=True)`)
+    and the command that runs every rule; nothing when there are none."""
+    import shlex
+
     n = sum(len(a.findings) for a in advice)
-    if not n:
-        return None
-    return f"{n} finding{'s' if n != 1 else ''}: attdec advise {' '.join(paths)}"
+    if n:
+        s = "s" if n != 1 else ""
+        console(out).print(f"{n} finding{s} from the listing alone: attdec advise {shlex.join(paths)}", wrap=False)
