@@ -62,7 +62,7 @@ def run(
         from attdec.analysis.advise import advise
         from attdec.report.advise import print_pointer
 
-        print_pointer([advise(d, cheap=True) for d in dispatches], paths, out or sys.stdout)
+        print_pointer([advise(d, cheap=True) for d in dispatches], out or sys.stdout)
 
 
 def arguments(p) -> None:

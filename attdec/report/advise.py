@@ -88,12 +88,10 @@ def print_md(advice: list[Advice], out) -> None:
         out.write("\n")
 
 
-def print_pointer(advice: list[Advice], paths: list[str], out) -> None:
-    """The last line under `hotspots`' table: how many findings the listing rules made (`advise(cheap=True)`)
-    and the command that runs every rule; nothing when there are none."""
-    import shlex
-
+def print_pointer(advice: list[Advice], out) -> None:
+    """The last line under `hotspots`' table: how many findings the listing rules made (`advise(cheap=True)`),
+    and where the rest are; nothing when there are none."""
     n = sum(len(a.findings) for a in advice)
     if n:
         s = "s" if n != 1 else ""
-        console(out).print(f"{n} finding{s} from the listing alone: attdec advise {shlex.join(paths)}", wrap=False)
+        console(out).print(f"{n} finding{s} from the listing alone: attdec advise on the same paths runs every rule")
