@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.analysis.hotspots import InstStat, frame_of, instruction_stats
 from attdec.isa import categories as C
 from attdec.model import NO_PC, Dispatch
 from attdec.model.record import Record, field
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # A performance finding must put at least this share of the kernel's cycles at stake: below it, fixing
 # the pattern could not change the kernel's time by more than run-to-run noise does.
@@ -75,6 +78,7 @@ class Evidence:
     def __init__(self, dispatch: Dispatch):
         self.dispatch = dispatch
         self.family = dispatch.target.family
+        self._counters: dict[str, tuple] = {}
 
     @cached_property
     def executed(self) -> list[InstStat]:
@@ -117,12 +121,41 @@ class Evidence:
             raise NotApplicable("no traced waves with instruction records")
 
     @cached_property
-    def sites(self):
-        """Every executed wait with what it waited for (attdec.analysis.waits)."""
-        from attdec.analysis.waits import attribute, wait_sites
+    def attribution(self):
+        """Which operations each executed wait waited for (attdec.analysis.waits)."""
+        from attdec.analysis.waits import attribute
 
         self.need_waves()
-        return wait_sites(attribute(self.dispatch))
+        return attribute(self.dispatch)
+
+    @cached_property
+    def sites(self):
+        """Every executed wait with what it waited for, per wait instruction."""
+        from attdec.analysis.waits import wait_sites
+
+        return wait_sites(self.attribution)
+
+    def counter_records(self, counter: str) -> tuple[dict, np.ndarray, np.ndarray]:
+        """Per listing line (count it waits `counter` down to, kind it adds to `counter`), and the stream's
+        records that wait on it and that add to it (ascending)."""
+        import numpy as np
+
+        if counter in self._counters:
+            return self._counters[counter]
+
+        from attdec.analysis.stream import line_table
+        from attdec.isa import waitcnt as W
+
+        code, fam, st = self.dispatch.code, self.dispatch.target.name, self.attribution.stream
+        info = {c.line: (W.waits_of(c.text, fam).get(counter), W.events_of(c.text, fam).get(counter)) for c in code}
+        waits = line_table(code, lambda c: info[c.line][0] is not None, False, bool)
+        ops = line_table(code, lambda c: info[c.line][1] is not None, False, bool)
+        out = self._counters[counter] = (
+            info,
+            np.flatnonzero(st.by_line(waits, False)),
+            np.flatnonzero(st.by_line(ops, False)),
+        )
+        return out
 
 
 def short_location(loc: str) -> str:
@@ -425,11 +458,114 @@ def exposed_load(ev: Evidence) -> list[Finding]:
     return out
 
 
+# The counters of VMEM loads that retire in issue order: a wait down to N + k leaves the k youngest out.
+IN_ORDER_LOAD_COUNTERS = ("vmcnt", "loadcnt")
+
+
+def _relaxable(ev: Evidence, bit: int, counter: str, site_line: int) -> tuple[int, int]:
+    """(k, executions): how many of the youngest loads every execution of the wait on `site_line` named
+    could be left outstanding, because no instruction up to the next wait on `counter` touches their
+    registers and that next wait retires them anyway. k = 0: none can."""
+    import numpy as np
+
+    attr = ev.attribution
+    st, fam = attr.stream, ev.dispatch.target.name
+    info, waits, ops = ev.counter_records(counter)
+    text = {c.line: c.text for c in ev.dispatch.code}
+    lines = st.lines
+    named = (attr.mask & (1 << bit)) != 0
+    pw, pp = attr.wait[named], attr.producer[named]
+    verdicts: dict[tuple, int] = {}
+    best, runs = None, 0
+    for w in np.flatnonzero(lines == site_line).tolist():
+        runs += 1
+        at = int(np.searchsorted(waits, w))
+        nxt = int(waits[at + 1]) if at + 1 < len(waits) and st.wave[waits[at + 1]] == st.wave[w] else None
+        producers = pp[np.searchsorted(pw, w, "left") : np.searchsorted(pw, w, "right")].tolist()
+        if not producers:
+            continue  # nothing outstanding: this execution does not constrain k
+        if nxt is None:
+            return 0, runs  # no later wait retires what this one would leave outstanding
+        issued = ops[np.searchsorted(ops, producers[0]) : np.searchsorted(ops, nxt)].tolist()
+        key = (tuple(lines[producers].tolist()), tuple(lines[w + 1 : nxt + 1].tolist()), tuple(lines[issued].tolist()))
+        k = verdicts.get(key)
+        if k is None:
+            k = verdicts[key] = _verdict(key, len(producers), info, text, fam)
+        best = k if best is None else min(best, k)
+        if not best:
+            return 0, runs
+    return best or 0, runs
+
+
+def _verdict(key: tuple, named: int, info: dict, text: dict, fam: str) -> int:
+    """k of one execution (`_relaxable`). `key`: the lines of the loads it named, oldest first; the lines
+    from after it to the next wait on the counter, that wait included; the lines of every operation on the
+    counter from the oldest named one up to that next wait."""
+    from attdec.isa import waitcnt as W
+
+    producers, segment, issued = key
+    kinds = {info[ln][1] for ln in issued}
+    if len(kinds) != 1 or kinds & W.OUT_OF_ORDER:
+        return 0  # retirement order unknown: only the wait as written is safe
+    younger = len(issued) - named  # operations issued after the named ones, before the next wait
+    if info[segment[-1]][0] > younger:
+        return 0  # the next wait would not retire a load left outstanding here
+    touched: set = set()
+    for ln in segment[:-1]:
+        regs = W.vector_registers(text.get(ln, ""))
+        if regs is None:
+            return 0
+        touched |= regs
+    k = 0
+    for ln in reversed(producers):
+        dst = W.load_destination(text.get(ln, ""), fam)
+        if dst is None or dst & touched:
+            break
+        k += 1
+    return k
+
+
 def wait_too_strict(ev: Evidence) -> list[Finding]:
-    """A wait down to fewer outstanding loads than its consumers need (vmcnt(0) where vmcnt(1) would do)."""
-    raise NotApplicable(
-        "needs register def/use of the instructions between a wait and the next one, which attdec does not model yet"
-    )
+    """A wait down to fewer outstanding loads than the instructions after it need (vmcnt(0) where the
+    youngest load's registers are not touched before the next wait)."""
+    d = ev.dispatch
+    counters = [c for c in IN_ORDER_LOAD_COUNTERS if c in d.target.counters]
+    if not counters:
+        raise NotApplicable(f"{d.arch} has no in-order VMEM load counter")
+    attr = ev.attribution
+    out = []
+    for site in ev.sites:
+        if ev.share(site.stall) < MIN_SHARE:
+            continue
+        for counter in counters:
+            if counter not in site.counters or counter not in attr.counters:
+                continue
+            bit = attr.counters.index(counter)
+            k, runs = _relaxable(ev, bit, counter, site.code.line)
+            if not k:
+                continue
+            n = site.counters[counter]
+            out.append(
+                Finding(
+                    "wait-too-strict",
+                    f"{site.code.text} could wait for {counter}({n + k}): its {k} youngest load(s) are not used "
+                    "before the next wait",
+                    ev.where(site.code),
+                    site.stall,
+                    ev.share(site.stall),
+                    {
+                        "counter": counter,
+                        "waits_down_to": n,
+                        "could_wait_down_to": n + k,
+                        "executions_checked": runs,
+                        "wait_stall": site.stall,
+                    },
+                    "The wait retires loads whose registers nothing reads or writes before the next wait on the "
+                    f"same counter: wait for {counter}({n + k}) here (the next wait retires them), or issue the "
+                    "loads in the order they are used, since the counter retires them in issue order.",
+                )
+            )
+    return out
 
 
 def barrier_imbalance(ev: Evidence) -> list[Finding]:
@@ -543,7 +679,7 @@ RULES = (
     Rule("unrepresentative-cu", unrepresentative_cu, False),
     Rule("nop-padding", nop_padding, True),
     Rule("exposed-load", exposed_load, False),
-    Rule("wait-too-strict", wait_too_strict, True),
+    Rule("wait-too-strict", wait_too_strict, False),
     Rule("barrier-imbalance", barrier_imbalance, False),
     Rule("occupancy-limit", occupancy_limit, True),
 )
