@@ -163,10 +163,6 @@ def short_location(loc: str) -> str:
     return loc.rsplit("/", 1)[-1]
 
 
-def _mnemonic(text: str) -> str:
-    return C.mnemonic_of(text)
-
-
 def cross_lane_lgkm(ev: Evidence) -> list[Finding]:
     """LGKM waits whose stall was charged to DS cross-lane moves (ds_bpermute, ds_swizzle, ds_permute)."""
     by_line: dict[str, dict] = {}
@@ -178,7 +174,7 @@ def cross_lane_lgkm(ev: Evidence) -> list[Finding]:
             acc = by_line.setdefault(loc, {"stall": 0, "sites": set(), "ops": Counter(), "top": p, "dist": []})
             acc["stall"] += p.stall
             acc["sites"].add(site.code.line)
-            acc["ops"][_mnemonic(p.code.text)] += p.executions
+            acc["ops"][C.mnemonic_of(p.code.text)] += p.executions
             acc["dist"].append((p.distance_instructions, p.executions))
             if p.stall > acc["top"].stall:
                 acc["top"] = p
@@ -276,7 +272,7 @@ def truncated_trace(ev: Evidence) -> list[Finding]:
         if w.folded is not None or not len(w.insts):
             continue
         last = code.get(int(w.insts["line"][-1]), NO_PC)
-        if last != NO_PC and not _mnemonic(last).startswith("s_endpgm"):  # no PC: its walk stopped, not cut
+        if last != NO_PC and not C.mnemonic_of(last).startswith("s_endpgm"):  # no PC: its walk stopped, not cut
             cut += 1
             cycles += int(w.insts["duration"].sum())
     cut_by_info = sum(i.count for i in lost if i.kind == "WAVE_INCOMPLETE")
@@ -379,7 +375,7 @@ def nop_padding(ev: Evidence) -> list[Finding]:
         while i < len(code) and C.category_of(code[i].text, ev.family) == C.NOP:
             i += 1
         if i < len(code):
-            after[_mnemonic(code[i].text)] += s.stall
+            after[C.mnemonic_of(code[i].text)] += s.stall
     top = max(nops, key=lambda s: s.stall)
     by_line: Counter[str] = Counter()
     for s in nops:
@@ -408,10 +404,13 @@ def nop_padding(ev: Evidence) -> list[Finding]:
 
 
 def _is_load(text: str, family: str) -> bool:
-    cat = C.category_of(text, family)
+    """A load whose latency a wait can expose: VMEM, FLAT and scalar loads, LDS reads (not cross-lane moves)."""
+    m, cat = C.mnemonic_of(text), C.category_of(text, family)
     if cat == C.LDS:
-        return not C.is_cross_lane(text) and "_write" not in text.split(None, 1)[0] and "store" not in text
-    return cat in (C.VMEM_LOAD, C.SMEM) or (cat == C.FLAT and "_load" in text.split(None, 1)[0])
+        return m.startswith(("ds_read", "ds_load"))
+    if cat in (C.SMEM, C.FLAT):
+        return "_load" in m
+    return cat == C.VMEM_LOAD
 
 
 def exposed_load(ev: Evidence) -> list[Finding]:
