@@ -12,7 +12,17 @@ from conftest import cli, shared_path
 
 import attdec
 from attdec.analysis.advise import MIN_SHARE, RULE_IDS, advise
-from attdec.model import OCCUPANCY_DTYPE, CodeLine, DecoderInfo, Dispatch, KernelResources, Wave, empty_insts
+from attdec.model import (
+    COUNTER_DTYPE,
+    OCCUPANCY_DTYPE,
+    CodeLine,
+    CounterSamples,
+    DecoderInfo,
+    Dispatch,
+    KernelResources,
+    Wave,
+    empty_insts,
+)
 from attdec.model.totals import aggregate_lines
 
 SAMPLES = "ui_output_samples/jhinpan__flydsl-kernel-profiling-lib/examples"
@@ -264,6 +274,30 @@ def test_every_rule_is_run_or_said_not_applicable():
     assert {f.rule for f in a.findings} | {s.rule for s in a.not_applicable} <= set(RULE_IDS)
     assert [f.cycles for f in a.findings] == sorted((f.cycles for f in a.findings), reverse=True)
     assert MIN_SHARE > 0
+
+
+# ---- lds-bank-conflict ----------------------------------------------------------------------------
+
+LDS_READ = ["ds_read_b32 v1, v2", "s_waitcnt lgkmcnt(0)", "v_add_f32_e32 v1, v1, v1", "s_endpgm"]
+LDS_RUN = [(1, 0), (2, 300), (3, 0), (4, 0)]
+
+
+def lds_counters(conflict: int, active: int) -> list[CounterSamples]:
+    rows = np.zeros(2, COUNTER_DTYPE)
+    rows["counter"], rows["value"], rows["time"] = [0, 1], [conflict, active], -1
+    names = ["SQ_LDS_BANK_CONFLICT", "SQ_LDS_IDX_ACTIVE"]
+    return [CounterSamples("tinygrad PMC", names, ["SQ", "SQ"], rows)]
+
+
+def test_lds_bank_conflict_fires_when_the_counters_show_conflicts():
+    (f,) = fires(dispatch(LDS_READ, [LDS_RUN] * 2, counters=lds_counters(50, 100)), "lds-bank-conflict")
+    assert f.evidence["conflict_rate"] == 0.5 and f.cycles == 600 and f.where["instruction"] == "ds_read_b32 v1, v2"
+
+
+def test_lds_bank_conflict_silent_on_few_conflicts_and_not_applicable_without_counters():
+    silent(dispatch(LDS_READ, [LDS_RUN] * 2, counters=lds_counters(1, 100)), "lds-bank-conflict")
+    _, skipped = rules_of(dispatch(LDS_READ, [LDS_RUN] * 2), "lds-bank-conflict")
+    assert "no LDS bank-conflict counters" in skipped["lds-bank-conflict"]
 
 
 # ---- real samples ---------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ MAPPING_LINE_SHARE = 0.5
 MAPPING_MIN_INSTRUCTIONS = 50
 # unrepresentative-cu: the traced CU's wave count differs from the median CU's by this much
 CU_DEVIATION = 0.25
+# lds-bank-conflict: the share of active LDS cycles spent on bank conflicts that makes them worth a look
+BANK_CONFLICT_RATE = 0.1
 # barrier-imbalance: the per-wave barrier stall spread, (max - min) / max, that marks waves arriving unevenly
 BARRIER_SPREAD = 0.5
 
@@ -606,6 +608,61 @@ def barrier_imbalance(ev: Evidence) -> list[Finding]:
     ]
 
 
+def _lds_counters(d: Dispatch) -> tuple[str, int, int] | None:
+    """(source, bank-conflict cycles, active LDS cycles) from the first counter source that has both."""
+    import numpy as np
+
+    for cs in d.counters:
+        idx = {n.split("_", 1)[-1]: i for i, n in enumerate(cs.names)}  # SQ_ (gfx9) or SQC_ (gfx10+) prefix
+        if "LDS_BANK_CONFLICT" in idx and "LDS_IDX_ACTIVE" in idx:
+            c, v = cs.samples["counter"], cs.samples["value"].astype(np.int64)
+            return cs.source, int(v[c == idx["LDS_BANK_CONFLICT"]].sum()), int(v[c == idx["LDS_IDX_ACTIVE"]].sum())
+    return None
+
+
+def lds_bank_conflict(ev: Evidence) -> list[Finding]:
+    """LDS accesses slowed by bank conflicts, where the performance counters measured them."""
+    counts = _lds_counters(ev.dispatch)
+    if counts is None:
+        raise NotApplicable("no LDS bank-conflict counters (SQ_LDS_BANK_CONFLICT and SQ_LDS_IDX_ACTIVE) in this input")
+    source, conflict, active = counts
+    rate = conflict / active if active else 0.0
+    if rate < BANK_CONFLICT_RATE:
+        return []
+    # what LDS costs the waves: the issue stall of LDS data instructions and the wait stall they caused
+    lds = [s for s in ev.by_type("LDS") if not C.is_cross_lane(s.code.text)]
+    by_code: Counter[int] = Counter({s.code.line: s.stall for s in lds})
+    codes = {s.code.line: s.code for s in lds}
+    for site in ev.sites:
+        for p in site.producers:
+            if p.code.text.startswith("ds_") and not C.is_cross_lane(p.code.text):
+                by_code[p.code.line] += p.stall
+                codes[p.code.line] = p.code
+    cycles = sum(by_code.values())
+    if ev.share(cycles) < MIN_SHARE:
+        return []
+    top = codes[max(by_code, key=lambda ln: by_code[ln])]
+    return [
+        Finding(
+            "lds-bank-conflict",
+            f"{rate:.0%} of the active LDS cycles served bank conflicts",
+            ev.where(top),
+            cycles,
+            ev.share(cycles),
+            {
+                "counter_source": source,
+                "bank_conflict_cycles": conflict,
+                "lds_active_cycles": active,
+                "conflict_rate": round(rate, 4),
+                "lds_stall_in_trace": cycles,
+            },
+            "Lanes of one LDS access hit the same bank and are served one after another: pad the shared "
+            "array's rows (one extra element per row), swizzle the index (XOR with the row), or read wider "
+            "elements (ds_read_b64/b128) with a layout that spreads the lanes over the banks.",
+        )
+    ]
+
+
 def occupancy_limit(ev: Evidence) -> list[Finding]:
     """Occupancy limited by a register or LDS budget while waits on memory dominate the stall."""
     from attdec.analysis.kernel import kernel_summary
@@ -681,6 +738,7 @@ RULES = (
     Rule("wait-too-strict", wait_too_strict, False),
     Rule("barrier-imbalance", barrier_imbalance, False),
     Rule("occupancy-limit", occupancy_limit, True),
+    Rule("lds-bank-conflict", lds_bank_conflict, False),
 )
 RULE_IDS = tuple(r.id for r in RULES)
 
