@@ -264,7 +264,8 @@ def test_occupancy_limit_fires_with_the_registers_to_free():
 
 def test_occupancy_limit_silent_at_the_slot_limit_and_not_applicable_on_an_unknown_chip():
     silent(dispatch(LOAD, [[(1, 0), (2, 500), (3, 0), (4, 0)]], resources=resources(32)), "occupancy-limit")
-    d = dispatch(LOAD, [[(1, 0), (2, 500), (3, 0), (4, 0)]], arch="gfx9")
+    wide = [*LOAD[:2], "v_add_f32_e32 v200, v1, v1", LOAD[3]]  # 201 VGPRs: the limit differs by gfx9 chip
+    d = dispatch(wide, [[(1, 0), (2, 500), (3, 0), (4, 0)]], arch="gfx9")
     _, skipped = rules_of(d, "occupancy-limit")
     assert "GPU model is not known" in skipped["occupancy-limit"]
 
@@ -374,3 +375,7 @@ def test_hotspots_table_points_to_advise_and_json_does_not():
     for fmt in ("json", "csv", "md"):
         r = cli("hotspots", path, "--format", fmt)
         assert r.returncode == 0 and "attdec advise" not in r.stdout and "attdec advise" not in r.stderr
+
+
+def test_occupancy_limit_silent_on_an_unknown_chip_when_every_candidate_is_at_the_slot_limit():
+    silent(dispatch(LOAD, [[(1, 0), (2, 500), (3, 0), (4, 0)]], arch="gfx9"), "occupancy-limit")

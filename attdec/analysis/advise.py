@@ -673,6 +673,8 @@ def occupancy_limit(ev: Evidence) -> list[Finding]:
     th, res, cu = s.theoretical, s.resources, d.target.cu
     if res is None:
         raise NotApplicable("the kernel's resources are not known")
+    if s.candidates and all(c.limited_by == SLOTS for c in s.candidates.values()):
+        return []  # chip unknown, but on every possible chip the wave slots are the limit
     if th is None or th.waves_per_simd is None or cu is None:
         raise NotApplicable(
             "the GPU model is not known (its register file and LDS size decide the limit): `attdec kernel` "
