@@ -301,6 +301,30 @@ def test_lds_bank_conflict_silent_on_few_conflicts_and_not_applicable_without_co
     assert "no LDS bank-conflict counters" in skipped["lds-bank-conflict"]
 
 
+# ---- mfma-chain -----------------------------------------------------------------------------------
+
+MFMA = "v_mfma_f32_16x16x16f16 a[{0}:{1}], v[0:1], v[2:3], a[{0}:{1}]"
+
+
+CHAIN = [MFMA.format(0, 3), MFMA.format(0, 3), MFMA.format(4, 7), "s_endpgm"]
+
+
+def test_mfma_chain_fires_when_a_dependent_mfma_stalls_beyond_an_independent_one():
+    (f,) = fires(dispatch(CHAIN, [[(1, 0), (2, 60), (3, 8), (4, 0)]] * 2), "mfma-chain")
+    assert f.cycles == 2 * (60 - 8) and f.evidence["dependent_pairs"] == 2 and f.where["address"] == 0x108
+
+
+def test_mfma_chain_silent_at_the_issue_rate_or_without_a_baseline():
+    silent(dispatch(CHAIN, [[(1, 0), (2, 8), (3, 8), (4, 0)]] * 2), "mfma-chain")  # forwarded: no extra wait
+    only_dependent = [MFMA.format(0, 3), MFMA.format(0, 3), "s_endpgm"]  # issue rate unknown: not judged
+    silent(dispatch(only_dependent, [[(1, 0), (2, 60), (3, 0)]] * 2), "mfma-chain")
+
+
+def test_mfma_chain_silent_on_moe_gemm_whose_mfmas_stall_at_the_issue_rate():
+    (d,) = advice_json(shared_path(SAMPLES, "moe_gemm"))["dispatches"]
+    assert "mfma-chain" not in {f["rule"] for f in d["findings"]} | {s["rule"] for s in d["not_applicable"]}
+
+
 # ---- real samples ---------------------------------------------------------------------------------
 
 

@@ -608,6 +608,76 @@ def barrier_imbalance(ev: Evidence) -> list[Finding]:
     ]
 
 
+def _reads_result(prev: str, cur: str) -> bool:
+    """Whether MFMA `cur` reads (or overwrites) a register MFMA `prev` writes: its first operand."""
+    from attdec.isa import waitcnt as W
+
+    ops_prev, ops_cur = prev.split(None, 1), cur.split(None, 1)
+    if len(ops_prev) < 2 or len(ops_cur) < 2:
+        return False
+    dst = W.vector_registers(f"x {ops_prev[1].split(',', 1)[0]}")
+    regs = W.vector_registers(cur)
+    return regs is None or dst is None or bool(dst & regs)
+
+
+def mfma_chain(ev: Evidence) -> list[Finding]:
+    """Back-to-back MFMAs where the second reads the first's result and stalls longer than independent
+    back-to-back MFMAs of its kind do (those stall at the pipe's issue rate only)."""
+    import numpy as np
+
+    from attdec.analysis.stream import line_table, stream_of
+
+    if not any(s.type == "MFMA" and s.stall for s in ev.stats):
+        return []
+    ev.need_waves()
+    code = ev.dispatch.code
+    is_mfma = line_table(code, lambda c: C.category_of(c.text, ev.family) == C.MFMA, False, bool)
+    st = stream_of(ev.dispatch.waves)
+    rec = np.flatnonzero(st.by_line(is_mfma, False))
+    cur = rec[1:][(rec[1:] == rec[:-1] + 1) & (st.wave[rec[1:]] == st.wave[rec[:-1]])]  # right after an MFMA
+    if not len(cur):
+        return []
+    stall = st.col("stall")[cur].astype(np.int64)
+    text = {c.line: c.text for c in code}
+    pairs, inv = np.unique(np.stack([st.lines[cur - 1], st.lines[cur]], 1), axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    dependent = np.array([_reads_result(text[int(a)], text[int(b)]) for a, b in pairs.tolist()], bool)[inv]
+    kind = np.array([C.mnemonic_of(text[int(b)]) for _, b in pairs.tolist()])[inv]
+    excess = np.zeros(len(cur), np.int64)
+    unjudged = 0
+    for k in np.unique(kind[dependent]).tolist():
+        free = stall[~dependent & (kind == k)]
+        mine = dependent & (kind == k)
+        if not len(free):
+            unjudged += int(mine.sum())  # no independent pair of this kind: issue rate unknown
+            continue
+        excess[mine] = np.maximum(stall[mine] - int(free.min()), 0)
+    cycles = int(excess.sum())
+    if ev.share(cycles) < MIN_SHARE:
+        return []
+    per_line = np.bincount(st.lines[cur], weights=excess)
+    top = next(c for c in code if c.line == int(per_line.argmax()))
+    return [
+        Finding(
+            "mfma-chain",
+            f"Dependent back-to-back MFMAs stall {ev.share(cycles):.1%} of the kernel's cycles beyond the issue rate",
+            ev.where(top),
+            cycles,
+            ev.share(cycles),
+            {
+                "dependent_pairs": int(dependent.sum()),
+                "independent_pairs": int((~dependent).sum()),
+                "dependent_pairs_without_baseline": unjudged,
+                "stall_beyond_independent": cycles,
+                "mfma_stall": sum(s.stall for s in ev.stats if s.type == "MFMA"),
+            },
+            "Each of these MFMAs reads a result (usually the accumulator) of the MFMA just before it and waits "
+            "for it longer than an independent MFMA would: interleave two or more independent accumulators "
+            "(split the K loop, or compute several output tiles at once).",
+        )
+    ]
+
+
 def _lds_counters(d: Dispatch) -> tuple[str, int, int] | None:
     """(source, bank-conflict cycles, active LDS cycles) from the first counter source that has both."""
     import numpy as np
@@ -741,6 +811,7 @@ RULES = (
     Rule("barrier-imbalance", barrier_imbalance, False),
     Rule("occupancy-limit", occupancy_limit, True),
     Rule("lds-bank-conflict", lds_bank_conflict, False),
+    Rule("mfma-chain", mfma_chain, False),
 )
 RULE_IDS = tuple(r.id for r in RULES)
 

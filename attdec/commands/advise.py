@@ -37,8 +37,8 @@ def command(a) -> None:
     cycles at stake (an upper bound, from the trace), the evidence and what to try.
 
     Rules: cross-lane-lgkm, source-mapping, truncated-trace, unrepresentative-cu, nop-padding,
-    exposed-load, wait-too-strict, barrier-imbalance, occupancy-limit, lds-bank-conflict; a rule that
-    cannot judge an input says why. Thresholds and reasoning: docs/advise.md.
+    exposed-load, wait-too-strict, barrier-imbalance, occupancy-limit, lds-bank-conflict, mfma-chain; a
+    rule that cannot judge an input says why. Thresholds and reasoning: docs/advise.md.
     """
     with output_stream(a.output) as out:
         run(a.paths, a.fmt, **inputs(a), out=out)
