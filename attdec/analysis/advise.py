@@ -609,15 +609,11 @@ def barrier_imbalance(ev: Evidence) -> list[Finding]:
 
 
 def _reads_result(prev: str, cur: str) -> bool:
-    """Whether MFMA `cur` reads (or overwrites) a register MFMA `prev` writes: its first operand."""
+    """Whether MFMA `cur` names a register MFMA `prev` writes (its first operand)."""
     from attdec.isa import waitcnt as W
 
-    ops_prev, ops_cur = prev.split(None, 1), cur.split(None, 1)
-    if len(ops_prev) < 2 or len(ops_cur) < 2:
-        return False
-    dst = W.vector_registers(f"x {ops_prev[1].split(',', 1)[0]}")
     regs = W.vector_registers(cur)
-    return regs is None or dst is None or bool(dst & regs)
+    return regs is None or bool(W.destination_registers(prev) & regs)
 
 
 def mfma_chain(ev: Evidence) -> list[Finding]:

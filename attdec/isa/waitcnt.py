@@ -14,8 +14,8 @@ sources):
   `OUT_OF_ORDER`, retires in an unknown order, and only a wait down to 0 then names its operations
   (LLVM SIInsertWaitcnts `counterOutOfOrder`).
 * `capacity(counter)`: most operations a counter can hold, where that bounds what a wait names.
-* `vector_registers(text)`, `load_destination(text, family)`: the VGPRs/AGPRs an instruction names, and
-  those a VMEM load writes: what a wait must have waited for before they are touched.
+* `vector_registers(text)`, `destination_registers(text)`, `load_destination(text, family)`: the
+  VGPRs/AGPRs an instruction names, those of its first operand, and those a VMEM load writes.
 
 Pure functions of the instruction text, like the rest of attdec.isa.
 """
@@ -182,4 +182,10 @@ def load_destination(text: str, family: str = "gfx9") -> frozenset[tuple[str, in
     ops = _operands(text)
     if not ops or any(w == "lds" for w in ops[-1].split()):
         return None
-    return _vregs(ops[0]) or None
+    return destination_registers(text) or None
+
+
+def destination_registers(text: str) -> frozenset[tuple[str, int]]:
+    """The VGPRs/AGPRs of an instruction's first operand: what a VALU, MFMA or load writes."""
+    ops = _operands(text)
+    return _vregs(ops[0]) if ops else frozenset()
