@@ -43,6 +43,7 @@ COMMANDS = {
     "kernel": ("attdec.commands.kernel:command", "Kernel resources, theoretical and achieved occupancy."),
     "counters": ("attdec.commands.counters:command", "Performance counters of each dispatch (tinygrad PMC)."),
     "report": ("attdec.commands.report:command", "Write a one-file HTML report: hotspots, source, ISA, timeline."),
+    "advise": ("attdec.commands.advise:command", "Name each kernel's problems: where, cycles at stake, what to try."),
     "timeline": ("attdec.commands.timeline:command", "Write a Chrome trace (Perfetto, chrome://tracing) of the waves."),
 }
 

@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import browser
 
 import attdec
+from attdec.analysis.advise import advise
 from attdec.analysis.flame import stall_stacks
 from attdec.analysis.hotspots import hotspots, instruction_stats
 from attdec.analysis.occupancy import resident_waves
@@ -69,6 +70,9 @@ def check_dispatch(d, disp):
     )
     for k in ("hits", "latency", "stall", "idle"):
         assert cards[k] == h.totals[k], k
+    # findings at the top: attdec advise's, in its order
+    shown = js(d, "return [...document.querySelectorAll('#findings li')].map(li => [li.dataset.rule, +li.dataset.v])")
+    assert shown == [[f.rule, f.cycles] for f in advise(disp).findings]
     assert cards["waves"] == len(disp.waves)
     types = js(d, "return [...document.querySelectorAll('#types g.ty')].map(g => [g.dataset.type, +g.dataset.v])")
     assert types == [[t, s] for t, s, _ in h.by_type]

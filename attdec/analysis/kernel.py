@@ -16,6 +16,7 @@ from attdec.analysis.occupancy import (
     achieved_occupancy,
     theoretical_occupancy,
 )
+from attdec.isa.categories import CROSS_LANE_PREFIXES
 from attdec.model import CodeLine, Dispatch, KernelResources, Target
 from attdec.model.record import Record, field
 from attdec.model.target import TARGETS, most_waves_per_simd
@@ -40,9 +41,10 @@ class KernelSummary(Record):
 _REG = re.compile(r"(?<![\w.])([vas])(?:(\d{1,9})(?!\d)|\[\d+:(\d{1,9})\])")  # listing text may hold any digits
 _WAVE32 = ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "saveexec_b32")
 _WAVE64 = r"saveexec_b64|\b(?:vcc|exec)\b(?!_)"  # compiled (by re, once) only for a gfx10+ listing
-# a line starting with an LDS access, searched for in "\n" + the lines: a literal first is found at C speed,
-# where a pattern starting with ^ (re.M) is tried at every character (a sixth of the time)
-_LDS = re.compile(r"\nds_(?!swizzle|permute|bpermute)")
+# a line starting with an LDS access (a cross-lane move touches no LDS memory), searched for in "\n" + the
+# lines: a literal first is found at C speed, where a pattern starting with ^ (re.M) is tried at every
+# character (a sixth of the time)
+_LDS = re.compile(r"\n(?!" + "|".join(CROSS_LANE_PREFIXES) + r")ds_")
 
 
 def _kernel_lines(code: list[CodeLine], kernel: str) -> list[CodeLine]:

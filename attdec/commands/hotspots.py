@@ -58,6 +58,11 @@ def run(
         return
     printers = {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv, "md": rep.print_md}
     printers[fmt](reports, top, out or sys.stdout)
+    if fmt == "table":  # a pointer to `attdec advise`, from the rules that read the listing only
+        from attdec.analysis.advise import advise
+        from attdec.report.advise import print_pointer
+
+        print_pointer([advise(d, cheap=True) for d in dispatches], out or sys.stdout)
 
 
 def arguments(p) -> None:

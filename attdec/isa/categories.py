@@ -119,6 +119,9 @@ _MFMA_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
 _VMEM_PREFIXES = ("buffer_", "tbuffer_", "global_", "scratch_", "image_")
 _LDS_EXTRA = {"lds_param_load", "lds_direct_load"}
 _PARAM_LOADS = _LDS_EXTRA | {"ds_param_load", "ds_direct_load"}  # LDS reads counted on expcnt
+# Cross-lane moves that run through the LDS crossbar without touching LDS memory: they are DS
+# instructions and retire on the LDS counter (lgkmcnt / dscnt) like LDS loads.
+CROSS_LANE_PREFIXES = ("ds_bpermute", "ds_permute", "ds_swizzle")
 _CACHE_CONTROL = {
     "buffer_wbl2",
     "buffer_inv",
@@ -149,6 +152,11 @@ def mnemonic_of(text: str) -> str:
     if m.endswith(_SUFFIXES):
         return m[: -len(next(s for s in _SUFFIXES if m.endswith(s)))]
     return m
+
+
+def is_cross_lane(text: str) -> bool:
+    """Whether an instruction (text or mnemonic) is a DS cross-lane move (ds_bpermute, ds_swizzle, ...)."""
+    return mnemonic_of(text).startswith(CROSS_LANE_PREFIXES)
 
 
 def _is_store(m: str) -> bool:

@@ -14,6 +14,8 @@ sources):
   `OUT_OF_ORDER`, retires in an unknown order, and only a wait down to 0 then names its operations
   (LLVM SIInsertWaitcnts `counterOutOfOrder`).
 * `capacity(counter)`: most operations a counter can hold, where that bounds what a wait names.
+* `vector_registers(text)`, `destination_registers(text)`, `load_destination(text, family)`: the
+  VGPRs/AGPRs an instruction names, those of its first operand, and those a VMEM load writes.
 
 Pure functions of the instruction text, like the rest of attdec.isa.
 """
@@ -147,3 +149,43 @@ def capacity(counter: str) -> int | None:
     if counter == "expcnt":  # the same 3-bit field in every family's s_waitcnt
         return (1 << sum(width for _, width in WAITCNT_FIELDS["gfx9"]["expcnt"])) - 1
     return None
+
+
+# v7, a[0:3], v[12:15]: a VGPR or AGPR operand (not s, not vcc/exec, not a modifier such as `offen`)
+_VREG = re.compile(r"(?<![\w.])([va])(?:(\d{1,4})(?![\d\w])|\[(\d{1,4}):(\d{1,4})\])")
+# instructions that may reach any VGPR: relative addressing (M0 / gpr-index mode) and calls
+_ANY_VGPR = ("v_movrel", "s_set_gpr_idx", "s_swappc", "s_setpc", "s_call")
+
+
+def vector_registers(text: str) -> frozenset[tuple[str, int]] | None:
+    """The VGPRs ("v", n) and AGPRs ("a", n) an instruction names, read or written; None when it may
+    reach any of them (relative addressing, calls)."""
+    if C.mnemonic_of(text).startswith(_ANY_VGPR):
+        return None
+    parts = text.strip().split(None, 1)
+    return _vregs(parts[1] if len(parts) > 1 else "")
+
+
+def _vregs(operands: str) -> frozenset[tuple[str, int]]:
+    out: set[tuple[str, int]] = set()
+    for kind, one, lo, hi in _VREG.findall(operands):
+        out.update([(kind, int(one))] if one else ((kind, i) for i in range(int(lo), int(hi) + 1)))
+    return frozenset(out)
+
+
+def load_destination(text: str, family: str = "gfx9") -> frozenset[tuple[str, int]] | None:
+    """The VGPRs/AGPRs a VMEM load writes (its first operand); None for anything else, for an atomic (it
+    also writes memory) and for a load into LDS (`lds` modifier, `*_load_lds_*`), which other waves read."""
+    m = C.mnemonic_of(text)
+    if C.category_of(text, family) != C.VMEM_LOAD or "lds" in m or "_atomic" in m:
+        return None
+    ops = _operands(text)
+    if not ops or any(w == "lds" for w in ops[-1].split()):
+        return None
+    return destination_registers(text) or None
+
+
+def destination_registers(text: str) -> frozenset[tuple[str, int]]:
+    """The VGPRs/AGPRs of an instruction's first operand: what a VALU, MFMA or load writes."""
+    ops = _operands(text)
+    return _vregs(ops[0]) if ops else frozenset()

@@ -1,4 +1,4 @@
-"""One self-contained HTML report of one or more dispatches: summary, stall types, hotspot tables,
+"""One self-contained HTML report of one or more dispatches: findings, summary, stall types, hotspot tables,
 flamegraph, source and ISA views, wave timeline and occupancy.
 
 The page needs nothing but a browser: the data, the script and the style sheet (package files in
@@ -28,6 +28,7 @@ import numpy as np
 
 from attdec import __version__
 from attdec.analysis import BY
+from attdec.analysis.advise import advise
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.clock import Clock
 from attdec.analysis.flame import stall_stacks
@@ -38,6 +39,7 @@ from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_s
 from attdec.analysis.waits import attribute, wait_sites
 from attdec.model import Dispatch
 from attdec.report import Limits
+from attdec.report.advise import where_text
 from attdec.report.common import common_dir, human, pct
 
 _ASSETS = files("attdec.report") / "assets"
@@ -277,6 +279,17 @@ def _dispatch(
     }
     tables_payload = _hotspot_tables(d, frame, limits, notes)
     locations = {f for c in d.code for f in frames(c.source)}
+    findings = [
+        {
+            "rule": f.rule,
+            "title": f.title,
+            "where": where_text(f),
+            "cycles": f.cycles,
+            "share": round(f.share, 6),
+            "suggestion": f.suggestion,
+        }
+        for f in advise(d).findings
+    ]
     return {
         "prefix": common_dir(sorted(locations)),  # the page shows paths below it
         "name": d.name,
@@ -286,6 +299,7 @@ def _dispatch(
         "by": by,
         "frame": frame,
         "summary": summary,
+        "findings": findings,  # attdec.analysis.advise, largest cycles first
         "by_type": [[t, s, round(f, 6)] for t, s, f in h.by_type],
         "tables": tables_payload,
         "isa": isa,

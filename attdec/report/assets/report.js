@@ -177,6 +177,13 @@
     const s = d.summary;
     const share = s.latency ? s.stall / s.latency : 0;
     const us = (cyc) => (s.ghz ? ` = ${(cyc / s.ghz / 1000).toFixed(1)} µs` : "");
+    if (d.findings.length) {
+      sec.append(el("h2", {}, "Findings", el("span", { class: "sub", text: `${d.findings.length}, largest cycles at stake first (attdec advise: evidence and the rules that did not apply)` })));
+      sec.append(el("ol", { class: "findings", id: "findings" }, d.findings.map((f) => el("li", { "data-rule": f.rule, "data-v": f.cycles },
+        el("div", {}, el("b", { text: f.title })),
+        el("div", { class: "x", text: `${f.rule} · ${human(f.cycles)} cycles (${pct(f.share)}) · ${short(f.where)}` }),
+        el("div", { text: f.suggestion })))));
+    }
     sec.append(el("div", { class: "cards", id: "summary" },
       card("kernel", d.kernel || "(unknown)", d.name),
       card("arch", d.arch),

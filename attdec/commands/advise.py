@@ -1,0 +1,44 @@
+"""`attdec advise PATH...`: the patterns each kernel shows, where, the cycles at stake and what to try."""
+
+from __future__ import annotations
+
+from attdec.commands.common import add_input_options, add_output, add_paths, inputs, open_dispatches, output_stream
+
+ADVISE_FORMATS = ("table", "json", "md")
+
+
+def run(paths, fmt="table", input_format=None, code=(), arch=None, compat=None, jobs=None, out=None):
+    """Findings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
+    import sys
+
+    from attdec.analysis.advise import advise
+    from attdec.report import advise as rep
+
+    dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
+    printers = {"table": rep.print_table, "json": rep.print_json, "md": rep.print_md}
+    printers[fmt]([advise(d) for d in dispatches], out or sys.stdout)
+
+
+def arguments(p) -> None:
+    add_paths(p)
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=ADVISE_FORMATS,
+        default="table",
+        help="json: every finding with its evidence, and the rules that did not apply (docs/advise.md).",
+    )
+    add_output(p)
+    add_input_options(p)
+
+
+def command(a) -> None:
+    """Name the performance problems each kernel shows: the rule, where (source line, instruction), the
+    cycles at stake (an upper bound, from the trace), the evidence and what to try.
+
+    Rules: cross-lane-lgkm, source-mapping, truncated-trace, unrepresentative-cu, nop-padding,
+    exposed-load, wait-too-strict, barrier-imbalance, occupancy-limit, lds-bank-conflict, mfma-chain; a
+    rule that cannot judge an input says why. Thresholds and reasoning: docs/advise.md.
+    """
+    with output_stream(a.output) as out:
+        run(a.paths, a.fmt, **inputs(a), out=out)
