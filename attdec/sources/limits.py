@@ -48,4 +48,5 @@ MIB = 1 << 20
 MEMBER = Cap("ATTDEC_MAX_MEMBER_MB", 1024, MIB, "one archive member or compressed chunk")
 ARCHIVE = Cap("ATTDEC_MAX_ARCHIVE_MB", 16384, MIB, "an archive's members in all")
 MEMBERS = Cap("ATTDEC_MAX_MEMBERS", 1_000_000, 1, "archive members")
-CAPS = (MEMBER, ARCHIVE, MEMBERS)
+RATIO = Cap("ATTDEC_MAX_RATIO", 250, 1, "expansion (size / compressed size) of a zip member over 16 MiB")
+CAPS = (MEMBER, ARCHIVE, MEMBERS, RATIO)
