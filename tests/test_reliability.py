@@ -639,3 +639,37 @@ def test_a_damaged_zip_is_one_line(tmp_path):
     (tmp_path / "crc.zip").write_bytes(bytes(flipped))
     r = cli("hotspots", tmp_path / "crc.zip")
     assert r.returncode == 1 and "crc.zip" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---- error lines carry a position: the file and, in JSON, the path to the value --------------------------
+@pytest.mark.parametrize(
+    ("damage", "position"),
+    [
+        (lambda c: c["dispatches"][0]["blobs"].__setitem__(1, "../E_3_1_se2.att"), "dispatches[0].blobs[1]"),
+        (lambda c: c["dispatches"][0].__setitem__("kernel", "nope"), "dispatches[0].kernel"),
+        (lambda c: c["kernels"][0].pop("base"), "kernels[0].base is missing"),
+        (lambda c: c["kernels"][0].__setitem__("base", "0x10"), "kernels[0].base"),
+        (lambda c: c["blobs"][0].__setitem__("se", None), "blobs[0].se"),
+        (lambda c: c["blobs"][0].pop("file"), "blobs[0].file is missing"),
+        (lambda c: c["dispatches"].__setitem__(0, [1]), "dispatches[0] is not an object"),
+        (lambda c: c["dispatches"][0].__setitem__("exec_tag", [1]), "dispatches[0].exec_tag"),
+        (lambda c: c.__setitem__("pmc", 7), "pmc is int"),
+        (lambda c: c["pmc"][0].pop("file"), "pmc[0].file is missing"),
+        (lambda c: c["kernels"][0].__setitem__("code_object", "a\0b"), "kernels[0].code_object"),
+        (lambda c: c.pop("dispatches"), "dispatches is missing"),
+    ],
+)
+def test_a_damaged_capture_json_names_the_json_path(tmp_path, damage, position):
+    from conftest import shared_path
+
+    src = shared_path("captures", "gfx1100", "plus_run0")
+    cap = tmp_path / "cap"
+    shutil.copytree(src, cap)
+    cap.chmod(0o755)
+    (cap / "capture.json").chmod(0o644)
+    doc = json.loads((cap / "capture.json").read_text())
+    damage(doc)
+    (cap / "capture.json").write_text(json.dumps(doc))
+    r = cli("hotspots", cap)
+    one_line_error(r, str(cap / "capture.json"), position)
+    assert "Error" not in r.stderr  # no wrapped Python exception (KeyError: ...)
