@@ -673,3 +673,21 @@ def test_a_damaged_capture_json_names_the_json_path(tmp_path, damage, position):
     r = cli("hotspots", cap)
     one_line_error(r, str(cap / "capture.json"), position)
     assert "Error" not in r.stderr  # no wrapped Python exception (KeyError: ...)
+
+
+def test_a_tinygrad_profile_error_names_the_pickle_and_where_in_it(tmp_path):
+    """A program's damaged code object names the profile it is in (not only the program's name), and a
+    damaged pickle the byte it was read up to."""
+    cap = fuzz._capture_parts(FIXTURES.parent.parent / "attdec" / "data" / "demo_raw")
+    co = cap[2].read_bytes()
+    events = [
+        ("ProfileDeviceEvent", {"device": "AMD", "props": {"gfx_target_version": 90402}}),
+        ("ProfileProgramEvent", {"device": "AMD", "name": "k", "lib": co[:64] + bytes(64), "base": 0, "tag": 1}),
+        ("ProfileSQTTEvent", {"device": "AMD", "kern": 1, "se": 0, "blob": bytes(64), "itrace": True, "exec_tag": 1}),
+    ]
+    p = tmp_path / "profile.pkl"
+    p.write_bytes(fuzz._tinygrad_pickle(events))
+    one_line_error(cli("hotspots", p), f"{p}: k")
+    data = fuzz._tinygrad_pickle(events[:1])
+    p.write_bytes(data[: len(data) // 2])
+    one_line_error(cli("hotspots", p), str(p), "not a readable pickle (read up to byte")

@@ -96,8 +96,8 @@ def _holds(path: Path) -> str | None:
         if doc.get("thread_trace") is False or doc.get("pc_sampling"):
             return "PC-sampling folder, not a thread trace"
         try:
-            listed = listed_waves(doc)
-        except ValueError:
+            listed = listed_waves(doc, str(path))
+        except AttdecError:
             listed = {"?": []}
         if listed or any(doc.get(k) for k in ("other_simd_filenames", "shaderdata_filenames")):
             return "waves are listed but their files are missing"
