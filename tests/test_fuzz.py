@@ -243,3 +243,23 @@ def _own_corpus():
     if not _CORPUS:
         _CORPUS.append(fuzz.Corpus.load(None))
     return _CORPUS[0]
+
+
+@pytest.mark.parametrize("start", range(0, 180, 60))
+def test_every_refusal_names_its_file_and_no_bare_exception(tmp_path_factory, start):
+    """An error line says where: the input file (and in it the JSON path or byte offset), never a wrapped
+    Python exception alone (`(KeyError: '../E_3_1_se2.att')`). Seeded cases of every kind, own data."""
+    corpus = _own_corpus()
+    bare = re.compile(r"(?:\(|: )[A-Z]\w*(?:Error|Exception): ")
+    refused = 0
+    for index in range(start, start + 60):
+        root = tmp_path_factory.mktemp("case")
+        case = fuzz.build(index, 11, fuzz.KINDS, corpus, root)
+        r = cli(*case.args)
+        if r.returncode != 1:
+            continue
+        refused += 1
+        line = next(ln for ln in r.stderr.splitlines() if ln.startswith("attdec: error: "))
+        assert str(root) in line, (index, case.what, line)
+        assert not bare.search(line), (index, case.what, line)
+    assert refused >= 10  # the cases do reach the error paths

@@ -203,3 +203,154 @@ def test_the_progress_bar_runs_no_thread(monkeypatch):
             progress("capture", i, 100)
             assert threading.active_count() == before
     assert "100/100" in term.getvalue()  # drawn, the last state included
+
+
+def _pmc_profile(capture, dispatches: int) -> bytes:
+    """A tinygrad profile of one capture's dispatch run `dispatches` times, each with its PMC buffer and a
+    schedule of `PMCSample` objects, as tinygrad pickles it."""
+    import json
+    import pickle
+    import sys
+    import types
+
+    cap = json.loads((capture / "capture.json").read_text())
+    kernel, pmc = cap["kernels"][0], cap["pmc"][0]
+    blobs = next(d for d in cap["dispatches"] if d["kernel"] == kernel["name"])["blobs"]
+    mod = types.ModuleType("tinygrad.device")
+    names = ("ProfileDeviceEvent", "ProfileProgramEvent", "ProfileSQTTEvent", "ProfilePMCEvent", "PMCSample")
+    classes = {n: type(n, (), {"__module__": "tinygrad.device"}) for n in names}
+    for n, c in classes.items():
+        setattr(mod, n, c)
+
+    def obj(cls: str, **state):
+        o = classes[cls]()
+        o.__dict__.update(state)
+        return o
+
+    events = [
+        obj("ProfileDeviceEvent", device="AMD", props={"gfx_target_version": cap["gfx_target_version"]}),
+        obj(
+            "ProfileProgramEvent",
+            device="AMD",
+            name=kernel["name"],
+            lib=(capture / kernel["code_object"]).read_bytes(),
+            base=int(kernel["base"]),
+            tag=1,
+        ),
+    ]
+    pmc_bytes = (capture / pmc["file"]).read_bytes()
+    for tag in range(dispatches):
+        for b in blobs:
+            se = int(b.rsplit("_se", 1)[1].split(".")[0])
+            data = (capture / b).read_bytes()
+            events.append(obj("ProfileSQTTEvent", device="AMD", kern=1, se=se, blob=data, itrace=True, exec_tag=tag))
+        sched = [obj("PMCSample", **entry) for entry in pmc["sched"]]
+        events.append(obj("ProfilePMCEvent", device="AMD", kern=1, exec_tag=tag, sched=sched, blob=pmc_bytes))
+    saved = {k: sys.modules.get(k) for k in ("tinygrad", "tinygrad.device")}
+    sys.modules.update({"tinygrad": types.ModuleType("tinygrad"), "tinygrad.device": mod})
+    try:
+        return pickle.dumps(events, protocol=4)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+def test_a_profile_with_pmc_samples_decodes_on_workers(tmp_path):
+    """PMC schedules (tinygrad `PMCSample`s, rebuilt as records of classes made at run time) travel back from
+    the workers as plain data: the command ends, with what one process gives."""
+    from conftest import run_subprocess
+
+    profile = tmp_path / "profile.pkl"
+    profile.write_bytes(_pmc_profile(shared_path("captures", "gfx1100", "plus_run0"), 100))
+    from attdec.sources import tinygrad
+
+    raws = tinygrad.load(profile)
+    assert len(raws) == 100 and all(r.counters for r in raws)
+    weights = [raw_weight(r) for r in raws]
+    assert sum(weights) >= (2 << 20) // parallel.UNIT  # a pool in the command line too (no small_pools there)
+    assert parallel.workers_for(weights, 2) == 2
+    runs = [run_subprocess("counters", profile, "--jobs", str(j), "--format", "json", timeout=120) for j in (1, 2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[1].stderr
+    assert runs[0].stdout == runs[1].stdout and "SQ_BUSY_CYCLES" in runs[0].stdout
+
+
+@pytest.fixture
+def no_hang():
+    """A hang fails the test (an exception raised from SIGALRM ends a wait in select or read)."""
+    import signal
+
+    def fail(*_):
+        raise TimeoutError("hung: still waiting after 120 s")
+
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(120)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+class _Unpicklable:
+    def __reduce__(self):
+        raise TypeError("cannot pickle this on purpose")
+
+
+def test_a_result_that_cannot_be_sent_back_is_one_error_line_not_a_hang(no_hang):
+    import os
+
+    parent = os.getpid()
+
+    def work(x: int):
+        return _Unpicklable() if os.getpid() != parent else x
+
+    got = []
+    with pytest.raises(WorkerError, match=r"cannot be sent back .*cannot pickle this on purpose"):
+        for outcome in parallel.map_in_order(work, list(range(40)), [100] * 40, 2):
+            got.append(parallel.unwrap(outcome))
+    assert got == list(range(len(got))) and len(got) < 40
+
+
+def test_a_worker_killed_mid_run_is_one_error_line_not_a_hang(no_hang):
+    import os
+    import signal
+    import time
+
+    parent = os.getpid()
+
+    def work(x: int) -> int:
+        if os.getpid() != parent:
+            time.sleep(0.01)  # a worker busy decoding when it is killed
+        return x
+
+    killed = []
+
+    def done(i: int) -> None:
+        if i >= 10 and not killed:  # mid-run: the pool is up and has results in flight
+            (pid,) = _children()
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    with pytest.raises(WorkerError, match="worker process ended unexpectedly"):
+        for _ in parallel.map_in_order(work, list(range(400)), [100] * 400, 2, done):
+            pass
+    assert killed
+
+
+def _children() -> list[int]:
+    """This process's child processes (Linux)."""
+    import os
+
+    me = os.getpid()
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                out.append(int(entry))
+    return out

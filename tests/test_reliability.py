@@ -539,3 +539,155 @@ def _nobody_can_run(tmp_path) -> bool:
         return _as_nobody(["--version"], tmp_path).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
+
+
+# ---- zip, .tar.bz2 and the other archive suffixes: read like .tar.xz, with the same caps ------------------
+def _zip(path: Path, members: dict[str, bytes | tuple[bytes, int]], compression=None) -> Path:
+    """A zip of TINY's folder plus `members` (bytes, or (bytes, Unix mode) for links and devices)."""
+    import zipfile
+
+    compression = zipfile.ZIP_DEFLATED if compression is None else compression
+    with zipfile.ZipFile(path, "w", compression) as z:
+        for f in sorted(TINY.iterdir()):
+            if f"{TINY.name}/{f.name}" not in members:
+                z.write(f, f"{TINY.name}/{f.name}")
+        for name, value in members.items():
+            data, mode = value if isinstance(value, tuple) else (value, 0o100644)
+            info = zipfile.ZipInfo(name)
+            info.create_system, info.external_attr = 3, mode << 16
+            info.compress_type = compression
+            z.writestr(info, data)
+    return path
+
+
+@pytest.mark.parametrize("name", ["a.zip", "a.tar.bz2", "a.tbz2", "a.tar.gz", "a.tgz", "a.tar", "A.ZIP"])
+def test_zip_and_tar_archives_read_like_the_folder(tmp_path, name):
+    import tarfile
+
+    arc = tmp_path / name
+    if name.lower().endswith(".zip"):
+        _zip(arc, {})
+    else:
+        mode = {"bz2": "w:bz2", "tbz2": "w:bz2", "gz": "w:gz", "tgz": "w:gz"}.get(name.rsplit(".", 1)[1], "w")
+        with tarfile.open(arc, mode) as tar:
+            tar.add(TINY, arcname=TINY.name)
+    for command in (["hotspots", "--format", "json"], ["waves", "--format", "csv"]):  # waves: a second walk
+        got, want = cli(*command, arc), cli(*command, TINY)
+        assert got.returncode == 0 and got.stdout == want.stdout and got.stdout, got.stderr
+
+
+def test_a_zip_bomb_by_ratio_is_one_line_before_it_is_inflated(tmp_path, monkeypatch):
+    import tracemalloc
+
+    arc = _zip(tmp_path / "bomb.zip", {f"{TINY.name}/code.json": b" " * (64 << 20)})
+    assert arc.stat().st_size < 200_000
+    tracemalloc.start()
+    r = cli("hotspots", arc)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    one_line_error(r, str(arc), f"'{TINY.name}/code.json' expands", "ATTDEC_MAX_RATIO")
+    assert peak < 32 << 20  # refused on the central directory's sizes, not after inflating 64 MiB
+    monkeypatch.setenv("ATTDEC_MAX_RATIO", "100000")  # raised: read, and found not to be JSON
+    r = cli("hotspots", arc)
+    assert r.returncode == 1 and "code.json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_zip_caps_on_size_and_member_count(tmp_path, monkeypatch):
+    import zipfile
+
+    arc = _zip(tmp_path / "z.zip", {"pad/zeros.bin": bytes(3 << 20)}, zipfile.ZIP_STORED)
+    monkeypatch.setenv("ATTDEC_MAX_MEMBER_MB", "1")  # a member no dispatch needs counts too
+    one_line_error(cli("hotspots", arc), str(arc), "'pad/zeros.bin': 3 MiB", "ATTDEC_MAX_MEMBER_MB")
+    monkeypatch.delenv("ATTDEC_MAX_MEMBER_MB")
+    monkeypatch.setenv("ATTDEC_MAX_ARCHIVE_MB", "2")
+    one_line_error(cli("hotspots", arc), str(arc), "members up to 'pad/zeros.bin'", "ATTDEC_MAX_ARCHIVE_MB")
+    monkeypatch.delenv("ATTDEC_MAX_ARCHIVE_MB")
+    monkeypatch.setenv("ATTDEC_MAX_MEMBERS", "3")  # refused on the end record's count, before the directory
+    one_line_error(cli("hotspots", arc), str(arc), "more than the 3 attdec reads of archive members")
+    monkeypatch.delenv("ATTDEC_MAX_MEMBERS")
+    assert cli("hotspots", arc).returncode == 0
+
+
+def test_links_and_escapes_in_a_zip_are_named_and_not_read(tmp_path):
+    hostile = {
+        "../escape/code.json": (b"{}", "outside the archive"),
+        "/abs/filenames.json": (b"{}", "outside the archive"),
+        "..\\win\\code.json": (b"{}", "outside the archive"),
+        f"{TINY.name}/se9_sm0_sl0_wv0.json": ((b"/etc/passwd", 0o120777), "a symbolic link"),
+        "fifo": ((b"", 0o010644), "a fifo"),
+    }
+    arc = _zip(tmp_path / "h.zip", {name: value for name, (value, _) in hostile.items()})
+    r = cli("hotspots", arc)
+    assert r.returncode == 0, r.stderr
+    for name, (_, why) in hostile.items():
+        assert f"note: archive member {name!r} ({why}) not read" in r.stdout, r.stdout
+    assert "waves 3" in r.stdout
+    assert not (tmp_path.parent / "escape").exists() and not Path("/abs").exists()
+
+
+def test_a_damaged_zip_is_one_line(tmp_path):
+    import zipfile
+
+    arc = _zip(tmp_path / "d.zip", {}, zipfile.ZIP_STORED)
+    data = arc.read_bytes()
+    (tmp_path / "cut.zip").write_bytes(data[: len(data) // 2])
+    one_line_error(cli("hotspots", tmp_path / "cut.zip"), "cut.zip", "unreadable archive")
+    at = data.find(b'"code"')  # a byte of a stored file's data changed: its CRC no longer matches
+    assert at > 0
+    flipped = bytearray(data)
+    flipped[at + 2] ^= 0x20
+    (tmp_path / "crc.zip").write_bytes(bytes(flipped))
+    r = cli("hotspots", tmp_path / "crc.zip")
+    assert r.returncode == 1 and "crc.zip" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---- error lines carry a position: the file and, in JSON, the path to the value --------------------------
+@pytest.mark.parametrize(
+    ("damage", "position"),
+    [
+        (lambda c: c["dispatches"][0]["blobs"].__setitem__(1, "../E_3_1_se2.att"), "dispatches[0].blobs[1]"),
+        (lambda c: c["dispatches"][0].__setitem__("kernel", "nope"), "dispatches[0].kernel"),
+        (lambda c: c["kernels"][0].pop("base"), "kernels[0].base is missing"),
+        (lambda c: c["kernels"][0].__setitem__("base", "0x10"), "kernels[0].base"),
+        (lambda c: c["blobs"][0].__setitem__("se", None), "blobs[0].se"),
+        (lambda c: c["blobs"][0].pop("file"), "blobs[0].file is missing"),
+        (lambda c: c["dispatches"].__setitem__(0, [1]), "dispatches[0] is not an object"),
+        (lambda c: c["dispatches"][0].__setitem__("exec_tag", [1]), "dispatches[0].exec_tag"),
+        (lambda c: c.__setitem__("pmc", 7), "pmc is int"),
+        (lambda c: c["pmc"][0].pop("file"), "pmc[0].file is missing"),
+        (lambda c: c["kernels"][0].__setitem__("code_object", "a\0b"), "kernels[0].code_object"),
+        (lambda c: c.pop("dispatches"), "dispatches is missing"),
+    ],
+)
+def test_a_damaged_capture_json_names_the_json_path(tmp_path, damage, position):
+    from conftest import shared_path
+
+    src = shared_path("captures", "gfx1100", "plus_run0")
+    cap = tmp_path / "cap"
+    shutil.copytree(src, cap)
+    cap.chmod(0o755)
+    (cap / "capture.json").chmod(0o644)
+    doc = json.loads((cap / "capture.json").read_text())
+    damage(doc)
+    (cap / "capture.json").write_text(json.dumps(doc))
+    r = cli("hotspots", cap)
+    one_line_error(r, str(cap / "capture.json"), position)
+    assert "Error" not in r.stderr  # no wrapped Python exception (KeyError: ...)
+
+
+def test_a_tinygrad_profile_error_names_the_pickle_and_where_in_it(tmp_path):
+    """A program's damaged code object names the profile it is in (not only the program's name), and a
+    damaged pickle the byte it was read up to."""
+    cap = fuzz._capture_parts(FIXTURES.parent.parent / "attdec" / "data" / "demo_raw")
+    co = cap[2].read_bytes()
+    events = [
+        ("ProfileDeviceEvent", {"device": "AMD", "props": {"gfx_target_version": 90402}}),
+        ("ProfileProgramEvent", {"device": "AMD", "name": "k", "lib": co[:64] + bytes(64), "base": 0, "tag": 1}),
+        ("ProfileSQTTEvent", {"device": "AMD", "kern": 1, "se": 0, "blob": bytes(64), "itrace": True, "exec_tag": 1}),
+    ]
+    p = tmp_path / "profile.pkl"
+    p.write_bytes(fuzz._tinygrad_pickle(events))
+    one_line_error(cli("hotspots", p), f"{p}: k")
+    data = fuzz._tinygrad_pickle(events[:1])
+    p.write_bytes(data[: len(data) // 2])
+    one_line_error(cli("hotspots", p), str(p), "not a readable pickle (read up to byte")

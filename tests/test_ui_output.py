@@ -257,7 +257,12 @@ def test_real_wave_begin_end_match_filenames_json():
             "code[0][2] is str 'x', expected an integer",
         ),
         ("code.json", [1, 2], "not a JSON object"),
-        ("filenames.json", {"wave_filenames": {"0": {"0": {"0": {"0": ["a.json", "b", 1]}}}}}, "unexpected structure"),
+        (
+            "filenames.json",
+            {"wave_filenames": {"0": {"0": {"0": {"0": ["a.json", "b", 1]}}}}},
+            "wave_filenames.0.0.0.0: begin/end",
+        ),
+        ("filenames.json", {"wave_filenames": {"0": [1]}}, "wave_filenames.0 is list, expected an object"),
     ],
 )
 def test_wrong_json_shapes_are_format_errors(tmp_path, name, body, needle):

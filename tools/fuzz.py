@@ -566,17 +566,47 @@ def _tar_add(tar: tarfile.TarFile, name: str, data: bytes, **info) -> None:
     tar.addfile(ti, io.BytesIO(data) if ti.isfile() else None)
 
 
+_ZIP_MODES = {tarfile.SYMTYPE: 0o120777, tarfile.LNKTYPE: 0o120777, tarfile.CHRTYPE: 0o20644, tarfile.FIFOTYPE: 0o10644}
+
+
+class _ZipWriter:
+    """A zip file written through tarfile's `addfile` (what `_tar_add` calls): links and devices become the
+    Unix modes a zip records for them."""
+
+    def __init__(self, path: Path):
+        import zipfile
+
+        self.zipfile = zipfile
+        self.z = zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.z.close()
+
+    def addfile(self, ti: tarfile.TarInfo, f=None) -> None:
+        info = self.zipfile.ZipInfo(ti.name)
+        mode = 0o100644 if ti.isfile() else _ZIP_MODES.get(ti.type, 0o100644)
+        info.create_system, info.external_attr, info.compress_type = 3, mode << 16, self.zipfile.ZIP_DEFLATED
+        with warnings.catch_warnings():  # a hostile member written twice: zipfile warns, a zip may hold that
+            warnings.simplefilter("ignore")
+            self.z.writestr(info, f.read() if f is not None else ti.linkname.encode())
+
+
 def case_archive(rng, corpus: Corpus, root: Path) -> Case:
-    """A .tar.xz/.tar.gz/.tar of a (maybe damaged) ui_output folder, with hostile members (links, devices,
-    paths outside the archive, many or huge members), or with its compressed bytes damaged."""
+    """A .zip, .tar.xz/.gz/.bz2 or .tar of a (maybe damaged) ui_output folder, with hostile members (links,
+    devices, paths outside the archive, many or huge members), or with its compressed bytes damaged."""
     seed = rng.choice(corpus.ui_folders)
     src = root / "src" / seed.path.name
     _copy_tree(seed.path, src)
     what = _damage_folder(src, rng, rng.randint(0, 2))
-    suffix, mode = rng.choice(((".tar.xz", "w:xz"), (".tar.gz", "w:gz"), (".tar", "w"), (".tgz", "w:gz")))
+    suffix, mode = rng.choice(
+        ((".tar.xz", "w:xz"), (".tar.gz", "w:gz"), (".tar", "w"), (".tgz", "w:gz"), (".zip", ""), (".tar.bz2", "w:bz2"))
+    )
     arc = root / f"{seed.path.name}{suffix}"
     top = rng.choice((seed.path.name, ".", "a/b"))
-    with tarfile.open(arc, mode) as tar:
+    with tarfile.open(arc, mode) if mode else _ZipWriter(arc) as tar:
         for f in sorted(src.iterdir()):
             _tar_add(tar, f"{top}/{f.name}", f.read_bytes())
         for _ in range(rng.choice((0, 0, 1, 2))):

@@ -1,4 +1,4 @@
-"""Tar archives of ui_output folders, read as a stream and never extracted.
+"""Tar and zip archives of ui_output folders, read as a stream and never extracted.
 
 `members(path, keep)` walks the archive once, front to back, decompressing as it goes: it yields every
 regular file's path and, when `keep(path)` says so, its bytes; the others (a big folder's thousands of
@@ -12,6 +12,12 @@ A hostile archive is stopped by what its headers claim, before anything is decom
 a member over the member cap, members over the total cap, or more members than the count cap is an error
 naming the member (attdec.sources.limits; a 466 KB .tar.xz can hold 3 GiB of zeros). Symbolic and hard
 links, devices, fifos and paths outside the archive's root are never read: the walk names each in `refused`.
+
+A zip file (`_zip_members`) is read with `zipfile`, whose central directory lists every member's sizes up
+front: the same caps, checked on the member count the end record gives before that directory is loaded,
+then on each member; only the members kept are decompressed (never past their stated size), and one that
+expands more than the ratio cap allows is refused (a zip bomb). Encrypted members are an error, links and
+escaping paths are named in `refused` like a tar's.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from attdec.errors import AttdecError, InputError
-from attdec.sources.limits import ARCHIVE, MEMBER, MEMBERS
+from attdec.sources.limits import ARCHIVE, MEMBER, MEMBERS, RATIO
 
-ARCHIVE_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar")
+ARCHIVE_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar", ".zip")
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first member, or the end record of an empty one
 
 BLOCK = 512
 CHUNK = 1 << 18  # bytes decompressed per read
@@ -225,6 +232,11 @@ def members(
     A member over a cap (attdec.sources.limits) is an InputError naming it, raised on its header; any other
     failure to read is one InputError naming the archive."""
     try:
+        with open(path, "rb") as f:
+            is_zip = f.read(4) in ZIP_MAGIC
+        if is_zip:
+            yield from _zip_members(path, keep, _Caps(str(path)), refused)
+            return
         with _open(path) as f:
             yield from _walk(_Stream(f), keep, _Caps(str(path)), refused)
     except AttdecError:
@@ -234,3 +246,80 @@ def members(
     except Exception as e:  # OSError, EOFError, lzma/zlib errors: several types, one line
         first = (str(e).splitlines() or [type(e).__name__])[0]
         raise InputError(f"unreadable archive: {first}", str(path)) from None
+
+
+# ---- zip ----------------------------------------------------------------------------------------------------
+ZIP_END = b"PK\x05\x06"
+ZIP64_LOCATOR = b"PK\x06\x07"
+ZIP_TAIL = 22 + 0xFFFF  # the end record and its longest comment
+RATIO_FROM = 16 << 20  # bytes: members smaller than this are not held to the ratio cap (JSON compresses well)
+
+
+def _zip_count(f: BinaryIO) -> int:
+    """How many members the zip's end record (or its zip64 end record) says its central directory lists."""
+    import struct
+
+    size = f.seek(0, 2)
+    f.seek(max(0, size - ZIP_TAIL))
+    tail = f.read()
+    at = tail.rfind(ZIP_END)
+    if at < 0 or len(tail) < at + 22:
+        raise _Corrupt("not a zip file (no end of central directory record)")
+    (count,) = struct.unpack_from("<H", tail, at + 10)
+    if count == 0xFFFF and at >= 20 and tail[at - 20 : at - 16] == ZIP64_LOCATOR:
+        (end64,) = struct.unpack_from("<Q", tail, at - 20 + 8)
+        f.seek(end64)
+        record = f.read(56)
+        if len(record) < 40 or not record.startswith(b"PK\x06\x06"):
+            raise _Corrupt("a damaged zip64 end of central directory record")
+        (count,) = struct.unpack_from("<Q", record, 32)
+    return count
+
+
+def _zip_members(
+    path: Path, keep: Callable[[PurePosixPath], bool], caps: _Caps, refused: list[str] | None
+) -> Iterator[tuple[PurePosixPath, bytes | None]]:
+    import stat
+    import zipfile
+
+    with open(path, "rb") as f:
+        count = _zip_count(f)
+        if count > caps.count:
+            MEMBERS.check(count, "its central directory lists members", caps.where)
+        ratio = RATIO.value
+        with zipfile.ZipFile(f) as z:
+            for info in z.infolist():
+                name = info.filename
+                caps.check(name, info.file_size)
+                if info.is_dir():
+                    continue
+                mode = info.external_attr >> 16
+                kind = stat.S_IFMT(mode) if info.create_system == 3 else 0  # 3: made on Unix, mode bits above
+                p = _safe_member(name.replace("\\", "/"))
+                if p is None or kind not in (0, stat.S_IFREG):
+                    if refused is not None:
+                        why = "outside the archive" if p is None else _ZIP_KINDS.get(kind, "not a regular file")
+                        refused.append(f"{name!r} ({why})")
+                    continue
+                if not keep(p):
+                    yield p, None
+                    continue
+                if info.flag_bits & 0x1:
+                    raise InputError(f"archive member {name!r} is encrypted", caps.where)
+                if info.file_size > RATIO_FROM and info.file_size > ratio * max(info.compress_size, 1):
+                    RATIO.check(
+                        info.file_size // max(info.compress_size, 1),
+                        f"archive member {name!r} expands {info.compress_size:,} bytes to {info.file_size:,}",
+                        caps.where,
+                    )
+                with z.open(info) as member:  # stops at the stated size; a wrong CRC is an error
+                    yield p, member.read(info.file_size + 1)
+
+
+_ZIP_KINDS = {
+    0o120000: "a symbolic link",
+    0o020000: "a character device",
+    0o060000: "a block device",
+    0o010000: "a fifo",
+    0o140000: "a socket",
+}

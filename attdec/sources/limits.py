@@ -59,7 +59,8 @@ WHOLE_DECODE = Cap(
 )
 # A code.json row becomes ~20 Python objects (~1 KB) once parsed: past this, the file is refused before it is read.
 LISTING = Cap("ATTDEC_MAX_LISTING_MB", 32, MIB, "a code.json listing")
-CAPS = (MEMBER, ARCHIVE, MEMBERS, WHOLE_DECODE, LISTING)
+RATIO = Cap("ATTDEC_MAX_RATIO", 250, 1, "expansion (size / compressed size) of a zip member over 16 MiB")
+CAPS = (MEMBER, ARCHIVE, MEMBERS, RATIO, WHOLE_DECODE, LISTING)
 
 
 def check_whole_decode(raws, together: bool = True) -> None:

@@ -142,8 +142,11 @@ def _fork(chan: _Channel, others: list[_Channel]) -> int:
 
 def _serve(chan) -> None:
     """A worker's loop: item indices come down `chan`; (i, True, work(item)), (i, False, the AttdecError)
-    or (i, None, the traceback of a bug) go back, until None comes. A thread sends them, so that the
-    worker decodes its next item while this process is busy decoding one of its own and not reading."""
+    or (i, None, the traceback of a bug) go back, until None comes. Each result is pickled here, so that
+    one that cannot be is reported as such (`_unsendable`) rather than lost; a thread writes the bytes, so
+    that the worker decodes its next item while this process is busy decoding one of its own and not
+    reading. Should that thread fail, the worker ends at once: this process then reads an end of file
+    instead of waiting for ever on a result that will never come."""
     import queue
     import threading
     import traceback
@@ -153,9 +156,11 @@ def _serve(chan) -> None:
     results: queue.SimpleQueue = queue.SimpleQueue()
 
     def sender() -> None:
-        with contextlib.suppress(OSError):  # this process's parent is gone: its next read ends the loop
-            while (out := results.get()) is not None:
-                _send(chan, out)
+        try:
+            while (parts := results.get()) is not None:
+                _write(chan, parts)
+        except BaseException:  # this process's parent is gone, or a write failed: nothing more can go back
+            os._exit(1)
 
     thread = threading.Thread(target=sender, daemon=True)
     thread.start()
@@ -167,24 +172,42 @@ def _serve(chan) -> None:
             out = (i, False, e)
         except Exception:
             out = (i, None, traceback.format_exc())
-        results.put(out)
+        try:
+            parts = _encode(out)
+        except Exception as e:
+            parts = _encode((i, False, _unsendable(e)))
+        results.put(parts)
     results.put(None)
     thread.join()
 
 
+def _unsendable(e: Exception) -> WorkerError:
+    """A worker's result that does not pickle (an object of a class made at run time, a lock): a bug in
+    what the workers return, said in one line, that decoding in one process avoids."""
+    first = (str(e).splitlines() or [""])[0]
+    why = f"a worker's result cannot be sent back ({type(e).__name__}: {first}); --jobs 1 decodes here alone"
+    return WorkerError(why, "--jobs")
+
+
 def _send(chan, obj) -> None:
+    _write(chan, _encode(obj))
+
+
+def _encode(obj) -> list:
     """`obj` pickled with its arrays' bytes out of band: they go down the pipe as they are, not copied
-    into the pickle (and, on the other side, out of it)."""
+    into the pickle (and, on the other side, out of it). The parts to write, a header of sizes first."""
     import pickle
 
     buffers: list[pickle.PickleBuffer] = []
     head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     raws = [b.raw() for b in buffers]
     sizes = [len(head), *(r.nbytes for r in raws)]
-    chan.sendall(struct.pack(f"<{len(sizes) + 1}Q", len(sizes), *sizes))
-    chan.sendall(head)
-    for r in raws:
-        chan.sendall(r)
+    return [struct.pack(f"<{len(sizes) + 1}Q", len(sizes), *sizes), head, *raws]
+
+
+def _write(chan, parts: list) -> None:
+    for part in parts:
+        chan.sendall(part)
 
 
 def _receive(chan):

@@ -18,6 +18,7 @@ from attdec.model import CounterSamples
 
 SOURCE = "tinygrad PMC"
 DIMS = ("xcc", "inst", "se", "sa", "wgp")
+FIELDS = ("name", "block", *DIMS, "off", "size")  # what a schedule entry says
 
 
 def _field(entry, name: str, where: str):
@@ -29,6 +30,27 @@ def _field(entry, name: str, where: str):
     if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name in DIMS else 0):
         raise FormatError(f"PMC schedule entry {name} is {v!r}, expected a count", where)
     return v
+
+
+def plain_entry(entry) -> dict:
+    """A schedule entry (a dict, or a tinygrad PMCSample record rebuilt by the profile reader) as a dict of
+    plain values, unchecked: it pickles, so a dispatch's counters travel back from a `--jobs` worker. A
+    value that is not plain data is kept as its text, which the checks then refuse as before."""
+
+    def plain(v):
+        return v if v is None or isinstance(v, (bool, int, float, str)) else _Opaque(repr(v)[:80])
+
+    return {f: plain(entry.get(f) if isinstance(entry, dict) else getattr(entry, f, None)) for f in FIELDS}
+
+
+class _Opaque:
+    """A schedule value that was not plain data, by its text."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 def unpack_pmc(blob: bytes, sched, where: str) -> CounterSamples:
@@ -70,6 +92,8 @@ class PendingPmc(CounterSamples):
     FormatError then."""
 
     def __init__(self, blob: bytes, sched, where: str):
+        if isinstance(sched, (list, tuple)):
+            sched = [plain_entry(e) for e in sched]
         self.__dict__["_pending"] = (blob, sched, where)
 
     def __getattr__(self, name: str):

@@ -84,7 +84,7 @@ def check_blob_arch(blob: RawBlob, arch: str) -> None:
     from attdec.decoders import stream_generation
 
     gen = stream_generation(blob.data)
-    if gen is not None and gen != target(arch).generation:
+    if gen is not None and gen != target(arch, blob.label).generation:
         raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {arch}", blob.label)
 
 
@@ -167,14 +167,14 @@ def _load_code(raw: RawDispatch) -> LoadedDispatchCode:
     from attdec.decoders import CodeMap
     from attdec.sources.listing import LoadedCode
 
-    loaded = [(co, _code_object(co.data, co.name)) for co in raw.code_objects]
+    loaded = [(co, _code_object(co.data, _co_where(raw, co))) for co in raw.code_objects]
     arch = raw.arch
     for co, obj in loaded:
         oarch = getattr(obj, "arch", "") or ""
         if not arch:
             arch = oarch
         elif oarch and oarch != arch and target(oarch).generation != target(arch).generation:
-            raise ArchError(f"code object is {oarch}, but the trace is {arch}", co.name)
+            raise ArchError(f"code object is {oarch}, but the trace is {arch}", _co_where(raw, co))
     if not arch:
         raise ArchError("neither the capture nor its code object names the GPU: pass --arch", _where(raw))
     if not loaded:  # blobs decoded without code (attdec decode): records get no PCs
@@ -238,6 +238,13 @@ def _cached_readings(readings, text: bytes, arch: str, vaddr: int) -> tuple[list
 
 def _where(raw: RawDispatch) -> str:
     return f"{raw.path}: {raw.name}" if raw.path else raw.name
+
+
+def _co_where(raw: RawDispatch, co: RawCodeObject) -> str:
+    """Where a code object's errors are: its file, or the file it is inside (a profile's program)."""
+    import os
+
+    return co.name if not raw.path or co.name == raw.path or os.path.isfile(co.name) else f"{raw.path}: {co.name}"
 
 
 def decode_blobs(raw: RawDispatch, code: LoadedDispatchCode | None = None, **decode_opts):
@@ -322,7 +329,9 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     INFO, SHADERDATA and PERFEVENT records of every blob; problems and warnings prefixed with the blob)."""
     import numpy as np
 
-    d = Dispatch(name=raw.name, target=target(arch), kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
+    d = Dispatch(
+        name=raw.name, target=target(arch, _where(raw)), kernel=raw.kernel, path=raw.path, counters=list(raw.counters)
+    )
     seq: dict[tuple[int, int, int], int] = {}
     occ, shaderdata, perf = [], [], []
     waves: list[Wave] = []

@@ -171,7 +171,7 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
                 where,
             )
         gens = {g for g in (stream_generation(b.data) for b in blobs) if g is not None}
-        arch = _pick_arch([g for _, g, _ in objs], gens)
+        arch = _pick_arch([(g, str(f)) for _, g, f in objs], gens)
         code_objects = []
         for co_id, gfx, f in objs:
             if gfx and arch and gfx != arch:
@@ -194,11 +194,12 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
     return out
 
 
-def _pick_arch(gfx_names: list[str], gens: set[int]) -> str:
-    """The gfx name of the code objects whose generation matches the blobs' (multi-GPU runs mix them)."""
-    named = sorted({g for g in gfx_names if g})
-    fit = [g for g in named if not gens or target(g).generation in gens]
-    return (fit or named or [""])[0]
+def _pick_arch(gfx_names: list[tuple[str, str]], gens: set[int]) -> str:
+    """The gfx name of the code objects whose generation matches the blobs' (multi-GPU runs mix them);
+    `gfx_names`: (gfx name, the code object file it is from)."""
+    named = sorted({(g, f) for g, f in gfx_names if g})
+    fit = [g for g, f in named if not gens or target(g, f).generation in gens]
+    return (fit or [g for g, _ in named] or [""])[0]
 
 
 # --- the input kind: a folder holding such files, or one of the files itself ---------------------

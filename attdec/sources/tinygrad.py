@@ -132,8 +132,9 @@ def load_events(data: bytes, where: str) -> list:
     import io
     import pickle
 
+    f = io.BytesIO(data)
     try:
-        events = _unpickler()(io.BytesIO(data)).load()
+        events = _unpickler()(f).load()
     except _Refused as e:
         raise FormatError(f"refusing to unpickle unknown class {e} (not a tinygrad profile event)", where) from None
     except RecursionError:
@@ -151,7 +152,8 @@ def load_events(data: bytes, where: str) -> list:
         OverflowError,  # a FRAME or length opcode claiming more bytes than an address space holds
         UnicodeDecodeError,
     ) as e:
-        raise FormatError(f"not a readable pickle: {type(e).__name__}: {e}", where) from None
+        at = f"read up to byte {f.tell():,} of {len(data):,}"  # a framed pickle is read a frame at a time
+        raise FormatError(f"not a readable pickle ({at}): {str(e)[:120] or type(e).__name__}", where) from None
     if not isinstance(events, list):
         raise FormatError(f"a tinygrad profile is a list of events, this pickle holds a {type(events).__name__}", where)
     return [e for e in events if isinstance(e, Record)]

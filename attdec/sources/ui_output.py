@@ -233,11 +233,13 @@ def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
     return out
 
 
-def detect_target(gfxip, search: list[Path], gfxv=None, names: list[str] | None = None) -> Target:
+def detect_target(
+    gfxip, search: list[Path], gfxv=None, names: list[str] | None = None, where: str | None = None
+) -> Target:
     """The chip when rocprofv3's agent table next to the run names exactly one matching GPU target;
     otherwise the family-only target of `gfxip` (gfxip 9 covers gfx90a, gfx942 and gfx950 alike), or
     what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12).
-    `names`: the entries of the first folder, when they are known already."""
+    `names`: the entries of the first folder, when they are known already; `where`: the filenames.json."""
     for i, folder in enumerate(search):
         targets = _agent_targets(folder, names if i == 0 else None)
         if isinstance(gfxip, int):
@@ -247,7 +249,7 @@ def detect_target(gfxip, search: list[Path], gfxv=None, names: list[str] | None 
         if targets:
             break  # several different GPUs: we cannot tell which one ran it
     if isinstance(gfxip, int):
-        return family_target(gfxip)
+        return family_target(gfxip, f"{where}: gfxip" if where else None)
     return undetermined_target(gfxv if isinstance(gfxv, str) else None)
 
 
@@ -331,22 +333,38 @@ def kernel_name(code: list[CodeLine]) -> str:
 # ---- wave files --------------------------------------------------------------------------------
 
 
-def listed_waves(fn_doc) -> dict[str, list]:
+def listed_waves(fn_doc, where: str | None = None) -> dict[str, list]:
     """filenames.json wave_filenames -> {file: [file, begin, end]} as listed: one pass, no per-file work
-    beyond a type check, so a manifest of 100,000 entries stays cheap."""
+    beyond a type check, so a manifest of 100,000 entries stays cheap. A level that is not an object, or a
+    begin/end that is not an integer, is a FormatError naming `where` and its JSON path."""
     tree = fn_doc.get("wave_filenames") if isinstance(fn_doc, dict) else None
     if not isinstance(tree, dict):
         return {}
     out = {}
-    for simds in tree.values():
-        for slots in (simds or {}).values():
-            for wvs in (slots or {}).values():
-                for e in (wvs or {}).values():
+    for se, simds in tree.items():
+        for simd, slots in _levels(simds, f"wave_filenames.{se}", where):
+            for slot, wvs in _levels(slots, f"wave_filenames.{se}.{simd}", where):
+                for wv, e in _levels(wvs, f"wave_filenames.{se}.{simd}.{slot}", where):
                     if isinstance(e, list) and len(e) >= 3:
                         if type(e[1]) is not int or type(e[2]) is not int:
-                            raise ValueError(f"begin/end of {e[0]!r} are not integers: {e[1:3]!r}")
+                            at = f"wave_filenames.{se}.{simd}.{slot}.{wv}"
+                            raise FormatError(f"{at}: begin/end are not integers: {_short(e[1:3])}", where)
                         out[str(e[0])] = e
     return out
+
+
+def _levels(v, path: str, where: str | None):
+    """The (key, value) pairs of one level of wave_filenames (null or empty: none)."""
+    if not v and (v is None or isinstance(v, (list, dict))):
+        return ()
+    if not isinstance(v, dict):
+        raise FormatError(f"{path} is {type(v).__name__}, expected an object", where)
+    return v.items()
+
+
+def _short(v) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
 
 
 def parse_wave(doc, where: str, name: str) -> Wave:
@@ -515,7 +533,9 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     gfxip = fn.get("gfxip")
     on_disk = isinstance(files, _DirFiles)  # then its own listing is the first place to look
     search = [files.path, parent, parent.parent] if on_disk else [parent, parent.parent]
-    tgt = detect_target(gfxip, search, fn.get("gfxv"), files.names() if on_disk else None)
+    tgt = detect_target(
+        gfxip, search, fn.get("gfxv"), files.names() if on_disk else None, files.where("filenames.json")
+    )
     problems = []
     if fn.get("thread_trace") is False:
         problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
@@ -529,7 +549,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     code = cj.rows
     problems += cj.problems
 
-    listed = _parse(files, "filenames.json", listed_waves, doc=fn)
+    listed = listed_waves(fn, files.where("filenames.json"))
     names = files.names()
     present = list(filter(WAVE_FILE.fullmatch, names))  # not .match: its $ would pass a name ending in "\n"
     missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
