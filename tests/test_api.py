@@ -62,6 +62,26 @@ def test_table_is_a_mapping_of_equal_columns():
     assert Table.from_rows([], ["a"]).nrows == 0
 
 
+def test_hotspots_ranks_instructions_where_there_are_no_source_lines(tmp_path):
+    """As the command line does: one "(no source line)" row would say nothing."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    folder = tmp_path / "d"
+    shutil.copytree(FIXTURES / "python31" / "ui_output_att1", folder)
+    doc = json.loads((folder / "code.json").read_text())
+    for row in doc["code"]:
+        row[3] = ""
+    (folder / "code.json").write_text(json.dumps(doc))
+    [d] = attdec.open(folder)
+    h = attdec.hotspots(d)
+    assert h.by == "instruction" and len(h.rows) == len({r.key for r in h.rows}) > 1
+    assert attdec.hotspots(d, by="line").by == "line"
+    [with_lines] = attdec.open(FIXTURES / "python31" / "ui_output_att1")
+    assert attdec.hotspots(with_lines).by == "line"
+
+
 def test_table_is_read_only():
     t = Table({"a": np.arange(3)})
     with pytest.raises(TypeError):

@@ -1,7 +1,7 @@
 """Read rocprofv3 `--att` ui_output dispatch folders (and .tar.xz archives of them) into `Dispatch`es.
 
 Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recognised by its
-`filenames.json`, never by its name. Everything layout-specific stays here; analyses see only the model.
+`filenames.json` (or, that manifest lost, by code.json beside wave files), never by its name. Everything layout-specific stays here; analyses see only the model.
 
 Reading a folder parses filenames.json, code.json (the listing with its totals: what the default reports
 need) and realtime.json. The wave files and occupancy.json are deferred (`attdec.model.deferred`): parsed,
@@ -356,16 +356,18 @@ def parse_wave(doc, where: str, name: str) -> Wave:
             f"wave.timeline[{bad[0]}][0]: state {tl[bad[0], 0]} is not one (0..{len(WaveState) - 1})", where
         )
     timeline = [(s, d) for s, d in tl.tolist()]
+    # a writer that leaves out simd/slot/id still names the file se<S>_sm<SIMD>_sl<SLOT>_wv<WAVE>.json
+    simd, slot, wave = m.group(2, 3, 4) if m else (0, 0, 0)
     return Wave(
         se=se,
         cu=_int(w.get("cu", -1), where, "wave.cu", *I32),  # rocprofv2 wave files do not say: -1, unknown
-        simd=_int(w.get("simd", 0), where, "wave.simd", *I32),
-        slot=_int(w.get("slot", 0), where, "wave.slot", *I32),
+        simd=_int(w.get("simd", simd), where, "wave.simd", *I32),
+        slot=_int(w.get("slot", slot), where, "wave.slot", *I32),
         begin=_int(w.get("begin", 0), where, "wave.begin"),
         end=_int(w.get("end", 0), where, "wave.end"),
         insts=insts,
         timeline=timeline,
-        seq=_int(w.get("id", m.group(4) if m else 0), where, "wave.id", 0),
+        seq=_int(w.get("id", wave), where, "wave.id", 0),
         path=where,
     )
 
@@ -477,9 +479,10 @@ def _pairs(raw, where: str, what: str) -> list[tuple[int, int]]:
 def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     """One dispatch folder -> Dispatch; its wave files and occupancy.json are read when first needed.
     Wave instructions keep their code.json line ids."""
-    if not files.has("filenames.json"):
-        raise InputError("not a ui_output folder (no filenames.json)", files.label)
-    fn = _json(files, "filenames.json")
+    manifest = files.has("filenames.json")
+    if not manifest and not _holds_waves_and_code(files.names()):
+        raise InputError("not a ui_output folder (no filenames.json, nor code.json with wave files)", files.label)
+    fn = _json(files, "filenames.json") if manifest else {}
     if not isinstance(fn, dict):
         raise FormatError("filenames.json is not a JSON object", files.where("filenames.json"))
     name = PurePosixPath(files.label.replace(":", "/")).name
@@ -493,7 +496,12 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     problems = []
     if fn.get("thread_trace") is False:
         problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
-    if tgt.shown:
+    if not manifest:
+        problems.append(
+            "no filenames.json: read from code.json and the wave files present "
+            f"(architecture {tgt.display}{', from agent_info.csv' if tgt.chip_known else ''})"
+        )
+    elif tgt.shown:
         problems.append(f"filenames.json has no gfxip: architecture {tgt.display}, ISA read with {tgt.family} rules")
 
     cj = CodeJson([], (), True, [])
@@ -613,8 +621,22 @@ def _wave_order(name: str):
 # ---- input kinds -------------------------------------------------------------------------------
 
 
+def _holds_waves_and_code(names) -> bool:
+    """A folder's entries hold code.json and a wave file: a dispatch folder whose filenames.json was lost
+    or never written (the manifest only repeats what the wave files hold)."""
+    names = list(names)
+    return "code.json" in names and any(WAVE_FILE.fullmatch(n) for n in names)
+
+
 def is_dispatch_folder(path: Path) -> bool:
-    return path.is_dir() and (path / "filenames.json").is_file()
+    if not path.is_dir():
+        return False
+    if (path / "filenames.json").is_file():
+        return True
+    if not (path / "code.json").is_file():
+        return False
+    with os.scandir(path) as entries:  # stops at the first wave file: a big folder is not listed whole
+        return any(WAVE_FILE.fullmatch(e.name) and e.is_file() for e in entries)
 
 
 def is_archive(path: Path) -> bool:
@@ -646,10 +668,10 @@ def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
             later.setdefault(folder, []).append(p.name)
     out = []
     for folder, files in sorted(folders.items()):
-        if "filenames.json" in files:
+        if "filenames.json" in files or _holds_waves_and_code([*files, *later.get(folder, [])]):
             out.append(read_dispatch(_MemFiles(path, folder, files, later.get(folder, [])), tracker))
     if not out:
-        raise InputError("archive holds no ui_output folder (no filenames.json)", str(path))
+        raise InputError("archive holds no ui_output folder (no filenames.json, nor code.json with wave files)", str(path))
     for r in refused[:5]:
         out[0].problems.append(f"archive member {r} not read")
     if len(refused) > 5:
