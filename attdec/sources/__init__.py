@@ -11,7 +11,10 @@ that read. This module is plain data so that `--help` can list the kinds without
 # --input-format name -> (module, what it is). Recognition order: the first kind whose detect() accepts
 # a path claims it.
 KINDS = {
-    "ui_output": ("ui_output", "a rocprofv3 ui_output dispatch folder (filenames.json, or code.json and wave files) or a .tar.xz of one"),
+    "ui_output": (
+        "ui_output",
+        "a rocprofv3 ui_output dispatch folder (filenames.json, or code.json and wave files) or a .tar.xz of one",
+    ),
     "tinygrad": ("tinygrad", "a tinygrad profile.pkl"),
     "rocprof-raw": ("rocprof_raw", "rocprofv3 raw ATT output (*_shader_engine_*.att files and code objects)"),
     "capture": ("capture", "a capture folder (capture.json, per-SE .att blobs, code objects)"),

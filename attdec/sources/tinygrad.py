@@ -25,8 +25,11 @@ if TYPE_CHECKING:
 
 # Module names no tinygrad data class lives under: a `tinygrad.x.os` would only be there to reach code.
 CODE_MODULES = frozenset(
-    "os posix nt sys subprocess builtins importlib shutil socket ctypes pickle marshal runpy code codecs "
-    "io functools operator types inspect signal threading multiprocessing pty platform webbrowser eval exec".split()
+    (
+        *("os", "posix", "nt", "sys", "subprocess", "builtins", "importlib", "shutil", "socket", "ctypes"),
+        *("pickle", "marshal", "runpy", "code", "codecs", "io", "functools", "operator", "types", "inspect"),
+        *("signal", "threading", "multiprocessing", "pty", "platform", "webbrowser", "eval", "exec"),
+    )
 )
 
 

@@ -1,7 +1,8 @@
 """Read rocprofv3 `--att` ui_output dispatch folders (and .tar.xz archives of them) into `Dispatch`es.
 
 Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recognised by its
-`filenames.json` (or, that manifest lost, by code.json beside wave files), never by its name. Everything layout-specific stays here; analyses see only the model.
+`filenames.json` (or, that manifest lost, by code.json beside wave files), never by its name.
+Everything layout-specific stays here; analyses see only the model.
 
 Reading a folder parses filenames.json, code.json (the listing with its totals: what the default reports
 need) and realtime.json. The wave files and occupancy.json are deferred (`attdec.model.deferred`): parsed,
@@ -671,7 +672,9 @@ def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
         if "filenames.json" in files or _holds_waves_and_code([*files, *later.get(folder, [])]):
             out.append(read_dispatch(_MemFiles(path, folder, files, later.get(folder, [])), tracker))
     if not out:
-        raise InputError("archive holds no ui_output folder (no filenames.json, nor code.json with wave files)", str(path))
+        raise InputError(
+            "archive holds no ui_output folder (no filenames.json, nor code.json with wave files)", str(path)
+        )
     for r in refused[:5]:
         out[0].problems.append(f"archive member {r} not read")
     if len(refused) > 5:
