@@ -32,7 +32,7 @@ class Table(dict[str, np.ndarray]):
     def _read_only(self, *args, **kwargs) -> NoReturn:
         raise TypeError("a Table is read-only: build a new one from its columns")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
     def __reduce__(self):
         return Table, (dict(self),)  # pickled and copied by its columns, never through __setitem__

@@ -263,7 +263,7 @@ def open_dispatches(
     tracker = Tracker(progress)
     failures = Failures(report)
     found = read(paths, input_format, code, arch, tracker, failures)
-    raw = [d for d in found if not isinstance(d, Dispatch) and not d.decoded]
+    raw = [d for d in found if not isinstance(d, Dispatch)]
     decoded = None
     if raw:  # the decoding (and worker pool) module only when there is something to decode
         from attdec.sources.parallel import decode_dispatches, unwrap
@@ -274,14 +274,10 @@ def open_dispatches(
     out = []
     try:
         for d in found:
-            outcome = next(decoded) if not isinstance(d, Dispatch) and not d.decoded else None  # type: ignore[arg-type]
+            outcome = next(decoded) if not isinstance(d, Dispatch) else None  # type: ignore[arg-type]
             with failures.guard():  # one failing dispatch is kept aside, the others are still read
                 if outcome is not None:
                     d = unwrap(outcome)
-                elif not isinstance(d, Dispatch) and d.decoded:  # a raw dispatch whose ui_output folder exists
-                    from attdec.sources.ui_output import read_folder
-
-                    d = read_folder(Path(d.decoded), tracker)
                 for name in need:
                     getattr(d, name)
                 out.append(d)

@@ -179,7 +179,7 @@ def _int_rows_of(raw, where: str, what: str, cols: int):
 # ---- architecture ------------------------------------------------------------------------------
 
 
-def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
+def agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
     """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table); `names`: its
     entries when they are known already."""
     out: set[Target] = set()
@@ -208,13 +208,29 @@ def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
     return out
 
 
+@cache
+def session_hosts(session: Path) -> list[Path]:
+    """The `<host>/` folders of a rocprofv3 session folder that hold an agent table (`*_agent_info.csv`,
+    beside the .att files): its subfolders other than ui_output folders, looked at once per session."""
+    out = []
+    try:
+        with os.scandir(session) as entries:
+            subs = sorted(e.path for e in entries if not e.name.startswith("ui_output") and e.is_dir())
+        for sub in subs:
+            if "agent_info.csv" in "\n".join(os.listdir(sub)):
+                out.append(Path(sub))
+    except OSError:
+        return out
+    return out
+
+
 def detect_target(gfxip, search: list[Path], gfxv=None, names: list[str] | None = None) -> Target:
     """The chip when rocprofv3's agent table next to the run names exactly one matching GPU target;
     otherwise the family-only target of `gfxip` (gfxip 9 covers gfx90a, gfx942 and gfx950 alike), or
     what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12).
     `names`: the entries of the first folder, when they are known already."""
     for i, folder in enumerate(search):
-        targets = _agent_targets(folder, names if i == 0 else None)
+        targets = agent_targets(folder, names if i == 0 else None)
         if isinstance(gfxip, int):
             targets = {t for t in targets if t.generation == gfxip}
         if len(targets) == 1:
@@ -493,6 +509,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     gfxip = fn.get("gfxip")
     on_disk = isinstance(files, _DirFiles)  # then its own listing is the first place to look
     search = [files.path, parent, parent.parent] if on_disk else [parent, parent.parent]
+    search += session_hosts(parent)
     tgt = detect_target(gfxip, search, fn.get("gfxv"), files.names() if on_disk else None)
     problems = []
     if fn.get("thread_trace") is False:
