@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import uisynth
 
 import attdec
+from attdec.sources.pipeline import describe
 from attdec.sources.raw import KERNARG_PRELOAD_SKIP, PAGE, _placements
 
 FIELDS = ("time", "category", "stall", "duration", "line")
@@ -150,7 +151,8 @@ def test_synthetic_session_decodes_to_its_code_json_and_wave_files(tmp_path):
     (d,) = attdec.open(session)
     (ui,) = attdec.open(session, input_format="ui_output")
     assert d.name == f"dispatch_{DISP}" and d.arch == ui.arch == "gfx942"
-    cj = json.loads((session / f"ui_output_agent_{AGENT}_dispatch_{DISP}" / "code.json").read_text())["code"]
+    cj_name = f"ui_output_agent_{AGENT}_dispatch_{DISP}/code.json"
+    cj = json.loads((session / cj_name).read_text())["code"]
     want = {(r[4], r[5]): tuple(r[6:10]) for r in cj if not r[0].startswith(";")}  # uisynth's own sums
     assert _totals(d) == want and sum(v[0] for v in want.values()) > 0
     assert [c.source for c in d.code if not c.is_label] == [r[3] for r in cj if not r[0].startswith(";")]
@@ -158,6 +160,8 @@ def test_synthetic_session_decodes_to_its_code_json_and_wave_files(tmp_path):
     _same_waves(d, ui)
     # the same as the code object itself gives
     assert sorted(_totals(d).values()) == sorted(_totals(cap).values())
+    (info,) = describe([session])
+    assert info["dispatches"][0]["code_objects"] == [{"name": str(session / cj_name), "base": None}]
 
 
 def test_synthetic_session_prefers_its_code_object_and_falls_back_to_no_pcs(tmp_path):

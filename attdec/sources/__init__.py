@@ -16,7 +16,10 @@ KINDS = {
         "a rocprofv3 ui_output dispatch folder (filenames.json, or code.json and wave files) or a .tar.xz of one",
     ),
     "tinygrad": ("tinygrad", "a tinygrad profile.pkl"),
-    "rocprof-raw": ("rocprof_raw", "rocprofv3 raw ATT output (*_shader_engine_*.att files and code objects)"),
+    "rocprof-raw": (
+        "rocprof_raw",
+        "a rocprofv3 session folder (*_shader_engine_*.att files, with code objects or its ui_output code.json)",
+    ),
     "capture": ("capture", "a capture folder (capture.json, per-SE .att blobs, code objects)"),
     "rgp": ("rgp", "a Radeon GPU Profiler .rgp file (SQTT file from Mesa RADV or tinygrad, or RGP 2.x RDF)"),
 }

@@ -326,6 +326,8 @@ def _summary(d: Dispatch | RawDispatch) -> dict:
             "arch": str(d.arch),
             "shader_engines": sorted({b.se for b in d.blobs}),
             "sqtt_bytes": sum(len(b.data) for b in d.blobs),
-            "code_objects": [{"name": c.name, "base": c.base} for c in d.code_objects],
+            # a code.json standing in for the code object: placed by the trace's kernel entry when decoded
+            "code_objects": [{"name": c.name, "base": c.base} for c in d.code_objects]
+            or ([{"name": d.listing, "base": None}] if d.listing else []),
         }
     return {"name": d.name, "kernel": d.kernel, "arch": d.arch, "waves": d.wave_count}
