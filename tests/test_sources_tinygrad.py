@@ -87,6 +87,8 @@ def test_every_profile_gives_the_totals_of_its_sqtt_unpacked_into_a_capture_fold
 
     pkls = sorted(shared_path("tinygrad_profiles").glob("*/*.pkl"))
     assert any(p.parent.name == "newer" for p in pkls)
+    shared = _captures_by_pickle()  # the captures ../shared unpacked from the same pickles, where there are
+    compared = 0
     for i, pkl in enumerate(pkls):
         _unpack_to_capture(pkl, tmp_path / f"c{i}")
         got, want = attdec.open(pkl), attdec.open(tmp_path / f"c{i}")
@@ -94,6 +96,12 @@ def test_every_profile_gives_the_totals_of_its_sqtt_unpacked_into_a_capture_fold
         for a, b in zip(got, want):
             assert attdec.hotspots(a).totals == attdec.hotspots(b).totals, (pkl, a.name)
             assert a.wave_count == b.wave_count and a.arch == b.arch, (pkl, a.name)
+        cap = shared.get(f"extra/sqtt/examples/{pkl.parent.name}/{pkl.name}")
+        if cap is not None:
+            theirs = attdec.open(cap[0])
+            assert [attdec.hotspots(d).totals for d in theirs] == [attdec.hotspots(d).totals for d in got], pkl
+            compared += 1
+    assert compared == 6
 
 
 # --- synthesized pickles: tinygrad-like classes under a fake module name -------------------------
