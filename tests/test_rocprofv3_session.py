@@ -114,7 +114,7 @@ DEMO_RAW = ROOT / "attdec" / "data" / "demo_raw"
 AGENT_TABLE = '"Node_Id","Agent_Type","Gfx_Target_Version","Name"\n0,"CPU",0,"cpu"\n1,"GPU",90402,"gfx942"\n'
 
 
-def _synthetic_session(tmp_path, code_json=True, code_object=False):
+def _synthetic_session(tmp_path, code_json=True, code_object=False, shift=0):
     """The session folder, and the dispatch as the capture folder (with its code object) decodes it."""
     (cap,) = attdec.open(DEMO_RAW)
     session = tmp_path / "session"
@@ -130,8 +130,8 @@ def _synthetic_session(tmp_path, code_json=True, code_object=False):
         code = [c for c in cap.code if not c.is_label and not c.is_no_pc]
         sizes = [b.vaddr - a.vaddr for a, b in itertools.pairwise(code)] + [4]
         insts = [uisynth.Inst(c.text, c.source, n) for c, n in zip(code, sizes)]
-        rows = uisynth.listing(cap.kernel, insts, codeobj=1, base=code[0].vaddr)
-        assert [r[5] for r in rows[1:]] == [c.vaddr for c in code]
+        rows = uisynth.listing(cap.kernel, insts, codeobj=1, base=code[0].vaddr + shift)
+        assert [r[5] - shift for r in rows[1:]] == [c.vaddr for c in code]
         line_of = {c.line: r[2] for c, r in zip(code, rows[1:])}
         waves = [
             uisynth.SynthWave(
@@ -175,6 +175,16 @@ def test_synthetic_session_prefers_its_code_object_and_falls_back_to_no_pcs(tmp_
     assert row.is_no_pc and row.hit == sum(len(w.insts) for w in d.waves) > 0 and d.arch == "gfx942"
     assert sorted(_waves(d)) == sorted(_waves(cap))
     assert any("decoded without PCs" in p for p in d.problems)
+
+
+def test_a_code_json_the_trace_cannot_place_gives_a_no_pc_decode_that_says_so(tmp_path):
+    """Addresses that put no listed kernel on the latched entry PC (at a page-aligned load): nothing is
+    mapped to the wrong instructions."""
+    session, _ = _synthetic_session(tmp_path, shift=0x40)
+    (d,) = attdec.open(session)
+    (row,) = [c for c in d.code if not c.is_label]
+    assert row.is_no_pc and row.hit == sum(len(w.insts) for w in d.waves) > 0
+    assert any("code.json: no code-object marker in the trace" in p for p in d.problems)
 
 
 @pytest.mark.parametrize("what", ["garbage", "no instructions"])

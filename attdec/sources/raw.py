@@ -103,17 +103,29 @@ PAGE = 0x1000
 
 def _entry_pcs(raw: RawDispatch) -> list[int]:
     """Kernel entry addresses the trace latched (COMPUTE_PGM_LO/HI), last one of each blob."""
+    return _latched(raw)[0]
+
+
+def _latched(raw: RawDispatch) -> tuple[list[int], dict[int, int]]:
+    """What the trace's register writes say about the code: the kernel entry addresses it latched (last one
+    of each blob) and the ROCm code-object markers still loaded at the end (id -> load address)."""
     from attdec.decoders import stream_generation
     from attdec.decoders.userdata import scan_userdata
 
-    pcs = []
+    pcs: list[int] = []
+    markers: dict[int, int] = {}
     for b in raw.blobs:
         gen = stream_generation(b.data)
         if gen is not None:
             s = scan_userdata(b.data, gen)
             if s.entry_pcs and s.entry_pcs[-1] not in pcs:
                 pcs.append(s.entry_pcs[-1])
-    return pcs
+            for mk in s.markers:
+                if mk.unload:
+                    markers.pop(mk.id, None)
+                else:
+                    markers[mk.id] = mk.addr
+    return pcs, markers
 
 
 def _kernel_entries(obj) -> list[int]:
@@ -217,8 +229,9 @@ def _load_code(raw: RawDispatch) -> LoadedDispatchCode:
 
 def _listed_code(raw: RawDispatch, arch: str) -> LoadedDispatchCode:
     """The code of a dispatch from a code.json listing (`raw.listing`). code.json gives addresses inside
-    each code object, not where it was loaded: each object is placed as `_infer_bases` places code objects,
-    by the kernel entry PC the trace latched; one no entry PC places is left out, with a note."""
+    each code object, not where it was loaded: each object is placed at its code-object marker in the trace,
+    else as `_infer_bases` places code objects, by the kernel entry PC the trace latched; one neither
+    places is left out, with a note (none placed: the dispatch is decoded without PCs, with a note)."""
     from attdec.decoders import CodeMap
     from attdec.errors import read_json
     from attdec.sources.listing import LoadedCode, listed_code
@@ -229,9 +242,15 @@ def _listed_code(raw: RawDispatch, arch: str) -> LoadedDispatchCode:
     objects = listed_code(rows, target(arch).family)
     if not objects:
         raise AttdecError("code.json lists no instruction to map the trace's PCs to", raw.listing)
-    entries = [(i, e) for i, (_, lc, _) in enumerate(objects) for _, e, _ in lc.kernels or [("", lc.text_vaddr, None)]]
-    bases: dict[int, int] = {}
-    for pc in _entry_pcs(raw):
+    pcs, markers = _latched(raw)
+    bases = {i: markers[co_id] for i, (co_id, _, _) in enumerate(objects) if co_id in markers}
+    entries = [
+        (i, e)
+        for i, (_, lc, _) in enumerate(objects)
+        if i not in bases
+        for _, e, _ in lc.kernels or [("", lc.text_vaddr, None)]
+    ]
+    for pc in pcs:
         cands = _placements(pc, entries)
         if len({i for i, _ in cands}) == 1:
             bases[cands[0][0]] = cands[0][1]
@@ -242,11 +261,11 @@ def _listed_code(raw: RawDispatch, arch: str) -> LoadedDispatchCode:
             codemap.add(insts, bases[i])
             placed.append(LoadedCode(id=co_id, base=bases[i], name=raw.listing, co=lc, insts=insts))
     if not placed:
-        raise AttdecError(
-            "no kernel of code.json starts where the trace's waves did (no kernel entry PC in the trace, or "
-            "none that a page-aligned load of a listed kernel explains)",
-            raw.listing,
+        why = (
+            f"{raw.listing}: no code-object marker in the trace and no kernel of it starts where the trace's "
+            "waves did (page-aligned): decoded without PCs (per-line figures unknown, totals kept)"
         )
+        return LoadedDispatchCode(arch, [], CodeMap(), [why])
     problems = [f"no code object: instructions and source lines from {raw.listing}"]
     if len(placed) < len(objects):
         left = len(objects) - len(placed)
