@@ -11,6 +11,7 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
+from attdec.decoders.compat import DEFAULT, NEWEST
 from attdec.model import Category
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
@@ -30,8 +31,8 @@ def code(*lines):
     return cm
 
 
-def run(e, cm, warnings=()):
-    r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att")
+def run(e, cm, warnings=(), rules=DEFAULT):
+    r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att", rules=rules)
     assert r.problems == [] and [w for w in r.warnings if "WAVE_INCOMPLETE" not in w] == list(warnings)
     (w,) = r.waves
     return [
@@ -101,6 +102,8 @@ def test_barrier_entry_and_exit_are_one_wait_record():
     (_, _, t_entry, _), (_, _, t_exit, d_exit) = entry_exit[1:]
     assert [c for _, c, _, _ in entry_exit] == ["VALU", "MESSAGE", "IMMED"]
     assert got[1][2:] == (t_entry, t_exit + d_exit - t_entry)
+    # the newest source (--compat rocm-7.13) keeps both records on the barrier's PC
+    assert [(p, c) for p, c, _, _ in run(e, cm, rules=NEWEST)][:3] == [(0, "VALU"), (4, "MESSAGE"), (4, "IMMED")]
 
 
 def test_swapped_neighbours_are_reordered_to_match_the_code():

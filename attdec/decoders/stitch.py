@@ -608,7 +608,8 @@ class Gfx9Walker(PcWalker):
                     pcs[i] = line.addr
                     if i + 1 < n and cats[i + 1] == immed:
                         pcs[i + 1] = line.addr
-                        ops.append((BARRIER_MERGE, i))
+                        if self.rules.gfx9_barrier_one_record:
+                            ops.append((BARRIER_MERGE, i))
                     i += 2
                     failed = 0
                     continue
