@@ -2,7 +2,7 @@
 
     import attdec
     ds = attdec.open("runs/ui_output_agent_*")          # list[Dispatch]; raw captures are decoded
-    h = attdec.hotspots(ds, by="line")                   # Hotspots: totals, by_type, and .table (numpy columns)
+    h = attdec.hotspots(ds)                              # Hotspots: totals, by_type, and .table (numpy columns)
     df = pandas.DataFrame(attdec.instructions(ds))       # every executed instruction record, one row each
 
 See docs/api.md for the whole surface and the stability rules. Everything here is re-exported from
@@ -103,10 +103,12 @@ def decode(
 
 
 def hotspots(
-    dispatches: Dispatch | Iterable[Dispatch], by: str | None = "line", *, frame: str = "inner", wave_filter=None
+    dispatches: Dispatch | Iterable[Dispatch], by: str | None = None, *, frame: str = "inner", wave_filter=None
 ) -> Hotspots:
     """Lines (`by="line"`), instructions or files ranked by stall over the dispatches taken together;
-    `.table` holds the rows as numpy columns, `.totals` and `.by_type` the header figures."""
+    `by=None` ranks lines, or instructions when no instruction has a source line, as the command line
+    does (one "(no source line)" row would say nothing). `.table` holds the rows as numpy columns,
+    `.totals` and `.by_type` the header figures, `.by` what was ranked."""
     from attdec.analysis.hotspots import hotspots as run
 
     return run(_dispatches(dispatches), by=by, frame=frame, wave_filter=wave_filter)

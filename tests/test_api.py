@@ -62,6 +62,56 @@ def test_table_is_a_mapping_of_equal_columns():
     assert Table.from_rows([], ["a"]).nrows == 0
 
 
+def test_hotspots_ranks_instructions_where_there_are_no_source_lines(tmp_path):
+    """As the command line does: one "(no source line)" row would say nothing."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    folder = tmp_path / "d"
+    shutil.copytree(FIXTURES / "python31" / "ui_output_att1", folder)
+    doc = json.loads((folder / "code.json").read_text())
+    for row in doc["code"]:
+        row[3] = ""
+    (folder / "code.json").write_text(json.dumps(doc))
+    [d] = attdec.open(folder)
+    h = attdec.hotspots(d)
+    assert h.by == "instruction" and len(h.rows) == len({r.key for r in h.rows}) > 1
+    assert attdec.hotspots(d, by="line").by == "line"
+    [with_lines] = attdec.open(FIXTURES / "python31" / "ui_output_att1")
+    assert attdec.hotspots(with_lines).by == "line"
+
+
+def test_table_is_read_only():
+    t = Table({"a": np.arange(3)})
+    with pytest.raises(TypeError):
+        t["b"] = np.arange(3)
+    with pytest.raises(TypeError):
+        t.update(b=np.arange(3))
+    import pickle
+
+    assert list(pickle.loads(pickle.dumps(t))["a"]) == [0, 1, 2]
+
+
+def test_pandas_data_frame_of_a_table_has_one_column_per_name():
+    pd = pytest.importorskip("pandas", reason="pandas not installed (the `pandas` test extra)")
+    t = Table({"a": np.arange(4), "b": np.arange(4) * 0.5, "c": np.array(list("wxyz"), object)})
+    df = pd.DataFrame(t)
+    assert df.shape == (4, 3) and list(df.columns) == ["a", "b", "c"]
+    assert df["a"].tolist() == [0, 1, 2, 3] and df["c"].tolist() == list("wxyz")
+
+
+def test_pandas_recipe_of_the_docs_on_a_real_capture():
+    pd = pytest.importorskip("pandas", reason="pandas not installed (the `pandas` test extra)")
+    ds = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))
+    ins = attdec.instructions(ds)
+    df = pd.DataFrame(ins)
+    assert df.shape == (ins.nrows, len(ins)) and list(df.columns) == list(ins)
+    assert int(df["stall"].sum()) == int(ins["stall"].sum())
+    h = attdec.hotspots(ds, by="instruction")
+    assert pd.DataFrame(h.table).shape == (h.table.nrows, len(h.table))
+
+
 def test_why_compare_and_resource_analyses_on_a_real_sample():
     """The API's analyses agree with the listing they come from (figures recomputed, not stored)."""
     (d,) = attdec.open(

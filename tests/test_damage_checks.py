@@ -102,6 +102,17 @@ def test_another_kernels_code_json_is_named_and_loops_does_not_crash(tmp_path):
         assert any("code.json" in w and "another" in w for w in warnings(r.stderr)), r.stderr
 
 
+def test_a_name_table_without_kernel_names_is_no_evidence(tmp_path):
+    """rocprofv3 writes "<code object id> / <address>" where it knew no kernel name: that names no kernel."""
+    out = tmp_path / "flash"
+    shutil.copytree(shared_path(*FLASH), out)
+    occ = json.loads((out / "occupancy.json").read_text())
+    occ["dispatches"] = dict.fromkeys(occ["dispatches"], "4 / 0x1800")
+    (out / "occupancy.json").write_text(json.dumps(occ))
+    r = cli("waves", out)
+    assert r.returncode == 0 and not warnings(r.stderr), r.stderr
+
+
 def test_another_dispatchs_code_json_of_the_same_kernel_is_caught_by_its_counts(tmp_path):
     mixed = _with_code_of(
         tmp_path, (*MQA, "ui_output_agent_64914_dispatch_234"), (*MQA, "ui_output_agent_64914_dispatch_236")

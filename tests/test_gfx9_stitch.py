@@ -11,6 +11,7 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
+from attdec.decoders.compat import DEFAULT, NEWEST
 from attdec.model import Category
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
@@ -30,8 +31,8 @@ def code(*lines):
     return cm
 
 
-def run(e, cm, warnings=()):
-    r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att")
+def run(e, cm, warnings=(), rules=DEFAULT):
+    r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att", rules=rules)
     assert r.problems == [] and [w for w in r.warnings if "WAVE_INCOMPLETE" not in w] == list(warnings)
     (w,) = r.waves
     return [
@@ -86,16 +87,23 @@ def test_pc_token_gives_next_record_its_pc():
     assert [(p, c) for p, c, _, _ in run(wave(body), cm)] == [(0, "SALU"), (0x100, "VALU"), (0x104, "MESSAGE")]
 
 
-def test_barrier_message_and_immediate_share_the_pc():
+def test_barrier_entry_and_exit_are_one_wait_record():
+    """The barrier's entry (MESSAGE) and exit (IMMED) records share its PC and, as AMD's 0.1.6 reports
+    them (a rocprofv3 session's wave files), are one IMMED record from the entry to the exit's end."""
     cm = code((0, 4, "v_mov_b32_e32 v0, 0"), (4, 4, "s_barrier"), (8, 4, "v_mov_b32_e32 v1, 0"), (12, 4, "s_endpgm"))
     e = wave(lambda e: [op(e, 5), op(e, 15), op(e, 0, status=3), op(e, 5), op(e, 15)])
-    assert [(p, c) for p, c, _, _ in run(e, cm)] == [
-        (0, "VALU"),
-        (4, "MESSAGE"),
-        (4, "IMMED"),
-        (8, "VALU"),
-        (12, "MESSAGE"),
+    no_barrier = code((0, 4, "v_mov_b32_e32 v0, 0"), (4, 4, "s_sendmsg sendmsg(MSG_INTERRUPT)"))
+    walk_stops = [
+        "PC walk stopped early in 1 of 1 traced waves, their later records have pc 0 (first: se 0 cu 0 "
+        "simd 0 slot 0 at record 2 of 5, after pc 0x70000004)"
     ]
+    got, entry_exit = run(e, cm), run(e, no_barrier, walk_stops)[:3]  # the same records, not walked as a barrier
+    assert [(p, c) for p, c, _, _ in got] == [(0, "VALU"), (4, "IMMED"), (8, "VALU"), (12, "MESSAGE")]
+    (_, _, t_entry, _), (_, _, t_exit, d_exit) = entry_exit[1:]
+    assert [c for _, c, _, _ in entry_exit] == ["VALU", "MESSAGE", "IMMED"]
+    assert got[1][2:] == (t_entry, t_exit + d_exit - t_entry)
+    # the newest source (--compat rocm-7.13) keeps both records on the barrier's PC
+    assert [(p, c) for p, c, _, _ in run(e, cm, rules=NEWEST)][:3] == [(0, "VALU"), (4, "MESSAGE"), (4, "IMMED")]
 
 
 def test_swapped_neighbours_are_reordered_to_match_the_code():

@@ -60,8 +60,9 @@ def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
 
 
 def test_hotspots_and_waves_take_raw_inputs(tmp_path):
-    """`hotspots`/`waves` on a tinygrad profile, a capture folder and a rocprofv3 output root (whose
-    already-decoded dispatch is read from its ui_output folder, the other one decoded from raw)."""
+    """`hotspots`/`waves` on a tinygrad profile, a capture folder and a rocprofv3 output root (each dispatch
+    decoded from its raw files once, whether or not a ui_output folder of it lies beside them; that folder
+    is what `--input-format ui_output` reads)."""
 
     from conftest import invoke
 
@@ -91,7 +92,10 @@ def test_hotspots_and_waves_take_raw_inputs(tmp_path):
     r = invoke(["hotspots", "--format", "json", str(out)])
     assert r.exit_code == 0, r.output
     names = sorted(d["dispatch"] for d in json.loads(r.output[r.output.index("{") :])["dispatches"])
-    assert names == ["dispatch_8", "ui_output_agent_24601_dispatch_7"]
+    assert names == ["dispatch_7 r_32_32_16_2", "dispatch_8"]
+    r = invoke(["hotspots", "--format", "json", "--input-format", "ui_output", str(out)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output[r.output.index("{") :])["dispatch"] == "ui_output_agent_24601_dispatch_7"
 
 
 def test_explicit_blobs_with_code(tmp_path):

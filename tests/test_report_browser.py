@@ -101,6 +101,10 @@ def check_dispatch(d, disp):
     assert lanes == [len(keys), len(disp.waves)]
     peak = js(d, "return +document.getElementById('occupancy').dataset.peak")
     assert peak == max(o.peak for o in resident_waves(disp.occupancy))
+    head = js(
+        d, "return [...document.querySelectorAll('h2')].find(h => h.textContent.startsWith('Occupancy'))?.textContent"
+    )
+    assert "untraced" in head
 
 
 def test_mixed_report(driver, pages):

@@ -128,6 +128,12 @@ def test_waits_link_to_their_producers_by_default():
     assert build(ds, links={})["dispatches"][0]["links"] == []
 
 
+def test_occupancy_says_it_counts_waves_on_untraced_cus_too():
+    ds = attdec.open(demo_path())
+    occ = build(ds)["dispatches"][0]["occupancy"]
+    assert "untraced" in occ["what"] and occ["what"] in render(build(ds))
+
+
 def test_page_is_self_contained():
     data = build(attdec.open(demo_path()), links={"ui_output_agent_4242_dispatch_7": [(3, 1, "waits for")]})
     page = render(data)

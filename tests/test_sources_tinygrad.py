@@ -36,7 +36,7 @@ def test_target_version_to_arch():
 def test_profiles_agree_with_capture_json():
     """Grouping, kernel names, arch, load bases, SEs and blob bytes equal what capture.json was made of."""
     caps = _captures_by_pickle()
-    pkls = sorted(shared_path("tinygrad_profiles").glob("*/*.pkl"))
+    pkls = [p for p in sorted(shared_path("tinygrad_profiles").glob("*/*.pkl")) if p.parent.name != "newer"]
     assert len(pkls) == 6
     for pkl in pkls:
         cdir, cap = caps[f"extra/sqtt/examples/{pkl.parent.name}/{pkl.name}"]
@@ -57,6 +57,51 @@ def test_profiles_agree_with_capture_json():
                 assert (b.se, b.itrace) == (cb["se"], cb["itrace"])
                 assert hashlib.sha256(b.data).hexdigest() == cb["sha256"]
                 assert b.data == (cdir / fname).read_bytes()
+
+
+def _unpack_to_capture(pkl, folder):
+    """A profile's dispatches written as a capture folder (../shared/captures layout): its code objects,
+    one .att per SQTT blob, capture.json."""
+    folder.mkdir()
+    cap = {"kernels": [], "blobs": [], "dispatches": [], "gfx_arch": None}
+    for i, d in enumerate(tinygrad.load(pkl)):
+        (co,) = d.code_objects
+        cap["gfx_arch"] = d.arch
+        kname = f"k{i}"  # one kernel entry per dispatch: programs of one name may differ between them
+        (folder / f"{kname}.co").write_bytes(co.data)
+        cap["kernels"].append({"name": kname, "code_object": f"{kname}.co", "base": co.base})
+        files = []
+        for b in d.blobs:
+            f = f"{kname}_se{b.se}_{len(files)}.att"
+            (folder / f).write_bytes(b.data)
+            cap["blobs"].append({"file": f, "se": b.se, "itrace": b.itrace})
+            files.append(f)
+        cap["dispatches"].append({"kernel": kname, "exec_tag": None, "blobs": files})
+    (folder / "capture.json").write_text(json.dumps(cap))
+
+
+def test_every_profile_gives_the_totals_of_its_sqtt_unpacked_into_a_capture_folder(tmp_path):
+    """Newer tinygrad versions' profiles (data classes the reader has not seen) read too, and every
+    profile decodes to the figures of the same blobs read as a capture folder."""
+    import attdec
+
+    pkls = sorted(shared_path("tinygrad_profiles").glob("*/*.pkl"))
+    assert any(p.parent.name == "newer" for p in pkls)
+    shared = _captures_by_pickle()  # the captures ../shared unpacked from the same pickles, where there are
+    compared = 0
+    for i, pkl in enumerate(pkls):
+        _unpack_to_capture(pkl, tmp_path / f"c{i}")
+        got, want = attdec.open(pkl), attdec.open(tmp_path / f"c{i}")
+        assert len(got) == len(want) > 0, pkl
+        for a, b in zip(got, want):
+            assert attdec.hotspots(a).totals == attdec.hotspots(b).totals, (pkl, a.name)
+            assert a.wave_count == b.wave_count and a.arch == b.arch, (pkl, a.name)
+        cap = shared.get(f"extra/sqtt/examples/{pkl.parent.name}/{pkl.name}")
+        if cap is not None:
+            theirs = attdec.open(cap[0])
+            assert [attdec.hotspots(d).totals for d in theirs] == [attdec.hotspots(d).totals for d in got], pkl
+            compared += 1
+    assert compared == 6
 
 
 # --- synthesized pickles: tinygrad-like classes under a fake module name -------------------------
@@ -163,11 +208,88 @@ def test_refuses_arbitrary_callables(tmp_path):
         tinygrad.load_events(data, "evil2.pkl")
 
 
-def test_unknown_tinygrad_class_is_named():
-    data = _pickle_as_tinygrad([ProfileWeirdEvent()], "tinygrad.newstuff", (ProfileWeirdEvent,))
-    with pytest.raises(FormatError) as e:
-        tinygrad.load_events(data, "w.pkl")
-    assert "tinygrad.newstuff.ProfileWeirdEvent" in str(e.value) and str(e.value).startswith("w.pkl: ")
+def test_unknown_tinygrad_data_class_loads_as_a_record():
+    """A newer tinygrad's data classes (an Opt, a ConstFloat) inside the events: inert records."""
+    weird = ProfileWeirdEvent()
+    weird.opts = [ProfileWeirdEvent()]
+    data = _pickle_as_tinygrad([weird], "tinygrad.newstuff", (ProfileWeirdEvent,))
+    (ev,) = tinygrad.load_events(data, "w.pkl")
+    assert ev.cls_name == "ProfileWeirdEvent" and ev.opts[0].cls_name == "ProfileWeirdEvent"
+
+
+def _global(module: str, name: str, *args: str) -> bytes:
+    """A protocol-2 pickle of `module.name(*args)` (GLOBAL + REDUCE), whatever module and name say."""
+    body = b"".join(b"X" + len(a.encode()).to_bytes(4, "little") + a.encode() for a in args)
+    return b"\x80\x02c" + f"{module}\n{name}\n".encode() + b"(" + body + b"tR."
+
+
+@pytest.mark.parametrize(
+    "module,name",
+    [
+        ("tinygrad.x.os", "system"),  # code reached through a tinygrad-looking module path
+        ("tinygrad.x.os", "System"),
+        ("tinygrad.subprocess", "Popen"),
+        ("tinygrad.builtins", "Eval"),
+        ("tinygrad.helpers", "getenv"),  # a tinygrad function, not a class
+        ("tinygrad.x", "Opt.__reduce__"),  # a method through a nested name
+        ("tinygrad.x", "__builtins__"),
+        ("tinygrad._private", "Thing"),
+        ("tinygrad..x", "Opt"),
+        ("tinygradx", "Opt"),
+        ("os", "system"),
+        ("builtins", "eval"),
+        ("posix", "system"),
+    ],
+)
+def test_refuses_code_behind_tinygrad_like_names(module, name, tmp_path):
+    with pytest.raises(FormatError, match="refusing to unpickle"):
+        tinygrad.load_events(_global(module, name, f"touch {tmp_path}/pwned"), "evil.pkl")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_tinygrad_class_called_by_reduce_only_stores_its_arguments(tmp_path):
+    """What find_class hands out for a tinygrad name is our record: REDUCE runs nothing."""
+    import io
+
+    ev = tinygrad._unpickler()(io.BytesIO(_global("tinygrad.x", "Popen", "touch"))).load()
+    assert ev.cls_name == "Popen" and ev.args == ("touch",)
+
+
+class _ReducesToSystem:
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("touch /tmp/attdec_pwned_tinygrad",))
+
+
+class _ReducesThroughRecord:
+    def __reduce__(self):
+        import os
+
+        return (ProfileWeirdEvent, (os.system,))
+
+
+class _StateWithCode:
+    def __reduce__(self):
+        return (ProfileWeirdEvent, (), {"__class__": "x", "__reduce__": "y", "payload": _ReducesToSystem()})
+
+
+@pytest.mark.parametrize("cls", [_ReducesToSystem, _ReducesThroughRecord, _StateWithCode])
+def test_tinygrad_class_whose_reduce_reaches_a_callable_is_refused(cls):
+    """A class that lives in a tinygrad module but pickles itself as a call of os.system (or hands it
+    to a record, or hides it in its state): the callable's global is refused, nothing runs."""
+    data = _pickle_as_tinygrad([cls()], "tinygrad.evil", (cls, ProfileWeirdEvent))
+    with pytest.raises(FormatError, match=r"unknown class (posix|os)\.system"):
+        tinygrad.load_events(data, "evil.pkl")
+
+
+def test_record_state_never_sets_dunder_attributes():
+    class Plain:
+        def __reduce__(self):
+            return (ProfileWeirdEvent, (), {"__class__": "x", "__dict__": {}, "payload": 3})
+
+    (ev,) = tinygrad.load_events(_pickle_as_tinygrad([Plain()], "tinygrad.evil", (Plain, ProfileWeirdEvent)), "p")
+    assert type(ev).__name__ == "ProfileWeirdEvent" and vars(ev) == {"args": (), "payload": 3}
 
 
 def test_garbage_is_a_format_error(tmp_path):

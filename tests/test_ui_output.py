@@ -277,3 +277,41 @@ def test_wrong_json_shapes_are_format_errors(tmp_path, name, body, needle):
         return
     assert r.exit_code == 1 and needle in r.output and name in r.output, r.output
     assert r.output.count("\n") == 1
+
+
+def test_wave_file_without_simd_slot_id_keys_takes_them_from_its_name(tmp_path):
+    """se<S>_sm<SIMD>_sl<SLOT>_wv<WAVE>.json: a writer that leaves the keys out still names the file."""
+    folder = tmp_path / "d"
+    shutil.copytree(FIXTURES / "python31" / "ui_output_att1", folder)
+    f = folder / "se1_sm2_sl1_wv1.json"
+    doc = json.loads(f.read_text())
+    for k in ("simd", "slot", "id"):
+        doc["wave"].pop(k, None)
+    f.write_text(json.dumps(doc))
+    [d] = attdec.open([folder])
+    w = next(w for w in d.waves if w.path.endswith("se1_sm2_sl1_wv1.json"))
+    assert (w.se, w.simd, w.slot, w.seq) == (1, 2, 1, 1)
+
+
+def test_folder_without_filenames_json_is_read_from_code_json_and_wave_files(tmp_path):
+    for src in (FIXTURES / "python31" / "ui_output_att1", FIXTURES / "gfx12" / "ui_output_agent_8_dispatch_1"):
+        folder = tmp_path / src.name
+        shutil.copytree(src, folder)
+        (folder / "filenames.json").unlink()
+        [want] = attdec.open([src])
+        [d] = attdec.open([tmp_path])  # found walking the parent too
+        assert d.path == str(folder)
+        assert attdec.hotspots(d).totals == attdec.hotspots(want).totals
+        assert sorted(w.path.rsplit("/", 1)[1] for w in d.waves) == sorted(w.path.rsplit("/", 1)[1] for w in want.waves)
+        assert any("no filenames.json" in p for p in d.problems)
+        shutil.rmtree(folder)
+
+
+def test_folder_with_neither_manifest_nor_code_and_waves_is_refused_naming_them(tmp_path):
+    folder = tmp_path / "d"
+    shutil.copytree(FIXTURES / "python31" / "ui_output_att1", folder)
+    (folder / "filenames.json").unlink()
+    (folder / "code.json").unlink()
+    r = invoke(["hotspots", folder])
+    assert r.exit_code != 0 and r.exception is None
+    assert r.stderr.count("\n") == 1 and "code.json and wave files" in r.stderr

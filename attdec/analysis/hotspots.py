@@ -266,7 +266,7 @@ def _kernel_summary(dispatches: list[Dispatch]) -> KernelSummary | None:
 
 def hotspots(
     dispatches: list[Dispatch],
-    by: str | None = "line",
+    by: str | None = None,
     frame: str = "inner",
     wave_filter: WaveFilter | None = None,
     charge: str = "wait",

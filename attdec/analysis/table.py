@@ -1,24 +1,27 @@
 """`Table`: analysis results as named numpy columns, the shape notebooks and scripts want.
 
-A Table is a read-only mapping of column name -> 1-D numpy array (all of one length), so
-`pandas.DataFrame(table)` works without attdec depending on pandas, and `table["stall"].sum()` is numpy.
+A Table is a read-only dict of column name -> 1-D numpy array (all of one length), so
+`pandas.DataFrame(table)` gives one column per name without attdec depending on pandas (pandas builds a
+frame column by column only from a `dict`: any other mapping it iterates, and gets a single column of
+names), and `table["stall"].sum()` is numpy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from typing import NoReturn
 
 import numpy as np
 
 
-class Table(Mapping[str, np.ndarray]):
-    """Named columns of equal length. Build it from rows (`Table.from_rows`) or from columns."""
+class Table(dict[str, np.ndarray]):
+    """Named columns of equal length, read-only. Build it from rows (`Table.from_rows`) or from columns."""
 
     def __init__(self, columns: Mapping[str, np.ndarray]):
-        self._cols = {k: np.asarray(v) for k, v in columns.items()}
-        lengths = {len(v) for v in self._cols.values()}
+        super().__init__((k, np.asarray(v)) for k, v in columns.items())
+        lengths = {len(v) for v in self.values()}
         if len(lengths) > 1:
-            raise ValueError(f"columns of different lengths: { {k: len(v) for k, v in self._cols.items()} }")
+            raise ValueError(f"columns of different lengths: { {k: len(v) for k, v in self.items()} }")
 
     @classmethod
     def from_rows(cls, rows: list[dict], columns: list[str] | None = None) -> Table:
@@ -26,27 +29,26 @@ class Table(Mapping[str, np.ndarray]):
         names = columns or (list(rows[0]) if rows else [])
         return cls({n: _column([r.get(n) for r in rows]) for n in names})
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self._cols[name]
+    def _read_only(self, *args, **kwargs) -> NoReturn:
+        raise TypeError("a Table is read-only: build a new one from its columns")
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._cols)
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
-    def __len__(self) -> int:
-        """Number of columns (Mapping semantics); the number of rows is `rows`."""
-        return len(self._cols)
+    def __reduce__(self):
+        return Table, (dict(self),)  # pickled and copied by its columns, never through __setitem__
 
     @property
     def nrows(self) -> int:
-        return len(next(iter(self._cols.values()))) if self._cols else 0
+        """Number of rows (`len(table)` is the number of columns, as for any dict)."""
+        return len(next(iter(self.values()))) if self else 0
 
     def records(self) -> list[dict]:
         """The rows as plain-Python dicts (JSON-ready)."""
-        cols = {k: v.tolist() for k, v in self._cols.items()}
+        cols = {k: v.tolist() for k, v in self.items()}
         return [{k: cols[k][i] for k in cols} for i in range(self.nrows)]
 
     def __repr__(self) -> str:
-        return f"Table({self.nrows} rows: {', '.join(self._cols)})"
+        return f"Table({self.nrows} rows: {', '.join(self)})"
 
 
 def _column(values: list) -> np.ndarray:

@@ -36,6 +36,9 @@ class Rules(Frozen):
     # gfx9 WAVE_END: 0.1.6 ends the wave at the token's time and closes its last state run; the newest
     # source ends it 4 cycles later and closes the run only for waves with records.
     gfx9_end_at_token: bool = True
+    # gfx9 s_barrier: 0.1.6 reports its entry (MESSAGE) and exit (IMMED) records as one IMMED record from the
+    # entry to the exit's end (a rocprofv3 session's wave files); the newest source keeps both records.
+    gfx9_barrier_one_record: bool = True
     # Order of a blob's waves: 0.1.6 reports the waves that ended by end time, then the ones the blob cut;
     # the newest source reports them as it stitches them (RDNA: when the slot starts its next wave).
     end_time_order: bool = True

@@ -163,7 +163,12 @@ def _occupancy(d: Dispatch, limits: Limits, notes: list[str]) -> dict | None:
         )
     if res > 1:
         notes.append(f"occupancy: resident waves averaged over {res}-cycle cells (peaks in the hover are exact)")
-    return {"q": res, "series": out}
+    return {"q": res, "series": out, "what": OCCUPANCY_SCOPE}
+
+
+# Occupancy records come from every CU of a shader engine, instruction tracing only from the target CU:
+# said beside the chart so that its counts are not read as those of the timeline's waves.
+OCCUPANCY_SCOPE = "resident waves per SE, on all its CUs (untraced ones too; the timeline shows the traced CU's)"
 
 
 def _hotspot_tables(d: Dispatch, frame: str, limits: Limits, notes: list[str]) -> dict:

@@ -11,9 +11,15 @@ that read. This module is plain data so that `--help` can list the kinds without
 # --input-format name -> (module, what it is). Recognition order: the first kind whose detect() accepts
 # a path claims it.
 KINDS = {
-    "ui_output": ("ui_output", "a rocprofv3 ui_output dispatch folder (with filenames.json), or a .zip/.tar.* of one"),
+    "ui_output": (
+        "ui_output",
+        "a rocprofv3 ui_output dispatch folder (filenames.json, or code.json and wave files) or a .zip/.tar.* of one",
+    ),
     "tinygrad": ("tinygrad", "a tinygrad profile.pkl"),
-    "rocprof-raw": ("rocprof_raw", "rocprofv3 raw ATT output (*_shader_engine_*.att files and code objects)"),
+    "rocprof-raw": (
+        "rocprof_raw",
+        "a rocprofv3 session folder (*_shader_engine_*.att files, with code objects or its ui_output code.json)",
+    ),
     "capture": ("capture", "a capture folder (capture.json, per-SE .att blobs, code objects)"),
     "rgp": ("rgp", "a Radeon GPU Profiler .rgp file (SQTT file from Mesa RADV or tinygrad, or RGP 2.x RDF)"),
 }

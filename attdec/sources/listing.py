@@ -33,8 +33,56 @@ class LoadedCode(Record):
     id: int
     base: int
     name: str
-    co: CodeObject
+    co: CodeObject | ListedCode
     insts: list = field(default_factory=list)  # attdec.isa.Instruction, in address order
+
+
+class ListedCode(Record):
+    """A code object known only from a code.json listing (rocprofv3 kept no `.out`): what `LoadedCode.co`
+    offers the listing, from the rows of one Codeobj. Each instruction's text and address are listed; the
+    next address gives its size, which is all the PC walk asks of the ISA besides the text."""
+
+    name: str
+    text_vaddr: int
+    text: bytes  # zeros, as long as the listed instructions span: only its length is read
+    kernels: list[tuple[str, int, int | None]]  # (symbol, entry vaddr, size) from the label rows
+    sources: dict[int, str]  # vaddr -> "file:line" as listed
+    arch: str = ""
+
+    def source_of(self, vaddr: int) -> str:
+        return self.sources.get(vaddr, "")
+
+
+def listed_code(rows: list[CodeLine], family: str) -> list[tuple[int, ListedCode, list]]:
+    """(code-object id, ListedCode, its attdec.isa Instructions in address order) for each Codeobj of a
+    code.json listing (Codeobj 0, PCs outside every code object, is left out). A listed instruction's size
+    is the distance to the next listed address (4 for the last one)."""
+    from attdec.isa import Instruction
+    from attdec.isa.categories import category_of
+
+    by_object: dict[int, list[CodeLine]] = {}
+    for r in rows:
+        if r.codeobj and not r.is_no_pc:
+            by_object.setdefault(r.codeobj, []).append(r)
+    out = []
+    for co_id, obj_rows in sorted(by_object.items()):
+        labels = [r for r in obj_rows if r.is_label]
+        insts_rows = sorted({r.vaddr: r for r in obj_rows if not r.is_label}.values(), key=lambda r: r.vaddr)
+        insts = []
+        for i, r in enumerate(insts_rows):
+            size = insts_rows[i + 1].vaddr - r.vaddr if i + 1 < len(insts_rows) else 4
+            mnemonic, _, operands = r.text.strip().partition(" ")
+            cat = category_of(mnemonic, family)
+            insts.append(Instruction(r.vaddr, size, mnemonic, operands.strip(), r.text, None, cat, "code.json"))
+        if not insts:
+            continue
+        lo, hi = insts[0].address, insts[-1].address + insts[-1].size
+        kernels: list[tuple[str, int, int | None]] = [
+            (r.text[1:].strip(), r.vaddr, None) for r in labels if lo <= r.vaddr < hi
+        ]
+        sources = {r.vaddr: r.source for r in insts_rows if r.source}
+        out.append((co_id, ListedCode(f"code object {co_id}", lo, bytes(hi - lo), kernels, sources), insts))
+    return out
 
 
 def _kernel_ranges(lc: LoadedCode) -> list[tuple[int, int, str]]:

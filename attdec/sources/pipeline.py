@@ -264,7 +264,7 @@ def open_dispatches(
     tracker = Tracker(progress)
     failures = Failures(report)
     found = read(paths, input_format, code, arch, tracker, failures)
-    raw = [d for d in found if not isinstance(d, Dispatch) and not d.decoded]
+    raw = [d for d in found if not isinstance(d, Dispatch)]
     decoded = None
     if raw:  # the decoding (and worker pool) module only when there is something to decode
         from attdec.sources.parallel import decode_dispatches, unwrap
@@ -277,14 +277,10 @@ def open_dispatches(
     out = []
     try:
         for d in found:
-            outcome = next(decoded) if not isinstance(d, Dispatch) and not d.decoded else None  # type: ignore[arg-type]
+            outcome = next(decoded) if not isinstance(d, Dispatch) else None  # type: ignore[arg-type]
             with failures.guard():  # one failing dispatch is kept aside, the others are still read
                 if outcome is not None:
                     d = unwrap(outcome)
-                elif not isinstance(d, Dispatch) and d.decoded:  # a raw dispatch whose ui_output folder exists
-                    from attdec.sources.ui_output import read_folder
-
-                    d = read_folder(Path(d.decoded), tracker)
                 for name in need:
                     getattr(d, name)
                 out.append(d)
@@ -333,6 +329,8 @@ def _summary(d: Dispatch | RawDispatch) -> dict:
             "arch": str(d.arch),
             "shader_engines": sorted({b.se for b in d.blobs}),
             "sqtt_bytes": sum(len(b.data) for b in d.blobs),
-            "code_objects": [{"name": c.name, "base": c.base} for c in d.code_objects],
+            # a code.json standing in for the code object: placed by the trace's kernel entry when decoded
+            "code_objects": [{"name": c.name, "base": c.base} for c in d.code_objects]
+            or ([{"name": d.listing, "base": None}] if d.listing else []),
         }
     return {"name": d.name, "kernel": d.kernel, "arch": d.arch, "waves": d.wave_count}

@@ -65,7 +65,9 @@ class RawDispatch(Record):
     path: str | None = None  # where it came from (pickle, folder)
     agent: int | None = None  # rocprofv3 agent handle and dispatch id, when the source has them
     dispatch_id: int | None = None
-    decoded: str | None = None  # a ui_output folder already holding this dispatch decoded, if any
+    # with no code object: a rocprofv3 code.json whose instruction texts and addresses stand in for the
+    # ISA (attdec.sources.listing.listed_code); None and no code object: decoded without PCs
+    listing: str | None = None
     counters: list[CounterSamples] = field(default_factory=list)  # performance counters, when captured
     problems: list[str] = field(default_factory=list)  # what the source repaired or doubts (container damage)
     damage: list[str] = field(default_factory=list)  # what the source found damaged: Dispatch.damage
@@ -102,17 +104,29 @@ PAGE = 0x1000
 
 def _entry_pcs(raw: RawDispatch) -> list[int]:
     """Kernel entry addresses the trace latched (COMPUTE_PGM_LO/HI), last one of each blob."""
+    return _latched(raw)[0]
+
+
+def _latched(raw: RawDispatch) -> tuple[list[int], dict[int, int]]:
+    """What the trace's register writes say about the code: the kernel entry addresses it latched (last one
+    of each blob) and the ROCm code-object markers still loaded at the end (id -> load address)."""
     from attdec.decoders import stream_generation
     from attdec.decoders.userdata import scan_userdata
 
-    pcs = []
+    pcs: list[int] = []
+    markers: dict[int, int] = {}
     for b in raw.blobs:
         gen = stream_generation(b.data)
         if gen is not None:
             s = scan_userdata(b.data, gen)
             if s.entry_pcs and s.entry_pcs[-1] not in pcs:
                 pcs.append(s.entry_pcs[-1])
-    return pcs
+            for mk in s.markers:
+                if mk.unload:
+                    markers.pop(mk.id, None)
+                else:
+                    markers[mk.id] = mk.addr
+    return pcs, markers
 
 
 def _kernel_entries(obj) -> list[int]:
@@ -124,19 +138,28 @@ def _kernel_entries(obj) -> list[int]:
     return out or [obj.text_vaddr]
 
 
+# A kernel whose arguments the hardware preloads into SGPRs (gfx90a+ kernarg preload) starts 256 bytes past
+# its symbol: the first 256 bytes are the preamble that loads them on firmware that cannot.
+KERNARG_PRELOAD_SKIP = 0x100
+
+
+def _placements(pc: int, entries: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(object, load base) of each (object, kernel entry vaddr) that, put on a page-aligned base, lands on
+    the latched entry `pc`: at its entry, or else past a kernarg-preload preamble."""
+    for skip in (0, KERNARG_PRELOAD_SKIP):
+        hits = [(i, pc - e - skip) for i, e in entries if pc >= e + skip and (pc - e - skip) % PAGE == 0]
+        if hits:
+            return hits
+    return []
+
+
 def _infer_bases(raw: RawDispatch, loaded: Sequence[tuple[RawCodeObject, object]]) -> dict[int, int]:
     """Load bases for code objects the source could not place: the one whose kernel entry, put on a
     page-aligned base, lands on the entry PC the trace latched. Ambiguous or no match: not placed."""
-    pcs = _entry_pcs(raw)
+    entries = [(i, e) for i, (co, obj) in enumerate(loaded) if co.base is None for e in _kernel_entries(obj)]
     out: dict[int, int] = {}
-    for pc in pcs:
-        cands = [
-            (i, pc - e)
-            for i, (co, obj) in enumerate(loaded)
-            if co.base is None
-            for e in _kernel_entries(obj)
-            if pc >= e and (pc - e) % PAGE == 0
-        ]
+    for pc in _entry_pcs(raw):
+        cands = _placements(pc, entries)
         if len({i for i, _ in cands}) == 1:
             out[cands[0][0]] = cands[0][1]
     return out
@@ -177,7 +200,9 @@ def _load_code(raw: RawDispatch) -> LoadedDispatchCode:
             raise ArchError(f"code object is {oarch}, but the trace is {arch}", _co_where(raw, co))
     if not arch:
         raise ArchError("neither the capture nor its code object names the GPU: pass --arch", _where(raw))
-    if not loaded:  # blobs decoded without code (attdec decode): records get no PCs
+    if not loaded and raw.listing:
+        return _listed_code(raw, arch)
+    if not loaded:  # blobs decoded without code (attdec decode, a raw folder that kept none): records get no PCs
         return LoadedDispatchCode(arch, [], CodeMap(), [])
     inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
     codemap = CodeMap()
@@ -201,6 +226,52 @@ def _load_code(raw: RawDispatch) -> LoadedDispatchCode:
     if unplaced:
         problems.append(f"{len(unplaced)} code object(s) with unknown load address left out: {', '.join(unplaced[:3])}")
     return LoadedDispatchCode(arch, objects, codemap, problems)
+
+
+def _listed_code(raw: RawDispatch, arch: str) -> LoadedDispatchCode:
+    """The code of a dispatch from a code.json listing (`raw.listing`). code.json gives addresses inside
+    each code object, not where it was loaded: each object is placed at its code-object marker in the trace,
+    else as `_infer_bases` places code objects, by the kernel entry PC the trace latched; one neither
+    places is left out, with a note (none placed: the dispatch is decoded without PCs, with a note)."""
+    from attdec.decoders import CodeMap
+    from attdec.errors import read_json
+    from attdec.sources.listing import LoadedCode, listed_code
+    from attdec.sources.ui_output import parse_code
+
+    assert raw.listing is not None
+    rows = parse_code(read_json(raw.listing), raw.listing).rows
+    objects = listed_code(rows, target(arch).family)
+    if not objects:
+        raise AttdecError("code.json lists no instruction to map the trace's PCs to", raw.listing)
+    pcs, markers = _latched(raw)
+    bases = {i: markers[co_id] for i, (co_id, _, _) in enumerate(objects) if co_id in markers}
+    entries = [
+        (i, e)
+        for i, (_, lc, _) in enumerate(objects)
+        if i not in bases
+        for _, e, _ in lc.kernels or [("", lc.text_vaddr, None)]
+    ]
+    for pc in pcs:
+        cands = _placements(pc, entries)
+        if len({i for i, _ in cands}) == 1:
+            bases[cands[0][0]] = cands[0][1]
+    codemap = CodeMap()
+    placed = []
+    for i, (co_id, lc, insts) in enumerate(objects):
+        if i in bases:
+            codemap.add(insts, bases[i])
+            placed.append(LoadedCode(id=co_id, base=bases[i], name=raw.listing, co=lc, insts=insts))
+    if not placed:
+        why = (
+            f"{raw.listing}: no code-object marker in the trace and no kernel of it starts where the trace's "
+            "waves did (page-aligned): decoded without PCs (per-line figures unknown, totals kept)"
+        )
+        return LoadedDispatchCode(arch, [], CodeMap(), [why])
+    problems = [f"no code object: instructions and source lines from {raw.listing}"]
+    if len(placed) < len(objects):
+        left = len(objects) - len(placed)
+        problems.append(f"{left} code object(s) of code.json with unknown load address left out")
+    return LoadedDispatchCode(arch, placed, codemap, problems)
 
 
 # Code objects up to CACHED_CODE_BYTES are parsed and disassembled once per process (keyed by their bytes
@@ -279,8 +350,6 @@ def decode_dispatch(
     `on_bytes(blob, n)` is told after each window that n bytes of it are decoded (progress within a big blob)."""
     from attdec.sources.listing import Folder, build_listing
 
-    if not raw.code_objects:
-        raise AttdecError("no code object for this dispatch (cannot map trace PCs to instructions)", _where(raw))
     code = load_code(raw)
     folder = Folder(keep_waves=fold != "totals") if fold else None
     if folder is not None:

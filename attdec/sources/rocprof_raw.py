@@ -150,7 +150,6 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
     for (folder, prefix, agent, disp), ses in sorted(
         groups.items(), key=lambda kv: (kv[0][3], kv[0][2], str(kv[0][0]))
     ):
-        where = str(folder / f"{prefix + '_' if prefix else ''}{agent}_shader_engine_*_{disp}.att")
         blobs = []
         markers: dict[int, int] = {}
         for se, f in sorted(ses):
@@ -164,14 +163,19 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
                     else:
                         markers[mk.id] = mk.addr
         objs = sorted(cos.get((folder, prefix), []))
-        if not objs:
-            raise InputError(
-                f"missing code object for dispatch {disp}: no {prefix + '_' if prefix else ''}"
-                f"<gfx>_code_object_id_<id>.out next to its .att files",
-                where,
-            )
         gens = {g for g in (stream_generation(b.data) for b in blobs) if g is not None}
-        arch = _pick_arch([(g, str(f)) for _, g, f in objs], gens)
+        arch = _pick_arch([(g, str(f)) for _, g, f in objs], gens) or _agent_arch(folder, gens)
+        listing, problems = None, []
+        if not objs:  # rocprofv3 often keeps no code object: its own decode's listing can stand in
+            ui = _ui_output_folder(folder, agent, disp)
+            if ui is not None:
+                listing = str(ui / "code.json")
+            else:
+                problems.append(
+                    f"no code object ({prefix + '_' if prefix else ''}<gfx>_code_object_id_<id>.out) next to the "
+                    f".att files and no ui_output_agent_{agent}_dispatch_{disp}/code.json: decoded without PCs "
+                    "(per-line figures unknown, totals kept)"
+                )
         code_objects = []
         for co_id, gfx, f in objs:
             if gfx and arch and gfx != arch:
@@ -189,9 +193,26 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
                 path=str(folder),
                 agent=agent,
                 dispatch_id=disp,
+                listing=listing,
+                problems=problems,
             )
         )
     return out
+
+
+def _agent_arch(folder: Path, gens: set[int]) -> str:
+    """The chip rocprofv3's agent table (`<pid>_agent_info.csv`, next to the .att files or one level up)
+    names for the blobs' generation, when it names exactly one; else the generation's family ("gfx9")."""
+    from attdec.model.target import family_target
+    from attdec.sources.ui_output import agent_targets
+
+    for where in (folder, folder.parent):
+        found = {t for t in agent_targets(where) if not gens or t.generation in gens}
+        if len(found) == 1:
+            return found.pop().name
+        if found:
+            break  # several GPUs of that generation: which one ran it, the table cannot say
+    return family_target(gens.pop()).name if len(gens) == 1 else ""
 
 
 def _pick_arch(gfx_names: list[tuple[str, str]], gens: set[int]) -> str:
@@ -231,21 +252,21 @@ def _holds_att(folder) -> bool:
     return any(ATT_RE.match(n) and os.path.isfile(os.path.join(folder, n)) for n in names)
 
 
-def _ui_output_of(raw: RawDispatch) -> Path | None:
-    """The ui_output folder rocprofv3 already wrote for this dispatch, next to its raw files or above."""
-    if raw.dispatch_id is None or not raw.path:
-        return None
-    name = f"ui_output_agent_{raw.agent}_dispatch_{raw.dispatch_id}"
-    for folder in (Path(raw.path), Path(raw.path).parent):
-        if (folder / name / "filenames.json").is_file():
-            return folder / name
+def _ui_output_folder(folder: Path, agent: int, disp: int) -> Path | None:
+    """The ui_output folder rocprofv3 wrote for this dispatch (with its code.json), next to the raw files
+    or one level up (the session folder holds `<host>/` and the ui_output folders side by side)."""
+    name = f"ui_output_agent_{agent}_dispatch_{disp}"
+    for where in (folder, folder.parent):
+        if (where / name / "code.json").is_file():
+            return where / name
     return None
 
 
 def load(p: Path, tracker: Tracker) -> list[RawDispatch]:
-    """A folder: its dispatches, each naming the ui_output folder rocprofv3 already wrote for it, if any
-    (`decoded`: read instead of decoding, same figures). A loose .att: its dispatch, once (from its
-    lowest SE file); a loose code object: nothing by itself (the .att files pick it up)."""
+    """A folder (a rocprofv3 session: `<host>/` with the .att files, the agent table, the ui_output
+    folders): its dispatches, decoded from the .att files; code objects as kept, else the ui_output folder's
+    code.json (`RawDispatch.listing`). A loose .att: its dispatch, once (from its lowest SE file); a loose
+    code object: nothing by itself (the .att files pick it up)."""
     if p.is_file():
         m = ATT_RE.match(p.name)
         if not m:
@@ -257,9 +278,6 @@ def load(p: Path, tracker: Tracker) -> list[RawDispatch]:
         raws = load_files(siblings)
     else:
         raws = load_files([p])
-    for raw in raws:
-        ui = _ui_output_of(raw)
-        raw.decoded = str(ui) if ui else None
     return raws
 
 

@@ -1,8 +1,10 @@
 """tinygrad profile pickles (`profile.pkl`, VIZ=-2) -> RawDispatches.
 
 A profile is untrusted input, so it is never unpickled normally: `_Unpickler.find_class` hands out
-only inert record classes of our own for an allow-list of tinygrad class names, and refuses every
-other global. Since pickle can only call what find_class returned, no REDUCE/NEWOBJ/BUILD of the
+only inert record classes of our own, for tinygrad class names (`data_class_name`: every tinygrad
+version adds data classes to its events, and the reader only needs the events), and refuses every other
+global: functions, anything outside `tinygrad`, and names that reach into modules such as `os` or
+`builtins`. Since pickle can only call what find_class returned, no REDUCE/NEWOBJ/BUILD of the
 stream can reach anything but those records (which just store their arguments) and a checked
 `decimal.Decimal` constructor. (pickle, decimal and the raw-dispatch model are imported when a profile
 is read: walking a folder asks `detect` about every entry.)
@@ -21,36 +23,26 @@ from attdec.sources.kind import Tracker, blob_weight
 if TYPE_CHECKING:
     from attdec.sources.raw import RawDispatch
 
-# Event classes we read, by class name (tinygrad moved them between modules over time).
-EVENT_CLASSES = {
-    "ProfileProgramEvent",
-    "ProfileSQTTEvent",
-    "ProfileDeviceEvent",
-    "ProfilePMCEvent",
-    "ProfileRangeEvent",
-    "ProfilePointEvent",
-    "ProfileGraphEvent",
-    "ProfileGraphEntry",
-}
-# Classes that appear inside events we skip (range names, exec metadata): built as inert records.
-OPAQUE_CLASSES = {
-    "TracingKey",
-    "PMCSample",
-    "DType",
-    "PtrDType",
-    "ImageDType",
-    "AddrSpace",
-    "UOp",
-    "Ops",
-    "AxisType",
-    "KernelInfo",
-    "Metadata",
-    "BufferSpec",
-    "Estimates",
-}
-# Instruction encodings of tinygrad's assembler (SOP1, VOP3P, ...), pickled in hand-written kernels'
-# metadata: any name under these modules is an inert record too.
-OPAQUE_MODULE_PREFIXES = ("tinygrad.runtime.autogen.amd.",)
+# Module names no tinygrad data class lives under: a `tinygrad.x.os` would only be there to reach code.
+CODE_MODULES = frozenset(
+    (
+        *("os", "posix", "nt", "sys", "subprocess", "builtins", "importlib", "shutil", "socket", "ctypes"),
+        *("pickle", "marshal", "runpy", "code", "codecs", "io", "functools", "operator", "types", "inspect"),
+        *("signal", "threading", "multiprocessing", "pty", "platform", "webbrowser", "eval", "exec"),
+    )
+)
+
+
+def data_class_name(module: str, name: str) -> bool:
+    """Whether (module, name) can name a tinygrad data class: under the `tinygrad` package, no module
+    part that names code (CODE_MODULES) or is private, and a class-style name (CamelCase, or nested as
+    `Outer.Inner`): tinygrad's functions and methods are lower-case, and a record stands in for a class."""
+    parts = module.split(".")
+    if parts[0] != "tinygrad" or not all(p.isidentifier() and not p.startswith("_") for p in parts):
+        return False
+    if CODE_MODULES.intersection(parts):
+        return False
+    return all(n.isidentifier() and n[0].isupper() for n in name.split("."))
 
 
 class Record:
@@ -115,9 +107,8 @@ def _unpickler() -> type:
         def find_class(self, module, name):
             if (module, name) == ("decimal", "Decimal"):
                 return _decimal
-            if module.startswith("tinygrad.") or module == "tinygrad":
-                if name in EVENT_CLASSES or name in OPAQUE_CLASSES or module.startswith(OPAQUE_MODULE_PREFIXES):
-                    return _record_class(name)
+            if data_class_name(module, name):
+                return _record_class(name)
             raise _Refused(f"{module}.{name}")
 
         def persistent_load(self, pid):
@@ -136,7 +127,7 @@ def load_events(data: bytes, where: str) -> list:
     try:
         events = _unpickler()(f).load()
     except _Refused as e:
-        raise FormatError(f"refusing to unpickle unknown class {e} (not a tinygrad profile event)", where) from None
+        raise FormatError(f"refusing to unpickle unknown class {e} (not a tinygrad data class)", where) from None
     except RecursionError:
         raise FormatError("pickle nests too deeply", where) from None
     except (

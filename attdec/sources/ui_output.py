@@ -1,7 +1,8 @@
 """Read rocprofv3 `--att` ui_output dispatch folders (and .tar.xz archives of them) into `Dispatch`es.
 
 Spec: ../shared/docs/ui-output-format.md (its §18 checklist). A folder is recognised by its
-`filenames.json`, never by its name. Everything layout-specific stays here; analyses see only the model.
+`filenames.json` (or, that manifest lost, by code.json beside wave files), never by its name.
+Everything layout-specific stays here; analyses see only the model.
 
 Reading a folder parses filenames.json, code.json (the listing with its totals: what the default reports
 need) and realtime.json. The wave files and occupancy.json are deferred (`attdec.model.deferred`): parsed,
@@ -204,7 +205,7 @@ def _int_rows_of(raw, where: str, what: str, cols: int):
 # ---- architecture ------------------------------------------------------------------------------
 
 
-def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
+def agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
     """GPU targets named by `*_agent_info.csv` files in `folder` (rocprofv3's agent table); `names`: its
     entries when they are known already."""
     out: set[Target] = set()
@@ -233,6 +234,22 @@ def _agent_targets(folder: Path, names: list[str] | None = None) -> set[Target]:
     return out
 
 
+@cache
+def session_hosts(session: Path) -> list[Path]:
+    """The `<host>/` folders of a rocprofv3 session folder that hold an agent table (`*_agent_info.csv`,
+    beside the .att files): its subfolders other than ui_output folders, looked at once per session."""
+    out = []
+    try:
+        with os.scandir(session) as entries:
+            subs = sorted(e.path for e in entries if not e.name.startswith("ui_output") and e.is_dir())
+        for sub in subs:
+            if "agent_info.csv" in "\n".join(os.listdir(sub)):
+                out.append(Path(sub))
+    except OSError:
+        return out
+    return out
+
+
 def detect_target(
     gfxip, search: list[Path], gfxv=None, names: list[str] | None = None, where: str | None = None
 ) -> Target:
@@ -241,7 +258,7 @@ def detect_target(
     what `gfxv` alone says when there is no gfxip (rocprofv2 folders: "vega" is gfx9, "navi" gfx10-12).
     `names`: the entries of the first folder, when they are known already; `where`: the filenames.json."""
     for i, folder in enumerate(search):
-        targets = _agent_targets(folder, names if i == 0 else None)
+        targets = agent_targets(folder, names if i == 0 else None)
         if isinstance(gfxip, int):
             targets = {t for t in targets if t.generation == gfxip}
         if len(targets) == 1:
@@ -400,16 +417,18 @@ def parse_wave(doc, where: str, name: str) -> Wave:
             f"wave.timeline[{bad[0]}][0]: state {tl[bad[0], 0]} is not one (0..{len(WaveState) - 1})", where
         )
     timeline = [(s, d) for s, d in tl.tolist()]
+    # a writer that leaves out simd/slot/id still names the file se<S>_sm<SIMD>_sl<SLOT>_wv<WAVE>.json
+    simd, slot, wave = m.group(2, 3, 4) if m else (0, 0, 0)
     return Wave(
         se=se,
         cu=_int(w.get("cu", -1), where, "wave.cu", *I32),  # rocprofv2 wave files do not say: -1, unknown
-        simd=_int(w.get("simd", 0), where, "wave.simd", *I32),
-        slot=_int(w.get("slot", 0), where, "wave.slot", *I32),
+        simd=_int(w.get("simd", simd), where, "wave.simd", *I32),
+        slot=_int(w.get("slot", slot), where, "wave.slot", *I32),
         begin=_int(w.get("begin", 0), where, "wave.begin"),
         end=_int(w.get("end", 0), where, "wave.end"),
         insts=insts,
         timeline=timeline,
-        seq=_int(w.get("id", m.group(4) if m else 0), where, "wave.id", 0),
+        seq=_int(w.get("id", wave), where, "wave.id", 0),
         path=where,
     )
 
@@ -521,9 +540,10 @@ def _pairs(raw, where: str, what: str) -> list[tuple[int, int]]:
 def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     """One dispatch folder -> Dispatch; its wave files and occupancy.json are read when first needed.
     Wave instructions keep their code.json line ids."""
-    if not files.has("filenames.json"):
-        raise InputError("not a ui_output folder (no filenames.json)", files.label)
-    fn = _json(files, "filenames.json")
+    manifest = files.has("filenames.json")
+    if not manifest and not _holds_waves_and_code(files.names()):
+        raise InputError("not a ui_output folder (no filenames.json, nor code.json with wave files)", files.label)
+    fn = _json(files, "filenames.json") if manifest else {}
     if not isinstance(fn, dict):
         raise FormatError("filenames.json is not a JSON object", files.where("filenames.json"))
     name = PurePosixPath(files.label.replace(":", "/")).name
@@ -533,13 +553,19 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     gfxip = fn.get("gfxip")
     on_disk = isinstance(files, _DirFiles)  # then its own listing is the first place to look
     search = [files.path, parent, parent.parent] if on_disk else [parent, parent.parent]
+    search += session_hosts(parent)
     tgt = detect_target(
         gfxip, search, fn.get("gfxv"), files.names() if on_disk else None, files.where("filenames.json")
     )
     problems = []
     if fn.get("thread_trace") is False:
         problems.append("not a thread trace (PC-sampling folder): no waves, no cycle totals")
-    if tgt.shown:
+    if not manifest:
+        problems.append(
+            "no filenames.json: read from code.json and the wave files present "
+            f"(architecture {tgt.display}{', from agent_info.csv' if tgt.chip_known else ''})"
+        )
+    elif tgt.shown:
         problems.append(f"filenames.json has no gfxip: architecture {tgt.display}, ISA read with {tgt.family} rules")
 
     cj = CodeJson([], (), True, [])
@@ -600,6 +626,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     return d
 
 
+UNNAMED = re.compile(r"\d+ / 0x[0-9a-fA-F]+")
 NAME_TABLE_BYTES = 1 << 16  # occupancy.json's kernel-name table is looked for in this much of each end
 
 
@@ -627,7 +654,9 @@ def other_kernel(files, code: list[CodeLine]) -> list[str]:
         except (ValueError, RecursionError):
             return []  # a damaged (or too long) table: the rows' reader says what is wrong
         break
-    names = {v for k, v in table.items() if k != "0" and isinstance(v, str)} if isinstance(table, dict) else set()
+    names = set()
+    if isinstance(table, dict):  # "<code object id> / <address>" stands where rocprofv3 knew no kernel name
+        names = {v for k, v in table.items() if k != "0" and isinstance(v, str) and not UNNAMED.fullmatch(v)}
     if not names or any(_same_kernel(a, b) for a in labels for b in names):
         return []
     shown = ", ".join(sorted(names)[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
@@ -742,8 +771,22 @@ def _wave_order(name: str):
 # ---- input kinds -------------------------------------------------------------------------------
 
 
+def _holds_waves_and_code(names) -> bool:
+    """A folder's entries hold code.json and a wave file: a dispatch folder whose filenames.json was lost
+    or never written (the manifest only repeats what the wave files hold)."""
+    names = list(names)
+    return "code.json" in names and any(WAVE_FILE.fullmatch(n) for n in names)
+
+
 def is_dispatch_folder(path: Path) -> bool:
-    return path.is_dir() and (path / "filenames.json").is_file()
+    if not path.is_dir():
+        return False
+    if (path / "filenames.json").is_file():
+        return True
+    if not (path / "code.json").is_file():
+        return False
+    with os.scandir(path) as entries:  # stops at the first wave file: a big folder is not listed whole
+        return any(WAVE_FILE.fullmatch(e.name) and e.is_file() for e in entries)
 
 
 def is_archive(path: Path) -> bool:
@@ -775,10 +818,12 @@ def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
             later.setdefault(folder, []).append(p.name)
     out = []
     for folder, files in sorted(folders.items()):
-        if "filenames.json" in files:
+        if "filenames.json" in files or _holds_waves_and_code([*files, *later.get(folder, [])]):
             out.append(read_dispatch(_MemFiles(path, folder, files, later.get(folder, [])), tracker))
     if not out:
-        raise InputError("archive holds no ui_output folder (no filenames.json)", str(path))
+        raise InputError(
+            "archive holds no ui_output folder (no filenames.json, nor code.json with wave files)", str(path)
+        )
     for r in refused[:5]:
         out[0].problems.append(f"archive member {r} not read")
     if len(refused) > 5:

@@ -503,7 +503,7 @@
     laneBox.append(canvas);
     const q = M.tracks.state ? M.tracks.state.q : 1;
     sec.append(el("h2", {}, "Wave timeline", el("span", { class: "sub", text: `${M.nW} waves in ${M.lanes.length} lanes (SE / CU / SIMD / slot); wheel or buttons to zoom, drag to pan, double-click to reset` })),
-      bar, legend, el("h2", {}, "Occupancy", el("span", { class: "sub", text: occ ? `resident waves per SE${occ.q > 1 ? `, mean over ${occ.q}-cycle cells` : ""}` : "no occupancy records" })),
+      bar, legend, el("h2", {}, "Occupancy", el("span", { class: "sub", text: occ ? `${occ.what}${occ.q > 1 ? `, mean over ${occ.q}-cycle cells` : ""}` : "no occupancy records" })),
       el("div", { class: "legend" }, occSeries.map((s, k) => el("span", {}, swatch(SE_COLOURS[k % SE_COLOURS.length]), `SE${s.se} (peak ${s.peak})`))),
       occBox, el("h2", {}, "Waves", el("span", { class: "sub", text: q > 1 ? `states on a ${q}-cycle grid (see notes)` : "" })), laneBox);
 
