@@ -1,8 +1,8 @@
-"""The two official behaviours (`--compat 0.1.6|rocm-7.13`, attdec.decoders.compat, docs/compat.md): each
-rule on which AMD's decoder 0.1.6 and its newest source differ, on a synthetic stream built from the rule
-(tools/sqtt_encoder.py), under both settings; the three 0.1.6 rules of issue 11 part 3 among them. The
-expected records are derived by hand from the rule as docs/compat.md states it, not from attdec's output.
-Through the CLI too: every command that decodes takes --compat."""
+"""AMD's decoder builds (`--compat 0.1.6|0.1.5|0.1.4|rocm-7.13`, attdec.decoders.compat, docs/compat.md):
+each rule on which they differ, on a synthetic stream built from the rule (tools/sqtt_encoder.py), under
+each setting; the three 0.1.6 rules of issue 11 part 3 among them. The expected records are derived by
+hand from the rule as docs/compat.md states it, not from attdec's output. Through the CLI too: every
+command that decodes takes --compat."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from attdec.errors import InputError
 from attdec.model import Category, WaveState
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder
+from sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BASE = 0x7000_0100
@@ -41,11 +41,20 @@ def code(*lines: tuple[str, int]) -> CodeMap:
 
 
 def test_versions_by_name():
-    assert list(COMPAT) == ["0.1.6", "rocm-7.13"] and rules_for(None) is DEFAULT is COMPAT["0.1.6"]
+    assert list(COMPAT) == ["0.1.6", "0.1.5", "0.1.4", "rocm-7.13"] and rules_for(None) is DEFAULT is COMPAT["0.1.6"]
     assert rules_for("rocm-7.13") is NEWEST and rules_for(NEWEST) is NEWEST
-    assert all(getattr(DEFAULT, k) != getattr(NEWEST, k) for k in vars(DEFAULT))  # every field is a difference
+    # each build differs from the default in its own rules only
+    differ = lambda r: {k for k in vars(DEFAULT) if getattr(r, k) != getattr(DEFAULT, k)}
+    assert differ(COMPAT["0.1.5"]) == {"gfx11_barrier_from_last_instruction"}
+    assert differ(COMPAT["0.1.4"]) == differ(COMPAT["0.1.5"]) | {
+        "rdna_time_token_extra",
+        "rdna_cu_sa_shift",
+        "other_simd_records",
+        "stitch_incomplete_without_marker",
+    }
+    assert "gfx11_barrier_from_last_instruction" not in differ(NEWEST)  # the newest source keeps 0.1.6's
     with pytest.raises(InputError, match="unknown decoder version"):
-        rules_for("0.1.5")
+        rules_for("0.1.3")
 
 
 # -- part 3, rule 1: gfx9, a wave whose only instruction is s_endpgm ----------------------------------------
@@ -156,6 +165,73 @@ def test_gfx11_barrier_and_valub_16_per_version():
     assert rows(w)[:2] == [(20, 10, 0, "MESSAGE"), (30, 4, 0, "VALU")]  # the wait up to the next event; dprate
 
 
+# -- the released builds: 0.1.5 and 0.1.4 (checked on these streams against AMD's binaries of each build) ----
+def barrier_wave() -> bytes:
+    """gfx11: SALU at 20, s_barrier at 40 (the SALU ended at 21), VALU at 60, WAVE_END at 80."""
+    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0).at(20).inst(0, "salu")
+    return e.at(40).inst(0, "barrier").at(60).valu(0).at(80).wave_end(0, 0).data()
+
+
+def test_gfx11_barrier_waits_from_the_last_instruction_in_0_1_6_only():
+    (w,) = decode_blob(barrier_wave(), "gfx1100", None, 0).waves
+    # 0.1.6: the barrier's record starts when the SALU ended (21); the 19 cycles since are its stall, a WAIT run
+    assert rows(w) == [(20, 1, 0, "SALU"), (21, 20, 19, "IMMED"), (60, 1, 0, "VALU"), (61, 19, 0, "MESSAGE")]
+    assert timeline(w) == [("IDLE", 10), ("EXEC", 1), ("WAIT", 20), ("EXEC", 39)]
+    (w,) = decode_blob(barrier_wave(), "gfx1100", None, 0, compat="0.1.5").waves
+    # 0.1.5: a 1-cycle record at its token, the wave executing throughout
+    assert rows(w) == [(20, 1, 0, "SALU"), (40, 1, 0, "IMMED"), (60, 1, 0, "VALU"), (61, 19, 0, "MESSAGE")]
+    assert timeline(w) == [("IDLE", 10), ("EXEC", 60)]
+
+
+def test_time_tokens_advance_4_cycles_more_in_0_1_4():
+    # TIME tokens (10 cycles each, field 6): 1 before the start, 1 before the SALU, 2 (16 + 4) before the
+    # barrier, 2 before the VALU and 2 before the end; 0.1.4 adds 4 per token: times t + 4 * (tokens so far)
+    (w,) = decode_blob(barrier_wave(), "gfx1100", None, 0, compat="0.1.4").waves
+    assert (w.begin, w.end) == (10 + 4, 80 + 4 * 8)
+    assert rows(w) == [(28, 1, 0, "SALU"), (56, 1, 0, "IMMED"), (84, 1, 0, "VALU"), (85, 27, 0, "MESSAGE")]
+
+
+@pytest.mark.parametrize(("generation", "arch", "wgp"), [(11, "gfx1100", 2), (12, "gfx1200", 9)])
+def test_cu_of_a_second_shader_array_in_0_1_4(generation, arch, wgp):
+    e = RdnaEncoder(generation).kernel_entry(BASE).at(10).wave_start(simd=1, wid=3, sa=1, wgp=wgp)
+    data = e.at(40).wave_end(1, 3, sa=1, wgp=wgp).data()  # a wave of SA 1 (not the traced WGP): occupancy only
+    cus = lambda c: sorted({int(cu) for cu in decode_blob(data, arch, None, 0, compat=c).occupancy["cu"]})
+    assert cus("0.1.6") == cus("0.1.5") == [128 + wgp]  # the shader array at bit 7
+    assert cus("0.1.4") == [8 + wgp]  # 0.1.4: sa * 8 + wgp (WGP 9 of SA 1 is 17, not an OR)
+
+
+def test_no_other_simd_records_in_0_1_4():
+    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0).at(20).inst(0, "lds_other_simd_1")
+    data = e.at(40).wave_end(0, 0).data()
+    assert len(decode_blob(data, "gfx1100", None, 0).other_simd) == 1
+    assert len(decode_blob(data, "gfx1100", None, 0, compat="0.1.4").other_simd) == 0  # the record is 0.1.5's
+
+
+def marked_wave(marker: bool, records: bool = True) -> bytes:
+    """A gfx11 wave at BASE, the code object there announced by the ROCm markers or not."""
+    e = RdnaEncoder(11)
+    if marker:
+        e.userdata(roc_marker_words(5, BASE - 0x100, 0x1000))
+    e.kernel_entry(BASE).at(100).wave_start(simd=0, wid=0)
+    if records:
+        e.at(120).inst(0, "salu").at(130).valu(0)
+    return e.at(200).wave_end(0, 0).data()
+
+
+def test_no_code_object_is_stitch_incomplete_where_the_trace_announced_one():
+    info = lambda data, c: [(i.kind, i.count) for i in decode_blob(data, "gfx1100", None, 0, compat=c).info]
+    # no code to walk: the records keep pc 0; 0.1.5 on say so when the wave's entry lies in an announced code
+    # object, 0.1.4 whatever the markers; a wave without records has nothing to stitch
+    assert info(marked_wave(True), "0.1.6") == info(marked_wave(True), "0.1.5") == [("STITCH_INCOMPLETE", 1)]
+    assert info(marked_wave(False), "0.1.6") == info(marked_wave(False), "0.1.5") == []
+    assert info(marked_wave(False), "0.1.4") == [("STITCH_INCOMPLETE", 1)]
+    assert info(marked_wave(True, records=False), "0.1.6") == info(marked_wave(True, records=False), "0.1.4") == []
+    # with the code, every record gets its pc: nothing to say
+    cm = code(("s_mov_b32 s0, 0", 4), ("v_mov_b32_e32 v0, 0", 4), ("s_endpgm", 4))
+    for c in COMPAT:
+        assert decode_blob(marked_wave(True), "gfx1100", cm, 0, compat=c).info == []
+
+
 def test_wave_order_per_version():
     """0.1.6 reports the waves that ended by end time, then the ones the blob cut; the newest source
     reports them as it stitches them (a complete wave when its slot starts the next one, the rest at the end,
@@ -185,11 +261,12 @@ def test_decode_compat_option(tmp_path):
         (w,) = json.loads(p.stdout)["dispatches"][0]["waves"]
         got[c] = [r[4] for r in w["instructions"]]
     assert got == {"0.1.6": [], "rocm-7.13": ["MESSAGE"]}
-    p = attdec("decode", "--arch", "gfx950", blob, "--compat", "0.1.5")
-    assert p.returncode == 2 and "0.1.6" in p.stderr  # click lists the choices
+    p = attdec("decode", "--arch", "gfx950", blob, "--compat", "0.1.3")
+    assert p.returncode == 2 and "0.1.6" in p.stderr and "0.1.4" in p.stderr  # click lists the choices
 
 
 @pytest.mark.parametrize("command", ["hotspots", "waves", "waits", "latency", "cfg", "loops", "kernel", "counters"])
 def test_every_decoding_command_takes_compat(command):
     help_text = attdec(command, "--help").stdout
-    assert "--compat" in help_text and "0.1.6" in help_text and "rocm-7.13" in help_text and "default" in help_text
+    assert "--compat" in help_text and "default" in help_text
+    assert all(name in help_text for name in COMPAT)

@@ -238,7 +238,7 @@ def run(
     for w in done:
         res.waves.append(_to_wave(w, res.se, walk, seq, c.stitched, c.found))
     if carried is None:
-        note_waves(res, c.stitched)
+        note_waves(res, c.stitched, rules=rules)
         c.found.note(res)
         data_lost(res, lost_at)
     if shaderdata:

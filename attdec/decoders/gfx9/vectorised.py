@@ -160,7 +160,7 @@ def run_vectorised(
     res.realtime.extend(realtime)
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
     if carried is None:
-        note_waves(res, stitched)
+        note_waves(res, stitched, rules=rules)
         found.note(res)
         data_lost(res, offsets[lost].tolist())
     elif life.nw or len(of[INST]):
