@@ -232,6 +232,41 @@ def test_no_code_object_is_stitch_incomplete_where_the_trace_announced_one():
         assert decode_blob(marked_wave(True), "gfx1100", cm, 0, compat=c).info == []
 
 
+# -- decoding without a code object (0.1.6, 0.1.5 and 0.1.4 alike; checked against each binary) ------------------
+def salu_message_then(e, then):
+    """SALU issued at 24, an OTHER_MSG issued at 64 (described at 72), then `then` at 100."""
+    e.advance(16).issue(0, {0: 2}).advance(8).inst(0, 0, 1).advance(32).issue(0, {0: 2}).advance(8).inst(0, 0, 15)
+    then(e.advance(28))
+    e.advance(8).wave_end(0, 0, 0)
+
+
+def test_gfx9_message_without_code_is_timed_only_as_the_last_record():
+    cm = code(*[("s_mov_b32 s0, 0", 4)] * 2, ("s_sendmsg sendmsg(MSG_INTERRUPT)", 4), ("s_nop 0", 4), ("s_endpgm", 4))
+    immed_after = gfx9_wave(lambda e: salu_message_then(e, lambda e: e.issue(0, {0: 3})))
+    (w,) = decode_blob(immed_after, "gfx950", None, 0).waves
+    # no code: the message stays a 0-cycle record at its issue (64), the immediate waits from there, then the
+    # message is left out and the wave ends IDLE
+    assert rows(w) == [(24, 4, 0, "SALU"), (64, 40, 40, "IMMED")]
+    assert timeline(w) == [("IDLE", 16), ("EXEC", 40), ("WAIT", 40), ("IDLE", 4)]
+    (w,) = decode_blob(immed_after, "gfx950", cm, 0).waves  # with the code: timed when described
+    assert [r[3] for r in rows(w)] == ["SALU", "MESSAGE", "IMMED"]
+    salu_after = gfx9_wave(lambda e: salu_message_then(e, lambda e: e.issue(0, {0: 2}).advance(8).inst(0, 0, 1)))
+    (w,) = decode_blob(salu_after, "gfx950", None, 0).waves
+    assert rows(w) == [(24, 4, 0, "SALU"), (100, 4, 0, "SALU")]
+    assert timeline(w) == [("IDLE", 16), ("EXEC", 76), ("IDLE", 16)]  # IDLE from the last record on
+    last = gfx9_wave(lambda e: salu_message_then(e, lambda e: None))
+    assert rows(decode_blob(last, "gfx950", None, 0).waves[0]) == rows(decode_blob(last, "gfx950", cm, 0).waves[0])
+
+
+def test_code_object_id_is_the_legacy_id_where_the_marker_sets_it():
+    for payload_id, legacy_id, reported in [(5, 0, 5), (0, 7, 7), (5, 7, 7)]:
+        words = roc_marker_words(payload_id, BASE - 0x100, 0x1000)
+        words[-1] = legacy_id << 2  # the TAIL word: unload flag, then the legacy id from bit 2
+        e = RdnaEncoder(11).userdata(words).kernel_entry(BASE).at(100).wave_start(simd=0, wid=0)
+        res = decode_blob(e.at(200).wave_end(0, 0).data(), "gfx1100", None, 0)
+        assert res.code_object_ids(res.occupancy["pc"]).tolist() == [reported, reported]
+
+
 def test_wave_order_per_version():
     """0.1.6 reports the waves that ended by end time, then the ones the blob cut; the newest source
     reports them as it stitches them (a complete wave when its slot starts the next one, the rest at the end,
