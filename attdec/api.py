@@ -46,7 +46,8 @@ def open(
     **decode_opts,
 ) -> list[Dispatch]:
     """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded,
-    as the AMD decoder version `compat` does: "0.1.6", the default, or "rocm-7.13"; docs/compat.md).
+    as the AMD decoder build `compat` does: "0.1.6", the default, "0.1.5", "0.1.4" or "rocm-7.13";
+    docs/compat.md).
     `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch. `jobs=N` decodes
     raw dispatches on N forked processes (None: one per idle core; default 1: in this process)."""
     from attdec.sources.pipeline import open_dispatches
@@ -80,7 +81,7 @@ def decode(
 ) -> BlobResult:
     """Decode one shader engine's SQTT blob into every record kind AMD's decoder reports (waves,
     occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO; docs/decode-json.md), as
-    its version `compat` does ("0.1.6", the default, or "rocm-7.13"). `code`: code objects as
+    its build `compat` does ("0.1.6", the default, "0.1.5", "0.1.4" or "rocm-7.13"). `code`: code objects as
     "file@loadbase" strings or (bytes or path, load base) pairs; without code, records get no PCs and
     `arch` is needed.
 

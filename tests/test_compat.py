@@ -1,8 +1,8 @@
-"""The two official behaviours (`--compat 0.1.6|rocm-7.13`, attdec.decoders.compat, docs/compat.md): each
-rule on which AMD's decoder 0.1.6 and its newest source differ, on a synthetic stream built from the rule
-(tools/sqtt_encoder.py), under both settings; the three 0.1.6 rules of issue 11 part 3 among them. The
-expected records are derived by hand from the rule as docs/compat.md states it, not from attdec's output.
-Through the CLI too: every command that decodes takes --compat."""
+"""AMD's decoder builds (`--compat 0.1.6|0.1.5|0.1.4|rocm-7.13`, attdec.decoders.compat, docs/compat.md):
+each rule on which they differ, on a synthetic stream built from the rule (tools/sqtt_encoder.py), under
+each setting; the three 0.1.6 rules of issue 11 part 3 among them. The expected records are derived by
+hand from the rule as docs/compat.md states it, not from attdec's output. Through the CLI too: every
+command that decodes takes --compat."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from attdec.errors import InputError
 from attdec.model import Category, WaveState
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder
+from sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BASE = 0x7000_0100
@@ -41,11 +41,20 @@ def code(*lines: tuple[str, int]) -> CodeMap:
 
 
 def test_versions_by_name():
-    assert list(COMPAT) == ["0.1.6", "rocm-7.13"] and rules_for(None) is DEFAULT is COMPAT["0.1.6"]
+    assert list(COMPAT) == ["0.1.6", "0.1.5", "0.1.4", "rocm-7.13"] and rules_for(None) is DEFAULT is COMPAT["0.1.6"]
     assert rules_for("rocm-7.13") is NEWEST and rules_for(NEWEST) is NEWEST
-    assert all(getattr(DEFAULT, k) != getattr(NEWEST, k) for k in vars(DEFAULT))  # every field is a difference
+    # each build differs from the default in its own rules only
+    differ = lambda r: {k for k in vars(DEFAULT) if getattr(r, k) != getattr(DEFAULT, k)}
+    assert differ(COMPAT["0.1.5"]) == {"gfx11_barrier_from_last_instruction"}
+    assert differ(COMPAT["0.1.4"]) == differ(COMPAT["0.1.5"]) | {
+        "rdna_time_token_extra",
+        "rdna_cu_sa_shift",
+        "other_simd_records",
+        "stitch_incomplete_without_marker",
+    }
+    assert "gfx11_barrier_from_last_instruction" not in differ(NEWEST)  # the newest source keeps 0.1.6's
     with pytest.raises(InputError, match="unknown decoder version"):
-        rules_for("0.1.5")
+        rules_for("0.1.3")
 
 
 # -- part 3, rule 1: gfx9, a wave whose only instruction is s_endpgm ----------------------------------------
@@ -156,6 +165,108 @@ def test_gfx11_barrier_and_valub_16_per_version():
     assert rows(w)[:2] == [(20, 10, 0, "MESSAGE"), (30, 4, 0, "VALU")]  # the wait up to the next event; dprate
 
 
+# -- the released builds: 0.1.5 and 0.1.4 (checked on these streams against AMD's binaries of each build) ----
+def barrier_wave() -> bytes:
+    """gfx11: SALU at 20, s_barrier at 40 (the SALU ended at 21), VALU at 60, WAVE_END at 80."""
+    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0).at(20).inst(0, "salu")
+    return e.at(40).inst(0, "barrier").at(60).valu(0).at(80).wave_end(0, 0).data()
+
+
+def test_gfx11_barrier_waits_from_the_last_instruction_in_0_1_6_only():
+    (w,) = decode_blob(barrier_wave(), "gfx1100", None, 0).waves
+    # 0.1.6: the barrier's record starts when the SALU ended (21); the 19 cycles since are its stall, a WAIT run
+    assert rows(w) == [(20, 1, 0, "SALU"), (21, 20, 19, "IMMED"), (60, 1, 0, "VALU"), (61, 19, 0, "MESSAGE")]
+    assert timeline(w) == [("IDLE", 10), ("EXEC", 1), ("WAIT", 20), ("EXEC", 39)]
+    (w,) = decode_blob(barrier_wave(), "gfx1100", None, 0, compat="0.1.5").waves
+    # 0.1.5: a 1-cycle record at its token, the wave executing throughout
+    assert rows(w) == [(20, 1, 0, "SALU"), (40, 1, 0, "IMMED"), (60, 1, 0, "VALU"), (61, 19, 0, "MESSAGE")]
+    assert timeline(w) == [("IDLE", 10), ("EXEC", 60)]
+
+
+def test_time_tokens_advance_4_cycles_more_in_0_1_4():
+    # TIME tokens (10 cycles each, field 6): 1 before the start, 1 before the SALU, 2 (16 + 4) before the
+    # barrier, 2 before the VALU and 2 before the end; 0.1.4 adds 4 per token: times t + 4 * (tokens so far)
+    (w,) = decode_blob(barrier_wave(), "gfx1100", None, 0, compat="0.1.4").waves
+    assert (w.begin, w.end) == (10 + 4, 80 + 4 * 8)
+    assert rows(w) == [(28, 1, 0, "SALU"), (56, 1, 0, "IMMED"), (84, 1, 0, "VALU"), (85, 27, 0, "MESSAGE")]
+
+
+@pytest.mark.parametrize(("generation", "arch", "wgp"), [(11, "gfx1100", 2), (12, "gfx1200", 9)])
+def test_cu_of_a_second_shader_array_in_0_1_4(generation, arch, wgp):
+    e = RdnaEncoder(generation).kernel_entry(BASE).at(10).wave_start(simd=1, wid=3, sa=1, wgp=wgp)
+    data = e.at(40).wave_end(1, 3, sa=1, wgp=wgp).data()  # a wave of SA 1 (not the traced WGP): occupancy only
+    cus = lambda c: sorted({int(cu) for cu in decode_blob(data, arch, None, 0, compat=c).occupancy["cu"]})
+    assert cus("0.1.6") == cus("0.1.5") == [128 + wgp]  # the shader array at bit 7
+    assert cus("0.1.4") == [8 + wgp]  # 0.1.4: sa * 8 + wgp (WGP 9 of SA 1 is 17, not an OR)
+
+
+def test_no_other_simd_records_in_0_1_4():
+    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0).at(20).inst(0, "lds_other_simd_1")
+    data = e.at(40).wave_end(0, 0).data()
+    assert len(decode_blob(data, "gfx1100", None, 0).other_simd) == 1
+    assert len(decode_blob(data, "gfx1100", None, 0, compat="0.1.4").other_simd) == 0  # the record is 0.1.5's
+
+
+def marked_wave(marker: bool, records: bool = True) -> bytes:
+    """A gfx11 wave at BASE, the code object there announced by the ROCm markers or not."""
+    e = RdnaEncoder(11)
+    if marker:
+        e.userdata(roc_marker_words(5, BASE - 0x100, 0x1000))
+    e.kernel_entry(BASE).at(100).wave_start(simd=0, wid=0)
+    if records:
+        e.at(120).inst(0, "salu").at(130).valu(0)
+    return e.at(200).wave_end(0, 0).data()
+
+
+def test_no_code_object_is_stitch_incomplete_where_the_trace_announced_one():
+    info = lambda data, c: [(i.kind, i.count) for i in decode_blob(data, "gfx1100", None, 0, compat=c).info]
+    # no code to walk: the records keep pc 0; 0.1.5 on say so when the wave's entry lies in an announced code
+    # object, 0.1.4 whatever the markers; a wave without records has nothing to stitch
+    assert info(marked_wave(True), "0.1.6") == info(marked_wave(True), "0.1.5") == [("STITCH_INCOMPLETE", 1)]
+    assert info(marked_wave(False), "0.1.6") == info(marked_wave(False), "0.1.5") == []
+    assert info(marked_wave(False), "0.1.4") == [("STITCH_INCOMPLETE", 1)]
+    assert info(marked_wave(True, records=False), "0.1.6") == info(marked_wave(True, records=False), "0.1.4") == []
+    # with the code, every record gets its pc: nothing to say
+    cm = code(("s_mov_b32 s0, 0", 4), ("v_mov_b32_e32 v0, 0", 4), ("s_endpgm", 4))
+    for c in COMPAT:
+        assert decode_blob(marked_wave(True), "gfx1100", cm, 0, compat=c).info == []
+
+
+# -- decoding without a code object (0.1.6, 0.1.5 and 0.1.4 alike; checked against each binary) ------------------
+def salu_message_then(e, then):
+    """SALU issued at 24, an OTHER_MSG issued at 64 (described at 72), then `then` at 100."""
+    e.advance(16).issue(0, {0: 2}).advance(8).inst(0, 0, 1).advance(32).issue(0, {0: 2}).advance(8).inst(0, 0, 15)
+    then(e.advance(28))
+    e.advance(8).wave_end(0, 0, 0)
+
+
+def test_gfx9_message_without_code_is_timed_only_as_the_last_record():
+    cm = code(*[("s_mov_b32 s0, 0", 4)] * 2, ("s_sendmsg sendmsg(MSG_INTERRUPT)", 4), ("s_nop 0", 4), ("s_endpgm", 4))
+    immed_after = gfx9_wave(lambda e: salu_message_then(e, lambda e: e.issue(0, {0: 3})))
+    (w,) = decode_blob(immed_after, "gfx950", None, 0).waves
+    # no code: the message stays a 0-cycle record at its issue (64), the immediate waits from there, then the
+    # message is left out and the wave ends IDLE
+    assert rows(w) == [(24, 4, 0, "SALU"), (64, 40, 40, "IMMED")]
+    assert timeline(w) == [("IDLE", 16), ("EXEC", 40), ("WAIT", 40), ("IDLE", 4)]
+    (w,) = decode_blob(immed_after, "gfx950", cm, 0).waves  # with the code: timed when described
+    assert [r[3] for r in rows(w)] == ["SALU", "MESSAGE", "IMMED"]
+    salu_after = gfx9_wave(lambda e: salu_message_then(e, lambda e: e.issue(0, {0: 2}).advance(8).inst(0, 0, 1)))
+    (w,) = decode_blob(salu_after, "gfx950", None, 0).waves
+    assert rows(w) == [(24, 4, 0, "SALU"), (100, 4, 0, "SALU")]
+    assert timeline(w) == [("IDLE", 16), ("EXEC", 76), ("IDLE", 16)]  # IDLE from the last record on
+    last = gfx9_wave(lambda e: salu_message_then(e, lambda e: None))
+    assert rows(decode_blob(last, "gfx950", None, 0).waves[0]) == rows(decode_blob(last, "gfx950", cm, 0).waves[0])
+
+
+def test_code_object_id_is_the_legacy_id_where_the_marker_sets_it():
+    for payload_id, legacy_id, reported in [(5, 0, 5), (0, 7, 7), (5, 7, 7)]:
+        words = roc_marker_words(payload_id, BASE - 0x100, 0x1000)
+        words[-1] = legacy_id << 2  # the TAIL word: unload flag, then the legacy id from bit 2
+        e = RdnaEncoder(11).userdata(words).kernel_entry(BASE).at(100).wave_start(simd=0, wid=0)
+        res = decode_blob(e.at(200).wave_end(0, 0).data(), "gfx1100", None, 0)
+        assert res.code_object_ids(res.occupancy["pc"]).tolist() == [reported, reported]
+
+
 def test_wave_order_per_version():
     """0.1.6 reports the waves that ended by end time, then the ones the blob cut; the newest source
     reports them as it stitches them (a complete wave when its slot starts the next one, the rest at the end,
@@ -185,11 +296,12 @@ def test_decode_compat_option(tmp_path):
         (w,) = json.loads(p.stdout)["dispatches"][0]["waves"]
         got[c] = [r[4] for r in w["instructions"]]
     assert got == {"0.1.6": [], "rocm-7.13": ["MESSAGE"]}
-    p = attdec("decode", "--arch", "gfx950", blob, "--compat", "0.1.5")
-    assert p.returncode == 2 and "0.1.6" in p.stderr  # click lists the choices
+    p = attdec("decode", "--arch", "gfx950", blob, "--compat", "0.1.3")
+    assert p.returncode == 2 and "0.1.6" in p.stderr and "0.1.4" in p.stderr  # click lists the choices
 
 
 @pytest.mark.parametrize("command", ["hotspots", "waves", "waits", "latency", "cfg", "loops", "kernel", "counters"])
 def test_every_decoding_command_takes_compat(command):
     help_text = attdec(command, "--help").stdout
-    assert "--compat" in help_text and "0.1.6" in help_text and "rocm-7.13" in help_text and "default" in help_text
+    assert "--compat" in help_text and "default" in help_text
+    assert all(name in help_text for name in COMPAT)

@@ -16,7 +16,7 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.gfx9 import vectorised
-from tests.conftest import shared_path
+from tests.conftest import codemap, shared_path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import sqtt_encoder as enc
@@ -164,11 +164,18 @@ def random_stream(rng: random.Random, steps: int, rare=(), tight: bool = True, e
     return e.data()
 
 
+def any_code():
+    """Code at random_stream's entry (any: the walk is the same in both models). Without code, an OTHER_MSG
+    leaves the blob to the scalar model (it is timed when the wave ends)."""
+    return codemap([("s_nop 0", 4)] * 64, 0x7F00_0000_1000)
+
+
 def test_random_streams_agree_and_mostly_vectorise():
     rng = random.Random(12)
     ran = 0
+    code = any_code()
     for i in range(60):
-        a, b, v = decode_both(random_stream(rng, rng.randint(1, 600), tight=i % 3 != 0))
+        a, b, v = decode_both(random_stream(rng, rng.randint(1, 600), tight=i % 3 != 0), code)
         assert_same(a, b)
         ran += v
     assert ran >= 54  # the vectorised pass, not its fallback, is what was compared
@@ -215,8 +222,9 @@ def test_phase_steps_in_doubt_are_settled_in_stream_order(monkeypatch):
 
     monkeypatch.setattr(vectorised, "_phase_steps", spy)
     rng = random.Random(3)
+    code = any_code()
     for _ in range(20):
-        a, b, v = decode_both(random_stream(rng, 2000))
+        a, b, v = decode_both(random_stream(rng, 2000), code)
         assert v
         assert_same(a, b)
     assert len(seen) > 150 and 0 < sum(seen) < len(seen)
@@ -240,7 +248,8 @@ def test_real_gfx950_blobs_agree_with_code_and_vectorise():
                 data = (cdir / blob).read_bytes()
                 for c in (None, code):
                     a, b, v = decode_both(data, c)
-                    assert v, f"{cdir.name}/{blob} fell back to the scalar model"
+                    # without code an OTHER_MSG (every wave's s_endpgm) leaves the blob to the scalar model
+                    assert v or c is None, f"{cdir.name}/{blob} fell back to the scalar model"
                     assert_same(a, b)
                     n += len(b.waves)
     assert n > 0
@@ -269,8 +278,12 @@ def test_repeated_real_blob_agrees(tmp_path):
     import make_repeated_blob
 
     cdir = shared_path("captures", "gfx950", "gemm_run0")
+    from attdec.sources.explicit import codemap
+
     r = make_repeated_blob.make(str(tmp_path / "x3.att"), str(cdir), "r_32_32_16_2_1_se0.att", 3, None)
-    a, b, v = decode_both(open(r["path"], "rb").read())
+    (k,) = json.loads((cdir / "capture.json").read_text())["kernels"]
+    code = codemap([f"{cdir / k['code_object']}@{k['base_hex']}"], "gfx950")
+    a, b, v = decode_both(open(r["path"], "rb").read(), code)
     assert v and len(b.waves) == 12
     assert_same(a, b)
 

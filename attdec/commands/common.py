@@ -14,9 +14,10 @@ from attdec.sources import KINDS
 
 FORMATS = ("table", "json", "csv")
 COMPAT_HELP = (
-    "Decode raw captures as this AMD decoder does: 0.1.6 (rocprof-trace-decoder of ROCm <= 7.2; the "
-    "default, reproduced row for row) or rocm-7.13 (built from the newest public source, ROCm >= 7.13). "
-    "docs/compat.md lists every rule on which they differ."
+    "Decode raw captures as this AMD decoder build does: 0.1.6 (rocprof-trace-decoder of ROCm 7.2; the "
+    "default), 0.1.5 (ROCm 7.1) or 0.1.4 (ROCm 7.0), each reproduced row for row; or rocm-7.13, from "
+    "reading the newest public source (ROCm >= 7.13), not checked against a binary. docs/compat.md lists "
+    "every rule on which they differ."
 )
 
 

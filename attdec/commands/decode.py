@@ -90,8 +90,8 @@ def decode(a) -> int:
     With --tokens, list each .att blob's token stream instead, as the decoders split it: byte offset,
     time, token type and its named fields (the format comes from the blob's header; --arch only checks it).
 
-    The records are AMD's decoder's (docs/decode-json.md), as its version --compat decodes them: 0.1.6 by
-    default, the one checked row for row.
+    The records are AMD's decoder's (docs/decode-json.md), as its build --compat decodes them: 0.1.6 by
+    default; 0.1.6, 0.1.5 and 0.1.4 are each checked row for row.
 
     Exit status: 0 decoded cleanly; 1 nothing decoded (one error line); 3 decoded, but a blob was
     truncated, lost sync or does not match the code object: what could be decoded is printed and each

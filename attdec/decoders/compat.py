@@ -1,11 +1,12 @@
 """The decoding rules that differ between versions of AMD's decoder, gathered in one object.
 
-Two official behaviours exist in the field: rocprof-trace-decoder 0.1.6 (ROCm <= 7.2; the build that made
-the captures' oracle.json, checked row for row) and the decoder built from the newest public source
-(ROCm/rocm-systems `projects/rocprof-trace-decoder`, bundled from ROCm 7.13 on; read, not run). Each rule
-on which they differ is a field of `Rules`; the decoders read these fields instead of hard-coding either
-answer, so a decoder version is a `Rules` value (`COMPAT`, chosen with `--compat` / `compat=`), not a code
-change. docs/compat.md is the table of every rule with its evidence.
+AMD released three builds of rocprof-trace-decoder that users meet in the field: 0.1.4 (ROCm 7.0),
+0.1.5 (ROCm 7.1) and 0.1.6 (ROCm 7.2; the default). Each is checked row for row against its own oracle
+(the captures' oracle-0.1.4.json, oracle-0.1.5.json, oracle.json). A fourth, `rocm-7.13`, is the decoder
+built from the newest public source (ROCm/rocm-systems `projects/rocprof-trace-decoder`): read, never run.
+Each rule on which they differ is a field of `Rules`; the decoders read these fields instead of
+hard-coding either answer, so a decoder version is a `Rules` value (`COMPAT`, chosen with `--compat` /
+`compat=`), not a code change. docs/compat.md is the table of every rule with its evidence.
 """
 
 from __future__ import annotations
@@ -42,13 +43,44 @@ class Rules(Frozen):
     # Order of a blob's waves: 0.1.6 reports the waves that ended by end time, then the ones the blob cut;
     # the newest source reports them as it stitches them (RDNA: when the slot starts its next wave).
     end_time_order: bool = True
+    # gfx11 s_barrier (INST opcode 19, header version 3): 0.1.6 starts its IMMED record when the previous
+    # instruction ended, the wait since then a stall; 0.1.4 and 0.1.5 record it at its token, 1 cycle.
+    gfx11_barrier_from_last_instruction: bool = True
+    # RDNA TIME token: 0.1.5 on advances time by its field + 4; 0.1.4 adds this many cycles more, so every
+    # later time of the blob drifts (idle and stall runs 4 cycles longer per TIME token in them).
+    rdna_time_token_extra: int = 0
+    # RDNA `cu` of occupancy, wave and SHADERDATA records: the WGP plus the shader array shifted left this
+    # much (0.1.5 on: bit 7, the header's CU_SA_SHIFT); 0.1.4 adds sa * 8 (gfx12's WGP 9 of SA 1: 17).
+    rdna_cu_sa_shift: int = 7
+    # RDNA INST_OTHER_SIMD records (VMEM/LDS/FLAT issued on the traced WGP's other SIMD): new in 0.1.5.
+    other_simd_records: bool = True
+    # INFO STITCH_INCOMPLETE (a wave's records did not all get a PC): 0.1.5 on raise it only for a wave whose
+    # entry lies in a code object the trace's markers announced; 0.1.4 for any such wave.
+    stitch_incomplete_without_marker: bool = False
 
 
 DEFAULT = Rules()
-NEWEST = Rules(**{f: not getattr(DEFAULT, f) for f in Rules.fields()})
+V0_1_5 = Rules(gfx11_barrier_from_last_instruction=False)
+V0_1_4 = Rules(
+    gfx11_barrier_from_last_instruction=False,
+    rdna_time_token_extra=4,
+    rdna_cu_sa_shift=3,
+    other_simd_records=False,
+    stitch_incomplete_without_marker=True,
+)
+NEWEST = Rules(
+    gfx11_barrier_extension=True,
+    gfx11_valub_16_dprate=True,
+    prefetch_is_smem=True,
+    gfx12_ds_bvh_is_bvh=True,
+    gfx12_end_window=True,
+    gfx9_message_as_immediate=False,
+    gfx9_end_at_token=False,
+    end_time_order=False,
+)
 
 # Decoder versions by the name a user gives them (`--compat`); the first is the default.
-COMPAT: dict[str, Rules] = {"0.1.6": DEFAULT, "rocm-7.13": NEWEST}
+COMPAT: dict[str, Rules] = {"0.1.6": DEFAULT, "0.1.5": V0_1_5, "0.1.4": V0_1_4, "rocm-7.13": NEWEST}
 
 
 def rules_for(name: str | Rules | None) -> Rules:

@@ -314,15 +314,19 @@ class Walk(Record):
 
 
 def note_waves(
-    res: BlobResult, stitched: list[tuple[Wave, bool, bool, Walk | None, int]], quiet: tuple[int, int] = (0, 0)
+    res: BlobResult,
+    stitched: list[tuple[Wave, bool, bool, Walk | None, int]],
+    quiet: tuple[int, int] = (0, 0),
+    rules: Rules = DEFAULT,
 ) -> None:
     """Sum up a blob's stitched waves: `stitched` holds (wave, ended, trapping, walk or None, entry pc) in
     stitch order; `quiet` (waves, their walks) counts those left out of it as they raise nothing (ended or
     trapping, walk complete or none: a big blob decoded in windows). Counts the PC walks, notes in `warnings`
     the waves whose walk stopped early and the waves the blob cut, and adds AMD's INFO records in the order
     its stitch raises them (one of each kind per blob): WAVE_INCOMPLETE for a wave that never ended (trapping
-    waves aside), else STITCH_INCOMPLETE for a walk that stopped early on a wave whose entry PC lies in a code
-    object the trace announced (the official test; without markers it stays silent, attdec's warning does not)."""
+    waves aside), else STITCH_INCOMPLETE for a wave whose records did not all get a PC (a walk that stopped
+    early, or no code to walk) and whose entry PC lies in a code object the trace announced (the official test;
+    without markers 0.1.5 on stay silent, attdec's warning does not; `Rules.stitch_incomplete_without_marker`)."""
     walks = [(w, k) for w, _, _, k, _ in stitched if k is not None]
     stopped = [(w, k) for w, k in walks if not k.complete]
     res.walks, res.walks_stopped = len(walks) + quiet[1], len(stopped)
@@ -335,7 +339,7 @@ def note_waves(
         if not ended and not trapping:
             cut.append(w)
             kind = "WAVE_INCOMPLETE"
-        elif k is not None and not k.complete and co:
+        elif (not k.complete if k is not None else w.records > 0) and (co or rules.stitch_incomplete_without_marker):
             marked.append(w)
             kind = "STITCH_INCOMPLETE"
         else:

@@ -25,7 +25,8 @@ PGM_LO, PGM_HI = 0x0C, 0x0D
 
 
 class CodeObjectMarker(Record):
-    """One code object load (or unload) announced in the trace."""
+    """One code object load (or unload) announced in the trace; `id` as AMD's decoder reports it (the
+    legacy id in the TAIL word where it is set, else the ID payload)."""
 
     id: int
     addr: int
@@ -79,7 +80,8 @@ class RocProtocol:
             c = self._marker
             self.markers.append(
                 CodeObjectMarker(
-                    id=c.get(ID_LO, 0) | c.get(ID_HI, 0) << 32,
+                    # AMD's decoder reports the TAIL's legacy id where it is set (rocprofv3 sessions set only it)
+                    id=(value >> 2) or c.get(ID_LO, 0) | c.get(ID_HI, 0) << 32,
                     addr=c.get(ADDR_LO, 0) | c.get(ADDR_HI, 0) << 32,
                     size=c.get(SIZE_LO, 0) | c.get(SIZE_HI, 0) << 32,
                     unload=bool(value & 1),

@@ -118,7 +118,7 @@ def run(
                 break
             ws = slots[simd][slot]
             if not ws or ws[-1].end:  # an INST for a slot with no live wave: a wave whose start was lost
-                ws.append(TracedWave(tcu, simd, slot, t, 0, rules))
+                ws.append(TracedWave(tcu, simd, slot, t, 0, rules, code is None))
             err = ws[-1].inst(itype, t, simd, phase_box)
             if err:
                 res.problems.append(f"{err} at byte offset {off}")
@@ -146,7 +146,7 @@ def run(
                                 w.trap = TrapStatus.WAIT_FOR_NEW_PC
                         continue
                     if not ws or ws[-1].end:
-                        ws.append(TracedWave(tcu, simd, slot, t, pc, rules))
+                        ws.append(TracedWave(tcu, simd, slot, t, pc, rules, code is None))
                         if not entry_checked:
                             entry_checked = True
                             p = entry_problem(code, pc, off)  # type: ignore[arg-type]
@@ -238,7 +238,7 @@ def run(
     for w in done:
         res.waves.append(_to_wave(w, res.se, walk, seq, c.stitched, c.found))
     if carried is None:
-        note_waves(res, c.stitched)
+        note_waves(res, c.stitched, rules=rules)
         c.found.note(res)
         data_lost(res, lost_at)
     if shaderdata:

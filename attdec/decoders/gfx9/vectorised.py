@@ -110,6 +110,8 @@ def run_vectorised(
     if not (rules.gfx9_message_as_immediate and rules.gfx9_end_at_token):
         raise NotVectorisable("the newest source's OTHER_MSG or WAVE_END timing")
     of = of if of is not None else by_type(types)
+    if code is None and np.count_nonzero(_CAT.take(_col("INST", "kind", vals[of[INST]]).astype(np.intp)) == MESSAGE):
+        raise NotVectorisable("OTHER_MSG without code to walk (the scalar model times it when the wave ends)")
     problems: list[str] = []
     misc = of[MISC]
     lost = misc[_col("MISC", "kind", vals[misc]) == MiscKind.PACKET_LOST]
@@ -160,7 +162,7 @@ def run_vectorised(
     res.realtime.extend(realtime)
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
     if carried is None:
-        note_waves(res, stitched)
+        note_waves(res, stitched, rules=rules)
         found.note(res)
         data_lost(res, offsets[lost].tolist())
     elif life.nw or len(of[INST]):

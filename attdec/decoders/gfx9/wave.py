@@ -48,6 +48,7 @@ class TracedWave:
         "end",
         "insts",
         "issued",
+        "messages_untimed",
         "pc_infos",
         "pc_tail",
         "rules",
@@ -62,9 +63,13 @@ class TracedWave:
         "xnack",
     )
 
-    def __init__(self, cu: int, simd: int, slot: int, begin: int, entry_pc: int, rules: Rules = DEFAULT) -> None:
+    def __init__(
+        self, cu: int, simd: int, slot: int, begin: int, entry_pc: int, rules: Rules = DEFAULT, no_code: bool = False
+    ) -> None:
         self.cu, self.simd, self.slot, self.begin, self.end = cu, simd, slot, begin, 0
         self.rules = rules
+        # without code to walk, 0.1.6 leaves an OTHER_MSG untimed until the wave ends (`finish`)
+        self.messages_untimed = no_code and rules.gfx9_message_as_immediate
         self.insts: list[list[int]] = []  # [time, category, duration, stall, pc]
         self.pc_infos = [[0, entry_pc]] if entry_pc else []  # [record index, pc]
         self.pc_tail = len(self.pc_infos)  # start of the trailing run of still-unknown PCs
@@ -159,7 +164,8 @@ class TracedWave:
         p[1] = cat
         phase += offset
         if cat == MESSAGE and self.rules.gfx9_message_as_immediate:
-            self._as_message(idx)
+            if not self.messages_untimed:
+                self._as_message(idx)
             return None
         if itype == INST_PC_TYPE:
             self.pc_infos.append([idx + 1, 0])
@@ -211,6 +217,24 @@ class TracedWave:
         self.timeline.append([WAIT, cycles])
         self.state_start = max(self.state_start, start + cycles)
 
+    def _time_messages_at_end(self) -> None:
+        """Without code, 0.1.6 times an OTHER_MSG only when it is the wave's last record (`_as_message`): an
+        earlier one stays a 0-cycle record at its issue while the wave goes on (a later immediate waits
+        from there), then is left out; a wave that had one ends IDLE from its last record on.
+
+        Not in the published source: from 0.1.6 (0.1.5 and 0.1.4 alike) on synthetic gfx9 streams without an
+        ISA and on the rocprofv3 session's gfx950 blobs. See docs/sqtt-gfx9.md."""
+        insts = self.insts
+        untimed = [i for i, p in enumerate(insts) if p[1] == MESSAGE and p[2] == 0]
+        if not untimed:
+            return
+        if untimed[-1] == len(insts) - 1:
+            self._as_message(untimed.pop())
+        else:
+            self.state = IDLE
+        for i in reversed(untimed):
+            del insts[i]
+
     def new_pc(self, pc: int) -> None:
         """INST_PC: fill the oldest slot of the trailing run of still-unknown PCs (or open one)."""
         if not self.pc_infos or self.trap != RESTORED:
@@ -229,6 +253,8 @@ class TracedWave:
         newest source ends it at t + 4 and closes the run only for waves with records and a timeline
         (`Rules.gfx9_end_at_token`).
         """
+        if self.messages_untimed:
+            self._time_messages_at_end()
         if not self.rules.gfx9_end_at_token:
             t += 4
             if not (self.insts and self.timeline):

@@ -221,7 +221,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=
     regs: list[tuple[np.ndarray, np.ndarray]] = []  # (values, times) of the USERDATA REG tokens (realtime, markers)
     pending: dict[str, np.ndarray] | None = None
     stopped = False
-    quiet = [0, 0]  # stitched waves that can raise nothing (ended, walk complete or none) and their walks
+    quiet = [0, 0]  # stitched waves that can raise nothing (ended, walk complete or no records) and their walks
     folded: list[Wave] = []  # what `fold` kept of the waves, until they go into `tables`
     tables: list[WaveTable] = []
 
@@ -254,11 +254,11 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=
             if kept is not None:
                 folded.append(kept)
             _, ended, trapping, walk, entry = carried.stitched[base + i]
-            if (ended or trapping) and (walk is None or walk.complete):
+            if (ended or trapping) and (walk.complete if walk is not None else not w.records):
                 quiet[0] += 1
                 quiet[1] += walk is not None
-            else:
-                stub = kept if kept is not None else Wave(w.se, w.cu, w.simd, w.slot, w.begin, w.end)
+            else:  # (a stub keeps the record count: records without code to walk are STITCH_INCOMPLETE)
+                stub = kept if kept is not None else Wave(w.se, w.cu, w.simd, w.slot, w.begin, w.end, folded=w.records)
                 raising.append((stub, ended, trapping, walk, entry))
         carried.stitched[base:] = raising
         if len(folded) >= windowed.FOLDED_BLOCK and folded[0].folded is not None:  # as columns: no object per wave
@@ -326,7 +326,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=
     res.realtime.extend(realtime)
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency
     res.problems = problems
-    note_waves(res, carried.stitched, (quiet[0], quiet[1]))
+    note_waves(res, carried.stitched, (quiet[0], quiet[1]), rules)
     carried.found.note(res)
     data_lost(res, lost_at)
     return res

@@ -17,6 +17,7 @@ from attdec.decoders.rdna.packets import FORMATS
 from attdec.decoders.rdna.scalar import decode_scalar
 from attdec.decoders.rdna.splitter import ready_reorder, split
 from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
+from attdec.decoders.rdna.wave import as_reported
 from attdec.model.target import target
 
 
@@ -36,15 +37,17 @@ def decode(
     and whenever that model declines, the scalar reference model runs.
     """
     fmt = FORMATS[target(arch).generation]
-    tk = split(data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window)
+    tk = split(
+        data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window, time_extra=rules.rdna_time_token_extra
+    )
     if fmt.ready_early:
         ready_reorder(tk)
     if vectorised and (insts := vectorisable(tk, fmt, rules)):
         try:
-            return decode_vectorised(tk, fmt, data, arch, code, se, where, rules, insts=insts)
+            return as_reported(decode_vectorised(tk, fmt, data, arch, code, se, where, rules, insts=insts), rules)
         except NotVectorisable:
             pass
-    return decode_scalar(tk, fmt, data, arch, code, se, where, rules)
+    return as_reported(decode_scalar(tk, fmt, data, arch, code, se, where, rules), rules)
 
 
 __all__ = ["FORMATS", "decode", "split"]

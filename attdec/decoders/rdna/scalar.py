@@ -16,6 +16,7 @@ from attdec.decoders.rdna.packets import (
     COMPUTE_PGM_LO,
     DPRATE,
     NO_HEADER,
+    OP_BARRIER,
     OP_JUMP,
     OP_RFE,
     OP_TRAP,
@@ -166,6 +167,9 @@ def decode_scalar(
             if wv.trapped:
                 continue
             wv.end = tm
+            if cat == IMMED and op == OP_BARRIER and hdr.version <= 3 and not rules.gfx11_barrier_from_last_instruction:
+                wv.issue(tm, IMMED, 1)
+                continue
             if cat == IMMED:
                 wv.immediate(tm)
                 wv.barrier = rules.gfx11_barrier_extension and hdr.version <= 3
@@ -290,7 +294,7 @@ def decode_scalar(
     slots.flush()
     if emit is not None:
         return res
-    note_waves(res, stitched)
+    note_waves(res, stitched, rules=rules)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [x[1] for x in stitched]) if rules.end_time_order else waves
     drop_implausible(res)

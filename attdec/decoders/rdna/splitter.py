@@ -38,7 +38,7 @@ MODEL_TOKENS = (
 class Lookup:
     """The packet table as 256-entry arrays indexed by a token's low 8 bits."""
 
-    def __init__(self, fmt: RdnaFormat):
+    def __init__(self, fmt: RdnaFormat, time_extra: int = 0):
         table = fmt.table
         self.fmt = fmt
         self.type = np.full(256, T["UNKNOWN"], np.uint8)
@@ -64,7 +64,7 @@ class Lookup:
                 self.far[low] = True
                 self.delta_lo[low], self.delta_mask[low] = d.lo, d.mask
             elif d is not None:
-                self.delta8[low] = d.get(low) + p.delta_bias
+                self.delta8[low] = d.get(low) + p.delta_bias + (time_extra if p.delta_bias else 0)
         # the chain walk marks a token start with its low 8 bits, and only a NOP's low nibble is 0
         if (self.type[::16] != T["NOP"]).any() or (self.nibbles[::16] != 1).any():
             raise ValueError(f"{fmt.name}: a token other than a 1-nibble NOP has low nibble 0 (the walk needs it)")
@@ -82,8 +82,10 @@ class Lookup:
 
 
 @cache
-def lookup(fmt: RdnaFormat) -> Lookup:
-    return Lookup(fmt)
+def lookup(fmt: RdnaFormat, time_extra: int = 0) -> Lookup:
+    """The packet table's lookup; `time_extra`: cycles a TIME token adds beyond its field + 4
+    (`compat.Rules.rdna_time_token_extra`)."""
+    return Lookup(fmt, time_extra)
 
 
 class Tokens:
@@ -372,11 +374,11 @@ assert len(TOKEN_NAMES) <= 1 << (8 - TYPE_SHIFT)
 
 
 @cache
-def _classes(fmt: RdnaFormat, keep: tuple[str, ...] | None) -> np.ndarray:
+def _classes(fmt: RdnaFormat, keep: tuple[str, ...] | None, time_extra: int = 0) -> np.ndarray:
     """By low 8 bits, what `split` asks of a token: WANTED (of a type in `keep`; None: all), FAR (its delta
     is read from its word), UNKNOWN (an unassigned id), its type (from bit TYPE_SHIFT), and from bit 8 its
     time delta where that lies in the low 8 bits: one lookup (int64) for the class byte and the delta."""
-    lk = lookup(fmt)
+    lk = lookup(fmt, time_extra)
     want = np.ones(len(TOKEN_NAMES), bool)
     if keep is not None:
         want[:] = False
@@ -386,19 +388,24 @@ def _classes(fmt: RdnaFormat, keep: tuple[str, ...] | None) -> np.ndarray:
 
 
 def split(
-    data: bytes, fmt: RdnaFormat, keep: tuple[str, ...] | None = MODEL_TOKENS, whole_window: bool = False
+    data: bytes,
+    fmt: RdnaFormat,
+    keep: tuple[str, ...] | None = MODEL_TOKENS,
+    whole_window: bool = False,
+    time_extra: int = 0,
 ) -> Tokens:
     """Split one SE stream into tokens, give every token its time (sqtt-format.md §2), and return the
     tokens of the types in `keep` (None: every token but NOPs, unknown ids included) in stream order.
 
     End of the blob: a token cut by it is decoded with its missing bits 0, as if zero bytes followed the
     blob (AMD's decoder 0.1.6, every family); with `whole_window` (the newest gfx12 reader,
-    `compat.Rules.gfx12_end_window`) only tokens whose whole 64-bit word lies in the blob are decoded."""
+    `compat.Rules.gfx12_end_window`) only tokens whose whole 64-bit word lies in the blob are decoded.
+    `time_extra`: cycles each TIME token adds beyond its field + 4 (`compat.Rules.rdna_time_token_extra`)."""
     n = len(data)
     nbits = 8 * n
     buf = padded(data)
     nn = 2 * n
-    lk = lookup(fmt)
+    lk = lookup(fmt, time_extra)
     ts_packet = fmt.table["TIMESTAMP"]
     at_nibble = nibble_bytes(buf, nn)
     mark = chain_marks(at_nibble, nn, lk.walk)
@@ -409,7 +416,7 @@ def split(
     # reused (a take that clips reads its indices in place)
     low8 = at_nibble.take(pos)
     time = low8.astype(np.intp)
-    _classes(fmt, keep).take(time, out=time, mode="clip")
+    _classes(fmt, keep, time_extra).take(time, out=time, mode="clip")
     cls = time.astype(np.uint8)
     time >>= 8
     problems, cut_at = [], None

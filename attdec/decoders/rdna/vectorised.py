@@ -66,7 +66,7 @@ class Insts:
 
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     """The blob's `Insts` when it has no token that needs the scalar model (trap/rfe, context save/restore,
-    MISC save, a barrier to extend, HEADERs that differ), else None."""
+    MISC save, a gfx11 barrier the 0.1.6 rules do not time, HEADERs that differ), else None."""
     typ, table = tk.type, fmt.table
     types = typ.tobytes()  # (whether a type is there at all: one bytes search; the rare ones usually are not)
 
@@ -74,7 +74,8 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
         return tk.words((typ == T[name]).nonzero()[0])
 
     insts = Insts(tk, table)
-    if np.count_nonzero(_refused_ops(fmt.generation == 11 and rules.gfx11_barrier_extension).take(insts.op)):
+    barrier = rules.gfx11_barrier_extension or not rules.gfx11_barrier_from_last_instruction
+    if np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
         return None
     if T["WAVE_START"] in types or T["WAVE_START_EXT"] in types:
         count = table["WAVE_START"]["count"].column(tk.words(_of_types(typ, _STARTS)))  # (and _EXT's)
@@ -96,7 +97,8 @@ def _header(word: int, table) -> Header:
 
 @cache
 def _refused_ops(barrier: bool) -> np.ndarray:
-    """By INST opcode, whether the vectorised model refuses it: traps and rfe, s_barrier when extended."""
+    """By INST opcode, whether the vectorised model refuses it: traps and rfe, s_barrier when not timed
+    as 0.1.6 does."""
     refused = np.zeros(256, bool)
     refused[[OP_TRAP, OP_RFE, *([OP_BARRIER] if barrier else [])]] = True
     return refused
@@ -216,7 +218,7 @@ def decode_vectorised(
     waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, stitched) for wv in emitted]
     # the model's records are plausible by construction (`timing.compute`), unless a walk inserted some
     plausible = all(w.insts is wv.insts for w, wv in zip(waves, emitted))
-    note_waves(res, stitched)
+    note_waves(res, stitched, rules=rules)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [wv.complete for wv in emitted]) if rules.end_time_order else waves
     drop_implausible(res, plausible)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from attdec.decoders.common import BlobResult
+from attdec.decoders.compat import Rules
 from attdec.decoders.rdna.packets import VERSION_GENERATION, Header, RdnaFormat, T
 from attdec.decoders.rdna.splitter import Tokens
 from attdec.decoders.stitch import PcWalker, Walk
@@ -266,6 +267,27 @@ def realtime_pairs(samples: np.ndarray) -> list[tuple[int, int]]:
             exact = True
         i += 1
     return out
+
+
+def reported_cu(cu, rules: Rules):
+    """A `cu` as the decoder version reports it: the WGP plus the shader array times
+    2 ** `Rules.rdna_cu_sa_shift` (the models keep the shader array at bit 7)."""
+    shift = rules.rdna_cu_sa_shift
+    return cu if shift == 7 else ((cu >> 7) << shift) + (cu & 0x7F)
+
+
+def as_reported(res: BlobResult, rules: Rules, waves: bool = True) -> BlobResult:
+    """The records of a decoded blob as the decoder version reports them: the `cu` of every record kind
+    (`reported_cu`; of the waves too unless `waves` is False) and, where the version has no such record
+    (0.1.4), no INST_OTHER_SIMD."""
+    if not rules.other_simd_records:
+        res.other_simd = res.other_simd[:0]
+    if rules.rdna_cu_sa_shift != 7:
+        for records in (res.occupancy, res.shaderdata):
+            records["cu"] = reported_cu(records["cu"], rules)
+        for w in res.waves if waves else ():
+            w.cu = reported_cu(w.cu, rules)
+    return res
 
 
 def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:

@@ -41,7 +41,7 @@ from attdec.decoders.rdna.splitter import (
     truncation_problem,
 )
 from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
-from attdec.decoders.rdna.wave import SLOTS, TracedWave, to_wave
+from attdec.decoders.rdna.wave import SLOTS, TracedWave, as_reported, reported_cu, to_wave
 from attdec.decoders.stitch import note_waves, walker
 from attdec.decoders.windowed import Fold, Progress, release_before
 from attdec.model import Wave
@@ -94,8 +94,9 @@ class _Splitter:
     the previous one ended; lost-packet flags, lost sync and truncation as `split` gives them for the whole
     blob (byte offsets in the blob)."""
 
-    def __init__(self, data, fmt: RdnaFormat, whole_window: bool, window: int):
+    def __init__(self, data, fmt: RdnaFormat, whole_window: bool, window: int, time_extra: int = 0):
         self.data, self.fmt, self.whole_window, self.window = data, fmt, whole_window, window
+        self.time_extra = time_extra
         self.start = 0  # nibble where the next window's first token starts
         self.t0 = 0  # the time before it
         self.lost_pending = False  # a TIMESTAMP said packets were lost, and no model token followed it yet
@@ -118,7 +119,13 @@ class _Splitter:
             chunk[: skip // 2] = bytes(skip // 2)
             if skip & 1:
                 chunk[skip // 2] &= 0xF0
-            tk = split(chunk, self.fmt, keep=None, whole_window=self.whole_window)  # type: ignore[arg-type]
+            tk = split(
+                chunk,  # type: ignore[arg-type]
+                self.fmt,
+                keep=None,
+                whole_window=self.whole_window,
+                time_extra=self.time_extra,
+            )
             pos, time = tk.pos + 2 * a, tk.time
             if last:
                 cut = len(pos)
@@ -249,7 +256,7 @@ def decode_windowed(
     occupancy records kept."""
     fmt = FORMATS[target(arch).generation]
     whole_window = fmt.whole_window and rules.gfx12_end_window
-    splitter = _Splitter(data, fmt, whole_window, window)
+    splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra)
     carry = _Carry(fmt)
     res = BlobResult(se=se, arch=arch)
     res.bytes_decoded = len(data)
@@ -263,6 +270,7 @@ def decode_windowed(
     def finish(wv: TracedWave, excl: bool) -> None:
         """Stitch a wave that left its slot, leave out what drop_implausible would, and fold it."""
         wave = to_wave(wv, walk, excl, stitched)
+        wave.cu = reported_cu(wave.cu, rules)
         counts = (0, 0, 0)
         kept: Wave | None
         if wave.slot >= slots:  # a slot the SIMD lacks: the wave is left out
@@ -276,8 +284,8 @@ def decode_windowed(
                 wave.insts = wave.insts[~(early | late)]
             kept = fold(wave)
         listed = kept is not None and wave.slot < slots  # None: counted by `fold`, not kept
-        if kept is None:
-            kept = Wave(wave.se, wave.cu, wave.simd, wave.slot, wave.begin, wave.end)
+        if kept is None:  # (a stub keeps the record count: records without code to walk are STITCH_INCOMPLETE)
+            kept = Wave(wave.se, wave.cu, wave.simd, wave.slot, wave.begin, wave.end, folded=wave.records)
         stitched[-1] = (kept, *stitched[-1][1:])
         done.append((kept, wv.complete, counts, listed))
 
@@ -332,7 +340,7 @@ def decode_windowed(
     if occupancy:
         res.occupancy = occ.occupancy
     res.problems = splitter.problems + [p for p in occ.problems if p.startswith("kernel entry pc")]
-    note_waves(res, stitched)
+    note_waves(res, stitched, rules=rules)
     data_lost(res, splitter.lost_at)
     waves = [w for w, *_ in done]
     order = official_order(waves, [c for _, c, *_ in done]) if rules.end_time_order else waves
@@ -346,4 +354,4 @@ def decode_windowed(
             kept.append(w)
     dropped.note(res)
     res.waves = windowed.wave_table([], kept)  # type: ignore[assignment]  # folded: a WaveTable
-    return res
+    return as_reported(res, rules, waves=False)  # (the folded waves' cu is reported already)
