@@ -76,6 +76,7 @@ NEWEST = Rules(
     gfx12_end_window=True,
     gfx9_message_as_immediate=False,
     gfx9_end_at_token=False,
+    gfx9_barrier_one_record=False,
     end_time_order=False,
 )
 
