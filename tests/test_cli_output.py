@@ -290,15 +290,17 @@ def test_hotspots_cu_filter():
 
 
 def test_every_help_shows_the_defaults():
-    from attdec.cli import command_parser
+    import click
 
+    from attdec.cli import attdec
+
+    ctx = click.Context(attdec, info_name="attdec")
     for name in COMMANDS:
-        parser, _ = command_parser(name)
         text = " ".join(cli(name, "--help").stdout.split())
-        for act in parser._actions:
-            if not act.option_strings or act.nargs == 0 or act.default in (None, ()):
+        for opt in attdec.get_command(ctx, name).params:
+            if not isinstance(opt, click.Option) or opt.is_flag or opt.multiple or opt.required or opt.default is None:
                 continue
-            assert f"[default: {act.default}]" in text, (name, act.dest)
+            assert f"[default: {opt.default}" in text, (name, opt.name)
     assert "[default: 0" in cli("waves", "--help").stdout
 
 

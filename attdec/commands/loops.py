@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.commands.cfg import reports
-from attdec.commands.common import add_input_options, add_paths, add_wave_filters, count, inputs, wave_filter
+from attdec.commands.common import (
+    COUNT,
+    attdec_command,
+    format_option,
+    input_options,
+    inputs,
+    paths_argument,
+    wave_filter,
+    wave_filter_options,
+)
 
 
 def run(
@@ -30,15 +41,14 @@ def run(
         rep.print_loops_table(rs, top, out or sys.stdout)
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument("--top", type=count, default=16, help="Waves listed per loop in the table (0 = all).")
-    p.add_argument("--format", dest="fmt", choices=("table", "json"), default="table")
-    add_wave_filters(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+@attdec_command(
+    paths_argument(),
+    click.option("--top", type=COUNT, default=16, help="Waves listed per loop in the table (0 = all)."),
+    format_option(("table", "json")),
+    wave_filter_options,
+    input_options,
+)
+def loops(a) -> None:
     """Loops (back edges of the control-flow graph) and their iterations in every wave.
 
     Per loop: header, depth, iterations per wave, the first iteration of each entry versus the steady

@@ -14,6 +14,9 @@ import re
 import shutil
 from pathlib import Path
 
+import click
+
+from attdec.commands.common import attdec_command
 from attdec.errors import AttdecError, InputError, read_json
 from attdec.model.record import Record
 from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
@@ -92,15 +95,11 @@ def _kb(n: int) -> str:
     return f"{n / 1024:,.1f} KB"
 
 
-USAGE = "[OPTIONS] ROOTS..."
-
-
-def arguments(p) -> None:
-    p.add_argument("roots", nargs="+", type=Path, metavar="ROOTS")
-    p.add_argument("--yes", action="store_true", help="Really delete (default: dry run, print what would go).")
-
-
-def command(a) -> None:
+@attdec_command(
+    click.argument("roots", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="ROOTS..."),
+    click.option("--yes", is_flag=True, help="Really delete (default: dry run, print what would go)."),
+)
+def prune_empty(a) -> None:
     """Remove dispatch folders with zero waves (dry run unless --yes).
 
     Prints what would go, with sizes, then the surviving dispatches ranked by (waves, instructions,
