@@ -19,7 +19,7 @@ import click
 from attdec.commands.common import attdec_command
 from attdec.errors import AttdecError, InputError, read_json
 from attdec.model.record import Record
-from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
+from attdec.report.common import Col, common_dir, console, draw_table, strip_dir
 from attdec.sources.ui_output import WAVE_FILE, read_folder
 
 KNOWN_FILES = re.compile(
@@ -181,4 +181,4 @@ def prune_empty(a) -> None:
         + (f", under {prefix}/:" if prefix else ":"),
         style="bold",
     )
-    fit_table(con, cols, rows)
+    draw_table(con, cols, rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attdec.report.common import Col, console, fit_table, write_json
+from attdec.report.common import Col, console, draw_table, write_json
 
 
 def print_json(infos: list[dict], out) -> None:
@@ -23,7 +23,7 @@ def print_table(infos: list[dict], out) -> None:
             for c in info["chunks"]:
                 kind = c["kind"] + (" (zstd)" if c["compressed"] else "")
                 rows.append([kind, str(c["index"]), f"{c['offset']:,}", f"{c['size']:,}", c["version"], c["note"]])
-            fit_table(con, cols, rows, indent=2)
+            draw_table(con, cols, rows, indent=2)
         ds = info.get("dispatches", [])
         if ds:
             cols = [Col("dispatch", "text", "left", min=12), Col("kernel", "text", "left", min=12)]
@@ -45,7 +45,7 @@ def print_table(infos: list[dict], out) -> None:
                         cos,
                     ]
                 )
-            fit_table(con, cols, rows, indent=2)
+            draw_table(con, cols, rows, indent=2)
         for p in info.get("problems", []):
             con.print(f"  note: {p}")
 
