@@ -16,20 +16,10 @@ from attdec.commands.common import (
 
 def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None) -> list:
     """A report.cfg.CfgReport (control-flow graphs with block statistics and loop timings) per dispatch."""
-    from attdec.analysis.cfg import block_stats, build_cfgs
-    from attdec.analysis.loops import loop_timings
-    from attdec.model.totals import aggregate_lines
-    from attdec.report.cfg import CfgReport
+    from attdec.report.cfg import cfg_reports
 
-    out = []
-    for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
-        waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
-        cfgs = build_cfgs(d.code)
-        for cfg in cfgs:
-            block_stats(cfg, d.target.family, totals)
-        out.append(CfgReport(d, len(waves), cfgs, loop_timings(d, waves, cfgs)))
-    return out
+    opened = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
+    return cfg_reports(opened, wave_filter)
 
 
 def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None, out=None):

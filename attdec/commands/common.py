@@ -3,19 +3,16 @@ its warning and error lines, and where its output goes."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from types import SimpleNamespace
 
 import click
 
 from attdec.analysis import COMPARE_BY, FRAMES, METRICS
 from attdec.decoders.compat import COMPAT
-from attdec.errors import ExitCode, InputError
+from attdec.errors import ExitCode
 from attdec.sources import KINDS
 
 FORMATS = ("table", "json", "csv")
@@ -265,35 +262,6 @@ def open_raw(paths, input_format=None, code=(), arch=None):
         return read(paths, input_format, code, arch, report=reports)
     finally:
         reports.tell()
-
-
-@contextlib.contextmanager
-def output_stream(path: str, binary: bool = False):
-    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
-    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
-
-    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
-    """
-    if path == "-":
-        if binary:
-            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
-        yield sys.stdout
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InputError("is a directory; give a file name", path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror}", path) from None
-    try:
-        with f:
-            yield f
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 # glibc's malloc, set for the decode ahead (commands.common.tune_allocator)

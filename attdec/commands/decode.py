@@ -25,11 +25,11 @@ from attdec.commands.common import (
     lost,
     open_raw,
     output_option,
-    output_stream,
     paths_argument,
     tune_allocator,
 )
 from attdec.errors import ArchError, AttdecError, ExitCode, InputError, read_bytes
+from attdec.report.common import output_stream
 
 
 def _explicit(paths, code) -> bool:

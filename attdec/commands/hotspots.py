@@ -14,11 +14,11 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_option,
-    output_stream,
     paths_argument,
     wave_filter,
     wave_filter_options,
 )
+from attdec.report.common import output_stream
 
 
 def run(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from attdec.commands.cfg import reports
 from attdec.commands.common import (
     COUNT,
     attdec_command,
     format_option,
     input_options,
     inputs,
+    open_dispatches,
     paths_argument,
     wave_filter,
     wave_filter_options,
@@ -34,7 +34,8 @@ def run(
 
     from attdec.report import cfg as rep
 
-    rs = reports(paths, wave_filter, input_format, code, arch, compat, jobs)
+    opened = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
+    rs = rep.cfg_reports(opened, wave_filter)
     if fmt == "json":
         rep.print_loops_json(rs, out or sys.stdout)
     else:

@@ -17,10 +17,10 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_option,
-    output_stream,
     paths_argument,
 )
 from attdec.report import Limits
+from attdec.report.common import output_stream
 
 MAX_SOURCE_BYTES = 2_000_000  # a source file larger than this is not embedded
 

@@ -12,10 +12,10 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_option,
-    output_stream,
     paths_argument,
 )
 from attdec.report import TRACE_CLOCKS, TRACE_GRANULARITIES
+from attdec.report.common import output_stream
 
 
 @attdec_command(

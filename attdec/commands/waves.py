@@ -14,12 +14,12 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_option,
-    output_stream,
     paths_argument,
     tell_problems,
     wave_filter,
     wave_filter_options,
 )
+from attdec.report.common import output_stream
 
 
 @attdec_command(

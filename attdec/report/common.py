@@ -8,9 +8,12 @@ import json
 import os
 import sys
 from collections.abc import Container, Iterable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Literal
 
 from attdec.analysis import norm_path
+from attdec.errors import InputError
 from attdec.model.record import Record
 
 PIPED_WIDTH = 4096  # piped output without COLUMNS: as wide as it needs to be, nothing folded or cut
@@ -336,6 +339,35 @@ def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header
     # rich would narrow even fixed columns to fit the console: a figure is never cut, the line is wider
     need = indent + sum(widths[i] for i in keep) + gap * (len(keep) - 1)
     con.show(Padding(t, (0, 0, 0, indent)) if indent else t, width=max(con.width, need))
+
+
+@contextmanager
+def output_stream(path: str, binary: bool = False):
+    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
+    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
+
+    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
+    """
+    if path == "-":
+        if binary:
+            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
+        yield sys.stdout
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("is a directory; give a file name", path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", path) from None
+    try:
+        with f:
+            yield f
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def write_json(obj, out) -> None:
