@@ -62,3 +62,21 @@ def test_shell_completion(tmp_path):
     env.update(COMP_WORDS="attdec waves --so", COMP_CWORD="2")
     p = subprocess.run([sys.executable, "-m", "attdec"], capture_output=True, text=True, env=env, timeout=120)
     assert p.stdout.split() == ["plain,--sort"]
+
+
+def test_commands_import_no_other_command_and_the_api_no_command():
+    """One use-case layer: a command reaches another only through the click group (demo -> hotspots),
+    shared options live in commands/common.py, and the API does not borrow CLI helpers."""
+    import ast
+
+    from conftest import ROOT
+
+    for path in sorted((ROOT / "attdec").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        is_command = rel.startswith("attdec/commands/") and path.name != "common.py"
+        if not (is_command or rel == "attdec/api.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("attdec.commands"):
+                allowed = is_command and node.module == "attdec.commands.common"
+                assert allowed, f"{rel}:{node.lineno} imports {node.module}"

@@ -9,7 +9,6 @@ import click
 
 from attdec.analysis import BY, FRAMES
 from attdec.commands.common import COUNT, attdec_command, format_option
-from attdec.commands.hotspots import run
 from attdec.errors import InputError
 from attdec.report.common import printable
 
@@ -45,4 +44,6 @@ def demo(a) -> None:
             f"A raw capture ships too (synthetic gfx942 SQTT of 12 waves + its code object), try:\n"
             f"  attdec decode {raw}\n  attdec hotspots {raw}\n  attdec waves {raw}\n"
         )
-    run([str(p)], by=a.by, top=a.top, frame=a.frame, fmt=a.fmt)
+    ctx = click.get_current_context()
+    hotspots = ctx.find_root().command.get_command(ctx, "hotspots")  # through the group: no command imports another
+    return ctx.invoke(hotspots, paths=(str(p),), by=a.by, top=a.top, frame=a.frame, fmt=a.fmt)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import attdec_command, input_options, inputs, open_dispatches, paths_argument
-from attdec.commands.diff import compare_options
+from attdec.commands.common import (
+    attdec_command,
+    compare_options,
+    input_options,
+    inputs,
+    open_dispatches,
+    paths_argument,
+)
 
 
 @attdec_command(paths_argument("runs"), *compare_options, input_options)
