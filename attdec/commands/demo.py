@@ -45,5 +45,8 @@ def demo(a) -> None:
             f"  attdec decode {raw}\n  attdec hotspots {raw}\n  attdec waves {raw}\n"
         )
     ctx = click.get_current_context()
-    hotspots = ctx.find_root().command.get_command(ctx, "hotspots")  # through the group: no command imports another
+    group = ctx.find_root().command
+    hotspots = group.get_command(ctx, "hotspots") if isinstance(group, click.Group) else None
+    if hotspots is None:  # through the group: no command imports another
+        raise click.UsageError("demo runs within the attdec command group")
     return ctx.invoke(hotspots, paths=(str(p),), by=a.by, top=a.top, frame=a.frame, fmt=a.fmt)
