@@ -1,5 +1,5 @@
 """Options and helpers several commands share: click options built once, the dispatches a command reads,
-its warning and error lines, and where its output goes."""
+and its warning and error lines (its output stream is `report.common.output_stream`)."""
 
 from __future__ import annotations
 
