@@ -21,6 +21,7 @@ from attdec.commands.common import (
     compat_option,
     echo,
     format_option,
+    input_format_option,
     jobs_option,
     lost,
     open_raw,
@@ -66,7 +67,7 @@ def raw_dispatches(paths, code, arch, se, input_format):
     code_option("PATHS are .att blobs; this is a code object and the address it was loaded at (repeatable)"),
     click.option("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)"),
     click.option("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail"),
-    click.option("--input-format", default=None, help="input kind of PATHS when they are not bare blobs"),
+    input_format_option("input kind of PATHS when they are not bare blobs"),
     compat_option,
     jobs_option,
     click.option(
