@@ -112,7 +112,7 @@ def run(argv: list[str]) -> int:
 
         sys.stderr.write(printable(f"attdec: error: {e}") + "\n")
         return ExitCode.INPUT_ERROR
-    except click.Abort:  # Ctrl-C (click turns KeyboardInterrupt into Abort)
+    except (KeyboardInterrupt, click.Abort):  # Ctrl-C (at a click prompt it is click's Abort)
         sys.stderr.write("attdec: interrupted\n")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error

@@ -80,3 +80,12 @@ def test_commands_import_no_other_command_and_the_api_no_command():
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("attdec.commands"):
                 allowed = is_command and node.module == "attdec.commands.common"
                 assert allowed, f"{rel}:{node.lineno} imports {node.module}"
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch):
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("attdec.sources.pipeline.describe", interrupted)  # info reads its inputs with it
+    r = invoke(["info", "attdec/data/demo"])
+    assert r.exit_code == 130 and r.stderr == "attdec: interrupted\n" and r.exception is None
