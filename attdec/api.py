@@ -43,17 +43,19 @@ def open(
     arch: str | None = None,
     progress: Progress | None = None,
     compat: str | None = None,
+    jobs: int | None = None,
     **decode_opts,
 ) -> list[Dispatch]:
     """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded,
     as the AMD decoder build `compat` does: "0.1.6", the default, "0.1.5", "0.1.4" or "rocm-7.13";
     docs/compat.md).
     `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch. `jobs=N` decodes
-    raw dispatches on N forked processes (None: one per idle core; default 1: in this process)."""
+    raw dispatches on N forked processes (None, the default as on the command line: one per idle core;
+    1: in this process)."""
     from attdec.sources.pipeline import open_dispatches
 
     return open_dispatches(
-        _paths(paths), input_format, tuple(code), arch, progress=progress, compat=compat, **decode_opts
+        _paths(paths), input_format, tuple(code), arch, progress=progress, compat=compat, jobs=jobs, **decode_opts
     )
 
 
@@ -174,8 +176,8 @@ def save(path: PathLike, **tables) -> None:
     """Tables (`Table`s, or any mapping of column name to array) to one .npz, each column an array named
     "<table>.<column>": `attdec.save("run.npz", waves=attdec.waves(ds), records=attdec.instructions(ds))`.
     The format of `--format npz` (docs/api.md, "Columnar output"): `numpy.load` reads it without pickle."""
-    from attdec.commands.common import output_stream
     from attdec.report.columns import write_npz
+    from attdec.report.common import output_stream
 
     with output_stream(str(path), binary=True) as out:
         write_npz(out, tables)

@@ -1,193 +1,128 @@
-"""The `attdec` command line: argparse (standard library) and one thin module per command in attdec/commands/.
+"""The `attdec` command line: one click group whose commands live one per module in attdec/commands/.
 
-A command module has `arguments(p)`, which adds its options to `p` (a `Parser`), and the function COMMANDS
-names, which takes the parsed arguments, does the work and returns the exit status (None = 0); that
-function's docstring is the command's --help. A module is imported only when its command runs, so
-`attdec --help` imports none and each command imports only what it uses (no click, no rich, numpy only
-when arrays are made: `attdec hotspots` on a ui_output folder starts like a one-page script).
+A command module holds a `click.Command` (the name COMMANDS gives); its docstring is the command's --help,
+its callback returns the exit status (None = 0). A module is imported only when its command runs or shows
+its help, so `attdec --help` imports no command and each command imports only what it uses (numpy only
+when arrays are made).
 
-Exit status: 0 success, 1 an input error (one `attdec: error: <where>: <what>` line), 2 a usage error,
-3 decoded with damage (a warning line for each, commands.common.tell_damage).
+`run(argv)` is the one place a command's outcome becomes an exit status (errors.ExitCode): usage errors are
+click's message (2), input errors one `attdec: error: <where>: <what>` line (1), Ctrl-C one line (130).
 """
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import gc
 import importlib
 import os
 import sys
-from collections.abc import Callable
+
+import click
 
 from attdec import __version__
-from attdec.errors import AttdecError
+from attdec.errors import AttdecError, ExitCode
 
-# name -> ("module:function", one line for `attdec --help`). Each command lives in its own module under
-# attdec/commands/ and is imported only when run, so the command line starts without numpy.
+# name -> ("module:attribute" of its click.Command, one line for `attdec --help`). The one-liners live here so
+# that listing the commands imports none of them.
 COMMANDS = {
-    "hotspots": ("attdec.commands.hotspots:command", "Rank source lines, instructions or files by stall cycles."),
-    "diff": ("attdec.commands.diff:command", "Compare runs kernel by kernel: per-line deltas, marked against noise."),
-    "noise": ("attdec.commands.noise:command", "Run-to-run spread of repeated runs, per kernel and per line."),
-    "waves": ("attdec.commands.waves:command", "One row per traced wave: where, when, how long, stall."),
+    "hotspots": ("attdec.commands.hotspots:hotspots", "Rank source lines, instructions or files by stall cycles."),
+    "diff": ("attdec.commands.diff:diff", "Compare runs kernel by kernel: per-line deltas, marked against noise."),
+    "noise": ("attdec.commands.noise:noise", "Run-to-run spread of repeated runs, per kernel and per line."),
+    "waves": ("attdec.commands.waves:waves", "One row per traced wave: where, when, how long, stall."),
     "decode": ("attdec.commands.decode:decode", "Decode raw SQTT blobs or captures into records."),
-    "disasm": ("attdec.commands.disasm:command", "Disassemble an AMDGPU code object like llvm-objdump."),
-    "info": ("attdec.commands.info:command", "What an input is: kind, dispatches, GPU; an .rgp's chunks."),
+    "disasm": ("attdec.commands.disasm:disasm", "Disassemble an AMDGPU code object like llvm-objdump."),
+    "info": ("attdec.commands.info:info", "What an input is: kind, dispatches, GPU; an .rgp's chunks."),
     "export-ui": ("attdec.commands.export_ui:export_ui", "Write a raw capture as rocprofv3 ui_output folders."),
-    "prune-empty": ("attdec.commands.prune:command", "Remove dispatch folders with zero waves (dry run by default)."),
-    "demo": ("attdec.commands.demo:command", "Show hotspots on a sample that ships with attdec."),
-    "waits": ("attdec.commands.waits:command", "Which loads, stores and other operations each wait waited for."),
-    "latency": ("attdec.commands.latency:command", "How much memory latency was hidden behind other work."),
-    "cfg": ("attdec.commands.cfg:command", "Basic blocks and control-flow graph per kernel, loops nested."),
-    "loops": ("attdec.commands.loops:command", "Loop iterations per wave: count, first vs steady, outliers."),
-    "kernel": ("attdec.commands.kernel:command", "Kernel resources, theoretical and achieved occupancy."),
-    "counters": ("attdec.commands.counters:command", "Performance counters of each dispatch (tinygrad PMC)."),
-    "report": ("attdec.commands.report:command", "Write a one-file HTML report: hotspots, source, ISA, timeline."),
-    "advise": ("attdec.commands.advise:command", "Name each kernel's problems: where, cycles at stake, what to try."),
-    "timeline": ("attdec.commands.timeline:command", "Write a Chrome trace (Perfetto, chrome://tracing) of the waves."),
+    "prune-empty": (
+        "attdec.commands.prune:prune_empty",
+        "Remove dispatch folders with zero waves (dry run by default).",
+    ),
+    "demo": ("attdec.commands.demo:demo", "Show hotspots on a sample that ships with attdec."),
+    "waits": ("attdec.commands.waits:waits", "Which loads, stores and other operations each wait waited for."),
+    "latency": ("attdec.commands.latency:latency", "How much memory latency was hidden behind other work."),
+    "cfg": ("attdec.commands.cfg:cfg", "Basic blocks and control-flow graph per kernel, loops nested."),
+    "loops": ("attdec.commands.loops:loops", "Loop iterations per wave: count, first vs steady, outliers."),
+    "kernel": ("attdec.commands.kernel:kernel", "Kernel resources, theoretical and achieved occupancy."),
+    "counters": ("attdec.commands.counters:counters", "Performance counters of each dispatch (tinygrad PMC)."),
+    "report": ("attdec.commands.report:report", "Write a one-file HTML report: hotspots, source, ISA, timeline."),
+    "advise": ("attdec.commands.advise:advise", "Name each kernel's problems: where, cycles at stake, what to try."),
+    "timeline": (
+        "attdec.commands.timeline:timeline",
+        "Write a Chrome trace (Perfetto, chrome://tracing) of the waves.",
+    ),
 }
 
 ABOUT = """Decode AMD GPU thread traces (SQTT/ATT) and rank where kernels stall.
 
 Point it at rocprofv3 --att output (ui_output_agent_* folders, raw .att files) or a tinygrad profile.pkl;
-`attdec demo` shows it on a sample that ships with the package."""
+`attdec demo` shows it on a sample that ships with the package.
 
-HELP_WIDTH = 80  # help text is wrapped at the terminal's width, at most this
-OPTION_COLUMN = 30  # where option help starts
-
-
-def _width() -> int:
-    try:
-        return max(40, min(HELP_WIDTH, int(os.environ.get("COLUMNS", "")) - 2))
-    except ValueError:
-        return HELP_WIDTH
+Shell completion: add eval "$(_ATTDEC_COMPLETE=bash_source attdec)" to ~/.bashrc (zsh_source for ~/.zshrc,
+fish_source for fish)."""
 
 
-def _paragraphs(text: str, width: int, indent: str = "  ") -> str:
-    """A docstring as paragraphs rewrapped to `width` (blank lines between paragraphs kept)."""
-    import textwrap
-
-    paras = textwrap.dedent(text or "").strip().split("\n\n")
-    return "\n\n".join(
-        textwrap.fill(" ".join(p.split()), width, initial_indent=indent, subsequent_indent=indent) for p in paras
-    )
+def exit_status_help() -> str:
+    """The exit status table for --help's epilog (\\b: click keeps the lines as they are)."""
+    return "\b\nExit status:\n" + "\n".join(f"  {int(c):<4}{c.meaning}" for c in ExitCode)
 
 
-class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose --help reads like the rest of attdec: usage, the command's docstring, then
-    every option with its help and, when it has one, its default. Usage errors exit 2."""
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command is run (or its help shown)."""
 
-    def __init__(self, name: str, doc: str, usage: str):
-        super().__init__(prog=f"attdec {name}", description=doc, add_help=False)
-        self.usage_line = usage
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
 
-    def format_usage(self) -> str:
-        return f"Usage: {self.prog} {self.usage_line}\n"
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[cmd_name][0].split(":")
+        return getattr(importlib.import_module(module), attr)
 
-    def format_help(self) -> str:
-        import textwrap
-
-        width = _width()
-        lines = [self.format_usage(), _paragraphs(self.description or "", width), "", "Options:"]
-        for a in self._actions:
-            if not a.option_strings:
-                continue
-            flags = ", ".join(a.option_strings)
-            if a.nargs != 0:
-                flags += f" {a.metavar or _metavar(a)}"
-            text = (a.help or "").replace("%%", "%")
-            if _shows_default(a):
-                text += f"  [default: {a.default}]"
-            body = textwrap.wrap(text, width - OPTION_COLUMN) or [""]
-            if len(flags) + 4 > OPTION_COLUMN:
-                lines.append(f"  {flags}")
-                lines += [" " * OPTION_COLUMN + b for b in body if b]
-            else:
-                lines.append(f"  {flags:<{OPTION_COLUMN - 2}}{body[0]}".rstrip())
-                lines += [" " * OPTION_COLUMN + b for b in body[1:]]
-        return "\n".join(lines) + "\n"
-
-    def error(self, message: str):
-        self.exit(2, f"{self.format_usage()}Try '{self.prog} --help' for help.\n\nError: {message}\n")
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from COMMANDS' one-liners: no command module is imported to list them."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][1]) for name in self.list_commands(ctx)])
 
 
-def _metavar(a: argparse.Action) -> str:
-    if a.choices is not None:
-        return "[" + "|".join(map(str, a.choices)) + "]"
-    kind = getattr(a.type, "__name__", "")
-    return {"int": "INTEGER", "integer": "INTEGER", "float": "FLOAT"}.get(kind, "TEXT")
+COMPLETE = "_ATTDEC_COMPLETE"  # the environment variable shell completion sets (click's convention)
+CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True, "max_content_width": 100}
 
 
-def _shows_default(a: argparse.Action) -> bool:
-    """Every option with a default value says it (flags and repeatable options have none to say)."""
-    return a.nargs != 0 and a.default not in (None, (), argparse.SUPPRESS) and a.option_strings != ["-h", "--help"]
-
-
-def command_parser(name: str) -> tuple[Parser, Callable]:
-    """The parser of command `name` and the function that runs it (the command's module is imported)."""
-    module, attr = COMMANDS[name][0].split(":")
-    mod = importlib.import_module(module)
-    fn = getattr(mod, attr)
-    p = Parser(name, fn.__doc__ or "", getattr(mod, "USAGE", "[OPTIONS] PATHS..."))
-    mod.arguments(p)
-    p.add_argument("-h", "--help", action="help", help="Show this message and exit.")
-    return p, fn
-
-
-def main_help() -> str:
-    import textwrap
-
-    width = _width()
-    names = sorted(COMMANDS)
-    pad = max(map(len, names)) + 2
-    lines = ["Usage: attdec [OPTIONS] COMMAND [ARGS]...", "", _paragraphs(ABOUT, width), "", "Options:"]
-    lines += ["  --version   Show the version and exit.", "  -h, --help  Show this message and exit.", ""]
-    lines.append("Commands:")
-    for n in names:
-        body = textwrap.wrap(COMMANDS[n][1], width - pad - 2) or [""]
-        lines.append(f"  {n:<{pad}}{body[0]}")
-        lines += [" " * (pad + 2) + b for b in body[1:]]
-    return "\n".join(lines) + "\n"
+@click.group(cls=LazyGroup, help=ABOUT, epilog=exit_status_help(), context_settings=CONTEXT, no_args_is_help=True)
+@click.version_option(__version__, prog_name="attdec", message="%(prog)s, version %(version)s")
+def attdec() -> None:
+    pass
 
 
 def run(argv: list[str]) -> int:
-    """Run `attdec ARGV` and return its exit status (usage errors and --help raise SystemExit)."""
-    if not argv or argv[0] in ("-h", "--help"):
-        sys.stdout.write(main_help())
-        return 0 if argv else 2
-    if argv[0] == "--version":
-        sys.stdout.write(f"attdec, version {__version__}\n")
-        return 0
-    if argv[0] not in COMMANDS:
-        sys.stderr.write(
-            "Usage: attdec [OPTIONS] COMMAND [ARGS]...\nTry 'attdec --help' for help.\n\n"
-            f"Error: No such command '{argv[0]}'.\n"
-        )
-        return 2
-    common = sys.modules.get("attdec.commands.common")
-    if common is not None:  # a new run (tests and tools run several in one process)
-        common.LOST.clear()
-        common.OPENED.clear()
+    """Run `attdec ARGV` in this process and return its exit status (never raises for bad input)."""
+    if COMPLETE in os.environ:  # the shell asks for completions: click answers and exits
+        attdec.main(args=list(argv), prog_name="attdec", complete_var=COMPLETE)
     try:
-        p, fn = command_parser(argv[0])
-        args = p.parse_intermixed_args(argv[1:])
-        status = fn(args) or 0
-        common = sys.modules.get("attdec.commands.common")
-        damaged = common is not None and common.tell_damage()
-        if common is not None and common.LOST:  # inputs that failed while the others were reported
-            return 1
-        return 3 if damaged and status == 0 else status
+        # click's main() would turn a closed pipe into exit 1 and print usage errors itself: the context is
+        # made and invoked here, so that every outcome maps to ExitCode in this one place
+        with attdec.make_context("attdec", list(argv)) as ctx:
+            status = attdec.invoke(ctx)
+    except click.exceptions.Exit as e:  # --help, --version
+        return e.exit_code
+    except click.ClickException as e:  # usage errors: click's own message
+        e.show()
+        return ExitCode.USAGE if isinstance(e, click.UsageError) else ExitCode.INPUT_ERROR
     except AttdecError as e:
         from attdec.report.common import printable
 
         sys.stderr.write(printable(f"attdec: error: {e}") + "\n")
-        return 1
+        return ExitCode.INPUT_ERROR
     except MemoryError:  # what no cap foresaw (attdec.sources.limits): one line, not a traceback
         sys.stderr.write("attdec: error: out of memory: the input is too large for this machine's memory\n")
-        return 1
+        return ExitCode.INPUT_ERROR
+    except (KeyboardInterrupt, click.Abort):  # Ctrl-C (at a click prompt it is click's Abort)
+        sys.stderr.write("attdec: interrupted\n")
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
         quiet_stdout()
-        return 0
+        return ExitCode.OK
+    return int(status or 0)
 
 
 def quiet_stdout() -> None:

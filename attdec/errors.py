@@ -5,6 +5,33 @@ from __future__ import annotations
 
 import os
 import re
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The exit status of every `attdec` command: one table, so that a script or CI job can tell a slower
+    kernel from a broken trace (`attdec --help` lists MEANING; the README and docs/commands.md repeat it)."""
+
+    OK = 0
+    INPUT_ERROR = 1
+    USAGE = 2
+    DAMAGED = 3
+    REGRESSION = 4
+    INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
+
+    @property
+    def meaning(self) -> str:
+        return _MEANING[self]
+
+
+_MEANING = {
+    ExitCode.OK: "success",
+    ExitCode.INPUT_ERROR: "an input could not be read or an output written (one `attdec: error:` line each)",
+    ExitCode.USAGE: "usage error: an unknown command or option, a bad option value",
+    ExitCode.DAMAGED: "decoded, but an input was damaged (truncated, lost sync): warnings say where",
+    ExitCode.REGRESSION: "`diff --fail-above`: a kernel grew by more than the threshold",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+}
 
 
 class AttdecError(Exception):

@@ -292,15 +292,17 @@ def test_hotspots_cu_filter():
 
 
 def test_every_help_shows_the_defaults():
-    from attdec.cli import command_parser
+    import click
 
+    from attdec.cli import attdec
+
+    ctx = click.Context(attdec, info_name="attdec")
     for name in COMMANDS:
-        parser, _ = command_parser(name)
         text = " ".join(cli(name, "--help").stdout.split())
-        for act in parser._actions:
-            if not act.option_strings or act.nargs == 0 or act.default in (None, ()):
+        for opt in attdec.get_command(ctx, name).params:
+            if not isinstance(opt, click.Option) or opt.is_flag or opt.multiple or opt.required or opt.default is None:
                 continue
-            assert f"[default: {act.default}]" in text, (name, act.dest)
+            assert f"[default: {opt.default}" in text, (name, opt.name)
     assert "[default: 0" in cli("waves", "--help").stdout
 
 
@@ -340,3 +342,45 @@ def test_readme_names_the_test_data_and_the_shipped_examples():
     out = run_subprocess("hotspots", "attdec/data/demo_raw", cwd=ROOT).stdout
     first = out.splitlines()[2]  # the README shows real output: its totals line is this one
     assert first.strip() in readme
+
+
+# ---- rich tables at 80 columns: words whole, rows under their columns ----------------------------------
+
+
+def test_waits_at_80_columns_keeps_mnemonics_whole(monkeypatch):
+    """The wait's instruction text wraps between words: `s_waitcnt` and its counter are never folded into
+    pieces (they were `s_waitc` / `nt`)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli("waits", DEMO).stdout
+    words = out.split()
+    assert "s_waitcnt" in words and "vmcnt(0)" in words and "lgkmcnt(0)" in words
+    assert not re.search(r"\bs_wait\w{0,2}\s*$", out, re.M)
+
+
+def test_cfg_at_80_columns_keeps_rows_under_their_columns(monkeypatch):
+    """Every block row's figures sit under their headers (rows used to wrap under the wrong columns)."""
+    ex = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples")
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli("cfg", ex / "flash_attn_func").stdout.splitlines()
+    head = next(i for i, ln in enumerate(out) if ln.startswith("block"))
+    hits_end = out[head].index("hits") + len("hits")
+    rows = [ln for ln in out[head + 1 :] if re.match(r"\s*B\d+ ", ln)]
+    assert len(rows) > 10 and all(len(ln) <= 80 for ln in out)
+    for ln in rows:  # the hits figure ends where its right-aligned header ends
+        assert ln[hits_end - 1] != " " and ln[hits_end] == " ", ln
+
+
+def test_info_of_an_rgp_at_80_columns_keeps_dispatch_names_whole(monkeypatch):
+    rgps = sorted(shared_path("rgp").glob("*/*.rgp"))
+    monkeypatch.setenv("COLUMNS", "80")
+    for rgp in rgps:
+        data = json.loads(cli("info", rgp, "--format", "json").stdout)
+        kernels = [d["name"] for i in data["inputs"] for d in i.get("dispatches", [])]
+        out = cli("info", rgp).stdout
+        assert all(k in out.split() for k in kernels), (rgp, kernels)
+
+
+def test_tables_are_plain_when_piped_and_with_no_color(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    for args in (["hotspots", DEMO], ["waits", DEMO], ["cfg", RAW], ["info", DEMO]):
+        assert "\x1b" not in cli(*args).stdout

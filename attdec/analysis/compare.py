@@ -417,6 +417,19 @@ def diff(
 # ---------------------------------------------------------------------------------------------- noise
 
 
+def regressions(result: Diff, pct: float, metric: str) -> list[str]:
+    """Why a CI gate fails: one line per kernel whose total `metric` grew by more than `pct` percent."""
+    out = []
+    for kd in result.kernels:
+        grew, after = kd.grew(metric), kd.total.after[metric].median
+        if (grew is None and after > 0) or (grew is not None and grew > pct):
+            how = "from 0" if grew is None else f"{grew:+.1f}%"
+            sig = kd.total.significant(metric)
+            note = "" if sig is None else " (significant)" if sig else " (within run-to-run noise)"
+            out.append(f"{kd.kernel}: total {metric} grew {how} > {pct:g}%{note}")
+    return out
+
+
 @dataclass
 class NoiseRow:
     key: str

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import add_input_options, add_output, add_paths, inputs, open_dispatches, output_stream
+from attdec.commands.common import (
+    attdec_command,
+    format_option,
+    input_options,
+    inputs,
+    open_dispatches,
+    output_option,
+    paths_argument,
+)
+from attdec.report.common import output_stream
 
 ADVISE_FORMATS = ("table", "json", "md")
 
@@ -19,20 +28,16 @@ def run(paths, fmt="table", input_format=None, code=(), arch=None, compat=None, 
     printers[fmt]([advise(d) for d in dispatches], out or sys.stdout)
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument(
-        "--format",
-        dest="fmt",
-        choices=ADVISE_FORMATS,
-        default="table",
+@attdec_command(
+    paths_argument(),
+    format_option(
+        ADVISE_FORMATS,
         help="json: every finding with its evidence, and the rules that did not apply (docs/advise.md).",
-    )
-    add_output(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+    ),
+    output_option(),
+    input_options,
+)
+def advise(a) -> None:
     """Name the performance problems each kernel shows: the rule, where (source line, instruction), the
     cycles at stake (an upper bound, from the trace), the evidence and what to try.
 

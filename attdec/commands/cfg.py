@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import add_input_options, add_paths, add_wave_filters, inputs, open_dispatches, wave_filter
+from attdec.commands.common import (
+    attdec_command,
+    format_option,
+    input_options,
+    inputs,
+    open_dispatches,
+    paths_argument,
+    wave_filter,
+    wave_filter_options,
+)
 
 
 def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None) -> list:
     """A report.cfg.CfgReport (control-flow graphs with block statistics and loop timings) per dispatch."""
-    from attdec.analysis.cfg import block_stats, build_cfgs
-    from attdec.analysis.loops import loop_timings
-    from attdec.model.totals import aggregate_lines
-    from attdec.report.cfg import CfgReport
+    from attdec.report.cfg import cfg_reports
 
-    out = []
-    for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
-        waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
-        cfgs = build_cfgs(d.code)
-        for cfg in cfgs:
-            block_stats(cfg, d.target.family, totals)
-        out.append(CfgReport(d, len(waves), cfgs, loop_timings(d, waves, cfgs)))
-    return out
+    opened = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
+    return cfg_reports(opened, wave_filter)
 
 
 def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None, out=None):
@@ -33,14 +32,13 @@ def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=N
     {"table": rep.print_cfg_table, "json": rep.print_cfg_json, "dot": rep.print_cfg_dot}[fmt](rs, out or sys.stdout)
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument("--format", dest="fmt", choices=("table", "json", "dot"), default="table")
-    add_wave_filters(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+@attdec_command(
+    paths_argument(),
+    format_option(("table", "json", "dot")),
+    wave_filter_options,
+    input_options,
+)
+def cfg(a) -> None:
     """Basic blocks and control-flow graph of each kernel, loops nested, from the disassembly listing.
 
     Per block: address, instructions, hits, cycles, stall, its share, dominant stall type, source line

@@ -1,15 +1,18 @@
-"""Options and helpers several commands share."""
+"""Options and helpers several commands share: click options built once, the dispatches a command reads,
+and its warning and error lines (its output stream is `report.common.output_stream`)."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import os
+import functools
 import sys
-from pathlib import Path
+from collections.abc import Callable
+from types import SimpleNamespace
 
+import click
+
+from attdec.analysis import COMPARE_BY, FRAMES, METRICS
 from attdec.decoders.compat import COMPAT
-from attdec.errors import InputError
+from attdec.errors import ExitCode
 from attdec.sources import KINDS
 
 FORMATS = ("table", "json", "csv")
@@ -19,63 +22,63 @@ COMPAT_HELP = (
     "reading the newest public source (ROCm >= 7.13), not checked against a binary. docs/compat.md lists "
     "every rule on which they differ."
 )
+COUNT = click.IntRange(min=0)  # --top and other row counts: 0 = all; negatives refused, not taken from the end
+POSITIVE = click.IntRange(min=1)
+FOLDER = click.Path(file_okay=False)  # a folder to write into: may not exist yet, not a file
 
 
-def count(text: str) -> int:
-    """--top: a row count, 0 = all; negatives are refused, not taken from the end."""
-    n = int(text)
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{n} is not in the range x>=0")
-    return n
+def attdec_command(*params: Callable):
+    """The click command of `fn(options)`: its docstring is the --help, `params` its click options and
+    arguments (first is leftmost in --help), its options come as one namespace, and what it returns is the
+    exit status (None = 0). Inputs it lost on the way (`lost`) make it exit 1 after reporting the rest;
+    damage found in what it read (`opened`) is told once it is done and makes it exit 3."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def callback(**options):
+            ctx = click.get_current_context()
+            failures = ctx.meta.setdefault(LOST, [])
+            opened = ctx.meta.setdefault(OPENED, [])
+            status = fn(SimpleNamespace(**options)) or ExitCode.OK
+            damaged = tell_damage(opened)
+            if failures:
+                return ExitCode.INPUT_ERROR
+            return ExitCode.DAMAGED if damaged and status == ExitCode.OK else status
+
+        for param in reversed(params):
+            callback = param(callback)
+        return click.command()(callback)
+
+    return wrap
 
 
-def at_least(low: int):
-    """An integer option type that refuses values below `low`."""
-
-    def check(text: str) -> int:
-        n = int(text)
-        if n < low:
-            raise argparse.ArgumentTypeError(f"{n} is not in the range x>={low}")
-        return n
-
-    check.__name__ = "integer"
-    return check
-
-
-count.__name__ = "integer"  # argparse's "invalid integer value: 'x'"
-
-
-class Many(argparse.Action):
-    """A repeatable option: the values given, as a tuple (() when none)."""
-
-    def __init__(self, option_strings, dest, **kw):
-        kw.setdefault("default", ())
-        super().__init__(option_strings, dest, **kw)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, (*getattr(namespace, self.dest, ()), values))
-
-
-def folder(text: str) -> str:
-    """A folder to write into: it may not exist yet, but it must not be a file."""
-    if Path(text).exists() and not Path(text).is_dir():
-        raise argparse.ArgumentTypeError(f"'{text}' is a file")
-    return text
-
-
-def add_paths(p, name: str = "paths", required: bool = True) -> None:
-    p.add_argument(name, nargs="+" if required else "*", metavar=name.upper())
-
-
-def add_wave_filters(p) -> None:
-    """--se/--simd/--slot/--wave/--cu (repeatable)."""
-    p.add_argument("--se", type=int, action=Many, help="Only waves of this shader engine (repeatable).")
-    p.add_argument("--simd", type=int, action=Many, help="Only waves of this SIMD (repeatable).")
-    p.add_argument("--slot", type=int, action=Many, help="Only waves in this wave slot (repeatable).")
-    p.add_argument(
-        "--wave", type=int, action=Many, help="Only the n-th wave of its slot, the wv<N> of the file name (repeatable)."
+def paths_argument(name: str = "paths", required: bool = True):
+    return click.argument(
+        name, nargs=-1, required=required, metavar=name.upper() + "...", type=click.Path(readable=False)
     )
-    p.add_argument("--cu", type=int, action=Many, help="Only waves of this CU (repeatable).")
+
+
+def format_option(choices=FORMATS, default: str = "table", help: str | None = None):
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=default, help=help)
+
+
+def _many(name: str, help: str):
+    return click.option(name, type=int, multiple=True, help=help)
+
+
+def wave_filter_options(fn):
+    """--se/--simd/--slot/--wave/--cu (repeatable)."""
+    for opt in reversed(
+        (
+            _many("--se", "Only waves of this shader engine (repeatable)."),
+            _many("--simd", "Only waves of this SIMD (repeatable)."),
+            _many("--slot", "Only waves in this wave slot (repeatable)."),
+            _many("--wave", "Only the n-th wave of its slot, the wv<N> of the file name (repeatable)."),
+            _many("--cu", "Only waves of this CU (repeatable)."),
+        )
+    ):
+        fn = opt(fn)
+    return fn
 
 
 def wave_filter(a):
@@ -91,54 +94,97 @@ def make_wave_filter(se=(), simd=(), slot=(), wave=(), cu=()):
     return WaveSelection(se or (), simd or (), slot or (), wave or (), cu or ()) or None
 
 
-def known_arch(value: str) -> str:
+def known_arch(ctx, param, value: str | None) -> str | None:
     """--arch: an unknown name is an error listing the known ones, whatever the command does with it."""
-    from attdec.model.target import target
+    if value is not None:
+        from attdec.model.target import target
 
-    target(value)
+        target(value)
     return value
 
 
-def add_input_options(p) -> None:
-    """--input-format (the kinds of attdec.sources.KINDS), and --code/--arch for explicit SQTT blobs."""
-    p.add_argument(
+def input_format_option(help: str | None = None):
+    return click.option(
         "--input-format",
-        choices=list(KINDS),
+        type=click.Choice(list(KINDS)),
         default=None,
-        help="Input kind, detected when omitted: " + "; ".join(f"{k}: {h}" for k, (_, h) in KINDS.items()),
+        help=help or "Input kind, detected when omitted: " + "; ".join(f"{k}: {h}" for k, (_, h) in KINDS.items()),
     )
-    p.add_argument(
-        "--code",
-        action=Many,
-        metavar="FILE@LOADBASE",
-        help="PATHS are the .att blobs of one dispatch; this is a code object and its load base (repeatable).",
-    )
-    p.add_argument(
-        "--arch", default=None, type=known_arch, help="With --code: the GPU (default: from the code object)."
-    )
-    add_compat(p)
-    add_jobs(p)
 
 
-def add_compat(p) -> None:
+def code_option(help: str):
+    return click.option("--code", multiple=True, metavar="FILE@LOADBASE", help=help)
+
+
+def compat_option(fn):
     """--compat: which AMD decoder version raw captures are decoded as (docs/compat.md)."""
-    p.add_argument("--compat", choices=list(COMPAT), default=next(iter(COMPAT)), help=COMPAT_HELP)
+    return click.option("--compat", type=click.Choice(list(COMPAT)), default=next(iter(COMPAT)), help=COMPAT_HELP)(fn)
 
 
-def add_jobs(p) -> None:
+def jobs_option(fn):
     """--jobs N: raw dispatches decoded on N processes (attdec.sources.parallel)."""
-    p.add_argument(
+    return click.option(
         "--jobs",
-        type=at_least(1),
+        type=POSITIVE,
         default=None,
         metavar="N",
         help="Decode raw captures on N processes, this one and N-1 forked workers (default: one per core).",
+    )(fn)
+
+
+def input_options(fn):
+    """--input-format (the kinds of attdec.sources.KINDS), --code/--arch for explicit SQTT blobs, --compat, --jobs."""
+    fn = jobs_option(compat_option(fn))
+    fn = click.option(
+        "--arch", default=None, callback=known_arch, help="With --code: the GPU (default: from the code object)."
+    )(fn)
+    fn = code_option("PATHS are the .att blobs of one dispatch; this is a code object and its load base (repeatable).")(
+        fn
     )
+    return input_format_option()(fn)
+
+
+compare_options = (
+    click.option(
+        "--by",
+        type=click.Choice(COMPARE_BY),
+        default=None,
+        help="Rows per source line (default; instructions when there are no source lines), instruction, "
+        "source file or stall type.",
+    ),
+    click.option(
+        "--metric",
+        type=click.Choice(METRICS),
+        default="cycles",
+        help="What rows are ranked by (and diff marks and --fail-above checks): cycles (Latency) or stall.",
+    ),
+    click.option("--top", type=COUNT, default=20, help="Rows per kernel (0 = all)."),
+    click.option(
+        "--frame",
+        type=click.Choice(FRAMES),
+        default="inner",
+        help="For inlined code: the instruction's own line (inner) or the outermost call site (outer).",
+    ),
+    format_option(("table", "json", "csv", "md")),
+)  # what `diff` and `noise` rows are and how they print
 
 
 def inputs(a) -> dict:
     """The parsed input options, as open_dispatches takes them."""
     return {"input_format": a.input_format, "code": a.code, "arch": a.arch, "compat": a.compat, "jobs": a.jobs}
+
+
+def output_option(what: str = "Write to this file instead of stdout", required: bool = False):
+    """-o/--output FILE ('-' = stdout)."""
+    return click.option(
+        "-o",
+        "--output",
+        default=None if required else "-",
+        required=required,
+        metavar="FILE",
+        help=what,
+        show_default=not required,
+    )
 
 
 def echo(text: str, err: bool = False) -> None:
@@ -148,23 +194,30 @@ def echo(text: str, err: bool = False) -> None:
     print(printable(text), file=sys.stderr if err else sys.stdout)
 
 
-# Inputs and dispatches this run could not read while it read the others: each was one `attdec: error:`
-# line; the command still reports the rest, then exits 1 (cli.py). docs/reliability.md.
-LOST: list[str] = []
+# Where a command's click context keeps the inputs and dispatches it could not read while it read the
+# others: each was one `attdec: error:` line; the command still reports the rest, then exits 1
+# (docs/reliability.md).
+LOST = "attdec.lost"
 
 
-# The `damage` lists of what this run read (Dispatches and RawDispatches; the lists, not the dispatches, which
-# the command may let go): what the sources found, and an analysis since, is told when the command is done,
-# and the run exits 3, "decoded with damage" (cli.py).
-OPENED: list[list[str]] = []
+# Where a command's click context keeps the `damage` lists of what it read (Dispatches and RawDispatches; the
+# lists, not the dispatches, which the command may let go): what the sources found, and an analysis since, is
+# told when the command is done, and it exits 3, "decoded with damage".
+OPENED = "attdec.opened"
 
 
-def tell_damage() -> bool:
-    """One warning line for each damage the dispatches this run read carry, each told once; whether any was."""
-    told = dict.fromkeys(what for damage in OPENED for what in damage)
+def opened(dispatches) -> None:
+    """Remember the damage lists of dispatches the running command read (outside a command: nothing)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.setdefault(OPENED, []).extend(d.damage for d in dispatches)
+
+
+def tell_damage(damage_lists: list[list[str]]) -> bool:
+    """One warning line for each damage in `damage_lists`, each told once; whether there was any."""
+    told = dict.fromkeys(what for damage in damage_lists for what in damage)
     for what in told:
         echo(f"attdec: warning: {what}", err=True)
-    OPENED.clear()
     return bool(told)
 
 
@@ -189,7 +242,9 @@ def lost(e: Exception) -> None:
     """One input or dispatch this run could not read, the others being reported: its error line now, exit
     status 1 at the end."""
     echo(f"attdec: error: {e}", err=True)
-    LOST.append(str(e))
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.setdefault(LOST, []).append(str(e))
 
 
 def tell_problems(dispatches) -> None:
@@ -221,7 +276,7 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
                 before_decode=lambda raws: tune_allocator(raws, decode_opts.get("fold")),
                 **decode_opts,
             )
-        OPENED.extend(d.damage for d in out)
+        opened(out)
         return out
     finally:
         reports.tell()
@@ -234,44 +289,10 @@ def open_raw(paths, input_format=None, code=(), arch=None):
     reports = _Reports()
     try:
         out = read(paths, input_format, code, arch, report=reports)
-        OPENED.extend(d.damage for d in out)
+        opened(out)
         return out
     finally:
         reports.tell()
-
-
-def add_output(p, what: str = "Write to this file instead of stdout", required: bool = False) -> None:
-    """-o/--output FILE ('-' = stdout)."""
-    p.add_argument("-o", "--output", default=None if required else "-", required=required, metavar="FILE", help=what)
-
-
-@contextlib.contextmanager
-def output_stream(path: str, binary: bool = False):
-    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
-    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
-
-    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
-    """
-    if path == "-":
-        if binary:
-            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
-        yield sys.stdout
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InputError("is a directory; give a file name", path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror}", path) from None
-    try:
-        with f:
-            yield f
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 # glibc's malloc, set for the decode ahead (commands.common.tune_allocator)

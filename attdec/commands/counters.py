@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.analysis import COUNTER_BY
-from attdec.commands.common import FORMATS, add_input_options, add_paths, inputs, open_dispatches
+from attdec.commands.common import attdec_command, format_option, input_options, inputs, open_dispatches, paths_argument
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument(
+@attdec_command(
+    paths_argument(),
+    click.option(
         "--by",
-        choices=COUNTER_BY,
+        type=click.Choice(COUNTER_BY),
         default="total",
         help="One row per counter (total, where read, min/mean/max per location), or its value per shader "
         "engine, per CU (gfx9) / WGP (gfx10+), or per block instance (L2 channel).",
-    )
-    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
-    add_input_options(p)
-
-
-def command(a) -> None:
+    ),
+    format_option(),
+    input_options,
+)
+def counters(a) -> None:
     """Performance counters of each dispatch: per-counter totals, per SE / CU / block instance, and the
     totals across dispatches (tinygrad samples each dispatch once, so that is its "over time").
 

@@ -13,19 +13,24 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import click
+
 from attdec.commands.common import (
-    Many,
-    add_compat,
-    add_jobs,
-    add_output,
-    add_paths,
+    attdec_command,
+    code_option,
+    compat_option,
     echo,
+    format_option,
+    input_format_option,
+    jobs_option,
     lost,
     open_raw,
-    output_stream,
+    output_option,
+    paths_argument,
     tune_allocator,
 )
-from attdec.errors import ArchError, AttdecError, InputError, read_bytes
+from attdec.errors import ArchError, AttdecError, ExitCode, InputError, read_bytes
+from attdec.report.common import output_stream
 
 
 def _explicit(paths, code) -> bool:
@@ -52,38 +57,30 @@ def raw_dispatches(paths, code, arch, se, input_format):
     return raws
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument(
+@attdec_command(
+    paths_argument(),
+    click.option(
         "--arch",
         default=None,
         help="gfx1100, gfx1201, gfx942, ... (must match the trace; default: from the code object or the capture)",
-    )
-    p.add_argument(
-        "--code",
-        action=Many,
-        metavar="FILE@LOADBASE",
-        help="PATHS are .att blobs; this is a code object and the address it was loaded at (repeatable)",
-    )
-    p.add_argument("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)")
-    p.add_argument("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail")
-    p.add_argument("--input-format", default=None, help="input kind of PATHS when they are not bare blobs")
-    add_compat(p)
-    add_jobs(p)
-    p.add_argument(
-        "--tokens", action="store_true", help="list every token of the blobs (offset, type, named fields, time) instead"
-    )
-    p.add_argument(
-        "--format",
-        dest="fmt",
-        choices=("text", "json", "npz"),
-        default="text",
+    ),
+    code_option("PATHS are .att blobs; this is a code object and the address it was loaded at (repeatable)"),
+    click.option("--se", type=int, default=None, help="shader engine of a blob whose file name does not say (se<N>)"),
+    click.option("--target-cu", type=int, default=None, help="gfx9: the CU whose waves get instruction detail"),
+    input_format_option("input kind of PATHS when they are not bare blobs"),
+    compat_option,
+    jobs_option,
+    click.option(
+        "--tokens", is_flag=True, help="list every token of the blobs (offset, type, named fields, time) instead"
+    ),
+    format_option(
+        ("text", "json", "npz"),
+        "text",
         help="text: a summary per blob; json: every record (streamed); npz: every record as numpy columns, "
         "one array per column (docs/api.md, 'Columnar output'), to -o FILE.",
-    )
-    add_output(p)
-
-
+    ),
+    output_option(),
+)
 def decode(a) -> int:
     """Decode raw SQTT (bare .att blobs with --code, or any raw capture attdec reads) into records.
 
@@ -141,8 +138,8 @@ def decode(a) -> int:
         decoded.close()  # the workers end here
     if damaged:
         sys.stdout.flush()
-        return 3
-    return 0
+        return ExitCode.DAMAGED
+    return ExitCode.OK
 
 
 def list_token_streams(arch: str | None, paths, fmt: str) -> int:
@@ -169,5 +166,5 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> int:
     (report.write_json if fmt == "json" else report.write_text)(listings(), sys.stdout)
     if damaged:
         sys.stdout.flush()
-        return 3
-    return 0
+        return ExitCode.DAMAGED
+    return ExitCode.OK

@@ -5,9 +5,10 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
+import click
+
 from attdec.analysis import BY, FRAMES
-from attdec.commands.common import FORMATS, count
-from attdec.commands.hotspots import run
+from attdec.commands.common import COUNT, attdec_command, format_option
 from attdec.errors import InputError
 from attdec.report.common import printable
 
@@ -22,17 +23,13 @@ def demo_path(raw: bool = False) -> Path:
     return p
 
 
-USAGE = "[OPTIONS]"
-
-
-def arguments(p) -> None:
-    p.add_argument("--by", choices=BY, default="line")
-    p.add_argument("--top", type=count, default=10, help="Rows to show (0 = all).")
-    p.add_argument("--frame", choices=FRAMES, default="inner")
-    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
-
-
-def command(a) -> None:
+@attdec_command(
+    click.option("--by", type=click.Choice(BY), default="line"),
+    click.option("--top", type=COUNT, default=10, help="Rows to show (0 = all)."),
+    click.option("--frame", type=click.Choice(FRAMES), default="inner"),
+    format_option(),
+)
+def demo(a) -> None:
     """Show `attdec hotspots` on a synthetic sample shipped with attdec (made by tools/make_demo_sample.py).
 
     Try the other commands on it too: its path is printed first, and so is the path of a small raw capture
@@ -47,4 +44,9 @@ def command(a) -> None:
             f"A raw capture ships too (synthetic gfx942 SQTT of 12 waves + its code object), try:\n"
             f"  attdec decode {raw}\n  attdec hotspots {raw}\n  attdec waves {raw}\n"
         )
-    run([str(p)], by=a.by, top=a.top, frame=a.frame, fmt=a.fmt)
+    ctx = click.get_current_context()
+    group = ctx.find_root().command
+    hotspots = group.get_command(ctx, "hotspots") if isinstance(group, click.Group) else None
+    if hotspots is None:  # through the group: no command imports another
+        raise click.UsageError("demo runs within the attdec command group")
+    return ctx.invoke(hotspots, paths=(str(p),), by=a.by, top=a.top, frame=a.frame, fmt=a.fmt)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
+import click
+
+from attdec.commands.common import attdec_command, format_option
 from attdec.errors import ArchError, InputError, read_bytes
 
 
@@ -58,21 +61,18 @@ def print_text(co, insts, labels, out) -> None:
         con.print_spans(spans)
 
 
-USAGE = "[OPTIONS] CODE_OBJECT"
-
-
-def arguments(p) -> None:
-    p.add_argument("code_object", metavar="CODE_OBJECT")
-    p.add_argument(
+@attdec_command(
+    click.argument("code_object", metavar="CODE_OBJECT"),
+    click.option(
         "--arch",
+        default=None,
         help="Target (gfx90a, gfx942, gfx950, gfx1100..gfx1103, gfx1150, gfx1151, gfx1200, "
         "gfx1201); needed for tinygrad's minimal containers, overrides the ELF's.",
-    )
-    p.add_argument("--kernel", help="Only this kernel's instructions.")
-    p.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
-
-
-def command(a) -> None:
+    ),
+    click.option("--kernel", default=None, help="Only this kernel's instructions."),
+    format_option(("text", "json"), "text"),
+)
+def disasm(a) -> None:
     """Disassemble CODE_OBJECT (an AMDGPU ELF or a tinygrad container) like llvm-objdump, without LLVM."""
     co, insts, labels = listing(a.code_object, a.arch, a.kernel)
     if a.fmt == "json":

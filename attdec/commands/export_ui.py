@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.commands.common import (
-    add_input_options,
-    add_paths,
+    FOLDER,
+    attdec_command,
     echo,
-    folder,
+    input_options,
     inputs,
     lost,
     open_raw,
+    paths_argument,
     tune_allocator,
 )
 from attdec.errors import AttdecError
-
-USAGE = "[OPTIONS] INPUTS..."
 
 
 def folder_name(raw, index: int) -> str:
@@ -24,20 +25,19 @@ def folder_name(raw, index: int) -> str:
     return f"ui_output_agent_0_dispatch_{index + 1}"
 
 
-def arguments(p) -> None:
-    add_paths(p, "inputs")
-    p.add_argument(
+@attdec_command(
+    paths_argument("inputs"),
+    click.option(
         "-o",
         "--output",
-        dest="outdir",
+        "outdir",
         required=True,
-        type=folder,
+        type=FOLDER,
         metavar="DIRECTORY",
         help="Folder to write ui_output_* folders and stats_*.csv into.",
-    )
-    add_input_options(p)
-
-
+    ),
+    input_options,
+)
 def export_ui(a) -> None:
     """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
     --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.analysis import BY, CHARGES, FRAMES
 from attdec.commands.common import (
+    COUNT,
     FORMATS,
-    add_input_options,
-    add_output,
-    add_paths,
-    add_wave_filters,
-    count,
+    attdec_command,
+    format_option,
+    input_options,
     inputs,
     open_dispatches,
-    output_stream,
+    output_option,
+    paths_argument,
     wave_filter,
+    wave_filter_options,
 )
+from attdec.report.common import output_stream
 
 
 def run(
@@ -65,47 +69,43 @@ def run(
         print_pointer([advise(d, cheap=True) for d in dispatches], out or sys.stdout)
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument(
+@attdec_command(
+    paths_argument(),
+    click.option(
         "--by",
-        choices=BY,
+        type=click.Choice(BY),
         default=None,
         help="Rank source lines (default; instructions when there are no source lines), single "
         "instructions, or whole source files.",
-    )
-    p.add_argument("--top", type=count, default=20, help="Rows to show (0 = all).")
-    p.add_argument(
+    ),
+    click.option("--top", type=COUNT, default=20, help="Rows to show (0 = all)."),
+    click.option(
         "--frame",
-        choices=FRAMES,
+        type=click.Choice(FRAMES),
         default="inner",
         help="For inlined code (Source 'a.py:10 -> b.py:20'): charge the instruction's own line "
         "(inner, the first) or the outermost call site (outer, the last).",
-    )
-    p.add_argument(
+    ),
+    click.option(
         "--charge",
-        choices=CHARGES,
+        type=click.Choice(CHARGES),
         default="wait",
         help="Where a wait's stall counts: on the wait (wait) or on the loads, stores and other operations it "
         "waited for (producer; `attdec waits` lists them). Totals are the same either way.",
-    )
-    p.add_argument("--merge", action="store_true", help="Aggregate all dispatches into one report.")
-    p.add_argument(
-        "--format",
-        dest="fmt",
-        choices=[*FORMATS, "md", "folded", "npz"],
-        default="table",
+    ),
+    click.option("--merge", is_flag=True, help="Aggregate all dispatches into one report."),
+    format_option(
+        [*FORMATS, "md", "folded", "npz"],
         help="md: markdown tables for a pull request; npz: the rows, stall types and totals as numpy columns "
         "(docs/api.md, 'Columnar output'), to -o FILE; folded: stall by inline call chain as folded stacks "
         "(kernel;outer;...;inner stall) for flamegraph.pl, inferno or speedscope (all chains, --top and --frame "
         "do not apply; --by file: files as frames, --by instruction: the instruction as the leaf).",
-    )
-    add_output(p)
-    add_wave_filters(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+    ),
+    output_option(),
+    wave_filter_options,
+    input_options,
+)
+def hotspots(a) -> None:
     """Rank source lines (or instructions, files) by stall cycles, with the dominant stall type.
 
     PATHS are ui_output dispatch folders, parents holding many, globs, or .tar.xz archives of a folder;

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import add_paths
-from attdec.sources import KINDS
+from attdec.commands.common import attdec_command, format_option, input_format_option, paths_argument
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument("--input-format", choices=list(KINDS), default=None, help="Input kind; detected when omitted.")
-    p.add_argument("--format", dest="fmt", choices=("table", "json"), default="table")
-
-
-def command(a) -> None:
+@attdec_command(
+    paths_argument(),
+    input_format_option("Input kind; detected when omitted."),
+    format_option(("table", "json")),
+)
+def info(a) -> None:
     """What each input is: its kind and the dispatches it holds (arch, shader engines, code objects and
     load bases), not decoded. For an .rgp also the container, every chunk with its offset, size and what
     attdec read from it, and every repair the reader made (e.g. rgptool's padding bug)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attdec.commands.common import FORMATS, add_input_options, add_paths, inputs, open_dispatches
+from attdec.commands.common import attdec_command, format_option, input_options, inputs, open_dispatches, paths_argument
 
 
 def _code_object(path: str, arch: str | None):
@@ -46,13 +46,8 @@ def summaries(paths, input_format=None, code=(), arch=None, compat=None, jobs=No
     return out
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
-    add_input_options(p)
-
-
-def command(a) -> None:
+@attdec_command(paths_argument(), format_option(), input_options)
+def kernel(a) -> None:
     """Kernel resources (VGPR, AGPR, SGPR, LDS, scratch, wave and workgroup size, kernarg, flags), the
     theoretical occupancy they allow on the GPU and which resource limits it, and the occupancy the
     trace achieved (mean, peak, time share of each wave count).

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.analysis import FRAMES
 from attdec.commands.common import (
-    FORMATS,
-    add_input_options,
-    add_paths,
-    add_wave_filters,
-    count,
+    COUNT,
+    attdec_command,
+    format_option,
+    input_options,
     inputs,
     open_dispatches,
+    paths_argument,
     wave_filter,
+    wave_filter_options,
 )
 
 
@@ -49,19 +52,21 @@ def run(
         rep.print_latency_table(reports, by, top, out)
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument(
-        "--by", choices=("line", "instruction"), default="line", help="Rank source lines or single memory instructions."
-    )
-    p.add_argument("--top", type=count, default=20, help="Rows to show (0 = all).")
-    p.add_argument("--frame", choices=FRAMES, default="inner", help="As in hotspots.")
-    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
-    add_wave_filters(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+@attdec_command(
+    paths_argument(),
+    click.option(
+        "--by",
+        type=click.Choice(("line", "instruction")),
+        default="line",
+        help="Rank source lines or single memory instructions.",
+    ),
+    click.option("--top", type=COUNT, default=20, help="Rows to show (0 = all)."),
+    click.option("--frame", type=click.Choice(FRAMES), default="inner", help="As in hotspots."),
+    format_option(),
+    wave_filter_options,
+    input_options,
+)
+def latency(a) -> None:
     """Hidden latency: of each memory operation's latency (issue to the wait that retires it), the part
     the wave covered with other work and the part exposed as that wait's stall; per instruction or
     source line, per unit (VMEM load, LDS, SMEM, ...) and for the kernel ("62% of load latency hidden").

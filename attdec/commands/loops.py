@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from attdec.commands.cfg import reports
-from attdec.commands.common import add_input_options, add_paths, add_wave_filters, count, inputs, wave_filter
+import click
+
+from attdec.commands.common import (
+    COUNT,
+    attdec_command,
+    format_option,
+    input_options,
+    inputs,
+    open_dispatches,
+    paths_argument,
+    wave_filter,
+    wave_filter_options,
+)
 
 
 def run(
@@ -23,22 +34,22 @@ def run(
 
     from attdec.report import cfg as rep
 
-    rs = reports(paths, wave_filter, input_format, code, arch, compat, jobs)
+    opened = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
+    rs = rep.cfg_reports(opened, wave_filter)
     if fmt == "json":
         rep.print_loops_json(rs, out or sys.stdout)
     else:
         rep.print_loops_table(rs, top, out or sys.stdout)
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument("--top", type=count, default=16, help="Waves listed per loop in the table (0 = all).")
-    p.add_argument("--format", dest="fmt", choices=("table", "json"), default="table")
-    add_wave_filters(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+@attdec_command(
+    paths_argument(),
+    click.option("--top", type=COUNT, default=16, help="Waves listed per loop in the table (0 = all)."),
+    format_option(("table", "json")),
+    wave_filter_options,
+    input_options,
+)
+def loops(a) -> None:
     """Loops (back edges of the control-flow graph) and their iterations in every wave.
 
     Per loop: header, depth, iterations per wave, the first iteration of each entry versus the steady

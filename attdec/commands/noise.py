@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import add_input_options, add_paths, inputs, open_dispatches
-from attdec.commands.diff import add_compare_options
-
-USAGE = "[OPTIONS] RUNS..."
-
-
-def arguments(p) -> None:
-    add_paths(p, "runs")
-    add_compare_options(p)
-    add_input_options(p)
+from attdec.commands.common import (
+    attdec_command,
+    compare_options,
+    input_options,
+    inputs,
+    open_dispatches,
+    paths_argument,
+)
 
 
-def command(a) -> None:
+@attdec_command(paths_argument("runs"), *compare_options, input_options)
+def noise(a) -> None:
     """Run-to-run spread of repeated runs: median, MAD and min-max per kernel total, stall type and row.
 
     RUNS are anything attdec reads; dispatches with the same kernel name are runs of that kernel. The

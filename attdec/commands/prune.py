@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+
+from attdec.commands.common import attdec_command
 from attdec.errors import AttdecError
-from attdec.report.common import Col, common_dir, console, fit_table, strip_dir
+from attdec.report.common import Col, common_dir, console, draw_table, strip_dir
 from attdec.sources.prune import judge_roots, remove
 from attdec.sources.ui_output import read_folder
 
@@ -18,15 +21,11 @@ def _kb(n: int) -> str:
     return f"{n / 1024:,.1f} KB"
 
 
-USAGE = "[OPTIONS] ROOTS..."
-
-
-def arguments(p) -> None:
-    p.add_argument("roots", nargs="+", type=Path, metavar="ROOTS")
-    p.add_argument("--yes", action="store_true", help="Really delete (default: dry run, print what would go).")
-
-
-def command(a) -> None:
+@attdec_command(
+    click.argument("roots", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="ROOTS..."),
+    click.option("--yes", is_flag=True, help="Really delete (default: dry run, print what would go)."),
+)
+def prune_empty(a) -> None:
     """Remove dispatch folders with zero waves (dry run unless --yes).
 
     Prints what would go, with sizes, then the surviving dispatches ranked by (waves, instructions,
@@ -98,4 +97,4 @@ def command(a) -> None:
         + (f", under {prefix}/:" if prefix else ":"),
         style="bold",
     )
-    fit_table(con, cols, rows)
+    draw_table(con, cols, rows)

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+
 from attdec.analysis import FRAMES
 from attdec.commands.common import (
-    Many,
-    add_input_options,
-    add_output,
-    add_paths,
-    at_least,
-    count,
+    COUNT,
+    FOLDER,
+    POSITIVE,
+    attdec_command,
     echo,
-    folder,
+    input_options,
     inputs,
     open_dispatches,
-    output_stream,
+    output_option,
+    paths_argument,
 )
 from attdec.report import Limits
+from attdec.report.common import output_stream
 
 MAX_SOURCE_BYTES = 2_000_000  # a source file larger than this is not embedded
 
@@ -45,41 +47,40 @@ def find_sources(dispatches, source_dirs=()) -> dict[str, list[str]]:
     return out
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    add_output(p, "HTML file to write ('-' for stdout).", required=True)
-    p.add_argument(
+@attdec_command(
+    paths_argument(),
+    output_option("HTML file to write ('-' for stdout).", required=True),
+    click.option(
         "--frame",
-        choices=FRAMES,
+        type=click.Choice(FRAMES),
         default="inner",
         help="Hotspot tables: charge inlined code to its own line (inner) or the outermost call site (outer).",
-    )
-    p.add_argument(
+    ),
+    click.option(
         "--source-dir",
-        dest="source_dirs",
-        action=Many,
-        type=folder,
+        "source_dirs",
+        multiple=True,
+        type=FOLDER,
         metavar="DIRECTORY",
         help="Where to look for the source files the trace names (repeatable); they are also looked for at the "
         "paths as written.",
-    )
-    p.add_argument("--title", default=None, help="Page title (default: the kernel names).")
-    p.add_argument(
+    ),
+    click.option("--title", default=None, help="Page title (default: the kernel names)."),
+    click.option(
         "--max-insts",
-        type=count,
+        type=COUNT,
         default=Limits.insts,
         help="Instructions embedded for hovering in the timeline, over all dispatches (whole waves, evenly spread).",
-    )
-    p.add_argument(
+    ),
+    click.option(
         "--max-runs",
-        type=at_least(1),
+        type=POSITIVE,
         default=Limits.runs,
         help="Timeline runs per colouring over all dispatches; past it they are aggregated on a coarser time grid.",
-    )
-    add_input_options(p)
-
-
-def command(a) -> None:
+    ),
+    input_options,
+)
+def report(a) -> None:
     """Write one self-contained HTML page: summary, stall types, sortable hotspot tables, flamegraph,
     source and ISA views, wave timeline and occupancy (several dispatches: a selector).
 

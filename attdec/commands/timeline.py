@@ -2,46 +2,48 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.commands.common import (
-    add_input_options,
-    add_output,
-    add_paths,
-    at_least,
+    POSITIVE,
+    attdec_command,
     echo,
+    input_options,
     inputs,
     open_dispatches,
-    output_stream,
+    output_option,
+    paths_argument,
 )
 from attdec.report import TRACE_CLOCKS, TRACE_GRANULARITIES
+from attdec.report.common import output_stream
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    add_output(p, "Trace file to write ('-' for stdout).", required=True)
-    p.add_argument(
+@attdec_command(
+    paths_argument(),
+    output_option("Trace file to write ('-' for stdout).", required=True),
+    click.option(
         "--granularity",
-        choices=TRACE_GRANULARITIES,
+        type=click.Choice(TRACE_GRANULARITIES),
         default="state",
         help="Slices under each wave: one per instruction, per wave-state run (exec, wait, stall, idle), or none.",
-    )
-    p.add_argument(
+    ),
+    click.option(
         "--clock",
-        choices=TRACE_CLOCKS,
+        type=click.Choice(TRACE_CLOCKS),
         default="cycles",
         help="cycles: 1 us in the viewer = 1 shader cycle; realtime: real microseconds from the trace's realtime "
         "samples (SEs and dispatches aligned).",
-    )
-    p.add_argument(
+    ),
+    click.option(
         "--max-events",
-        type=at_least(1),
+        type=POSITIVE,
         default=500_000,
         help="Cap on trace events; past it, instruction/state slices are written for the waves that began first "
         "(and the trace says so).",
-    )
-    add_input_options(p)
-
-
-def command(a) -> None:
+    ),
+    input_options,
+)
+def timeline(a) -> None:
     """Write Chrome trace-event JSON that Perfetto UI (ui.perfetto.dev) and chrome://tracing open.
 
     A process per shader engine, a thread per CU / SIMD / wave slot, a slice per wave with its

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.commands.common import (
-    FORMATS,
-    add_input_options,
-    add_paths,
-    add_wave_filters,
-    count,
+    COUNT,
+    attdec_command,
+    format_option,
+    input_options,
     inputs,
     open_dispatches,
+    paths_argument,
     wave_filter,
+    wave_filter_options,
 )
 
 
@@ -46,16 +49,15 @@ def run(
         rep.print_waits_table(reports, top, producers, out)
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument("--top", type=count, default=20, help="Wait sites to show (0 = all).")
-    p.add_argument("--producers", type=int, default=4, help="Producers listed per wait in the table.")
-    p.add_argument("--format", dest="fmt", choices=FORMATS, default="table")
-    add_wave_filters(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+@attdec_command(
+    paths_argument(),
+    click.option("--top", type=COUNT, default=20, help="Wait sites to show (0 = all)."),
+    click.option("--producers", type=int, default=4, help="Producers listed per wait in the table."),
+    format_option(),
+    wave_filter_options,
+    input_options,
+)
+def waits(a) -> None:
     """Which loads (stores, LDS and scalar reads, exports, ALU results) each wait instruction waited for.
 
     One row per wait site, largest stall first: its counters, hits, stall (total, mean, p50, p95 per

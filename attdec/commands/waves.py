@@ -2,45 +2,44 @@
 
 from __future__ import annotations
 
+import click
+
 from attdec.analysis import WAVE_SORT_KEYS
 from attdec.commands.common import (
+    COUNT,
     FORMATS,
-    add_input_options,
-    add_output,
-    add_paths,
-    add_wave_filters,
-    count,
+    attdec_command,
+    format_option,
+    input_options,
     inputs,
     open_dispatches,
-    output_stream,
+    output_option,
+    paths_argument,
     tell_problems,
     wave_filter,
+    wave_filter_options,
 )
+from attdec.report.common import output_stream
 
 
-def arguments(p) -> None:
-    add_paths(p)
-    p.add_argument(
+@attdec_command(
+    paths_argument(),
+    click.option(
         "--sort",
-        dest="sort_key",
-        choices=WAVE_SORT_KEYS,
+        "sort_key",
+        type=click.Choice(WAVE_SORT_KEYS),
         default="position",
         help="position = se/simd/slot/wv order; begin/end/cu ascending; the others largest first.",
-    )
-    p.add_argument(
-        "--format",
-        dest="fmt",
-        choices=[*FORMATS, "npz"],
-        default="table",
-        help="npz: the rows as numpy columns (docs/api.md, 'Columnar output'), to -o FILE.",
-    )
-    add_output(p)
-    p.add_argument("--top", type=count, default=0, help="Only the first N rows after sorting (0 = all).")
-    add_wave_filters(p)
-    add_input_options(p)
-
-
-def command(a) -> None:
+    ),
+    format_option(
+        [*FORMATS, "npz"], help="npz: the rows as numpy columns (docs/api.md, 'Columnar output'), to -o FILE."
+    ),
+    output_option(),
+    click.option("--top", type=COUNT, default=0, help="Only the first N rows after sorting (0 = all)."),
+    wave_filter_options,
+    input_options,
+)
+def waves(a) -> None:
     """One row per wave file: se, simd, slot, wave, cu, begin, end, duration, instructions, stall.
 
     begin/end are the wave's cycles exactly as in filenames.json and the wave file.

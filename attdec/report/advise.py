@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attdec.analysis.advise import Advice, Finding
-from attdec.report.common import Col, console, fit_table, human, md_code, pct, write_json, write_md_table
+from attdec.report.common import Col, console, draw_table, human, md_code, pct, write_json, write_md_table
 
 JSON_VERSION = 1
 
@@ -55,7 +55,7 @@ def print_table(advice: list[Advice], out) -> None:
                 [str(i), human(f.cycles), pct(f.share), f.rule, f.title, where_text(f)]
                 for i, f in enumerate(a.findings, 1)
             ]
-            fit_table(con, cols, rows, indent=2)
+            draw_table(con, cols, rows, indent=2)
             for i, f in enumerate(a.findings, 1):
                 con.print(f"  {i}. {f.rule}: {f.suggestion}")
                 con.print("     evidence: " + ", ".join(f"{k} {_short(v)}" for k, v in f.evidence.items()))

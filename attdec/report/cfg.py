@@ -10,7 +10,7 @@ from attdec.analysis.cfg import Block, Cfg
 from attdec.analysis.hotspots import frame_of
 from attdec.analysis.loops import LoopTiming, WaveLoop
 from attdec.model import Dispatch
-from attdec.report.common import Col, common_dir, console, fit_table, human, pct, strip_dir, write_json
+from attdec.report.common import Col, Heading, common_dir, console, draw_table, human, pct, strip_dir, write_json
 
 
 @dataclass
@@ -164,6 +164,24 @@ def print_cfg_dot(reports: list[CfgReport], out) -> None:
 # ---- indented terminal view -----------------------------------------------------------------------
 
 
+def cfg_reports(dispatches, wave_filter=None) -> list[CfgReport]:
+    """A CfgReport per dispatch: its control-flow graphs, block statistics (of the waves `wave_filter`
+    keeps) and loop timings; what `attdec cfg` and `attdec loops` print."""
+    from attdec.analysis.cfg import block_stats, build_cfgs
+    from attdec.analysis.loops import loop_timings
+    from attdec.model.totals import aggregate_lines
+
+    out = []
+    for d in dispatches:
+        waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
+        totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
+        cfgs = build_cfgs(d.code)
+        for cfg in cfgs:
+            block_stats(cfg, d.target.family, totals)
+        out.append(CfgReport(d, len(waves), cfgs, loop_timings(d, waves, cfgs)))
+    return out
+
+
 def print_cfg_table(reports: list[CfgReport], out) -> None:
     con = console(out)
     for i, r in enumerate(reports):
@@ -225,10 +243,10 @@ def _cfg_section(con, r: CfgReport, cfg: Cfg, notes: bool) -> None:
         con.print(f"  note: {len(cfg.irreducible)} retreating edges into no dominator (irreducible)", style="yellow")
     total = sum(b.stall for b in cfg.blocks)
     prefix = common_dir([_source(b) for b in cfg.blocks])
-    # Loop headings sit between block rows, so the columns are laid out here rather than by fit_table.
-    head = ["block", "address", "instrs", "hits", "cycles", "stall", "share", "dominant", "source", "next"]
-    right = {1, 2, 3, 4, 5, 6}
-    rows: list[tuple[str, list[str]]] = []  # ("loop", [text]) or ("block", cells)
+    cols = [Col("block", justify="left"), Col("address"), Col("instrs"), Col("hits"), Col("cycles"), Col("stall")]
+    cols += [Col("share"), Col("dominant", justify="left", short="type"), Col("source", "path", "left", min=12)]
+    cols.append(Col("next", "text", "left", min=8))
+    rows: list = []  # block rows, a Heading where a loop starts
     shown: list[int] = []
     for b in cfg.blocks:
         chain = _chain(cfg, b)
@@ -237,35 +255,26 @@ def _cfg_section(con, r: CfgReport, cfg: Cfg, notes: bool) -> None:
             common += 1
         for depth in range(common, len(chain)):
             cont = " (continued)" if any(x.loop == chain[depth] for x in cfg.blocks[: b.id]) else ""
-            rows.append(("loop", ["  " * depth + _loop_line(r, cfg, chain[depth]) + cont]))
+            rows.append(Heading("  " * depth + _loop_line(r, cfg, chain[depth]) + cont))
         shown = chain
         nxt = [f"B{s}" + ("" if k == "fallthrough" else f" {k}") for s, k in b.succ]
         if b.exit:
             nxt.append(f"exit: {b.exit}")
-        cells = [
-            "  " * len(chain) + f"B{b.id}" + ("" if b.consistent else " *"),
-            f"0x{b.start:x}",
-            str(len(b.lines)),
-            human(b.hits),
-            human(b.cycles),
-            human(b.stall),
-            pct(b.stall / total if total else 0),
-            b.dominant or "-",
-            strip_dir(_source(b), prefix) or "-",
-            ", ".join(nxt),
-        ]
-        rows.append(("block", cells))
-    widths = [max([len(h)] + [len(c[i]) for k, c in rows if k == "block"]) for i, h in enumerate(head)]
-
-    def fmt(cells):
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-
-    con.print(fmt(head).rstrip(), style="bold")
-    for kind, cells in rows:
-        if kind == "loop":
-            con.print(cells[0], style="bold")
-        else:
-            con.print(fmt(cells).rstrip())
+        rows.append(
+            [
+                "  " * len(chain) + f"B{b.id}" + ("" if b.consistent else " *"),
+                f"0x{b.start:x}",
+                str(len(b.lines)),
+                human(b.hits),
+                human(b.cycles),
+                human(b.stall),
+                pct(b.stall / total if total else 0),
+                b.dominant or "-",
+                strip_dir(_source(b), prefix) or "-",
+                ", ".join(nxt),
+            ]
+        )
+    draw_table(con, cols, rows)
     if prefix:
         con.print(f"sources under {prefix}/", style="dim")
     if any(not b.consistent for b in cfg.blocks):
@@ -381,6 +390,6 @@ def _loop_section(con, t: LoopTiming, top: int) -> None:
                 human(int(w.cycles.sum())),
             ]
         )
-    fit_table(con, [Col(h, short=sh) for h, sh in heads], rows)
+    draw_table(con, [Col(h, short=sh) for h, sh in heads], rows)
     if len(waves) < len(t.waves):
         con.print(f"  ... {len(t.waves) - len(waves)} more waves (--top 0 shows all)", style="dim")

@@ -1,56 +1,69 @@
-"""Small helpers every reporter shares: number formatting, bars, paths, escaping, the console, tables that fit.
-
-The console and the tables are plain Python (no rich): a report is a few lines and tables, and rich's import
-alone costs more than a small folder's whole report. Widths are in terminal cells (`cell_len`).
+"""Small helpers every reporter shares: number formatting, bars, paths, escaping, the console and tables
+(rich draws both). Widths are in terminal cells (`cell_len`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Container, Iterable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Literal
 
 from attdec.analysis import norm_path
+from attdec.errors import InputError
 from attdec.model.record import Record
 
 PIPED_WIDTH = 4096  # piped output without COLUMNS: as wide as it needs to be, nothing folded or cut
 JustifyMethod = Literal["left", "right"]
 
-# SGR codes of the styles reporters use; a style is one or more of these names ("bold yellow").
-_SGR = {"bold": "1", "dim": "2", "italic": "3", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
-
 
 class Console:
-    """Where every reporter prints: lines of text, wrapped at `width` cells (on a terminal its width,
-    piped $COLUMNS or PIPED_WIDTH), styled only on a colour terminal. Text from inputs (instructions,
-    paths, kernel names) has its control characters escaped, whoever printed it, so a trace cannot drive
-    the terminal. Trailing blanks are dropped. A closed pipe raises BrokenPipeError, which the command
-    line turns into a quiet exit 0."""
+    """Where every reporter prints: a rich console on one stream, wrapped at `width` cells (on a terminal
+    its width, piped $COLUMNS or PIPED_WIDTH), styled only on a colour terminal. Text from inputs
+    (instructions, paths, kernel names) has its control characters escaped, whoever printed it, so a trace
+    cannot drive the terminal. Trailing blanks are dropped. A closed pipe raises BrokenPipeError, which the
+    command line turns into a quiet exit 0."""
 
     def __init__(self, file, width: int, color: bool = False):
-        self.file, self.width, self.color = file, width, color
+        from rich.console import Console as Rich
 
-    def style(self, text: str, style: str | None) -> str:
-        """`text` (already escaped) wrapped in the SGR codes of `style` when colour is on."""
-        if not (self.color and style):
-            return text
-        codes = ";".join(_SGR[s] for s in style.split() if s in _SGR)
-        return f"\x1b[{codes}m{text}\x1b[0m" if codes else text
+        self.file, self.width, self.color = file, width, color
+        self.rich = Rich(
+            file=file,
+            width=width,
+            color_system="standard" if color else None,
+            force_terminal=color,
+            no_color=not color,
+            highlight=False,
+            markup=False,
+            emoji=False,
+        )
 
     def print(self, text: object = "", style: str | None = None, wrap: bool = True) -> None:
         """One or more lines (`text` may hold newlines), each wrapped at the width unless `wrap` is False."""
-        out = []
-        for line in _escape_keep_lines(str(text)).split("\n"):
-            for part in wrap_text(line, self.width, hang=True) if wrap else [line]:
-                out.append(self.style(part.rstrip(), style))
-        self.file.write("\n".join(out) + "\n")
+        from rich.text import Text
+
+        self.show(Text(_escape_keep_lines(str(text)), style=style or "", no_wrap=not wrap, overflow="ignore"))
 
     def print_spans(self, spans: Sequence[tuple[str, str | None]]) -> None:
         """One line of differently styled pieces (text, style), never wrapped."""
-        self.file.write("".join(self.style(_escape_keep_lines(t), st) for t, st in spans).rstrip() + "\n")
+        from rich.text import Text
+
+        line = Text(no_wrap=True, overflow="ignore")
+        for t, st in spans:
+            line.append(_escape_keep_lines(t), style=st or "")
+        self.show(line)
+
+    def show(self, renderable, width: int | None = None) -> None:
+        """Render a rich renderable (already escaped) and write it, trailing blanks dropped."""
+        self.rich.width = width or self.width  # wider than the console only for a table that cannot fit
+        with self.rich.capture() as cap:
+            self.rich.print(renderable, crop=False)
+        text = cap.get()
+        self.file.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
 
 
 def _columns_env() -> int | None:
@@ -162,44 +175,6 @@ def cell_len(text: str) -> int:
     return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
-_WORDS = r"\s*\S+\s*|\s+"  # compiled (by re, once) when a line is first wrapped: piped output never is
-
-
-def wrap_text(text: str, width: int, hang: bool = False) -> list[str]:
-    """`text` in lines of at most `width` cells, broken between words; a word wider than that is folded.
-    With `hang`, continuation lines keep the first line's indentation. Always at least one line."""
-    if cell_len(text) <= width or width <= 0:
-        return [text]
-    indent = text[: len(text) - len(text.lstrip(" "))] if hang else ""
-    if cell_len(indent) >= width // 2:
-        indent = ""
-    lines, line = [], ""
-    for word in re.findall(_WORDS, text):
-        if line and cell_len(line + word.rstrip()) > width:
-            lines.append(line.rstrip())
-            line, word = indent, word.lstrip()
-        while cell_len(line + word.rstrip()) > width:  # a word that fits on no line: fold it
-            room = max(1, width - cell_len(line))
-            cut = _fit(word, room)
-            lines.append(line + word[:cut])
-            line, word = indent, word[cut:]
-        line += word
-    if line.strip() or not lines:
-        lines.append(line.rstrip())
-    return lines
-
-
-def _fit(text: str, width: int) -> int:
-    """How many characters of `text` fit in `width` cells (at least one)."""
-    n, used = 0, 0
-    for ch in text:
-        used += cell_len(ch)
-        if used > width:
-            break
-        n += 1
-    return max(n, 1)
-
-
 def left_cut(text: str, width: int) -> str:
     """`text` cut to `width` cells from the left ('…/kernels/k.py:103'): a path's end says the most."""
     if cell_len(text) <= width:
@@ -212,16 +187,16 @@ def left_cut(text: str, width: int) -> str:
     return "…" + out
 
 
-# ---- tables that fit -----------------------------------------------------------------------------
+# ---- tables ------------------------------------------------------------------------------------
 
 
 class Col(Record):
-    """One column of a `fit_table`.
+    """One column of a `draw_table`.
 
-    kind "whole": figures and short labels, never cut or folded; "text": folds onto more lines when narrow;
-    "path": cut from the left; "bar": `bar()` cells drawn at whatever width is left (gone when none is).
-    `short` is the header used when the table is too wide with the full one; `min` the narrowest a text or
-    path column gets before the gap between columns shrinks.
+    kind "whole": figures and short labels, never cut or folded; "text": wraps between words (folds a word
+    wider than the column) when narrow; "path": cut from the left ('…/kernels/k.py:103'); "bar": `bar()`
+    cells drawn at whatever width is left. `short` is the header used when the table is too wide with the
+    full one; `min` the narrowest a text or path column gets.
     """
 
     header: str
@@ -232,7 +207,11 @@ class Col(Record):
     bar: int = 16  # a bar column's preferred width
 
 
-def fit_table(
+MAX_WORD = 24  # a word longer than this may be folded in a narrow text column
+CHUNK_ROWS = 2000  # a long table is drawn this many rows at a time, its columns laid out once
+
+
+def draw_table(
     con: Console,
     cols: Sequence[Col],
     rows: Iterable[Sequence],
@@ -240,113 +219,155 @@ def fit_table(
     header: bool = True,
     cell_widths: Sequence[int] | None = None,
 ) -> None:
-    """Print `rows` under `cols` within the console's width, keeping every figure whole (`header=False`:
-    no header line, and headers take no width). `cell_widths`: each column's widest cell, when the caller
-    knows it (`rows` are then read once, to print: a million rows need not all be held).
+    """Print `rows` under `cols` as a rich table within the console's width, every figure whole
+    (`header=False`: no header line). Bar cells are fractions; every other cell is a string. `cell_widths`:
+    each column's widest cell, when the caller knows it: the rows are then read once, drawn a chunk at a
+    time with every column's width fixed (a million rows need not all be held). A `Heading` among the rows
+    is printed as a line of its own, the columns around it aligned.
 
-    Narrowing, in order: bars shrink (and go), text and path columns shrink to their minimum, headers
-    take their short forms, the gap between columns drops to one space, text columns go down to 4 cells.
-    What still does not fit is printed wider than the console (the terminal wraps the line) rather than
-    cutting a figure. Bar cells are fractions; every other cell is a string.
-    """
+    When the full headers make the table too wide the short ones are used; text and path columns give way
+    (down to their `min`) before bars; what still does not fit is printed wider than the console (the
+    terminal wraps the line) rather than cutting a figure."""
+    words = [4] * len(cols)  # the narrowest a text column folds to: its longest word, when the rows are known
+    if cell_widths is None:
+        rows = [r if isinstance(r, Heading) else list(r) for r in rows]
+        cells = [r for r in rows if not isinstance(r, Heading)]
+        cell_widths = [
+            c.bar if c.kind == "bar" else max([0] + [cell_len(printable(r[i])) for r in cells])
+            for i, c in enumerate(cols)
+        ]
+        for i, c in enumerate(cols):
+            if c.kind == "text":
+                longest = max([cell_len(w) for r in cells for w in printable(r[i]).split()], default=4)
+                words[i] = min(max(4, longest), MAX_WORD)
     width = con.width - indent
-    headers = [c.header if header else "" for c in cols]
+    heads = [c.header if header else "" for c in cols]
+    natural = [c.bar if c.kind == "bar" else max(cell_len(h), w) for c, h, w in zip(cols, heads, cell_widths)]
+    if header and sum(natural) + 2 * (len(cols) - 1) > width:
+        heads = [c.short or c.header for c in cols]
+    fixed, gap = _layout(cols, [max(w, cell_len(h)) for h, w in zip(heads, cell_widths)], words, width)
+    chunk: list = []
+    first = True
+    for r in rows:
+        if isinstance(r, Heading) or len(chunk) == CHUNK_ROWS:
+            if chunk or (first and header):
+                _draw(con, cols, heads if first else None, fixed, gap, chunk, indent, header)
+                chunk, first = [], False
+            if isinstance(r, Heading):
+                con.print(" " * indent + r.text, style=r.style)
+                continue
+        chunk.append(r)
+    if chunk or first:
+        _draw(con, cols, heads if first else None, fixed, gap, chunk, indent, header)
+
+
+class Heading(Record):
+    """A line between the rows of a `draw_table` (a loop's heading between its blocks): the columns above
+    and below it stay aligned."""
+
+    text: str
+    style: str = "bold"
+
+
+def _layout(cols: Sequence[Col], natural: list[int], words: list[int], width: int) -> tuple[list[int], int]:
+    """(each column's width, the gap between columns). Figures keep their own width; text and path columns
+    give way, the widest first, down to their `min` (text: not below its longest word, `words`, so that a
+    mnemonic is not broken); then the gap drops to one cell; then paths go down to 8 cells or their header, and only
+    then does a word fold; bars take what is left (a bar is the first thing to go)."""
+    widths = [0 if c.kind == "bar" else n for c, n in zip(cols, natural)]
+    flex = [i for i, c in enumerate(cols) if c.kind in ("text", "path")]
     gap = 2
 
-    def natural(i: int, head: str) -> int:
-        if cell_widths is None:
-            return _natural(cols[i], head, [r[i] for r in rows])
-        return cols[i].bar if cols[i].kind == "bar" else max(cell_len(head), cell_widths[i])
+    def excess() -> int:
+        return sum(widths) + gap * (len(cols) - 1) - width
 
-    nat = [natural(i, h) for i, h in enumerate(headers)]
-    widths = list(nat)
+    def shrink(floors: Sequence[int]) -> None:
+        while excess() > 0:
+            cand = [i for i in flex if widths[i] > min(floors[i], natural[i])]
+            if not cand:
+                return
+            widths[max(cand, key=lambda j: widths[j])] -= 1
 
-    def total() -> int:
-        shown = [w for c, w in zip(cols, widths) if w or c.kind != "bar"]
-        return sum(shown) + gap * (len(shown) - 1)
-
-    flex = [i for i, c in enumerate(cols) if c.kind in ("text", "path")]
-    for i, c in enumerate(cols):  # 1. bars give way first
-        if c.kind == "bar" and total() > width:
-            widths[i] = max(0, widths[i] - (total() - width))
-            if widths[i] < 3:
-                widths[i] = 0
-    if total() > width:  # 2. text and path columns, down to their minimum, the widest first
-        _shrink(widths, flex, [min(cols[i].min, nat[i]) for i in range(len(cols))], total() - width)
-    if total() > width and header:  # 3. short headers
-        headers = [c.short or c.header for c in cols]
-        for i, c in enumerate(cols):
-            if c.kind == "whole":
-                widths[i] = natural(i, headers[i])
-    if total() > width:  # 4. one space between columns
+    shrink([max(c.min, w) if c.kind == "text" else c.min for c, w in zip(cols, words)])
+    if excess() > 0:
         gap = 1
-    if total() > width:  # 5. text below its comfortable minimum (it folds onto more lines)
-        _shrink(widths, flex, [min(4, nat[i]) for i in range(len(cols))], total() - width)
-    if total() < width:  # give text columns back what the short headers and the gap freed
-        _grow(widths, flex, nat, width - total())
+    shrink([w if c.kind == "text" else max(8, cell_len(c.short or c.header)) for c, w in zip(cols, words)])
+    shrink([4 if c.kind == "text" else widths[i] for i, c in enumerate(cols)])  # a word folds: no figure is pushed
+    for i in sorted(flex, key=lambda j: widths[j]):  # what the narrower gap freed goes back to text first
+        widths[i] = min(natural[i], widths[i] + max(0, -excess()))
+    for i, c in enumerate(cols):
+        if c.kind == "bar":
+            widths[i] = min(c.bar, max(0, -excess()))
+    return widths, gap
 
-    keep = [i for i, c in enumerate(cols) if widths[i] or c.kind != "bar"]
-    sep, pad = " " * gap, " " * indent
-    if header:
-        head = [wrap_text(headers[i] if cols[i].kind != "bar" else "", widths[i]) for i in keep]
-        _print_row(con, [cols[i] for i in keep], [widths[i] for i in keep], head, sep, pad, style="bold")
+
+def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header: bool) -> None:
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(
+        box=None,
+        show_header=heads is not None and header,
+        header_style="bold",
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1) if gap == 2 else (0, 1, 0, 0),
+    )
+    keep = [i for i, c in enumerate(cols) if c.kind != "bar" or widths[i] >= 3]  # a bar with no room goes
+    for i in keep:
+        c = cols[i]
+        t.add_column(
+            Text(heads[i] if heads is not None and c.kind != "bar" else ""),
+            justify="left" if c.kind == "bar" else c.justify,
+            width=widths[i],
+            no_wrap=c.kind != "text",
+            overflow="fold" if c.kind == "text" else "crop",  # whole cells are never narrower than their column
+            vertical="top",
+        )
     for r in rows:
         cells = []
         for i in keep:
-            c, v = cols[i], r[i]
+            c, v, w = cols[i], r[i], widths[i]
             if c.kind == "bar":
-                cells.append([bar(float(v), widths[i])])
+                cells.append(Text(bar(float(v), w)))
             elif c.kind == "path":
-                cells.append([left_cut(printable(v), widths[i])])
-            elif c.kind == "text":
-                cells.append(wrap_text(printable(v), widths[i]))
+                cells.append(Text(left_cut(printable(v), w)))
             else:
-                cells.append([printable(v)])  # whole: never cut (a figure may push the line wider)
-        _print_row(con, [cols[i] for i in keep], [widths[i] for i in keep], cells, sep, pad)
+                cells.append(Text(printable(v)))
+        t.add_row(*cells)
+    # rich would narrow even fixed columns to fit the console: a figure is never cut, the line is wider
+    need = indent + sum(widths[i] for i in keep) + gap * (len(keep) - 1)
+    con.show(Padding(t, (0, 0, 0, indent)) if indent else t, width=max(con.width, need))
 
 
-def _print_row(con: Console, cols, widths, cells: list[list[str]], sep: str, pad: str, style=None) -> None:
-    """One table row: cells side by side, `sep` between them, a cell of several lines making the row that
-    tall. A header row (styled) sits on the table: its shorter cells are aligned to the bottom."""
-    height = max(len(c) for c in cells)
-    if style:
-        cells = [[""] * (height - len(c)) + c for c in cells]
-    lines = []
-    for n in range(height):
-        parts = []
-        for c, w, cell in zip(cols, widths, cells):
-            text = cell[n] if n < len(cell) else ""
-            fill = " " * max(0, w - cell_len(text))
-            parts.append(con.style(text, style) + fill if c.justify != "right" else fill + con.style(text, style))
-        lines.append((pad + sep.join(parts)).rstrip())
-    con.file.write("\n".join(lines) + "\n")
+@contextmanager
+def output_stream(path: str, binary: bool = False):
+    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
+    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
 
-
-def _natural(c: Col, header: str, cells: list) -> int:
-    if c.kind == "bar":
-        return c.bar
-    return max([cell_len(header)] + [cell_len(printable(v)) for v in cells])
-
-
-def _shrink(widths: list[int], idx: list[int], floor: list[int], excess: int) -> None:
-    """Take `excess` cells from the columns `idx`, always from the widest, none below its floor."""
-    while excess > 0:
-        cand = [i for i in idx if widths[i] > floor[i]]
-        if not cand:
-            return
-        i = max(cand, key=lambda j: widths[j])
-        widths[i] -= 1
-        excess -= 1
-
-
-def _grow(widths: list[int], idx: list[int], nat: list[int], spare: int) -> None:
-    while spare > 0:
-        cand = [i for i in idx if widths[i] < nat[i]]
-        if not cand:
-            return
-        i = min(cand, key=lambda j: widths[j])
-        widths[i] += 1
-        spare -= 1
+    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
+    """
+    if path == "-":
+        if binary:
+            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
+        yield sys.stdout
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("is a directory; give a file name", path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", path) from None
+    try:
+        with f:
+            yield f
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def write_json(obj, out) -> None:

@@ -13,7 +13,7 @@ from attdec.report.common import (
     Col,
     common_dir,
     console,
-    fit_table,
+    draw_table,
     human,
     strip_dir,
     write_csv,
@@ -80,7 +80,7 @@ def render_text(blocks: list[Block], out) -> None:
                 Col(h, "text" if i == b.wide else "whole", "right" if i in b.right else "left", min=12)
                 for i, h in enumerate(b.header)
             ]
-            fit_table(con, cols, b.rows)
+            draw_table(con, cols, b.rows)
 
 
 def render_md(blocks: list[Block], out) -> None:

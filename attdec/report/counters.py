@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attdec.analysis.counters import CounterReport, counters_across
-from attdec.report.common import Col, console, fit_table, human, write_csv, write_json
+from attdec.report.common import Col, console, draw_table, human, write_csv, write_json
 
 
 def _where(report: CounterReport, row) -> str:
@@ -19,7 +19,7 @@ def _where(report: CounterReport, row) -> str:
 
 def _table(con, headers: list[str], right: set[int], rows: list[list[str]]) -> None:
     cols = [Col(h, justify="right" if i in right else "left") for i, h in enumerate(headers)]
-    fit_table(con, cols, rows, indent=2)
+    draw_table(con, cols, rows, indent=2)
 
 
 def _section(con, r: CounterReport, by: str) -> None:

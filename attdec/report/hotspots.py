@@ -9,7 +9,7 @@ from attdec.report.common import (
     Col,
     common_dir,
     console,
-    fit_table,
+    draw_table,
     human,
     md_code,
     pct,
@@ -163,7 +163,7 @@ def _section(con, h: Hotspots, top: int) -> None:
         con.print(f"  note: {p}", style="yellow")
     if h.by_type:
         con.print("stall by type", style="bold")
-        fit_table(
+        draw_table(
             con,
             [Col("type", "text", "left", min=6), Col("stall"), Col("share"), Col("", "bar", bar=30)],
             [(name, human(s), pct(f), f) for name, s, f in h.by_type],
@@ -217,7 +217,7 @@ def _section(con, h: Hotspots, top: int) -> None:
         else:
             row.append(strip_dir(r.key, prefix))
         cells.append(row)
-    fit_table(con, cols, cells)
+    draw_table(con, cols, cells)
 
 
 def print_md(reports: list[Hotspots], top: int, out) -> None:

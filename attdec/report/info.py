@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attdec.report.common import Col, console, fit_table, write_json
+from attdec.report.common import Col, console, draw_table, write_json
 
 
 def print_json(infos: list[dict], out) -> None:
@@ -23,9 +23,12 @@ def print_table(infos: list[dict], out) -> None:
             for c in info["chunks"]:
                 kind = c["kind"] + (" (zstd)" if c["compressed"] else "")
                 rows.append([kind, str(c["index"]), f"{c['offset']:,}", f"{c['size']:,}", c["version"], c["note"]])
-            fit_table(con, cols, rows, indent=2)
+            draw_table(con, cols, rows, indent=2)
         ds = info.get("dispatches", [])
         if ds:
+            # a dispatch named after its kernel (kernel#N) says the kernel already: at 80 columns the two
+            # long names would not fit side by side whole
+            named = all(d["kernel"] and d["name"].startswith(d["kernel"]) for d in ds)
             cols = [Col("dispatch", "text", "left", min=12), Col("kernel", "text", "left", min=12)]
             cols += [Col("arch", justify="left"), Col("SEs", justify="left"), Col("SQTT bytes")]
             cols.append(Col("code objects (load base)", "text", "left", min=16))
@@ -45,7 +48,9 @@ def print_table(infos: list[dict], out) -> None:
                         cos,
                     ]
                 )
-            fit_table(con, cols, rows, indent=2)
+            if named:
+                cols, rows = cols[:1] + cols[2:], [r[:1] + r[2:] for r in rows]
+            draw_table(con, cols, rows, indent=2)
         for p in info.get("problems", []):
             con.print(f"  note: {p}")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from attdec.analysis.kernel import LISTING, KernelSummary
 from attdec.analysis.occupancy import SLOTS, Theoretical
 from attdec.model import KernelResources
-from attdec.report.common import Col, console, fit_table, human, pct, write_csv, write_json
+from attdec.report.common import Col, console, draw_table, human, pct, write_csv, write_json
 
 
 def _at_least(s: KernelSummary) -> str:
@@ -102,7 +102,7 @@ def _resource_rows(r: KernelResources, ge: str) -> list[tuple[str, str]]:
 
 def _kv_table(con, rows: list[tuple[str, str]]) -> None:
     """Key and value per line, the keys indented under a section heading; long values fold."""
-    fit_table(con, [Col("", justify="left"), Col("", "text", "left", min=20)], rows, indent=4, header=False)
+    draw_table(con, [Col("", justify="left"), Col("", "text", "left", min=20)], rows, indent=4, header=False)
 
 
 def _theoretical_rows(th: Theoretical, label: str = "") -> list[tuple[str, str]]:

@@ -230,7 +230,7 @@ def summarize(res) -> BlobSummary:
 def print_summary(dispatches, out) -> None:
     """One row per blob: waves, traced waves, instruction records (and how many lack a PC), stall.
     `dispatches` yields (name, [(blob label, BlobSummary, seconds), ...])."""
-    from attdec.report.common import Col, console, fit_table
+    from attdec.report.common import Col, console, draw_table
 
     rows = []
     for name, results in dispatches:
@@ -247,4 +247,4 @@ def print_summary(dispatches, out) -> None:
             + [os.path.basename(label), str(s.se), str(s.waves), str(s.traced), f"{s.instructions:,}"]
             + [f"{s.nopc:,}", f"{s.stall:,}", f"{s.starts:,}", f"{dt * 1000:.0f}"]
         )
-    fit_table(console(out), cols, cells)
+    draw_table(console(out), cols, cells)

@@ -9,7 +9,7 @@ from attdec.analysis.latency import HiddenLatency, Latency
 from attdec.analysis.waits import WaitSite
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch
-from attdec.report.common import Col, common_dir, console, fit_table, human, pct, strip_dir, write_csv, write_json
+from attdec.report.common import Col, common_dir, console, draw_table, human, pct, strip_dir, write_csv, write_json
 
 
 @dataclass
@@ -141,8 +141,10 @@ def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
         style="bold",
     )
     cols = [Col(name) for name in ("#", "stall", "share", "hits", "mean", "p50", "p95", "dist")]
-    cols += [Col("wait", "text", "left", min=10), Col("source", "path", "left", min=8)]
-    cols += [Col("waits for", "text", "left", min=10), Col("source", "path", "left", min=8), Col("share")]
+    # an instruction and its source line share a cell (the line after the text): at 80 columns the two
+    # instruction columns then keep their words whole
+    cols += [Col("wait, source", "text", "left", min=10), Col("waits for, source", "text", "left", min=10)]
+    cols.append(Col("share"))
     rows: list[list] = []
     for n, s in enumerate(sites, 1):
         dist = "-"
@@ -158,19 +160,18 @@ def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
             human(round(s.stall_p50)),
             human(round(s.stall_p95)),
             dist,
-            s.code.text,
-            where,
+            f"{s.code.text} ({where})",
         ]
         shown = s.producers[:producers]
         if not shown:
-            rows.append([*cells, "(none named)" if s.stall else "-", "", ""])
+            rows.append([*cells, "(none named)" if s.stall else "-", ""])
         for k, p in enumerate(shown):
             psrc = strip_dir(frame_of(p.code.source), prefix) or f"0x{p.code.vaddr:x}"
-            rows.append([*(cells if k == 0 else [""] * len(cells)), p.code.text, psrc, pct(p.share)])
+            rows.append([*(cells if k == 0 else [""] * len(cells)), f"{p.code.text} ({psrc})", pct(p.share)])
         if len(s.producers) > producers:
             rest = sum(p.share for p in s.producers[producers:])
-            rows.append([*[""] * len(cells), f"... {len(s.producers) - producers} more", "", pct(rest)])
-    fit_table(con, cols, rows)
+            rows.append([*[""] * len(cells), f"... {len(s.producers) - producers} more", pct(rest)])
+    draw_table(con, cols, rows)
     con.print(
         "dist: mean instructions / cycles from the youngest producer's issue to the wait; "
         "share: of the wait's stall (of its executions if it never stalled)",
@@ -261,7 +262,7 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
             for u in r.result.by_unit
             for share in [u.share if u.retired else 0.0]
         ]
-        fit_table(con, [*cols, Col("", "bar", bar=20)], units, indent=2)
+        draw_table(con, [*cols, Col("", "bar", bar=20)], units, indent=2)
     rows = r.result.by_line if by == "line" else r.result.by_instruction
     shown = rows[:top] if top else rows
     if not shown:
@@ -291,7 +292,7 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
             c = _code(x)
             cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
         table.append(cells)
-    fit_table(con, cols, table)
+    draw_table(con, cols, table)
     con.print(
         "hidden: issue to the retiring wait's arrival; exposed: that wait's stall (counted for every "
         "operation it retired); latency/op: (hidden + exposed) / retired",

@@ -9,7 +9,7 @@ import numpy as np
 
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.waves import WaveRow, WaveRows
-from attdec.report.common import Col, cell_len, console, fit_table, human, pct, printable, write_csv
+from attdec.report.common import Col, cell_len, console, draw_table, human, pct, printable, write_csv
 
 FIELDS = [
     "dispatch",
@@ -168,4 +168,4 @@ def print_table(rows, dispatches, matched: int | None, out) -> None:
     widths = [0] * len(cols)  # a first pass for the widths, so that the rows are made as they are printed
     for row in cells(rows):
         widths = [max(w, cell_len(printable(v))) for w, v in zip(widths, row)]
-    fit_table(con, cols, cells(rows), cell_widths=widths)
+    draw_table(con, cols, cells(rows), cell_widths=widths)
