@@ -4,8 +4,10 @@ Follows ui-output-format.md: filenames.json, code.json, one `se<S>_sm<M>_sl<L>_w
 that has instructions or at least 3 timeline entries, occupancy.json, realtime.json (when there are
 realtime samples), wstates<k>.json for the states that occur, and `stats_<dirname>.csv` next to the
 folder. JSON is compact with sorted keys, as nlohmann::json writes it, so rocprof-compute-viewer and
-attdec's own reader open the result. Not written: waitcnt dependencies (always []), snapshots.json,
-perf counters.
+attdec's own reader open the result. Every wave file's `waitcnt` list holds the memory operations each
+executed wait waited for (attdec.analysis.waits: the writer's counter rules); records without a PC are
+on the listing's (no PC) row in both code.json and the wave files, so their totals agree. Not written:
+snapshots.json, perf counters.
 """
 
 from __future__ import annotations
@@ -52,11 +54,12 @@ def _numbered(waves: list[Wave]) -> list[Wave]:
     return keep
 
 
-def wave_json(w: Wave, no_pc_line: int = -1) -> dict:
-    """One wave file; records without a PC (line -1, or the listing's (no PC) row) go on line 0, as the
-    C++ writer puts unresolved PCs."""
+def wave_json(w: Wave, no_pc_line: int = -1, waitcnt: list | None = None) -> dict:
+    """One wave file. Records without a PC go on the listing's (no PC) row when it has one (code.json
+    lists it too, so that its totals and the wave files agree), else on line 0 as the C++ writer puts
+    unresolved PCs. `waitcnt`: the wave's [wait line, [[producer line, 0], ...]] entries."""
     a = w.insts
-    lines = np.where((a["line"] < 0) | (a["line"] == no_pc_line), 0, a["line"])
+    lines = np.where(a["line"] < 0, no_pc_line if no_pc_line >= 0 else 0, a["line"])
     insts = (
         np.stack([a["time"], a["category"].astype(np.int64), a["stall"], a["duration"], lines], axis=1)
         if len(a)
@@ -76,7 +79,7 @@ def wave_json(w: Wave, no_pc_line: int = -1) -> dict:
             "simd": int(w.simd),
             "slot": int(w.slot),
             "timeline": np.asarray(w.timeline, np.int64).reshape(-1, 2).tolist(),
-            "waitcnt": [],
+            "waitcnt": waitcnt or [],
         },
     }
 
@@ -109,11 +112,46 @@ def wstates(waves: list[Wave]) -> dict[int, dict]:
 
 
 def code_rows(d: Dispatch) -> list[list]:
-    return [
-        [c.text, 0, c.line, c.source, c.codeobj, c.vaddr, c.hit, c.latency, c.stall, c.idle]
-        for c in d.code
-        if not c.is_no_pc  # rocprofv3's writer leaves records without a PC out
-    ]
+    """The listing's rows; the (no PC) row is kept (rocprofv3's writer leaves such records out of
+    code.json but not of the wave files: here both hold them, on that row)."""
+    return [[c.text, 0, c.line, c.source, c.codeobj, c.vaddr, c.hit, c.latency, c.stall, c.idle] for c in d.code]
+
+
+# The order in which the writer lists one wait's dependencies: an entry per counter it waited on.
+WAITCNT_ORDER = ("lgkmcnt", "vmcnt", "expcnt", "vscnt", "loadcnt", "storecnt", "samplecnt", "bvhcnt", "dscnt", "kmcnt")
+
+
+def waitcnt_lists(d: Dispatch, waves: list[Wave]) -> list[list]:
+    """Per wave of `waves`, its wave file's `waitcnt` list, as rocprofv3's writer (att-tool
+    waitcnt/gfx9|10|12) makes it: for each executed wait that waited on a memory counter, in execution
+    order, one entry per counter it waited for something on, [its line, [[producer line, 0], ...]]
+    (producers in execution order). The pairs come from attdec.analysis.waits, which applies the same
+    counter rules; a producer named through several counters is listed under the first."""
+    from attdec.analysis.waits import attribute
+
+    out: list[list] = [[] for _ in waves]
+    if not waves or not any(len(w.insts) for w in waves):
+        return out
+    a = attribute(d, waves)
+    rank = np.array([WAITCNT_ORDER.index(c) if c in WAITCNT_ORDER else len(WAITCNT_ORDER) for c in a.counters])
+    bits = np.array([1 << i for i in range(len(a.counters))], np.int64)
+    keep = (a.mask & a.memory_mask) != 0
+    wait, prod, mask = a.wait[keep], a.producer[keep], a.mask[keep] & a.memory_mask
+    if not len(wait):
+        return out
+    named = (mask[:, None] & bits[None, :]) != 0
+    counter = np.where(named, rank[None, :], len(WAITCNT_ORDER) + 1).min(axis=1)
+    order = np.lexsort((prod, counter, wait))
+    wait, prod, counter = wait[order], prod[order], counter[order]
+    lines, wave_of = a.stream.lines, a.stream.wave
+    new = np.r_[True, (wait[1:] != wait[:-1]) | (counter[1:] != counter[:-1])]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(wait)]
+    for s, e, wl, k in zip(
+        starts.tolist(), ends.tolist(), lines[wait[starts]].tolist(), wave_of[wait[starts]].tolist()
+    ):
+        out[k].append([wl, [[pl, 0] for pl in lines[prod[s:e]].tolist()]])
+    return out
 
 
 def occupancy_json(d: Dispatch) -> dict:
@@ -153,9 +191,9 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
 
     names: dict[str, dict] = {}
     no_pc_line = next((c.line for c in d.code if c.is_no_pc), -1)
-    for w in waves:
+    for w, waitcnt in zip(waves, waitcnt_lists(d, waves)):
         fname = wave_file_name(w)
-        _dump(folder / fname, wave_json(w, no_pc_line))
+        _dump(folder / fname, wave_json(w, no_pc_line, waitcnt))
         (names.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {}))[str(w.seq)] = [
             fname,
             int(w.begin),
@@ -222,8 +260,9 @@ def write_agent_info(tgt: Target, path: Path) -> None:
 
 
 def write_stats_csv(d: Dispatch, path: Path) -> None:
-    """code.json's rows sorted by (CodeObj, Vaddr), each label right before its kernel's first instruction."""
-    rows = sorted((c for c in d.code if not c.is_no_pc), key=lambda c: (c.codeobj, c.vaddr, not c.is_label, c.line))
+    """code.json's rows sorted by (CodeObj, Vaddr), each label right before its kernel's first instruction,
+    the (no PC) row last."""
+    rows = sorted(d.code, key=lambda c: (c.is_no_pc, c.codeobj, c.vaddr, not c.is_label, c.line))
     with open(path, "w", newline="") as f:
         wr = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
         wr.writerow(STATS_HEADER)
