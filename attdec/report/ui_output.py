@@ -6,8 +6,9 @@ realtime samples), wstates<k>.json for the states that occur, and `stats_<dirnam
 folder. JSON is compact with sorted keys, as nlohmann::json writes it, so rocprof-compute-viewer and
 attdec's own reader open the result. Every wave file's `waitcnt` list holds the memory operations each
 executed wait waited for (attdec.analysis.waits: the writer's counter rules); records without a PC are
-on the listing's (no PC) row in both code.json and the wave files, so their totals agree. Not written:
-snapshots.json, perf counters.
+on the listing's (no PC) row in both code.json and the wave files, so their totals agree. Other-SIMD
+and SHADERDATA records go to `other_simd_se<S>_<i>.json` / `shaderdata_<S>_0.json`, listed in
+filenames.json as the newest writers do. Not written: snapshots.json, perf counters.
 """
 
 from __future__ import annotations
@@ -154,6 +155,57 @@ def waitcnt_lists(d: Dispatch, waves: list[Wave]) -> list[list]:
     return out
 
 
+def other_simd_files(d: Dispatch) -> list[tuple[str, int, dict]]:
+    """(file name, SE, document) of `other_simd_se<S>_<i>.json`: the instructions the traced WGP issued on
+    its other SIMD (gfx11+), one file per SE and WGP, in time order."""
+    o = d.other_simd
+    if o is None or not len(o):
+        return []
+    out = []
+    for se in distinct(o["se"]).tolist():
+        for i, wgp in enumerate(distinct(o["wgp"][o["se"] == se]).tolist()):
+            r = o[(o["se"] == se) & (o["wgp"] == wgp)]
+            r = r[np.argsort(r["time"], kind="stable")]
+            rows = np.stack([r["time"], r["cycles"].astype(np.int64), r["category"].astype(np.int64)], 1)
+            doc = {
+                "type": "OTHER_SIMD_INSTRUCTIONS",
+                "begin_time": int(r["time"][0]),
+                "end_time": int((r["time"] + r["cycles"]).max()),
+                "wgp": int(wgp),
+                "instructions_schema": ["time", "duration", "category"],
+                "instructions_count": len(r),
+                "instructions": rows.tolist(),
+            }
+            out.append((f"other_simd_se{se}_{i}.json", se, doc))
+    return out
+
+
+SHADERDATA_SCHEMA = ["time", "value", "cu", "simd", "wave_id", "flags"]
+
+
+def shaderdata_files(d: Dispatch) -> list[tuple[str, int, dict]]:
+    """(file name, SE, document) of `shaderdata_<S>_0.json`: the values the kernel wrote into the trace
+    (s_ttracedata), one file per SE, in time order."""
+    sd = d.shaderdata
+    if sd is None or not len(sd):
+        return []
+    out = []
+    for se in distinct(sd["se"]).tolist():
+        r = sd[sd["se"] == se]
+        r = r[np.argsort(r["time"], kind="stable")]
+        rows = [[int(r[k][i]) for k in SHADERDATA_SCHEMA] for i in range(len(r))]
+        doc = {
+            "type": "shaderdata",
+            "begin_time": int(r["time"][0]),
+            "end_time": int(r["time"][-1]),
+            "records_schema": SHADERDATA_SCHEMA,
+            "records_count": len(r),
+            "records": rows,
+        }
+        out.append((f"shaderdata_{se}_0.json", se, doc))
+    return out
+
+
 def occupancy_json(d: Dispatch) -> dict:
     """Rows [time, cu, simd, slot, start, kernel_id] per SE; every row is this dispatch's kernel (id 1)."""
     out: dict[str, object] = {"dispatches": {"0": "0 / 0x0", "1": d.kernel or d.name}, "version": VERSION}
@@ -199,17 +251,22 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
             int(w.begin),
             int(w.end),
         ]
-    _dump(
-        folder / "filenames.json",
-        {
-            "counter_names": [],
-            "gfxip": gen,
-            "gfxv": "navi" if gen > 9 else "vega",
-            "global_begin_time": 0,
-            "version": VERSION,
-            "wave_filenames": names or None,
-        },
-    )
+    listing: dict[str, object] = {
+        "counter_names": [],
+        "gfxip": gen,
+        "gfxv": "navi" if gen > 9 else "vega",
+        "global_begin_time": 0,
+        "version": VERSION,
+        "wave_filenames": names or None,
+    }
+    for key, files in (("other_simd_filenames", other_simd_files(d)), ("shaderdata_filenames", shaderdata_files(d))):
+        if files:
+            per_se: dict[str, list] = {}
+            for fname, se, obj in files:
+                _dump(folder / fname, obj)
+                per_se.setdefault(str(se), []).append([fname, obj["begin_time"], obj["end_time"]])
+            listing[key] = per_se
+    _dump(folder / "filenames.json", listing)
     rows = code_rows(d)
     _dump(folder / "code.json", {"code": rows or None, "header": CODE_HEADER, "version": VERSION})
     _dump(folder / "occupancy.json", occupancy_json(d))
@@ -227,6 +284,8 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
 
 _OUR_FILES = (
     "se*_sm*_sl*_wv*.json",
+    "other_simd_se*_*.json",
+    "shaderdata_*_*.json",
     "wstates*.json",
     "filenames.json",
     "code.json",
