@@ -293,3 +293,36 @@ def test_other_simd_and_shaderdata_lists_read_back(tmp_path):
     assert back.other_simd.tolist() == d.other_simd[order].tolist()
     assert sorted(back.shaderdata.tolist()) == sorted(d.shaderdata.tolist())
     assert amd_hidden_latency(back).kernel == amd_hidden_latency(d).kernel
+
+
+def test_sources_found_are_copied_with_snapshots(tmp_path):
+    """Source files the listing names that exist here (at the written path, or under a --source-dir by the
+    path's tail) are copied in as source_<n>_<name>, and snapshots.json maps each written path to its copy."""
+    from attdec.commands.report import find_sources
+    from attdec.model import CodeLine
+
+    here = tmp_path / "here.py"
+    here.write_text("a = 1\nb = 2\n")
+    (tmp_path / "src" / "kernels").mkdir(parents=True)
+    (tmp_path / "src" / "kernels" / "k.py").write_text("x = 3\n")
+    code = [
+        CodeLine(0, "; k"),
+        CodeLine(1, "s_nop 0", f"{here}:2", 1, 0x100),
+        CodeLine(2, "s_endpgm", "/build/kernels/k.py:1 -> /nowhere/missing.py:4", 1, 0x104),
+    ]
+    d = Dispatch("k", "gfx1100", kernel="k", code=code)
+    folder = write_ui_output(d, tmp_path / "out", "ui_output_x", find_sources([d], [str(tmp_path / "src")]))
+    tree = json.loads((folder / "snapshots.json").read_text())
+
+    def leaf(path: str):
+        node = tree
+        for part in ("/", *path.strip("/").split("/")):
+            node = node[part]
+        return node
+
+    assert (folder / leaf("/build/kernels/k.py")).read_text() == "x = 3\n"
+    assert (folder / leaf(str(here))).read_text() == "a = 1\nb = 2\n"
+    assert sorted(p.name for p in folder.glob("source_*")) == sorted([leaf("/build/kernels/k.py"), leaf(str(here))])
+    assert "missing.py" not in json.dumps(tree)
+    bare = write_ui_output(Dispatch("k", "gfx1100", kernel="k", code=code[:1]), tmp_path / "o2", "ui_output_y", {})
+    assert not (bare / "snapshots.json").exists()

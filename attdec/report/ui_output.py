@@ -8,14 +8,15 @@ attdec's own reader open the result. Every wave file's `waitcnt` list holds the 
 executed wait waited for (attdec.analysis.waits: the writer's counter rules); records without a PC are
 on the listing's (no PC) row in both code.json and the wave files, so their totals agree. Other-SIMD
 and SHADERDATA records go to `other_simd_se<S>_<i>.json` / `shaderdata_<S>_0.json`, listed in
-filenames.json as the newest writers do. Not written: snapshots.json, perf counters.
+filenames.json as the newest writers do. Source files found on this machine are copied in with
+snapshots.json. Not written: perf counters.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -229,8 +230,34 @@ def occupancy_json(d: Dispatch) -> dict:
     return out
 
 
-def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
-    """Write `d` as `<out_dir>/<dirname>/` plus `<out_dir>/stats_<dirname>.csv`; returns the folder."""
+def snapshots(sources: dict[str, list[str]]) -> tuple[dict, list[tuple[str, str]]]:
+    """snapshots.json's tree for source files found on this machine ({path as the Source column names
+    it: its lines}) and the (file name, text) of each `source_<n>_<basename>`: the path's components
+    from the root ("/" for an absolute path) down to the local file name."""
+    tree: dict = {}
+    files = []
+    for n, (path, lines) in enumerate(sorted(sources.items())):
+        parts = PurePosixPath(path).parts
+        if not parts:
+            continue
+        local = f"source_{n}_{parts[-1]}"
+        node = tree
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):  # a file and a folder of the same path: keep the file
+                break
+        else:
+            node[parts[-1]] = local
+            files.append((local, "\n".join(lines) + "\n"))
+    return tree, files
+
+
+def write_ui_output(
+    d: Dispatch, out_dir: str | Path, dirname: str, sources: dict[str, list[str]] | None = None
+) -> Path:
+    """Write `d` as `<out_dir>/<dirname>/` plus `<out_dir>/stats_<dirname>.csv`; returns the folder.
+    `sources`: the text of source files the listing names that exist on this machine (path as in the
+    Source column -> lines), copied in as rocprofv3 does, with snapshots.json."""
     out_dir = Path(out_dir)
     folder = out_dir / dirname
     try:
@@ -277,6 +304,15 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
         _dump(folder / "realtime.json", rt)
     for state, obj in wstates(waves).items():
         _dump(folder / f"wstates{state}.json", obj)
+    if sources:
+        tree, copies = snapshots(sources)
+        for local, text in copies:
+            try:
+                (folder / local).write_text(text)
+            except OSError as e:
+                raise InputError(f"cannot write: {e.strerror}", str(folder / local)) from None
+        if copies:
+            _dump(folder / "snapshots.json", tree)
     write_agent_info(d.target, folder / AGENT_INFO)
     write_stats_csv(d, out_dir / f"stats_{dirname}.csv")
     return folder
@@ -291,6 +327,8 @@ _OUR_FILES = (
     "code.json",
     "occupancy.json",
     "realtime.json",
+    "snapshots.json",
+    "source_*_*",
     AGENT_INFO,
 )
 
