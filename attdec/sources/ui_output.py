@@ -559,13 +559,13 @@ def _side_records(files, fn: dict, key: str, problems: list[str]):
     """The other-SIMD or SHADERDATA records of the files filenames.json lists under `key` ({se: [[file,
     begin, end], ...]}), as one array with each record's SE; None when there are none. A listed file
     that is missing is a problem, not an error (the waves are still there)."""
+    listed = fn.get(key)
+    if not listed:
+        return None
     import numpy as np
 
     import attdec.model as M
 
-    listed = fn.get(key)
-    if not listed:
-        return None
     rows_key, cols, layout, from_file = SIDE_RECORDS[key]
     dtype = getattr(M, layout)
     where = files.where("filenames.json")
