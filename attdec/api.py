@@ -194,11 +194,19 @@ def waits(dispatch: Dispatch):
     return wait_sites(attribute(dispatch))
 
 
-def hidden_latency(dispatch: Dispatch, frame: str = "inner"):
-    """How much of each memory operation's latency other work covered, per instruction, line and kernel."""
+def hidden_latency(dispatch: Dispatch, frame: str = "inner", definition: str = "amd"):
+    """Hidden latency per instruction, line and kernel. "amd" (AMD's, what rocprof-compute-viewer shows):
+    cycles of each instruction's idle/stall/issue windows while other pipes or waves of its SIMD were busy
+    (`AmdHiddenLatency`); "issue-to-wait": how much of each memory operation's latency, issue to its
+    retiring wait, the wave covered with other work (`HiddenLatency`)."""
+    from attdec.analysis.latency import amd_hidden_latency
     from attdec.analysis.latency import hidden_latency as run
     from attdec.analysis.waits import attribute
 
+    if definition == "amd":
+        return amd_hidden_latency(dispatch, frame=frame)
+    if definition != "issue-to-wait":
+        raise ValueError(f"definition must be 'amd' or 'issue-to-wait', not {definition!r}")
     return run(attribute(dispatch), frame)
 
 

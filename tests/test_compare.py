@@ -14,11 +14,13 @@ import os
 import statistics
 import sys
 
+import numpy as np
 import pytest
 from conftest import FIXTURES, ROOT, cli, one_line_error, shared_path
 
 from attdec.analysis.align import ADDED, CHANGED, REMOVED, SAME, align, matches, pair_lines
-from attdec.analysis.compare import NOISE_K, Spread, significant, threshold
+from attdec.analysis.compare import Spread
+from attdec.analysis.stats import FDR, judge_rows, prior, t_critical, t_two_sided
 
 sys.path.insert(0, str(ROOT / "tools"))
 import uiedit
@@ -248,22 +250,82 @@ def test_inserted_instruction_in_real_listing_without_line_info(tmp_path):
 # ------------------------------------------------------------------------------------------ noise
 
 
-def test_spread_and_rule():
+def test_spread():
     s = Spread.of([100, 110])
-    assert (s.median, s.mad, s.noise, s.lo, s.hi) == (105, 5, 5, 100, 110)  # two runs: MAD = half the range
+    assert (s.median, s.mad, s.lo, s.hi) == (105, 5, 100, 110)  # two runs: MAD = half the range
+    assert s.sd == pytest.approx(50**0.5) and s.noise == pytest.approx(5)  # standard error of the mean
     assert Spread.of([7]).mad is None and Spread.of([7]).noise is None
     assert Spread.of([1, 2, 9]).mad == 1
-    assert Spread.of([1, 2, 9, 10, 11, 12, 13, 14]).noise == pytest.approx(2 * 0.5)  # MAD 2 x sqrt(2/8)
-    before, far, near = Spread.of([100, 110]), Spread.of([200, 204]), Spread.of([120, 125])
-    assert threshold(before, far) == NOISE_K * (5 + 2)
-    assert significant(before, far) is True and significant(before, near) is False
-    assert significant(before, Spread.of([140, 170])) is False  # far enough apart, but 140 < 105 + 4 x 20
-    assert significant(Spread.of([100]), Spread.of([200])) is None
-    assert significant(Spread.of([100]), Spread.of([100])) is False
-    assert threshold(Spread.of([100]), far) == pytest.approx(NOISE_K * (2 + 2 * 2**0.5))  # borrowed MAD x sqrt 2
-    assert significant(Spread.of([300, 300]), Spread.of([301, 301])) is True  # exact repeats: any change
-    assert significant(Spread.of([100, 200, 300]), Spread.of([1000, 1000, 1000])) is True
-    assert significant(Spread.of([100, 200, 1300]), Spread.of([1000, 1000, 1000])) is False  # 1000 in 100-1300
+
+
+def test_t_distribution():
+    """Textbook two-sided 5% and 1% points of Student's t."""
+    t = np.array([12.706, 4.303, 2.776, 2.571, 2.228, 4.604, 3.169])
+    df = np.array([1, 2, 4, 5, 10, 4, 10])
+    assert t_two_sided(t, df) == pytest.approx([0.05, 0.05, 0.05, 0.05, 0.05, 0.01, 0.01], abs=2e-4)
+    assert t_critical(0.05, np.array([4]))[0] == pytest.approx(2.776, abs=1e-3)
+
+
+def test_rule_on_hand_made_rows():
+    """The moderated t-test and Benjamini-Hochberg, on tables small enough to follow."""
+    quiet = [np.array([100.0, 102, 98]), np.array([50.0, 51, 49]), np.array([10.0, 11, 9])]
+    after = [quiet[0] + 40, quiet[1] + 1, quiet[2].copy()]
+    tests = judge_rows(quiet, after)
+    assert [t.significant for t in tests] == [True, False, False]
+    # the noise is the standard error of the delta of means, from the moderated variance (never below the
+    # row's own: 4 here, pooled over both sides, df 4)
+    assert tests[0].noise >= (4 * (1 / 3 + 1 / 3)) ** 0.5
+    assert tests[0].threshold < 40 and tests[0].p < FDR
+    # a row whose runs agree exactly borrows the other rows' variance: a one-cycle change is not enough
+    exact = [np.array([300.0, 300, 300]), *quiet]
+    moved = [np.array([301.0, 301, 301]), *quiet]
+    assert judge_rows(exact, moved)[0].significant is False
+    # nothing to pool and one run a side: no estimate, except that no change is never significant
+    assert [t.significant for t in judge_rows([np.array([1.0])], [np.array([2.0])])] == [None]
+    assert [t.significant for t in judge_rows([np.array([1.0])], [np.array([1.0])])] == [False]
+    # Benjamini-Hochberg: the same p passes among 2 rows (p <= FDR x 1/2), not among 20 (p <= FDR / 20)
+    rows = [np.array([0.0, 10, 20]) for _ in range(20)]
+    shifted = [rows[0] + 30, *rows[1:]]
+    among_two, among_twenty = judge_rows(rows[:2], shifted[:2])[0], judge_rows(rows, shifted)[0]
+    assert among_two.p == pytest.approx(among_twenty.p) and FDR / 20 < among_two.p < FDR / 2
+    assert among_two.significant and not among_twenty.significant
+    s0, d0 = prior(np.array([4.0, 4.0, 4.0]), np.array([4.0, 4.0, 4.0]))
+    assert d0 == float("inf") and s0 > 4.0  # identical variances: a certain prior (log-mean bias undone)
+
+
+def uiedit_sets(tmp, name: str, seed: int, line: int, cycles: int):
+    """Three before runs (seeds seed..seed+2) and three after runs (seed+3..seed+5, listing line `line`
+    slowed by `cycles`), stall jitter of sigma 6 cycles, from the demo."""
+    for k in range(6):
+        side = "before" if k < 3 else "after"
+        edit(
+            tmp / name / side,
+            f"r{seed + k}",
+            **({"slow_line": [(line, cycles)]} if k >= 3 else {}),
+            jitter=[(seed + k, 6)],
+        )
+    return tmp / name / "before", tmp / name / "after"
+
+
+# (seed, listing line slowed, cycles, its source line): the README example and three more sets
+NOISE_SETS = [(1, 7, 60, f"{K}:15"), (21, 7, 40, f"{K}:15"), (31, 22, 60, f"{K}:21"), (41, 13, 80, "warp_ops.py:10")]
+
+
+@pytest.mark.parametrize(("seed", "line", "cycles", "slowed"), NOISE_SETS)
+def test_no_false_significance_on_jitter(tmp_path, seed, line, cycles, slowed):
+    """Rows and stall types that only got jitter are never `sig`; the slowed line and its stall type are."""
+    before, after = uiedit_sets(tmp_path, "s", seed, line, cycles)
+    (k,) = js("diff", before, after)["kernels"]
+    sig_rows = [r["key"] for r in k["rows"] if r["significant"]]
+    assert len(sig_rows) == 1 and sig_rows[0].endswith(slowed)
+    top_type = max(k["by_type"], key=lambda r: abs(r["delta"]["stall"]))
+    assert [r["key"] for r in k["by_type"] if r["noise"]["stall"]["significant"]] == [top_type["key"]]
+    # the column headed noise is the standard error the legend names, and the mark follows the threshold
+    for r in k["rows"]:
+        n = r["noise"]["cycles"]
+        assert n["se"] > 0 and n["threshold"] > n["se"]
+        means = [statistics.mean(r["values"][side]["cycles"]) for side in ("before", "after")]
+        assert n["significant"] == (abs(means[1] - means[0]) > n["threshold"])
 
 
 @pytest.fixture(scope="module")
@@ -283,16 +345,8 @@ def test_noise_marks_the_real_change(jittered):
     assert len(k["runs"]["before"]) == 3 and len(k["runs"]["after"]) == 3
     top = k["rows"][0]
     assert top["key"] == f"{K}:15" and top["significant"] is True and k["significant"] is True
-    for r in k["rows"] + k["by_type"] + [k]:
-        for f in ("cycles", "stall"):
-            # the mark is the documented rule, recomputed here from the runs the JSON lists
-            b, a = r["values"]["before"][f], r["values"]["after"][f]
-            mb, ma = statistics.median(b), statistics.median(a)
-            noise = [statistics.median(abs(v - m) for v in vs) * (2 / len(vs)) ** 0.5 for vs, m in ((b, mb), (a, ma))]
-            apart = not (min(b) <= ma <= max(b) or min(a) <= mb <= max(a))
-            assert r["noise"][f]["significant"] == (ma != mb and abs(ma - mb) > NOISE_K * sum(noise) and apart)
     unchanged = [r for r in k["rows"] if r["key"] != f"{K}:15"]
-    assert sum(r["significant"] for r in unchanged) <= len(unchanged) // 4
+    assert not any(r["significant"] for r in unchanged)
 
 
 def test_noise_command_spread(jittered):
@@ -303,7 +357,8 @@ def test_noise_command_spread(jittered):
     med = statistics.median(totals)
     assert k["total"]["cycles"]["median"] == med
     assert k["total"]["cycles"]["mad"] == statistics.median(abs(t - med) for t in totals)
-    assert k["floor"]["cycles"] == pytest.approx(NOISE_K * 2 * k["total"]["cycles"]["mad"] * (2 / 3) ** 0.5, abs=1e-3)
+    sd = statistics.stdev(totals)
+    assert k["floor"]["cycles"] == pytest.approx(t_critical(FDR, np.array([4]))[0] * sd * (2 / 3) ** 0.5, abs=1e-3)
     assert {r["key"] for r in k["rows"]} >= {f"{K}:15", f"{K}:12"}
     table = run("noise", jittered / "before")
     assert "3 runs" in table and "MAD" in table and "significant above" in table
@@ -373,3 +428,20 @@ def test_unmatched_kernels_are_listed():
 )
 def test_bad_command_lines_give_one_line(args, words):
     one_line_error(cli("diff", *args), *words)
+
+
+def test_align_by_instructions_when_one_side_has_no_source_lines(tmp_path):
+    """A hand-edited kernel without line information (one instruction inserted, sources gone) against the
+    original: every instruction pairs by mnemonic sequence, the inserted one is added."""
+    f = uiedit.Folder(str(DEMO))
+    f.insert(12, "v_mov_b32_e32 v9, v4", "", 8, 2)
+    for row in f.code:
+        row[3] = ""
+    after = f.save(str(tmp_path / "after" / DEMO.name))
+    n = sum(1 for r in code_rows(DEMO).values() if not r[0].startswith(";"))
+    for b, a, removed_or_added in ((DEMO, after, "added"), (after, DEMO, "removed")):
+        (k,) = js("diff", b, a)["kernels"]
+        assert k["by"] == "instruction" and any("no source lines" in p for p in k["problems"])
+        assert k["alignment"] == {"same": n, "changed": 0, "added": 0, "removed": 0} | {removed_or_added: 1}
+        (odd,) = [r for r in k["rows"] if r["status"] != "same"]
+        assert odd["key"] == "v_mov_b32_e32 v9, v4" and odd["status"] == removed_or_added

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 from conftest import shared_path
@@ -207,3 +207,122 @@ def test_reexport_replaces_stale_files(tmp_path):
     d.waves = d.waves[:1]
     folder = write_ui_output(d, tmp_path, "f")
     assert sorted(p.name for p in folder.glob("se*.json")) == ["se0_sm0_sl0_wv0.json"]
+
+
+# ---- what rocprof-compute-viewer reads beyond the totals -------------------------------------------
+
+
+def _wave_docs(folder) -> dict[str, dict]:
+    return {f.name: json.loads(f.read_text())["wave"] for f in sorted(folder.glob("se*_sm*_sl*_wv*.json"))}
+
+
+def test_waitcnt_lists_are_the_writers_on_every_sample(tmp_path):
+    """Every real ui_output sample re-exported: each wave file's waitcnt list is the one rocprofv3's writer
+    put there, entry for entry and in its order."""
+    from attdec.sources.pipeline import open_dispatches
+
+    root = shared_path("ui_output_samples")
+    folders = sorted({p.parent for p in root.rglob("filenames.json")})
+    waves = entries = 0
+    for n, folder in enumerate(folders):
+        for d in open_dispatches([str(folder)]):
+            ours = _wave_docs(write_ui_output(d, tmp_path / str(n), folder.name))
+            for name, theirs in _wave_docs(folder).items():
+                assert ours[name]["waitcnt"] == theirs["waitcnt"], (folder, name)
+                waves += 1
+                entries += len(theirs["waitcnt"])
+    assert waves > 1000 and entries > 10_000
+
+
+def _pairs_of_files(folder) -> dict[str, Counter]:
+    return {
+        n: Counter((ln, dep) for ln, deps in w["waitcnt"] for dep, _ in deps) for n, w in _wave_docs(folder).items()
+    }
+
+
+def test_export_of_a_capture_agrees_with_itself_and_with_waits(tmp_path):
+    """A raw capture whose PC walk stops early (records without a PC): code.json's totals equal the wave
+    files' sums and what attdec reads back equals the decode; each wave's waitcnt pairs are the memory
+    pairs of `attdec waits`' attribution."""
+    from attdec.analysis.hotspots import hotspots
+    from attdec.analysis.waits import attribute
+    from attdec.report.ui_output import wave_file_name
+    from attdec.sources.pipeline import open_dispatches
+
+    for capture in ("gfx1201/ops_run0", "gfx1100/gemm_run0"):
+        (d,) = open_dispatches([str(shared_path("captures", capture))])
+        folder = write_ui_output(d, tmp_path / capture.replace("/", "_"), "ui_output_agent_0_dispatch_1")
+        code = json.loads((folder / "code.json").read_text())["code"]
+        docs = _wave_docs(folder)
+        records = sum(len(w["instructions"]) for w in docs.values())
+        stall = sum(i[2] for w in docs.values() for i in w["instructions"])
+        assert (sum(r[6] for r in code), sum(r[8] for r in code)) == (records, stall)
+        assert records == sum(len(w.insts) for w in d.waves)
+        (back,) = open_dispatches([str(folder)])
+        assert hotspots([back]).totals == hotspots([d]).totals
+        a = attribute(d)
+        keep = (a.mask & a.memory_mask) != 0
+        want: dict[str, Counter] = {wave_file_name(w): Counter() for w in d.waves}
+        for w_, p_ in zip(a.wait[keep].tolist(), a.producer[keep].tolist()):
+            wave = d.waves[int(a.stream.wave[w_])]
+            want[wave_file_name(wave)][(int(a.stream.lines[w_]), int(a.stream.lines[p_]))] += 1
+        assert _pairs_of_files(folder) == want
+    assert sum(sum(c.values()) for c in want.values()) > 0
+
+
+def test_other_simd_and_shaderdata_lists_read_back(tmp_path):
+    """Other-SIMD records of a real gfx11 capture and SHADERDATA records go to the newest writers' files,
+    listed in filenames.json, and read back record for record (AMD's hidden latency, which counts
+    other-SIMD work, gives the same on the folder as on the capture)."""
+    from attdec.analysis.latency import amd_hidden_latency
+    from attdec.model import SHADERDATA_DTYPE
+    from attdec.sources.pipeline import open_dispatches
+
+    (d,) = open_dispatches([str(shared_path("captures", "gfx1100", "gemm_run0"))])
+    assert d.other_simd is not None and len(d.other_simd)
+    d.shaderdata = np.array([(1, 900, 7, 3, 1, 2, 1), (0, 800, 1 << 40, 0, 0, 0, 0)], SHADERDATA_DTYPE)
+    folder = write_ui_output(d, tmp_path, "ui_output_agent_0_dispatch_1")
+    fn = json.loads((folder / "filenames.json").read_text())
+    assert set(fn["other_simd_filenames"]) == {str(se) for se in set(d.other_simd["se"].tolist())}
+    assert fn["shaderdata_filenames"] == {
+        "0": [["shaderdata_0_0.json", 800, 800]],
+        "1": [["shaderdata_1_0.json", 900, 900]],
+    }
+    (back,) = open_dispatches([str(folder)])
+    order = np.lexsort((d.other_simd["time"], d.other_simd["wgp"], d.other_simd["se"]))
+    assert back.other_simd.tolist() == d.other_simd[order].tolist()
+    assert sorted(back.shaderdata.tolist()) == sorted(d.shaderdata.tolist())
+    assert amd_hidden_latency(back).kernel == amd_hidden_latency(d).kernel
+
+
+def test_sources_found_are_copied_with_snapshots(tmp_path):
+    """Source files the listing names that exist here (at the written path, or under a --source-dir by the
+    path's tail) are copied in as source_<n>_<name>, and snapshots.json maps each written path to its copy."""
+    from attdec.model import CodeLine
+    from attdec.report.source_files import find_sources
+
+    here = tmp_path / "here.py"
+    here.write_text("a = 1\nb = 2\n")
+    (tmp_path / "src" / "kernels").mkdir(parents=True)
+    (tmp_path / "src" / "kernels" / "k.py").write_text("x = 3\n")
+    code = [
+        CodeLine(0, "; k"),
+        CodeLine(1, "s_nop 0", f"{here}:2", 1, 0x100),
+        CodeLine(2, "s_endpgm", "/build/kernels/k.py:1 -> /nowhere/missing.py:4", 1, 0x104),
+    ]
+    d = Dispatch("k", "gfx1100", kernel="k", code=code)
+    folder = write_ui_output(d, tmp_path / "out", "ui_output_x", find_sources([d], [str(tmp_path / "src")]))
+    tree = json.loads((folder / "snapshots.json").read_text())
+
+    def leaf(path: str):
+        node = tree
+        for part in ("/", *path.strip("/").split("/")):
+            node = node[part]
+        return node
+
+    assert (folder / leaf("/build/kernels/k.py")).read_text() == "x = 3\n"
+    assert (folder / leaf(str(here))).read_text() == "a = 1\nb = 2\n"
+    assert sorted(p.name for p in folder.glob("source_*")) == sorted([leaf("/build/kernels/k.py"), leaf(str(here))])
+    assert "missing.py" not in json.dumps(tree)
+    bare = write_ui_output(Dispatch("k", "gfx1100", kernel="k", code=code[:1]), tmp_path / "o2", "ui_output_y", {})
+    assert not (bare / "snapshots.json").exists()

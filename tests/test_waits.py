@@ -420,7 +420,9 @@ def test_hotspots_charge_producer_json_keeps_its_shape():
 
 
 def test_latency_cli():
-    d = json.loads(run("latency", FIXTURES / "tiny", "--format", "json"))
+    d = json.loads(run("latency", FIXTURES / "tiny", "--format", "json", "--definition", "issue-to-wait"))
     assert {"hidden_share", "totals", "by_unit", "rows"} <= set(d)
-    out = run("latency", FIXTURES / "tiny", "--by", "instruction")
+    out = run("latency", FIXTURES / "tiny", "--by", "instruction", "--definition", "issue-to-wait")
     assert "of memory latency hidden" in out
+    amd = json.loads(run("latency", FIXTURES / "tiny", "--format", "json"))
+    assert amd["definition"] == "amd" and "hidden" in amd["totals"] and "by_unit" not in amd

@@ -7,9 +7,10 @@ workload captured twice) go through `attdec.analysis.compare.noise`. Printed as 
 total cycles of each run, median, MAD and MAD %, the smallest change `attdec diff` would call significant
 against such runs, and the top lines (instructions here: none of these has line info) with their spread.
 
-With --rule it instead measures the significance rule itself on simulated runs (normal noise, sigma
-100 cycles; the real `attdec.analysis.compare.significant` decides): how often an unchanged row is
-marked significant (false alarm) and how often a real shift of 3 or 5 sigma is, by number of runs per side.
+With --rule it instead measures the significance rule itself on simulated tables (16 rows, normal noise
+of sigma 100 cycles, one row shifted by 3 or 5 sigma; the real `attdec.analysis.stats.judge_rows`
+decides): how often an unchanged row is marked significant (false alarm) and how often the shifted row
+is, by number of runs per side.
 
     python3 tools/noise_report.py [--shared ../shared] [--top 3] [--rule]
 """
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from attdec.analysis.compare import Spread, noise, significant
+import numpy as np
+
+from attdec.analysis.compare import noise
+from attdec.analysis.stats import judge_rows
 from attdec.report.common import human
 from attdec.report.compare import floor
 from attdec.sources.pipeline import open_dispatches
@@ -55,19 +58,23 @@ def pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.2f}%"
 
 
-def rule(trials: int = 20000, sigma: float = 100.0) -> None:
-    rng = random.Random(1)
-    print("| runs per side | false alarms (no change) | detected: 3 sigma shift | detected: 5 sigma shift |")
+def rule(tables: int = 500, rows: int = 16, sigma: float = 100.0) -> None:
+    rng = np.random.default_rng(1)
+    print("| runs per side | false alarms (unchanged rows) | detected: 3 sigma shift | detected: 5 sigma shift |")
     print("|---:|---:|---:|---:|")
     for n in (2, 3, 5, 10):
-        hits = {0: 0, 3: 0, 5: 0}
-        for _ in range(trials):
-            before = Spread.of(round(rng.gauss(10000, sigma)) for _ in range(n))
-            noise_after = [rng.gauss(10000, sigma) for _ in range(n)]
-            for shift in hits:
-                after = Spread.of(round(v + shift * sigma) for v in noise_after)
-                hits[shift] += bool(significant(before, after))
-        print(f"| {n} | " + " | ".join(f"{100 * hits[s] / trials:.1f}%" for s in (0, 3, 5)) + " |")
+        false = {3: 0, 5: 0}
+        found = {3: 0, 5: 0}
+        for _ in range(tables):
+            before = [np.round(rng.normal(10000, sigma, n)) for _ in range(rows)]
+            after = [np.round(rng.normal(10000, sigma, n)) for _ in range(rows)]
+            for shift in found:
+                moved = [a + (shift * sigma if i == 0 else 0) for i, a in enumerate(after)]
+                marks = [bool(t.significant) for t in judge_rows(before, moved)]
+                found[shift] += marks[0]
+                false[shift] += sum(marks[1:])
+        alarms = sum(false.values()) / (2 * tables * (rows - 1))
+        print(f"| {n} | {100 * alarms:.2f}% | " + " | ".join(f"{100 * found[s] / tables:.1f}%" for s in (3, 5)) + " |")
 
 
 def main() -> None:

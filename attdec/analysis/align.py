@@ -10,8 +10,8 @@ Two steps (docs/diff.md):
 2. **Instructions** of each paired source line (call chain included), in program order, are aligned by
    mnemonic sequence with difflib's matcher (longest common run first, then recursively either side of
    it). A matched pair is `same`, or `changed` when the text differs (operands, modifiers); what is left
-   is `removed` (before only) or `added` (after only). Code without line info is one group: the whole
-   listing is aligned by mnemonics.
+   is `removed` (before only) or `added` (after only). When either listing has no line info (a
+   hand-edited kernel), each whole listing is one group, aligned by mnemonics.
 
 Identical listings (the usual case: repeated runs of one binary) short-cut to the identity.
 """
@@ -122,13 +122,19 @@ def align(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> Alignm
     """Pair two instruction lists, each [(text, source chain)] in program order (labels left out)."""
     if before == after:
         return Alignment([(i, i, SAME) for i in range(len(before))])
-    al = Alignment([], pair_lines(before, after))
     groups_b: dict[str, list[int]] = defaultdict(list)
     groups_a: dict[str, list[int]] = defaultdict(list)
-    for i, (_, src) in enumerate(before):
-        groups_b[al.chain(src)].append(i)
-    for j, (_, src) in enumerate(after):
-        groups_a[src].append(j)
+    if not any(src for _, src in before) or not any(src for _, src in after):
+        # one side has no line information (a hand-edited kernel): source lines cannot pair anything,
+        # so the whole listings are one group each, aligned by mnemonic sequence
+        al = Alignment([])
+        groups_b[""], groups_a[""] = list(range(len(before))), list(range(len(after)))
+    else:
+        al = Alignment([], pair_lines(before, after))
+        for i, (_, src) in enumerate(before):
+            groups_b[al.chain(src)].append(i)
+        for j, (_, src) in enumerate(after):
+            groups_a[src].append(j)
     partner: dict[int, int] = {}  # after index -> before index
     for key, ib in groups_b.items():
         ia = groups_a.get(key)

@@ -2,13 +2,13 @@
 
 Each side of a comparison is a set of dispatches; those with the same kernel name are repeated runs of
 that kernel. A row (source line, instruction, source file, stall type, or the kernel total) gets, per side,
-its value in every run, their median and their spread: the MAD (median absolute deviation; for two runs
-that is half their difference). The side's noise is MAD x sqrt(2 / runs) (the MAD itself for two runs;
-smaller with more runs, as the median settles). A delta - median after minus median before - is
-*significant* when it exceeds `NOISE_K` x (noise before + noise after) and each side's median lies
-outside the other side's range. A side measured once counts MAD x sqrt(2) of the other side as its
-noise; with one run on both sides there is no estimate (`None`), except that a zero delta is never
-significant. docs/diff.md gives the rule's false-alarm and detection rates (tools/noise_report.py --rule).
+its value in every run, their median, MAD and min-max (what is shown), and the delta of the medians.
+Whether a delta is more than run-to-run noise is decided on the runs themselves by attdec.analysis.stats:
+a t-test on the means whose variance is each row's own pooled with all rows of its table (few runs give
+each row too weak an estimate alone), and Benjamini-Hochberg control of false discoveries over the
+table's rows; the kernel total is tested alone. `noise` is the standard error of the delta so found.
+With one run on both sides and nothing to pool there is no estimate (`None`), except that a zero delta is
+never significant. docs/diff.md gives the rule's false-alarm and detection rates (tools/noise_report.py --rule).
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ from attdec.analysis import COMPARE_BY, METRICS
 from attdec.analysis.align import ADDED, REMOVED, Alignment, align
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.hotspots import NO_FILE, NO_SOURCE, file_of, frame_of, instruction_stats
+from attdec.analysis.stats import FDR, Verdict, judge_rows
 from attdec.analysis.table import Table
 from attdec.model import CodeLine, Dispatch, Target
 
 FIELDS = ("cycles", "stall", "hits")  # cycles = Latency, as `hotspots` counts total cycles
-NOISE_K = 4.0
 NOISE_RULE = (
-    f"significant: |delta| > {NOISE_K:g} x (noise before + noise after), noise = MAD x sqrt(2 / runs) (one run: "
-    "the other side's MAD x sqrt(2)), and each side's median outside the other side's min-max range"
+    "significant: the runs' means differ by a t-test whose variance is each row's pooled with its table's rows "
+    f"(moderated t), with Benjamini-Hochberg false discovery rate {FDR:g} over the table's rows (the total alone); "
+    "noise = standard error of the delta"
 )
 
 
@@ -59,36 +60,20 @@ class Spread:
         return max(self.values, default=0)
 
     @property
+    def sd(self) -> float | None:
+        """Sample standard deviation (None for a single run)."""
+        return statistics.stdev(self.values) if len(self.values) > 1 else None
+
+    @property
     def noise(self) -> float | None:
-        """MAD x sqrt(2 / runs): how far the median may wander from run set to run set."""
-        return None if self.mad is None else self.mad * math.sqrt(2 / len(self.values))
+        """Standard error of the mean: sd / sqrt(runs)."""
+        sd = self.sd
+        return None if sd is None else sd / math.sqrt(len(self.values))
 
     @property
     def relative(self) -> float | None:
         """MAD / median: the run-to-run spread as a fraction of the value."""
         return None if self.mad is None or not self.median else self.mad / abs(self.median)
-
-
-def threshold(before: Spread, after: Spread) -> float | None:
-    """How large |delta| must be to be significant; None when neither side was measured twice."""
-    known = [s.mad for s in (before, after) if s.mad is not None]
-    if not known:
-        return None
-    nb = before.noise if before.noise is not None else known[0] * math.sqrt(2)  # borrowed from after
-    na = after.noise if after.noise is not None else known[0] * math.sqrt(2)  # borrowed from before
-    return NOISE_K * (nb + na)
-
-
-def significant(before: Spread, after: Spread) -> bool | None:
-    """|delta| above `threshold`, and each side's median outside the other side's range."""
-    delta = after.median - before.median
-    if delta == 0:
-        return False
-    t = threshold(before, after)
-    if t is None:
-        return None
-    apart = not (before.lo <= after.median <= before.hi or after.lo <= before.median <= after.hi)
-    return abs(delta) > t and apart
 
 
 def spreads(values: np.ndarray) -> dict[str, Spread]:
@@ -103,6 +88,7 @@ class DiffRow:
     after: dict[str, Spread]
     status: str = ""  # "added" / "removed" (only on one side); instructions: also "same" / "changed"
     extra: dict = field(default_factory=dict)
+    tests: dict[str, Verdict] = field(default_factory=dict)  # per field, set by `mark` over the row's table
 
     def delta(self, f: str) -> float:
         return self.after[f].median - self.before[f].median
@@ -112,11 +98,25 @@ class DiffRow:
         b = self.before[f].median
         return 100.0 * self.delta(f) / b if b else None
 
+    def noise(self, f: str) -> float | None:
+        """Standard error of the delta (pooled with the row's table)."""
+        return self.tests[f].noise if f in self.tests else None
+
     def threshold(self, f: str) -> float | None:
-        return threshold(self.before[f], self.after[f])
+        """The |delta of means| the table's false-discovery cutoff asks of this row."""
+        return self.tests[f].threshold if f in self.tests else None
 
     def significant(self, f: str) -> bool | None:
-        return significant(self.before[f], self.after[f])
+        return self.tests[f].significant if f in self.tests else None
+
+
+def mark(rows: list[DiffRow]) -> None:
+    """Verdict every row of one table against the others' noise (attdec.analysis.stats), per field."""
+    for f in FIELDS:
+        before = [np.array(r.before[f].values, float) for r in rows]
+        after = [np.array(r.after[f].values, float) for r in rows]
+        for r, t in zip(rows, judge_rows(before, after)):
+            r.tests[f] = t
 
 
 @dataclass
@@ -249,11 +249,13 @@ def _executed(v: np.ndarray) -> bool:
 
 
 def resolve_by(by: str | None, *sets: RunSet) -> tuple[str, list[str]]:
-    """`by=None`: source lines, or instructions when no instruction has one (as `hotspots` does)."""
+    """`by=None`: source lines, or instructions when a side has none (as `hotspots` does)."""
     if by is not None:
         return by, []
-    if _has_source(*sets):
+    if all(_has_source(rs) for rs in sets):
         return "line", []
+    if _has_source(*sets):
+        return "instruction", ["one side has no source lines: compared by instruction"]
     return "instruction", ["no source lines (the code object has no DWARF line table): compared by instruction"]
 
 
@@ -370,6 +372,8 @@ def diff_kernel(
         )
     )
     types = [r for r in by_type if any(r.before["stall"].values) or any(r.after["stall"].values)]
+    mark([total])
+    mark(by_type)
     if by == "instruction":
         rows = _instruction_rows(before, after, al, frame)
     elif by == "type":
@@ -383,6 +387,8 @@ def diff_kernel(
             for r in rows:
                 if r.key in was and was[r.key] != r.key:
                     r.extra["before_key"] = was[r.key]
+    if by != "type":
+        mark(rows)
     rows = sorted(
         rows, key=lambda r: (-abs(r.delta(metric)), -max(r.before[metric].median, r.after[metric].median), r.key)
     )

@@ -25,8 +25,8 @@ from attdec.analysis.hotspots import NO_SOURCE, frame_of
 from attdec.analysis.stream import line_table
 from attdec.analysis.waits import Attribution
 from attdec.isa import categories as C
-from attdec.model import CodeLine
-from attdec.model.totals import distinct
+from attdec.model import OTHER_SIMD_DTYPE, Category, CodeLine, Dispatch
+from attdec.model.totals import aggregate_lines, distinct, totals_by
 
 UNIT_OF_CATEGORY = {
     C.VMEM_LOAD: "VMEM load",
@@ -138,3 +138,232 @@ def hidden_latency(attr: Attribution, frame: str = "inner") -> HiddenLatency:
         return sorted(xs, key=lambda r: (-r.exposed, -r.hidden, r.key))
 
     return HiddenLatency(kernel, most_exposed(per_unit.values()), most_exposed(rows), most_exposed(per_line.values()))
+
+
+# ---- AMD's definition ------------------------------------------------------------------------------
+#
+# What AMD's decoder package calls hidden latency (rocprof_trace_decoder.analysis.hidden_latency, shown by
+# rocprof-compute-viewer's Analyze > Hidden Latency): per executed instruction, the cycles of its idle window
+# (from the wave's previous instruction's end), its stall window and its issue window during which a pipe
+# was busy - the scope is one SIMD of one shader engine, all its waves, plus the SE's other-SIMD records.
+# Which pipe depends on the instruction: a VALU one counts its own pipe's busy cycles in idle and stall only
+# (its own issue would hide itself) unless matrix work hid more; a memory one the math pipes (all windows)
+# or the memory pipe (idle and stall); a scalar one the vector pipes or the scalar pipe; any other every pipe.
+
+MATRIX_PREFIXES = ("v_mfma", "v_smfma", "v_wmma", "v_swmma")
+_VECTOR_MEMORY = (int(Category.LDS), int(Category.VMEM), int(Category.FLAT))
+_SCALAR = (int(Category.SALU), int(Category.SMEM))
+
+
+@dataclass
+class AmdHidden:
+    """Totals over one instruction, one source line or the whole kernel. `latency` and `idle` are the
+    listing's; `hidden` is hidden stall + issue + hidden idle bounded by `idle` (hidden idle is measured
+    from the previous instruction's end, the listing's idle from the furthest end reached)."""
+
+    key: str
+    hits: int = 0
+    latency: int = 0
+    idle: int = 0
+    hidden_idle: int = 0
+    hidden_stall: int = 0
+    hidden_issue: int = 0
+    hidden: int = 0
+    code: CodeLine | None = None
+
+    @property
+    def total(self) -> int:
+        return self.latency + self.idle
+
+    @property
+    def exposed(self) -> int:
+        return self.total - self.hidden
+
+    @property
+    def share(self) -> float:
+        """Fraction of latency + idle that was hidden."""
+        return self.hidden / self.total if self.total else 0.0
+
+    def add(self, other: AmdHidden) -> None:
+        self.hits += other.hits
+        self.latency += other.latency
+        self.idle += other.idle
+        self.hidden_idle += other.hidden_idle
+        self.hidden_stall += other.hidden_stall
+        self.hidden_issue += other.hidden_issue
+        self.hidden += other.hidden
+
+
+@dataclass
+class AmdHiddenLatency:
+    kernel: AmdHidden
+    by_instruction: list[AmdHidden]  # most exposed first
+    by_line: list[AmdHidden]
+
+
+def _busy(start: np.ndarray, cycles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A pipe's busy intervals (starts, ends) from its instructions' (start, cycles), coalesced as AMD's
+    package does: an interval starting at or before the running group's start + the cycles summed so far
+    joins it and adds its full cycles (overlaps are not clipped)."""
+    if not len(start):
+        return start, start
+    order = np.lexsort((cycles, start))
+    start, cycles = start[order], cycles[order]
+    before = np.concatenate(([0], np.cumsum(cycles)[:-1]))
+    key = start - before  # a group starts where this exceeds every earlier one
+    new = np.concatenate(([True], key[1:] > np.maximum.accumulate(key)[:-1]))
+    group = np.cumsum(new) - 1
+    starts = start[new]
+    return starts, starts + np.bincount(group, cycles, len(starts)).round().astype(np.int64)
+
+
+def _union(*pipes: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals (empty ones left out; touching ones merge)."""
+    s = np.concatenate([p[0] for p in pipes])
+    e = np.concatenate([p[1] for p in pipes])
+    keep = e > s
+    s, e = s[keep], e[keep]
+    if not len(s):
+        return s, e
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    new = np.concatenate(([True], s[1:] > np.maximum.accumulate(e)[:-1]))
+    return s[new], np.maximum.reduceat(e, np.flatnonzero(new))
+
+
+class _Covered:
+    """Busy cycles of disjoint sorted intervals before a clock."""
+
+    def __init__(self, pipe: tuple[np.ndarray, np.ndarray]):
+        self.starts, self.ends = pipe
+        self.prefix = np.concatenate(([0], np.cumsum(self.ends - self.starts)))
+
+    def __call__(self, clock: np.ndarray) -> np.ndarray:
+        done = np.searchsorted(self.ends, clock, "right")
+        out = self.prefix[done]
+        part = done < len(self.ends)
+        j = done[part]
+        c = clock[part]
+        out[part] += np.where(c > self.starts[j], np.minimum(c, self.ends[j]) - self.starts[j], 0)
+        return out
+
+    def windows(self, last, clock, stall, cycles, issue: bool = True) -> np.ndarray:
+        """(n, 3) hidden idle, stall and issue cycles of windows [last, clock), [clock, clock + stall),
+        [clock + stall, clock + cycles); issue 0 when not `issue`."""
+        out = np.zeros((len(clock), 3), np.int64)
+        if not len(self.ends):
+            return out
+        at_clock, at_issue = self(clock), self(clock + stall)
+        out[:, 0] = np.where(clock > last, at_clock - self(last), 0)
+        out[:, 1] = np.where(stall > 0, at_issue - at_clock, 0)
+        if issue:
+            out[:, 2] = np.where(cycles > stall, self(clock + cycles) - at_issue, 0)
+        return out
+
+
+def _pick(first: np.ndarray, second: np.ndarray, first_wins: np.ndarray) -> np.ndarray:
+    return np.where(first_wins[:, None], first, second)
+
+
+def _scope_hidden(waves: list, other: np.ndarray, matrix_lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per record of `waves` (one SIMD's, laid end to end): its line and (n, 3) hidden idle/stall/issue."""
+    ins = np.concatenate([w.insts for w in waves])
+    counts = np.array([len(w.insts) for w in waves])
+    clock, stall = ins["time"], ins["stall"]
+    cycles = np.maximum(stall, ins["duration"])
+    cat = ins["category"].astype(np.int64)
+    matrix = np.isin(ins["line"], matrix_lines) & (ins["line"] >= 0)
+    valu = ~matrix & (cat == int(Category.VALU))
+    vmem = ~matrix & np.isin(cat, _VECTOR_MEMORY)
+    scal = ~matrix & np.isin(cat, _SCALAR)
+    busy_start, busy = clock + stall, cycles - stall
+    wmma_pipe = _busy(busy_start[matrix], busy[matrix])
+    valu_pipe = _busy(
+        np.concatenate((busy_start[matrix], busy_start[valu])), np.concatenate((3 * busy[matrix] // 4, busy[valu]))
+    )
+    other_busy = other[other["cycles"] > 0]
+    vmem_pipe = _busy(
+        np.concatenate((busy_start[vmem], other_busy["time"])),
+        np.concatenate((busy[vmem], other_busy["cycles"].astype(np.int64))),
+    )
+    scal_pipe = _busy(busy_start[scal], busy[scal])
+    math_pipe = _union(valu_pipe, wmma_pipe)
+    vector_pipe = _union(math_pipe, vmem_pipe)
+    all_pipe = _union(vector_pipe, scal_pipe)
+
+    ends = clock + cycles
+    last = np.concatenate(([0], ends[:-1]))
+    firsts = np.cumsum(counts) - counts
+    last[firsts] = [w.begin for w in waves]
+    out = np.zeros((len(ins), 3), np.int64)
+
+    def windows(pipe, rows, issue=True):
+        return _Covered(pipe).windows(last[rows], clock[rows], stall[rows], cycles[rows], issue)
+
+    def both(h: np.ndarray) -> np.ndarray:
+        return h[:, 0] + h[:, 1]
+
+    for rows, kind in ((matrix, "matrix"), (valu, "valu"), (vmem, "vmem"), (scal, "scal")):
+        if not rows.any():
+            continue
+        if kind == "matrix":
+            a, b = windows(valu_pipe, rows, False), windows(wmma_pipe, rows, False)
+            out[rows] = _pick(a, b, both(a) > both(b))
+        elif kind == "valu":
+            a, b = windows(valu_pipe, rows, False), windows(wmma_pipe, rows)
+            out[rows] = _pick(a, b, both(a) > b.sum(1))
+        elif kind == "vmem":
+            a, b = windows(math_pipe, rows), windows(vmem_pipe, rows, False)
+            out[rows] = _pick(a, b, a.sum(1) > both(b))
+        else:
+            a, b = windows(vector_pipe, rows), windows(scal_pipe, rows, False)
+            out[rows] = _pick(a, b, a.sum(1) > both(b))
+    rest = ~(matrix | valu | vmem | scal)
+    if rest.any():
+        out[rest] = windows(all_pipe, rest)
+    return ins["line"], out
+
+
+def amd_hidden_latency(d: Dispatch, waves: list | None = None, frame: str = "inner") -> AmdHiddenLatency:
+    """AMD's hidden latency of dispatch `d` over `waves` (default all; see the comment above), per
+    instruction, per source line and for the kernel. The listing's latency and idle are recomputed over
+    `waves` when they are a subset."""
+    waves = list(d.waves if waves is None else waves)
+    matrix_lines = np.array([c.line for c in d.code if c.text.startswith(MATRIX_PREFIXES)], np.int64)
+    other = d.other_simd if d.other_simd is not None else np.zeros(0, OTHER_SIMD_DTYPE)
+    scopes: dict[tuple[int, int], list] = {}
+    for w in waves:
+        if len(w.insts):
+            scopes.setdefault((w.se, w.simd), []).append(w)
+    lines, hidden = [np.zeros(0, np.int64)], [np.zeros((0, 3), np.int64)]
+    for (se, _), ws in sorted(scopes.items()):
+        ln, h = _scope_hidden(ws, other[other["se"] == se], matrix_lines)
+        lines.append(ln)
+        hidden.append(h)
+    line, h = np.concatenate(lines), np.concatenate(hidden)
+    keep = line >= 0
+    per_line, sums = totals_by(line[keep], (h[keep, 0], h[keep, 1], h[keep, 2]))
+    found = dict(zip(per_line.tolist(), sums[:, 1:].tolist()))
+    subset = waves is not d.waves and len(waves) != d.wave_count
+    totals = aggregate_lines(waves).as_dict() if subset else None
+    rows = []
+    for c in d.code:
+        if c.is_label or c.is_no_pc:  # AMD's package leaves records without a PC out
+            continue
+        listed = (c.hit, c.latency, 0, c.idle)
+        hits, latency, _, idle = totals.get(c.line, (0, 0, 0, 0)) if totals is not None else listed
+        hi, hs, hx = found.get(c.line, (0, 0, 0))
+        if not (latency + idle or hi + hs + hx):
+            continue
+        rows.append(AmdHidden(c.text, hits, latency, idle, hi, hs, hx, hs + hx + min(hi, idle), c))
+    kernel = AmdHidden(d.kernel or d.name)
+    per_source: dict[str, AmdHidden] = {}
+    for r in rows:
+        kernel.add(r)
+        key = frame_of(r.code.source if r.code else "", frame) or NO_SOURCE
+        per_source.setdefault(key, AmdHidden(key)).add(r)
+
+    def most_exposed(xs):
+        return sorted(xs, key=lambda r: (-r.exposed, -r.total, -r.hits, r.key))
+
+    return AmdHiddenLatency(kernel, most_exposed(rows), most_exposed(per_source.values()))

@@ -36,12 +36,21 @@ def folder_name(raw, index: int) -> str:
         metavar="DIRECTORY",
         help="Folder to write ui_output_* folders and stats_*.csv into.",
     ),
+    click.option(
+        "--source-dir",
+        "source_dirs",
+        multiple=True,
+        metavar="DIR",
+        help="Where to look for the source files the listing names, when not at the path written there "
+        "(repeatable); those found are copied into the folder with snapshots.json, as rocprofv3 does.",
+    ),
     input_options,
 )
 def export_ui(a) -> None:
     """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
     --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
     from attdec.report.progress import progress_bar
+    from attdec.report.source_files import find_sources
     from attdec.report.ui_output import write_ui_output
     from attdec.sources.kind import Tracker, raw_weight
     from attdec.sources.parallel import decode_dispatches, unwrap
@@ -61,7 +70,8 @@ def export_ui(a) -> None:
                     raise
                 lost(e)  # the other dispatches are still written
                 continue
-            out = write_ui_output(d, a.outdir, folder_name(raw, i))
+            sources = find_sources([d], a.source_dirs or ())
+            out = write_ui_output(d, a.outdir, folder_name(raw, i), sources)
             traced = sum(1 for w in d.waves if len(w.insts))
             echo(
                 f"{out}: {raw.name} ({d.arch}), {len(d.waves)} waves, {traced} with instructions, "

@@ -17,6 +17,8 @@ from attdec.commands.common import (
     wave_filter_options,
 )
 
+DEFINITIONS = ("amd", "issue-to-wait")
+
 
 def run(
     paths,
@@ -24,6 +26,7 @@ def run(
     top=20,
     frame="inner",
     fmt="table",
+    definition="amd",
     wave_filter=None,
     input_format=None,
     code=(),
@@ -35,21 +38,25 @@ def run(
     """Hidden latency of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.latency import hidden_latency
+    from attdec.analysis.latency import amd_hidden_latency, hidden_latency
     from attdec.analysis.waits import attribute
     from attdec.report import waits as rep
 
-    reports = []
+    amd = definition == "amd"
+    reports: list = []
     for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
+        if amd:
+            reports.append(rep.AmdLatencyReport(d, len(waves), amd_hidden_latency(d, waves, frame)))
+        else:
+            reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
     out = out or sys.stdout
     if fmt == "json":
-        rep.print_latency_json(reports, by, top, out)
+        (rep.print_amd_latency_json if amd else rep.print_latency_json)(reports, by, top, out)
     elif fmt == "csv":
-        rep.print_latency_csv(reports, by, top, out)
+        (rep.print_amd_latency_csv if amd else rep.print_latency_csv)(reports, by, top, out)
     else:
-        rep.print_latency_table(reports, by, top, out)
+        (rep.print_amd_latency_table if amd else rep.print_latency_table)(reports, by, top, out)
 
 
 @attdec_command(
@@ -58,7 +65,15 @@ def run(
         "--by",
         type=click.Choice(("line", "instruction")),
         default="line",
-        help="Rank source lines or single memory instructions.",
+        help="Rank source lines or single instructions.",
+    ),
+    click.option(
+        "--definition",
+        type=click.Choice(DEFINITIONS),
+        default="amd",
+        help="amd: AMD's hidden latency, the one rocprof-compute-viewer's Analyze > Hidden Latency shows (per "
+        "instruction, cycles of its idle/stall/issue windows while other pipes or other waves of the same SIMD "
+        "were busy); issue-to-wait: attdec's, per memory operation, issue to the wait that retires it.",
     ),
     click.option("--top", type=COUNT, default=20, help="Rows to show (0 = all)."),
     click.option("--frame", type=click.Choice(FRAMES), default="inner", help="As in hotspots."),
@@ -67,8 +82,10 @@ def run(
     input_options,
 )
 def latency(a) -> None:
-    """Hidden latency: of each memory operation's latency (issue to the wait that retires it), the part
-    the wave covered with other work and the part exposed as that wait's stall; per instruction or
-    source line, per unit (VMEM load, LDS, SMEM, ...) and for the kernel ("62% of load latency hidden").
+    """Hidden latency, as AMD defines it (--definition amd, the default, what rocprof-compute-viewer shows):
+    per instruction, the cycles of its idle, stall and issue windows during which other pipes or other
+    waves of the same SIMD were busy, and their share of latency + idle. Or attdec's (--definition
+    issue-to-wait): of each memory operation's latency (issue to the wait that retires it), the part the
+    wave covered with other work and the part exposed as that wait's stall, per unit (VMEM load, LDS, ...).
     """
-    run(a.paths, a.by, a.top, a.frame, a.fmt, wave_filter(a), **inputs(a))
+    run(a.paths, a.by, a.top, a.frame, a.fmt, a.definition, wave_filter(a), **inputs(a))

@@ -583,6 +583,7 @@ class Dispatch(Record):
     # clock's frequency as the trace announces it (Hz; None: not announced, REALTIME_HZ is assumed).
     info: list[DecoderInfo] = field(default_factory=list)
     shaderdata: np.ndarray | None = None  # SHADERDATA_DTYPE rows; None: none (the model needs no numpy)
+    other_simd: np.ndarray | None = None  # OTHER_SIMD_DTYPE rows (gfx11+); None: none
     rt_frequency: int | None = None
     # Waves decoded and counted but not kept in `waves` (a big blob decoded in windows for a report that reads
     # totals only: attdec.sources.listing.Folder); `wave_count` includes them.

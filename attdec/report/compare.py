@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attdec.analysis.compare import FIELDS, METRICS, NOISE_K, NOISE_RULE, Diff, DiffRow, KernelDiff, KernelNoise, Spread
+import numpy as np
+
+from attdec.analysis.compare import FIELDS, METRICS, NOISE_RULE, Diff, DiffRow, KernelDiff, KernelNoise, Spread
+from attdec.analysis.stats import FDR, t_critical
 from attdec.report.common import (
     Col,
     common_dir,
@@ -22,8 +25,9 @@ from attdec.report.common import (
 )
 
 LEGEND = (
-    f"mark: sig = |Δ| > {NOISE_K:g} × (noise before + noise after), noise = MAD × √(2/runs), and each side's median"
-    " outside the other's min–max; noise = not that; ? = one run per side, no estimate (docs/diff.md)"
+    "noise: standard error of Δ from the runs' spread, each row's pooled with its table's rows (moderated t); "
+    f"mark: sig = the runs' means differ by that t-test, false discovery rate {FDR:g} over the table "
+    "(Benjamini–Hochberg); noise = not that; ? = one run per side, no estimate (docs/diff.md)"
 )
 
 
@@ -112,8 +116,8 @@ def _runs_lines(sides: dict[str, list[str]]) -> list[Block]:
 
 
 def _total_line(row: DiffRow, f: str) -> str:
-    t = row.threshold(f)
-    noise = f"noise ±{human(t)}" if t is not None else "noise ?"
+    se = row.noise(f)
+    noise = f"noise ±{human(se)}" if se is not None else "noise ?"
     return (
         f"  {f:<7} {human(row.before[f].median)} → {human(row.after[f].median)}   "
         f"{signed(row.delta(f))} ({pct_text(row, f) or '0%'})   {noise}   {verdict(row.significant(f))}"
@@ -121,13 +125,13 @@ def _total_line(row: DiffRow, f: str) -> str:
 
 
 def _delta_cells(row: DiffRow, f: str) -> list[str]:
-    t = row.threshold(f)
+    se = row.noise(f)
     return [
         human(row.before[f].median),
         human(row.after[f].median),
         signed(row.delta(f)),
         pct_text(row, f),
-        "-" if t is None else f"±{human(t)}",
+        "-" if se is None else f"±{human(se)}",
         mark(row.significant(f)),
     ]
 
@@ -235,7 +239,10 @@ def row_json(r: DiffRow, metric: str) -> dict:
         "delta": {f: num(r.delta(f)) for f in FIELDS},
         "delta_pct": {f: num(r.pct(f)) for f in FIELDS},
         "significant": r.significant(metric),
-        "noise": {f: {"threshold": num(r.threshold(f)), "significant": r.significant(f)} for f in METRICS},
+        "noise": {
+            f: {"se": num(r.noise(f)), "threshold": num(r.threshold(f)), "significant": r.significant(f)}
+            for f in METRICS
+        },
         "values": {  # per run
             "before": {f: list(r.before[f].values) for f in FIELDS},
             "after": {f: list(r.after[f].values) for f in FIELDS},
@@ -292,8 +299,8 @@ def _csv_row(kernel: str, kind: str, r: DiffRow) -> list:
         p = r.pct(f)
         cells += [num(r.before[f].median), num(r.after[f].median), num(r.delta(f)), "" if p is None else f"{p:.4f}"]
     for f in METRICS:
-        t = r.threshold(f)
-        cells += ["" if t is None else num(t), _csv_bool(r.significant(f))]
+        se = r.noise(f)
+        cells += ["" if se is None else num(se), _csv_bool(r.significant(f))]
     before_key = r.extra.get("before_key", r.extra.get("before_text", ""))
     return [*cells, r.extra.get("source", ""), r.extra.get("vaddr", ""), before_key]
 
@@ -326,8 +333,12 @@ def print_diff(d: Diff, fmt: str, top: int, out) -> None:
 
 
 def floor(s: Spread) -> float | None:
-    """The threshold a diff of two sides as noisy as `s` would apply: NOISE_K x 2 x noise."""
-    return None if s.noise is None else NOISE_K * 2 * s.noise
+    """The smallest change a diff of two sides as noisy as `s`, tested alone (the kernel total), calls
+    significant: the t-test's critical value at the false discovery rate x the delta's standard error."""
+    if s.sd is None:
+        return None
+    n = len(s.values)
+    return float(t_critical(FDR, np.array([2 * n - 2]))[0]) * s.sd * (2 / n) ** 0.5
 
 
 def _spread_cells(s: Spread) -> list[str]:

@@ -4,15 +4,19 @@ Follows ui-output-format.md: filenames.json, code.json, one `se<S>_sm<M>_sl<L>_w
 that has instructions or at least 3 timeline entries, occupancy.json, realtime.json (when there are
 realtime samples), wstates<k>.json for the states that occur, and `stats_<dirname>.csv` next to the
 folder. JSON is compact with sorted keys, as nlohmann::json writes it, so rocprof-compute-viewer and
-attdec's own reader open the result. Not written: waitcnt dependencies (always []), snapshots.json,
-perf counters.
+attdec's own reader open the result. Every wave file's `waitcnt` list holds the memory operations each
+executed wait waited for (attdec.analysis.waits: the writer's counter rules); records without a PC are
+on the listing's (no PC) row in both code.json and the wave files, so their totals agree. Other-SIMD
+and SHADERDATA records go to `other_simd_se<S>_<i>.json` / `shaderdata_<S>_0.json`, listed in
+filenames.json as the newest writers do. Source files found on this machine are copied in with
+snapshots.json. Not written: perf counters.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -52,11 +56,12 @@ def _numbered(waves: list[Wave]) -> list[Wave]:
     return keep
 
 
-def wave_json(w: Wave, no_pc_line: int = -1) -> dict:
-    """One wave file; records without a PC (line -1, or the listing's (no PC) row) go on line 0, as the
-    C++ writer puts unresolved PCs."""
+def wave_json(w: Wave, no_pc_line: int = -1, waitcnt: list | None = None) -> dict:
+    """One wave file. Records without a PC go on the listing's (no PC) row when it has one (code.json
+    lists it too, so that its totals and the wave files agree), else on line 0 as the C++ writer puts
+    unresolved PCs. `waitcnt`: the wave's [wait line, [[producer line, 0], ...]] entries."""
     a = w.insts
-    lines = np.where((a["line"] < 0) | (a["line"] == no_pc_line), 0, a["line"])
+    lines = np.where(a["line"] < 0, no_pc_line if no_pc_line >= 0 else 0, a["line"])
     insts = (
         np.stack([a["time"], a["category"].astype(np.int64), a["stall"], a["duration"], lines], axis=1)
         if len(a)
@@ -76,7 +81,7 @@ def wave_json(w: Wave, no_pc_line: int = -1) -> dict:
             "simd": int(w.simd),
             "slot": int(w.slot),
             "timeline": np.asarray(w.timeline, np.int64).reshape(-1, 2).tolist(),
-            "waitcnt": [],
+            "waitcnt": waitcnt or [],
         },
     }
 
@@ -109,11 +114,97 @@ def wstates(waves: list[Wave]) -> dict[int, dict]:
 
 
 def code_rows(d: Dispatch) -> list[list]:
-    return [
-        [c.text, 0, c.line, c.source, c.codeobj, c.vaddr, c.hit, c.latency, c.stall, c.idle]
-        for c in d.code
-        if not c.is_no_pc  # rocprofv3's writer leaves records without a PC out
-    ]
+    """The listing's rows; the (no PC) row is kept (rocprofv3's writer leaves such records out of
+    code.json but not of the wave files: here both hold them, on that row)."""
+    return [[c.text, 0, c.line, c.source, c.codeobj, c.vaddr, c.hit, c.latency, c.stall, c.idle] for c in d.code]
+
+
+# The order in which the writer lists one wait's dependencies: an entry per counter it waited on.
+WAITCNT_ORDER = ("lgkmcnt", "vmcnt", "expcnt", "vscnt", "loadcnt", "storecnt", "samplecnt", "bvhcnt", "dscnt", "kmcnt")
+
+
+def waitcnt_lists(d: Dispatch, waves: list[Wave]) -> list[list]:
+    """Per wave of `waves`, its wave file's `waitcnt` list, as rocprofv3's writer (att-tool
+    waitcnt/gfx9|10|12) makes it: for each executed wait that waited on a memory counter, in execution
+    order, one entry per counter it waited for something on, [its line, [[producer line, 0], ...]]
+    (producers in execution order). The pairs come from attdec.analysis.waits, which applies the same
+    counter rules; a producer named through several counters is listed under the first."""
+    from attdec.analysis.waits import attribute
+
+    out: list[list] = [[] for _ in waves]
+    if not waves or not any(len(w.insts) for w in waves):
+        return out
+    a = attribute(d, waves)
+    rank = np.array([WAITCNT_ORDER.index(c) if c in WAITCNT_ORDER else len(WAITCNT_ORDER) for c in a.counters])
+    bits = np.array([1 << i for i in range(len(a.counters))], np.int64)
+    keep = (a.mask & a.memory_mask) != 0
+    wait, prod, mask = a.wait[keep], a.producer[keep], a.mask[keep] & a.memory_mask
+    if not len(wait):
+        return out
+    named = (mask[:, None] & bits[None, :]) != 0
+    counter = np.where(named, rank[None, :], len(WAITCNT_ORDER) + 1).min(axis=1)
+    order = np.lexsort((prod, counter, wait))
+    wait, prod, counter = wait[order], prod[order], counter[order]
+    lines, wave_of = a.stream.lines, a.stream.wave
+    new = np.r_[True, (wait[1:] != wait[:-1]) | (counter[1:] != counter[:-1])]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(wait)]
+    for s, e, wl, k in zip(
+        starts.tolist(), ends.tolist(), lines[wait[starts]].tolist(), wave_of[wait[starts]].tolist()
+    ):
+        out[k].append([wl, [[pl, 0] for pl in lines[prod[s:e]].tolist()]])
+    return out
+
+
+def other_simd_files(d: Dispatch) -> list[tuple[str, int, dict]]:
+    """(file name, SE, document) of `other_simd_se<S>_<i>.json`: the instructions the traced WGP issued on
+    its other SIMD (gfx11+), one file per SE and WGP, in time order."""
+    o = d.other_simd
+    if o is None or not len(o):
+        return []
+    out = []
+    for se in distinct(o["se"]).tolist():
+        for i, wgp in enumerate(distinct(o["wgp"][o["se"] == se]).tolist()):
+            r = o[(o["se"] == se) & (o["wgp"] == wgp)]
+            r = r[np.argsort(r["time"], kind="stable")]
+            rows = np.stack([r["time"], r["cycles"].astype(np.int64), r["category"].astype(np.int64)], 1)
+            doc = {
+                "type": "OTHER_SIMD_INSTRUCTIONS",
+                "begin_time": int(r["time"][0]),
+                "end_time": int((r["time"] + r["cycles"]).max()),
+                "wgp": int(wgp),
+                "instructions_schema": ["time", "duration", "category"],
+                "instructions_count": len(r),
+                "instructions": rows.tolist(),
+            }
+            out.append((f"other_simd_se{se}_{i}.json", se, doc))
+    return out
+
+
+SHADERDATA_SCHEMA = ["time", "value", "cu", "simd", "wave_id", "flags"]
+
+
+def shaderdata_files(d: Dispatch) -> list[tuple[str, int, dict]]:
+    """(file name, SE, document) of `shaderdata_<S>_0.json`: the values the kernel wrote into the trace
+    (s_ttracedata), one file per SE, in time order."""
+    sd = d.shaderdata
+    if sd is None or not len(sd):
+        return []
+    out = []
+    for se in distinct(sd["se"]).tolist():
+        r = sd[sd["se"] == se]
+        r = r[np.argsort(r["time"], kind="stable")]
+        rows = [[int(r[k][i]) for k in SHADERDATA_SCHEMA] for i in range(len(r))]
+        doc = {
+            "type": "shaderdata",
+            "begin_time": int(r["time"][0]),
+            "end_time": int(r["time"][-1]),
+            "records_schema": SHADERDATA_SCHEMA,
+            "records_count": len(r),
+            "records": rows,
+        }
+        out.append((f"shaderdata_{se}_0.json", se, doc))
+    return out
 
 
 def occupancy_json(d: Dispatch) -> dict:
@@ -139,8 +230,34 @@ def occupancy_json(d: Dispatch) -> dict:
     return out
 
 
-def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
-    """Write `d` as `<out_dir>/<dirname>/` plus `<out_dir>/stats_<dirname>.csv`; returns the folder."""
+def snapshots(sources: dict[str, list[str]]) -> tuple[dict, list[tuple[str, str]]]:
+    """snapshots.json's tree for source files found on this machine ({path as the Source column names
+    it: its lines}) and the (file name, text) of each `source_<n>_<basename>`: the path's components
+    from the root ("/" for an absolute path) down to the local file name."""
+    tree: dict = {}
+    files = []
+    for n, (path, lines) in enumerate(sorted(sources.items())):
+        parts = PurePosixPath(path).parts
+        if not parts:
+            continue
+        local = f"source_{n}_{parts[-1]}"
+        node = tree
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):  # a file and a folder of the same path: keep the file
+                break
+        else:
+            node[parts[-1]] = local
+            files.append((local, "\n".join(lines) + "\n"))
+    return tree, files
+
+
+def write_ui_output(
+    d: Dispatch, out_dir: str | Path, dirname: str, sources: dict[str, list[str]] | None = None
+) -> Path:
+    """Write `d` as `<out_dir>/<dirname>/` plus `<out_dir>/stats_<dirname>.csv`; returns the folder.
+    `sources`: the text of source files the listing names that exist on this machine (path as in the
+    Source column -> lines), copied in as rocprofv3 does, with snapshots.json."""
     out_dir = Path(out_dir)
     folder = out_dir / dirname
     try:
@@ -153,25 +270,30 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
 
     names: dict[str, dict] = {}
     no_pc_line = next((c.line for c in d.code if c.is_no_pc), -1)
-    for w in waves:
+    for w, waitcnt in zip(waves, waitcnt_lists(d, waves)):
         fname = wave_file_name(w)
-        _dump(folder / fname, wave_json(w, no_pc_line))
+        _dump(folder / fname, wave_json(w, no_pc_line, waitcnt))
         (names.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {}))[str(w.seq)] = [
             fname,
             int(w.begin),
             int(w.end),
         ]
-    _dump(
-        folder / "filenames.json",
-        {
-            "counter_names": [],
-            "gfxip": gen,
-            "gfxv": "navi" if gen > 9 else "vega",
-            "global_begin_time": 0,
-            "version": VERSION,
-            "wave_filenames": names or None,
-        },
-    )
+    listing: dict[str, object] = {
+        "counter_names": [],
+        "gfxip": gen,
+        "gfxv": "navi" if gen > 9 else "vega",
+        "global_begin_time": 0,
+        "version": VERSION,
+        "wave_filenames": names or None,
+    }
+    for key, files in (("other_simd_filenames", other_simd_files(d)), ("shaderdata_filenames", shaderdata_files(d))):
+        if files:
+            per_se: dict[str, list] = {}
+            for fname, se, obj in files:
+                _dump(folder / fname, obj)
+                per_se.setdefault(str(se), []).append([fname, obj["begin_time"], obj["end_time"]])
+            listing[key] = per_se
+    _dump(folder / "filenames.json", listing)
     rows = code_rows(d)
     _dump(folder / "code.json", {"code": rows or None, "header": CODE_HEADER, "version": VERSION})
     _dump(folder / "occupancy.json", occupancy_json(d))
@@ -182,6 +304,15 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
         _dump(folder / "realtime.json", rt)
     for state, obj in wstates(waves).items():
         _dump(folder / f"wstates{state}.json", obj)
+    if sources:
+        tree, copies = snapshots(sources)
+        for local, text in copies:
+            try:
+                (folder / local).write_text(text)
+            except OSError as e:
+                raise InputError(f"cannot write: {e.strerror}", str(folder / local)) from None
+        if copies:
+            _dump(folder / "snapshots.json", tree)
     write_agent_info(d.target, folder / AGENT_INFO)
     write_stats_csv(d, out_dir / f"stats_{dirname}.csv")
     return folder
@@ -189,11 +320,15 @@ def write_ui_output(d: Dispatch, out_dir: str | Path, dirname: str) -> Path:
 
 _OUR_FILES = (
     "se*_sm*_sl*_wv*.json",
+    "other_simd_se*_*.json",
+    "shaderdata_*_*.json",
     "wstates*.json",
     "filenames.json",
     "code.json",
     "occupancy.json",
     "realtime.json",
+    "snapshots.json",
+    "source_*_*",
     AGENT_INFO,
 )
 
@@ -222,8 +357,9 @@ def write_agent_info(tgt: Target, path: Path) -> None:
 
 
 def write_stats_csv(d: Dispatch, path: Path) -> None:
-    """code.json's rows sorted by (CodeObj, Vaddr), each label right before its kernel's first instruction."""
-    rows = sorted((c for c in d.code if not c.is_no_pc), key=lambda c: (c.codeobj, c.vaddr, not c.is_label, c.line))
+    """code.json's rows sorted by (CodeObj, Vaddr), each label right before its kernel's first instruction,
+    the (no PC) row last."""
+    rows = sorted(d.code, key=lambda c: (c.is_no_pc, c.codeobj, c.vaddr, not c.is_label, c.line))
     with open(path, "w", newline="") as f:
         wr = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
         wr.writerow(STATS_HEADER)

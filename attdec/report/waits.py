@@ -1,11 +1,11 @@
-"""Print wait sites with their producers (`attdec waits`) and hidden latency (`attdec latency`)."""
+"""Print wait sites with their producers (`attdec waits`) and hidden latency (`attdec latency`, both definitions)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from attdec.analysis.hotspots import frame_of
-from attdec.analysis.latency import HiddenLatency, Latency
+from attdec.analysis.latency import AmdHidden, AmdHiddenLatency, HiddenLatency, Latency
 from attdec.analysis.waits import WaitSite
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch
@@ -296,5 +296,115 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
     con.print(
         "hidden: issue to the retiring wait's arrival; exposed: that wait's stall (counted for every "
         "operation it retired); latency/op: (hidden + exposed) / retired",
+        style="dim",
+    )
+
+
+# ---- attdec latency --definition amd --------------------------------------------------------------
+
+
+@dataclass
+class AmdLatencyReport:
+    dispatch: Dispatch
+    waves: int
+    result: AmdHiddenLatency
+
+
+def _amd(x: AmdHidden) -> dict:
+    return {
+        "hits": x.hits,
+        "latency": x.latency,
+        "idle": x.idle,
+        "hidden_idle": x.hidden_idle,
+        "hidden_stall": x.hidden_stall,
+        "hidden_issue": x.hidden_issue,
+        "hidden": x.hidden,
+        "exposed": x.exposed,
+        "hidden_share": round(x.share, 6),
+    }
+
+
+def amd_latency_json(r: AmdLatencyReport, by: str, top: int) -> dict:
+    res = r.result
+    rows = res.by_line if by == "line" else res.by_instruction
+    rows = rows[:top] if top else rows
+    obj = _head(r.dispatch, r.waves)
+    obj["definition"] = "amd"
+    obj["hidden_share"] = round(res.kernel.share, 6)
+    obj["totals"] = _amd(res.kernel)
+    obj["by"] = by
+    if by == "line":
+        obj["rows"] = [{"key": x.key, **_amd(x)} for x in rows]
+    else:
+        obj["rows"] = [{**_where(x.code or CodeLine(-1, x.key)), **_amd(x)} for x in rows]
+    return obj
+
+
+def print_amd_latency_json(reports: list[AmdLatencyReport], by: str, top: int, out) -> None:
+    _one_or_many([amd_latency_json(r, by, top) for r in reports], out)
+
+
+AMD_LATENCY_CSV = ["dispatch", "key", "hits", "latency", "idle", "hidden_idle", "hidden_stall", "hidden_issue"]
+AMD_LATENCY_CSV += ["hidden", "exposed", "hidden_share"]
+
+
+def print_amd_latency_csv(reports: list[AmdLatencyReport], by: str, top: int, out) -> None:
+    rows = []
+    for r in reports:
+        xs = r.result.by_line if by == "line" else r.result.by_instruction
+        for x in xs[:top] if top else xs:
+            a = _amd(x)
+            rows.append([r.dispatch.name, x.key, *(a[k] for k in AMD_LATENCY_CSV[2:-1]), f"{x.share:.6f}"])
+    write_csv(AMD_LATENCY_CSV, rows, out)
+
+
+def print_amd_latency_table(reports: list[AmdLatencyReport], by: str, top: int, out) -> None:
+    con = console(out)
+    for i, r in enumerate(reports):
+        if i:
+            con.print()
+        _amd_latency_section(con, r, by, top)
+
+
+def _amd_latency_section(con, r: AmdLatencyReport, by: str, top: int) -> None:
+    _title(con, r.dispatch, r.waves)
+    k = r.result.kernel
+    con.print(
+        f"  {pct(k.share)} of latency + idle hidden by other pipes or waves of the same SIMD (AMD's definition): "
+        f"{human(k.hidden)} of {human(k.total)} cycles (idle {human(k.hidden_idle)}, stall {human(k.hidden_stall)}, "
+        f"issue {human(k.hidden_issue)})"
+    )
+    rows = r.result.by_line if by == "line" else r.result.by_instruction
+    shown = rows[:top] if top else rows
+    if not shown:
+        return
+    keys = [x.key for x in shown] if by == "line" else [frame_of(x.code.source if x.code else "") for x in shown]
+    prefix = common_dir(keys)
+    what = "source line" if by == "line" else "instruction"
+    con.print(
+        f"top {len(shown)} of {len(rows)} by {what}, ranked by non-hidden cycles"
+        + (f" (paths under {prefix}/)" if prefix else ""),
+        style="bold",
+    )
+    cols = [Col(n, short=sh) for n, sh in (("#", ""), ("non-hidden", "exp"), ("total", "tot"), ("hidden", "hid"))]
+    cols += [Col("hidden%", short="hid%"), Col("idle"), Col("stall"), Col("issue"), Col("hits")]
+    if by == "line":
+        cols.append(Col("source line", "path", "left", min=16))
+    else:
+        cols += [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]
+    table = []
+    for n, x in enumerate(shown, 1):
+        cells = [str(n), human(x.exposed), human(x.total), human(x.hidden), pct(x.share)]
+        cells += [human(x.hidden_idle), human(x.hidden_stall), human(x.hidden_issue), human(x.hits)]
+        if by == "line":
+            cells.append(strip_dir(x.key, prefix))
+        else:
+            c = x.code or CodeLine(-1, x.key)
+            cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
+        table.append(cells)
+    draw_table(con, cols, table)
+    con.print(
+        "total: latency + idle; hidden: cycles of the idle, stall and issue windows during which other pipes or "
+        "other waves of the same SIMD were busy (idle bounded by the listing's idle)",
         style="dim",
     )

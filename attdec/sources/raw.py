@@ -395,14 +395,14 @@ def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.n
 
 def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
     """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3;
-    INFO, SHADERDATA and PERFEVENT records of every blob; problems and warnings prefixed with the blob)."""
+    INFO, SHADERDATA, other-SIMD and PERFEVENT records of every blob; problems and warnings prefixed with the blob)."""
     import numpy as np
 
     d = Dispatch(
         name=raw.name, target=target(arch, _where(raw)), kernel=raw.kernel, path=raw.path, counters=list(raw.counters)
     )
     seq: dict[tuple[int, int, int], int] = {}
-    occ, shaderdata, perf = [], [], []
+    occ, shaderdata, perf, other_simd = [], [], [], []
     waves: list[Wave] = []
     tables: list[WaveTable] = []  # blobs whose folded waves came as columns (`waves` of a raw capture)
     untraced: dict[int, int] = {}  # SE -> waves started where instruction tracing was off
@@ -430,6 +430,7 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
             d.damage.append(f"{label}: decoded with damage: {r.problems[0]}{more}")
         d.info += r.info
         shaderdata.append(r.shaderdata)
+        other_simd.append(r.other_simd)
         perf.append(r.perfevents)
         d.rt_frequency = d.rt_frequency or r.rt_frequency
     d.waves = WaveTable.join(([WaveTable.of(waves)] if waves else []) + tables) if tables else waves  # type: ignore[assignment]
@@ -443,6 +444,8 @@ def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
         )
     if sum(len(s) for s in shaderdata):
         d.shaderdata = np.concatenate(shaderdata)
+    if sum(len(o) for o in other_simd):
+        d.other_simd = np.concatenate(other_simd)
     if perf and sum(len(p) for p in perf):
         d.counters.append(perfevent_samples(np.concatenate(perf)))
     if d.realtime_se:  # the flat list holds one SE's samples: clocks of different SEs do not mix

@@ -600,6 +600,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     realtime_se = {}
     if files.has("realtime.json"):
         realtime_se = _parse(files, "realtime.json", parse_realtime, files.where("realtime.json"))
+    side_records = {key: _side_records(files, fn, key, problems) for key in SIDE_RECORDS}
     kernel = kernel_name(code)
     damage = other_kernel(files, code)
     if not kernel:  # zero-wave folders: take the name from the kernel ids this dispatch's rows use
@@ -622,6 +623,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         damage=damage,
         stall_measured=cj.stall_measured,
     )
+    d.other_simd, d.shaderdata = side_records["other_simd_filenames"], side_records["shaderdata_filenames"]
     _complete_listing(d, cj, files.has("code.json"))
     return d
 
@@ -701,6 +703,56 @@ def listing_disagreements(waves: list[Wave], code: list[CodeLine], where: str) -
             "code.json belongs to another dispatch, or was changed"
         ]
     return []
+
+
+# filenames.json lists of the newest writers: key -> (the rows' key in each file, their columns in order,
+# the record layout, file-level fields copied into every record)
+SIDE_RECORDS = {
+    "other_simd_filenames": ("instructions", ("time", "cycles", "category"), "OTHER_SIMD_DTYPE", ("wgp",)),
+    "shaderdata_filenames": ("records", ("time", "value", "cu", "simd", "wave_id", "flags"), "SHADERDATA_DTYPE", ()),
+}
+
+
+def _side_records(files, fn: dict, key: str, problems: list[str]):
+    """The other-SIMD or SHADERDATA records of the files filenames.json lists under `key` ({se: [[file,
+    begin, end], ...]}), as one array with each record's SE; None when there are none. A listed file
+    that is missing is a problem, not an error (the waves are still there)."""
+    listed = fn.get(key)
+    if not listed:
+        return None
+    import numpy as np
+
+    import attdec.model as M
+
+    rows_key, cols, layout, from_file = SIDE_RECORDS[key]
+    dtype = getattr(M, layout)
+    where = files.where("filenames.json")
+    parts = []
+    if not isinstance(listed, dict):
+        raise FormatError(f"{key} is {type(listed).__name__}, expected an object", where)
+    for se_key, entries in listed.items():
+        se = _int(se_key, where, f"{key} key", 0, MAX_SE)
+        if not isinstance(entries, list):
+            raise FormatError(f"{key}[{se_key!r}] is {type(entries).__name__}, expected a list", where)
+        for entry in entries:
+            name = entry[0] if isinstance(entry, list) and entry and isinstance(entry[0], str) else None
+            if name is None or "/" in name or "\\" in name:
+                raise FormatError(f"{key}[{se_key!r}]: {entry!r} is not [file, begin, end]", where)
+            if not files.has(name):
+                problems.append(f"{name} listed in filenames.json is missing")
+                continue
+            doc = _json(files, name)
+            if not isinstance(doc, dict):
+                raise FormatError("not a JSON object", files.where(name))
+            rows = _int_rows_of(doc.get(rows_key, []), files.where(name), rows_key, len(cols))
+            part = np.zeros(len(rows), dtype)
+            part["se"] = se
+            for j, c in enumerate(cols):
+                part[c] = rows[:, j]
+            for c in from_file:
+                part[c] = _int(doc.get(c, 0), files.where(name), c, 0, 255)
+            parts.append(part)
+    return np.concatenate(parts) if parts else None
 
 
 def read_waves(files, names: list[str], listed: dict[str, list], problems: list[str], tracker=None) -> list[Wave]:
