@@ -171,10 +171,10 @@ def save(path: PathLike, **tables) -> None:
     """Tables (`Table`s, or any mapping of column name to array) to one .npz, each column an array named
     "<table>.<column>": `attdec.save("run.npz", waves=attdec.waves(ds), records=attdec.instructions(ds))`.
     The format of `--format npz` (docs/api.md, "Columnar output"): `numpy.load` reads it without pickle."""
-    from attdec.commands.common import output_stream
     from attdec.report.columns import write_npz
+    from attdec.report.output import open_output
 
-    with output_stream(str(path), binary=True) as out:
+    with open_output(path, binary=True) as out:
         write_npz(out, tables)
 
 

@@ -162,6 +162,12 @@ def run(argv: list[str]) -> int:
             f"Error: No such command '{argv[0]}'.\n"
         )
         return 2
+    from attdec.report.output import guarded
+
+    return guarded(lambda: _run_command(argv), lambda line: sys.stderr.write(line + "\n"))
+
+
+def _run_command(argv: list[str]) -> int:
     common = sys.modules.get("attdec.commands.common")
     if common is not None:  # a new run (tests and tools run several in one process)
         common.LOST.clear()
@@ -178,18 +184,6 @@ def run(argv: list[str]) -> int:
 
         sys.stderr.write(printable(f"attdec: error: {e}") + "\n")
         return 1
-    except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
-        quiet_stdout()
-        return 0
-
-
-def quiet_stdout() -> None:
-    """Point stdout at /dev/null so that flushing it at exit does not fail again on the closed pipe."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests capture stdout in memory)
-        pass
 
 
 # numpy's BLAS starts a thread per core on import (0.05-0.25 s of CPU per command, more when forked --jobs

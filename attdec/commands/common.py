@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 from pathlib import Path
 
 from attdec.decoders.compat import COMPAT
-from attdec.errors import InputError
 from attdec.sources import KINDS
 
 FORMATS = ("table", "json", "csv")
@@ -225,33 +222,17 @@ def add_output(p, what: str = "Write to this file instead of stdout", required: 
     p.add_argument("-o", "--output", default=None if required else "-", required=required, metavar="FILE", help=what)
 
 
-@contextlib.contextmanager
-def output_stream(path: str, binary: bool = False):
-    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
-    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
+def output_stream(path: str, binary: bool = False, inputs=()):
+    """The file the user named with -o ('-' = stdout), checked now (refused: a folder, a read-only file, one
+    of `inputs`), written by `with` (attdec.report.output). Binary output (.npz) goes to a file only."""
+    from attdec.report.output import open_output
 
-    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
-    """
-    if path == "-":
-        if binary:
-            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
-        yield sys.stdout
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InputError("is a directory; give a file name", path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror}", path) from None
-    try:
-        with f:
-            yield f
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    return open_output(path, binary, inputs)
+
+
+def read_paths(a) -> list[str]:
+    """The files and folders a command reads: its paths and the code objects of --code FILE@LOADBASE."""
+    return [*a.paths, *(spec.rpartition("@")[0] or spec for spec in getattr(a, "code", ()) or ())]
 
 
 # glibc's malloc, set for the decode ahead (commands.common.tune_allocator)

@@ -13,6 +13,7 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_stream,
+    read_paths,
     wave_filter,
 )
 
@@ -109,5 +110,5 @@ def command(a) -> None:
     With --se/--simd/--slot/--wave/--cu the totals are recomputed from those waves only. With --charge
     producer the stall of each wait moves to the instructions whose results it waited for.
     """
-    with output_stream(a.output, binary=a.fmt == "npz") as out:
+    with output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a)) as out:
         run(a.paths, a.by, a.top, a.frame, a.merge, a.fmt, wave_filter(a), **inputs(a), out=out, charge=a.charge)

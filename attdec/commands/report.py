@@ -17,6 +17,7 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_stream,
+    read_paths,
 )
 from attdec.report import Limits
 
@@ -88,9 +89,10 @@ def command(a) -> None:
     """
     from attdec.report.html import write_report
 
+    output = output_stream(a.output, inputs=read_paths(a))
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
     limits = Limits(insts=a.max_insts, runs=a.max_runs)
-    with output_stream(a.output) as out:
+    with output as out:
         write_report(
             out,
             dispatches,

@@ -13,6 +13,7 @@ from attdec.commands.common import (
     inputs,
     open_dispatches,
     output_stream,
+    read_paths,
     tell_problems,
     wave_filter,
 )
@@ -51,6 +52,7 @@ def command(a) -> None:
 
     # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded into columns,
     # and none of its occupancy records kept
+    output = output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a))
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True, occupancy=False)
     flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
     parts = [wave_columns(d, flt, label) for d, label in zip(dispatches, dispatch_labels(dispatches))]
@@ -58,7 +60,7 @@ def command(a) -> None:
     matched = len(rows)
     if top:
         rows = rows.head(top)
-    with output_stream(a.output, binary=fmt == "npz") as out:
+    with output as out:
         if fmt == "npz":
             from attdec.report.columns import write_npz
 
