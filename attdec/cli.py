@@ -202,6 +202,9 @@ def main(argv: list[str] | None = None) -> None:
     gc.disable()
     try:
         status = run(sys.argv[1:] if argv is None else [str(a) for a in argv])
+    except KeyboardInterrupt:  # Ctrl-C before run's guard (report.output.guarded) was in place
+        sys.stderr.write("attdec: error: interrupted\n")
+        status = 130
     finally:
         if was:
             gc.enable()

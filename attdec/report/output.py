@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from attdec.errors import InputError
+from attdec.errors import AttdecError, InputError
 
 STDOUT = "-"
 TEMP_SUFFIX = ".tmp"  # `.NAME.<pid>.tmp`: hidden, and skipped by the input walker (sources.pipeline)
@@ -252,6 +252,10 @@ def output_folder(path: str | os.PathLike, ours: Callable[[str], bool]) -> Itera
         yield tmp
         with signals_held():
             _swap_in(tmp, target, ours)
+    except AttdecError as e:  # a file of the temporary folder is named as it was going to be called
+        if e.where is not None and e.where.startswith(str(tmp)):
+            e.where = str(target) + e.where[len(str(tmp)) :]
+        raise
     finally:
         if tmp.exists():
             _remove_ours(tmp, lambda name: True)
@@ -287,8 +291,20 @@ class Terminated(BaseException):
     """SIGTERM, raised where the run is so that temporary files are removed and workers stopped on the way out."""
 
 
-def _terminate(signum, frame) -> None:
-    raise Terminated
+_RECEIVED: list[int] = []  # the signals that reached the guarded run
+
+
+def _on_signal(signum, frame) -> None:
+    _RECEIVED.append(signum)
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+
+def _ended(say: Callable[[str], object]) -> int:
+    if _RECEIVED[-1] == signal.SIGINT:
+        say("attdec: error: interrupted")
+        return EXIT_INTERRUPTED
+    say("attdec: error: terminated")
+    return EXIT_TERMINATED
 
 
 def quiet_stdout() -> None:
@@ -303,28 +319,28 @@ def quiet_stdout() -> None:
 def guarded(run: Callable[[], int], say: Callable[[str], object]) -> int:
     """`run()`'s exit status, stdout flushed; Ctrl-C, SIGTERM and a full disk (of an output or of a
     redirected stdout) each end it with one line passed to `say` and their exit status, not a traceback;
-    a reader of stdout that went away (`| head`) ends it quietly with 0."""
+    a reader of stdout that went away (`| head`) ends it quietly with 0. Whatever exception a signal
+    turned into on its way out (an import wraps it in an ImportError), the signal is what is reported."""
+    _RECEIVED.clear()
     main = threading.current_thread() is threading.main_thread()
-    before = signal.signal(signal.SIGTERM, _terminate) if main else None
+    before = [(s, signal.signal(s, _on_signal)) for s in (signal.SIGINT, signal.SIGTERM)] if main else []
     try:
         status = run()
         sys.stdout.flush()
-        return status
-    except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
-        quiet_stdout()
-        return 0
-    except KeyboardInterrupt:
-        say("attdec: error: interrupted")
-        return EXIT_INTERRUPTED
-    except Terminated:
-        say("attdec: error: terminated")
-        return EXIT_TERMINATED
-    except OSError as e:
-        if e.errno not in FULL:
-            raise
-        quiet_stdout()
-        say(f"attdec: error: {e.filename or 'stdout'}: cannot write: {e.strerror}")
-        return 1
+        return _ended(say) if _RECEIVED else status
+    except BaseException as e:
+        if not _RECEIVED and isinstance(e, (KeyboardInterrupt, Terminated)):  # raised, not signalled
+            _RECEIVED.append(signal.SIGINT if isinstance(e, KeyboardInterrupt) else signal.SIGTERM)
+        if _RECEIVED:
+            return _ended(say)
+        if isinstance(e, BrokenPipeError):  # `attdec ... | head`: the reader is gone, which is not an error
+            quiet_stdout()
+            return 0
+        if isinstance(e, OSError) and e.errno in FULL:
+            quiet_stdout()
+            say(f"attdec: error: {e.filename or 'stdout'}: cannot write: {e.strerror}")
+            return 1
+        raise
     finally:
-        if before is not None:
-            signal.signal(signal.SIGTERM, before)
+        for s, handler in before:
+            signal.signal(s, handler)
