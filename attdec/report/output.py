@@ -40,52 +40,40 @@ def _same(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def _candidates(paths: Iterable[str | os.PathLike]) -> Iterator[str]:
-    """The paths as the sources expand them: a pattern that names no file is a glob."""
-    import glob
-
-    for p in map(str, paths):
-        if any(c in p for c in "*?[") and not os.path.exists(p):
-            yield from sorted(glob.glob(p))
-        else:
-            yield p
-
-
 def read_file_like(target: os.stat_result, inputs: Iterable[str | os.PathLike]) -> str | None:
-    """The input (a file named, or one anywhere inside a folder named, through symlinks) that is the same
-    file as `target`, or None. Compares inode numbers from the directory listing and stats only a match."""
+    """The file a command reading `inputs` reads that is the same file as `target` (through links), or
+    None: a path named, or an input the sources find under one, an input folder with everything in it
+    (a capture's blobs and capture.json, a ui_output folder's files). A report written next to input
+    folders is not one of them. Compares inode numbers from directory listings and stats only a match."""
+    from attdec.sources.pipeline import Failures, resolve
+
+    named = [str(p) for p in inputs]
+    for p in named:
+        with contextlib.suppress(OSError):
+            if _same(os.stat(p), target):
+                return p
+    found = resolve(named, failures=Failures(lambda level, e: None))  # what cannot be read is said later
     seen: set[tuple[int, int]] = set()
-    for p in _candidates(inputs):
+    stack = [str(p) for _, p in found]
+    while stack:
+        path = stack.pop()
         try:
-            st = os.stat(p)
+            st = os.stat(path)
         except OSError:
             continue
         if _same(st, target):
-            return p
-        if not stat.S_ISDIR(st.st_mode):
+            return path
+        if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) in seen:
             continue
-        stack = [(p, st)]
-        while stack:
-            folder, fst = stack.pop()
-            if (fst.st_dev, fst.st_ino) in seen:
-                continue
-            seen.add((fst.st_dev, fst.st_ino))
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for e in entries:
-                try:
-                    if e.is_symlink() or e.inode() == target.st_ino:
-                        est = os.stat(e.path)
-                        if _same(est, target):
-                            return e.path
-                        if stat.S_ISDIR(est.st_mode):
-                            stack.append((e.path, est))
-                    elif e.is_dir(follow_symlinks=False):
-                        stack.append((e.path, e.stat(follow_symlinks=False)))
-                except OSError:
-                    continue
+        seen.add((st.st_dev, st.st_ino))
+        try:
+            with os.scandir(path) as entries:
+                for e in entries:
+                    with contextlib.suppress(OSError):
+                        if e.inode() == target.st_ino or e.is_symlink() or e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+        except OSError:
+            continue
     return None
 
 
@@ -208,19 +196,21 @@ class Output:
     def _commit(self, tmp: Path) -> None:
         """Put the finished temporary file in place, unless the target changed since the command began."""
         with signals_held():
-            now = _stat(str(self.target))
-            if _fingerprint(now) != _fingerprint(self.before):
-                raise InputError("changed while this command ran: left as it is, nothing written", self.name)
+            if _fingerprint(_stat(str(self.target))) != _fingerprint(self.before):
+                raise self._moved()
             if self.before is None:  # a new name: linked, so a file that appeared meanwhile is not replaced
                 try:
                     os.link(tmp, self.target)
                     return
                 except FileExistsError:
-                    why = "appeared while this command ran: left as it is, nothing written"
-                    raise InputError(why, self.name) from None
+                    raise self._moved() from None
                 except OSError:  # no hard links here (FAT, some network file systems): a plain rename
                     pass
             os.replace(tmp, self.target)
+
+    def _moved(self) -> InputError:
+        what = "appeared" if self.before is None else "changed"
+        return InputError(f"{what} while this command ran: left as it is, nothing written", self.name)
 
 
 def _is_stdout(st: os.stat_result) -> bool:
