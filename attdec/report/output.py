@@ -149,16 +149,22 @@ class Output:
             except OSError as e:
                 raise InputError(f"cannot write: {e.strerror}", self.name) from None
             return self.file
-        mode = 0o666 if self.before is None else stat.S_IMODE(self.before.st_mode)
-        self.tmp = temp_path(self.target)
+        tmp = temp_path(self.target)
         try:
-            fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        except OSError as e:
-            self.tmp = None
-            raise InputError(f"cannot write: {e.strerror}", self.name) from None
-        if self.before is not None:
-            os.fchmod(fd, mode)  # the old file's permission bits (a new one gets the umask's)
-        self.file = os.fdopen(fd, "wb") if self.binary else os.fdopen(fd, "w", encoding="utf-8")
+            with signals_held():  # a signal waits until the file is made; if it then ends the run, it goes
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                except OSError as e:
+                    raise InputError(f"cannot write: {e.strerror}", self.name) from None
+                if self.before is not None:  # the old file's permission bits (a new one gets the umask's)
+                    os.fchmod(fd, stat.S_IMODE(self.before.st_mode))
+                self.file = os.fdopen(fd, "wb") if self.binary else os.fdopen(fd, "w", encoding="utf-8")
+                self.tmp = tmp
+        except BaseException:
+            if self.tmp is not None:
+                self.file.close()
+                tmp.unlink()
+            raise
         return self.file
 
     def __exit__(self, kind, error, tb) -> None:
@@ -235,10 +241,11 @@ def output_folder(path: str | os.PathLike, ours: Callable[[str], bool]) -> Itera
         raise InputError("is a file; give a folder", str(path))
     tmp = temp_path(target)
     try:
-        tmp.mkdir(parents=True)
-    except OSError as e:
-        raise InputError(f"cannot create output folder: {e.strerror}", str(path)) from None
-    try:
+        with signals_held():  # a signal waits until the folder is made; if it then ends the run, it goes
+            try:
+                tmp.mkdir(parents=True)
+            except OSError as e:
+                raise InputError(f"cannot create output folder: {e.strerror}", str(path)) from None
         yield tmp
         with signals_held():
             _swap_in(tmp, target, ours)
