@@ -5,6 +5,7 @@
     python3 tools/fuzz.py --cases 3000 --kinds ui_output,elf # some kinds only
     python3 tools/fuzz.py --replay 1234 [--seed S]           # one case again: its command, output, traceback
     python3 tools/fuzz.py ... --save tests/fixtures/fuzz     # crashers kept as regression fixtures
+    python3 tools/fuzz.py --faults all --cases 300           # faults from outside, a subprocess per case
 
 A case is an input of one kind, built from a seed corpus (the project's own fixtures and demo data, plus
 ../shared's real data when it is there), damaged by a few random mutations (bit flips, 0xff runs, copied
@@ -20,6 +21,14 @@ killed and restarted), `memory` (a MemoryError, or the case's peak RSS above --r
 under an address-space limit), `warning` (a Python warning such as numpy's overflow reached stderr) and
 `wrote` (a file written or deleted other than the output the command was given). `fuzzer`: a bug of
 this tool (a case it could not build), counted apart.
+Faults (`--faults CLASSES`, section "faults" below): instead of damaged input, what happens to a run from
+outside: Ctrl-C and SIGTERM at a random point of its CPU time, a file-size limit (a full disk), -o naming a
+fifo, a symlink, a read-only file or the command's own stdout, -o naming one of its inputs, another process
+changing the output or the input while it runs, a pickle referencing one blob thousands of times through its
+memo, and profiles whose worker results hold tinygrad's own classes (--jobs 2). Each case is a fresh
+`python -m attdec` in its own session, in a temporary folder; besides the judgement above, `stopped` (130,
+143) is fine, and a temporary file left, a worker outliving its command and an output or input not as the
+fault class requires (`wrong`) are failures.
 A crasher's files are saved with `--save DIR` when they are small and made from the project's own data
 (not from ../shared); `tests/test_fuzz_fixtures.py` runs every saved case.
 """
@@ -618,6 +627,12 @@ def case_archive(rng, corpus: Corpus, root: Path) -> Case:
 _TG_CLASSES = ("ProfileDeviceEvent", "ProfileProgramEvent", "ProfileSQTTEvent", "ProfilePMCEvent", "PMCSample")
 
 
+@dataclass
+class TinygradObject:
+    name: str  # of _TG_CLASSES
+    state: dict
+
+
 def _tinygrad_pickle(events: list, protocol: int = 4) -> bytes:
     """Pickle plain objects as if they were tinygrad's event classes (tinygrad.device.<name>)."""
     mod = types.ModuleType("tinygrad.device")
@@ -629,12 +644,15 @@ def _tinygrad_pickle(events: list, protocol: int = 4) -> bytes:
     saved = {k: sys.modules.get(k) for k in ("tinygrad", "tinygrad.device")}
     sys.modules.update({"tinygrad": pkg, "tinygrad.device": mod})
     try:
-        objs = []
-        for name, state in events:
-            o = classes[name]()
-            o.__dict__.update(state)
-            objs.append(o)
-        return pickle.dumps(objs, protocol=protocol)
+
+        def make(v):  # TinygradObject anywhere in the state (PMCSample in a schedule) made an object too
+            if isinstance(v, TinygradObject):
+                o = classes[v.name]()
+                o.__dict__.update({k: make(x) for k, x in v.state.items()})
+                return o
+            return [make(x) for x in v] if isinstance(v, list) else v
+
+        return pickle.dumps([make(TinygradObject(name, state)) for name, state in events], protocol=protocol)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -1616,7 +1634,8 @@ def fault_unpicklable(rng, corpus: Corpus, root: Path) -> FaultCase:
         ("ProfileDeviceEvent", {"device": "AMD", "props": {"gfx_target_version": target(meta["gfx_arch"]).version}}),
         ("ProfileProgramEvent", {"device": "AMD", "name": "k", "lib": co.read_bytes(), "base": base, "tag": 1}),
     ]
-    sched = [{"name": "SQ_WAVES", "block": "SQ", "xcc": 1, "inst": 1, "se": 1, "sa": 1, "wgp": 1, "off": 0, "size": 8}]
+    sample = {"name": "SQ_WAVES", "block": "SQ", "xcc": 1, "inst": 1, "se": 1, "sa": 1, "wgp": 1, "off": 0, "size": 8}
+    sched = [TinygradObject("PMCSample", sample)]  # as tinygrad pickles it: its own class
     for i in range(n):
         for b in blobs:
             se = int(re.search(r"se(\d+)\.att$", b.name).group(1))  # type: ignore[union-attr]
@@ -1635,7 +1654,7 @@ def fault_unpicklable(rng, corpus: Corpus, root: Path) -> FaultCase:
         [*cmd, "--jobs", "2", str(root / "profile.pkl")],
         f"{n} dispatches with PMC ({cap.name})",
         root,
-        timeout=120.0,
+        timeout=60.0,
     )
 
 
