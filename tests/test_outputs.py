@@ -336,3 +336,20 @@ def test_sigterm_with_workers_running_is_one_line_and_no_worker_traceback(tmp_pa
         "attdec: error: terminated"
     ]
     assert not out.exists() and _leftovers(tmp_path) == []
+
+
+# ---- the fault classes of tools/fuzz.py run and judge ------------------------------------------------------
+@pytest.mark.parametrize("fault", ["special_output", "output_is_input", "full_disk"])
+def test_fault_cases_pass_on_this_tree(tmp_path, fault):
+    sys.path.insert(0, str(ROOT / "tools"))
+    import fuzz
+
+    corpus = fuzz.Corpus.load(None)
+    for index in range(3):
+        root = tmp_path / str(index)
+        root.mkdir()
+        c = fuzz.FAULTS[fault](fuzz.random.Random(f"1:fault:{index}"), corpus, root)
+        before = fuzz._tree_digest(root)
+        ran = fuzz.run_fault(c, ROOT)
+        status, detail = fuzz.judge_fault(c, ran, before, fuzz._tree_digest(root))
+        assert status in ("ok", "refused", "stopped"), (c.what, detail, ran.stderr)
