@@ -177,9 +177,9 @@ def save(path: PathLike, **tables) -> None:
     "<table>.<column>": `attdec.save("run.npz", waves=attdec.waves(ds), records=attdec.instructions(ds))`.
     The format of `--format npz` (docs/api.md, "Columnar output"): `numpy.load` reads it without pickle."""
     from attdec.report.columns import write_npz
-    from attdec.report.common import output_stream
+    from attdec.report.output import open_output
 
-    with output_stream(str(path), binary=True) as out:
+    with open_output(path, binary=True) as out:
         write_npz(out, tables)
 
 

@@ -95,9 +95,16 @@ def attdec() -> None:
 
 
 def run(argv: list[str]) -> int:
-    """Run `attdec ARGV` in this process and return its exit status (never raises for bad input)."""
+    """Run `attdec ARGV` in this process and return its exit status (never raises for bad input): Ctrl-C,
+    SIGTERM and a full disk end it with one line (report.output.guarded)."""
+    from attdec.report.output import guarded
+
     if COMPLETE in os.environ:  # the shell asks for completions: click answers and exits
         attdec.main(args=list(argv), prog_name="attdec", complete_var=COMPLETE)
+    return guarded(lambda: _run_command(argv), lambda line: sys.stderr.write(line + "\n"))
+
+
+def _run_command(argv: list[str]) -> int:
     try:
         # click's main() would turn a closed pipe into exit 1 and print usage errors itself: the context is
         # made and invoked here, so that every outcome maps to ExitCode in this one place
@@ -116,22 +123,9 @@ def run(argv: list[str]) -> int:
     except MemoryError:  # what no cap foresaw (attdec.sources.limits): one line, not a traceback
         sys.stderr.write("attdec: error: out of memory: the input is too large for this machine's memory\n")
         return ExitCode.INPUT_ERROR
-    except (KeyboardInterrupt, click.Abort):  # Ctrl-C (at a click prompt it is click's Abort)
-        sys.stderr.write("attdec: interrupted\n")
-        return ExitCode.INTERRUPTED
-    except BrokenPipeError:  # `attdec ... | head`: the reader is gone, which is not an error
-        quiet_stdout()
-        return ExitCode.OK
+    except click.Abort:  # Ctrl-C at a click prompt: as any other Ctrl-C
+        raise KeyboardInterrupt from None
     return int(status or 0)
-
-
-def quiet_stdout() -> None:
-    """Point stdout at /dev/null so that flushing it at exit does not fail again on the closed pipe."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests capture stdout in memory)
-        pass
 
 
 # numpy's BLAS starts a thread per core on import (0.05-0.25 s of CPU per command, more when forked --jobs
@@ -150,6 +144,9 @@ def main(argv: list[str] | None = None) -> None:
     gc.disable()
     try:
         status = run(sys.argv[1:] if argv is None else [str(a) for a in argv])
+    except KeyboardInterrupt:  # Ctrl-C before run's guard (report.output.guarded) was in place
+        sys.stderr.write("attdec: error: interrupted\n")
+        status = ExitCode.INTERRUPTED
     finally:
         if was:
             gc.enable()

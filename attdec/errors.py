@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     DAMAGED = 3
     REGRESSION = 4
     INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
+    TERMINATED = 143  # 128 + SIGTERM
 
     @property
     def meaning(self) -> str:
@@ -31,6 +32,7 @@ _MEANING = {
     ExitCode.DAMAGED: "decoded, but an input was damaged (truncated, lost sync): warnings say where",
     ExitCode.REGRESSION: "`diff --fail-above`: a kernel grew by more than the threshold",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+    ExitCode.TERMINATED: "terminated (SIGTERM); temporary files removed",
 }
 
 

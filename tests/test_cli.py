@@ -88,4 +88,4 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch):
 
     monkeypatch.setattr("attdec.sources.pipeline.describe", interrupted)  # info reads its inputs with it
     r = invoke(["info", "attdec/data/demo"])
-    assert r.exit_code == 130 and r.stderr == "attdec: interrupted\n" and r.exception is None
+    assert r.exit_code == 130 and r.stderr == "attdec: error: interrupted\n" and r.exception is None

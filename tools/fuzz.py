@@ -5,6 +5,7 @@
     python3 tools/fuzz.py --cases 3000 --kinds ui_output,elf # some kinds only
     python3 tools/fuzz.py --replay 1234 [--seed S]           # one case again: its command, output, traceback
     python3 tools/fuzz.py ... --save tests/fixtures/fuzz     # crashers kept as regression fixtures
+    python3 tools/fuzz.py --faults all --cases 300           # faults from outside, a subprocess per case
 
 A case is an input of one kind, built from a seed corpus (the project's own fixtures and demo data, plus
 ../shared's real data when it is there), damaged by a few random mutations (bit flips, 0xff runs, copied
@@ -20,6 +21,14 @@ killed and restarted), `memory` (a MemoryError, or the case's peak RSS above --r
 under an address-space limit), `warning` (a Python warning such as numpy's overflow reached stderr) and
 `wrote` (a file written or deleted other than the output the command was given). `fuzzer`: a bug of
 this tool (a case it could not build), counted apart.
+Faults (`--faults CLASSES`, section "faults" below): instead of damaged input, what happens to a run from
+outside: Ctrl-C and SIGTERM at a random point of its CPU time, a file-size limit (a full disk), -o naming a
+fifo, a symlink, a read-only file or the command's own stdout, -o naming one of its inputs, another process
+changing the output or the input while it runs, a pickle referencing one blob thousands of times through its
+memo, and profiles whose worker results hold tinygrad's own classes (--jobs 2). Each case is a fresh
+`python -m attdec` in its own session, in a temporary folder; besides the judgement above, `stopped` (130,
+143) is fine, and a temporary file left, a worker outliving its command and an output or input not as the
+fault class requires (`wrong`) are failures.
 A crasher's files are saved with `--save DIR` when they are small and made from the project's own data
 (not from ../shared); `tests/test_fuzz_fixtures.py` runs every saved case.
 """
@@ -648,6 +657,12 @@ def case_archive(rng, corpus: Corpus, root: Path) -> Case:
 _TG_CLASSES = ("ProfileDeviceEvent", "ProfileProgramEvent", "ProfileSQTTEvent", "ProfilePMCEvent", "PMCSample")
 
 
+@dataclass
+class TinygradObject:
+    name: str  # of _TG_CLASSES
+    state: dict
+
+
 def _tinygrad_pickle(events: list, protocol: int = 4) -> bytes:
     """Pickle plain objects as if they were tinygrad's event classes (tinygrad.device.<name>)."""
     mod = types.ModuleType("tinygrad.device")
@@ -659,12 +674,15 @@ def _tinygrad_pickle(events: list, protocol: int = 4) -> bytes:
     saved = {k: sys.modules.get(k) for k in ("tinygrad", "tinygrad.device")}
     sys.modules.update({"tinygrad": pkg, "tinygrad.device": mod})
     try:
-        objs = []
-        for name, state in events:
-            o = classes[name]()
-            o.__dict__.update(state)
-            objs.append(o)
-        return pickle.dumps(objs, protocol=protocol)
+
+        def make(v):  # TinygradObject anywhere in the state (PMCSample in a schedule) made an object too
+            if isinstance(v, TinygradObject):
+                o = classes[v.name]()
+                o.__dict__.update({k: make(x) for k, x in v.state.items()})
+                return o
+            return [make(x) for x in v] if isinstance(v, list) else v
+
+        return pickle.dumps([make(TinygradObject(name, state)) for name, state in events], protocol=protocol)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -1174,6 +1192,561 @@ def replay(a) -> int:
             shutil.rmtree(root, ignore_errors=True)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# faults: what happens to a run from outside (--faults). Each case is a fresh `python -m attdec` process in
+# its own session, run from and writing only into the case's folder; nothing points at a real device.
+# ---------------------------------------------------------------------------------------------------------
+FAULT_OUTPUTS = (
+    ["timeline", "-o", "{out}"],
+    ["decode", "--format", "json", "-o", "{out}"],
+    ["decode", "--format", "npz", "-o", "{out}"],
+    ["report", "-o", "{out}"],
+    ["waves", "--format", "json", "-o", "{out}"],
+    ["hotspots", "--format", "json", "-o", "{out}"],
+)
+STDERR_OK = ("attdec: ", "wrote ", "note: ")  # what a command may print on stderr
+
+
+@dataclass
+class FaultCase:
+    fault: str
+    args: list[str]
+    what: str
+    root: Path
+    outputs: list[Path] = field(default_factory=list)  # what the command may write (the rest must not change)
+    signal: tuple[int, float, bool] | None = None  # (signal, at this much CPU time of the run, to its group)
+    fsize: int | None = None  # RLIMIT_FSIZE of the run
+    stdout_to: Path | None = None  # stdout redirected to this file (else captured)
+    racer: object = None  # callable(pid, case) run in a thread while the command runs
+    check: object = None  # callable(case, ran) -> a failure, or None
+    timeout: float = 60.0
+    rss_mb: float = 1024.0
+    notes: dict = field(default_factory=dict)
+
+
+@dataclass
+class Ran:
+    exit: int | None  # None: killed for taking too long
+    stdout: str
+    stderr: str
+    secs: float
+    rss_mb: float
+
+
+def _cpu_secs(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return -1.0
+
+
+def _tree_digest(root: Path) -> dict[str, tuple]:
+    out = {}
+    for p in root.rglob("*"):
+        st = os.lstat(p)
+        if p.is_symlink():
+            out[str(p)] = ("link", os.readlink(p))
+        elif p.is_fifo():
+            out[str(p)] = ("fifo",)
+        elif p.is_file():
+            out[str(p)] = (st.st_size, st.st_mode, hashlib.sha1(p.read_bytes()).hexdigest())
+    return out
+
+
+def run_fault(c: FaultCase, tree: Path) -> Ran:
+    """The case's command in a new session; signal, racer and limits applied; its peak RSS from wait4."""
+    import subprocess
+    import threading
+
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+
+    def limits():
+        if c.fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (c.fsize, c.fsize))
+
+    out_f = open(c.stdout_to, "w") if c.stdout_to else None
+    t0 = time.perf_counter()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "attdec", *c.args],
+        cwd=c.root,
+        env=env,
+        stdout=out_f or subprocess.PIPE,
+        stderr=subprocess.PIPE,  # pipes: the file-size limit does not cut what the command says
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=limits,
+    )
+    streams = {"out": b"", "err": b""}
+
+    def drain(name, f):
+        streams[name] = f.read()
+
+    stop = threading.Event()
+
+    def deliver():
+        sig, at, group = c.signal  # type: ignore[misc]
+        while not stop.is_set():
+            if _cpu_secs(p.pid) >= at:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, sig) if group else os.kill(p.pid, sig)
+                c.notes["signalled"] = True
+                return
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=drain, args=("err", p.stderr), daemon=True)]
+    if out_f is None:
+        threads.append(threading.Thread(target=drain, args=("out", p.stdout), daemon=True))
+    if c.signal is not None:
+        threads.append(threading.Thread(target=deliver, daemon=True))
+    if c.racer is not None:
+        threads.append(threading.Thread(target=c.racer, args=(p.pid, c), daemon=True))
+    for t in threads:
+        t.start()
+
+    def kill():
+        c.notes["killed"] = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+
+    timer = threading.Timer(c.timeout, kill)
+    timer.start()
+    _, status, usage = os.wait4(p.pid, 0)
+    timer.cancel()
+    stop.set()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    secs = time.perf_counter() - t0
+    with contextlib.suppress(ProcessLookupError):  # a worker that outlived its parent
+        os.killpg(p.pid, 0)
+        c.notes["orphans"] = True
+        os.killpg(p.pid, signal.SIGKILL)
+    for t in threads:
+        t.join(10)
+    if out_f is not None:
+        out_f.close()
+    exit_ = None if c.notes.get("killed") else p.returncode
+    text = {k: v.decode(errors="replace") for k, v in streams.items()}
+    return Ran(exit_, text["out"], text["err"], secs, usage.ru_maxrss / 1024)
+
+
+def judge_fault(c: FaultCase, r: Ran, before: dict, after: dict) -> tuple[str, str]:
+    """(status, detail): what every fault case must keep, then the fault's own check."""
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    if r.exit is None:
+        return "hang", f"over {c.timeout:g} s"
+    if "Traceback" in r.stderr or any(not ln.startswith(STDERR_OK) for ln in lines):
+        bad = next((ln for ln in lines if not ln.startswith(STDERR_OK)), lines[-1] if lines else "")
+        return "traceback", f"stderr: {bad[:160]}"
+    # killed by the signal itself: in Python's start-up or its exit, before or after attdec's own handling,
+    # with nothing of attdec's to clean up (the checks below see any file left)
+    died = r.exit in (-signal.SIGINT, -signal.SIGTERM) and c.notes.get("signalled")
+    if r.exit not in (0, 1, 3, 130, 143) and not died:
+        return "traceback", f"exit {r.exit}"
+    want = {1: "attdec: error: ", 130: "attdec: error: interrupted", 143: "attdec: error: terminated"}.get(r.exit)
+    if want and not any(ln.startswith(want) for ln in lines):
+        return "traceback", f"exit {r.exit} without {want!r}: {lines[-1:]}"
+    if c.notes.get("orphans"):
+        return "hang", "a worker process outlived the command"
+    if r.rss_mb > c.rss_mb:
+        return "memory", f"peak RSS {r.rss_mb:.0f} MB"
+    left = sorted(p for p in after if re.search(r"/\.[^/]*\.\d+\.(tmp|old)(/|$)", p))
+    if left:
+        return "wrote", f"left {left[0].replace(str(c.root), '{root}')}"
+    mine = [str(o) for o in c.outputs]
+    changed = sorted(
+        p for p in before.keys() | after.keys() if before.get(p) != after.get(p) and not p.startswith(tuple(mine))
+    )
+    if changed:
+        return "wrote", f"wrote or deleted {changed[0].replace(str(c.root), '{root}')}"
+    detail = c.check(c, r) if c.check is not None else None  # type: ignore[operator]
+    if detail:
+        return "wrong", detail
+    return {1: "refused", 130: "stopped", 143: "stopped"}.get(r.exit, "stopped" if died else "ok"), ""
+
+
+def _complete(path: Path) -> str | None:
+    """None if `path` holds a whole output of its kind (JSON that parses, an .npz that opens, a closed HTML
+    page, ui_output folders whose every listed wave file is there), else what is wrong with it."""
+    if path.is_dir():
+        for fn in path.rglob("filenames.json"):
+            doc = json.loads(fn.read_text())
+            names = doc.get("wave_filenames") or {}
+            listed = [v[0] for se in names.values() for sm in se.values() for sl in sm.values() for v in sl.values()]
+            missing = [n for n in listed if not (fn.parent / n).is_file()]
+            if missing or not (fn.parent / "code.json").is_file():
+                return f"{fn.parent.name} reads as complete but lacks {(missing or ['code.json'])[0]}"
+        return None
+    data = path.read_bytes()
+    try:
+        if data[:2] == b"PK":
+            import zipfile
+
+            zipfile.ZipFile(io.BytesIO(data)).testzip()
+        elif data.lstrip()[:1] in (b"{", b"["):
+            json.loads(data)
+        elif b"<html" in data[:200].lower() and b"</html>" not in data[-200:].lower():
+            return "an HTML page cut short"
+    except Exception as e:
+        return f"not whole: {type(e).__name__}"
+    return None
+
+
+def _fault_input(rng: random.Random, corpus: Corpus, root: Path) -> tuple[Path, str]:
+    seed = rng.choice(corpus.captures)
+    dst = root / "cap"
+    _copy_tree(seed.path, dst)
+    return dst, seed.path.name
+
+
+def _output_command(rng: random.Random, out: Path) -> list[str]:
+    return [a.format(out=out) for a in rng.choice(FAULT_OUTPUTS)]
+
+
+def fault_signals(rng, corpus: Corpus, root: Path) -> FaultCase:
+    """Ctrl-C (SIGINT to the process group) or SIGTERM (to the command) at a random point of a run that
+    writes an output over an earlier one, sometimes with --jobs workers."""
+    cap, name = _fault_input(rng, corpus, root)
+    inputs = [str(cap)]
+    if rng.random() < 0.4:  # several dispatches: workers
+        for i in range(rng.randint(2, 6)):
+            shutil.copytree(cap, root / f"cap{i}")
+            inputs.append(str(root / f"cap{i}"))
+    if rng.random() < 0.25:
+        out = root / "ex"
+        args = ["export-ui", "-o", str(out), *inputs]
+    else:
+        out = root / rng.choice(("out.json", "out.npz", "out.html"))
+        args = [*_output_command(rng, out), *inputs]
+        if "npz" not in args and out.suffix == ".npz":
+            out = out.with_suffix(".json")
+            args = [str(out) if a.endswith("out.npz") else a for a in args]
+        out.write_bytes(b"earlier")
+    args += ["--jobs", rng.choice(("1", "2"))]
+    sig = rng.choice((signal.SIGINT, signal.SIGTERM))
+    earlier = out.read_bytes() if out.is_file() else None
+
+    def check(c: FaultCase, r: Ran) -> str | None:
+        if r.exit in (0, 3):
+            return _complete(out) if out.exists() else "exit 0 and no output"
+        if out.is_file() and out.read_bytes() != earlier:
+            return _complete(out) and "the earlier output was replaced by a partial one"
+        return _complete(out) if out.is_dir() else None
+
+    return FaultCase(
+        "signals",
+        args,
+        f"{signal.Signals(sig).name} into {args[0]} on {name}",
+        root,
+        outputs=[out],
+        signal=(sig, rng.uniform(0.08, 1.0), sig == signal.SIGINT),
+        check=check,
+    )
+
+
+def fault_full_disk(rng, corpus: Corpus, root: Path) -> FaultCase:
+    """A file-size limit (`ulimit -f`, as a full disk shows itself) on a run writing -o or a redirected stdout."""
+    cap, name = _fault_input(rng, corpus, root)
+    out = root / "out.json"
+    out.write_bytes(b"earlier")
+    if rng.random() < 0.3:
+        args, stdout_to = [*rng.choice((["decode", "--format", "json"], ["waves", "--format", "json"])), str(cap)], out
+    else:
+        args, stdout_to = [*_output_command(rng, out), str(cap)], None
+    fsize = rng.choice((0, 512, 4096, 65536, 1 << 20))
+
+    def check(c: FaultCase, r: Ran) -> str | None:
+        if r.exit == 1:
+            if "File too large" not in r.stderr:
+                return f"exit 1 but not for the file size: {r.stderr.strip()[-160:]}"
+            if stdout_to is None and out.read_bytes() != b"earlier":
+                return "the earlier output was not kept"
+        return None
+
+    return FaultCase(
+        "full_disk",
+        args,
+        f"ulimit -f {fsize} bytes, {args[0]} on {name}",
+        root,
+        outputs=[out],
+        fsize=fsize,
+        stdout_to=stdout_to,
+        check=check,
+    )
+
+
+def fault_special_output(rng, corpus: Corpus, root: Path) -> FaultCase:
+    """-o names a fifo, a symlink (to a file, to a link, dangling), a read-only file, or a link to the
+    command's own stdout: each must stay what it is."""
+    import threading
+
+    cap, name = _fault_input(rng, corpus, root)
+    variant = rng.choice(("fifo", "symlink", "link-to-link", "dangling", "read-only", "stdout"))
+    real = root / "real.out"
+    out = root / "named.out"
+    got: list[bytes] = []
+    if variant == "fifo":
+        os.mkfifo(out)
+        threading.Thread(target=lambda: got.append(out.read_bytes()), daemon=True).start()
+    elif variant in ("symlink", "link-to-link"):
+        real.write_bytes(b"earlier")
+        if variant == "link-to-link":
+            (root / "mid.out").symlink_to(real.name)
+            out.symlink_to("mid.out")
+        else:
+            out.symlink_to(real.name)
+    elif variant == "dangling":
+        out.symlink_to(real.name)
+    elif variant == "read-only":
+        out.write_bytes(b"earlier")
+        out.chmod(0o444)
+    else:
+        out.symlink_to("/proc/self/fd/1")
+    args = [*_output_command(rng, out), str(cap)]
+    if "npz" in args and variant == "stdout":
+        args[args.index("npz")] = "json"
+
+    def check(c: FaultCase, r: Ran) -> str | None:
+        if variant == "fifo":
+            if not out.is_fifo():
+                return "the fifo was replaced"
+            time.sleep(0.2)
+            return "exit 0 but nothing reached the fifo" if r.exit in (0, 3) and not (got and got[0]) else None
+        if variant == "read-only":
+            return None if r.exit == 1 and out.read_bytes() == b"earlier" else "a read-only file was written"
+        if not out.is_symlink():
+            return "the symlink was replaced by a file"
+        if variant == "stdout":
+            return "exit 0 but nothing reached stdout" if r.exit in (0, 3) and not r.stdout else None
+        if r.exit in (0, 3) and not (real.is_file() and real.read_bytes() != b"earlier"):
+            return "exit 0 but the link's target was not written"
+        return None
+
+    return FaultCase(
+        "special_output", args, f"-o {variant} ({args[0]} on {name})", root, outputs=[out, real], check=check
+    )
+
+
+def fault_output_is_input(rng, corpus: Corpus, root: Path) -> FaultCase:
+    """-o names a file the command reads (a blob, capture.json, a code object, a ui_output file), directly
+    or through a hard link or symlink: refused, the input left as it was."""
+    if corpus.ui_folders and rng.random() < 0.3:
+        seed = rng.choice(corpus.ui_folders)
+        src = root / "ui"
+        _copy_tree(seed.path, src)
+        name = seed.path.name
+    else:
+        src, name = _fault_input(rng, corpus, root)
+    victim = rng.choice(sorted(p for p in src.rglob("*") if p.is_file()))
+    how = rng.choice(("direct", "hard link", "symlink"))
+    out = victim
+    if how == "hard link":
+        out = root / "alias.out"
+        os.link(victim, out)
+    elif how == "symlink":
+        out = root / "alias.out"
+        out.symlink_to(victim)
+    cmd = _output_command(rng, out)
+    if src.name == "ui" and cmd[0] == "decode":
+        cmd = ["report", "-o", str(out)]
+
+    def check(c: FaultCase, r: Ran) -> str | None:
+        return None if r.exit == 1 else f"exit {r.exit}: an input was taken as the output"
+
+    return FaultCase("output_is_input", [*cmd, str(src)], f"-o {how} {victim.name} of {name}", root, check=check)
+
+
+def fault_race(rng, corpus: Corpus, root: Path) -> FaultCase:
+    """Another process changes what the command works on while it runs: the output file rewritten while
+    it is being written, or a wave file added to a folder prune-empty is about to judge."""
+    cap, name = _fault_input(rng, corpus, root)
+    if rng.random() < 0.5:
+        out = root / "out.json"
+        out.write_bytes(b"earlier")
+        args = [*_output_command(rng, out), str(cap)]
+
+        def racer(pid: int, c: FaultCase) -> None:
+            deadline = time.time() + c.timeout
+            while time.time() < deadline:
+                tmps = list(root.glob(f".{out.name}.{pid}*.tmp"))
+                if tmps:
+                    out.write_bytes(b"someone else's")
+                    c.notes["raced"] = tmps[0].exists()  # the command had not put its output in place yet
+                    return
+                time.sleep(0.002)
+
+        def check(c: FaultCase, r: Ran) -> str | None:
+            if c.notes.get("raced") and out.read_bytes() != b"someone else's":
+                return "a file changed while the command ran was replaced"
+            return None
+
+        return FaultCase(
+            "race", args, f"output rewritten during {args[0]} on {name}", root, [out], racer=racer, check=check
+        )
+    runs = root / "runs"
+    ex = subprocess_export(cap, runs)
+    folder = next(ex.glob("ui_output_*"))
+    waves = sorted(folder.glob("se*_sm*_sl*_wv*.json"))
+    keep = waves[0].read_bytes() if waves else b"{}"
+    for w in waves:
+        w.unlink()
+    fn = json.loads((folder / "filenames.json").read_text())
+    fn["wave_filenames"] = None
+    (folder / "filenames.json").write_text(json.dumps(fn))
+    added = folder / "se0_sm0_sl0_wv0.json"
+
+    def add_wave(pid: int, c: FaultCase) -> None:
+        time.sleep(rng.uniform(0.0, 0.6))
+        with contextlib.suppress(OSError):
+            added.write_bytes(keep)
+            c.notes["added"] = True
+
+    def check_prune(c: FaultCase, r: Ran) -> str | None:
+        if c.notes.get("added") and not added.exists():
+            return "a wave file written while prune-empty ran was deleted"
+        return None
+
+    return FaultCase(
+        "race",
+        ["prune-empty", "--yes", str(runs)],
+        f"wave file added during prune-empty ({name})",
+        root,
+        outputs=[runs],
+        racer=add_wave,
+        check=check_prune,
+    )
+
+
+def subprocess_export(cap: Path, out: Path) -> Path:
+    """export-ui of `cap` into `out`, in this process (a case's starting point, not what is tested)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        from attdec.cli import run as cli_run
+
+        cli_run(["export-ui", "-o", str(out), str(cap)])
+    return out
+
+
+def fault_memo(rng, corpus: Corpus, root: Path) -> FaultCase:
+    """A small pickle that references one SQTT blob thousands of times through the pickle memo."""
+    cap = rng.choice(corpus.captures).path
+    meta, blobs, co, base = _capture_parts(cap)
+    from attdec.model.target import target
+
+    blob = blobs[0].read_bytes()
+    n = rng.choice((2_000, 20_000, 100_000))
+    ev = [
+        ("ProfileDeviceEvent", {"device": "AMD", "props": {"gfx_target_version": target(meta["gfx_arch"]).version}}),
+        ("ProfileProgramEvent", {"device": "AMD", "name": "k", "lib": co.read_bytes(), "base": base, "tag": 1}),
+    ]
+    ev += [
+        ("ProfileSQTTEvent", {"device": "AMD", "kern": 1, "se": 0, "blob": blob, "itrace": True, "exec_tag": i})
+        for i in range(n)
+    ]
+    (root / "profile.pkl").write_bytes(_tinygrad_pickle(ev))
+    return FaultCase(
+        "memo",
+        ["hotspots", "--format", "csv", str(root / "profile.pkl")],
+        f"one {len(blob):,}-byte blob referenced {n:,} times ({cap.name})",
+        root,
+        timeout=120.0,
+    )
+
+
+def fault_unpicklable(rng, corpus: Corpus, root: Path) -> FaultCase:
+    """A tinygrad profile with PMC events and hundreds of dispatches, decoded on --jobs 2 (a worker's
+    result holds the profile's own classes)."""
+    cap = rng.choice(corpus.captures).path
+    meta, blobs, co, base = _capture_parts(cap)
+    from attdec.model.target import target
+
+    n = rng.randint(300, 700)
+    ev = [
+        ("ProfileDeviceEvent", {"device": "AMD", "props": {"gfx_target_version": target(meta["gfx_arch"]).version}}),
+        ("ProfileProgramEvent", {"device": "AMD", "name": "k", "lib": co.read_bytes(), "base": base, "tag": 1}),
+    ]
+    sample = {"name": "SQ_WAVES", "block": "SQ", "xcc": 1, "inst": 1, "se": 1, "sa": 1, "wgp": 1, "off": 0, "size": 8}
+    sched = [TinygradObject("PMCSample", sample)]  # as tinygrad pickles it: its own class
+    for i in range(n):
+        for b in blobs:
+            se = int(re.search(r"se(\d+)\.att$", b.name).group(1))  # type: ignore[union-attr]
+            data = bytes(bytearray(b.read_bytes()))  # a copy each: no memo sharing
+            ev.append(
+                (
+                    "ProfileSQTTEvent",
+                    {"device": "AMD", "kern": 1, "se": se, "blob": data, "itrace": True, "exec_tag": i},
+                )
+            )
+        ev.append(("ProfilePMCEvent", {"device": "AMD", "kern": 1, "exec_tag": i, "sched": sched, "blob": bytes(8)}))
+    (root / "profile.pkl").write_bytes(_tinygrad_pickle(ev))
+    cmd = rng.choice((["hotspots", "--format", "csv"], ["counters", "--format", "json"], ["waves", "--format", "csv"]))
+    return FaultCase(
+        "unpicklable",
+        [*cmd, "--jobs", "2", str(root / "profile.pkl")],
+        f"{n} dispatches with PMC ({cap.name})",
+        root,
+        timeout=60.0,
+    )
+
+
+FAULTS = {
+    "signals": fault_signals,
+    "full_disk": fault_full_disk,
+    "special_output": fault_special_output,
+    "output_is_input": fault_output_is_input,
+    "race": fault_race,
+    "memo": fault_memo,
+    "unpicklable": fault_unpicklable,
+}
+
+
+def run_faults(a) -> int:
+    """--faults: cases of the named fault classes in turn, one subprocess each; a table by class, then
+    each failure's signature with one case to replay."""
+    corpus = Corpus.load(None if a.no_shared else SHARED)
+    tree = Path(a.tree).resolve() if a.tree else ROOT
+    results: dict[str, Counter] = defaultdict(Counter)
+    sigs: dict[tuple[str, str, str], list[tuple[int, str, list[str]]]] = defaultdict(list)
+    t0 = time.time()
+    cases = [a.replay] if a.replay is not None else range(a.start, a.start + a.cases)
+    for index in cases:
+        if a.deadline and time.time() > a.deadline:
+            break
+        fault = a.faults[index % len(a.faults)]
+        rng = random.Random(f"{a.seed}:fault:{index}")
+        root = Path(tempfile.mkdtemp(prefix="attdec-fault-"))
+        try:
+            c = FAULTS[fault](rng, corpus, root)
+            before = _tree_digest(root)
+            r = run_fault(c, tree)
+            status, detail = judge_fault(c, r, before, _tree_digest(root))
+            rel = [x.replace(str(root), "{root}") for x in c.args]
+        except Exception as e:  # a bug of this tool
+            status, detail, rel, c = "fuzzer", f"{type(e).__name__}: {e}", [], None  # type: ignore[assignment]
+            if a.replay is not None:
+                traceback.print_exc()
+        finally:
+            _clean(root)
+            shutil.rmtree(root, ignore_errors=True)
+        results[fault][status] += 1
+        if status not in ("ok", "refused", "stopped"):
+            sigs[(fault, status, detail)].append((index, c.what if c else "", rel))
+            if not a.quiet or a.replay is not None:
+                print(f"  fault case {index} ({fault}) {status}: {detail}", file=sys.stderr)
+        if a.replay is not None:
+            print(f"case {index} ({fault}: {c.what if c else ''}) -> {status} {detail}\nattdec {' '.join(rel)}")
+    statuses = ("ok", "refused", "stopped", "traceback", "hang", "memory", "wrote", "wrong", "fuzzer")
+    print(f"{'fault':<16}" + "".join(f"{s:>10}" for s in ("cases", *statuses)))
+    for f in (*a.faults, "all"):
+        cnt = sum(results.values(), Counter()) if f == "all" else results[f]
+        print(f"{f:<16}{sum(cnt.values()):>10,}" + "".join(f"{cnt[s]:>10,}" for s in statuses))
+    print(f"wall {time.time() - t0:,.0f} s; seed {a.seed}")
+    for (fault, status, detail), rs in sorted(sigs.items(), key=lambda kv: -len(kv[1])):
+        index, what, rel = rs[0]
+        print(f"\n{status.upper()} x{len(rs)} [{fault}]: {detail}")
+        print(f"  e.g. fault case {index} ({what}): attdec {' '.join(rel)}")
+    return 1 if sigs else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=1000)
@@ -1191,6 +1764,11 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=0, help="stop starting cases after this long; report them")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--tree", metavar="DIR", help="fuzz the attdec of another checkout (e.g. to save old crashers)")
+    ap.add_argument(
+        "--faults",
+        metavar="CLASSES",
+        help=f"run fault cases instead of damaged inputs: comma-separated, of {', '.join(FAULTS)}, or all",
+    )
     a = ap.parse_args()
     if a.tree:
         sys.path.insert(0, str(Path(a.tree).resolve()))
@@ -1199,6 +1777,12 @@ def main() -> int:
     unknown = set(a.kinds) - set(KINDS)
     if unknown:
         ap.error(f"unknown kinds: {', '.join(sorted(unknown))}")
+    if a.faults:
+        a.faults = tuple(FAULTS) if a.faults == "all" else tuple(f for f in a.faults.split(",") if f)
+        unknown = set(a.faults) - set(FAULTS)
+        if unknown:
+            ap.error(f"unknown fault classes: {', '.join(sorted(unknown))}")
+        return run_faults(a)
     if a.replay is not None:
         return replay(a)
     return run(a)

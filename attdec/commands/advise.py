@@ -10,6 +10,7 @@ from attdec.commands.common import (
     open_dispatches,
     output_option,
     paths_argument,
+    read_paths,
 )
 from attdec.report.common import output_stream
 
@@ -45,5 +46,5 @@ def advise(a) -> None:
     exposed-load, wait-too-strict, barrier-imbalance, occupancy-limit, lds-bank-conflict, mfma-chain; a
     rule that cannot judge an input says why. Thresholds and reasoning: docs/advise.md.
     """
-    with output_stream(a.output) as out:
+    with output_stream(a.output, inputs=read_paths(a)) as out:
         run(a.paths, a.fmt, **inputs(a), out=out)

@@ -295,6 +295,11 @@ def open_raw(paths, input_format=None, code=(), arch=None):
         reports.tell()
 
 
+def read_paths(a) -> list[str]:
+    """The files and folders a command reads: its paths and the code objects of --code FILE@LOADBASE."""
+    return [*a.paths, *(spec.rpartition("@")[0] or spec for spec in getattr(a, "code", ()) or ())]
+
+
 # glibc's malloc, set for the decode ahead (commands.common.tune_allocator)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MALLOC_REUSE_BYTES = 32 << 20  # whole blobs: blocks up to this come from the heap (glibc's largest on 64-bit)

@@ -27,6 +27,7 @@ from attdec.commands.common import (
     open_raw,
     output_option,
     paths_argument,
+    read_paths,
     tune_allocator,
 )
 from attdec.errors import ArchError, AttdecError, ExitCode, InputError, read_bytes
@@ -119,13 +120,14 @@ def decode(a) -> int:
                 raise
             lost(e)  # this dispatch has what was decoded before; the others are still decoded
 
+    output = output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a))
     raws = raw_dispatches(a.paths, a.code, a.arch, a.se, a.input_format)
     tune_allocator(raws)
     reduce = records.summarize if a.fmt == "text" else None  # the summary reads a few numbers per blob
     decoded = decode_blob_results(raws, a.jobs, reduce, target_cu=a.target_cu, compat=a.compat)
     dispatches = ((raw.name, results(raw, blobs)) for raw, blobs in zip(raws, decoded))
     try:
-        with output_stream(a.output, binary=a.fmt == "npz") as out:
+        with output as out:
             if a.fmt == "npz":
                 from attdec.report.columns import write_npz
 

@@ -15,6 +15,7 @@ from attdec.commands.common import (
     open_dispatches,
     output_option,
     paths_argument,
+    read_paths,
     wave_filter,
     wave_filter_options,
 )
@@ -114,5 +115,5 @@ def hotspots(a) -> None:
     With --se/--simd/--slot/--wave/--cu the totals are recomputed from those waves only. With --charge
     producer the stall of each wait moves to the instructions whose results it waited for.
     """
-    with output_stream(a.output, binary=a.fmt == "npz") as out:
+    with output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a)) as out:
         run(a.paths, a.by, a.top, a.frame, a.merge, a.fmt, wave_filter(a), **inputs(a), out=out, charge=a.charge)

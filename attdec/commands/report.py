@@ -18,6 +18,7 @@ from attdec.commands.common import (
     open_dispatches,
     output_option,
     paths_argument,
+    read_paths,
 )
 from attdec.report import Limits
 from attdec.report.common import output_stream
@@ -66,9 +67,10 @@ def report(a) -> None:
     """
     from attdec.report.html import write_report
 
+    output = output_stream(a.output, inputs=read_paths(a))
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
     limits = Limits(insts=a.max_insts, runs=a.max_runs)
-    with output_stream(a.output) as out:
+    with output as out:
         write_report(
             out,
             dispatches,

@@ -13,6 +13,7 @@ from attdec.commands.common import (
     open_dispatches,
     output_option,
     paths_argument,
+    read_paths,
 )
 from attdec.report import TRACE_CLOCKS, TRACE_GRANULARITIES
 from attdec.report.common import output_stream
@@ -51,8 +52,9 @@ def timeline(a) -> None:
     """
     from attdec.report.trace_events import write_trace
 
+    output = output_stream(a.output, inputs=read_paths(a))
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
-    with output_stream(a.output) as out:
+    with output as out:
         s = write_trace(out, dispatches, a.granularity, a.clock, a.max_events)
     if a.output != "-":
         echo(f"wrote {a.output}: {s.events:,} events, {s.waves:,} waves", err=True)

@@ -15,6 +15,7 @@ from attdec.commands.common import (
     open_dispatches,
     output_option,
     paths_argument,
+    read_paths,
     tell_problems,
     wave_filter,
     wave_filter_options,
@@ -50,6 +51,7 @@ def waves(a) -> None:
 
     # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded into columns,
     # and none of its occupancy records kept
+    output = output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a))
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True, occupancy=False)
     flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
     parts = [wave_columns(d, flt, label) for d, label in zip(dispatches, dispatch_labels(dispatches))]
@@ -57,7 +59,7 @@ def waves(a) -> None:
     matched = len(rows)
     if top:
         rows = rows.head(top)
-    with output_stream(a.output, binary=fmt == "npz") as out:
+    with output as out:
         if fmt == "npz":
             from attdec.report.columns import write_npz
 

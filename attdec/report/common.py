@@ -8,12 +8,9 @@ import json
 import os
 import sys
 from collections.abc import Container, Iterable, Sequence
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Literal
 
 from attdec.analysis import norm_path
-from attdec.errors import InputError
 from attdec.model.record import Record
 
 PIPED_WIDTH = 4096  # piped output without COLUMNS: as wide as it needs to be, nothing folded or cut
@@ -341,33 +338,13 @@ def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header
     con.show(Padding(t, (0, 0, 0, indent)) if indent else t, width=max(con.width, need))
 
 
-@contextmanager
-def output_stream(path: str, binary: bool = False):
-    """A stream for the file the user named with -o ('-' = stdout); a bad path is one clear error. Binary
-    output (.npz) goes to a file only: never to a terminal, nor mixed into a pipe by accident.
+def output_stream(path: str, binary: bool = False, inputs=()):
+    """The file the user named with -o ('-' = stdout), checked now (refused: a folder, a read-only file, one
+    of `inputs`, the files the command reads), written by `with` (attdec.report.output). Binary output
+    (.npz) goes to a file only."""
+    from attdec.report.output import open_output
 
-    The file is written under a temporary name and renamed at the end, so a failed run leaves no half file.
-    """
-    if path == "-":
-        if binary:
-            raise InputError("binary output (--format npz) needs a file: give -o FILE", "-o")
-        yield sys.stdout
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InputError("is a directory; give a file name", path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        f = open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror}", path) from None
-    try:
-        with f:
-            yield f
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    return open_output(path, binary, inputs)
 
 
 def write_json(obj, out) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from attdec.errors import InputError
 from attdec.model import REALTIME_HZ, Dispatch, Target, Wave
 from attdec.model.totals import distinct
+from attdec.report.output import open_output, output_folder
 
 VERSION = "3.0.0"
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
@@ -257,14 +259,16 @@ def write_ui_output(
 ) -> Path:
     """Write `d` as `<out_dir>/<dirname>/` plus `<out_dir>/stats_<dirname>.csv`; returns the folder.
     `sources`: the text of source files the listing names that exist on this machine (path as in the
-    Source column -> lines), copied in as rocprofv3 does, with snapshots.json."""
+    Source column -> lines), copied in as rocprofv3 does, with snapshots.json. The folder is written whole
+    under a temporary name and then replaces an earlier export's (report.output)."""
     out_dir = Path(out_dir)
-    folder = out_dir / dirname
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"cannot create output folder: {e.strerror}", str(folder)) from None
-    _clear_previous(folder)
+    with output_folder(out_dir / dirname, ours=is_written_here) as folder:
+        _write_folder(d, folder, sources)
+    write_stats_csv(d, out_dir / f"stats_{dirname}.csv")
+    return out_dir / dirname
+
+
+def _write_folder(d: Dispatch, folder: Path, sources: dict[str, list[str]] | None = None) -> None:
     waves = _numbered(d.waves)
     gen = d.target.generation
 
@@ -314,8 +318,6 @@ def write_ui_output(
         if copies:
             _dump(folder / "snapshots.json", tree)
     write_agent_info(d.target, folder / AGENT_INFO)
-    write_stats_csv(d, out_dir / f"stats_{dirname}.csv")
-    return folder
 
 
 _OUR_FILES = (
@@ -333,15 +335,10 @@ _OUR_FILES = (
 )
 
 
-def _clear_previous(folder: Path) -> None:
-    """Re-exporting into the same folder: drop the files an earlier export wrote (a stale wave file
-    would otherwise sit next to a filenames.json that no longer lists it)."""
-    for pattern in _OUR_FILES:
-        for f in folder.glob(pattern):
-            try:
-                f.unlink()
-            except OSError as e:
-                raise InputError(f"cannot replace: {e.strerror}", str(f)) from None
+def is_written_here(name: str) -> bool:
+    """A file name this writer makes: an earlier export's such files are replaced (a stale wave file would
+    sit next to a filenames.json that no longer lists it), any other file is kept."""
+    return any(fnmatch(name, pattern) for pattern in _OUR_FILES)
 
 
 def write_agent_info(tgt: Target, path: Path) -> None:
@@ -360,7 +357,7 @@ def write_stats_csv(d: Dispatch, path: Path) -> None:
     """code.json's rows sorted by (CodeObj, Vaddr), each label right before its kernel's first instruction,
     the (no PC) row last."""
     rows = sorted(d.code, key=lambda c: (c.is_no_pc, c.codeobj, c.vaddr, not c.is_label, c.line))
-    with open(path, "w", newline="") as f:
+    with open_output(path) as f:
         wr = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
         wr.writerow(STATS_HEADER)
         for c in rows:

@@ -124,7 +124,13 @@ def _fork(chan: _Channel, others: list[_Channel]) -> int:
     pid = os.fork()
     if pid:
         return pid
+    import signal
+
     code = 1
+    # Ctrl-C reaches the whole process group: this process stops the workers; SIGTERM (from it, or the user)
+    # ends a worker at once, not through the handler the command line set for its own cleanup.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         for other in others:  # this process's parent's ends: held here, they would hide its exit (no EOF)
             other.close()

@@ -133,6 +133,8 @@ def _walk(root: Path, only: str | None, failures: Failures) -> list[tuple[InputK
         dirnames.sort()
         keep = []
         for d in dirnames:
+            if d.startswith(".") and d.endswith(".tmp"):  # an output being written (report.output): not an input yet
+                continue
             sub = Path(dirpath, d)
             k = kind_of(sub, only)
             if k:
