@@ -8,6 +8,7 @@ import re
 from collections import Counter, defaultdict
 
 import numpy as np
+import pytest
 from conftest import shared_path
 from test_listing import BASE, _code, _wave
 
@@ -234,6 +235,63 @@ def test_waitcnt_lists_are_the_writers_on_every_sample(tmp_path):
     assert waves > 1000 and entries > 10_000
 
 
+@pytest.mark.parametrize(
+    "arch, texts, want",
+    [
+        # gfx10/gfx11: the writer lists vscnt, then vmcnt, then lgkmcnt
+        (
+            "gfx1100",
+            ["global_load_b32 v1, v[2:3], off", "ds_load_b32 v1, v2", "s_waitcnt vmcnt(0) lgkmcnt(0)"],
+            [[3, [[1, 0]]], [3, [[2, 0]]]],
+        ),
+        # FLAT operations first in an entry (gfx9 as well), FLAT stores last on lgkmcnt
+        (
+            "gfx950",
+            ["global_load_dword v1, v[2:3], off", "flat_load_dword v1, v[2:3]", "s_waitcnt vmcnt(0)"],
+            [[3, [[2, 0], [1, 0]]]],
+        ),
+        (
+            "gfx1100",
+            ["flat_store_b32 v[2:3], v1", "ds_load_b32 v1, v2", "flat_load_b32 v1, v[2:3]", "s_waitcnt lgkmcnt(0)"],
+            [[4, [[3, 0], [2, 0], [1, 0]]]],
+        ),
+        (
+            "gfx1100",
+            ["global_store_b32 v[2:3], v1, off", "flat_store_b32 v[2:3], v1", "s_waitcnt_vscnt null, 0x0"],
+            [[3, [[2, 0], [1, 0]]]],
+        ),
+        # expcnt is not a counter the gfx10 rules track
+        ("gfx1100", ["exp mrt0 v0, v0, v0, v0", "s_waitcnt expcnt(0)"], []),
+        # gfx12: loadcnt before dscnt; s_wait_idle one entry, loadcnt, storecnt, dscnt, kmcnt
+        (
+            "gfx1200",
+            ["global_load_b32 v1, v[2:3], off", "ds_load_b32 v1, v2", "s_wait_loadcnt_dscnt 0x0"],
+            [[3, [[1, 0]]], [3, [[2, 0]]]],
+        ),
+        (
+            "gfx1200",
+            [
+                "global_load_b32 v1, v[2:3], off",
+                "ds_load_b32 v1, v2",
+                "s_load_b32 s4, s[0:1], 0x10",
+                "global_store_b32 v[2:3], v1, off",
+                "s_wait_idle",
+            ],
+            [[5, [[1, 0], [4, 0], [2, 0], [3, 0]]]],
+        ),
+    ],
+)
+def test_waitcnt_entries_in_the_writers_counter_order(arch, texts, want):
+    """Each generation's entries in the order of rocprofv3's writer (att-tool waitcnt/gfx9|10|12, the same
+    in rocprof-compute-viewer's src/data/waitcnt/): counter by counter, FLAT operations where it joins them."""
+    from test_waits import dispatch
+
+    from attdec.report.ui_output import waitcnt_lists
+
+    d = dispatch(arch, texts, [[(i, 0) for i in range(1, len(texts) + 1)]])
+    assert waitcnt_lists(d, d.waves) == [want]
+
+
 def _pairs_of_files(folder) -> dict[str, Counter]:
     return {
         n: Counter((ln, dep) for ln, deps in w["waitcnt"] for dep, _ in deps) for n, w in _wave_docs(folder).items()
@@ -246,7 +304,7 @@ def test_export_of_a_capture_agrees_with_itself_and_with_waits(tmp_path):
     pairs of `attdec waits`' attribution."""
     from attdec.analysis.hotspots import hotspots
     from attdec.analysis.waits import attribute
-    from attdec.report.ui_output import wave_file_name
+    from attdec.report.ui_output import WAITCNT_ORDER, wave_file_name
     from attdec.sources.pipeline import open_dispatches
 
     for capture in ("gfx1201/ops_run0", "gfx1100/gemm_run0"):
@@ -261,7 +319,8 @@ def test_export_of_a_capture_agrees_with_itself_and_with_waits(tmp_path):
         (back,) = open_dispatches([str(folder)])
         assert hotspots([back]).totals == hotspots([d]).totals
         a = attribute(d)
-        keep = (a.mask & a.memory_mask) != 0
+        listed = sum(1 << i for i, c in enumerate(a.counters) if c in WAITCNT_ORDER[d.target.generation])
+        keep = (a.mask & listed) != 0
         want: dict[str, Counter] = {wave_file_name(w): Counter() for w in d.waves}
         for w_, p_ in zip(a.wait[keep].tolist(), a.producer[keep].tolist()):
             wave = d.waves[int(a.stream.wave[w_])]
