@@ -6,6 +6,7 @@ import csv
 import json
 import re
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -290,6 +291,44 @@ def test_waitcnt_entries_in_the_writers_counter_order(arch, texts, want):
 
     d = dispatch(arch, texts, [[(i, 0) for i in range(1, len(texts) + 1)]])
     assert waitcnt_lists(d, d.waves) == [want]
+
+
+def test_realtime_json_of_a_gfx9_session(tmp_path):
+    """A rocprofv3 session of gfx9 .att files whose traces carry the ROCm protocol's realtime samples and
+    RT_FREQUENCY record: realtime.json holds each SE's samples and the trace's frequency, laid out as in
+    rocprofv3's gfx950 folders (its samples hold 100 MHz; this trace says 25 MHz)."""
+    import sys
+
+    from test_records_official import agent_info
+
+    from attdec.decoders.userdata import ROC_MAGIC, USERDATA_3
+    from attdec.sources.pipeline import open_dispatches
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+    from sqtt_encoder import Gfx9Encoder
+
+    host = tmp_path / "session" / "host"
+    host.mkdir(parents=True)
+    want = {}
+    for se, (start, high) in enumerate([(40, 7), (44, 9)]):
+        e = Gfx9Encoder().userdata([ROC_MAGIC, agent_info(0, 25_000)])  # RT_FREQUENCY in kHz
+        samples = []
+        for t, low in ((start, 0x20), (start + 400, 0x40)):
+            e.advance(t - e.time).reg(USERDATA_3, 5).reg(USERDATA_3, 0x10).reg(USERDATA_3, high)
+            e.reg(USERDATA_3, low)
+            samples.append([e.time, low | high << 32])
+        want[f"SE{se}"] = samples
+        (host / f"11_22_shader_engine_{se}_3.att").write_bytes(e.data())
+    (host / "11_agent_info.csv").write_text(
+        '"Node_Id","Logical_Node_Id","Agent_Type","Gfx_Target_Version","Name"\n1,1,"GPU",90500,"gfx950"\n'
+    )
+    (d,) = open_dispatches([str(tmp_path / "session")])
+    folder = write_ui_output(d, tmp_path / "out", "ui_output_agent_22_dispatch_3")
+    rt = json.loads((folder / "realtime.json").read_text())
+    fits(rt, json.loads(shared_path(*SAMPLE, "realtime.json").read_text()))
+    assert rt == {**want, "metadata": {"descriptor": "[gfx_clock, realtime_clock]", "frequency": 25_000_000}}
+    (back,) = open_dispatches([str(folder)])
+    assert back.realtime_se == {se: [tuple(p) for p in want[f"SE{se}"]] for se in (0, 1)}
 
 
 def _pairs_of_files(folder) -> dict[str, Counter]:

@@ -1,13 +1,14 @@
 """Write a Dispatch as a rocprofv3 ui_output folder (the current C++ writer's "3.0.0", 10-column format).
 
 Follows ui-output-format.md: filenames.json, code.json, one `se<S>_sm<M>_sl<L>_wv<W>.json` per wave
-that has instructions or at least 3 timeline entries, occupancy.json, realtime.json (when there are
-realtime samples), wstates<k>.json for the states that occur, and `stats_<dirname>.csv` next to the
-folder. JSON is compact with sorted keys, as nlohmann::json writes it, so rocprof-compute-viewer and
-attdec's own reader open the result. Every wave file's `waitcnt` list holds the memory operations each
-executed wait waited for (attdec.analysis.waits: the writer's counter rules); records without a PC are
-on the listing's (no PC) row in both code.json and the wave files, so their totals agree. Other-SIMD
-and SHADERDATA records go to `other_simd_se<S>_<i>.json` / `shaderdata_<S>_0.json`, listed in
+that has instructions or at least 3 timeline entries, occupancy.json, realtime.json (when the trace
+has realtime samples, every family's, per SE), wstates<k>.json for the states that occur, and
+`stats_<dirname>.csv` next to the folder. JSON is compact with sorted keys, as nlohmann::json writes
+it, so rocprof-compute-viewer and attdec's own reader open the result. Every wave file's `waitcnt`
+list holds the memory operations each executed wait waited for (attdec.analysis.waits), entered per
+counter in the order of the writer's rules for the generation; records without a PC are on the
+listing's (no PC) row in both code.json and the wave files, so their totals agree. Other-SIMD and
+SHADERDATA records go to `other_simd_se<S>_<i>.json` / `shaderdata_<S>_0.json`, listed in
 filenames.json as the newest writers do. Source files found on this machine are copied in with
 snapshots.json. Not written: perf counters.
 """
@@ -336,7 +337,8 @@ def write_ui_output(
     realtime = d.realtime_se or ({0: d.realtime} if d.realtime else {})
     if realtime:
         rt: dict[str, object] = {f"SE{se}": [[int(g), int(r)] for g, r in pairs] for se, pairs in realtime.items()}
-        rt["metadata"] = {"descriptor": "[gfx_clock, realtime_clock]", "frequency": REALTIME_HZ}
+        # the trace's own RT_FREQUENCY record when it has one, as rocprofv3's writer takes it
+        rt["metadata"] = {"descriptor": "[gfx_clock, realtime_clock]", "frequency": d.rt_frequency or REALTIME_HZ}
         _dump(folder / "realtime.json", rt)
     for state, obj in wstates(waves).items():
         _dump(folder / f"wstates{state}.json", obj)
