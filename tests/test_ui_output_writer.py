@@ -331,6 +331,34 @@ def test_realtime_json_of_a_gfx9_session(tmp_path):
     assert back.realtime_se == {se: [tuple(p) for p in want[f"SE{se}"]] for se in (0, 1)}
 
 
+def test_export_of_the_real_session_is_rocprofv3s_own_folder(tmp_path):
+    """The real rocprofv3 session exported from its .att files: every wave file (waitcnt lists included),
+    filenames.json and the wstates files equal rocprofv3's own, code.json's rows equal its older 8-column
+    rows, occupancy equals its early packed layout at that layout's 8-cycle resolution, and neither writes
+    realtime.json (the trace holds no realtime samples)."""
+    from attdec.sources.pipeline import open_dispatches
+
+    session = shared_path("rocprofv3_sessions", "skinny_M128_att_hack0")
+    theirs = session / "ui_output_agent_1026_dispatch_20"
+    (d,) = open_dispatches([str(session)])
+    ours = write_ui_output(d, tmp_path, theirs.name)
+    names = sorted(p.name for p in theirs.glob("*.json") if p.name != "snapshots.json")
+    assert names == sorted(p.name for p in ours.glob("*.json"))
+    for name in names:
+        a, b = (json.loads((f / name).read_text()) for f in (ours, theirs))
+        if name == "code.json":
+            assert [r[:1] + r[2:8] for r in a["code"]] == [r[:1] + r[2:8] for r in b["code"]]
+        elif name != "occupancy.json":
+            assert a == b, name
+    (back,) = open_dispatches([str(theirs)])
+
+    def rows(occ, res=1):
+        cols = [occ[k] for k in ("se", "cu", "simd", "wave_id", "start")] + [occ["time"] // res * res]
+        return sorted(map(tuple, np.stack(cols, 1).tolist()))
+
+    assert rows(d.occupancy, 8) == rows(back.occupancy) and len(back.occupancy) > 1000
+
+
 def _pairs_of_files(folder) -> dict[str, Counter]:
     return {
         n: Counter((ln, dep) for ln, deps in w["waitcnt"] for dep, _ in deps) for n, w in _wave_docs(folder).items()
