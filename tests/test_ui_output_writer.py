@@ -6,8 +6,10 @@ import csv
 import json
 import re
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import shared_path
 from test_listing import BASE, _code, _wave
 
@@ -234,6 +236,129 @@ def test_waitcnt_lists_are_the_writers_on_every_sample(tmp_path):
     assert waves > 1000 and entries > 10_000
 
 
+@pytest.mark.parametrize(
+    "arch, texts, want",
+    [
+        # gfx10/gfx11: the writer lists vscnt, then vmcnt, then lgkmcnt
+        (
+            "gfx1100",
+            ["global_load_b32 v1, v[2:3], off", "ds_load_b32 v1, v2", "s_waitcnt vmcnt(0) lgkmcnt(0)"],
+            [[3, [[1, 0]]], [3, [[2, 0]]]],
+        ),
+        # FLAT operations first in an entry (gfx9 as well), FLAT stores last on lgkmcnt
+        (
+            "gfx950",
+            ["global_load_dword v1, v[2:3], off", "flat_load_dword v1, v[2:3]", "s_waitcnt vmcnt(0)"],
+            [[3, [[2, 0], [1, 0]]]],
+        ),
+        (
+            "gfx1100",
+            ["flat_store_b32 v[2:3], v1", "ds_load_b32 v1, v2", "flat_load_b32 v1, v[2:3]", "s_waitcnt lgkmcnt(0)"],
+            [[4, [[3, 0], [2, 0], [1, 0]]]],
+        ),
+        (
+            "gfx1100",
+            ["global_store_b32 v[2:3], v1, off", "flat_store_b32 v[2:3], v1", "s_waitcnt_vscnt null, 0x0"],
+            [[3, [[2, 0], [1, 0]]]],
+        ),
+        # expcnt is not a counter the gfx10 rules track
+        ("gfx1100", ["exp mrt0 v0, v0, v0, v0", "s_waitcnt expcnt(0)"], []),
+        # gfx12: loadcnt before dscnt; s_wait_idle one entry, loadcnt, storecnt, dscnt, kmcnt
+        (
+            "gfx1200",
+            ["global_load_b32 v1, v[2:3], off", "ds_load_b32 v1, v2", "s_wait_loadcnt_dscnt 0x0"],
+            [[3, [[1, 0]]], [3, [[2, 0]]]],
+        ),
+        (
+            "gfx1200",
+            [
+                "global_load_b32 v1, v[2:3], off",
+                "ds_load_b32 v1, v2",
+                "s_load_b32 s4, s[0:1], 0x10",
+                "global_store_b32 v[2:3], v1, off",
+                "s_wait_idle",
+            ],
+            [[5, [[1, 0], [4, 0], [2, 0], [3, 0]]]],
+        ),
+    ],
+)
+def test_waitcnt_entries_in_the_writers_counter_order(arch, texts, want):
+    """Each generation's entries in the order of rocprofv3's writer (att-tool waitcnt/gfx9|10|12, the same
+    in rocprof-compute-viewer's src/data/waitcnt/): counter by counter, FLAT operations where it joins them."""
+    from test_waits import dispatch
+
+    from attdec.report.ui_output import waitcnt_lists
+
+    d = dispatch(arch, texts, [[(i, 0) for i in range(1, len(texts) + 1)]])
+    assert waitcnt_lists(d, d.waves) == [want]
+
+
+def test_realtime_json_of_a_gfx9_session(tmp_path):
+    """A rocprofv3 session of gfx9 .att files whose traces carry the ROCm protocol's realtime samples and
+    RT_FREQUENCY record: realtime.json holds each SE's samples and the trace's frequency, laid out as in
+    rocprofv3's gfx950 folders (its samples hold 100 MHz; this trace says 25 MHz)."""
+    import sys
+
+    from test_records_official import agent_info
+
+    from attdec.decoders.userdata import ROC_MAGIC, USERDATA_3
+    from attdec.sources.pipeline import open_dispatches
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+    from sqtt_encoder import Gfx9Encoder
+
+    host = tmp_path / "session" / "host"
+    host.mkdir(parents=True)
+    want = {}
+    for se, (start, high) in enumerate([(40, 7), (44, 9)]):
+        e = Gfx9Encoder().userdata([ROC_MAGIC, agent_info(0, 25_000)])  # RT_FREQUENCY in kHz
+        samples = []
+        for t, low in ((start, 0x20), (start + 400, 0x40)):
+            e.advance(t - e.time).reg(USERDATA_3, 5).reg(USERDATA_3, 0x10).reg(USERDATA_3, high)
+            e.reg(USERDATA_3, low)
+            samples.append([e.time, low | high << 32])
+        want[f"SE{se}"] = samples
+        (host / f"11_22_shader_engine_{se}_3.att").write_bytes(e.data())
+    (host / "11_agent_info.csv").write_text(
+        '"Node_Id","Logical_Node_Id","Agent_Type","Gfx_Target_Version","Name"\n1,1,"GPU",90500,"gfx950"\n'
+    )
+    (d,) = open_dispatches([str(tmp_path / "session")])
+    folder = write_ui_output(d, tmp_path / "out", "ui_output_agent_22_dispatch_3")
+    rt = json.loads((folder / "realtime.json").read_text())
+    fits(rt, json.loads(shared_path(*SAMPLE, "realtime.json").read_text()))
+    assert rt == {**want, "metadata": {"descriptor": "[gfx_clock, realtime_clock]", "frequency": 25_000_000}}
+    (back,) = open_dispatches([str(folder)])
+    assert back.realtime_se == {se: [tuple(p) for p in want[f"SE{se}"]] for se in (0, 1)}
+
+
+def test_export_of_the_real_session_is_rocprofv3s_own_folder(tmp_path):
+    """The real rocprofv3 session exported from its .att files: every wave file (waitcnt lists included),
+    filenames.json and the wstates files equal rocprofv3's own, code.json's rows equal its older 8-column
+    rows, occupancy equals its early packed layout at that layout's 8-cycle resolution, and neither writes
+    realtime.json (the trace holds no realtime samples)."""
+    from attdec.sources.pipeline import open_dispatches
+
+    session = shared_path("rocprofv3_sessions", "skinny_M128_att_hack0")
+    theirs = session / "ui_output_agent_1026_dispatch_20"
+    (d,) = open_dispatches([str(session)])
+    ours = write_ui_output(d, tmp_path, theirs.name)
+    names = sorted(p.name for p in theirs.glob("*.json") if p.name != "snapshots.json")
+    assert names == sorted(p.name for p in ours.glob("*.json"))
+    for name in names:
+        a, b = (json.loads((f / name).read_text()) for f in (ours, theirs))
+        if name == "code.json":
+            assert [r[:1] + r[2:8] for r in a["code"]] == [r[:1] + r[2:8] for r in b["code"]]
+        elif name != "occupancy.json":
+            assert a == b, name
+    (back,) = open_dispatches([str(theirs)])
+
+    def rows(occ, res=1):
+        cols = [occ[k] for k in ("se", "cu", "simd", "wave_id", "start")] + [occ["time"] // res * res]
+        return sorted(map(tuple, np.stack(cols, 1).tolist()))
+
+    assert rows(d.occupancy, 8) == rows(back.occupancy) and len(back.occupancy) > 1000
+
+
 def _pairs_of_files(folder) -> dict[str, Counter]:
     return {
         n: Counter((ln, dep) for ln, deps in w["waitcnt"] for dep, _ in deps) for n, w in _wave_docs(folder).items()
@@ -246,7 +371,7 @@ def test_export_of_a_capture_agrees_with_itself_and_with_waits(tmp_path):
     pairs of `attdec waits`' attribution."""
     from attdec.analysis.hotspots import hotspots
     from attdec.analysis.waits import attribute
-    from attdec.report.ui_output import wave_file_name
+    from attdec.report.ui_output import WAITCNT_ORDER, wave_file_name
     from attdec.sources.pipeline import open_dispatches
 
     for capture in ("gfx1201/ops_run0", "gfx1100/gemm_run0"):
@@ -261,7 +386,8 @@ def test_export_of_a_capture_agrees_with_itself_and_with_waits(tmp_path):
         (back,) = open_dispatches([str(folder)])
         assert hotspots([back]).totals == hotspots([d]).totals
         a = attribute(d)
-        keep = (a.mask & a.memory_mask) != 0
+        listed = sum(1 << i for i, c in enumerate(a.counters) if c in WAITCNT_ORDER[d.target.generation])
+        keep = (a.mask & listed) != 0
         want: dict[str, Counter] = {wave_file_name(w): Counter() for w in d.waves}
         for w_, p_ in zip(a.wait[keep].tolist(), a.producer[keep].tolist()):
             wave = d.waves[int(a.stream.wave[w_])]

@@ -1,13 +1,14 @@
 """Write a Dispatch as a rocprofv3 ui_output folder (the current C++ writer's "3.0.0", 10-column format).
 
 Follows ui-output-format.md: filenames.json, code.json, one `se<S>_sm<M>_sl<L>_wv<W>.json` per wave
-that has instructions or at least 3 timeline entries, occupancy.json, realtime.json (when there are
-realtime samples), wstates<k>.json for the states that occur, and `stats_<dirname>.csv` next to the
-folder. JSON is compact with sorted keys, as nlohmann::json writes it, so rocprof-compute-viewer and
-attdec's own reader open the result. Every wave file's `waitcnt` list holds the memory operations each
-executed wait waited for (attdec.analysis.waits: the writer's counter rules); records without a PC are
-on the listing's (no PC) row in both code.json and the wave files, so their totals agree. Other-SIMD
-and SHADERDATA records go to `other_simd_se<S>_<i>.json` / `shaderdata_<S>_0.json`, listed in
+that has instructions or at least 3 timeline entries, occupancy.json, realtime.json (when the trace
+has realtime samples, every family's, per SE), wstates<k>.json for the states that occur, and
+`stats_<dirname>.csv` next to the folder. JSON is compact with sorted keys, as nlohmann::json writes
+it, so rocprof-compute-viewer and attdec's own reader open the result. Every wave file's `waitcnt`
+list holds the memory operations each executed wait waited for (attdec.analysis.waits), entered per
+counter in the order of the writer's rules for the generation; records without a PC are on the
+listing's (no PC) row in both code.json and the wave files, so their totals agree. Other-SIMD and
+SHADERDATA records go to `other_simd_se<S>_<i>.json` / `shaderdata_<S>_0.json`, listed in
 filenames.json as the newest writers do. Source files found on this machine are copied in with
 snapshots.json. Not written: perf counters.
 """
@@ -121,33 +122,69 @@ def code_rows(d: Dispatch) -> list[list]:
     return [[c.text, 0, c.line, c.source, c.codeobj, c.vaddr, c.hit, c.latency, c.stall, c.idle] for c in d.code]
 
 
-# The order in which the writer lists one wait's dependencies: an entry per counter it waited on.
-WAITCNT_ORDER = ("lgkmcnt", "vmcnt", "expcnt", "vscnt", "loadcnt", "storecnt", "samplecnt", "bvhcnt", "dscnt", "kmcnt")
+# Per gfx generation, the counters rocprofv3's writer tracks, in the order it lists one wait's entries
+# (att-tool and rocprof-compute-viewer waitcnt/gfx9|10|12: gfx11 takes gfx10's rules). A counter not
+# listed (expcnt before gfx12) gets no entries from the writer.
+WAITCNT_ORDER = {
+    9: ("lgkmcnt", "vmcnt"),
+    10: ("vscnt", "vmcnt", "lgkmcnt"),
+    11: ("vscnt", "vmcnt", "lgkmcnt"),
+    12: ("bvhcnt", "expcnt", "samplecnt", "kmcnt", "storecnt", "loadcnt", "dscnt"),
+}
+# The counters whose entry lists FLAT stores after the other operations (the writer joins them last).
+_FLAT_STORES_LAST = ("lgkmcnt", "dscnt")
+# gfx12's s_wait_idle waits for everything: the writer gives it one entry, counter by counter in this order.
+_IDLE_ORDER = ("loadcnt", "storecnt", "samplecnt", "dscnt", "kmcnt", "expcnt", "bvhcnt")
+
+
+def _flat_kinds(d: Dispatch) -> np.ndarray:
+    """Per listing line (the last slot: records without a line), 1 for a FLAT load, 2 for a FLAT store,
+    else 0: the writer keeps FLAT operations in lists of their own and hands a list over whole."""
+    kind = np.zeros(max((c.line for c in d.code), default=-1) + 2, np.int64)
+    for c in d.code:
+        op = c.text.split()[0] if c.text.split() else ""
+        if op.startswith("flat_"):
+            kind[c.line] = 2 if "store" in op else 1
+    return kind
 
 
 def waitcnt_lists(d: Dispatch, waves: list[Wave]) -> list[list]:
     """Per wave of `waves`, its wave file's `waitcnt` list, as rocprofv3's writer (att-tool
-    waitcnt/gfx9|10|12) makes it: for each executed wait that waited on a memory counter, in execution
-    order, one entry per counter it waited for something on, [its line, [[producer line, 0], ...]]
-    (producers in execution order). The pairs come from attdec.analysis.waits, which applies the same
-    counter rules; a producer named through several counters is listed under the first."""
+    waitcnt/gfx9|10|12) makes it: for each executed wait that waited on a memory counter the writer
+    tracks, in execution order, one entry per such counter it waited for something on, in the writer's
+    counter order (WAITCNT_ORDER), [its line, [[producer line, 0], ...]] (FLAT operations first, then
+    the rest, each in execution order); an s_wait_idle gets one entry. The pairs come from
+    attdec.analysis.waits, which applies the same counter rules; a producer named through several
+    counters is listed under the first."""
     from attdec.analysis.waits import attribute
 
     out: list[list] = [[] for _ in waves]
-    if not waves or not any(len(w.insts) for w in waves):
+    order_ = WAITCNT_ORDER.get(d.target.generation, ())
+    if not waves or not order_ or not any(len(w.insts) for w in waves):
         return out
     a = attribute(d, waves)
-    rank = np.array([WAITCNT_ORDER.index(c) if c in WAITCNT_ORDER else len(WAITCNT_ORDER) for c in a.counters])
+    listed = sum(1 << i for i, c in enumerate(a.counters) if c in order_)
+    rank = np.array([order_.index(c) if c in order_ else len(order_) for c in a.counters])
     bits = np.array([1 << i for i in range(len(a.counters))], np.int64)
-    keep = (a.mask & a.memory_mask) != 0
-    wait, prod, mask = a.wait[keep], a.producer[keep], a.mask[keep] & a.memory_mask
+    keep = (a.mask & listed) != 0
+    wait, prod, mask = a.wait[keep], a.producer[keep], a.mask[keep] & listed
     if not len(wait):
         return out
     named = (mask[:, None] & bits[None, :]) != 0
-    counter = np.where(named, rank[None, :], len(WAITCNT_ORDER) + 1).min(axis=1)
-    order = np.lexsort((prod, counter, wait))
-    wait, prod, counter = wait[order], prod[order], counter[order]
+    counter = np.where(named, rank[None, :], len(order_)).min(axis=1)
     lines, wave_of = a.stream.lines, a.stream.wave
+    flat = _flat_kinds(d)
+    flat = flat[np.where(lines[prod] >= 0, np.minimum(lines[prod], len(flat) - 1), -1)]
+    # FLAT operations first, then the counter's own; FLAT stores last on gfx10+ lgkmcnt / dscnt
+    late = np.isin(counter, [i for i, c in enumerate(order_) if c in _FLAT_STORES_LAST]) & (flat == 2)
+    group = np.where(flat == 0, 1, np.where(late & (d.target.generation >= 10), 2, 0))
+    idle_lines = [c.line for c in d.code if c.text.lstrip().startswith("s_wait_idle")]
+    idle = np.isin(lines[wait], idle_lines) if idle_lines else np.zeros(len(wait), bool)
+    if idle.any():  # one entry per s_wait_idle, its producers counter by counter
+        group[idle] = [_IDLE_ORDER.index(order_[k]) if order_[k] in _IDLE_ORDER else 0 for k in counter[idle]]
+        counter[idle] = 0
+    order = np.lexsort((prod, group, counter, wait))
+    wait, prod, counter = wait[order], prod[order], counter[order]
     new = np.r_[True, (wait[1:] != wait[:-1]) | (counter[1:] != counter[:-1])]
     starts = np.flatnonzero(new)
     ends = np.r_[starts[1:], len(wait)]
@@ -304,7 +341,8 @@ def _write_folder(d: Dispatch, folder: Path, sources: dict[str, list[str]] | Non
     realtime = d.realtime_se or ({0: d.realtime} if d.realtime else {})
     if realtime:
         rt: dict[str, object] = {f"SE{se}": [[int(g), int(r)] for g, r in pairs] for se, pairs in realtime.items()}
-        rt["metadata"] = {"descriptor": "[gfx_clock, realtime_clock]", "frequency": REALTIME_HZ}
+        # the trace's own RT_FREQUENCY record when it has one, as rocprofv3's writer takes it
+        rt["metadata"] = {"descriptor": "[gfx_clock, realtime_clock]", "frequency": d.rt_frequency or REALTIME_HZ}
         _dump(folder / "realtime.json", rt)
     for state, obj in wstates(waves).items():
         _dump(folder / f"wstates{state}.json", obj)
