@@ -10,6 +10,7 @@ from attdec.analysis.cfg import Block, Cfg
 from attdec.analysis.hotspots import frame_of
 from attdec.analysis.loops import LoopTiming, WaveLoop
 from attdec.model import Dispatch
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, Heading, common_dir, console, draw_table, human, pct, strip_dir, write_json
 
 
@@ -393,3 +394,13 @@ def _loop_section(con, t: LoopTiming, top: int) -> None:
     draw_table(con, [Col(h, short=sh) for h, sh in heads], rows)
     if len(waves) < len(t.waves):
         con.print(f"  ... {len(t.waves) - len(waves)} more waves (--top 0 shows all)", style="dim")
+
+
+def cfg_reporters() -> Reporters:
+    """`attdec cfg`'s formats (the result: a CfgReport per dispatch)."""
+    return {"table": Writer(print_cfg_table), "json": Writer(print_cfg_json), "dot": Writer(print_cfg_dot)}
+
+
+def loop_reporters(top: int) -> Reporters:
+    """`attdec loops`' formats (the result: a CfgReport per dispatch); `top` waves listed per loop."""
+    return {"table": Writer(print_loops_table, top=top), "json": Writer(print_loops_json)}
