@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attdec.commands.common import attdec_command, format_option, input_options, inputs, open_dispatches, paths_argument
+from attdec.commands.common import (
+    attdec_command,
+    emit,
+    format_option,
+    input_options,
+    inputs,
+    open_dispatches,
+    paths_argument,
+)
 
 
 def _code_object(path: str, arch: str | None):
@@ -62,4 +70,4 @@ def kernel(a) -> None:
     from attdec.report import kernel as rep
 
     found = summaries(a.paths, **inputs(a))
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[a.fmt](found, sys.stdout)
+    emit(found, a.fmt, sys.stdout, rep.reporters())

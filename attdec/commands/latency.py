@@ -8,6 +8,7 @@ from attdec.analysis import FRAMES
 from attdec.commands.common import (
     COUNT,
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -50,13 +51,7 @@ def run(
             reports.append(rep.AmdLatencyReport(d, len(waves), amd_hidden_latency(d, waves, frame)))
         else:
             reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
-    out = out or sys.stdout
-    if fmt == "json":
-        (rep.print_amd_latency_json if amd else rep.print_latency_json)(reports, by, top, out)
-    elif fmt == "csv":
-        (rep.print_amd_latency_csv if amd else rep.print_latency_csv)(reports, by, top, out)
-    else:
-        (rep.print_amd_latency_table if amd else rep.print_latency_table)(reports, by, top, out)
+    emit(reports, fmt, out or sys.stdout, rep.latency_reporters(by, top, definition))
 
 
 @attdec_command(
