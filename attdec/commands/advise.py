@@ -21,11 +21,11 @@ def run(paths, fmt="table", input_format=None, code=(), arch=None, compat=None, 
     """Findings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.advise import advise
+    from attdec import api
     from attdec.report import advise as rep
 
     dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
-    emit([advise(d) for d in dispatches], fmt, out or sys.stdout, rep.reporters())
+    emit([api.advise(d) for d in dispatches], fmt, out or sys.stdout, rep.reporters())
 
 
 @attdec_command(

@@ -38,8 +38,8 @@ def counters(a) -> None:
     """
     import sys
 
-    from attdec.analysis.counters import counter_report
+    from attdec import api
     from attdec.report import counters as rep
 
-    reports = [counter_report(d) for d in open_dispatches(a.paths, **inputs(a))]
+    reports = [api.counters(d) for d in open_dispatches(a.paths, **inputs(a))]
     emit(reports, a.fmt, sys.stdout, rep.reporters(a.by))

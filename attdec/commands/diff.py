@@ -51,12 +51,13 @@ def diff(a) -> int:
     """
     import sys
 
-    from attdec.analysis.compare import diff as compare
+    from attdec import api
     from attdec.analysis.compare import regressions
     from attdec.report.compare import diff_reporters
 
     b, after = sides(a.paths, a.before, a.after)
-    result = compare(open_dispatches(b, **inputs(a)), open_dispatches(after, **inputs(a)), a.by, a.frame, a.metric)
+    before = open_dispatches(b, **inputs(a))
+    result = api.diff(before, open_dispatches(after, **inputs(a)), a.by, frame=a.frame, metric=a.metric)
     emit(result, a.fmt, sys.stdout, diff_reporters(a.top))
     if a.fail_above is None:
         return ExitCode.OK

@@ -41,7 +41,7 @@ def run(
     """Hotspots of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.hotspots import hotspots
+    from attdec import api
     from attdec.report import hotspots as rep
 
     # the listing's totals are all a plain report reads; filters and producer charging replay the waves
@@ -56,7 +56,7 @@ def run(
         result = stall_stacks(dispatches, by, wave_filter, charge)
     else:
         groups = [dispatches] if merge else [[d] for d in dispatches]
-        result = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
+        result = [api.hotspots(g, by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
     emit(result, fmt, out or sys.stdout, rep.reporters(top, dispatches))
 
 

@@ -39,18 +39,14 @@ def run(
     """Hidden latency of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.latency import amd_hidden_latency, hidden_latency
-    from attdec.analysis.waits import attribute
+    from attdec import api
     from attdec.report import waits as rep
 
-    amd = definition == "amd"
+    report = rep.AmdLatencyReport if definition == "amd" else rep.LatencyReport
     reports: list = []
     for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        if amd:
-            reports.append(rep.AmdLatencyReport(d, len(waves), amd_hidden_latency(d, waves, frame)))
-        else:
-            reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
+        reports.append(report(d, len(waves), api.hidden_latency(d, frame, definition, wave_filter)))
     emit(reports, fmt, out or sys.stdout, rep.latency_reporters(by, top, definition))
 
 

@@ -22,8 +22,8 @@ def noise(a) -> None:
     """
     import sys
 
-    from attdec.analysis.compare import noise
+    from attdec import api
     from attdec.report.compare import noise_reporters
 
-    result = noise(open_dispatches(a.runs, **inputs(a)), a.by, a.frame, a.metric)
+    result = api.noise(open_dispatches(a.runs, **inputs(a)), a.by, frame=a.frame, metric=a.metric)
     emit(result, a.fmt, sys.stdout, noise_reporters(a.top))

@@ -34,13 +34,13 @@ def run(
     """Wait sites of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.waits import attribute, wait_sites
+    from attdec import api
     from attdec.report import waits as rep
 
     reports = []
     for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        reports.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
+        reports.append(rep.WaitReport(d, len(waves), api.waits(d, wave_filter)))
     emit(reports, fmt, out or sys.stdout, rep.wait_reporters(top, producers))
 
 

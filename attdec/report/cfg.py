@@ -168,7 +168,7 @@ def print_cfg_dot(reports: list[CfgReport], out) -> None:
 def cfg_reports(dispatches, wave_filter=None) -> list[CfgReport]:
     """A CfgReport per dispatch: its control-flow graphs, block statistics (of the waves `wave_filter`
     keeps) and loop timings; what `attdec cfg` and `attdec loops` print."""
-    from attdec.analysis.cfg import block_stats, build_cfgs
+    from attdec.analysis.cfg import dispatch_cfgs
     from attdec.analysis.loops import loop_timings
     from attdec.model.totals import aggregate_lines
 
@@ -176,9 +176,7 @@ def cfg_reports(dispatches, wave_filter=None) -> list[CfgReport]:
     for d in dispatches:
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
-        cfgs = build_cfgs(d.code)
-        for cfg in cfgs:
-            block_stats(cfg, d.target.family, totals)
+        cfgs = dispatch_cfgs(d, totals)
         out.append(CfgReport(d, len(waves), cfgs, loop_timings(d, waves, cfgs)))
     return out
 
