@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from attdec.analysis.hotspots import frame_of
@@ -423,6 +424,7 @@ def wait_reporters(top: int, producers: int) -> Reporters:
 def latency_reporters(by: str, top: int, definition: str) -> Reporters:
     """`attdec latency`'s formats (the result: an AmdLatencyReport per dispatch for the "amd" definition,
     else a LatencyReport)."""
+    writers: dict[str, Callable[..., None]]
     if definition == "amd":
         writers = {"table": print_amd_latency_table, "json": print_amd_latency_json, "csv": print_amd_latency_csv}
     else:
