@@ -8,6 +8,7 @@ __version__ = "0.2.0"
 
 __all__ = [
     "__version__",
+    "advise",
     "cfg",
     "counters",
     "decode",

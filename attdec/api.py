@@ -13,16 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from attdec.analysis.hotspots import Hotspots
-from attdec.analysis.table import Table
-from attdec.decoders import BlobResult
 from attdec.errors import read_bytes
 from attdec.model import Dispatch, Wave, empty_insts, empty_occupancy
 from attdec.sources.kind import Progress
-from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
+
+if TYPE_CHECKING:  # numpy is imported by the functions that make arrays: the commands call this module too
+    from attdec.analysis.table import Table
+    from attdec.decoders import BlobResult
+    from attdec.sources.raw import RawDispatch
 
 PathLike = str | Path
 
@@ -91,7 +92,7 @@ def decode(
     of the timeline columns and other record arrays; 51 MB for gemm_gfx1200_run0's 996,115 records) and
     decoding peaks at ~158 bytes per record (39 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
     from attdec.sources.explicit import parse_code_spec
-    from attdec.sources.raw import decode_blobs, load_code
+    from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_blobs, load_code
 
     data = blob if isinstance(blob, (bytes, bytearray, memoryview)) else read_bytes(blob)
     objs = []
@@ -106,19 +107,26 @@ def decode(
 
 
 def hotspots(
-    dispatches: Dispatch | Iterable[Dispatch], by: str | None = None, *, frame: str = "inner", wave_filter=None
+    dispatches: Dispatch | Iterable[Dispatch],
+    by: str | None = None,
+    *,
+    frame: str = "inner",
+    wave_filter=None,
+    charge: str = "wait",
 ) -> Hotspots:
     """Lines (`by="line"`), instructions or files ranked by stall over the dispatches taken together;
     `by=None` ranks lines, or instructions when no instruction has a source line, as the command line
     does (one "(no source line)" row would say nothing). `.table` holds the rows as numpy columns,
-    `.totals` and `.by_type` the header figures, `.by` what was ranked."""
+    `.totals` and `.by_type` the header figures, `.by` what was ranked. `charge="producer"` moves each
+    wait's stall to the operations it waited for (as `hotspots --charge producer`)."""
     from attdec.analysis.hotspots import hotspots as run
 
-    return run(_dispatches(dispatches), by=by, frame=frame, wave_filter=wave_filter)
+    return run(_dispatches(dispatches), by=by, frame=frame, wave_filter=wave_filter, charge=charge)
 
 
 def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
     """One row per wave: where and when it ran, its instructions, stall, and dominant stall type."""
+    from attdec.analysis.table import Table
     from attdec.analysis.waves import wave_rows
 
     rows = [r for d in _dispatches(dispatches) for r in wave_rows(d, wave_filter)]
@@ -144,6 +152,10 @@ def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
 def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
     """Every executed instruction record of every wave, one row each: the wave's place (dispatch, se, cu,
     simd, slot, wave) and the record (time, category, stall, duration, pc, line)."""
+    import numpy as np
+
+    from attdec.analysis.table import Table
+
     parts: list[tuple[Dispatch, Wave]] = [(d, w) for d in _dispatches(dispatches) for w in d.waves]
     n = [len(w.insts) for _, w in parts]
     insts = np.concatenate([w.insts for _, w in parts]) if parts else empty_insts()
@@ -162,6 +174,10 @@ def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
 def occupancy(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
     """Every wave start/end record, one row each: the dispatch and the record (se, cu, simd, wave_id,
     start, time, pc)."""
+    import numpy as np
+
+    from attdec.analysis.table import Table
+
     ds = _dispatches(dispatches)
     occ = [d.occupancy for d in ds]
     rows = np.concatenate(occ) if occ else empty_occupancy()
@@ -186,39 +202,43 @@ def save(path: PathLike, **tables) -> None:
 # ---- the "why" analyses, comparisons, resources (docs/wait-attribution.md, cfg-loops.md, diff.md, occupancy.md)
 
 
-def waits(dispatch: Dispatch):
+def _selected(dispatch: Dispatch, wave_filter) -> list[Wave]:
+    return dispatch.waves if wave_filter is None else [w for w in dispatch.waves if wave_filter(w)]
+
+
+def waits(dispatch: Dispatch, wave_filter=None):
     """Per wait site: the memory operations each wait waited for (producers with their share of the
-    stall), hits, stall per hit, issue-to-wait distance. Returns a list of `WaitSite`."""
+    stall), hits, stall per hit, issue-to-wait distance, over the waves `wave_filter` keeps (default all).
+    Returns a list of `WaitSite`."""
     from attdec.analysis.waits import attribute, wait_sites
 
-    return wait_sites(attribute(dispatch))
+    return wait_sites(attribute(dispatch, _selected(dispatch, wave_filter)))
 
 
-def hidden_latency(dispatch: Dispatch, frame: str = "inner", definition: str = "amd"):
+def hidden_latency(dispatch: Dispatch, frame: str = "inner", definition: str = "amd", wave_filter=None):
     """Hidden latency per instruction, line and kernel. "amd" (AMD's, what rocprof-compute-viewer shows):
     cycles of each instruction's idle/stall/issue windows while other pipes or waves of its SIMD were busy
     (`AmdHiddenLatency`); "issue-to-wait": how much of each memory operation's latency, issue to its
-    retiring wait, the wave covered with other work (`HiddenLatency`)."""
+    retiring wait, the wave covered with other work (`HiddenLatency`). Over the waves `wave_filter` keeps
+    (default all)."""
     from attdec.analysis.latency import amd_hidden_latency
     from attdec.analysis.latency import hidden_latency as run
     from attdec.analysis.waits import attribute
 
+    waves = _selected(dispatch, wave_filter)
     if definition == "amd":
-        return amd_hidden_latency(dispatch, frame=frame)
+        return amd_hidden_latency(dispatch, waves, frame=frame)
     if definition != "issue-to-wait":
         raise ValueError(f"definition must be 'amd' or 'issue-to-wait', not {definition!r}")
-    return run(attribute(dispatch), frame)
+    return run(attribute(dispatch, waves), frame)
 
 
 def cfg(dispatch: Dispatch):
     """Basic blocks and control-flow graph of each kernel of the listing, with per-block hits, cycles,
     stall and dominant stall type, and natural loops (list of `Cfg`)."""
-    from attdec.analysis.cfg import block_stats, build_cfgs
+    from attdec.analysis.cfg import dispatch_cfgs
 
-    cfgs = build_cfgs(dispatch.code)
-    for c in cfgs:
-        block_stats(c, dispatch.target.family)
-    return cfgs
+    return dispatch_cfgs(dispatch)
 
 
 def loops(dispatch: Dispatch):
@@ -258,6 +278,14 @@ def kernel(dispatch: Dispatch):
     return kernel_summary(dispatch)
 
 
+def advise(dispatch: Dispatch):
+    """The performance problems the dispatch shows (`Advice`: findings with where, cycles at stake, evidence
+    and what to try, and the rules that could not judge it; docs/advise.md)."""
+    from attdec.analysis.advise import advise as run
+
+    return run(dispatch)
+
+
 def counters(dispatch: Dispatch):
     """Performance-counter samples of the dispatch (tinygrad PMC, SQTT PERFEVENT): totals, per SE/CU, over
     time (`CounterReport`)."""
@@ -274,6 +302,7 @@ def html_report(dispatches: Dispatch | Iterable[Dispatch], out, **options) -> No
 
 
 __all__ = [
+    "advise",
     "cfg",
     "counters",
     "decode",

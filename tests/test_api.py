@@ -16,7 +16,10 @@ from attdec.model import Category
 
 
 def test_import_is_cheap_and_lazy():
-    code = "import sys, attdec; assert 'numpy' not in sys.modules; attdec.open; assert 'numpy' in sys.modules"
+    code = (
+        "import sys, attdec; assert 'attdec.api' not in sys.modules and 'numpy' not in sys.modules; attdec.open; "
+        "assert 'attdec.api' in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
     with pytest.raises(AttributeError):
         attdec.nonexistent  # noqa: B018

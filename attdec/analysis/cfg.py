@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.isa import flow_of
 from attdec.isa.categories import mnemonic_of
-from attdec.model import CodeLine
+from attdec.model import CodeLine, Dispatch
 
 EXITS = ("end", "indirect", "return", "trap")
 # Instructions whose trace record count does not follow execution, left out of a block's hit count:
@@ -268,6 +268,15 @@ def _find_loops(cfg: Cfg) -> None:
             if inner is None or loops[inner].depth < lp.depth:
                 blocks[b].loop = lp.id
     cfg.loops = loops
+
+
+def dispatch_cfgs(d: Dispatch, totals: dict[int, tuple[int, int, int, int]] | None = None) -> list[Cfg]:
+    """The control-flow graphs of `d`'s listing with block statistics, from `totals` (per-line totals of
+    the waves kept, as `block_stats` takes them) or the listing's own."""
+    cfgs = build_cfgs(d.code)
+    for cfg in cfgs:
+        block_stats(cfg, d.target.family, totals)
+    return cfgs
 
 
 def block_stats(cfg: Cfg, family: str, totals: dict[int, tuple[int, int, int, int]] | None = None) -> None:

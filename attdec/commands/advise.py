@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attdec.commands.common import (
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -21,12 +22,11 @@ def run(paths, fmt="table", input_format=None, code=(), arch=None, compat=None, 
     """Findings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.advise import advise
+    from attdec import api
     from attdec.report import advise as rep
 
     dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
-    printers = {"table": rep.print_table, "json": rep.print_json, "md": rep.print_md}
-    printers[fmt]([advise(d) for d in dispatches], out or sys.stdout)
+    emit([api.advise(d) for d in dispatches], fmt, out or sys.stdout, rep.reporters())
 
 
 @attdec_command(

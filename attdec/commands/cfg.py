@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attdec.commands.common import (
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -29,7 +30,7 @@ def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=N
     from attdec.report import cfg as rep
 
     rs = reports(paths, wave_filter, input_format, code, arch, compat, jobs)
-    {"table": rep.print_cfg_table, "json": rep.print_cfg_json, "dot": rep.print_cfg_dot}[fmt](rs, out or sys.stdout)
+    emit(rs, fmt, out or sys.stdout, rep.cfg_reporters())
 
 
 @attdec_command(

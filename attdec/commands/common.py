@@ -13,6 +13,7 @@ import click
 from attdec.analysis import COMPARE_BY, FRAMES, METRICS
 from attdec.decoders.compat import COMPAT
 from attdec.errors import ExitCode
+from attdec.report import COMPARE_FORMATS
 from attdec.sources import KINDS
 
 FORMATS = ("table", "json", "csv")
@@ -165,7 +166,7 @@ compare_options = (
         default="inner",
         help="For inlined code: the instruction's own line (inner) or the outermost call site (outer).",
     ),
-    format_option(("table", "json", "csv", "md")),
+    format_option(COMPARE_FORMATS),
 )  # what `diff` and `noise` rows are and how they print
 
 
@@ -185,6 +186,12 @@ def output_option(what: str = "Write to this file instead of stdout", required: 
         help=what,
         show_default=not required,
     )
+
+
+def emit(result, fmt: str, out, reporters) -> None:
+    """Write a command's `result` to `out` as `fmt` with the reporter its report module names for it: the
+    one place a --format choice becomes a writer (report.base.Reporter)."""
+    reporters[fmt].write(result, out)
 
 
 def echo(text: str, err: bool = False) -> None:

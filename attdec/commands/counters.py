@@ -5,7 +5,15 @@ from __future__ import annotations
 import click
 
 from attdec.analysis import COUNTER_BY
-from attdec.commands.common import attdec_command, format_option, input_options, inputs, open_dispatches, paths_argument
+from attdec.commands.common import (
+    attdec_command,
+    emit,
+    format_option,
+    input_options,
+    inputs,
+    open_dispatches,
+    paths_argument,
+)
 
 
 @attdec_command(
@@ -30,8 +38,8 @@ def counters(a) -> None:
     """
     import sys
 
-    from attdec.analysis.counters import counter_report
+    from attdec import api
     from attdec.report import counters as rep
 
-    reports = [counter_report(d) for d in open_dispatches(a.paths, **inputs(a))]
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[a.fmt](reports, a.by, sys.stdout)
+    reports = [api.counters(d) for d in open_dispatches(a.paths, **inputs(a))]
+    emit(reports, a.fmt, sys.stdout, rep.reporters(a.by))

@@ -20,6 +20,7 @@ from attdec.commands.common import (
     code_option,
     compat_option,
     echo,
+    emit,
     format_option,
     input_format_option,
     jobs_option,
@@ -128,14 +129,7 @@ def decode(a) -> int:
     dispatches = ((raw.name, results(raw, blobs)) for raw, blobs in zip(raws, decoded))
     try:
         with output as out:
-            if a.fmt == "npz":
-                from attdec.report.columns import write_npz
-
-                write_npz(out, records.columns(dispatches))
-            elif a.fmt == "json":
-                records.write_json(dispatches, out)
-            else:
-                records.print_summary(dispatches, out)
+            emit(dispatches, a.fmt, out, records.reporters())
     finally:
         decoded.close()  # the workers end here
     if damaged:
@@ -165,7 +159,7 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> int:
                 echo(f"attdec: warning: {path}: {p}", err=True)
                 damaged.append(path)
 
-    (report.write_json if fmt == "json" else report.write_text)(listings(), sys.stdout)
+    emit(listings(), fmt, sys.stdout, report.reporters())
     if damaged:
         sys.stdout.flush()
         return ExitCode.DAMAGED

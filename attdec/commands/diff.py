@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attdec.commands.common import attdec_command, compare_options, echo, input_options, inputs, open_dispatches
+from attdec.commands.common import attdec_command, compare_options, echo, emit, input_options, inputs, open_dispatches
 from attdec.errors import ExitCode, InputError
 
 
@@ -51,13 +51,14 @@ def diff(a) -> int:
     """
     import sys
 
-    from attdec.analysis.compare import diff as compare
+    from attdec import api
     from attdec.analysis.compare import regressions
-    from attdec.report.compare import print_diff
+    from attdec.report.compare import diff_reporters
 
     b, after = sides(a.paths, a.before, a.after)
-    result = compare(open_dispatches(b, **inputs(a)), open_dispatches(after, **inputs(a)), a.by, a.frame, a.metric)
-    print_diff(result, a.fmt, a.top, sys.stdout)
+    before = open_dispatches(b, **inputs(a))
+    result = api.diff(before, open_dispatches(after, **inputs(a)), a.by, frame=a.frame, metric=a.metric)
+    emit(result, a.fmt, sys.stdout, diff_reporters(a.top))
     if a.fail_above is None:
         return ExitCode.OK
     if not result.kernels:  # the gate cannot judge: that is not a slower kernel

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from attdec.commands.common import attdec_command, format_option
+from attdec.commands.common import attdec_command, emit, format_option
 from attdec.errors import ArchError, InputError, read_bytes
 
 
@@ -40,27 +39,6 @@ def listing(path: str, arch: str | None = None, kernel: str | None = None):
     return co, insts, labels
 
 
-def print_text(co, insts, labels, out) -> None:
-    from attdec.report.common import console
-
-    con = console(out)
-    last_src = None
-    for i in insts:
-        if i.address in labels:
-            con.print()
-            con.print_spans([(labels[i.address], "bold"), (":", None)])
-        src = co.source_of(i.address)
-        if src and src != last_src:
-            con.print_spans([("  ", None), (f"; {src}", "dim")])
-        last_src = src or last_src
-        words = " ".join(f"{w:08X}" for w in i.words)
-        spans = [("  ", None), (f"{i.address:8x}:", "dim"), (f" {words:<26} ", None)]
-        spans.append((i.text, "red" if i.mnemonic == ".long" else None))
-        if i.target in labels:
-            spans += [("  ", None), (f"<{labels[i.target]}>", "cyan")]
-        con.print_spans(spans)
-
-
 @attdec_command(
     click.argument("code_object", metavar="CODE_OBJECT"),
     click.option(
@@ -74,9 +52,6 @@ def print_text(co, insts, labels, out) -> None:
 )
 def disasm(a) -> None:
     """Disassemble CODE_OBJECT (an AMDGPU ELF or a tinygrad container) like llvm-objdump, without LLVM."""
-    co, insts, labels = listing(a.code_object, a.arch, a.kernel)
-    if a.fmt == "json":
-        json.dump({"instructions": [{"address": i.address, "size": i.size, "text": i.text} for i in insts]}, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        print_text(co, insts, labels, sys.stdout)
+    from attdec.report.disasm import reporters
+
+    emit(listing(a.code_object, a.arch, a.kernel), a.fmt, sys.stdout, reporters())

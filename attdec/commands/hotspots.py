@@ -9,6 +9,7 @@ from attdec.commands.common import (
     COUNT,
     FORMATS,
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -41,7 +42,7 @@ def run(
     """Hotspots of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.hotspots import hotspots
+    from attdec import api
     from attdec.report import hotspots as rep
 
     # the listing's totals are all a plain report reads; filters and producer charging replay the waves
@@ -49,25 +50,15 @@ def run(
     # the other reports read totals only: a big raw blob is decoded in windows, its waves counted, not kept
     fold = "totals" if not need and fmt != "folded" else False
     dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=need, fold=fold)
+    result: list
     if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
         from attdec.analysis.flame import stall_stacks
 
-        rep.print_folded(stall_stacks(dispatches, by, wave_filter, charge), out or sys.stdout)
-        return
-    groups = [dispatches] if merge else [[d] for d in dispatches]
-    reports = [hotspots(g, by=by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
-    if fmt == "npz":
-        from attdec.report.columns import write_npz
-
-        write_npz(out, rep.columns(reports, top))
-        return
-    printers = {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv, "md": rep.print_md}
-    printers[fmt](reports, top, out or sys.stdout)
-    if fmt == "table":  # a pointer to `attdec advise`, from the rules that read the listing only
-        from attdec.analysis.advise import advise
-        from attdec.report.advise import print_pointer
-
-        print_pointer([advise(d, cheap=True) for d in dispatches], out or sys.stdout)
+        result = stall_stacks(dispatches, by, wave_filter, charge)
+    else:
+        groups = [dispatches] if merge else [[d] for d in dispatches]
+        result = [api.hotspots(g, by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
+    emit(result, fmt, out or sys.stdout, rep.reporters(top, dispatches))
 
 
 @attdec_command(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attdec.commands.common import attdec_command, format_option, input_format_option, paths_argument
+from attdec.commands.common import attdec_command, emit, format_option, input_format_option, paths_argument
 
 
 @attdec_command(
@@ -20,4 +20,4 @@ def info(a) -> None:
     from attdec.sources.pipeline import describe
 
     infos = describe(a.paths, a.input_format)
-    (rep.print_json if a.fmt == "json" else rep.print_table)(infos, sys.stdout)
+    emit(infos, a.fmt, sys.stdout, rep.reporters())

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attdec.commands.common import attdec_command, format_option, input_options, inputs, open_dispatches, paths_argument
+from attdec.commands.common import (
+    attdec_command,
+    emit,
+    format_option,
+    input_options,
+    inputs,
+    open_dispatches,
+    paths_argument,
+)
 
 
 def _code_object(path: str, arch: str | None):
@@ -32,17 +40,18 @@ def _code_object(path: str, arch: str | None):
 
 def summaries(paths, input_format=None, code=(), arch=None, compat=None, jobs=None) -> list:
     """KernelSummary of every dispatch the paths name, and of every kernel in bare code objects."""
-    from attdec.analysis.kernel import code_object_summaries, kernel_summary
+    from attdec import api
+    from attdec.analysis.kernel import code_object_summaries
 
     if code:
-        return [kernel_summary(d) for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs)]
+        return [api.kernel(d) for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs)]
     out = []
     for p in paths:
         co = _code_object(p, arch) if input_format is None else None
         if co is not None:
             out += code_object_summaries(co, arch)
         else:
-            out += [kernel_summary(d) for d in open_dispatches([p], input_format, compat=compat, jobs=jobs)]
+            out += [api.kernel(d) for d in open_dispatches([p], input_format, compat=compat, jobs=jobs)]
     return out
 
 
@@ -62,4 +71,4 @@ def kernel(a) -> None:
     from attdec.report import kernel as rep
 
     found = summaries(a.paths, **inputs(a))
-    {"table": rep.print_table, "json": rep.print_json, "csv": rep.print_csv}[a.fmt](found, sys.stdout)
+    emit(found, a.fmt, sys.stdout, rep.reporters())

@@ -8,6 +8,7 @@ from attdec.analysis import FRAMES
 from attdec.commands.common import (
     COUNT,
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -38,25 +39,15 @@ def run(
     """Hidden latency of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.latency import amd_hidden_latency, hidden_latency
-    from attdec.analysis.waits import attribute
+    from attdec import api
     from attdec.report import waits as rep
 
-    amd = definition == "amd"
+    report = rep.AmdLatencyReport if definition == "amd" else rep.LatencyReport
     reports: list = []
     for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        if amd:
-            reports.append(rep.AmdLatencyReport(d, len(waves), amd_hidden_latency(d, waves, frame)))
-        else:
-            reports.append(rep.LatencyReport(d, len(waves), hidden_latency(attribute(d, waves), frame)))
-    out = out or sys.stdout
-    if fmt == "json":
-        (rep.print_amd_latency_json if amd else rep.print_latency_json)(reports, by, top, out)
-    elif fmt == "csv":
-        (rep.print_amd_latency_csv if amd else rep.print_latency_csv)(reports, by, top, out)
-    else:
-        (rep.print_amd_latency_table if amd else rep.print_latency_table)(reports, by, top, out)
+        reports.append(report(d, len(waves), api.hidden_latency(d, frame, definition, wave_filter)))
+    emit(reports, fmt, out or sys.stdout, rep.latency_reporters(by, top, definition))
 
 
 @attdec_command(

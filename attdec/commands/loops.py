@@ -7,6 +7,7 @@ import click
 from attdec.commands.common import (
     COUNT,
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -36,10 +37,7 @@ def run(
 
     opened = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
     rs = rep.cfg_reports(opened, wave_filter)
-    if fmt == "json":
-        rep.print_loops_json(rs, out or sys.stdout)
-    else:
-        rep.print_loops_table(rs, top, out or sys.stdout)
+    emit(rs, fmt, out or sys.stdout, rep.loop_reporters(top))
 
 
 @attdec_command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from attdec.commands.common import (
     attdec_command,
     compare_options,
+    emit,
     input_options,
     inputs,
     open_dispatches,
@@ -21,7 +22,8 @@ def noise(a) -> None:
     """
     import sys
 
-    from attdec.analysis.compare import noise
-    from attdec.report.compare import print_noise
+    from attdec import api
+    from attdec.report.compare import noise_reporters
 
-    print_noise(noise(open_dispatches(a.runs, **inputs(a)), a.by, a.frame, a.metric), a.fmt, a.top, sys.stdout)
+    result = api.noise(open_dispatches(a.runs, **inputs(a)), a.by, frame=a.frame, metric=a.metric)
+    emit(result, a.fmt, sys.stdout, noise_reporters(a.top))

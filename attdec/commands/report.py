@@ -65,15 +65,15 @@ def report(a) -> None:
     The page works offline from file:// (no network access at all) and stays a few MB on big traces:
     what it aggregates or samples to do so is listed at its top.
     """
-    from attdec.report.html import write_report
+    from attdec import api
 
     output = output_stream(a.output, inputs=read_paths(a))
     dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
     limits = Limits(insts=a.max_insts, runs=a.max_runs)
     with output as out:
-        write_report(
-            out,
+        api.html_report(
             dispatches,
+            out,
             frame=a.frame,
             sources=find_sources(dispatches, a.source_dirs),
             limits=limits,

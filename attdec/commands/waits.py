@@ -7,6 +7,7 @@ import click
 from attdec.commands.common import (
     COUNT,
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -33,20 +34,14 @@ def run(
     """Wait sites of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
-    from attdec.analysis.waits import attribute, wait_sites
+    from attdec import api
     from attdec.report import waits as rep
 
     reports = []
     for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
-        reports.append(rep.WaitReport(d, len(waves), wait_sites(attribute(d, waves))))
-    out = out or sys.stdout
-    if fmt == "json":
-        rep.print_waits_json(reports, top, out)
-    elif fmt == "csv":
-        rep.print_waits_csv(reports, top, out)
-    else:
-        rep.print_waits_table(reports, top, producers, out)
+        reports.append(rep.WaitReport(d, len(waves), api.waits(d, wave_filter)))
+    emit(reports, fmt, out or sys.stdout, rep.wait_reporters(top, producers))
 
 
 @attdec_command(

@@ -9,6 +9,7 @@ from attdec.commands.common import (
     COUNT,
     FORMATS,
     attdec_command,
+    emit,
     format_option,
     input_options,
     inputs,
@@ -60,14 +61,5 @@ def waves(a) -> None:
     if top:
         rows = rows.head(top)
     with output as out:
-        if fmt == "npz":
-            from attdec.report.columns import write_npz
-
-            write_npz(out, rep.columns(rows))
-        elif fmt == "json":
-            rep.print_json(rows, out, dispatches)
-        elif fmt == "csv":
-            rep.print_csv(rows, out)
-        else:
-            rep.print_table(rows, dispatches, matched, out)
+        emit(rows, fmt, out, rep.reporters(dispatches, matched))
     tell_problems(dispatches)

@@ -5,6 +5,7 @@ from attdec.model.record import Record
 # Vocabularies and defaults the command line shows in --help (kept here so that --help imports no numpy).
 TRACE_GRANULARITIES = ("inst", "state", "wave")  # slices under each wave in a Chrome trace
 TRACE_CLOCKS = ("cycles", "realtime")  # trace timestamps: shader cycles as µs, or realtime µs
+COMPARE_FORMATS = ("table", "json", "csv", "md")  # what `diff` and `noise` write (report.compare)
 
 
 class Limits(Record):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from attdec.analysis.advise import Advice, Finding
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, console, draw_table, human, md_code, pct, write_json, write_md_table
 
 JSON_VERSION = 1
@@ -95,3 +96,8 @@ def print_pointer(advice: list[Advice], out) -> None:
     if n:
         s = "s" if n != 1 else ""
         console(out).print(f"{n} finding{s} from the listing alone: attdec advise on the same paths runs every rule")
+
+
+def reporters() -> Reporters:
+    """`attdec advise`'s formats (the result: an Advice per dispatch)."""
+    return {"table": Writer(print_table), "json": Writer(print_json), "md": Writer(print_md)}

@@ -10,6 +10,7 @@ from attdec.analysis.cfg import Block, Cfg
 from attdec.analysis.hotspots import frame_of
 from attdec.analysis.loops import LoopTiming, WaveLoop
 from attdec.model import Dispatch
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, Heading, common_dir, console, draw_table, human, pct, strip_dir, write_json
 
 
@@ -167,7 +168,7 @@ def print_cfg_dot(reports: list[CfgReport], out) -> None:
 def cfg_reports(dispatches, wave_filter=None) -> list[CfgReport]:
     """A CfgReport per dispatch: its control-flow graphs, block statistics (of the waves `wave_filter`
     keeps) and loop timings; what `attdec cfg` and `attdec loops` print."""
-    from attdec.analysis.cfg import block_stats, build_cfgs
+    from attdec.analysis.cfg import dispatch_cfgs
     from attdec.analysis.loops import loop_timings
     from attdec.model.totals import aggregate_lines
 
@@ -175,9 +176,7 @@ def cfg_reports(dispatches, wave_filter=None) -> list[CfgReport]:
     for d in dispatches:
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         totals = aggregate_lines(waves).as_dict() if wave_filter is not None else None
-        cfgs = build_cfgs(d.code)
-        for cfg in cfgs:
-            block_stats(cfg, d.target.family, totals)
+        cfgs = dispatch_cfgs(d, totals)
         out.append(CfgReport(d, len(waves), cfgs, loop_timings(d, waves, cfgs)))
     return out
 
@@ -393,3 +392,13 @@ def _loop_section(con, t: LoopTiming, top: int) -> None:
     draw_table(con, [Col(h, short=sh) for h, sh in heads], rows)
     if len(waves) < len(t.waves):
         con.print(f"  ... {len(t.waves) - len(waves)} more waves (--top 0 shows all)", style="dim")
+
+
+def cfg_reporters() -> Reporters:
+    """`attdec cfg`'s formats (the result: a CfgReport per dispatch)."""
+    return {"table": Writer(print_cfg_table), "json": Writer(print_cfg_json), "dot": Writer(print_cfg_dot)}
+
+
+def loop_reporters(top: int) -> Reporters:
+    """`attdec loops`' formats (the result: a CfgReport per dispatch); `top` waves listed per loop."""
+    return {"table": Writer(print_loops_table, top=top), "json": Writer(print_loops_json)}

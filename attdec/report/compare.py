@@ -12,6 +12,8 @@ import numpy as np
 
 from attdec.analysis.compare import FIELDS, METRICS, NOISE_RULE, Diff, DiffRow, KernelDiff, KernelNoise, Spread
 from attdec.analysis.stats import FDR, t_critical
+from attdec.report import COMPARE_FORMATS
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import (
     Col,
     common_dir,
@@ -465,3 +467,13 @@ def print_noise(kernels: list[KernelNoise], fmt: str, top: int, out) -> None:
         lambda: noise_csv(kernels, top),
         lambda: noise_blocks(kernels, top),
     )
+
+
+def diff_reporters(top: int) -> Reporters:
+    """`attdec diff`'s formats (the result: a Diff), `top` rows per kernel."""
+    return {fmt: Writer(print_diff, fmt=fmt, top=top) for fmt in COMPARE_FORMATS}
+
+
+def noise_reporters(top: int) -> Reporters:
+    """`attdec noise`'s formats (the result: a KernelNoise per kernel), `top` rows per kernel."""
+    return {fmt: Writer(print_noise, fmt=fmt, top=top) for fmt in COMPARE_FORMATS}

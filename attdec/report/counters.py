@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from attdec.analysis.counters import CounterReport, counters_across
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, console, draw_table, human, write_csv, write_json
 
 
@@ -121,3 +122,8 @@ def print_csv(reports: list[CounterReport], by: str, out) -> None:
             else:
                 rows += [[*base, x, "", "", "", i, v] for x, i, v in row.per_instance]
     write_csv(header, rows, out)
+
+
+def reporters(by: str) -> Reporters:
+    """`attdec counters`' formats (the result: a CounterReport per dispatch), rows per `by`."""
+    return {fmt: Writer(fn, by=by) for fmt, fn in (("table", print_table), ("json", print_json), ("csv", print_csv))}

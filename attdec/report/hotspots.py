@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attdec.analysis.hotspots import Hotspots, Row
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import (
     Col,
     common_dir,
@@ -281,3 +282,32 @@ def print_folded(stacks: list[Stack], out) -> None:
         acc[key] = acc.get(key, 0) + s.stall
     for key, stall in acc.items():
         out.write(f"{key} {stall}\n")
+
+
+def write_columns(reports: list[Hotspots], top: int, out) -> None:
+    """The rows, stall types and totals as numpy columns in one .npz (docs/api.md, 'Columnar output')."""
+    from attdec.report.columns import write_npz
+
+    write_npz(out, columns(reports, top))
+
+
+def print_table_and_pointer(reports: list[Hotspots], top: int, dispatches, out) -> None:
+    """The table, then a pointer to `attdec advise` from the rules that read the listing only."""
+    from attdec.analysis.advise import advise
+    from attdec.report.advise import print_pointer
+
+    print_table(reports, top, out)
+    print_pointer([advise(d, cheap=True) for d in dispatches], out)
+
+
+def reporters(top: int, dispatches) -> Reporters:
+    """`attdec hotspots`' formats. The result: a Hotspots per report, or for "folded" the stall stacks
+    (analysis.flame); the table's pointer to `attdec advise` reads the `dispatches`."""
+    return {
+        "table": Writer(print_table_and_pointer, top=top, dispatches=dispatches),
+        "json": Writer(print_json, top=top),
+        "csv": Writer(print_csv, top=top),
+        "md": Writer(print_md, top=top),
+        "npz": Writer(write_columns, top=top),
+        "folded": Writer(print_folded),
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, console, draw_table, write_json
 
 
@@ -65,3 +66,8 @@ def _ranges(ns: list[int]) -> str:
             out.append(str(start) if start == n else f"{start}-{n}")
             start = None
     return ",".join(out)
+
+
+def reporters() -> Reporters:
+    """`attdec info`'s formats (the result: what `sources.pipeline.describe` found per input)."""
+    return {"table": Writer(print_table), "json": Writer(print_json)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from attdec.analysis.kernel import LISTING, KernelSummary
 from attdec.analysis.occupancy import SLOTS, Theoretical
 from attdec.model import KernelResources
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, console, draw_table, human, pct, write_csv, write_json
 
 
@@ -265,3 +266,8 @@ def print_csv(summaries: list[KernelSummary], out) -> None:
         occ = (o["theoretical"], o["limited_by"], o["achieved_mean"], o["achieved_peak"])
         rows.append([j.get("dispatch", ""), *(j[k] for k in CSV_HEADER[1:10]), *occ, j.get("source", "")])
     write_csv(CSV_HEADER, [["" if v is None else v for v in r] for r in rows], out)
+
+
+def reporters() -> Reporters:
+    """`attdec kernel`'s formats (the result: a KernelSummary per dispatch or code-object kernel)."""
+    return {"table": Writer(print_table), "json": Writer(print_json), "csv": Writer(print_csv)}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from attdec.model import Category
+from attdec.report.base import Reporters, Writer
 
 _NAMES = [f'"{c.name}"' for c in Category]
 CHUNK = 1 << 16  # rows formatted at once: bounds the text held in memory
@@ -248,3 +249,16 @@ def print_summary(dispatches, out) -> None:
             + [f"{s.nopc:,}", f"{s.stall:,}", f"{s.starts:,}", f"{dt * 1000:.0f}"]
         )
     draw_table(console(out), cols, cells)
+
+
+def write_columns(dispatches, out) -> None:
+    """Every record as numpy columns in one .npz (docs/api.md, 'Columnar output')."""
+    from attdec.report.columns import write_npz
+
+    write_npz(out, columns(dispatches))
+
+
+def reporters() -> Reporters:
+    """`attdec decode`'s formats (the result: (name, [(blob label, result, seconds), ...]) per dispatch,
+    BlobSummary results for "text", BlobResult for the others)."""
+    return {"text": Writer(print_summary), "json": Writer(write_json), "npz": Writer(write_columns)}

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from attdec.decoders.tokens import TokenListing, TokenRow, issue_slots, register_name
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import printable
 
 
@@ -101,3 +102,8 @@ def write_json(listings: Iterable[tuple[str, TokenListing]], out: TextIO) -> Non
             w(json.dumps(_token_json(row), separators=(", ", ": ")))
         w(f'],\n"problems": {json.dumps(lst.problems)}}}')
     w("]}\n")
+
+
+def reporters() -> Reporters:
+    """`attdec decode --tokens`' formats (the result: (path, TokenListing) per blob)."""
+    return {"text": Writer(write_text), "json": Writer(write_json)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from attdec.analysis.hotspots import frame_of
@@ -9,6 +10,7 @@ from attdec.analysis.latency import AmdHidden, AmdHiddenLatency, HiddenLatency, 
 from attdec.analysis.waits import WaitSite
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, common_dir, console, draw_table, human, pct, strip_dir, write_csv, write_json
 
 
@@ -408,3 +410,23 @@ def _amd_latency_section(con, r: AmdLatencyReport, by: str, top: int) -> None:
         "other waves of the same SIMD were busy (idle bounded by the listing's idle)",
         style="dim",
     )
+
+
+def wait_reporters(top: int, producers: int) -> Reporters:
+    """`attdec waits`' formats (the result: a WaitReport per dispatch); `producers` listed per wait in the table."""
+    return {
+        "table": Writer(print_waits_table, top=top, producers=producers),
+        "json": Writer(print_waits_json, top=top),
+        "csv": Writer(print_waits_csv, top=top),
+    }
+
+
+def latency_reporters(by: str, top: int, definition: str) -> Reporters:
+    """`attdec latency`'s formats (the result: an AmdLatencyReport per dispatch for the "amd" definition,
+    else a LatencyReport)."""
+    writers: dict[str, Callable[..., None]]
+    if definition == "amd":
+        writers = {"table": print_amd_latency_table, "json": print_amd_latency_json, "csv": print_amd_latency_csv}
+    else:
+        writers = {"table": print_latency_table, "json": print_latency_json, "csv": print_latency_csv}
+    return {fmt: Writer(fn, by=by, top=top) for fmt, fn in writers.items()}

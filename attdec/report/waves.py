@@ -9,6 +9,7 @@ import numpy as np
 
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.waves import WaveRow, WaveRows
+from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, cell_len, console, draw_table, human, pct, printable, write_csv
 
 FIELDS = [
@@ -169,3 +170,21 @@ def print_table(rows, dispatches, matched: int | None, out) -> None:
     for row in cells(rows):
         widths = [max(w, cell_len(printable(v))) for w, v in zip(widths, row)]
     draw_table(con, cols, cells(rows), cell_widths=widths)
+
+
+def write_columns(rows, out) -> None:
+    """The rows as numpy columns in one .npz (docs/api.md, 'Columnar output')."""
+    from attdec.report.columns import write_npz
+
+    write_npz(out, columns(rows))
+
+
+def reporters(dispatches, matched: int | None) -> Reporters:
+    """`attdec waves`' formats (the result: the WaveRows shown); the dispatches they came from give the
+    header and JSON notes, `matched` the rows before --top."""
+    return {
+        "table": Writer(print_table, dispatches=dispatches, matched=matched),
+        "json": Writer(print_json, dispatches=dispatches),
+        "csv": Writer(print_csv),
+        "npz": Writer(write_columns),
+    }
