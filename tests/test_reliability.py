@@ -195,6 +195,14 @@ def test_a_pmc_schedule_promising_2_40_counters():
     assert _peak_mb() - before < 50
 
 
+@pytest.mark.parametrize("sched", [7, "SQ_WAVES", None])
+def test_a_pmc_schedule_that_is_no_list_is_one_error(sched):
+    from attdec.sources.pmc import unpack_pmc
+
+    with pytest.raises(FormatError, match="PMC schedule is"):
+        unpack_pmc(bytes(64), sched, "p.pmc")
+
+
 def test_a_pickle_frame_promising_2_63_bytes(tmp_path):
     p = tmp_path / "profile.pkl"
     p.write_bytes(b"\x80\x04\x95" + struct.pack("<Q", (1 << 63) - 1) + b"]q\x00.")

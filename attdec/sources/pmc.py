@@ -60,6 +60,8 @@ def unpack_pmc(blob: bytes, sched, where: str) -> CounterSamples:
 
     from attdec.model import COUNTER_DTYPE
 
+    if not isinstance(sched, (list, tuple)):
+        raise FormatError(f"PMC schedule is {type(sched).__name__}, expected a list of counters", where)
     names, blocks, parts = [], [], []
     for i, entry in enumerate(sched):
         name, block = _field(entry, "name", where), _field(entry, "block", where)
