@@ -12,7 +12,7 @@ import pytest
 from conftest import shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
-from attdec.model import Wave, empty_insts
+from attdec.model import Category, Wave, empty_insts
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 
@@ -62,3 +62,21 @@ def test_damage_run_targets(capture):
             assert "WAVE_INCOMPLETE" in c["info"], c
     assert sum(c["correct"] for c in cases) > 0
     assert np.all([c["correct"] <= c["rows"] for c in cases])
+
+
+# -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/damage_run.py --against) ---------------------
+from sqtt_encoder import RdnaEncoder  # noqa: E402
+
+from attdec.decoders import decode_blob  # noqa: E402
+
+
+def test_unassigned_id_is_an_8_bit_token():
+    """0.1.6 reads a token id no table assigns (low nibble 7) as an 8-bit token: the nibble after it is not
+    a token start, so an INST id there (low 3 bits 010) does not swallow the VALU after it."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20)
+    e.raw(0x27, 8).valu(0, delta=2).at(40).wave_end(simd=0, wid=0)
+    res = decode_blob(e.data(), "gfx1100", None, 0)
+    (w,) = res.waves
+    # the VALU, then the wave's end (a MESSAGE: s_endpgm without code)
+    assert [(int(r["time"]), int(r["category"])) for r in w.insts] == [(22, Category.VALU), (23, Category.MESSAGE)]
+    assert any("lost sync" in p for p in res.problems)
