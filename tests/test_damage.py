@@ -80,3 +80,14 @@ def test_unassigned_id_is_an_8_bit_token():
     # the VALU, then the wave's end (a MESSAGE: s_endpgm without code)
     assert [(int(r["time"]), int(r["category"])) for r in w.insts] == [(22, Category.VALU), (23, Category.MESSAGE)]
     assert any("lost sync" in p for p in res.problems)
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_instruction_after_its_wave_ended_belongs_to_no_wave(vectorised):
+    """0.1.6 gives an INST or VALU_INST token in a slot whose wave has ended (stray bits of a damaged
+    stream) to no wave: the ended wave keeps its records and its end."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
+    e.at(50).valu(0).at(60).inst(0, "salu")
+    (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
+    assert w.end == 30
+    assert [(int(r["time"]), int(r["category"])) for r in w.insts] == [(20, Category.VALU), (21, Category.MESSAGE)]
