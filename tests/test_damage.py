@@ -91,3 +91,16 @@ def test_instruction_after_its_wave_ended_belongs_to_no_wave(vectorised):
     (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
     assert w.end == 30
     assert [(int(r["time"]), int(r["category"])) for r in w.insts] == [(20, Category.VALU), (21, Category.MESSAGE)]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_end_of_the_traced_simd_without_a_wave_is_ignored(vectorised):
+    """A WAVE_END on the traced SIMD where no wave runs (its start lost in a damaged span) gives 0.1.6 no
+    occupancy rows and ends no wave; on another SIMD it gives an end with a start at time 0 first."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
+    e.at(40).wave_end(simd=0, wid=0).at(44).wave_end(simd=0, wid=3).at(48).wave_end(simd=1, wid=2)
+    res = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised)
+    (w,) = res.waves
+    assert w.end == 30
+    occ = [(int(o["simd"]), int(o["wave_id"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
+    assert occ == [(1, 2, 1, 0), (0, 0, 1, 8), (0, 0, 0, 30), (1, 2, 0, 48)]

@@ -259,7 +259,10 @@ def decode_scalar(
             sa, simd, wgp, wid = [(w >> lo) & mk for lo, mk in (we["sa"], we["simd"], we["wgp"], we["wid"])]
             cu = (sa << 7) | wgp
             loc = (cu << 7) | (simd << 5) | wid
-            if cu == hdr.target_cu and simd == hdr.target_simd and now[wid] is not None:
+            is_target = cu == hdr.target_cu and simd == hdr.target_simd
+            if is_target and loc not in running:
+                continue  # an end with no wave running there on the traced SIMD: 0.1.6 ignores it
+            if is_target and now[wid] is not None:
                 now[wid].finish(tm)
             if loc in running:
                 pc = running.pop(loc)
