@@ -104,3 +104,24 @@ def test_end_of_the_traced_simd_without_a_wave_is_ignored(vectorised):
     assert w.end == 30
     occ = [(int(o["simd"]), int(o["wave_id"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
     assert occ == [(1, 2, 1, 0), (0, 0, 1, 8), (0, 0, 0, 30), (1, 2, 0, 48)]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_durations_and_stalls_have_the_c_record_widths(vectorised):
+    """A record's duration is the C record's int32 of its cycle count and its stall 24 bits; a timeline
+    run's duration an int32 too; the wave's end is taken from the full count. A garbage TIMESTAMP delta
+    (as a damaged stream gives) makes a SALU wait 2**32 + 101 cycles from its WAVE_READY (gfx11: stamped
+    a cycle early, at 29) to its issue."""
+    gap = (1 << 32) + 100
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_ready(1)
+    e.token("TIMESTAMP", value=gap).inst(0, "salu")
+    e.at(e.time + 8).wave_end(simd=0, wid=0)
+    (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
+    issue = 30 + gap
+    salu = w.insts[w.insts["category"] == Category.SALU]
+    wait = issue - 29  # the stall; the record lasts one cycle more
+    assert salu["time"].tolist() == [29]
+    assert salu["duration"].tolist() == [int(np.int64(wait + 1).astype(np.int32))] == [102]
+    assert salu["stall"].tolist() == [wait % (1 << 24)] == [101]
+    assert w.end == issue + 8
+    assert all(-(1 << 31) <= d < 1 << 31 for _, d in w.timeline)
