@@ -12,7 +12,7 @@ import pytest
 from conftest import shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
-from attdec.model import Wave, empty_insts
+from attdec.model import Category, Wave, empty_insts
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 
@@ -62,3 +62,66 @@ def test_damage_run_targets(capture):
             assert "WAVE_INCOMPLETE" in c["info"], c
     assert sum(c["correct"] for c in cases) > 0
     assert np.all([c["correct"] <= c["rows"] for c in cases])
+
+
+# -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/damage_run.py --against) ---------------------
+from sqtt_encoder import RdnaEncoder  # noqa: E402
+
+from attdec.decoders import decode_blob  # noqa: E402
+
+
+def test_unassigned_id_is_an_8_bit_token():
+    """0.1.6 reads a token id no table assigns (low nibble 7) as an 8-bit token: the nibble after it is not
+    a token start, so an INST id there (low 3 bits 010) does not swallow the VALU after it."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20)
+    e.raw(0x27, 8).valu(0, delta=2).at(40).wave_end(simd=0, wid=0)
+    res = decode_blob(e.data(), "gfx1100", None, 0)
+    (w,) = res.waves
+    # the VALU, then the wave's end (a MESSAGE: s_endpgm without code)
+    assert [(int(r["time"]), int(r["category"])) for r in w.insts] == [(22, Category.VALU), (23, Category.MESSAGE)]
+    assert any("lost sync" in p for p in res.problems)
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_instruction_after_its_wave_ended_belongs_to_no_wave(vectorised):
+    """0.1.6 gives an INST or VALU_INST token in a slot whose wave has ended (stray bits of a damaged
+    stream) to no wave: the ended wave keeps its records and its end."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
+    e.at(50).valu(0).at(60).inst(0, "salu")
+    (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
+    assert w.end == 30
+    assert [(int(r["time"]), int(r["category"])) for r in w.insts] == [(20, Category.VALU), (21, Category.MESSAGE)]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_end_of_the_traced_simd_without_a_wave_is_ignored(vectorised):
+    """A WAVE_END on the traced SIMD where no wave runs (its start lost in a damaged span) gives 0.1.6 no
+    occupancy rows and ends no wave; on another SIMD it gives an end with a start at time 0 first."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
+    e.at(40).wave_end(simd=0, wid=0).at(44).wave_end(simd=0, wid=3).at(48).wave_end(simd=1, wid=2)
+    res = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised)
+    (w,) = res.waves
+    assert w.end == 30
+    occ = [(int(o["simd"]), int(o["wave_id"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
+    assert occ == [(1, 2, 1, 0), (0, 0, 1, 8), (0, 0, 0, 30), (1, 2, 0, 48)]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_durations_and_stalls_have_the_c_record_widths(vectorised):
+    """A record's duration is the C record's int32 of its cycle count and its stall 24 bits; a timeline
+    run's duration an int32 too; the wave's end is taken from the full count. A garbage TIMESTAMP delta
+    (as a damaged stream gives) makes a SALU wait 2**32 + 101 cycles from its WAVE_READY (gfx11: stamped
+    a cycle early, at 29) to its issue."""
+    gap = (1 << 32) + 100
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_ready(1)
+    e.token("TIMESTAMP", value=gap).inst(0, "salu")
+    e.at(e.time + 8).wave_end(simd=0, wid=0)
+    (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
+    issue = 30 + gap
+    salu = w.insts[w.insts["category"] == Category.SALU]
+    wait = issue - 29  # the stall; the record lasts one cycle more
+    assert salu["time"].tolist() == [29]
+    assert salu["duration"].tolist() == [int(np.int64(wait + 1).astype(np.int32))] == [102]
+    assert salu["stall"].tolist() == [wait % (1 << 24)] == [101]
+    assert w.end == issue + 8
+    assert all(-(1 << 31) <= d < 1 << 31 for _, d in w.timeline)

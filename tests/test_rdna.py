@@ -123,7 +123,7 @@ def _reference_split(data: bytes, fmt) -> list[int]:
             continue
         ext = packet is not None and packet.name == "WAVE_START_EXT" and fmt.ext_bytes
         out.append(p)
-        p += packet.bits // 4 if packet is not None else 1
+        p += packet.bits // 4 if packet is not None else 2  # an unassigned id: an 8-bit token, as 0.1.6 reads it
     return out
 
 

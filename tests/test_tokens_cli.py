@@ -113,9 +113,9 @@ def test_lost_sync_is_listed_where_it_happens(tmp_path):
     assert r.exit_code == 3 and "Traceback" not in r.output
     lines = rows(r.stdout)
     unknown = [x for x in lines if x[2] == "UNKNOWN"]
-    assert unknown == [["29", "10", "UNKNOWN", "8 unassigned token ids: lost sync here, skipped one nibble each"]]
+    assert unknown == [["29", "10", "UNKNOWN", "4 unassigned token ids: lost sync here, each read as an 8-bit token"]]
     assert lines[-1][2] == "WAVE_END"  # it picks up the stream after the garbage
-    assert "lost sync: 8 unknown token ids, first at byte 29" in r.stderr
+    assert "lost sync: 4 unknown token ids, first at byte 29" in r.stderr
 
 
 def test_truncated_gfx9_blob_lists_what_comes_before(tmp_path):

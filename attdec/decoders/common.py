@@ -115,6 +115,24 @@ def _wave_slots(arch: str) -> int:
     return cu.wave_slots if cu is not None else 32
 
 
+STALL_BITS = 24  # the C record keeps a stall in the 24 bits above its category byte
+
+
+def c_record_widths(insts: np.ndarray, timeline: list, span: int) -> list:
+    """Durations and stalls as AMD's C records hold them: a record's duration is a signed 32-bit field, its
+    stall 24 unsigned bits, a timeline run's duration 32 signed bits. The records are changed in place, the
+    timeline returned. Cycle counts that do not fit come from garbage times in damaged streams, or from
+    stalls of over 2**24 cycles; a wave's end is taken before (0.1.6 computes it from the full count).
+    `span`: the wave's end minus its begin, which bounds its runs."""
+    d, s = insts["duration"], insts["stall"]
+    if len(d) and not 0 <= int(np.bitwise_or.reduce(d | s)) < 1 << STALL_BITS:
+        d[:] = d.astype(np.int32)
+        s &= (1 << STALL_BITS) - 1
+    if span < 1 << 31:
+        return timeline
+    return [(state, int(np.int64(n).astype(np.int32))) for state, n in timeline]
+
+
 def drop_implausible(res: BlobResult, plausible: bool = False) -> None:
     """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
     the wave id has 5 bits, the SIMD fewer slots). `plausible`: the records are plausible by construction

@@ -26,7 +26,7 @@ def _offset(nibble: int) -> str:
 
 def _fields_text(row: TokenRow) -> str:
     if row.packet is None:  # a run of unassigned ids
-        return f"{row.fields['ids']} unassigned token ids: lost sync here, skipped one nibble each"
+        return f"{row.fields['ids']} unassigned token ids: lost sync here, each read as an 8-bit token"
     out = []
     fields = row.packet.fields
     reg = register_name(row)

@@ -8,7 +8,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from attdec.decoders.common import NOT_FINISHED, Implausible, implausible
+from attdec.decoders.common import NOT_FINISHED, Implausible, c_record_widths, implausible
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.decoders.gfx9.packets import INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, IssueStatus
 from attdec.decoders.stitch import PcWalker
@@ -330,6 +330,7 @@ def finish_wave(
     if unfinished:
         cat = insts["category"]
         cat[cat == NOT_FINISHED] = Category.NONE
+    timeline = c_record_widths(insts, timeline, end - begin)
     wave = Wave(se, cu, simd, slot, begin, end, insts, timeline, seq, contexts)
     stitched.append((wave, complete, trapping, outcome, entry))
     return wave

@@ -134,7 +134,8 @@ def decode_scalar(
         tm = times[i]
         if plain_l[i]:  # the common case: one issued instruction (official apply_inst)
             wv = now[wid_l[i]]
-            if wv is None:
+            # an instruction token in a slot whose wave has ended (a damaged stream) belongs to no wave (0.1.6)
+            if wv is None or wv.complete:
                 continue
             if wv.barrier:
                 wv.barrier_ext(tm)
@@ -152,7 +153,7 @@ def decode_scalar(
                 other.append((tm, op_cyc[op], hdr.target_cu, cat))
                 continue
             wv = now[wid_l[i]]
-            if wv is None:
+            if wv is None or wv.complete:
                 continue
             if wv.barrier:
                 wv.barrier_ext(tm)
@@ -184,7 +185,7 @@ def decode_scalar(
                 wv.pc_infos.append([len(wv.t), 0])
         elif ty == tV:
             wv = now[wid_l[i]]
-            if wv is None:
+            if wv is None or wv.complete:
                 continue
             if wv.barrier:
                 wv.barrier_ext(tm)
@@ -258,7 +259,10 @@ def decode_scalar(
             sa, simd, wgp, wid = [(w >> lo) & mk for lo, mk in (we["sa"], we["simd"], we["wgp"], we["wid"])]
             cu = (sa << 7) | wgp
             loc = (cu << 7) | (simd << 5) | wid
-            if cu == hdr.target_cu and simd == hdr.target_simd and now[wid] is not None:
+            is_target = cu == hdr.target_cu and simd == hdr.target_simd
+            if is_target and loc not in running:
+                continue  # an end with no wave running there on the traced SIMD: 0.1.6 ignores it
+            if is_target and now[wid] is not None:
                 now[wid].finish(tm)
             if loc in running:
                 pc = running.pop(loc)

@@ -23,6 +23,7 @@ LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs o
 # (about 180 nibbles for a 40 kB blob, 1250 for 2 MB).
 CHAIN_CHUNK_SCALE = 0.4
 CHAIN_CHUNK_MIN, CHAIN_CHUNK_MAX = 64, 2048
+UNASSIGNED_NIBBLES = 2  # the length of a token with an unassigned id (`Lookup`)
 CHAIN_WARMUP = 48  # nibbles each chunk's chain is walked before its chunk
 # below this many nibbles a Python loop over the tokens (runs of NOPs skipped) beats the lock-steps' fixed costs
 SCALAR_WALK_NIBBLES = 32_000
@@ -42,7 +43,9 @@ class Lookup:
         table = fmt.table
         self.fmt = fmt
         self.type = np.full(256, T["UNKNOWN"], np.uint8)
-        self.nibbles = np.ones(256, np.int64)  # unknown ids: skip one nibble (reported as lost sync)
+        # unassigned ids: AMD's decoder 0.1.6 reads them as 8-bit tokens without a time delta, so its walk
+        # resumes 2 nibbles on (reported as lost sync)
+        self.nibbles = np.full(256, UNASSIGNED_NIBBLES, np.int64)
         self.delta8 = np.zeros(256, np.int64)  # the time delta, where the field lies in the low 8 bits
         self.far = np.zeros(256, bool)  # the delta lies further (read from the token's word), or TIMESTAMP
         self.delta_lo = np.zeros(256, np.uint64)

@@ -257,10 +257,16 @@ def _lifecycle_np(
     sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
     cu = (sa << 7) | wgp
     loc = (cu << 7) | (simd << 5) | wid
-    pc = _entry_pcs(tk, table, life, lw, is_ws)
-    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, loc, pc)
     before = life < first_hdr
-    ti = ((cu == np.where(before, 0, target_cu)) & (simd == np.where(before, 0, target_simd))).nonzero()[0]
+    traced = (cu == np.where(before, 0, target_cu)) & (simd == np.where(before, 0, target_simd))
+    prev = _previous_at_location(loc)
+    running = (prev >= 0) & is_ws.take(np.maximum(prev, 0))  # a wave runs there just before the token
+    orphan = traced & ~is_ws & ~running
+    if orphan.any():  # an end of the traced SIMD with no wave there: 0.1.6 ignores it (damaged streams)
+        return _lifecycle_np(tk, table, se, life.compress(~orphan), target_cu, target_simd, first_hdr)
+    pc = _entry_pcs(tk, table, life, lw, is_ws)
+    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, pc, prev, running)
+    ti = traced.nonzero()[0]
     cols = (life, is_ws, cu, simd, wid, lt, pc)
     return occupancy, list(zip(*(c.take(ti).tolist() for c in cols)))
 
@@ -293,6 +299,9 @@ def _lifecycle_py(
         simd, wid = (w >> f_simd.lo) & f_simd.mask, (w >> f_wid.lo) & f_wid.mask
         loc = (cu << 7) | (simd << 5) | wid
         prev = running.get(loc)
+        on_target = cu == target_cu and simd == target_simd if k >= first_hdr else cu == 0 and simd == 0
+        if not start and prev is None and on_target:
+            continue  # an orphan end of the traced SIMD (`_lifecycle_np`)
         if start:
             while writes[j][0] < k:
                 v = writes[j][1]
@@ -310,10 +319,7 @@ def _lifecycle_py(
                 front.append((se, cu, simd, wid, 1, 0, 0))
             rows.append((se, cu, simd, wid, 0, t, prev or 0))
             running[loc] = pc = None
-        if k < first_hdr:
-            if cu == 0 and simd == 0:
-                traced.append((k, start, cu, simd, wid, t, pc or 0))
-        elif cu == target_cu and simd == target_simd:
+        if on_target:
             traced.append((k, start, cu, simd, wid, t, pc or 0))
     return np.array(front + rows, OCCUPANCY_DTYPE), traced
 
@@ -349,24 +355,21 @@ def _entry_pcs(tk: Tokens, table, life, lw, is_ws) -> np.ndarray:
     return pc
 
 
-def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, loc, pc) -> np.ndarray:
-    """Occupancy rows: a location runs a wave when its previous lifecycle token was a WAVE_START."""
+def _previous_at_location(loc: np.ndarray) -> np.ndarray:
+    """The index of the lifecycle token before each one at its location (-1: none)."""
     key = loc.astype(np.uint16) if loc.max(initial=0) < 1 << 16 else loc  # (16 bits: a radix sort, 2x quicker)
     order = np.argsort(key, kind="stable")
-    del key
     sl = loc[order]
-    has_prev = np.zeros(len(order), bool)
-    has_prev[1:] = sl[1:] == sl[:-1]
-    prev = np.empty(len(order), np.int64)
+    prev = np.full(len(loc), -1, np.int64)
     if len(order):
-        prev[0] = 0
-        prev[1:] = order[:-1]
-    running = np.zeros(len(life), bool)
-    running[order] = has_prev & is_ws[prev]
-    run_pc = np.zeros(len(life), np.uint64)
-    run_pc[order] = pc[prev]
-    run_pc[~running] = 0
-    del order, sl, has_prev, prev
+        same = (sl[1:] == sl[:-1]).nonzero()[0]
+        prev[order[same + 1]] = order[same]
+    return prev
+
+
+def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, pc, prev, running) -> np.ndarray:
+    """Occupancy rows: a location runs a wave when its previous lifecycle token (`prev`) was a WAVE_START."""
+    run_pc = np.where(running, pc.take(np.maximum(prev, 0)), np.uint64(0)) if len(prev) else pc
     lost_end = is_ws & tk.lost[life] & running  # a start at a running location ends it first
     nrow = 1 + lost_end
     first = np.cumsum(nrow) - nrow

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from attdec.decoders.common import BlobResult
+from attdec.decoders.common import BlobResult, c_record_widths
 from attdec.decoders.compat import Rules
 from attdec.decoders.rdna.packets import VERSION_GENERATION, Header, RdnaFormat, T
 from attdec.decoders.rdna.splitter import Tokens
@@ -323,6 +323,7 @@ def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool,
     end = wv.end
     if not wv.complete and len(insts):
         end = max(end, int((insts["time"] + insts["duration"] + 4).max()))
+    timeline = c_record_widths(insts, timeline, end - wv.begin)
     wave = Wave(
         se=wv.se,
         cu=wv.cu,
