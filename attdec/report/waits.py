@@ -243,11 +243,44 @@ def print_latency_csv(reports: list[LatencyReport], by: str, top: int, out) -> N
 
 
 def print_latency_table(reports: list[LatencyReport], by: str, top: int, out) -> None:
+    _sections(reports, _latency_section, by, top, out)
+
+
+def _sections(reports, section, by: str, top: int, out) -> None:
+    """One `section(con, report, by, top)` per dispatch, a blank line between them."""
     con = console(out)
     for i, r in enumerate(reports):
         if i:
             con.print()
-        _latency_section(con, r, by, top)
+        section(con, r, by, top)
+
+
+def _ranking(con, rows: list, by: str, top: int, what: str, ranked_by: str) -> tuple[list, str]:
+    """The rows to show and the folder their paths are shown under, after the ranking's heading line
+    (nothing printed when there is no row)."""
+    shown = rows[:top] if top else rows
+    if not shown:
+        return shown, ""
+    prefix = common_dir([x.key for x in shown] if by == "line" else [frame_of(_code(x).source) for x in shown])
+    con.print(
+        f"top {len(shown)} of {len(rows)} by {what}, ranked by {ranked_by}"
+        + (f" (paths under {prefix}/)" if prefix else ""),
+        style="bold",
+    )
+    return shown, prefix
+
+
+def _where_cols(by: str) -> list[Col]:
+    if by == "line":
+        return [Col("source line", "path", "left", min=16)]
+    return [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]
+
+
+def _where_cells(x, by: str, prefix: str) -> list[str]:
+    if by == "line":
+        return [strip_dir(x.key, prefix)]
+    c = _code(x)
+    return [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
 
 
 def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
@@ -266,34 +299,17 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
         ]
         draw_table(con, [*cols, Col("", "bar", bar=20)], units, indent=2)
     rows = r.result.by_line if by == "line" else r.result.by_instruction
-    shown = rows[:top] if top else rows
+    what = "source line" if by == "line" else "memory instruction"
+    shown, prefix = _ranking(con, rows, by, top, what, "exposed latency")
     if not shown:
         return
-    keys = [x.key for x in shown] if by == "line" else [frame_of(_code(x).source) for x in shown]
-    prefix = common_dir(keys)
-    what = "source line" if by == "line" else "memory instruction"
-    con.print(
-        f"top {len(shown)} of {len(rows)} by {what}, ranked by exposed latency"
-        + (f" (paths under {prefix}/)" if prefix else ""),
-        style="bold",
-    )
     cols = [Col(n, short=sh) for n, sh in (("#", ""), ("exposed", "exp"), ("hidden", "hid"), ("hidden%", "hid%"))]
-    cols += [Col("ops"), Col("retired", short="ret"), Col("latency/op", short="lat/op")]
-    if by == "line":
-        cols.append(Col("source line", "path", "left", min=16))
-    else:
-        cols += [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]
+    cols += [Col("ops"), Col("retired", short="ret"), Col("latency/op", short="lat/op"), *_where_cols(by)]
     table = []
     for n, x in enumerate(shown, 1):
         per = (x.hidden + x.exposed) / x.retired if x.retired else 0
         cells = [str(n), human(x.exposed), human(x.hidden), pct(x.share), human(x.executions), human(x.retired)]
-        cells.append(human(round(per)))
-        if by == "line":
-            cells.append(strip_dir(x.key, prefix))
-        else:
-            c = _code(x)
-            cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
-        table.append(cells)
+        table.append([*cells, human(round(per)), *_where_cells(x, by, prefix)])
     draw_table(con, cols, table)
     con.print(
         "hidden: issue to the retiring wait's arrival; exposed: that wait's stall (counted for every "
@@ -361,11 +377,7 @@ def print_amd_latency_csv(reports: list[AmdLatencyReport], by: str, top: int, ou
 
 
 def print_amd_latency_table(reports: list[AmdLatencyReport], by: str, top: int, out) -> None:
-    con = console(out)
-    for i, r in enumerate(reports):
-        if i:
-            con.print()
-        _amd_latency_section(con, r, by, top)
+    _sections(reports, _amd_latency_section, by, top, out)
 
 
 def _amd_latency_section(con, r: AmdLatencyReport, by: str, top: int) -> None:
@@ -377,33 +389,17 @@ def _amd_latency_section(con, r: AmdLatencyReport, by: str, top: int) -> None:
         f"issue {human(k.hidden_issue)})"
     )
     rows = r.result.by_line if by == "line" else r.result.by_instruction
-    shown = rows[:top] if top else rows
+    what = "source line" if by == "line" else "instruction"
+    shown, prefix = _ranking(con, rows, by, top, what, "non-hidden cycles")
     if not shown:
         return
-    keys = [x.key for x in shown] if by == "line" else [frame_of(x.code.source if x.code else "") for x in shown]
-    prefix = common_dir(keys)
-    what = "source line" if by == "line" else "instruction"
-    con.print(
-        f"top {len(shown)} of {len(rows)} by {what}, ranked by non-hidden cycles"
-        + (f" (paths under {prefix}/)" if prefix else ""),
-        style="bold",
-    )
     cols = [Col(n, short=sh) for n, sh in (("#", ""), ("non-hidden", "exp"), ("total", "tot"), ("hidden", "hid"))]
-    cols += [Col("hidden%", short="hid%"), Col("idle"), Col("stall"), Col("issue"), Col("hits")]
-    if by == "line":
-        cols.append(Col("source line", "path", "left", min=16))
-    else:
-        cols += [Col("instruction", "text", "left", min=12), Col("source", "path", "left", min=12)]
+    cols += [Col("hidden%", short="hid%"), Col("idle"), Col("stall"), Col("issue"), Col("hits"), *_where_cols(by)]
     table = []
     for n, x in enumerate(shown, 1):
         cells = [str(n), human(x.exposed), human(x.total), human(x.hidden), pct(x.share)]
         cells += [human(x.hidden_idle), human(x.hidden_stall), human(x.hidden_issue), human(x.hits)]
-        if by == "line":
-            cells.append(strip_dir(x.key, prefix))
-        else:
-            c = x.code or CodeLine(-1, x.key)
-            cells += [c.text, strip_dir(frame_of(c.source), prefix) or f"0x{c.vaddr:x}"]
-        table.append(cells)
+        table.append([*cells, *_where_cells(x, by, prefix)])
     draw_table(con, cols, table)
     con.print(
         "total: latency + idle; hidden: cycles of the idle, stall and issue windows during which other pipes or "
