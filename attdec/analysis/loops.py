@@ -38,6 +38,7 @@ class WaveLoop:
     first: np.ndarray  # bool per iteration: first of its trip
     back: np.ndarray  # bool per iteration: ended by taking the back edge (else by leaving the loop or the wave)
     outlier: np.ndarray  # bool per iteration: a steady iteration beyond MADS MADs of the steady median
+    start: np.ndarray | None = None  # per iteration: its first record, as an index into the wave's `insts`
 
     @property
     def iterations(self) -> int:
@@ -159,9 +160,10 @@ def loop_timings(
             outlier = _outliers(cycles, wave, ~first, len(waves))
             lt = LoopTiming(cfg, loop, head)
             cuts = np.searchsorted(wave, np.arange(len(waves) + 1))
+            offset = starts - st.starts[wave]
             for k in distinct(wave).tolist():
                 s = slice(cuts[k], cuts[k + 1])
-                lt.waves.append(WaveLoop(waves[k], cycles[s], first[s], back[s], outlier[s]))
+                lt.waves.append(WaveLoop(waves[k], cycles[s], first[s], back[s], outlier[s], offset[s]))
             timings.append(lt)
         top = [t for t in timings if t.loop.parent is None and t.waves]
         if top:

@@ -198,6 +198,24 @@ def _split(stall: np.ndarray, wait: np.ndarray) -> np.ndarray:
     return stall // n + (pos < stall % n)
 
 
+def wait_pairs_by_wave(attr: Attribution) -> dict[str, np.ndarray]:
+    """The pairs of each wave apart, by listing line: what `attdec waits` shows for that wave alone.
+
+    Columns, sorted by wave, wait line, producer line: `wave` (index into the attributed waves), `wait`
+    and `producer` (listing lines), `executions` (pairs of executions), `stall` (cycles charged).
+    """
+    st = attr.stream
+    cols = ("wave", "wait", "producer", "executions", "stall")
+    if not len(attr.wait):
+        return {c: np.zeros(0, np.int64) for c in cols}
+    key = np.stack([st.wave[attr.wait], st.lines[attr.wait], st.lines[attr.producer]]).astype(np.int64)
+    uniq, inv = np.unique(key, axis=1, return_inverse=True)
+    inv = inv.reshape(-1)
+    executions = np.bincount(inv, minlength=uniq.shape[1])
+    stall = np.bincount(inv, weights=attr.charge, minlength=uniq.shape[1]).round().astype(np.int64)
+    return dict(zip(cols, (uniq[0], uniq[1], uniq[2], executions, stall)))
+
+
 # ---- wait sites -----------------------------------------------------------------------------------
 
 

@@ -33,10 +33,11 @@ from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.clock import Clock
 from attdec.analysis.flame import stall_stacks
 from attdec.analysis.hotspots import frames, hotspots, instruction_stats, resolve_by
+from attdec.analysis.loops import loop_timings
 from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
-from attdec.analysis.waits import attribute, wait_sites
+from attdec.analysis.waits import Attribution, attribute, wait_pairs_by_wave, wait_sites
 from attdec.model import Dispatch
 from attdec.report import Limits
 from attdec.report.advise import where_text
@@ -238,27 +239,83 @@ def _flame(d: Dispatch, by: str) -> dict:
     return {"frames": list(names), "stacks": stacks}
 
 
-def wait_links(d: Dispatch) -> list[tuple[int, int, str]]:
+def wait_links(d: Dispatch, attr: Attribution | None = None) -> list[tuple[int, int, str]]:
     """attdec's own links for the ISA view: each executed wait to the operations it waited for
     (attdec.analysis.waits), labelled with their share of the wait's stall."""
     return [
         (site.code.line, p.code.line, f"{pct(p.share)}, {human(p.stall)} stall")
-        for site in wait_sites(attribute(d))
+        for site in wait_sites(attribute(d) if attr is None else attr)
         for p in site.producers
     ]
+
+
+def _per_wave(d: Dispatch, attr: Attribution, limits: Limits, notes: list[str]) -> dict:
+    """What the ISA view shows for one selected wave: its wait arrows (the pairs `attdec waits` gives for
+    that wave alone) and its loop iterations (`attdec loops`). Waves index `d.waves`, as in the timeline."""
+    pairs = wait_pairs_by_wave(attr)
+    per_wave = _counts(pairs["wave"], len(d.waves))
+    pick = spread_sample(per_wave.tolist(), limits.insts)
+    if len(pick) < len(d.waves):
+        keep = np.isin(pairs["wave"], pick)
+        pairs = {k: v[keep] for k, v in pairs.items()}
+        per_wave = _counts(pairs["wave"], len(d.waves))
+        notes.append(f"ISA view: wait arrows embedded for {len(pick)} of {len(d.waves)} waves (an even spread)")
+    links = {"n": _pack(per_wave), **{k: _pack(pairs[k]) for k in ("wait", "producer", "executions", "stall")}}
+    timings = loop_timings(d)
+    index = {id(w): i for i, w in enumerate(d.waves)}
+    sizes: list[int] = [0] * len(d.waves)
+    for t in timings:
+        for wl in t.waves:
+            sizes[index[id(wl.wave)]] += wl.iterations
+    keep_waves = set(spread_sample(sizes, limits.insts))
+    if len(keep_waves) < len(d.waves) and any(sizes):
+        notes.append(
+            f"ISA view: loop iterations embedded for {len(keep_waves)} of {len(d.waves)} waves (an even spread)"
+        )
+    loops = []
+    for t in timings:
+        kept = [wl for wl in t.waves if index[id(wl.wave)] in keep_waves]
+        n = np.zeros(len(d.waves), np.int64)
+        for wl in kept:
+            n[index[id(wl.wave)]] = wl.iterations
+        kept.sort(key=lambda wl: index[id(wl.wave)])
+
+        def cat(f, kept=kept):
+            return np.concatenate([f(wl) for wl in kept]) if kept else np.zeros(0, np.int64)
+
+        flags = cat(lambda wl: wl.first.astype(np.int64) | (wl.outlier.astype(np.int64) << 1) | (wl.back << 2))
+        loops.append(
+            {
+                "kernel": t.cfg.kernel,
+                "id": t.loop.id,
+                "main": t.main,
+                "depth": t.loop.depth,
+                "parent": t.loop.parent,
+                "header": t.header.line,
+                "body": [c.line for b in t.loop.blocks for c in t.cfg.blocks[b].lines],
+                "n": _pack(n),
+                "cycles": _pack(cat(lambda wl: wl.cycles)),
+                "flags": _pack(flags),  # bit 0: first of its trip, 1: outlier, 2: ended by the back edge
+                "start": _pack(cat(lambda wl: wl.start)),  # first record, index into the wave's instructions
+            }
+        )
+    return {"links": links, "loops": loops}
 
 
 def _dispatch(
     d: Dispatch,
     frame: str,
     sources: Mapping[str, list[str]],
-    links: Iterable[tuple[int, int, str]],
+    links: Iterable[tuple[int, int, str]] | None,
     tables: Iterable[Table],
     run_budgets: dict[str, int],
     inst_budget: int,
     limits: Limits,
 ) -> dict:
     notes: list[str] = list(d.problems)
+    attr = attribute(d)
+    if links is None:
+        links = wait_links(d, attr)
     by, why = resolve_by([d], None)
     if why:
         notes.append(why)
@@ -289,6 +346,8 @@ def _dispatch(
             "rule": f.rule,
             "title": f.title,
             "where": where_text(f),
+            "address": f.where.get("address"),  # what the finding links to: the ISA row, else the source line
+            "source": f.where.get("source"),
             "cycles": f.cycles,
             "share": round(f.share, 6),
             "suggestion": f.suggestion,
@@ -309,6 +368,7 @@ def _dispatch(
         "tables": tables_payload,
         "isa": isa,
         "links": [[int(a), int(b), str(label)] for a, b, label in links],
+        "wave": _per_wave(d, attr, limits, notes),
         "source": _source(stats, sources, limits),
         "flame": _flame(d, by),
         "timeline": _timeline(d, run_budgets, inst_budget, notes),
@@ -347,7 +407,7 @@ def build(
                 d,
                 frame,
                 sources or {},
-                wait_links(d) if links is None else links.get(d.name, ()),
+                None if links is None else links.get(d.name, ()),
                 (tables or {}).get(d.name, ()),
                 budgets,
                 inst_shares[i],

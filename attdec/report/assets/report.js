@@ -128,27 +128,35 @@
   // ---------------------------------------------------------------- page frame
   const app = document.getElementById("app");
   const TABS = [["overview", "Overview"], ["hotspots", "Hotspots"], ["source", "Source"], ["isa", "ISA"], ["timeline", "Timeline"]];
-  let current = 0, activeTab = "overview";
+  let current = -1, activeTab = "overview";
   const sections = {};
   const onShow = {};
   const pending = {}; // tab -> draws it; a tab is drawn when first shown, so a big listing does not slow the page
+  const targets = {}; // view -> what a selection can ask of it once drawn (isa: select, jump; source: goto)
 
   const select = DATA.dispatches.length > 1 ? el("select", { id: "dispatch", "aria-label": "dispatch",
-    onchange: (e) => renderDispatch(+e.target.value) },
+    onchange: (e) => go({ dispatch: +e.target.value, tab: activeTab }) },
   DATA.dispatches.map((d, i) => el("option", { value: i }, `${d.kernel || d.name}  [${d.name}]`))) : null;
   const nav = el("nav", { class: "tabs", role: "tablist" });
+  const back = el("button", { class: "b", id: "back", title: "previous selection (Alt+←)", onclick: () => move(-1) }, "◀");
+  const fwd = el("button", { class: "b", id: "forward", title: "next selection (Alt+→)", onclick: () => move(1) }, "▶");
+  const searchBox = el("input", { type: "search", id: "search", placeholder: "search instruction, address, source line", "aria-label": "search" });
+  const results = el("ul", { id: "search-results", class: "results", hidden: true });
   app.append(el("header", { class: "top" },
     el("h1", { text: DATA.title }),
     select,
     el("span", { class: "gen", text: `${DATA.generator}, ${DATA.generated}` }),
+    el("span", { class: "histnav" }, back, fwd),
+    el("span", { class: "searchbox" }, searchBox, results),
     nav));
+  const findingsBar = el("div", { id: "findings-bar" });
   const main = el("main");
-  app.append(main);
+  app.append(findingsBar, main);
 
   function setTabs(extra) {
     const all = TABS.concat(extra.map((x, i) => ["extra" + i, x.title]));
     nav.replaceChildren(...all.map(([id, label]) => el("button", { role: "tab", "data-tab": id,
-      "aria-selected": String(id === activeTab), onclick: () => show(id) }, label)));
+      "aria-selected": String(id === activeTab), onclick: () => go({ tab: id }) }, label)));
     main.replaceChildren(...all.map(([id]) => {
       sections[id] = el("section", { class: "tab", id: "tab-" + id, hidden: id !== activeTab });
       return sections[id];
@@ -167,6 +175,105 @@
     hideTip();
   }
 
+  // ---------------------------------------------------------------- selections and their history
+  // A selection: {dispatch, tab, and per view: line (ISA row), wave/loop/iter (ISA view), source ("file:line")}.
+  const hist = { stack: [], pos: -1 };
+  function apply(s) {
+    if (s.dispatch !== current) renderDispatch(s.dispatch);
+    show(s.tab);
+    if (s.tab === "isa" && targets.isa) {
+      targets.isa.select(s);
+      if (s.line != null) targets.isa.jump(s.line);
+    }
+    if (s.tab === "source" && targets.source && s.source) targets.source.goto(s.source);
+  }
+  function go(s) {
+    s = { dispatch: current, ...s };
+    apply(s);
+    if (s.tab === "isa" && targets.isa) Object.assign(s, { ...targets.isa.state(), line: s.line });
+    hist.stack.splice(hist.pos + 1);
+    hist.stack.push(s);
+    hist.pos = hist.stack.length - 1;
+    histButtons();
+  }
+  function move(k) {
+    const p = hist.pos + k;
+    if (p < 0 || p >= hist.stack.length) return;
+    hist.pos = p;
+    apply(hist.stack[p]);
+    histButtons();
+  }
+  function histButtons() {
+    back.disabled = hist.pos <= 0;
+    fwd.disabled = hist.pos >= hist.stack.length - 1;
+    document.body.dataset.history = `${hist.pos + 1}/${hist.stack.length}`;
+  }
+  window.addEventListener("keydown", (e) => {
+    if (e.altKey && (e.key === "ArrowLeft" || e.key === "ArrowRight")) { e.preventDefault(); move(e.key === "ArrowLeft" ? -1 : 1); }
+  });
+
+  // ---------------------------------------------------------------- search
+  // Instructions (text or address) and source lines (path:line or text) of the dispatch on screen.
+  function search(q) {
+    const d = DATA.dispatches[current], out = [], max = 40;
+    q = q.trim().toLowerCase();
+    if (!q) return out;
+    for (const r of d.isa) {
+      if (out.length >= max) break;
+      if (r[2].toLowerCase().includes(q) || hex(r[1]) === q || (r[3] && r[3].toLowerCase().includes(q)))
+        out.push({ kind: "isa", line: r[0], text: r[2], where: `ISA line ${r[0]} ${hex(r[1])}`, go: { tab: "isa", line: r[0] } });
+    }
+    const srcHits = [];
+    for (const f of d.source) {
+      const texts = f.text || [];
+      const seen = new Set();
+      const add = (n, text) => {
+        if (seen.has(n) || srcHits.length >= max) return;
+        seen.add(n);
+        srcHits.push({ kind: "source", line: n, text, where: `${short(f.file)}:${n}`, go: { tab: "source", source: `${f.file}:${n}` } });
+      };
+      for (const l of f.lines) if (l[0] > 0 && `${f.file}:${l[0]}`.toLowerCase().includes(q)) add(l[0], l[0] - f.text_from >= 0 ? texts[l[0] - f.text_from] || "" : "");
+      texts.forEach((t, k) => { if (t.toLowerCase().includes(q)) add(f.text_from + k, t); });
+    }
+    return out.concat(srcHits);
+  }
+  function showResults() {
+    const hits = search(searchBox.value);
+    results.replaceChildren(...hits.map((h) => el("li", { "data-kind": h.kind, "data-line": h.line,
+      onmousedown: (e) => { e.preventDefault(); pick(h); } }, el("span", { class: "mono", text: h.text.trim() || "(no text)" }), el("span", { class: "x", text: "  " + h.where }))));
+    if (!hits.length && searchBox.value.trim()) results.append(el("li", { class: "muted", text: "no match" }));
+    results.hidden = !searchBox.value.trim();
+  }
+  function pick(h) { results.hidden = true; go(h.go); }
+  searchBox.addEventListener("input", showResults);
+  searchBox.addEventListener("focus", showResults);
+  searchBox.addEventListener("blur", () => { results.hidden = true; });
+  searchBox.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { const h = search(searchBox.value)[0]; if (h) pick(h); }
+    if (e.key === "Escape") results.hidden = true;
+  });
+
+  // ---------------------------------------------------------------- findings (attdec advise), above every tab
+  function findings(d) {
+    if (!d.findings.length) { findingsBar.replaceChildren(); return; }
+    const target = (f) => {
+      const row = f.address != null ? d.isa.find((r) => r[1] === f.address && !r[2].startsWith(";")) : null;
+      if (row) return { tab: "isa", line: row[0] };
+      if (f.source) return { tab: "source", source: f.source };
+      return null;
+    };
+    findingsBar.replaceChildren(el("details", { class: "findings-box", open: true },
+      el("summary", {}, el("b", { text: `Findings (${d.findings.length})` }), el("span", { class: "muted", text: " largest cycles at stake first (attdec advise: evidence and the rules that did not apply)" })),
+      el("ol", { class: "findings", id: "findings" }, d.findings.map((f) => {
+        const to = target(f);
+        return el("li", { "data-rule": f.rule, "data-v": f.cycles },
+          el("div", {}, el("b", { text: f.title })),
+          el("div", { class: "x" }, `${f.rule} · ${human(f.cycles)} cycles (${pct(f.share)}) · `,
+            to ? el("a", { class: "jump", onclick: () => go(to) }, short(f.where)) : short(f.where)),
+          el("div", { text: f.suggestion }));
+      }))));
+  }
+
   // ---------------------------------------------------------------- overview
   function card(k, v, x, key, exact) {
     const c = el("div", { class: "card" }, el("div", { class: "k", text: k }), el("div", { class: "v", text: v }), x ? el("div", { class: "x", text: x }) : null);
@@ -177,13 +284,6 @@
     const s = d.summary;
     const share = s.latency ? s.stall / s.latency : 0;
     const us = (cyc) => (s.ghz ? ` = ${(cyc / s.ghz / 1000).toFixed(1)} µs` : "");
-    if (d.findings.length) {
-      sec.append(el("h2", {}, "Findings", el("span", { class: "sub", text: `${d.findings.length}, largest cycles at stake first (attdec advise: evidence and the rules that did not apply)` })));
-      sec.append(el("ol", { class: "findings", id: "findings" }, d.findings.map((f) => el("li", { "data-rule": f.rule, "data-v": f.cycles },
-        el("div", {}, el("b", { text: f.title })),
-        el("div", { class: "x", text: `${f.rule} · ${human(f.cycles)} cycles (${pct(f.share)}) · ${short(f.where)}` }),
-        el("div", { text: f.suggestion })))));
-    }
     sec.append(el("div", { class: "cards", id: "summary" },
       card("kernel", d.kernel || "(unknown)", d.name),
       card("arch", d.arch),
@@ -301,9 +401,41 @@
     sec.append(el("h2", {}, "Source", el("span", { class: "sub", text: "per-line stall (heat), the chains each line is inlined through" })),
       el("div", { class: "files" }, list, view));
     open(0);
+    targets.source = {
+      goto(loc) { // "file:line[:column]", the innermost frame of a chain
+        const m = /^(.*?):(\d+)(?::\d+)?$/.exec(String(loc).split(" -> ")[0].trim());
+        const i = d.source.findIndex((f) => f.file === (m ? m[1] : loc));
+        if (i < 0) return;
+        open(i);
+        const tr = m && view.querySelector(`tr[data-line="${m[2]}"]`);
+        if (!tr) return;
+        tr.scrollIntoView({ block: "center" });
+        tr.classList.add("flash");
+        setTimeout(() => tr.classList.remove("flash"), 1200);
+      },
+    };
   }
 
   // ---------------------------------------------------------------- ISA view
+  // The listing with attdec's per-instruction figures; for one selected wave, an arrow from each memory
+  // operation to the wait that waited for it (attdec waits for that wave) and its loop iterations (attdec loops).
+  function waveLabel(M, i) {
+    const k = M.lanes[M.lane[i]].key;
+    return `SE${k[0]} CU${k[1]} SIMD${k[2]} slot ${k[3]} wv${M.seq[i]}`;
+  }
+  function perWave(d) {
+    if (d._pw) return d._pw;
+    const L = d.wave.links, n = unpack(L.n), off = new Uint32Array(n.length + 1);
+    for (let i = 0; i < n.length; i++) off[i + 1] = off[i] + n[i];
+    const links = { off, wait: unpack(L.wait), producer: unpack(L.producer), executions: unpack(L.executions), stall: unpack(L.stall) };
+    const loops = d.wave.loops.map((lp) => {
+      const m = unpack(lp.n), o = new Uint32Array(m.length + 1);
+      for (let i = 0; i < m.length; i++) o[i + 1] = o[i] + m[i];
+      return { ...lp, off: o, cycles: unpack(lp.cycles), flags: unpack(lp.flags), start: unpack(lp.start), bodySet: new Set(lp.body) };
+    });
+    d._pw = { links, loops };
+    return d._pw;
+  }
   function isa(d, sec) {
     const rows = d.isa;
     const maxStall = Math.max(1, ...rows.map((r) => r[6]));
@@ -314,6 +446,10 @@
       if (!into.has(b)) into.set(b, []);
       into.get(b).push([a, label]);
     }
+    const M = d.timeline ? (d._tl || (d._tl = timelineModel(d))) : null;
+    const PW = M ? perWave(d) : null;
+    const state = { wave: -1, loop: -1, iter: 0 };
+    let iterRows = new Map(); // listing line -> [first issue after the iteration's start, stall, executions]
     let box;
     const jump = (line) => {
       const tr = box.querySelector(`tr[data-line="${line}"]`);
@@ -322,7 +458,9 @@
       tr.classList.add("flash");
       setTimeout(() => tr.classList.remove("flash"), 1200);
     };
+    const GUTTER = 96;
     const cols = [
+      { label: "", nosort: true, cls: "gutter", title: "arrows of the selected wave: from each memory operation to the wait that waited for it", get: () => "" },
       { label: "line", num: true, get: (r) => r[0] },
       { label: "address", num: true, get: (r) => r[1], fmt: hex },
       { label: "instruction", cls: "mono", get: (r) => r[2] },
@@ -331,20 +469,150 @@
       { label: "stall", num: true, key: "stall", get: (r) => r[6], fmt: human, heat: (r) => r[6] / maxStall },
       { label: "idle", num: true, get: (r) => r[7], fmt: human },
       { label: "type", get: (r) => r[8], fmt: (v) => (v ? [swatch(typeColour(v)), v] : "") },
+      { label: "iteration", num: true, key: "iter-issue", title: "the selected loop iteration of the selected wave: cycles from the iteration's start to this instruction's first issue in it", get: (r) => (iterRows.has(r[0]) ? iterRows.get(r[0])[0] : -1), fmt: (v) => (v >= 0 ? "+" + exact(v) : "") },
+      { label: "iter. stall", num: true, key: "iter-stall", title: "its stall in that iteration", get: (r) => (iterRows.has(r[0]) ? iterRows.get(r[0])[1] : -1), fmt: (v) => (v >= 0 ? human(v) : "") },
       { label: "counters", cls: "mono", get: (r) => r[9] },
-      { label: "source", cls: "mono", get: (r) => r[3], fmt: short },
+      { label: "source", cls: "mono", get: (r) => r[3], fmt: (v) => (v ? el("a", { class: "jump", title: "open in the source view", onclick: () => go({ tab: "source", source: v }) }, short(v)) : "") },
     ];
     if (d.links.length) {
-      const refs = (m, arrow) => (r) => (m.get(r[0]) || []).map(([l, label]) => el("div", {}, el("a", { class: "jump", onclick: () => jump(l) }, `${arrow} ${l}`), label ? ` ${label}` : ""));
-      cols.splice(3, 0, { label: "links", nosort: true, cls: "links", title: "→ rows this one links to (a wait: the operations it waited for, with their share of its stall); ← rows linking to this one; click to jump", get: (r) => r[0], fmt: (v, r) => [...refs(out, "→")(r), ...refs(into, "←")(r)] });
+      const refs = (m, arrow) => (r) => (m.get(r[0]) || []).map(([l, label]) => el("div", {}, el("a", { class: "jump", onclick: () => go({ tab: "isa", line: l }) }, `${arrow} ${l}`), label ? ` ${label}` : ""));
+      cols.splice(4, 0, { label: "links (all waves)", nosort: true, cls: "links", title: "→ rows this one links to (a wait: the operations it waited for in any wave, with their share of its stall); ← rows linking to this one; click to jump", get: (r) => r[0], fmt: (v, r) => [...refs(out, "→")(r), ...refs(into, "←")(r)] });
     }
+    let shownRows = rows;
     const filter = el("input", { type: "search", placeholder: "filter: text, source or address", oninput: () => {
       const q = filter.value.trim().toLowerCase();
-      box.table.setRows(q ? rows.filter((r) => r[2].toLowerCase().includes(q) || r[3].toLowerCase().includes(q) || hex(r[1]).includes(q)) : rows);
+      shownRows = q ? rows.filter((r) => r[2].toLowerCase().includes(q) || r[3].toLowerCase().includes(q) || hex(r[1]).includes(q)) : rows;
+      box.table.setRows(shownRows);
     } });
-    box = table(cols, rows, { limit: 100000, rowAttrs: (r) => ({ "data-line": r[0], class: r[2].startsWith(";") ? "label" : "inst" }) });
-    sec.append(el("h2", {}, "ISA", el("span", { class: "sub", text: `${rows.length} listing rows; per-instruction hits, latency, stall and stall type${d.links.length ? `; ${d.links.length} links` : ""}` })),
-      el("div", { class: "toolbar" }, filter), box);
+    const svgNS = "http://www.w3.org/2000/svg";
+    const overlay = document.createElementNS(svgNS, "svg");
+    overlay.setAttribute("class", "arrows");
+    overlay.id = "isa-arrows";
+    function drawArrows() {
+      while (overlay.firstChild) overlay.firstChild.remove();
+      overlay.innerHTML = '<defs><marker id="isa-head" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="5" markerHeight="5" orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#2f6fdb"/></marker></defs>';
+      if (!box || !PW || state.wave < 0) return;
+      const t = box.table, L = PW.links, w = state.wave;
+      overlay.setAttribute("height", t.offsetHeight);
+      overlay.style.top = t.offsetTop + "px";
+      overlay.dataset.wave = w;
+      const y = (line) => { const tr = t.querySelector(`tr[data-line="${line}"]`); return tr ? tr.offsetTop + tr.offsetHeight / 2 : null; };
+      const arrows = [];
+      for (let k = L.off[w]; k < L.off[w + 1]; k++) arrows.push([L.producer[k], L.wait[k], L.executions[k], L.stall[k]]);
+      // nest by span: shorter arrows inside, so that no two at one depth overlap
+      arrows.sort((a, b) => Math.abs(a[1] - a[0]) - Math.abs(b[1] - b[0]));
+      const taken = [];
+      const maxStallW = Math.max(1, ...arrows.map((a) => a[3]));
+      for (const [p, wt, n, s] of arrows) {
+        const y0 = y(p), y1 = y(wt);
+        const lo = Math.min(p, wt), hi = Math.max(p, wt);
+        let depth = 0;
+        while ((taken[depth] || []).some(([a, b]) => a <= hi && lo <= b)) depth++;
+        (taken[depth] = taken[depth] || []).push([lo, hi]);
+        const path = document.createElementNS(svgNS, "path");
+        const x1 = GUTTER - 6, x0 = Math.max(4, GUTTER - 14 - depth * 7);
+        if (y0 != null && y1 != null) path.setAttribute("d", `M${x1},${y0} H${x0} V${y1} H${x1 - 1}`);
+        path.setAttribute("class", "arrow" + (y0 == null || y1 == null ? " hidden" : ""));
+        path.setAttribute("marker-end", "url(#isa-head)");
+        path.setAttribute("stroke-width", (1 + 2 * s / maxStallW).toFixed(2));
+        path.dataset.producer = p; path.dataset.wait = wt; path.dataset.executions = n; path.dataset.stall = s;
+        const title = document.createElementNS(svgNS, "title");
+        title.textContent = `line ${p} → wait at line ${wt}: ${n} time(s), ${exact(s)} stall cycles charged`;
+        path.append(title);
+        path.addEventListener("click", () => go({ tab: "isa", line: wt }));
+        overlay.append(path);
+      }
+    }
+    // loop navigator
+    const waveSel = el("select", { id: "isa-wave", "aria-label": "wave", onchange: () => go({ tab: "isa", wave: +waveSel.value }) });
+    const loopSel = el("select", { id: "isa-loop", "aria-label": "loop", onchange: () => go({ tab: "isa", wave: state.wave, loop: +loopSel.value, iter: 0 }) });
+    const iterIn = el("input", { id: "isa-iter", type: "number", min: 1, value: 1, "aria-label": "iteration", onchange: () => go({ tab: "isa", wave: state.wave, loop: state.loop, iter: +iterIn.value - 1 }) });
+    const iterInfo = el("span", { id: "isa-iter-info", class: "muted" });
+    const step = (k) => () => go({ tab: "isa", wave: state.wave, loop: state.loop, iter: state.iter + k });
+    const nav = el("span", { class: "loopnav" }, "loop ", loopSel, " iteration ",
+      el("button", { class: "b", id: "iter-prev", onclick: step(-1), title: "previous iteration" }, "◀"), iterIn,
+      el("button", { class: "b", id: "iter-next", onclick: step(1), title: "next iteration" }, "▶"), iterInfo);
+    if (M) {
+      const L = PW.links;
+      for (let i = 0; i < M.nW; i++) waveSel.append(el("option", { value: i }, `${waveLabel(M, i)} — ${L.off[i + 1] - L.off[i]} wait pairs${M.insts.get(i) ? "" : " (no instructions embedded)"}`));
+    }
+    function loopsOf(w) { return PW ? PW.loops.map((lp, j) => [lp, j]).filter(([lp]) => lp.off[w + 1] > lp.off[w]) : []; }
+    function applyLoop() {
+      iterRows = new Map();
+      box.querySelectorAll("tr.inloop").forEach((tr) => tr.classList.remove("inloop", "header"));
+      const lp = state.loop >= 0 ? PW.loops[state.loop] : null;
+      if (!lp || state.wave < 0 || lp.off[state.wave + 1] === lp.off[state.wave]) {
+        iterInfo.textContent = loopsOf(state.wave).length ? "" : "no loop iterations in this wave";
+        iterInfo.dataset.cycles = "";
+        nav.dataset.loop = "";
+        return;
+      }
+      const o = lp.off[state.wave], n = lp.off[state.wave + 1] - o;
+      state.iter = Math.max(0, Math.min(n - 1, state.iter));
+      const k = o + state.iter, f = lp.flags[k];
+      iterIn.max = n; iterIn.value = state.iter + 1;
+      nav.dataset.loop = lp.id;
+      iterInfo.dataset.cycles = lp.cycles[k];
+      iterInfo.textContent = `of ${n}: ${exact(lp.cycles[k])} cycles${f & 1 ? ", first of its trip" : ""}${f & 2 ? ", outlier" : ""}${f & 4 ? "" : ", left the loop"}`;
+      for (const line of lp.body) { const tr = box.querySelector(`tr[data-line="${line}"]`); if (tr) tr.classList.add("inloop"); }
+      const head = box.querySelector(`tr[data-line="${lp.header}"]`);
+      if (head) head.classList.add("header");
+      const span = M.insts.get(state.wave);
+      if (span) { // the iteration's records: from its start while inside the body, up to the next start
+        const I = M.insts, r0 = span[0] + lp.start[k], t0 = I.time[r0];
+        for (let r = r0; r < span[1]; r++) {
+          const line = I.line[r] - 1;
+          if (!lp.bodySet.has(line) || (r > r0 && line === lp.header)) break;
+          const e = iterRows.get(line);
+          if (e) { e[1] += I.stall[r]; e[2]++; } else iterRows.set(line, [I.time[r] - t0, I.stall[r], 1]);
+        }
+      } else iterInfo.textContent += " (per-instruction timing: this wave's instructions are not embedded, see notes)";
+    }
+    function setWave(w, loop, iter) {
+      state.wave = w;
+      waveSel.value = String(w);
+      const ls = loopsOf(w);
+      loopSel.replaceChildren(...ls.map(([lp, j]) => el("option", { value: j }, `L${lp.id} at line ${lp.header}${lp.main ? " (main)" : ""}, depth ${lp.depth}: ${lp.off[w + 1] - lp.off[w]} iterations`)));
+      state.loop = ls.some(([, j]) => j === loop) ? loop : (ls.length ? (ls.find(([lp]) => lp.main) || ls[0])[1] : -1);
+      if (state.loop >= 0) loopSel.value = String(state.loop);
+      state.iter = iter || 0;
+      nav.hidden = !ls.length;
+      applyLoop();
+      box.table.setRows(shownRows);
+      sec.dataset.wave = w;
+    }
+    box = table(cols, rows, { limit: 100000, rowAttrs: (r) => ({ "data-line": r[0], class: r[2].startsWith(";") ? "label" : "inst" }),
+      after: (tbody) => {
+        if (state.loop >= 0) { // keep the loop's rows marked across re-renders
+          const lp = PW.loops[state.loop];
+          for (const line of lp.body) { const tr = tbody.querySelector(`tr[data-line="${line}"]`); if (tr) tr.classList.add("inloop"); }
+          const head = tbody.querySelector(`tr[data-line="${lp.header}"]`); if (head) head.classList.add("header");
+        }
+        requestAnimationFrame(drawArrows);
+      } });
+    box.classList.add("isa");
+    box.style.setProperty("--gutter", GUTTER + "px");
+    box.prepend(overlay);
+    const waves = M ? M.nW : 0;
+    sec.append(el("h2", {}, "ISA", el("span", { class: "sub", text: `${rows.length} listing rows; per-instruction hits, latency, stall and stall type over all waves; arrows: the selected wave's memory operations to the waits that waited for them${d.links.length ? `; ${d.links.length} links` : ""}` })),
+      el("div", { class: "toolbar" }, filter, M ? el("span", {}, "wave ", waveSel) : null, nav), box);
+    if (waves) {
+      // the first wave with arrows, one whose instructions are embedded (iteration timing) if any
+      const has = (i) => PW.links.off[i + 1] > PW.links.off[i];
+      let first = 0;
+      for (let i = waves - 1; i >= 0; i--) if (has(i) && M.insts.get(i)) first = i;
+      if (!has(first)) for (let i = waves - 1; i >= 0; i--) if (has(i)) first = i;
+      setWave(first, -1, 0);
+    } else nav.hidden = true;
+    onShow.isa = drawArrows;
+    targets.isa = {
+      jump,
+      select(s) {
+        if (!M) return;
+        if (s.wave != null && (s.wave !== state.wave || (s.loop != null && s.loop !== state.loop) || (s.iter != null && s.iter !== state.iter))) setWave(s.wave, s.loop == null ? state.loop : s.loop, s.iter == null ? 0 : s.iter);
+      },
+      state: () => ({ ...state }),
+    };
   }
 
   // ---------------------------------------------------------------- flamegraph
@@ -693,12 +961,15 @@
     const views = { overview, hotspots, source, isa, timeline };
     for (const [id, view] of Object.entries(views)) pending[id] = () => view(d, sections[id]);
     d.extra.forEach((x, j) => { pending["extra" + j] = () => extra(x, sections["extra" + j]); });
+    for (const k of Object.keys(targets)) delete targets[k];
+    findings(d);
+    if (select) select.value = String(i);
     document.body.dataset.dispatch = d.name;
     show(sections[activeTab] ? activeTab : "overview");
   }
   window.addEventListener("resize", () => { if (onShow[activeTab]) onShow[activeTab](); });
-  if (DATA.dispatches.length) renderDispatch(0);
+  if (DATA.dispatches.length) go({ dispatch: 0, tab: "overview" });
   else app.append(el("main", {}, el("div", { class: "empty", text: "No dispatches." })));
   document.body.dataset.rendered = (performance.now() - started).toFixed(1);
-  window.attdecReport = { data: DATA, show, renderDispatch, current: () => current };
+  window.attdecReport = { data: DATA, show, go, renderDispatch, current: () => current };
 })();
