@@ -534,7 +534,11 @@
       el("button", { class: "b", id: "iter-next", onclick: step(1), title: "next iteration" }, "▶"), iterInfo);
     if (M) {
       const L = PW.links;
-      for (let i = 0; i < M.nW; i++) waveSel.append(el("option", { value: i }, `${waveLabel(M, i)} — ${L.off[i + 1] - L.off[i]} wait pairs${M.insts.get(i) ? "" : " (no instructions embedded)"}`));
+      for (let i = 0; i < M.nW; i++) {
+        const k = M.lanes[M.lane[i]].key;
+        waveSel.append(el("option", { value: i, "data-se": k[0], "data-cu": k[1], "data-simd": k[2], "data-slot": k[3], "data-wave": M.seq[i], "data-pairs": L.off[i + 1] - L.off[i] },
+          `${waveLabel(M, i)} — ${L.off[i + 1] - L.off[i]} wait pairs${M.insts.get(i) ? "" : " (no instructions embedded)"}`));
+      }
     }
     function loopsOf(w) { return PW ? PW.loops.map((lp, j) => [lp, j]).filter(([lp]) => lp.off[w + 1] > lp.off[w]) : []; }
     function applyLoop() {
