@@ -215,20 +215,29 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
         head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
         last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
         w, s, e, v = w[head], s[head], e[last], v[head]
-    exact = _merge(w, s, v)
-    if budget is None or len(exact[0]) <= budget:
-        return Tracks(kind, 1, exact[0], exact[1], exact[2], len(exact[0]))
-    # A resolution that surely fits (by the cheap upper bound), then bisection on the exact count below it.
-    hi, new_wave = 1, w[1:] != w[:-1]
-    while _upper_bound(s, e, 1 << hi, new_wave) > budget and hi < COARSEST:
-        hi = min(2 * hi, COARSEST)
-    lo, done = 0, {}
+    exact_runs = 1 + int(np.count_nonzero((w[1:] != w[:-1]) | (v[1:] != v[:-1]))) if len(w) else 0
+    if budget is None or exact_runs <= budget:
+        exact = _merge(w, s, v)
+        return Tracks(kind, 1, exact[0], exact[1], exact[2], exact_runs)
+    # Runs about halve each time the grid doubles, so the exact count over the budget guesses the answer;
+    # the guess and the grid one step finer are tried first (usually the only two coarsenings). Should the
+    # guess not fit, a grid that surely fits (by the cheap upper bound) bounds a bisection above it.
+    guess = max(1, min(COARSEST, int(np.ceil(np.log2(exact_runs / max(budget, 1))))))
+    done = {guess: coarsen(w, s, e, v, 1 << guess)}
+    if len(done[guess][0]) <= budget:
+        lo, hi = 0, guess
+    else:
+        lo, hi, step, new_wave = guess, guess + 1, 1, w[1:] != w[:-1]
+        while hi < COARSEST and _upper_bound(s, e, 1 << hi, new_wave) > budget:
+            hi, step = min(hi + step, COARSEST), 2 * step
+    first = True
     while hi - lo > 1:
-        mid = (lo + hi) // 2
+        mid = hi - 1 if first else (lo + hi) // 2
+        first = False
         done[mid] = coarsen(w, s, e, v, 1 << mid)
         lo, hi = (mid, hi) if len(done[mid][0]) > budget else (lo, mid)
     best = done[hi] if hi in done else coarsen(w, s, e, v, 1 << hi)
-    return Tracks(kind, 1 << hi, best[0], best[1], best[2], len(exact[0]))
+    return Tracks(kind, 1 << hi, best[0], best[1], best[2], exact_runs)
 
 
 def value_names(kind: str) -> list[str]:

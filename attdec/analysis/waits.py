@@ -208,12 +208,12 @@ def wait_pairs_by_wave(attr: Attribution) -> dict[str, np.ndarray]:
     cols = ("wave", "wait", "producer", "executions", "stall")
     if not len(attr.wait):
         return {c: np.zeros(0, np.int64) for c in cols}
-    key = np.stack([st.wave[attr.wait], st.lines[attr.wait], st.lines[attr.producer]]).astype(np.int64)
-    uniq, inv = np.unique(key, axis=1, return_inverse=True)
-    inv = inv.reshape(-1)
-    executions = np.bincount(inv, minlength=uniq.shape[1])
-    stall = np.bincount(inv, weights=attr.charge, minlength=uniq.shape[1]).round().astype(np.int64)
-    return dict(zip(cols, (uniq[0], uniq[1], uniq[2], executions, stall)))
+    wl, pl = st.lines[attr.wait].astype(np.int64), st.lines[attr.producer].astype(np.int64)
+    span = int(max(wl.max(), pl.max())) + 1
+    key, inv = np.unique((st.wave[attr.wait].astype(np.int64) * span + wl) * span + pl, return_inverse=True)
+    executions = np.bincount(inv, minlength=len(key))
+    stall = np.bincount(inv, weights=attr.charge, minlength=len(key)).round().astype(np.int64)
+    return dict(zip(cols, (key // (span * span), key // span % span, key % span, executions, stall)))
 
 
 # ---- wait sites -----------------------------------------------------------------------------------
