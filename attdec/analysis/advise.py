@@ -812,10 +812,13 @@ RULES = (
 RULE_IDS = tuple(r.id for r in RULES)
 
 
-def advise(dispatch: Dispatch, rules: tuple[str, ...] | None = None, cheap: bool = False) -> Advice:
+def advise(dispatch: Dispatch, rules: tuple[str, ...] | None = None, cheap: bool = False, attribution=None) -> Advice:
     """The findings of one dispatch, largest cycles first. `rules` picks rules by id (default: all);
-    `cheap` runs only those that read the listing totals (no waves, no occupancy records)."""
+    `cheap` runs only those that read the listing totals (no waves, no occupancy records);
+    `attribution`: the dispatch's `attdec.analysis.waits.attribute`, when the caller has it already."""
     ev = Evidence(dispatch)
+    if attribution is not None:
+        ev.attribution = attribution
     out = Advice(dispatch.name, dispatch.kernel, dispatch.arch, ev.cycles)
     for rule in RULES:
         if (rules is not None and rule.id not in rules) or (cheap and not rule.cheap):

@@ -32,7 +32,7 @@ from attdec.analysis.advise import advise
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.clock import Clock
 from attdec.analysis.flame import stall_stacks
-from attdec.analysis.hotspots import frames, hotspots, instruction_stats, resolve_by
+from attdec.analysis.hotspots import Hotspots, frames, hotspots, instruction_stats, resolve_by
 from attdec.analysis.loops import loop_timings
 from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.source import source_lines
@@ -172,10 +172,11 @@ def _occupancy(d: Dispatch, limits: Limits, notes: list[str]) -> dict | None:
 OCCUPANCY_SCOPE = "resident waves per SE, on all its CUs (untraced ones too; the timeline shows the traced CU's)"
 
 
-def _hotspot_tables(d: Dispatch, frame: str, limits: Limits, notes: list[str]) -> dict:
-    out = {}
+def _hotspot_tables(d: Dispatch, frame: str, ranked: str, limits: Limits, notes: list[str]) -> tuple[dict, Hotspots]:
+    """The hotspot table of each ranking, and the `ranked` one's Hotspots (what the page's summary reads)."""
+    out, ranks = {}, {}
     for by in BY:
-        h = hotspots([d], by=by, frame=frame)
+        h = ranks[by] = hotspots([d], by=by, frame=frame)
         rows = h.rows[: limits.rows]
         if len(h.rows) > limits.rows:
             notes.append(f"hotspots by {by}: the top {limits.rows:,} of {len(h.rows):,} rows")
@@ -194,7 +195,7 @@ def _hotspot_tables(d: Dispatch, frame: str, limits: Limits, notes: list[str]) -
             ]
             for r in rows
         ]
-    return out
+    return out, ranks[ranked]
 
 
 def _source(stats, sources: Mapping[str, list[str]], limits: Limits) -> list[dict]:
@@ -319,7 +320,7 @@ def _dispatch(
     by, why = resolve_by([d], None)
     if why:
         notes.append(why)
-    h = hotspots([d], by=by, frame=frame)
+    tables_payload, h = _hotspot_tables(d, frame, by, limits, notes)
     stats = instruction_stats(d)
     by_line = {st.code.line: st for st in stats}
     isa = []
@@ -339,7 +340,6 @@ def _dispatch(
         "span": (max(ends) - min(w.begin for w in d.waves)) if d.waves else 0,
         "ghz": round(clock.ghz(), 4) if clock else None,
     }
-    tables_payload = _hotspot_tables(d, frame, limits, notes)
     locations = {f for c in d.code for f in frames(c.source)}
     findings = [
         {
@@ -352,7 +352,7 @@ def _dispatch(
             "share": round(f.share, 6),
             "suggestion": f.suggestion,
         }
-        for f in advise(d).findings
+        for f in advise(d, attribution=attr).findings
     ]
     return {
         "prefix": common_dir(sorted(locations)),  # the page shows paths below it

@@ -484,18 +484,16 @@
       shownRows = q ? rows.filter((r) => r[2].toLowerCase().includes(q) || r[3].toLowerCase().includes(q) || hex(r[1]).includes(q)) : rows;
       box.table.setRows(shownRows);
     } });
-    const svgNS = "http://www.w3.org/2000/svg";
-    const overlay = document.createElementNS(svgNS, "svg");
-    overlay.setAttribute("class", "arrows");
-    overlay.id = "isa-arrows";
+    const overlay = el("div", { class: "arrows-box" });
+    overlay.innerHTML = '<svg class="arrows" id="isa-arrows"></svg>';
+    const arrowsSvg = overlay.firstChild;
+    arrowsSvg.addEventListener("click", (e) => { const p = e.target.closest("path.arrow"); if (p) go({ tab: "isa", line: +p.dataset.wait }); });
     function drawArrows() {
-      while (overlay.firstChild) overlay.firstChild.remove();
-      overlay.innerHTML = '<defs><marker id="isa-head" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="5" markerHeight="5" orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#2f6fdb"/></marker></defs>';
-      if (!box || !PW || state.wave < 0) return;
+      if (!box || !PW || state.wave < 0) { arrowsSvg.innerHTML = ""; return; }
       const t = box.table, L = PW.links, w = state.wave;
-      overlay.setAttribute("height", t.offsetHeight);
-      overlay.style.top = t.offsetTop + "px";
-      overlay.dataset.wave = w;
+      arrowsSvg.setAttribute("height", t.offsetHeight);
+      arrowsSvg.style.top = t.offsetTop + "px";
+      arrowsSvg.dataset.wave = w;
       const y = (line) => { const tr = t.querySelector(`tr[data-line="${line}"]`); return tr ? tr.offsetTop + tr.offsetHeight / 2 : null; };
       const arrows = [];
       for (let k = L.off[w]; k < L.off[w + 1]; k++) arrows.push([L.producer[k], L.wait[k], L.executions[k], L.stall[k]]);
@@ -503,25 +501,20 @@
       arrows.sort((a, b) => Math.abs(a[1] - a[0]) - Math.abs(b[1] - b[0]));
       const taken = [];
       const maxStallW = Math.max(1, ...arrows.map((a) => a[3]));
-      for (const [p, wt, n, s] of arrows) {
+      let svg = '<defs><marker id="isa-head" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="5" markerHeight="5" orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#2f6fdb"/></marker></defs>';
+      for (const [p, wt, n, st] of arrows) {
         const y0 = y(p), y1 = y(wt);
         const lo = Math.min(p, wt), hi = Math.max(p, wt);
         let depth = 0;
         while ((taken[depth] || []).some(([a, b]) => a <= hi && lo <= b)) depth++;
         (taken[depth] = taken[depth] || []).push([lo, hi]);
-        const path = document.createElementNS(svgNS, "path");
         const x1 = GUTTER - 6, x0 = Math.max(4, GUTTER - 14 - depth * 7);
-        if (y0 != null && y1 != null) path.setAttribute("d", `M${x1},${y0} H${x0} V${y1} H${x1 - 1}`);
-        path.setAttribute("class", "arrow" + (y0 == null || y1 == null ? " hidden" : ""));
-        path.setAttribute("marker-end", "url(#isa-head)");
-        path.setAttribute("stroke-width", (1 + 2 * s / maxStallW).toFixed(2));
-        path.dataset.producer = p; path.dataset.wait = wt; path.dataset.executions = n; path.dataset.stall = s;
-        const title = document.createElementNS(svgNS, "title");
-        title.textContent = `line ${p} → wait at line ${wt}: ${n} time(s), ${exact(s)} stall cycles charged`;
-        path.append(title);
-        path.addEventListener("click", () => go({ tab: "isa", line: wt }));
-        overlay.append(path);
+        const shown = y0 != null && y1 != null;
+        svg += `<path class="arrow${shown ? "" : " hidden"}" d="${shown ? `M${x1},${y0} H${x0} V${y1} H${x1 - 1}` : ""}" marker-end="url(#isa-head)" ` +
+          `stroke-width="${(1 + 2 * st / maxStallW).toFixed(2)}" data-producer="${p}" data-wait="${wt}" data-executions="${n}" data-stall="${st}">` +
+          `<title>line ${p} → wait at line ${wt}: ${n} time(s), ${exact(st)} stall cycles charged</title></path>`;
       }
+      arrowsSvg.innerHTML = svg;
     }
     // loop navigator
     const waveSel = el("select", { id: "isa-wave", "aria-label": "wave", onchange: () => go({ tab: "isa", wave: +waveSel.value }) });
@@ -596,7 +589,7 @@
       } });
     box.classList.add("isa");
     box.style.setProperty("--gutter", GUTTER + "px");
-    box.prepend(overlay);
+    box.prepend(arrowsSvg);
     const waves = M ? M.nW : 0;
     sec.append(el("h2", {}, "ISA", el("span", { class: "sub", text: `${rows.length} listing rows; per-instruction hits, latency, stall and stall type over all waves; arrows: the selected wave's memory operations to the waits that waited for them${d.links.length ? `; ${d.links.length} links` : ""}` })),
       el("div", { class: "toolbar" }, filter, M ? el("span", {}, "wave ", waveSel) : null, nav), box);
