@@ -124,6 +124,24 @@ def test_tracks_fit_the_budget_at_the_finest_resolution():
     assert few.resolution == 1 << COARSEST and len(few.start) >= 3
 
 
+def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch):
+    """Runs are built and coarsened a group of waves at a time (bounded memory): the same tracks as at once."""
+    from attdec.analysis import timeline
+
+    d = attdec.open(shared_path("captures", "gfx1200", "gemm_gfx1200_run0"))[2]
+    for kind in ("state", "category"):
+        for budget in (None, 50_000, 5_000):
+            monkeypatch.setattr(timeline, "CHUNK_RECORDS", 1 << 40)
+            whole = tracks(d.waves, kind, budget)
+            monkeypatch.setattr(timeline, "CHUNK_RECORDS", 4096)
+            assert len(timeline._chunks(d.waves, kind)) > 10  # really in chunks
+            parts = tracks(d.waves, kind, budget)
+            monkeypatch.undo()
+            assert parts.resolution == whole.resolution and parts.exact_runs == whole.exact_runs
+            for a, b in ((parts.wave, whole.wave), (parts.start, whole.start), (parts.value, whole.value)):
+                assert np.array_equal(a, b)
+
+
 def occ(rows):
     a = np.zeros(len(rows), OCCUPANCY_DTYPE)
     for i, (se, start, time) in enumerate(rows):

@@ -10,6 +10,7 @@ inside one run keep its value, and equal neighbours merge. Everything is vectori
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,37 +207,65 @@ def _upper_bound(s, e, q: int, new_wave) -> int:
 COARSEST = 40
 
 
+# Waves are turned into runs and coarsened a group at a time, about this many records per group: the
+# temporaries of a big trace stay a fraction of its records' memory instead of several times it.
+CHUNK_RECORDS = 1 << 18
+
+
+def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """The runs of `kind` of consecutive groups of waves (wave indices global), equal neighbours merged."""
+    sizes = np.array([len(w.timeline) if kind == "state" else len(w.insts) for w in waves], np.int64)
+    cuts = [0, *np.flatnonzero(np.diff(np.cumsum(sizes) // CHUNK_RECORDS)) + 1, len(waves)]
+    out = []
+    for lo, hi in itertools.pairwise(cuts):
+        if hi <= lo:
+            continue
+        w, s, e, v = (state_runs if kind == "state" else category_runs)(waves[lo:hi])
+        if not len(w):
+            continue
+        head = np.ones(len(w), bool)  # equal neighbours merged first: the same cells, fewer runs to coarsen
+        head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
+        last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
+        out.append((w[head] + lo, s[head], e[last], v[head]))
+    return out
+
+
+def _coarsened(chunks, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`coarsen` of every chunk (a wave's runs are coarsened on their own, so chunks are independent)."""
+    parts = [coarsen(w, s, e, v, q) for w, s, e, v in chunks]
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    return tuple(np.concatenate(c) for c in zip(*parts))  # type: ignore[return-value]
+
+
 def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) -> Tracks:
     """The runs of `kind` at the finest power-of-two resolution that gives at most `budget` runs (at most
     2**COARSEST cycles: fewer runs than waves do not exist)."""
-    w, s, e, v = (state_runs if kind == "state" else category_runs)(waves)
-    if len(w):  # equal neighbours merged first: the same cells, fewer runs to coarsen
-        head = np.ones(len(w), bool)
-        head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
-        last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
-        w, s, e, v = w[head], s[head], e[last], v[head]
-    exact_runs = 1 + int(np.count_nonzero((w[1:] != w[:-1]) | (v[1:] != v[:-1]))) if len(w) else 0
+    chunks = _chunks(waves, kind)
+    exact_runs = sum(1 + int(np.count_nonzero((w[1:] != w[:-1]) | (v[1:] != v[:-1]))) for w, _s, _e, v in chunks)
     if budget is None or exact_runs <= budget:
-        exact = _merge(w, s, v)
+        exact = _coarsened(chunks, 1)
         return Tracks(kind, 1, exact[0], exact[1], exact[2], exact_runs)
     # Runs about halve each time the grid doubles, so the exact count over the budget guesses the answer;
     # the guess and the grid one step finer are tried first (usually the only two coarsenings). Should the
     # guess not fit, a grid that surely fits (by the cheap upper bound) bounds a bisection above it.
     guess = max(1, min(COARSEST, int(np.ceil(np.log2(exact_runs / max(budget, 1))))))
-    done = {guess: coarsen(w, s, e, v, 1 << guess)}
+    done = {guess: _coarsened(chunks, 1 << guess)}
     if len(done[guess][0]) <= budget:
         lo, hi = 0, guess
     else:
-        lo, hi, step, new_wave = guess, guess + 1, 1, w[1:] != w[:-1]
-        while hi < COARSEST and _upper_bound(s, e, 1 << hi, new_wave) > budget:
+        lo, hi, step = guess, guess + 1, 1
+        bound = [(s, e, np.r_[True, w[1:] != w[:-1]]) for w, s, e, _v in chunks]
+        while hi < COARSEST and sum(_upper_bound(s, e, 1 << hi, nw[1:]) for s, e, nw in bound) > budget:
             hi, step = min(hi + step, COARSEST), 2 * step
     first = True
     while hi - lo > 1:
         mid = hi - 1 if first else (lo + hi) // 2
         first = False
-        done[mid] = coarsen(w, s, e, v, 1 << mid)
+        done[mid] = _coarsened(chunks, 1 << mid)
         lo, hi = (mid, hi) if len(done[mid][0]) > budget else (lo, mid)
-    best = done[hi] if hi in done else coarsen(w, s, e, v, 1 << hi)
+    best = done[hi] if hi in done else _coarsened(chunks, 1 << hi)
     return Tracks(kind, 1 << hi, best[0], best[1], best[2], exact_runs)
 
 
