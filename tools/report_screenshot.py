@@ -25,14 +25,16 @@ import browser  # noqa: E402
 
 SHARED = Path(os.environ.get("ATTDEC_SHARED", ROOT.parent / "shared"))
 SAMPLES = SHARED / "ui_output_samples" / "jhinpan__flydsl-kernel-profiling-lib" / "examples"
-# (input, tab, image) of the README
+# (input, tab, image, dispatch index) of the README
 README_SHOTS = [
-    (SAMPLES / "pa", "overview", ROOT / "docs" / "images" / "report.png"),
-    (SAMPLES / "moe_reduce", "timeline", ROOT / "docs" / "images" / "report-timeline.png"),
+    (SAMPLES / "pa", "overview", ROOT / "docs" / "images" / "report.png", 0),
+    (SAMPLES / "moe_reduce", "timeline", ROOT / "docs" / "images" / "report-timeline.png", 0),
+    # the ISA view of a kernel with a loop: waitcnt arrows of one wave, the loop navigator on an iteration
+    (SHARED / "captures" / "gfx1200" / "gemm_gfx1200_run0", "isa", ROOT / "docs" / "images" / "report-isa.png", 2),
 ]
 
 
-def shoot(path: Path, tab: str, image: Path, width: int = 1500, height: int = 1000) -> None:
+def shoot(path: Path, tab: str, image: Path, width: int = 1500, height: int = 1000, dispatch: int = 0) -> None:
     from attdec.commands.common import open_dispatches
     from attdec.report.html import write_report
 
@@ -43,6 +45,7 @@ def shoot(path: Path, tab: str, image: Path, width: int = 1500, height: int = 10
             write_report(f, dispatches)
         with browser.chromium(width, height) as d:
             r = browser.open_report(d, page)
+            d.execute_script("attdecReport.go({dispatch: arguments[0], tab: arguments[1]})", dispatch, tab)
             browser.show(d, tab)
             image.parent.mkdir(parents=True, exist_ok=True)
             d.save_screenshot(str(image))
@@ -60,15 +63,16 @@ def main() -> int:
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "docs" / "images" / "report.png")
     ap.add_argument("--tab", default="overview", choices=["overview", "hotspots", "source", "isa", "timeline"])
     ap.add_argument("--size", default="1500x1000", help="window WIDTHxHEIGHT")
+    ap.add_argument("--dispatch", type=int, default=0, help="which dispatch of the page (index, default the first)")
     a = ap.parse_args()
     why = browser.missing()
     if why:
         print(f"report_screenshot: {why}", file=sys.stderr)
         return 1
     w, h = (int(x) for x in a.size.split("x"))
-    shots = [(a.path, a.tab, a.output)] if a.path else README_SHOTS
-    for path, tab, image in shots:
-        shoot(path, tab, image, w, h)
+    shots = [(a.path, a.tab, a.output, a.dispatch)] if a.path else README_SHOTS
+    for path, tab, image, dispatch in shots:
+        shoot(path, tab, image, w, h, dispatch)
     return 0
 
 
