@@ -136,10 +136,15 @@ def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch):
             monkeypatch.setattr(timeline, "CHUNK_RECORDS", 4096)
             assert len(timeline._chunks(d.waves, kind)) > 10  # really in chunks
             parts = tracks(d.waves, kind, budget)
+            # int32 times from an aligned base (the default) against absolute int64 times (every grid past ALIGN)
+            assert timeline._chunks(d.waves, kind)[0][1].dtype == np.int32
+            monkeypatch.setattr(timeline, "ALIGN", 0)
+            wide = tracks(d.waves, kind, budget)
             monkeypatch.undo()
-            assert parts.resolution == whole.resolution and parts.exact_runs == whole.exact_runs
-            for a, b in ((parts.wave, whole.wave), (parts.start, whole.start), (parts.value, whole.value)):
-                assert np.array_equal(a, b)
+            for t in (parts, wide):
+                assert t.resolution == whole.resolution and t.exact_runs == whole.exact_runs
+                for a, b in ((t.wave, whole.wave), (t.start, whole.start), (t.value, whole.value)):
+                    assert np.array_equal(a, b)
 
 
 def occ(rows):

@@ -167,7 +167,7 @@ def coarsen(w, s, e, v, q: int):
     new[1:] = (cell[1:] != cell[:-1]) | (cw[1:] != cw[:-1])
     heads = np.flatnonzero(new)
     ngroups = len(heads)
-    values = _coverage(heads, cv, cov)
+    values = _coverage(heads, cv, cov.astype(np.int64, copy=False))  # sums packed into int64 fields
     x, best = next(values)  # every group covers a part of its cell, more than none of the first value
     dominant = np.full(ngroups, x)
     for x, c in values:
@@ -210,10 +210,12 @@ COARSEST = 40
 # Waves are turned into runs and coarsened a group at a time, about this many records per group: the
 # temporaries of a big trace stay a fraction of its records' memory instead of several times it.
 CHUNK_RECORDS = 1 << 18
+ALIGN = 24  # chunks hold times from a multiple of 2**ALIGN cycles, in int32 when they fit
 
 
-def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """The runs of `kind` of consecutive groups of waves (wave indices global), equal neighbours merged."""
+def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]]:
+    """The runs of `kind` of consecutive groups of waves (wave indices global), equal neighbours merged:
+    (wave, start - base, end - base, value, base) per group."""
     sizes = np.array([len(w.timeline) if kind == "state" else len(w.insts) for w in waves], np.int64)
     cuts = [0, *np.flatnonzero(np.diff(np.cumsum(sizes) // CHUNK_RECORDS)) + 1, len(waves)]
     out = []
@@ -226,13 +228,30 @@ def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, 
         head = np.ones(len(w), bool)  # equal neighbours merged first: the same cells, fewer runs to coarsen
         head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
         last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
-        out.append((w[head] + lo, s[head], e[last], v[head]))
+        w, s, e, v = w[head] + lo, s[head], e[last], v[head]
+        # Narrower columns, less memory to stream through: times from a base on every grid up to 2**ALIGN.
+        base = (int(s.min()) >> ALIGN) << ALIGN
+        if int(e.max()) - base < 1 << 30:  # grid lines up to 2**ALIGN past the end fit too
+            w, s, e, v = (
+                w.astype(np.int32),
+                (s - base).astype(np.int32),
+                (e - base).astype(np.int32),
+                v.astype(np.int32),
+            )
+        else:
+            base = 0
+        out.append((w, s, e, v, base))
     return out
 
 
 def _coarsened(chunks, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`coarsen` of every chunk (a wave's runs are coarsened on their own, so chunks are independent)."""
-    parts = [coarsen(w, s, e, v, q) for w, s, e, v in chunks]
+    parts = []
+    for w, s, e, v, base in chunks:
+        if q > 1 << ALIGN or base % q:  # a grid coarser than the base's alignment: absolute times
+            s, e, base = s.astype(np.int64) + base, e.astype(np.int64) + base, 0
+        W, S, V = coarsen(w, s, e, v, q)
+        parts.append((W.astype(np.int64), S.astype(np.int64) + base, V.astype(np.int64)))
     if not parts:
         z = np.zeros(0, np.int64)
         return z, z, z
@@ -243,7 +262,7 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     """The runs of `kind` at the finest power-of-two resolution that gives at most `budget` runs (at most
     2**COARSEST cycles: fewer runs than waves do not exist)."""
     chunks = _chunks(waves, kind)
-    exact_runs = sum(1 + int(np.count_nonzero((w[1:] != w[:-1]) | (v[1:] != v[:-1]))) for w, _s, _e, v in chunks)
+    exact_runs = sum(1 + int(np.count_nonzero((w[1:] != w[:-1]) | (v[1:] != v[:-1]))) for w, _s, _e, v, _b in chunks)
     if budget is None or exact_runs <= budget:
         exact = _coarsened(chunks, 1)
         return Tracks(kind, 1, exact[0], exact[1], exact[2], exact_runs)
@@ -256,7 +275,9 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
         lo, hi = 0, guess
     else:
         lo, hi, step = guess, guess + 1, 1
-        bound = [(s, e, np.r_[True, w[1:] != w[:-1]]) for w, s, e, _v in chunks]
+        bound = [
+            (s.astype(np.int64) + b, e.astype(np.int64) + b, np.r_[True, w[1:] != w[:-1]]) for w, s, e, _v, b in chunks
+        ]
         while hi < COARSEST and sum(_upper_bound(s, e, 1 << hi, nw[1:]) for s, e, nw in bound) > budget:
             hi, step = min(hi + step, COARSEST), 2 * step
     first = True
