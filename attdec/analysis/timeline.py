@@ -266,26 +266,33 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     if budget is None or exact_runs <= budget:
         exact = _coarsened(chunks, 1)
         return Tracks(kind, 1, exact[0], exact[1], exact[2], exact_runs)
-    # Runs about halve each time the grid doubles, so the exact count over the budget guesses the answer;
-    # the guess and the grid one step finer are tried first (usually the only two coarsenings). Should the
-    # guess not fit, a grid that surely fits (by the cheap upper bound) bounds a bisection above it.
+    # Runs about halve each time the grid doubles, so the exact count over the budget guesses the answer:
+    # the guess and its neighbour (one step finer if the guess fits, else one coarser) are tried first,
+    # usually the only two coarsenings. Failing that, a bisection between grids known not to fit (`lo`,
+    # 0 = exact) and to fit (`hi`, from the cheap upper bound when no coarsening has fitted yet).
+    done: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def fits(h: int) -> bool:
+        if h not in done:
+            done[h] = _coarsened(chunks, 1 << h)
+        return len(done[h][0]) <= budget
+
     guess = max(1, min(COARSEST, int(np.ceil(np.log2(exact_runs / max(budget, 1))))))
-    done = {guess: _coarsened(chunks, 1 << guess)}
-    if len(done[guess][0]) <= budget:
-        lo, hi = 0, guess
+    if fits(guess):
+        lo, hi = (guess - 1, guess) if guess > 1 and not fits(guess - 1) else (0, guess)
+    elif guess == COARSEST or fits(guess + 1):
+        lo, hi = guess, min(guess + 1, COARSEST)
     else:
-        lo, hi, step = guess, guess + 1, 1
+        lo, hi, step = guess + 1, guess + 2, 1
         bound = [
             (s.astype(np.int64) + b, e.astype(np.int64) + b, np.r_[True, w[1:] != w[:-1]]) for w, s, e, _v, b in chunks
         ]
         while hi < COARSEST and sum(_upper_bound(s, e, 1 << hi, nw[1:]) for s, e, nw in bound) > budget:
             hi, step = min(hi + step, COARSEST), 2 * step
-    first = True
+        hi = min(hi, COARSEST)
     while hi - lo > 1:
-        mid = hi - 1 if first else (lo + hi) // 2
-        first = False
-        done[mid] = _coarsened(chunks, 1 << mid)
-        lo, hi = (mid, hi) if len(done[mid][0]) > budget else (lo, mid)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
     best = done[hi] if hi in done else _coarsened(chunks, 1 << hi)
     return Tracks(kind, 1 << hi, best[0], best[1], best[2], exact_runs)
 
