@@ -32,7 +32,7 @@ from attdec.analysis.advise import advise
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.clock import Clock
 from attdec.analysis.flame import stall_stacks
-from attdec.analysis.hotspots import Hotspots, frames, hotspots, instruction_stats, resolve_by
+from attdec.analysis.hotspots import Hotspots, frames, hotspots, instruction_stats, rank, resolve_by
 from attdec.analysis.loops import loop_timings
 from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.source import source_lines
@@ -173,13 +173,17 @@ OCCUPANCY_SCOPE = "resident waves per SE, on all its CUs (untraced ones too; the
 
 
 def _hotspot_tables(d: Dispatch, frame: str, ranked: str, limits: Limits, notes: list[str]) -> tuple[dict, Hotspots]:
-    """The hotspot table of each ranking, and the `ranked` one's Hotspots (what the page's summary reads)."""
-    out, ranks = {}, {}
+    """The hotspot table of each ranking, and the `ranked` one's Hotspots (what the page's summary reads).
+    The other rankings group the same instruction stats (`rank`, as `hotspots` does), without its header."""
+    summary = hotspots([d], by=ranked, frame=frame)
+    stats = instruction_stats(d, empty=False)
+    measure = "stall" if summary.stall_measured else "latency"
+    out = {}
     for by in BY:
-        h = ranks[by] = hotspots([d], by=by, frame=frame)
-        rows = h.rows[: limits.rows]
-        if len(h.rows) > limits.rows:
-            notes.append(f"hotspots by {by}: the top {limits.rows:,} of {len(h.rows):,} rows")
+        ranked_rows = summary.rows if by == ranked else rank(stats, by, frame, measure=measure)
+        rows = ranked_rows[: limits.rows]
+        if len(ranked_rows) > limits.rows:
+            notes.append(f"hotspots by {by}: the top {limits.rows:,} of {len(ranked_rows):,} rows")
         out[by] = [
             [
                 r.key,
@@ -195,7 +199,7 @@ def _hotspot_tables(d: Dispatch, frame: str, ranked: str, limits: Limits, notes:
             ]
             for r in rows
         ]
-    return out, ranks[ranked]
+    return out, summary
 
 
 def _source(stats, sources: Mapping[str, list[str]], limits: Limits) -> list[dict]:
