@@ -97,10 +97,11 @@ def decode_scalar(
         & (cyc_a > 0)
         & ~np.isin(op_a, [OP_JUMP, OP_TRAP, OP_RFE])
     )
+    other_l = (is_i & p.other_col[op_a]).tolist()  # an instruction of the traced WGP's other SIMD
     types, times, words = tk.type.tolist(), tk.time.tolist(), tk.word.tolist()
     plain_l, wid_l, op_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), op_a.tolist(), cat_a.tolist(), cyc_a.tolist()
     del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
-    now = p.slots.now
+    now, other = p.slots.now, p.other
 
     for i in range(len(types)):
         ty = types[i]
@@ -117,6 +118,8 @@ def decode_scalar(
             if ty == tI:
                 wv.end = tm
             wv.issue(tm, cat_l[i], cyc_l[i])
+        elif other_l[i]:  # as common as the plain ones in some kernels: no record of a wave
+            other.append((tm, cyc_l[i], p.hdr.target_cu, cat_l[i]))
         elif ty == tI:
             p.instruction(wid_l[i], op_l[i], tm)
         elif ty == tWR:
@@ -180,7 +183,7 @@ class ScalarPass:
         self.reg_addr, self.reg_data = reg_p["addr"], reg_p["data"]
         self.save_ctx = table["MISC"]["save_context"]
         self.cat_col, self.cyc_col, self.other_col = op_columns(fmt.generation, rules)
-        self.op_cat, self.op_cyc, self.op_other = (c.tolist() for c in (self.cat_col, self.cyc_col, self.other_col))
+        self.op_cat, self.op_cyc = self.cat_col.tolist(), self.cyc_col.tolist()
         self.lost = tk.lost.tolist()
 
         self.hdr: Header = NO_HEADER
@@ -213,13 +216,10 @@ class ScalarPass:
         return entry_pc(r.get(COMPUTE_PGM_LO, 0), r.get(COMPUTE_PGM_HI, 0)) if r else 0
 
     def instruction(self, wid: int, op: int, tm: int) -> None:
-        """An INST the plain arm does not take: immediates and barriers, traps and rfe, jumps, issues whose
-        cycles the HEADER's rates give, instructions of the other SIMD."""
+        """An INST of the traced SIMD the plain arm does not take: immediates and barriers, traps and rfe,
+        jumps, issues whose cycles the HEADER's rates give."""
         rules, hdr = self.rules, self.hdr
         cat = self.op_cat[op]
-        if self.op_other[op]:
-            self.other.append((tm, self.op_cyc[op], hdr.target_cu, cat))
-            return
         wv = self.slots.now[wid]
         if wv is None or wv.complete:
             return
