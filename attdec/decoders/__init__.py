@@ -18,7 +18,11 @@ from attdec.errors import ArchError, FormatError
 from attdec.model.records import MAX_SE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from attdec.decoders.common import BlobResult, CodeMap
+    from attdec.model.records import Wave
     from attdec.model.target import Target
 
 __all__ = [
@@ -90,7 +94,12 @@ def decode_blob(
     se: int,
     where: str = "",
     compat: str | Rules | None = None,
-    **opts,
+    *,
+    target_cu: int | None = None,
+    fold: Callable[[Wave], Any] | None = None,
+    window: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    occupancy: bool = True,
 ) -> BlobResult:
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
@@ -117,17 +126,16 @@ def decode_blob(
         raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
     if got not in DECODED:
         raise ArchError(f"{got} streams are not supported (attdec decodes {listed(DECODED)})", where or None)
-    more = {"target_cu": opts.get("target_cu")} if got == "gfx9" else {}
+    more = {"target_cu": target_cu} if got == "gfx9" else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
     # them (and a caller's heap of earlier results) over and over (benchmarks/RESULTS.md, 2026-12-07).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if opts.get("fold") is not None:
+        if fold is not None:
             windowed = family(got, "windowed")
-            size = windowed.window_size(len(data), opts.get("window"))
+            size = windowed.window_size(len(data), window)
             if size is not None:
-                fold, progress, occupancy = opts["fold"], opts.get("progress"), opts.get("occupancy", True)
                 return windowed.decode_windowed(
                     data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
