@@ -42,8 +42,9 @@ _TYPES = tuple(
 SHADERDATA = TOKEN_NAMES.index("SHADERDATA")
 
 
-def _bits(packet: str, *names: str) -> list[tuple[int, int]]:
-    return [(GFX9[packet][k].lo, GFX9[packet][k].mask) for k in names]
+def _bits(packet: str, *names: str) -> tuple[int, ...]:
+    """(shift, mask, shift, mask, ...) of these fields: unpacked into locals, read with shifts and masks."""
+    return tuple(x for k in names for x in (GFX9[packet][k].lo, GFX9[packet][k].mask))
 
 
 _ISSUE_BITS = _bits("ISSUE", "simd", "status")
@@ -84,8 +85,8 @@ def run(
         SHADERDATA: p.shader_data,
         PERF: p.perf_reading,
     }
-    (is_lo, is_mk), (st_lo, st_mk) = _ISSUE_BITS
-    (i_slot_lo, i_slot_mk), (i_simd_lo, i_simd_mk), (i_kind_lo, i_kind_mk) = _INST_BITS
+    is_lo, is_mk, st_lo, st_mk = _ISSUE_BITS
+    i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk = _INST_BITS
     slots, phase_box, no_code = p.slots, p.phase_box, code is None
     issue_pairs: dict[int, list[tuple[int, int]]] = {}  # ISSUE status field -> [(slot, status)] of non-zero slots
 
@@ -152,7 +153,16 @@ class ScalarPass:
     def wave_start(self, ty: int, v: int, t: int, off: int) -> bool:
         """WAVE_START: a wave's occupancy begins; on the target CU a traced wave begins, or (count above
         CONTEXT_COUNT) the wave in the slot is context-saved or restored."""
-        sh, cu, slot, simd, me, pipe, count = [(v >> lo) & mk for lo, mk in _WAVE_BITS]
+        sh_lo, sh_mk, cu_lo, cu_mk, slot_lo, slot_mk, simd_lo, simd_mk, me_lo, me_mk, pipe_lo, pipe_mk, n_lo, n_mk = (
+            _WAVE_BITS
+        )
+        sh, cu, slot, simd = (
+            (v >> sh_lo) & sh_mk,
+            (v >> cu_lo) & cu_mk,
+            (v >> slot_lo) & slot_mk,
+            (v >> simd_lo) & simd_mk,
+        )
+        me, pipe, count = (v >> me_lo) & me_mk, (v >> pipe_lo) & pipe_mk, (v >> n_lo) & n_mk
         if slot >= SLOTS:
             return self.aborts("WAVE_START", slot, off)
         loc = slot | simd << 5 | cu << 7
@@ -190,7 +200,13 @@ class ScalarPass:
     def wave_end(self, ty: int, v: int, t: int, off: int) -> bool:
         """WAVE_END: a wave's occupancy ends (an end without a start gets one at time 0 unless packets were
         lost); on the target CU the traced wave finishes."""
-        sh, cu, slot, simd = [(v >> lo) & mk for lo, mk in _WAVE_BITS[:4]]
+        sh_lo, sh_mk, cu_lo, cu_mk, slot_lo, slot_mk, simd_lo, simd_mk, *_ = _WAVE_BITS
+        sh, cu, slot, simd = (
+            (v >> sh_lo) & sh_mk,
+            (v >> cu_lo) & cu_mk,
+            (v >> slot_lo) & slot_mk,
+            (v >> simd_lo) & simd_mk,
+        )
         if slot >= SLOTS:
             return self.aborts("WAVE_END", slot, off)
         loc = slot | simd << 5 | cu << 7
@@ -221,7 +237,9 @@ class ScalarPass:
 
     def compute_register(self, ty: int, v: int, t: int, off: int) -> bool:
         """REG_CS / REG_CS_PRIV: COMPUTE_PGM_LO/HI are latched (the kernel entry of the next WAVE_STARTs)."""
-        addr, data, me, pipe = [(v >> lo) & mk for lo, mk in _CS_BITS]
+        addr_lo, addr_mk, data_lo, data_mk, me_lo, me_mk, pipe_lo, pipe_mk = _CS_BITS
+        addr, data = (v >> addr_lo) & addr_mk, (v >> data_lo) & data_mk
+        me, pipe = (v >> me_lo) & me_mk, (v >> pipe_lo) & pipe_mk
         key = ((me + 1) & 1, pipe)  # official ME: (field + 1) & 1
         if addr == COMPUTE_PGM_LO:
             self.pgm[key] = (self.pgm.get(key, 0) & ~0xFFFFFFFF) | data
@@ -245,7 +263,8 @@ class ScalarPass:
     def register(self, ty: int, v: int, t: int, off: int) -> bool:
         """REG: USERDATA_2/3 writes carry the ROCm instrumentation protocol (realtime samples, markers,
         the counter interval)."""
-        enable, addr, data = [(v >> lo) & mk for lo, mk in _REG_BITS]
+        enable_lo, enable_mk, addr_lo, addr_mk, data_lo, data_mk = _REG_BITS
+        enable, addr, data = (v >> enable_lo) & enable_mk, (v >> addr_lo) & addr_mk, (v >> data_lo) & data_mk
         if not enable:
             return False  # write not enabled
         proto = self.proto
@@ -273,7 +292,9 @@ class ScalarPass:
     def perf_reading(self, ty: int, v: int, t: int, off: int) -> bool:
         """PERF: one CU's counter reading, 4 cycles per CU earlier than its token; a gap of more than one
         counter interval gets an empty event (at this reading's time)."""
-        sh, cu, bank, e0, e1, e2, e3 = [(v >> lo) & mk for lo, mk in _PERF_BITS]
+        b = _PERF_BITS
+        sh, cu, bank = (v >> b[0]) & b[1], (v >> b[2]) & b[3], (v >> b[4]) & b[5]
+        e0, e1, e2, e3 = (v >> b[6]) & b[7], (v >> b[8]) & b[9], (v >> b[10]) & b[11], (v >> b[12]) & b[13]
         if sh:
             return False
         tp = t - 4 * cu

@@ -176,8 +176,10 @@ class ScalarPass:
         table = fmt.table
         ws_p, we_p, npc_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["NEW_PC"], table["REG"]
         # scalar field reads: (shift, mask) pairs, precomputed
-        self.ws = [(ws_p[k].lo, ws_p[k].mask) for k in ("sa", "simd", "wgp", "wid", "me", "pipe", "count")]
-        self.we = [(we_p[k].lo, we_p[k].mask) for k in ("sa", "simd", "wgp", "wid")]
+        self.ws = tuple(
+            x for k in ("sa", "simd", "wgp", "wid", "me", "pipe", "count") for x in (ws_p[k].lo, ws_p[k].mask)
+        )
+        self.we = tuple(x for k in ("sa", "simd", "wgp", "wid") for x in (we_p[k].lo, we_p[k].mask))
         self.npc_wid, self.npc_pc = npc_p.word_field("wid"), npc_p.word_field("pc_dw")
         self.reg_cs, self.reg_me, self.reg_pipe = reg_p["cs"], reg_p["me"], reg_p["pipe"]
         self.reg_addr, self.reg_data = reg_p["addr"], reg_p["data"]
@@ -255,7 +257,16 @@ class ScalarPass:
 
     def wave_start(self, i: int, w: int, tm: int) -> None:
         """WAVE_START (and _EXT): a wave begins, or (count 66..89) one is context-saved or restored."""
-        sa, simd, wgp, wid, me, pipe, count = [(w >> lo) & mk for lo, mk in self.ws]
+        sa_lo, sa_mk, simd_lo, simd_mk, wgp_lo, wgp_mk, wid_lo, wid_mk, me_lo, me_mk, pipe_lo, pipe_mk, n_lo, n_mk = (
+            self.ws
+        )
+        sa, simd, wgp, wid = (
+            (w >> sa_lo) & sa_mk,
+            (w >> simd_lo) & simd_mk,
+            (w >> wgp_lo) & wgp_mk,
+            (w >> wid_lo) & wid_mk,
+        )
+        me, pipe, count = (w >> me_lo) & me_mk, (w >> pipe_lo) & pipe_mk, (w >> n_lo) & n_mk
         cu = (sa << 7) | wgp
         loc = (cu << 7) | (simd << 5) | wid
         is_target = cu == self.hdr.target_cu and simd == self.hdr.target_simd
@@ -304,7 +315,13 @@ class ScalarPass:
 
     def wave_end(self, i: int, w: int, tm: int) -> None:
         """WAVE_END: the wave at its location ends (an end without a start gets a start at time 0)."""
-        sa, simd, wgp, wid = [(w >> lo) & mk for lo, mk in self.we]
+        sa_lo, sa_mk, simd_lo, simd_mk, wgp_lo, wgp_mk, wid_lo, wid_mk = self.we
+        sa, simd, wgp, wid = (
+            (w >> sa_lo) & sa_mk,
+            (w >> simd_lo) & simd_mk,
+            (w >> wgp_lo) & wgp_mk,
+            (w >> wid_lo) & wid_mk,
+        )
         cu = (sa << 7) | wgp
         loc = (cu << 7) | (simd << 5) | wid
         is_target = cu == self.hdr.target_cu and simd == self.hdr.target_simd
