@@ -375,7 +375,7 @@ class ScalarPass:
         """The blob's result once every token is read: the waves left in their slots, the PC walks'
         summary, occupancy and other-SIMD records."""
         self.slots.flush()
-        self.slots.emit = None  # it refers to the pass: no reference cycle outlives the decode
+        del self.slots  # its emitter refers to the pass: no reference cycle outlives the decode
         res, rules = self.res, self.rules
         if self.emit is not None:
             return res
