@@ -107,9 +107,9 @@ def decode_blob(
     `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
     windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
     `progress` (a callable) is told the bytes decoded so far after each window but the last; such a blob
-    keeps no occupancy records with `occupancy=False` (`waves` reads none: a 1 GB gfx9 blob has ~14 million).
-    `vectorised=False` runs a whole blob through the scalar timing model only (the reference the numpy
-    model is checked against). An option not named here is a TypeError."""
+    keeps no occupancy records with `occupancy=False` (`waves` reads none, and a gfx9 blob has a row per wave of
+    every CU). `vectorised=False` runs a whole blob through the scalar timing model only (the reference the
+    numpy model is checked against). An option not named here is a TypeError."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -130,7 +130,7 @@ def decode_blob(
         raise ArchError(f"{got} streams are not supported (attdec decodes {listed(DECODED)})", where or None)
     more = {"target_cu": target_cu} if got == "gfx9" else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
-    # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
+    # them (and a caller's heap of earlier results) over and over (benchmarks/RESULTS.md, 2026-12-07).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
