@@ -100,6 +100,7 @@ def decode_blob(
     window: int | None = None,
     progress: Callable[[int], None] | None = None,
     occupancy: bool = True,
+    vectorised: bool = True,
 ) -> BlobResult:
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
@@ -107,7 +108,8 @@ def decode_blob(
     windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
     `progress` (a callable) is told the bytes decoded so far after each window but the last; such a blob
     keeps no occupancy records with `occupancy=False` (`waves` reads none, and a gfx9 blob has a row per wave of
-    every CU)."""
+    every CU). `vectorised=False` runs a whole blob through the scalar timing model only (the reference the
+    numpy model is checked against). An option not named here is a TypeError."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -139,7 +141,7 @@ def decode_blob(
                 return windowed.decode_windowed(
                     data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
-        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, **more)
+        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, vectorised=vectorised, **more)
     finally:
         if was_enabled:
             gc.enable()
