@@ -216,7 +216,8 @@ def test_search_and_history(driver, pages):
     )
     time.sleep(0.2)
     assert js(d, "return document.querySelector('nav.tabs [aria-selected=true]').dataset.tab") == "isa"
-    assert js(d, "return !!document.querySelector(`#tab-isa tr.flash[data-line='${arguments[0]}']`)", site["line"])
+    selected = js(d, "return [...document.querySelectorAll('#tab-isa tr.selected')].map(r => +r.dataset.line)")
+    assert selected == [site["line"]]
     # a source line: its location as the listing names it
     loc = site["source"].split(" -> ")[0]
     path, line = loc.rsplit(":", 1)

@@ -409,6 +409,7 @@
         open(i);
         const tr = m && view.querySelector(`tr[data-line="${m[2]}"]`);
         if (!tr) return;
+        tr.classList.add("selected");
         tr.scrollIntoView({ block: "center" });
         tr.classList.add("flash");
         setTimeout(() => tr.classList.remove("flash"), 1200);
@@ -451,9 +452,13 @@
     const state = { wave: -1, loop: -1, iter: 0 };
     let iterRows = new Map(); // listing line -> [first issue after the iteration's start, stall, executions]
     let box;
+    let selected = null; // the listing line last jumped to: marked until another is
+    const mark = () => box.querySelectorAll("tr[data-line]").forEach((r) => r.classList.toggle("selected", +r.dataset.line === selected));
     const jump = (line) => {
       const tr = box.querySelector(`tr[data-line="${line}"]`);
       if (!tr) return;
+      selected = line;
+      mark();
       tr.scrollIntoView({ block: "center" });
       tr.classList.add("flash");
       setTimeout(() => tr.classList.remove("flash"), 1200);
@@ -585,6 +590,7 @@
           for (const line of lp.body) { const tr = tbody.querySelector(`tr[data-line="${line}"]`); if (tr) tr.classList.add("inloop"); }
           const head = tbody.querySelector(`tr[data-line="${lp.header}"]`); if (head) head.classList.add("header");
         }
+        if (selected != null) mark();
         requestAnimationFrame(drawArrows);
       } });
     box.classList.add("isa");
