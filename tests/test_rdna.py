@@ -100,8 +100,8 @@ def test_line_category(text, family, cat):
 
 
 def test_format_detection():
-    assert detect_format(_tiny("gfx1100")) == "gfx11"
-    assert detect_format(_tiny("gfx1201")) == "gfx12"
+    assert detect_format(_tiny("gfx1100")).name == "gfx11"  # type: ignore[union-attr]
+    assert detect_format(_tiny("gfx1201")).name == "gfx12"  # type: ignore[union-attr]
     assert detect_format(b"\0" * 16) is None
 
 

@@ -18,7 +18,7 @@ from attdec.model.records import MAX_SE
 
 if TYPE_CHECKING:
     from attdec.decoders.common import BlobResult, CodeMap
-    from attdec.model.target import Target
+    from attdec.model.target import StreamFormat, Target
 
 __all__ = ["COMPAT", "BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
 
@@ -32,25 +32,27 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def detect_format(data: bytes) -> str | None:
-    """Stream family from the first 8 bytes: 'gfx9', 'gfx10', 'gfx11', 'gfx12', 'gfx12.5', or None."""
+def detect_format(data: bytes) -> StreamFormat | None:
+    """Stream format from the first 8 bytes (gfx9, gfx10, gfx11, gfx12, gfx12.5), or None."""
     from attdec.decoders.gfx9.packets import is_gfx9_header
     from attdec.decoders.rdna.packets import GFX11, HEADER_VERSION, HEADER_VERSIONS
+    from attdec.model.target import STREAM_FORMATS
 
     if len(data) < 8:
         return None
     h = int.from_bytes(data[:8], "little")
     if is_gfx9_header(h):
-        return "gfx9"
+        return STREAM_FORMATS["gfx9"]
     if h & 0x1FFF and GFX11["HEADER"].matches(h & 0xFF):  # an RDNA stream starts with its HEADER token
-        return HEADER_VERSIONS.get(HEADER_VERSION.get(h))
+        name = HEADER_VERSIONS.get(HEADER_VERSION.get(h))
+        return STREAM_FORMATS[name] if name else None
     return None
 
 
 def stream_generation(data: bytes) -> int | None:
     """The gfx generation a blob's header says it is (9, 10, 11, 12), or None if it does not say."""
     fmt = detect_format(data)
-    return int(fmt[3:].split(".")[0]) if fmt else None
+    return fmt.generation if fmt else None
 
 
 def decode_blob(
@@ -68,7 +70,7 @@ def decode_blob(
     windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
     `progress` (a callable) is told the bytes decoded so far after each window but the last; such a blob
     keeps no occupancy records with `occupancy=False` (`waves` reads none: a 1 GB gfx9 blob has ~14 million)."""
-    from attdec.model.target import target
+    from attdec.model.target import stream_names, target
 
     rules = rules_for(compat)
     tgt = target(arch, where or None)
@@ -82,12 +84,12 @@ def decode_blob(
             "not an SQTT stream (no gfx9 header or RDNA HEADER token in the first 8 bytes)",
             f"{where}@0" if where else "byte 0",
         )
-    if got != tgt.stream:
-        raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
-    if got not in ("gfx9", "gfx11", "gfx12"):
-        raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
-    family = importlib.import_module("attdec.decoders." + ("gfx9" if got == "gfx9" else "rdna"))
-    more = {"target_cu": opts.get("target_cu")} if got == "gfx9" else {}
+    tgt.check_stream(got, where or None)
+    if not got.decoded:
+        raise ArchError(f"{got} streams are not supported (attdec decodes {stream_names(decoded=True)})", where or None)
+    gfx9 = got.generation == 9
+    family = importlib.import_module("attdec.decoders." + ("gfx9" if gfx9 else "rdna"))
+    more = {"target_cu": opts.get("target_cu")} if gfx9 else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
     # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
     was_enabled = gc.isenabled()

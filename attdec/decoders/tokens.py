@@ -18,6 +18,7 @@ import numpy as np
 from attdec.decoders import detect_format
 from attdec.decoders.packets import Packet
 from attdec.errors import ArchError, FormatError
+from attdec.model.target import StreamFormat, stream_names
 
 
 @dataclass
@@ -35,7 +36,7 @@ class TokenRow:
 class TokenListing:
     """The token stream of one blob. `tokens` is a generator: rows are made as they are printed."""
 
-    format: str
+    format: StreamFormat
     nbytes: int
     tokens: Iterator[TokenRow]
     problems: list[str] = field(default_factory=list)
@@ -89,11 +90,9 @@ def list_tokens(data: bytes, where: str = "") -> TokenListing:
             "not an SQTT stream (no gfx9 header or RDNA HEADER token in the first 8 bytes)",
             f"{where}@0" if where else "byte 0",
         )
-    if fmt == "gfx9":
-        return _gfx9(data)
-    if fmt in ("gfx10", "gfx11", "gfx12"):
-        return _rdna(data, int(fmt[3:]))
-    raise ArchError(f"{fmt} streams are not supported (attdec reads gfx9, gfx10, gfx11 and gfx12)", where or None)
+    if not fmt.listed:
+        raise ArchError(f"{fmt} streams are not supported (attdec reads {stream_names()})", where or None)
+    return _gfx9(data, fmt) if fmt.generation == 9 else _rdna(data, fmt)
 
 
 def _value(data: bytes, nibble: int, bits: int) -> int:
@@ -103,11 +102,11 @@ def _value(data: bytes, nibble: int, bits: int) -> int:
     return raw & ((1 << bits) - 1)
 
 
-def _rdna(data: bytes, generation: int) -> TokenListing:
+def _rdna(data: bytes, stream: StreamFormat) -> TokenListing:
     from attdec.decoders.rdna.packets import FORMATS, TOKEN_NAMES
     from attdec.decoders.rdna.splitter import split
 
-    fmt = FORMATS[generation]
+    fmt = FORMATS[stream.generation]
     tk = split(data, fmt, keep=None)
 
     def rows() -> Iterator[TokenRow]:
@@ -130,10 +129,10 @@ def _rdna(data: bytes, generation: int) -> TokenListing:
             yield TokenRow(pos[i], p.name, p.decode(value), times[i], p)
             i += 1
 
-    return TokenListing(fmt.name, len(data), rows(), list(tk.problems))
+    return TokenListing(stream, len(data), rows(), list(tk.problems))
 
 
-def _gfx9(data: bytes) -> TokenListing:
+def _gfx9(data: bytes, stream: StreamFormat) -> TokenListing:
     from attdec.decoders.gfx9.packets import GFX9, HEADER, HEADER_BYTES
     from attdec.decoders.gfx9.splitter import (
         ALL_SELECTION,
@@ -170,4 +169,4 @@ def _gfx9(data: bytes) -> TokenListing:
             assert p is not None
             yield TokenRow(2 * (HEADER_BYTES + 2 * s), p.name, p.decode(v), t if d else None, p)
 
-    return TokenListing("gfx9", len(data), rows(), problems)
+    return TokenListing(stream, len(data), rows(), problems)
