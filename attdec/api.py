@@ -91,6 +91,7 @@ def decode(
     Memory: the result keeps ~51 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
     of the timeline columns and other record arrays; 51 MB for gemm_gfx1200_run0's 996,115 records) and
     decoding peaks at ~158 bytes per record (39 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
+    from attdec.model.target import target
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_blobs, load_code
 
@@ -101,7 +102,7 @@ def decode(
         co = src if isinstance(src, (bytes, bytearray)) else read_bytes(src)
         name = str(src) if isinstance(src, (str, Path)) else f"code object {i}"
         objs.append(RawCodeObject(bytes(co), int(base), name, i))
-    raw = RawDispatch("blob", arch or "", objs, [RawBlob(se, bytes(data), "blob")])
+    raw = RawDispatch("blob", target(arch) if arch else None, objs, [RawBlob(se, bytes(data), "blob")])
     (_, result, _) = next(decode_blobs(raw, load_code(raw), compat=compat, **decode_opts))
     return result
 

@@ -31,7 +31,7 @@ from attdec.commands.common import (
     read_paths,
     tune_allocator,
 )
-from attdec.errors import ArchError, AttdecError, ExitCode, InputError, read_bytes
+from attdec.errors import AttdecError, ExitCode, InputError, read_bytes
 from attdec.report.common import output_stream
 
 
@@ -45,17 +45,19 @@ def _explicit(paths, code) -> bool:
 
 
 def raw_dispatches(paths, code, arch, se, input_format):
+    from attdec.model.target import target
     from attdec.sources import explicit
 
+    tgt = target(arch) if arch else None
     if _explicit(paths, code):
         if se is None:
             for p in paths:
                 if explicit.se_of(str(p)) is None:
                     raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", p)
-        return [explicit.load(paths, code, arch, se, need_code=False).check()]
+        return [explicit.load(paths, code, tgt, se, need_code=False).check()]
     raws = open_raw(paths, input_format)
     for raw in raws:
-        raw.arch = arch or raw.arch
+        raw.target = tgt or raw.target
     return raws
 
 
@@ -152,8 +154,8 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> int:
             if Path(path).is_dir():
                 raise InputError("--tokens lists .att blobs, not folders", path)
             lst = list_tokens(read_bytes(path), where=path)
-            if tgt is not None and lst.format != tgt.stream:
-                raise ArchError(f"the trace is {lst.format}, not {tgt.display} (--arch)", path)
+            if tgt is not None:
+                tgt.check_stream(lst.format, path)
             yield path, lst
             for p in lst.problems:  # known once its rows are written
                 echo(f"attdec: warning: {path}: {p}", err=True)

@@ -49,7 +49,7 @@ def summaries(paths, input_format=None, code=(), arch=None, compat=None, jobs=No
     for p in paths:
         co = _code_object(p, arch) if input_format is None else None
         if co is not None:
-            out += code_object_summaries(co, arch)
+            out += code_object_summaries(co)
         else:
             out += [api.kernel(d) for d in open_dispatches([p], input_format, compat=compat, jobs=jobs)]
     return out

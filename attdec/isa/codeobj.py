@@ -12,11 +12,11 @@ import os
 import struct
 from typing import TYPE_CHECKING
 
-from attdec.errors import FormatError
+from attdec.errors import ArchError, FormatError
 from attdec.isa.elf import SHN_ABS, SHN_UNDEF, SHT_NOBITS, SHT_NOTE, STT_FUNC, STT_OBJECT, SYMBOL_TABLES, Elf
 from attdec.model import KernelResources
 from attdec.model.record import Record, field
-from attdec.model.target import from_mach
+from attdec.model.target import Target, from_mach, target
 
 if TYPE_CHECKING:
     from attdec.isa.dwarf import LineIndex
@@ -65,13 +65,21 @@ class CodeObject(Record):
     def kernel(self, name: str) -> Kernel | None:
         return next((k for k in self.kernels if k.name == name), None)
 
-    def resources(self, kernel: Kernel, arch: str | None = None) -> KernelResources:
-        """What `kernel` asks of a compute unit; `arch` (default: this object's) tells how its descriptor
+    @property
+    def target(self) -> Target | None:
+        """The target the file names, or None when it names none (or one attdec does not know)."""
+        try:
+            return target(self.arch) if self.arch else None
+        except ArchError:
+            return None
+
+    def resources(self, kernel: Kernel, tgt: Target | None = None) -> KernelResources:
+        """What `kernel` asks of a compute unit; `tgt` (default: this object's) tells how its descriptor
         reads, which matters for minimal containers that do not name their target."""
         from attdec.isa.resources import kernel_resources
 
         return kernel_resources(
-            kernel.name, kernel.metadata, kernel.descriptor, arch or self.arch, self.e_flags, self.abi_version
+            kernel.name, kernel.metadata, kernel.descriptor, tgt or self.target, self.e_flags, self.abi_version
         )
 
     def symbol_at(self, vaddr: int) -> Symbol | None:

@@ -207,12 +207,12 @@ def read(
     that fails goes to `failures` and the others are still read (without `failures`, the error is raised)."""
     tracker = tracker or Tracker()
     failures = failures or Failures()
-    if arch is not None:
-        target(arch)  # an unknown name is an error listing the known ones, whatever the input
+    # an unknown name is an error listing the known ones, whatever the input
+    tgt = target(arch) if arch is not None else None
     if code:
         from attdec.sources import explicit
 
-        raw = explicit.load(paths, code, arch).check()
+        raw = explicit.load(paths, code, tgt).check()
         tracker.grow(raw_weight(raw))
         return [raw]
     items = resolve(paths, input_format, failures)
@@ -328,7 +328,7 @@ def _summary(d: Dispatch | RawDispatch) -> dict:
         return {
             "name": d.name,
             "kernel": d.kernel,
-            "arch": str(d.arch),
+            "arch": d.target.name if d.target else "",
             "shader_engines": sorted({b.se for b in d.blobs}),
             "sqtt_bytes": sum(len(b.data) for b in d.blobs),
             # a code.json standing in for the code object: placed by the trace's kernel entry when decoded
