@@ -154,6 +154,9 @@ class Target(Frozen):
     def __str__(self) -> str:
         return self.display
 
+    def __hash__(self) -> int:  # a cache key in the ISA rules: the name alone tells targets apart, and fast
+        return hash(self.name)
+
     def __repr__(self) -> str:
         return f"Target({self.display!r})"
 

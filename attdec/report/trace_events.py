@@ -276,11 +276,11 @@ def _details(w: Wave, granularity: str, code: dict, tm: _Times, p: int, t: int) 
 
 def _code_index(d: Dispatch) -> dict[int, tuple[str, str, str]]:
     """line id -> (JSON-escaped instruction text, ',"type":...', ',"source":...' or '')."""
-    fam = d.target.family
+    tgt = d.target
     return {
         c.line: (
             _esc(c.text),
-            f',"type":"{stall_type(c.text, fam)}"',
+            f',"type":"{stall_type(c.text, tgt)}"',
             f',"source":{_esc(c.source)}' if c.source else "",
         )
         for c in d.code

@@ -240,7 +240,7 @@ def _listed_code(raw: RawDispatch, tgt: Target) -> LoadedDispatchCode:
 
     assert raw.listing is not None
     rows = parse_code(read_json(raw.listing), raw.listing).rows
-    objects = listed_code(rows, tgt.family)
+    objects = listed_code(rows, tgt)
     if not objects:
         raise AttdecError("code.json lists no instruction to map the trace's PCs to", raw.listing)
     pcs, markers = _latched(raw)
