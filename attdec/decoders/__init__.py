@@ -1,15 +1,16 @@
 """Raw SQTT decoders: bytes of one shader engine's stream in, waves and occupancy records out.
 
 `decode_blob` detects the stream format from its first 8 bytes (sqtt-format.md §1.2), checks it against
-the architecture the user named, and hands the blob to the family decoder: `rdna` for gfx11/gfx12,
-`gfx9` for CDNA (each imported when first needed). `compat.Rules` holds the rules that differ between
-versions of AMD's decoder (`compat`, docs/compat.md); the default reproduces 0.1.6.
+the architecture the user named, and hands the blob to the package `FAMILIES` names for the format:
+`rdna` for gfx10/gfx11/gfx12, `gfx9` for CDNA (each imported when first needed). `compat.Rules` holds the
+rules that differ between versions of AMD's decoder (`compat`, docs/compat.md); the default reproduces 0.1.6.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from attdec.decoders.compat import COMPAT, Rules, rules_for
@@ -20,7 +21,22 @@ if TYPE_CHECKING:
     from attdec.decoders.common import BlobResult, CodeMap
     from attdec.model.target import StreamFormat, Target
 
-__all__ = ["COMPAT", "BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
+__all__ = [
+    "COMPAT",
+    "FAMILIES",
+    "BlobResult",
+    "CodeMap",
+    "Rules",
+    "decode_blob",
+    "detect_format",
+    "family",
+    "stream_generation",
+]
+
+# The package that reads each stream format (`detect_format`'s answer, `Target.stream`), by name. Every package
+# has the same parts: `decode` and `windowed.decode_windowed` for the formats it decodes (`StreamFormat.decoded`),
+# `tokens.list_tokens` and `tokens.register_writes` for all of its formats, and its PC walkers in `stitch`.
+FAMILIES = {"gfx9": "gfx9", "gfx10": "rdna", "gfx11": "rdna", "gfx12": "rdna"}
 
 
 def __getattr__(name: str):
@@ -47,6 +63,12 @@ def detect_format(data: bytes) -> StreamFormat | None:
         name = HEADER_VERSIONS.get(HEADER_VERSION.get(h))
         return STREAM_FORMATS[name] if name else None
     return None
+
+
+def family(fmt: StreamFormat, part: str = "") -> ModuleType:
+    """The package that reads stream format `fmt` (its name a key of FAMILIES), or its module `part`."""
+    package = f"attdec.decoders.{FAMILIES[fmt.name]}"
+    return importlib.import_module(f"{package}.{part}" if part else package)
 
 
 def stream_generation(data: bytes) -> int | None:
@@ -87,23 +109,21 @@ def decode_blob(
     tgt.check_stream(got, where or None)
     if not got.decoded:
         raise ArchError(f"{got} streams are not supported (attdec decodes {stream_names(decoded=True)})", where or None)
-    gfx9 = got.generation == 9
-    family = importlib.import_module("attdec.decoders." + ("gfx9" if gfx9 else "rdna"))
-    more = {"target_cu": opts.get("target_cu")} if gfx9 else {}
+    more = {"target_cu": opts.get("target_cu")} if got.generation == 9 else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
     # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         if opts.get("fold") is not None:
-            windowed = importlib.import_module(family.__name__ + ".windowed")
+            windowed = family(got, "windowed")
             size = windowed.window_size(len(data), opts.get("window"))
             if size is not None:
                 fold, progress, occupancy = opts["fold"], opts.get("progress"), opts.get("occupancy", True)
                 return windowed.decode_windowed(
                     data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
-        return family.decode(data, tgt.name, code, se, where=where, rules=rules, **more)
+        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, **more)
     finally:
         if was_enabled:
             gc.enable()
