@@ -127,6 +127,7 @@ def hotspots(
 
 def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
     """One row per wave: where and when it ran, its instructions, stall, and dominant stall type."""
+    from attdec.analysis import RENAMED_COLUMNS
     from attdec.analysis.table import Table
     from attdec.analysis.waves import wave_rows
 
@@ -144,10 +145,10 @@ def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
         "instructions",
         "latency",
         "stall",
-        "share",
+        "stall_share",
         "dominant_type",
     ]
-    return Table.from_rows([{c: getattr(r, c) for c in cols} for r in rows], cols)
+    return Table.from_rows([{c: getattr(r, c) for c in cols} for r in rows], cols, RENAMED_COLUMNS)
 
 
 def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
