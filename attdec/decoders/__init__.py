@@ -121,9 +121,9 @@ def decode_blob(
             if size is not None:
                 fold, progress, occupancy = opts["fold"], opts.get("progress"), opts.get("occupancy", True)
                 return windowed.decode_windowed(
-                    data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
+                    data, tgt, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
-        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, **more)
+        return family(got).decode(data, tgt, code, se, where=where, rules=rules, **more)
     finally:
         if was_enabled:
             gc.enable()
