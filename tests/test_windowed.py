@@ -106,7 +106,8 @@ def test_damaged_blob_problems_keep_whole_blob_offsets(damage, rel, compat):
     gfx9 = rel.startswith("gfx9")
     if damage == "truncated":
         cut = 13
-        while gfx9 and not any("truncated" in p for p in decode_blob(bytes(data[:-cut]), code.target, None, 0).problems):
+        tgt = code.target
+        while gfx9 and not any("truncated" in p for p in decode_blob(bytes(data[:-cut]), tgt, None, 0).problems):
             cut += 1
         data = data[:-cut]
     else:  # RDNA: unassigned token ids (lost sync); gfx9: MISC PACKET_LOST words

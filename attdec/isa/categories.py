@@ -1,6 +1,7 @@
 """ISA facts per family that the disassembler and the stall classifier share.
 
-* `category_of(mnemonic, tgt)`: coarse ISA category of an instruction (SALU, SMEM, VALU, MFMA, ...).
+* `category_of(mnemonic, tgt)`: coarse ISA category of an instruction (SALU, SMEM, VALU, MFMA, ...), from its
+  mnemonic; not the trace record's `Category` (how the two and the stall types relate: docs/architecture.md).
 * `counters_incremented(mnemonic, tgt, operands)`: which wait counters the instruction bumps.
 * `parse_wait(text, tgt)`: which counters a wait instruction waits on, and down to what count.
 
