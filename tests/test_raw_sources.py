@@ -195,6 +195,10 @@ def fake_layers(monkeypatch):
     isa = types.ModuleType("attdec.isa")
     isa.load_code_object = lambda data, where="": _CO()
     isa.readings = readings
+    # the ISA rules the analyses import (export-ui classifies stalls) are the real ones
+    from attdec.isa import categories, waitcnt
+
+    isa.categories, isa.waitcnt = categories, waitcnt
     monkeypatch.setitem(sys.modules, "attdec.isa", isa)
     import attdec
 

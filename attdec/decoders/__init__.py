@@ -18,7 +18,11 @@ from attdec.errors import ArchError, FormatError
 from attdec.model.records import MAX_SE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from attdec.decoders.common import BlobResult, CodeMap
+    from attdec.model.records import Wave
     from attdec.model.target import StreamFormat, Target
 
 __all__ = [
@@ -84,7 +88,12 @@ def decode_blob(
     se: int,
     where: str = "",
     compat: str | Rules | None = None,
-    **opts,
+    *,
+    target_cu: int | None = None,
+    fold: Callable[[Wave], Any] | None = None,
+    window: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    occupancy: bool = True,
 ) -> BlobResult:
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
@@ -109,17 +118,16 @@ def decode_blob(
     tgt.check_stream(got, where or None)
     if not got.decoded:
         raise ArchError(f"{got} streams are not supported (attdec decodes {stream_names(decoded=True)})", where or None)
-    more = {"target_cu": opts.get("target_cu")} if got.generation == 9 else {}
+    more = {"target_cu": target_cu} if got.generation == 9 else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
     # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if opts.get("fold") is not None:
+        if fold is not None:
             windowed = family(got, "windowed")
-            size = windowed.window_size(len(data), opts.get("window"))
+            size = windowed.window_size(len(data), window)
             if size is not None:
-                fold, progress, occupancy = opts["fold"], opts.get("progress"), opts.get("occupancy", True)
                 return windowed.decode_windowed(
                     data, tgt, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
