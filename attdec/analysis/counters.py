@@ -9,15 +9,13 @@ counter that two sources both give is kept apart by source, never summed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.model import Dispatch
+from attdec.model.record import Record, field
 
 
-@dataclass
-class CounterRow:
+class CounterRow(Record):
     name: str
     block: str
     source: str
@@ -31,8 +29,7 @@ class CounterRow:
     series: list[tuple[int, int]] = field(default_factory=list)  # (time, value summed over locations)
 
 
-@dataclass
-class CounterReport:
+class CounterReport(Record):
     dispatch: str
     kernel: str
     arch: str
