@@ -55,6 +55,7 @@ class CodeObject(Record):
     e_flags: int = 0
     abi_version: int = 0  # EI_ABIVERSION: 2 = code object V4, 3 = V5, 4 = V6
     where: str = ""
+    target: Target | None = None  # the target `arch` names; None when it names none attdec knows
     _lines: LineIndex | None = None  # lazily built DWARF line/inline index
     _elf_bytes: bytes = b""
 
@@ -64,14 +65,6 @@ class CodeObject(Record):
 
     def kernel(self, name: str) -> Kernel | None:
         return next((k for k in self.kernels if k.name == name), None)
-
-    @property
-    def target(self) -> Target | None:
-        """The target the file names, or None when it names none (or one attdec does not know)."""
-        try:
-            return target(self.arch) if self.arch else None
-        except ArchError:
-            return None
 
     def resources(self, kernel: Kernel, tgt: Target | None = None) -> KernelResources:
         """What `kernel` asks of a compute unit; `tgt` (default: this object's) tells how its descriptor
@@ -111,6 +104,10 @@ def load_code_object(data: bytes, where: str = "", arch: str | None = None) -> C
         co = _load_minimal(data, where)
     if arch:
         co.arch = arch
+        try:
+            co.target = target(arch)
+        except ArchError:  # a name attdec does not know: the code object is still read
+            co.target = None
     return co
 
 
@@ -125,6 +122,7 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
         mach.name if mach else "",
         elf.contents(text),
         text.addr,
+        target=mach,
         e_flags=elf.e_flags,
         abi_version=data[8],
         where=where,
