@@ -124,6 +124,22 @@ def test_global_view_holds_every_wave(driver, page):
             expected[w["dispatch"]] = expected.get(w["dispatch"], 0) + 1
     assert per == [list(x) for x in expected.items()]
     assert js(driver, "return +document.getElementById('global').dataset.waves") == sum(expected.values())
+    # where each wave is drawn: `attdec timeline --clock realtime`'s wave slices (one origin for all dispatches)
+    drawn = js(driver, "return document.getElementById('tab-global').waves.map(w => [w[0], w[2], w[3]])")
+    names = js(driver, "return window.attdecReport.data.dispatches.map(x => x.name)")
+    trace = path.parent / "global.json"
+    r = invoke(["timeline", *map(str, inputs), "--clock", "realtime", "--granularity", "wave", "-o", str(trace)])
+    assert r.exit_code == 0, r.output
+    events = json.loads(trace.read_text())["traceEvents"]
+    process = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    slices = [
+        (process[e["pid"]].rsplit("[", 1)[1].split("]")[0], e["ts"], e["dur"]) for e in events if e.get("cat") == "wave"
+    ]
+    t0, u0 = min(t for _, t, _ in slices), min(b for _, b, _ in drawn)
+    want = sorted((n, t - t0, du) for n, t, du in slices)
+    got = sorted((names[i], b - u0, e - b) for i, b, e in drawn)
+    assert [g[0] for g in got] == [w[0] for w in want]
+    assert all(abs(g[1] - w[1]) < 2e-3 and abs(g[2] - w[2]) < 2e-3 for g, w in zip(got, want))
 
 
 def test_compute_unit_selector_equals_waves(driver, page):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attdec.analysis.clock import Clock
 from attdec.analysis.counters import counter_report
 from attdec.analysis.occupancy import achieved_occupancy
 from attdec.isa import categories as C
@@ -182,6 +183,22 @@ def occupancy_summary(d: Dispatch) -> dict | None:
     return {"mean": a.mean, "peak": a.peak, "mean_per_unit": a.mean_per_unit, "simds": a.simds, "waves": a.waves}
 
 
+def realtime(d: Dispatch) -> dict[str, np.ndarray] | None:
+    """Each wave's begin and end in µs of the reference clock (as `attdec timeline --clock realtime`, before
+    it subtracts the earliest event): what lines up the SEs and dispatches. None without realtime samples."""
+    clock = Clock(d)
+    if not clock or not d.waves:
+        return None
+    se = np.array([w.se for w in d.waves], np.int64)
+    edges = {k: np.array([getattr(w, k) for w in d.waves], np.int64) for k in ("begin", "end")}
+    out = {k: np.zeros(len(se)) for k in edges}
+    for s in np.unique(se).tolist():
+        at = se == s
+        for k, v in edges.items():
+            out[k][at] = clock.seconds(s, v[at]) * 1e6
+    return out
+
+
 def views(d: Dispatch, pack, notes: list[str]) -> dict:
     """Everything views.js draws for one dispatch; `pack` turns numeric arrays into the page's typed arrays."""
     ex = _executed(d)
@@ -204,4 +221,5 @@ def views(d: Dispatch, pack, notes: list[str]) -> dict:
         "histogram": hist,
         "counters": ctr,
         "occupancy": occupancy_summary(d),
+        "realtime": {k: pack(v) for k, v in rt.items()} if (rt := realtime(d)) is not None else None,
     }

@@ -98,54 +98,95 @@
   function global(d, sec, api) {
     const all = api.data.dispatches.map((x, i) => ({ x, i })).filter(({ x }) => x.timeline);
     if (!all.length) return none(api, sec, "No traced waves.");
+    // On the realtime clock when every dispatch has one (SEs and dispatches then line up, as with
+    // `attdec timeline --clock realtime`), else in each trace's own cycles.
+    const real = all.every(({ x }) => x.views.realtime);
+    const times = all.map(({ x }) => (real ? [api.unpack(x.views.realtime.begin), api.unpack(x.views.realtime.end)] : null));
+    let origin = Infinity;
+    if (real) for (const [b] of times) for (const v of b) origin = Math.min(origin, v);
     const waves = []; // [dispatch index, lane key string, begin, end, seq]
     const keys = new Map();
-    for (const { x, i } of all) {
+    all.forEach(({ x, i }, j) => {
       const M = model(api, x);
       for (let w = 0; w < M.nW; w++) {
         const k = M.lanes[M.lane[w]].key.slice(0, 4), s = k.join(",");
         if (!keys.has(s)) keys.set(s, k);
-        waves.push([i, s, M.begin[w], M.end[w], M.seq[w]]);
+        waves.push(real ? [i, s, times[j][0][w] - origin, times[j][1][w] - origin, M.seq[w]] : [i, s, M.begin[w], M.end[w], M.seq[w]]);
       }
-    }
+    });
+    sec.waves = waves; // what is drawn, for scripts and tests
+    const unit = real ? "µs" : "cycles";
     const lanes = [...keys.entries()].sort((p, q) => p[1][0] - q[1][0] || p[1][1] - q[1][1] || p[1][2] - q[1][2] || p[1][3] - q[1][3]);
     const laneIx = new Map(lanes.map(([s], i) => [s, i]));
     let a = Infinity, b = -Infinity;
     for (const w of waves) { a = Math.min(a, w[2]); b = Math.max(b, w[3]); }
-    sec.append(h2(api, "Global view", `every traced wave of every dispatch on its SE / CU / SIMD / slot, coloured by dispatch (cycles as each trace gives them)`),
-      api.el("div", { class: "legend", id: "global-legend" }, all.map(({ x, i }) => api.el("span", { "data-dispatch": x.name, "data-v": waves.filter((w) => w[0] === i).length },
-        api.swatch(DISPATCH_COLOURS[i % DISPATCH_COLOURS.length]), `${x.kernel || x.name} [${x.name}]: ${waves.filter((w) => w[0] === i).length} waves`))));
-    const box = api.el("div", { class: "canvasbox" });
+    const view = { a, b };
+    const span = (i) => { let lo = Infinity, hi = -Infinity; for (const w of waves) if (w[0] === i) { lo = Math.min(lo, w[2]); hi = Math.max(hi, w[3]); } return [lo, hi]; };
+    sec.append(h2(api, "Global view", `every traced wave of every dispatch on its SE / CU / SIMD / slot, coloured by dispatch; ${real ? "µs of the realtime clock from the first wave (SEs and dispatches aligned)" : "cycles as each trace gives them (no realtime samples to align them)"}; wheel to zoom, drag to pan, double-click for all, click a dispatch to zoom to it`),
+      api.el("div", { class: "legend", id: "global-legend" }, all.map(({ x, i }) => api.el("span", { "data-dispatch": x.name, "data-v": waves.filter((w) => w[0] === i).length, style: "cursor:pointer",
+        onclick: () => { const [lo, hi] = span(i), m = Math.max((hi - lo) * 0.05, 1e-9); view.a = Math.max(a, lo - m); view.b = Math.min(b, hi + m); paint(); } },
+      api.swatch(DISPATCH_COLOURS[i % DISPATCH_COLOURS.length]), `${x.kernel || x.name} [${x.name}]: ${waves.filter((w) => w[0] === i).length} waves`))));
+    const box = api.el("div", { class: "canvasbox lanes" });
     sec.append(box);
     const lh = Math.max(3, Math.min(12, Math.floor(640 / lanes.length)));
-    function draw() {
-      box.replaceChildren();
-      const c = canvasIn(box, 26 + lanes.length * lh);
-      c.cv.id = "global";
-      c.cv.dataset.waves = waves.length;
-      c.cv.dataset.lanes = lanes.length;
-      axis(api, c, a, b, 18);
-      const X = xOf(c, a, b), ctx = c.ctx;
+    let c = null;
+    function paint() {
+      const { ctx, w: cw, h: ch } = c;
+      ctx.clearRect(0, 0, cw, ch);
+      axis(api, c, view.a, view.b, 18);
+      const X = xOf(c, view.a, view.b);
       lanes.forEach(([, k], li) => {
         if (lh >= 9 || li === 0 || lanes[li - 1][1][2] !== k[2]) { ctx.fillStyle = "#5f6b7a"; ctx.fillText(lh >= 9 ? laneName(k) : `SE${k[0]} CU${k[1]} SIMD${k[2]}`, 4, 22 + li * lh + Math.min(lh, 10) - 1); }
       });
+      ctx.save(); ctx.beginPath(); ctx.rect(L, 0, cw - L, ch); ctx.clip();
       for (const w of waves) {
-        const y = 22 + laneIx.get(w[1]) * lh;
+        if (w[3] < view.a || w[2] > view.b) continue;
+        const y = 22 + laneIx.get(w[1]) * lh, x0 = X(w[2]), bw = X(w[3]) - x0;
         ctx.fillStyle = DISPATCH_COLOURS[w[0] % DISPATCH_COLOURS.length];
-        ctx.fillRect(X(w[2]), y, Math.max(1, X(w[3]) - X(w[2])), lh - 1);
-        ctx.fillStyle = "#1d2430";
-        ctx.fillRect(X(w[2]), y, 1, lh - 1);
+        ctx.fillRect(x0, y, Math.max(1, bw), lh - 1);
+        if (bw >= 4) { ctx.fillStyle = "#1d2430"; ctx.fillRect(x0, y, 1, lh - 1); } // where a wave begins
       }
+      ctx.restore();
+      sec.dataset.range = `${view.a} ${view.b}`;
+    }
+    function draw() {
+      box.replaceChildren();
+      c = canvasIn(box, 26 + lanes.length * lh);
+      c.cv.id = "global";
+      c.cv.dataset.waves = waves.length;
+      c.cv.dataset.lanes = lanes.length;
+      const T = (e) => tOf(c, view.a, view.b)(e.clientX - c.cv.getBoundingClientRect().left);
+      c.cv.addEventListener("wheel", (e) => {
+        e.preventDefault();
+        const t = T(e), f = Math.exp(e.deltaY * 0.0015), w = Math.min(b - a, Math.max((b - a) * 1e-6, (view.b - view.a) * f));
+        let lo = t - (t - view.a) * (w / (view.b - view.a));
+        lo = Math.max(a, Math.min(lo, b - w));
+        view.a = lo; view.b = lo + w; paint();
+      }, { passive: false });
+      let drag = null;
+      c.cv.addEventListener("mousedown", (e) => { drag = { x: e.clientX, a: view.a, b: view.b }; c.cv.classList.add("drag"); });
+      window.addEventListener("mouseup", () => { drag = null; c.cv.classList.remove("drag"); });
+      c.cv.addEventListener("dblclick", () => { view.a = a; view.b = b; paint(); });
       c.cv.addEventListener("mousemove", (e) => {
-        const r = c.cv.getBoundingClientRect(), li = Math.floor((e.clientY - r.top - 22) / lh), t = tOf(c, a, b)(e.clientX - r.left);
+        if (drag) {
+          const w = drag.b - drag.a;
+          let lo = drag.a - ((e.clientX - drag.x) / (c.w - L - 8)) * w;
+          lo = Math.max(a, Math.min(lo, b - w));
+          view.a = lo; view.b = lo + w; paint();
+          return api.hideTip();
+        }
+        const r = c.cv.getBoundingClientRect(), li = Math.floor((e.clientY - r.top - 22) / lh), t = T(e);
         if (li < 0 || li >= lanes.length || e.clientX - r.left < L) return api.hideTip();
-        const hit = waves.filter((w) => laneIx.get(w[1]) === li && w[2] <= t && t <= w[3]);
-        api.showTip(e, `<div class="m">${laneName(lanes[li][1])}, cycle ${api.exact(t)}</div>` + (hit.length ? hit.map((w) => {
+        const tol = (view.b - view.a) / (c.w - L) * 2; // two pixels: a narrow wave can still be hovered
+        const hit = waves.filter((w) => laneIx.get(w[1]) === li && w[2] - tol <= t && t <= w[3] + tol);
+        const f = (v) => (real ? v.toFixed(3) : api.exact(v));
+        api.showTip(e, `<div class="m">${laneName(lanes[li][1])}, ${f(t)} ${unit}</div>` + (hit.length ? hit.slice(0, 8).map((w) => {
           const x = api.data.dispatches[w[0]];
-          return `<div>${api.esc(x.kernel || x.name)} [${api.esc(x.name)}] wave ${w[4]}: ${api.exact(w[2])} – ${api.exact(w[3])}</div>`;
+          return `<div>${api.esc(x.kernel || x.name)} [${api.esc(x.name)}] wave ${w[4]}: ${f(w[2])} – ${f(w[3])} ${unit}</div>`;
         }).join("") : "<div>(no wave)</div>"));
       });
       c.cv.addEventListener("mouseleave", api.hideTip);
+      paint();
     }
     api.onShow("global", draw);
   }
