@@ -239,3 +239,31 @@ def test_counters_summary_equals_the_cli(driver, page):
         for k in run("kernel", src, "--format", "json")["kernels"]:
             want.append([k["dispatch"], k["occupancy"]["achieved_peak"], k["occupancy"]["achieved_waves"]])
     assert rows == want
+
+
+def test_a_time_resolved_counter_is_drawn_on_the_trace_axis(driver, tmp_path):
+    """No capture here has PERFEVENT samples: a real capture with a series added, drawn and totalled."""
+    import numpy as np
+
+    import attdec
+    from attdec.analysis.counters import counter_report
+    from attdec.model import CounterSamples
+    from attdec.model.records import COUNTER_DTYPE
+    from attdec.report.html import write_report
+
+    [d] = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))
+    begin, end = min(w.begin for w in d.waves), max(w.end for w in d.waves)
+    s = np.zeros(50, COUNTER_DTYPE)
+    s["counter"], s["se"], s["cu"], s["sa"], s["xcc"], s["inst"] = 0, np.arange(50) % 2, 0, 0, 0, -1
+    s["time"], s["value"] = np.linspace(begin, end, 50).astype(np.int64), np.arange(50) % 7
+    d.counters = [*d.counters, CounterSamples("SQTT PERFEVENT", ["SQ_WAVES"], ["SQ"], s)]
+    path = tmp_path / "series.html"
+    with open(path, "w", encoding="utf-8") as f:
+        write_report(f, [d])
+    browser.open_report(driver, path)
+    browser.show(driver, "counters", settle=0.2)
+    [row] = [r for r in counter_report(d).rows if r.source == "SQTT PERFEVENT"]
+    shown = js(driver, "return +document.querySelector('#ctr-series-0-legend [data-v]').dataset.v")
+    assert shown == row.total == int(s["value"].sum())
+    assert js(driver, "return document.querySelector('#ctr-series-0 canvas').width") > 0
+    assert not [m for m in driver.get_log("browser") if m.get("level") == "SEVERE"]

@@ -81,29 +81,25 @@ def _grid(t0: int, t1: int, bins: int) -> tuple[int, int]:
 def busy_bins(start: np.ndarray, dur: np.ndarray, group: np.ndarray, groups: int, t0: int, q: int, nb: int):
     """Cycles of the intervals [start, start + dur) inside each of `nb` bins of `q` cycles from t0, per group:
     an int64 array (groups, nb) whose rows sum to each group's total duration (all intervals inside the grid)."""
-    out = np.zeros(groups * nb, np.int64)
     if not len(start):
-        return out.reshape(groups, nb)
+        return np.zeros((groups, nb), np.int64)
     end = start + dur
     b0 = (start - t0) // q
-    b1 = np.maximum(b0, (end - 1 - t0) // q)
-    base = group * nb
-    one = b0 == b1
-    out += np.bincount(base[one] + b0[one], weights=dur[one], minlength=groups * nb).astype(np.int64)
-    many = ~one
-    if many.any():
-        s, e, lo, hi, g = start[many], end[many], b0[many], b1[many], base[many]
-        head = (lo + 1) * q + t0 - s  # the first bin's part
-        tail = e - (hi * q + t0)  # the last bin's part
-        out += np.bincount(g + lo, weights=head, minlength=groups * nb).astype(np.int64)
-        out += np.bincount(g + hi, weights=tail, minlength=groups * nb).astype(np.int64)
+    cell = group * nb + b0
+    # Each interval's part in its first bin (all of it, for most); the few that reach further are added after.
+    first_end = np.minimum(end, t0 + (b0 + 1) * q)
+    out = np.bincount(cell, weights=first_end - start, minlength=groups * nb).astype(np.int64)
+    many = np.flatnonzero(end > first_end)
+    if len(many):
+        e, lo, c = end[many], b0[many], cell[many]
+        hi = (e - 1 - t0) // q
+        np.add.at(out, c + (hi - lo), e - (t0 + hi * q))  # the last bin's part
         # whole bins in between: +q from lo+1 up to hi-1, as a difference array summed along each row
         step = np.zeros(groups * nb + 1, np.int64)
         inner = hi - lo >= 2
-        np.add.at(step, (g + lo + 1)[inner], q)
-        np.add.at(step, (g + hi)[inner], -q)
-        whole = np.cumsum(step[:-1].reshape(groups, nb), axis=1)
-        out += whole.reshape(-1)
+        np.add.at(step, (c + 1)[inner], q)
+        np.add.at(step, (c + hi - lo)[inner], -q)
+        out += np.cumsum(step[:-1].reshape(groups, nb), axis=1).reshape(-1)
     return out.reshape(groups, nb)
 
 
@@ -123,6 +119,7 @@ def utilization(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
     return {
         "t0": int(t0),
         "q": int(q),
+        "bins": int(nb),
         "simds": ex["simds"].tolist(),
         "busy": busy,  # packed by the caller
         "cycles": busy.sum(axis=2).tolist(),  # per SIMD, per class
@@ -204,7 +201,7 @@ def views(d: Dispatch, pack, notes: list[str]) -> dict:
     ex = _executed(d)
     util = utilization(d, ex)
     if util is not None:
-        util["busy"] = [[pack(row) for row in per_simd] for per_simd in util["busy"]]
+        util["busy"] = [[pack(row) if row.any() else None for row in per_simd] for per_simd in util["busy"]]
     hist = histogram(d, ex)
     if hist is not None:
         for k in ("latency", "stall", "hits"):

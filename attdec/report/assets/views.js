@@ -44,8 +44,8 @@
   function utilization(d, sec, api) {
     const U = d.views.utilization, classes = d.views.classes;
     if (!U) return none(api, sec, "No traced waves in this dispatch.");
-    const busy = U.busy.map((per) => per.map(api.unpack));
-    const nb = busy.length ? busy[0][0].length : 0, a = U.t0, b = U.t0 + nb * U.q;
+    const busy = U.busy.map((per) => per.map((p) => (p ? api.unpack(p) : null))); // null: the class never ran there
+    const nb = U.bins, a = U.t0, b = U.t0 + nb * U.q;
     const total = classes.map((_, k) => U.cycles.reduce((s, row) => s + row[k], 0));
     const all = total.reduce((s, v) => s + v, 0);
     sec.append(h2(api, "Utilization", `busy cycles (latency less stall) per instruction class on each traced SIMD, ${api.human(U.q)}-cycle bins; stall and idle time stays blank, so gaps mean stalled`),
@@ -65,6 +65,7 @@
         ctx.fillText(`SE${k[0]} CU${k[1]} SIMD${k[2]}`, 4, y0 + band / 2 + 2);
         classes.forEach((cl, j) => {
           const row = busy[i][j], y = y0 + j * rowH;
+          if (!row) return;
           ctx.fillStyle = CLASS_COLOURS[cl];
           for (let n = 0; n < nb; n++) {
             if (!row[n]) continue;
@@ -80,7 +81,7 @@
         if (i < 0 || i >= U.simds.length || n < 0 || n >= nb || e.clientX - r.left < L) return api.hideTip();
         const k = U.simds[i];
         api.showTip(e, `<div class="m">SE${k[0]} CU${k[1]} SIMD${k[2]}, cycles ${api.exact(a + n * U.q)} – ${api.exact(a + (n + 1) * U.q)}</div>` +
-          classes.map((cl, j) => `<div><span class="swatch" style="background:${CLASS_COLOURS[cl]}"></span>${cl}: ${api.exact(busy[i][j][n])} busy cycles</div>`).join(""));
+          classes.map((cl, j) => `<div><span class="swatch" style="background:${CLASS_COLOURS[cl]}"></span>${cl}: ${api.exact(busy[i][j] ? busy[i][j][n] : 0)} busy cycles</div>`).join(""));
       });
       c.cv.addEventListener("mouseleave", api.hideTip);
     }
@@ -354,9 +355,9 @@
       return { r, t, v };
     });
     const charts = [];
-    function lineChart(id, title, lines, unit) { // lines: [{label, colour, t, v}]
+    function lineChart(id, title, lines, unit) { // lines: [{label, colour, t, v, total}]
       const box = api.el("div", { class: "canvasbox", id });
-      sec.append(h2(api, title), api.el("div", { class: "legend" }, lines.map((l) => api.el("span", {}, api.swatch(l.colour), l.label))), box);
+      sec.append(h2(api, title), api.el("div", { class: "legend", id: id + "-legend" }, lines.map((l) => api.el("span", { "data-v": l.total }, api.swatch(l.colour), l.label))), box);
       charts.push(() => {
         box.replaceChildren();
         const c = canvasIn(box, 130), X = xOf(c, a, b), ctx = c.ctx, top = 22, hh = 130 - top - 6;
@@ -376,7 +377,7 @@
       });
     }
     if (series.length) lineChart("ctr-occ", "Occupancy per SE", series.map((o, k) => ({ label: `SE${o.se} (peak ${o.peak})`, colour: api.SE_COLOURS[k % api.SE_COLOURS.length], t: o.t, v: o.c })), "waves");
-    timed.forEach(({ r, t, v }, k) => lineChart("ctr-series-" + k, `${r.name} (${r.block}, ${r.source})`, [{ label: `total ${api.exact(r.total)}`, colour: "#2f6fdb", t, v }], ""));
+    timed.forEach(({ r, t, v }, k) => lineChart("ctr-series-" + k, `${r.name} (${r.block}, ${r.source})`, [{ label: `total ${api.exact(r.total)}`, colour: "#2f6fdb", t, v, total: r.total }], ""));
     // occupancy per dispatch, all dispatches of the page
     const rowsD = api.data.dispatches.filter((x) => x.views.occupancy).map((x) => ({ x, o: x.views.occupancy }));
     if (rowsD.length) {
