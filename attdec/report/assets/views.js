@@ -39,6 +39,27 @@
   const none = (api, sec, text) => sec.append(api.el("div", { class: "empty", text }));
   const model = (api, d) => d._tl || (d._tl = api.timelineModel(d));
   const laneName = (k) => `SE${k[0]} CU${k[1]} SIMD${k[2]} slot ${k[3]}${k[4] ? "'" : ""}`;
+  // Wheel zooms around the pointer, drag pans, double-click shows [a, b] again; view = {a, b} is changed in
+  // place and paint() redraws. Returns whether a drag is under way (hover then shows nothing).
+  function zoomable(c, a, b, view, paint) {
+    let drag = null;
+    const T = (e) => tOf(c, view.a, view.b)(e.clientX - c.cv.getBoundingClientRect().left);
+    c.cv.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const t = T(e), w = Math.min(b - a, Math.max((b - a) * 1e-6, (view.b - view.a) * Math.exp(e.deltaY * 0.0015)));
+      const lo = Math.max(a, Math.min(t - (t - view.a) * (w / (view.b - view.a)), b - w));
+      view.a = lo; view.b = lo + w; paint();
+    }, { passive: false });
+    c.cv.addEventListener("mousedown", (e) => { drag = { x: e.clientX, a: view.a, b: view.b }; c.cv.classList.add("drag"); });
+    window.addEventListener("mouseup", () => { drag = null; c.cv.classList.remove("drag"); });
+    c.cv.addEventListener("dblclick", () => { view.a = a; view.b = b; paint(); });
+    c.cv.addEventListener("mousemove", (e) => {
+      if (!drag) return;
+      const w = drag.b - drag.a, lo = Math.max(a, Math.min(drag.a - ((e.clientX - drag.x) / (c.w - L - 8)) * w, b - w));
+      view.a = lo; view.b = lo + w; paint();
+    });
+    return () => drag !== null;
+  }
 
   // ---------------------------------------------------------------- Utilization
   function utilization(d, sec, api) {
@@ -156,26 +177,10 @@
       c.cv.id = "global";
       c.cv.dataset.waves = waves.length;
       c.cv.dataset.lanes = lanes.length;
+      const dragging = zoomable(c, a, b, view, paint);
       const T = (e) => tOf(c, view.a, view.b)(e.clientX - c.cv.getBoundingClientRect().left);
-      c.cv.addEventListener("wheel", (e) => {
-        e.preventDefault();
-        const t = T(e), f = Math.exp(e.deltaY * 0.0015), w = Math.min(b - a, Math.max((b - a) * 1e-6, (view.b - view.a) * f));
-        let lo = t - (t - view.a) * (w / (view.b - view.a));
-        lo = Math.max(a, Math.min(lo, b - w));
-        view.a = lo; view.b = lo + w; paint();
-      }, { passive: false });
-      let drag = null;
-      c.cv.addEventListener("mousedown", (e) => { drag = { x: e.clientX, a: view.a, b: view.b }; c.cv.classList.add("drag"); });
-      window.addEventListener("mouseup", () => { drag = null; c.cv.classList.remove("drag"); });
-      c.cv.addEventListener("dblclick", () => { view.a = a; view.b = b; paint(); });
       c.cv.addEventListener("mousemove", (e) => {
-        if (drag) {
-          const w = drag.b - drag.a;
-          let lo = drag.a - ((e.clientX - drag.x) / (c.w - L - 8)) * w;
-          lo = Math.max(a, Math.min(lo, b - w));
-          view.a = lo; view.b = lo + w; paint();
-          return api.hideTip();
-        }
+        if (dragging()) return api.hideTip();
         const r = c.cv.getBoundingClientRect(), li = Math.floor((e.clientY - r.top - 22) / lh), t = T(e);
         if (li < 0 || li >= lanes.length || e.clientX - r.left < L) return api.hideTip();
         const tol = (view.b - view.a) / (c.w - L) * 2; // two pixels: a narrow wave can still be hovered
@@ -203,10 +208,10 @@
     for (const [f, i, label] of fields) selects[f] = api.el("select", { id: "cu-" + f, "aria-label": label, onchange: (e) => { pick[f] = e.target.value; redraw(); } }, options(M.lanes.map((l) => l.key[i])));
     selects.wave = api.el("select", { id: "cu-wave", "aria-label": "wave", onchange: (e) => { pick.wave = e.target.value; redraw(); } }, options(Array.from(M.seq)));
     const legend = api.el("div", { class: "legend", id: "cu-legend" }, tr.names.map((n, i) => api.el("span", { "data-state": n }, api.swatch(api.STATE_COLOURS[i] || "#999"), n)));
-    sec.append(h2(api, "Compute Unit", "each wave's life in its SIMD slot, coloured by wave state; choose SE / CU / SIMD / slot / wave as in RCV's selector"),
+    sec.append(h2(api, "Compute Unit", "each wave's life in its SIMD slot, coloured by wave state; choose SE / CU / SIMD / slot / wave as in RCV's selector; wheel to zoom, drag to pan, double-click for all"),
       api.el("div", { class: "toolbar" }, fields.map(([f, , label]) => api.el("label", {}, label + " ", selects[f])), api.el("label", {}, "wave ", selects.wave)),
       legend);
-    const box = api.el("div", { class: "canvasbox" }), holder = api.el("div");
+    const box = api.el("div", { class: "canvasbox lanes" }), holder = api.el("div");
     sec.append(box, h2(api, "Waves", "the rows of `attdec waves` with the same --se/--cu/--simd/--slot/--wave"), holder);
     const keep = (w) => {
       const k = M.lanes[M.lane[w]].key;
@@ -222,24 +227,34 @@
       box.replaceChildren();
       if (!sel.length) { box.append(api.el("div", { class: "empty", text: "No wave matches." })); return sel; }
       const lh = Math.max(4, Math.min(18, Math.floor(600 / laneList.length)));
-      const c = canvasIn(box, 26 + laneList.length * lh);
+      const c = canvasIn(box, 26 + laneList.length * lh), ctx = c.ctx, view = { a, b };
       c.cv.id = "cu-lanes";
       c.cv.dataset.waves = sel.length;
-      axis(api, c, a, b, 18);
-      const X = xOf(c, a, b), ctx = c.ctx;
-      laneList.forEach((l, i) => { ctx.fillStyle = "#5f6b7a"; if (lh >= 9 || i % Math.ceil(10 / lh) === 0) ctx.fillText(laneName(M.lanes[l].key), 4, 22 + i * lh + Math.min(lh, 10) - 1); });
-      for (const w of sel) {
-        const y = 22 + li.get(M.lane[w]) * lh;
-        for (let r = tr.off[w]; r < tr.off[w + 1]; r++) {
-          const s = tr.start[r], e = r + 1 < tr.off[w + 1] ? tr.start[r + 1] : M.end[w];
-          ctx.fillStyle = api.STATE_COLOURS[tr.v[r]] || "#999";
-          ctx.fillRect(X(s), y, Math.max(0.4, X(e) - X(s)), lh - 1);
+      function paint() {
+        ctx.clearRect(0, 0, c.w, c.h);
+        axis(api, c, view.a, view.b, 18);
+        const X = xOf(c, view.a, view.b);
+        laneList.forEach((l, i) => { ctx.fillStyle = "#5f6b7a"; if (lh >= 9 || i % Math.ceil(10 / lh) === 0) ctx.fillText(laneName(M.lanes[l].key), 4, 22 + i * lh + Math.min(lh, 10) - 1); });
+        ctx.save(); ctx.beginPath(); ctx.rect(L, 0, c.w - L, c.h); ctx.clip();
+        for (const w of sel) {
+          if (M.end[w] < view.a || M.begin[w] > view.b) continue;
+          const y = 22 + li.get(M.lane[w]) * lh;
+          for (let r = Math.max(tr.off[w], api.upper(tr.start, view.a, tr.off[w], tr.off[w + 1]) - 1); r < tr.off[w + 1]; r++) {
+            const s = tr.start[r], e = r + 1 < tr.off[w + 1] ? tr.start[r + 1] : M.end[w];
+            if (s > view.b) break;
+            ctx.fillStyle = api.STATE_COLOURS[tr.v[r]] || "#999";
+            ctx.fillRect(X(s), y, Math.max(0.4, X(e) - X(s)), lh - 1);
+          }
+          ctx.fillStyle = "#1d2430";
+          ctx.fillRect(X(M.begin[w]), y, 1, lh - 1);
         }
-        ctx.fillStyle = "#1d2430";
-        ctx.fillRect(X(M.begin[w]), y, 1, lh - 1);
+        ctx.restore();
       }
+      const dragging = zoomable(c, a, b, view, paint);
+      paint();
       c.cv.addEventListener("mousemove", (e) => {
-        const r = c.cv.getBoundingClientRect(), i = Math.floor((e.clientY - r.top - 22) / lh), t = tOf(c, a, b)(e.clientX - r.left);
+        if (dragging()) return api.hideTip();
+        const r = c.cv.getBoundingClientRect(), i = Math.floor((e.clientY - r.top - 22) / lh), t = tOf(c, view.a, view.b)(e.clientX - r.left);
         if (i < 0 || i >= laneList.length || e.clientX - r.left < L) return api.hideTip();
         const w = sel.find((x) => M.lane[x] === laneList[i] && M.begin[x] <= t && t <= M.end[x]);
         if (w == null) return api.showTip(e, `<div class="m">${laneName(M.lanes[laneList[i]].key)}</div><div>(no wave)</div>`);
@@ -256,7 +271,7 @@
       const cols = [["se", (r) => r.k[0]], ["cu", (r) => r.k[1]], ["simd", (r) => r.k[2]], ["slot", (r) => r.k[3]], ["wave", (r) => M.seq[r.w]],
         ["begin", (r) => M.begin[r.w]], ["end", (r) => M.end[r.w]], ["duration", (r) => M.end[r.w] - M.begin[r.w]],
         ["instructions", (r) => M.ninst[r.w]], ["stall", (r) => M.wstall[r.w]]].map(([label, get]) => ({ label, key: label, num: true, get }));
-      const t = api.table(cols, rows, { sort: 5, dir: "asc" });
+      const t = api.table(cols, rows, { sort: 5, dir: "asc", limit: 2000 });
       t.table.id = "cu-waves";
       holder.replaceChildren(t);
     }
