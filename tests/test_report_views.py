@@ -228,6 +228,15 @@ def test_counters_summary_equals_the_cli(driver, page):
         )
         [c] = run("counters", src, "--format", "json")["dispatches"]
         assert sorted(shown) == sorted([x["source"], x["name"], x["total"]] for x in c["counters"])
+        per_se = js(
+            driver,
+            "return [...document.querySelectorAll('#ctr-table tbody tr')].map(r => Object.fromEntries("
+            "[...r.querySelectorAll('td[data-k^=xcc]')].map(td => [td.dataset.k, +td.dataset.v])))",
+        )
+        for row, x in zip(shown, per_se):
+            [want] = [y for y in c["counters"] if [y["source"], y["name"]] == row[:2]]
+            cells = {f"xcc{p['xcc']}.se{p['se']}": p["value"] for p in want["per_se"]}
+            assert {k: v for k, v in x.items() if v or k in cells} == cells
     # occupancy per dispatch: one row per dispatch, `attdec kernel`'s achieved figures
     rows = js(
         driver,

@@ -144,6 +144,7 @@ def histogram(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
 
 
 def _series(points: list[tuple[int, int]], notes: list[str], name: str) -> dict:
+    """A counter's (time, value) points as columns, summed into equal cells past the budget (totals kept)."""
     t = np.array([p[0] for p in points], np.int64)
     v = np.array([p[1] for p in points], np.int64)
     if len(t) > COUNTER_POINTS:
@@ -164,7 +165,7 @@ def counters(d: Dispatch, notes: list[str]) -> dict:
             "block": r.block,
             "source": r.source,
             "total": r.total,
-            "per_se": [[se, v] for _, se, v in r.per_se],
+            "per_se": [list(x) for x in r.per_se],  # (xcc, se, value)
             "series": _series(r.series, notes, r.name) if r.series else None,
         }
         for r in rep.rows

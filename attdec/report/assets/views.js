@@ -408,9 +408,12 @@
     sec.append(h2(api, "Counters", C.rows.length ? (C.time_resolved ? "time series above; totals below" : "one value per counter instance for the whole dispatch: no time axis") : ""));
     if (C.notes.length) sec.append(api.el("ul", { class: "notes" }, C.notes.map((n) => api.el("li", { text: n }))));
     if (C.rows.length) {
-      const ses = [...new Set(C.rows.flatMap((r) => r.per_se.map((p) => p[0])))].sort((x, y) => x - y);
+      const places = [...new Set(C.rows.flatMap((r) => r.per_se.map((p) => p[0] * 1000 + p[1])))].sort((x, y) => x - y); // xcc, se
+      const multi = places.some((p) => p >= 1000);
       const cols = [{ label: "counter", key: "name", get: (r) => r.name, cls: "mono" }, { label: "block", get: (r) => r.block }, { label: "source", get: (r) => r.source },
-        { label: "total", num: true, key: "total", get: (r) => r.total, fmt: api.exact }].concat(ses.map((se) => ({ label: `SE${se}`, num: true, get: (r) => (r.per_se.find((p) => p[0] === se) || [0, 0])[1], fmt: api.exact })));
+        { label: "total", num: true, key: "total", get: (r) => r.total, fmt: api.exact }].concat(places.map((p) => ({
+        label: multi ? `XCC${Math.floor(p / 1000)} SE${p % 1000}` : `SE${p % 1000}`, num: true, key: `xcc${Math.floor(p / 1000)}.se${p % 1000}`,
+        get: (r) => (r.per_se.find((x) => x[0] * 1000 + x[1] === p) || [0, 0, 0])[2], fmt: api.exact })));
       const t = api.table(cols, C.rows, { rowAttrs: (r) => ({ "data-counter": r.name, "data-source": r.source }) });
       t.table.id = "ctr-table";
       sec.append(t);
