@@ -286,7 +286,7 @@
     const a = H.t0, b = H.t0 + nb * H.q;
     const sel = { lo: 0, hi: nb };
     const readout = api.el("div", { class: "cards", id: "hist-range" });
-    sec.append(h2(api, "Hotspot histogram", `latency of the instructions issued in each ${api.human(H.q)}-cycle bin (stall part darker); drag to select a clock range, double-click for all`),
+    sec.append(h2(api, "Hotspot histogram", `latency of the instructions issued in each ${api.human(H.q)}-cycle bin (its stall part in red); drag to select a clock range, double-click for all`),
       readout);
     const box = api.el("div", { class: "canvasbox" });
     sec.append(box);
