@@ -314,7 +314,7 @@ def _dispatch(
         "flame": _flame(d, by),
         "timeline": _timeline(d, run_budgets, inst_budget, notes),
         "occupancy": _occupancy(d, limits, notes),
-        "views": views(d, _pack, notes),  # assets/views.js
+        "views": views(d, _pack, notes, clock),  # assets/views.js
         "extra": [{"title": t.title, "columns": t.columns, "rows": t.rows, "note": t.note} for t in tables],
         "notes": notes,
     }

@@ -181,10 +181,9 @@ def occupancy_summary(d: Dispatch) -> dict | None:
     return {"mean": a.mean, "peak": a.peak, "mean_per_unit": a.mean_per_unit, "simds": a.simds, "waves": a.waves}
 
 
-def realtime(d: Dispatch) -> dict[str, np.ndarray] | None:
+def realtime(d: Dispatch, clock: Clock) -> dict[str, np.ndarray] | None:
     """Each wave's begin and end in µs of the reference clock (as `attdec timeline --clock realtime`, before
     it subtracts the earliest event): what lines up the SEs and dispatches. None without realtime samples."""
-    clock = Clock(d)
     if not clock or not d.waves:
         return None
     se = np.array([w.se for w in d.waves], np.int64)
@@ -197,8 +196,9 @@ def realtime(d: Dispatch) -> dict[str, np.ndarray] | None:
     return out
 
 
-def views(d: Dispatch, pack, notes: list[str]) -> dict:
-    """Everything views.js draws for one dispatch; `pack` turns numeric arrays into the page's typed arrays."""
+def views(d: Dispatch, pack, notes: list[str], clock: Clock | None = None) -> dict:
+    """Everything views.js draws for one dispatch; `pack` turns numeric arrays into the page's typed arrays,
+    `clock` is the dispatch's `Clock` when the caller has one already."""
     ex = _executed(d)
     util = utilization(d, ex)
     if util is not None:
@@ -219,5 +219,5 @@ def views(d: Dispatch, pack, notes: list[str]) -> dict:
         "histogram": hist,
         "counters": ctr,
         "occupancy": occupancy_summary(d),
-        "realtime": {k: pack(v) for k, v in rt.items()} if (rt := realtime(d)) is not None else None,
+        "realtime": {k: pack(v) for k, v in rt.items()} if (rt := realtime(d, clock or Clock(d))) is not None else None,
     }
