@@ -13,6 +13,7 @@ from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
 from attdec.decoders.compat import DEFAULT, NEWEST
 from attdec.model import Category
+from attdec.model.target import target
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import sqtt_encoder as enc
@@ -32,7 +33,7 @@ def code(*lines):
 
 
 def run(e, cm, warnings=(), rules=DEFAULT):
-    r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att", rules=rules)
+    r = gfx9.decode(e.data(), target("gfx950"), cm, 0, where="t.att", rules=rules)
     assert r.problems == [] and [w for w in r.warnings if "WAVE_INCOMPLETE" not in w] == list(warnings)
     (w,) = r.waves
     return [

@@ -9,6 +9,7 @@ from conftest import invoke, shared_path
 import attdec
 from attdec.errors import ArchError, WorkerError
 from attdec.model.options import DecodeOptions
+from attdec.model.target import target
 from attdec.sources import parallel
 from attdec.sources.kind import Tracker, raw_weight
 from attdec.sources.pipeline import open_raw
@@ -62,7 +63,7 @@ def test_workers_decode_what_serial_decodes(arch):
 
 def test_an_error_is_raised_in_its_turn():
     raws = open_raw([shared_path("captures", "gfx1201")])
-    raws[1].arch = "gfx950"  # its code objects are gfx1201: refused when that dispatch is decoded
+    raws[1].target = target("gfx950")  # its code objects are gfx1201: refused when that dispatch is decoded
     outcomes = list(parallel.decode_dispatches(raws, Tracker(), DecodeOptions(jobs=2)))
     assert [ok for ok, _ in outcomes] == [i != 1 for i in range(len(raws))]
     assert isinstance(outcomes[1][1], ArchError)
