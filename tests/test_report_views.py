@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import browser
 
 from attdec.isa.categories import category_of
+from attdec.model.target import target
 from attdec.report.views import CLASS_OF_CATEGORY, CLASSES
 
 WHY = browser.missing()
@@ -102,7 +103,7 @@ def test_utilization_equals_hotspots_per_simd(driver, page):
             )  # fmt: skip
             busy: dict[str, int] = defaultdict(int)
             for row in h["rows"]:
-                busy[CLASS_OF_CATEGORY.get(category_of(row["key"], h["arch"]), "OTHER")] += (
+                busy[CLASS_OF_CATEGORY.get(category_of(row["key"], target(h["arch"])), "OTHER")] += (
                     row["latency"] - row["stall"]
                 )
             assert {c: shown[c] for c in CLASSES} == {c: busy[c] for c in CLASSES}, simd

@@ -38,10 +38,9 @@ def _line_classes(d: Dispatch) -> np.ndarray:
     """Class index of each listing line id (unknown ids: OTHER)."""
     top = max((c.line for c in d.code), default=-1)
     out = np.full(top + 1, CLASSES.index("OTHER"), np.int64)
-    fam = d.target.family
     for c in d.code:
         if not c.is_label:
-            out[c.line] = CLASSES.index(CLASS_OF_CATEGORY.get(C.category_of(c.text, fam), "OTHER"))
+            out[c.line] = CLASSES.index(CLASS_OF_CATEGORY.get(C.category_of(c.text, d.target), "OTHER"))
     return out
 
 
