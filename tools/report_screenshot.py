@@ -29,7 +29,13 @@ SAMPLES = SHARED / "ui_output_samples" / "jhinpan__flydsl-kernel-profiling-lib" 
 README_SHOTS = [
     (SAMPLES / "pa", "overview", ROOT / "docs" / "images" / "report.png"),
     (SAMPLES / "moe_reduce", "timeline", ROOT / "docs" / "images" / "report-timeline.png"),
+    (SAMPLES / "pa", "utilization", ROOT / "docs" / "images" / "report-utilization.png"),
+    (SHARED / "captures" / "gfx1200" / "gemm_gfx1200_run0", "global", ROOT / "docs" / "images" / "report-global.png"),
+    (SAMPLES / "pa", "cu", ROOT / "docs" / "images" / "report-cu.png"),
+    (SAMPLES / "pa", "histogram", ROOT / "docs" / "images" / "report-histogram.png"),
+    (SHARED / "captures" / "gfx1100" / "gemm_run0", "counters", ROOT / "docs" / "images" / "report-counters.png"),
 ]
+TABS = ["overview", "hotspots", "source", "isa", "timeline", "utilization", "global", "cu", "histogram", "counters"]
 
 
 def shoot(path: Path, tab: str, image: Path, width: int = 1500, height: int = 1000) -> None:
@@ -58,7 +64,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("path", nargs="?", type=Path, help="input (default: the README's images)")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "docs" / "images" / "report.png")
-    ap.add_argument("--tab", default="overview", choices=["overview", "hotspots", "source", "isa", "timeline"])
+    ap.add_argument("--tab", default="overview", choices=TABS)
     ap.add_argument("--size", default="1500x1000", help="window WIDTHxHEIGHT")
     a = ap.parse_args()
     why = browser.missing()
