@@ -5,9 +5,7 @@ stderr and the command exits 3, "decoded with damage", after printing what it co
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 
 import pytest
 from conftest import cli, shared_path
@@ -127,10 +125,9 @@ def test_another_dispatchs_code_json_of_the_same_kernel_is_caught_by_its_counts(
 
 
 def test_achieved_occupancy_past_the_wave_limit_is_flagged(tmp_path):
-    """A blob whose body repeats (tools/make_repeated_blob.py) starts its waves over and over on the same
+    """A blob whose body repeats (tools/makers/make_repeated_blob.py) starts its waves over and over on the same
     SIMDs without ending them: 20 copies make 20 resident waves per SIMD, where gfx950 holds 8."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-    import make_repeated_blob
+    from tools.makers import make_repeated_blob
 
     cdir = shared_path("captures", "gfx950", "gemm_run0")
     r = make_repeated_blob.make(str(tmp_path / "x20.att"), str(cdir), "r_32_32_16_2_1_se0.att", 20, None)

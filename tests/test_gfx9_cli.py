@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -13,8 +12,7 @@ import pytest
 from conftest import FIXTURES, ROOT, one_line_error, shared_path
 from conftest import run_decode as run
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from tests.support import sqtt_encoder as enc
 
 
 def blob(tmp_path, data, name="demo_se3.att"):

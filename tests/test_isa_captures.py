@@ -1,6 +1,6 @@
 """The disassembler against llvm-objdump 22's listing of every code object in ../shared/captures.
 
-The LLVM listings are stored in tests/fixtures/isa/captures_llvm.json.gz (tools/make_isa_fixtures.py),
+The LLVM listings are stored in tests/fixtures/isa/captures_llvm.json.gz (tools/makers/make_isa_fixtures.py),
 so these tests need the capture code objects but not LLVM.
 """
 

@@ -4,7 +4,6 @@ input detection, and decode_dispatch/export-ui with stand-in ISA and decoder lay
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import types
@@ -13,15 +12,13 @@ import numpy as np
 import pytest
 from conftest import invoke, shared_path
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import RdnaEncoder, roc_marker_words
-
 from attdec.decoders.common import BlobResult
 from attdec.errors import ArchError, InputError
 from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
 from attdec.sources import capture, rocprof_raw
 from attdec.sources.pipeline import kind_of, open_raw
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_dispatch
+from tests.support.sqtt_encoder import RdnaEncoder, roc_marker_words
 
 PID, AGENT, DISP = 31337, 24601, 7
 

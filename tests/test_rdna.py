@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 from conftest import FIXTURES, codemap, shared_path
@@ -29,7 +27,7 @@ def _rows(wave):
 
 @pytest.mark.parametrize("arch,ready", [("gfx1100", 25), ("gfx1201", 26)])
 def test_timing_model_on_synthetic_stream(arch, ready):
-    # tools/make_rdna_fixture.py: wave 0 of SIMD 0 starts at 10, SMEM at 20, VALU at 22, WAVE_READY at 26
+    # tools/makers/make_rdna_fixture.py: wave 0 of SIMD 0 starts at 10, SMEM at 20, VALU at 22, WAVE_READY at 26
     # (gfx11 stamps it one cycle early), VALU at 30, immediate at 40, WAVE_END at 50.
     res = decode_blob(_tiny(arch), arch, None, 0)
     assert res.problems == []
@@ -383,8 +381,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     second state change at T + 1, chained over several such events (a READY among them: the next issue,
     at T + 1, has not stalled on gfx12) up to a second immediate: the vectorised model agrees with the
     scalar one there."""
-    sys.path.insert(0, str(FIXTURES.parent.parent / "tools"))
-    from sqtt_encoder import RdnaEncoder
+    from tests.support.sqtt_encoder import RdnaEncoder
 
     e = RdnaEncoder(gen, dp_rate=1)
     e.kernel_entry(ENTRY)

@@ -20,9 +20,7 @@ import pytest
 from conftest import FIXTURES, ROOT, cli, one_line_error
 
 from attdec.errors import FormatError, InputError, checked_int, parse_json
-
-sys.path.insert(0, str(ROOT / "tools"))
-import fuzz
+from tools.fuzzers import fuzz
 
 DEMO_RAW = ROOT / "attdec" / "data" / "demo_raw"
 BASE = "0x7fff00000000"  # where demo_raw's kern.co was loaded

@@ -1,5 +1,5 @@
 """.rgp input: the 59 real files of ../shared/rgp against the captures they were written from, RADV-layout and
-RDF fixtures written at test time by tools/make_rgp.py, the containers' quirks and damaged files."""
+RDF fixtures written at test time by tests/support/make_rgp.py, the containers' quirks and damaged files."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, invoke, shared_path
+from conftest import invoke, shared_path
 
 import attdec
 from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
@@ -18,9 +18,7 @@ from attdec.sources import capture, rgp
 from attdec.sources.pipeline import kind_of
 from attdec.sources.raw import decode_dispatch
 from attdec.sources.rgp.container import read_rgp
-
-sys.path.insert(0, str(ROOT / "tools"))
-import make_rgp
+from tests.support import make_rgp
 
 
 def _rgp_files() -> list[Path]:

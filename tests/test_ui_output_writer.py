@@ -6,7 +6,6 @@ import csv
 import json
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -297,15 +296,12 @@ def test_realtime_json_of_a_gfx9_session(tmp_path):
     """A rocprofv3 session of gfx9 .att files whose traces carry the ROCm protocol's realtime samples and
     RT_FREQUENCY record: realtime.json holds each SE's samples and the trace's frequency, laid out as in
     rocprofv3's gfx950 folders (its samples hold 100 MHz; this trace says 25 MHz)."""
-    import sys
 
     from test_records_official import agent_info
 
     from attdec.decoders.userdata import ROC_MAGIC, USERDATA_3
     from attdec.sources.pipeline import open_dispatches
-
-    sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-    from sqtt_encoder import Gfx9Encoder
+    from tests.support.sqtt_encoder import Gfx9Encoder
 
     host = tmp_path / "session" / "host"
     host.mkdir(parents=True)

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 
 from conftest import shared_path
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
-
 from attdec.decoders import stream_generation
 from attdec.decoders.userdata import AGENT_RT_FREQUENCY_KHZ, OP_AGENT_INFO, PGM_HI, PGM_LO, ROC_MAGIC, scan_userdata
+from tests.support.sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
 
 
 def test_framing_holds_on_every_capture_and_finds_the_kernel_entry():

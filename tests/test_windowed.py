@@ -6,8 +6,6 @@ window to window)."""
 from __future__ import annotations
 
 import io
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -25,9 +23,7 @@ from attdec.sources.capture import load
 from attdec.sources.kind import Tracker
 from attdec.sources.pipeline import open_dispatches
 from attdec.sources.raw import load_code
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder
+from tests.support.sqtt_encoder import Gfx9Encoder, RdnaEncoder
 
 RDNA = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx1[12]*/*/oracle.json"))
 GFX950 = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx950/*/capture.json"))

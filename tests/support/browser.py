@@ -1,6 +1,6 @@
 """Drive the system's headless Chromium (Debian `chromium` + `chromium-driver`) to open attdec's HTML reports.
 
-Used by tests/test_report_browser.py and tools/report_screenshot.py. Never downloads a browser or a driver:
+Used by tests/test_report_browser.py and tools/figures/report_screenshot.py. Never downloads a browser or a driver:
 Selenium gets the system binaries' paths and runs offline (SE_OFFLINE), and Chromium starts with its
 background networking off and a fresh profile, so a report that tried to reach the network would fail.
 """

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A big SQTT blob made from a real one: its header once, then its body repeated (issue 12's benchmark blobs).
 
-    python3 tools/make_repeated_blob.py OUT.att                         # gfx950 gemm SE0 x 2,000: 9.7 MB
-    python3 tools/make_repeated_blob.py OUT.att --capture gfx1200/gemm_gfx1200_run0 \\
+    python3 tools/makers/make_repeated_blob.py OUT.att                         # gfx950 gemm SE0 x 2,000: 9.7 MB
+    python3 tools/makers/make_repeated_blob.py OUT.att --capture gfx1200/gemm_gfx1200_run0 \\
         --blob r_32_16_8_16_4_4_256_4_3_se0.att --size 1G                # ~1 GB of RDNA
 
 The body is everything after the stream's first `--header` bytes (default 8 on gfx9: its software header;
@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.environ.get("ATTDEC_SHARED", os.path.join(ROOT, "..", "shared"))
 
 

@@ -7,8 +7,8 @@ data (docs/commands.md, "Running the examples"), at COLUMNS=100. A command marke
 tool attdec does not ship) is skipped; one marked `# figures vary` (timings) is only checked to succeed.
 Outputs are compared by their figures, not their whitespace.
 
-    python3 tools/docs_examples.py           # check: one line per example that differs, exit 1 if any
-    python3 tools/docs_examples.py --write   # rewrite the pages with what the commands print now
+    python3 tools/oracles/docs_examples.py           # check: one line per example that differs, exit 1 if any
+    python3 tools/oracles/docs_examples.py --write   # rewrite the pages with what the commands print now
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = (ROOT / "README.md", ROOT / "docs" / "commands.md")
 WIDTH = "100"
 FIGURE = re.compile(r"\d[\d,.]*[KMG%]?")

@@ -11,7 +11,7 @@ the paths given, per dispatch:
 Prints one line per dispatch and 'N ok, M differ'. Needs the ISA layer, the decoders and the
 ui_output reader (i.e. run it from a tree where they have landed).
 
-Usage: ATTDEC_SHARED=/work/shared PYTHONPATH=. python3 tools/raw_roundtrip.py [PATH ...]
+Usage: ATTDEC_SHARED=/work/shared PYTHONPATH=. python3 tools/oracles/raw_roundtrip.py [PATH ...]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from attdec.errors import AttdecError
 from attdec.report.ui_output import write_ui_output
 from attdec.sources.raw import decode_dispatch
 
-SHARED = Path(os.environ.get("ATTDEC_SHARED", Path(__file__).resolve().parent.parent.parent / "shared"))
+SHARED = Path(os.environ.get("ATTDEC_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
 
 def totals(d) -> dict:

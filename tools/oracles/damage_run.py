@@ -26,7 +26,7 @@ and each damaged blob is decoded (`decode_blob`, 0.1.6 rules, with the capture's
              missing: waves not decoded at all (a cut before they began leaves no trace of them)
   silent     cases that lost or invented rows and said nothing (no problem, warning or INFO record)
 
-Usage: PYTHONPATH=. python3 tools/damage_run.py [--quick] [--per-kind N] [--seed S] [--json OUT]
+Usage: PYTHONPATH=. python3 tools/oracles/damage_run.py [--quick] [--per-kind N] [--seed S] [--json OUT]
        [--markdown OUT] [CAPTURE_DIR ...]
 """
 
@@ -42,7 +42,7 @@ import sys
 import time
 from collections import Counter
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 import numpy as np
 

@@ -1,6 +1,6 @@
 """Dev-only: a CodeMap from a capture's `*.llvm.s` listing (what the official decoder was fed).
 
-Used by tools/oracle_check.py --listing to check the PC walk independently of attdec.isa. The shipped
+Used by tools/oracles/oracle_check.py --listing to check the PC walk independently of attdec.isa. The shipped
 decoder never reads listings.
 """
 

@@ -8,16 +8,13 @@ give the next token (`time`), so a test can place tokens at chosen times (`advan
 field as the tables do. They do not model the hardware: they exist so that every token type and every
 rule can be exercised, while only real captures prove agreement with AMD's decoder.
 
-    python3 tools/sqtt_encoder.py OUT.att     # writes the gfx9 demo stream (every token type)
+    python3 -m tests.support.sqtt_encoder OUT.att     # writes the gfx9 demo stream (every token type)
 """
 
 from __future__ import annotations
 
-import os
 import struct
 import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from attdec.decoders.gfx9.packets import GFX9, HEADER, MiscKind
 from attdec.decoders.rdna.packets import FORMATS, entry_pc

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every-opcode test corpus: synthesized words for every opcode of every table, with LLVM 22's text.
 
-For each target table and each opcode, start from the template LLVM accepts (tools/probe_isa.py),
+For each target table and each opcode, start from the template LLVM accepts (tools/oracles/probe_isa.py),
 then make two words: (a) operand fields set to other registers / constants than the probe used,
 (b) the same plus random modifier bits (offsets, abs/neg/clamp, cache bits, immediates) and a
 literal constant where a source allows one. llvm-objdump decides what each word is (possibly
@@ -18,10 +18,10 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import probe_isa as P
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tools.oracles import probe_isa as P
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # replacement operand values (distinct from the probe's) per field name
 VALUES = {

@@ -1,11 +1,11 @@
 """Check attdec.isa.dwarf against its pyelftools version: every code object under the roots (.co files, ELFs
-embedded in .rgp / pickles / archives, found as tools/elf_reader_check.py finds them), LineIndex.source_of
+embedded in .rgp / pickles / archives, found as tools/oracles/elf_reader_check.py finds them), LineIndex.source_of
 of every 4-byte-aligned .text address by both; with --mutate, also N copies of each code object that has
 DWARF with 1-4 bytes of its .debug_* sections changed (the reader must give the same answer or decline);
 with --bench, LineIndex.build of all of them (but those the reader declines) timed in fresh processes, both
 versions alternating.
 
-    python3 tools/dwarf_check.py [ROOT ...] [--rev 5657283] [--mutate 200] [--bench 9]
+    python3 tools/oracles/dwarf_check.py [ROOT ...] [--rev 5657283] [--mutate 200] [--bench 9]
 
 The pyelftools version comes from `git show REV:attdec/isa/dwarf.py` (the last one that read DWARF only
 with pyelftools). Default roots: ../shared, tests/fixtures/isa, attdec/data/demo_raw.
@@ -24,9 +24,9 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "tools"))
+sys.path.insert(0, os.path.join(HERE, "tools", "oracles"))
 
 from elf_reader_check import blobs, elves  # noqa: E402
 

@@ -20,13 +20,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from attdec.model.target import TARGETS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_resource_fixtures import parse_notes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests/fixtures/occupancy_llvm.json"
 LLC = "llc-22"
 CASES_PER_TARGET = 36

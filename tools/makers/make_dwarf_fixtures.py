@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests/fixtures/isa"
 SOURCE = """\
 static inline __attribute__((always_inline)) float scale(float x, float s) {

@@ -2,7 +2,7 @@
 """Write the small synthetic ui_output folders in tests/fixtures/ (run from the repository root).
 
 Every figure the tests assert is derived by hand in tests/test_ui_output.py's docstrings from the
-wave instructions below; code.json totals are computed by tools/uisynth.py, not by attdec.
+wave instructions below; code.json totals are computed by tests/support/uisynth.py, not by attdec.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from uisynth import Inst, SynthWave, category, listing, write_dispatch, write_json, write_legacy_dispatch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from tests.support.uisynth import Inst, SynthWave, category, listing, write_dispatch, write_json, write_legacy_dispatch
 
 OUT = "tests/fixtures"
 KERNEL = "tiny_kernel"

@@ -15,7 +15,7 @@ Writes attdec/isa/tables/<table>.sig.json.gz (gzipped JSON): {"fields": {encodin
 The result is a table of facts about the ISA (which fields an opcode reads, operand widths), like the
 AMD XML's operand lists; the renderer fills in the real field values and the encoding's modifier bits.
 
-    python3 tools/probe_isa.py [--shared ../shared]
+    python3 tools/oracles/probe_isa.py [--shared ../shared]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "attdec/isa/tables"
 SLOT = 32  # bytes per probe: the words, then s_nop padding so a stray dword cannot swallow the next probe
 NOP = {"gfx9": 0xBF800000, "gfx11": 0xBF800000, "gfx12": 0xBF800000}

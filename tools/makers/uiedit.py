@@ -2,7 +2,7 @@
 """Edit a copy of a rocprofv3 ui_output dispatch folder with known effects (fixtures for `attdec diff`).
 
 Edits work on the wave files' instruction records ([time, category, stall, duration, line]); afterwards
-code.json's Hit/Latency/Stall/Idle are recomputed with tools/uisynth.py's plain loop (not with attdec),
+code.json's Hit/Latency/Stall/Idle are recomputed with tests/support/uisynth.py's plain loop (not with attdec),
 and wave ends, filenames.json and occupancy.json follow the shifted times. Each edit's effect is exact:
 
 * `slow_line(line, cycles)`: every execution of listing line id `line` stalls `cycles` more; later records
@@ -16,7 +16,7 @@ and wave ends, filenames.json and occupancy.json follow the shifted times. Each 
 * `jitter(seed, sigma)`: every stalled record (stall > 0) gets round(gauss(0, sigma)) more stall cycles
   (never below 0), later records moving along: a repeated run with random run-to-run noise.
 
-    python3 tools/uiedit.py SRC DST [--slow LINE:CYCLES] [--insert AFTER:DURATION:STALL:TEXT]
+    python3 tools/makers/uiedit.py SRC DST [--slow LINE:CYCLES] [--insert AFTER:DURATION:STALL:TEXT]
                                    [--jitter SEED:SIGMA]
 """
 
@@ -30,8 +30,8 @@ import shutil
 import sys
 from types import SimpleNamespace
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from uisynth import category, totals
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from tests.support.uisynth import category, totals
 
 
 class Folder:

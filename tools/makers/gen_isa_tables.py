@@ -6,7 +6,7 @@ Per target we keep, for every encoding: the opcode field position and `op -> [mn
 Targets with identical tables (gfx1100-1103, gfx1150/1151, gfx1200/1201) share one file;
 `index.json` maps every target to its file. Facts only, no code.
 
-    python3 tools/gen_isa_tables.py [--src ../shared/isa/llvm-opcodes]
+    python3 tools/makers/gen_isa_tables.py [--src ../shared/isa/llvm-opcodes]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "attdec/isa/tables"
 
 

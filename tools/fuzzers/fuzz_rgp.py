@@ -3,7 +3,7 @@
 file is read, its dispatches decoded and `hotspots` run in-process; the outcome must be a result (maybe
 with problem notes) or one attdec error. Prints a tally and every unexpected exception.
 
-    python3 tools/fuzz_rgp.py ../shared/rgp --cuts 6 --flips 6 --seed 1 [--no-decode]
+    python3 tools/fuzzers/fuzz_rgp.py ../shared/rgp --cuts 6 --flips 6 --seed 1 [--no-decode]
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from attdec.errors import AttdecError
 from attdec.sources import rgp

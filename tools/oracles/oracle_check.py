@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare the decoders (every family, through decode_blob) with oracle.json, PC column optional.
 
-Usage: PYTHONPATH=. python3 tools/oracle_check.py [--pc] [--timeline] CAPTURE_DIR...
+Usage: PYTHONPATH=. python3 tools/oracles/oracle_check.py [--pc] [--timeline] CAPTURE_DIR...
 Prints per dispatch: waves matched / exact, rows equal, occupancy equal, and the first differences.
 """
 

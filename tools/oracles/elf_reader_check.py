@@ -2,7 +2,7 @@
 ELFs embedded in .rgp / pickles / archives) read by `load_code_object` and by the pyelftools-based reader
 of an earlier revision, and the two CodeObjects compared field by field.
 
-    python3 tools/elf_reader_check.py [ROOT=../shared] [--rev 9967ac9]
+    python3 tools/oracles/elf_reader_check.py [ROOT=../shared] [--rev 9967ac9]
 
 The earlier reader comes from `git show REV:attdec/isa/codeobj.py` (the last one that used pyelftools).
 """
@@ -19,7 +19,7 @@ import sys
 import tarfile
 import tempfile
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, HERE)
 
 from attdec.errors import AttdecError  # noqa: E402

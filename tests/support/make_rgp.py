@@ -16,7 +16,7 @@
 As in tinygrad's rgptool, every SE's trace is the capture's blobs of that SE concatenated in dispatch
 order. Nothing is copied from Mesa or PAL: the layouts are attdec.sources.rgp.layouts.
 
-    python3 tools/make_rgp.py ../shared/captures/gfx1100/sync_run0 -o /tmp/sync.rgp --layout radv
+    python3 -m tests.support.make_rgp ../shared/captures/gfx1100/sync_run0 -o /tmp/sync.rgp --layout radv
 """
 
 from __future__ import annotations
@@ -25,10 +25,7 @@ import argparse
 import hashlib
 import json
 import struct
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgpack
 

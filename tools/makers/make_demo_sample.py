@@ -4,7 +4,7 @@
 A made-up row-softmax kernel on a gfx942-like part: scalar loads, two global loads, a cross-lane max
 through ds_swizzle/ds_bpermute (an inlined helper, so its Source is a chain), exp, an LDS round trip
 with a barrier, stores. Four waves on one CU; stalls drawn from a fixed-seed generator so the output is
-reproducible. Run from the repository root: python3 tools/make_demo_sample.py
+reproducible. Run from the repository root: python3 tools/makers/make_demo_sample.py
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import random
 import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from uisynth import Inst, SynthWave, category, listing, write_dispatch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from tests.support.uisynth import Inst, SynthWave, category, listing, write_dispatch
 
 K = "/home/dev/demo/softmax_kernel.py"
 H = "/home/dev/demo/warp_ops.py"

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Screenshots of `attdec report` pages, e.g. the README's docs/images/report.png.
 
-    python3 tools/report_screenshot.py                      # the README's images, from ../shared samples
-    python3 tools/report_screenshot.py PATH -o shot.png --tab timeline
+    python3 tools/figures/report_screenshot.py                      # the README's images, from ../shared samples
+    python3 tools/figures/report_screenshot.py PATH -o shot.png --tab timeline
 
 Builds the report of PATH (any input attdec reads) into a temporary file, opens it in the system's
-headless Chromium (tools/browser.py) and saves a screenshot of the tab. Prints the report's size and
+headless Chromium (tests/support/browser.py) and saves a screenshot of the tab. Prints the report's size and
 render time.
 """
 
@@ -17,11 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-
-import browser  # noqa: E402
+from tests.support import browser  # noqa: E402
 
 SHARED = Path(os.environ.get("ATTDEC_SHARED", ROOT.parent / "shared"))
 SAMPLES = SHARED / "ui_output_samples" / "jhinpan__flydsl-kernel-profiling-lib" / "examples"

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Long fuzz runs: every kind of input attdec reads, damaged, run through the command line in-process.
 
-    python3 tools/fuzz.py --cases 100000 --jobs 2            # the long run (docs/reliability.md)
-    python3 tools/fuzz.py --cases 3000 --kinds ui_output,elf # some kinds only
-    python3 tools/fuzz.py --replay 1234 [--seed S]           # one case again: its command, output, traceback
-    python3 tools/fuzz.py ... --save tests/fixtures/fuzz     # crashers kept as regression fixtures
-    python3 tools/fuzz.py --faults all --cases 300           # faults from outside, a subprocess per case
+    python3 tools/fuzzers/fuzz.py --cases 100000 --jobs 2            # the long run (docs/reliability.md)
+    python3 tools/fuzzers/fuzz.py --cases 3000 --kinds ui_output,elf # some kinds only
+    python3 tools/fuzzers/fuzz.py --replay 1234 [--seed S]           # one case again: its command, output, traceback
+    python3 tools/fuzzers/fuzz.py ... --save tests/fixtures/fuzz     # crashers kept as regression fixtures
+    python3 tools/fuzzers/fuzz.py --faults all --cases 300           # faults from outside, a subprocess per case
 
 A case is an input of one kind, built from a seed corpus (the project's own fixtures and demo data, plus
 ../shared's real data when it is there), damaged by a few random mutations (bit flips, 0xff runs, copied
@@ -59,8 +59,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
 SHARED = Path(os.environ.get("ATTDEC_SHARED", ROOT.parent / "shared"))
 KINDS = ("sqtt", "capture", "explicit", "rocprof_raw", "elf", "ui_output", "archive", "tinygrad", "rgp")
@@ -367,10 +367,10 @@ class Corpus:
 
 def _made_rgps(capture: Path) -> list[Seed]:
     """The layouts ../shared has no real file of (RADV's SQTT file, RDF with and without zstd), written by
-    tools/make_rgp.py into a folder removed at exit."""
+    tests/support/make_rgp.py into a folder removed at exit."""
     import atexit
 
-    import make_rgp
+    from tests.support import make_rgp
 
     if not capture.is_dir():
         return []
@@ -782,7 +782,7 @@ def _field_value(rng: random.Random, width: int) -> int:
 def synthetic_stream(rng: random.Random, generation: int) -> bytes:
     """A stream of random tokens of the family's packet table (every type, random field values), with the
     header and the kernel-entry and wave tokens real streams have."""
-    import sqtt_encoder as enc
+    from tests.support import sqtt_encoder as enc
 
     if generation == 9:
         e9 = enc.Gfx9Encoder(target_cu=rng.randrange(16))

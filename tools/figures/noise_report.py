@@ -12,7 +12,7 @@ of sigma 100 cycles, one row shifted by 3 or 5 sigma; the real `attdec.analysis.
 decides): how often an unchanged row is marked significant (false alarm) and how often the shifted row
 is, by number of runs per side.
 
-    python3 tools/noise_report.py [--shared ../shared] [--top 3] [--rule]
+    python3 tools/figures/noise_report.py [--shared ../shared] [--top 3] [--rule]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import numpy as np
 
 from attdec.analysis.compare import noise
@@ -79,7 +79,8 @@ def rule(tables: int = 500, rows: int = 16, sigma: float = 100.0) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--shared", default=os.path.join(here, "..", "..", "..", "shared"))
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--rule", action="store_true", help="simulate the significance rule instead")
     a = ap.parse_args()

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests/fixtures/resources_llvm.json"
 # kernel-level scalars of the metadata note that attdec reads
 NOTE_KEYS = (

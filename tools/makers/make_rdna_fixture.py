@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""Write small synthetic RDNA SQTT streams to tests/fixtures/ (with tools/sqtt_encoder.py).
+"""Write small synthetic RDNA SQTT streams to tests/fixtures/ (with tests/support/sqtt_encoder.py).
 
 The streams follow docs/sqtt-rdna.md: a HEADER (target SA 0, WGP 0, SIMD 0), the compute registers
 that give the kernel entry, then one traced wave and one untraced wave with a handful of instruction
 tokens. tests/test_rdna.py derives the expected records from the timing rules, not from this file.
 
-Usage: python3 tools/make_rdna_fixture.py   (rewrites tests/fixtures/rdna_gfx11_tiny.att / _gfx12_)
+Usage: python3 tools/makers/make_rdna_fixture.py   (rewrites tests/fixtures/rdna_gfx11_tiny.att / _gfx12_)
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
-from sqtt_encoder import RdnaEncoder
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from tests.support.sqtt_encoder import RdnaEncoder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "tests", "fixtures")
+OUT = os.path.join(HERE, "..", "..", "tests", "fixtures")
 ENTRY = 0x200001006000 + 0x100
 
 

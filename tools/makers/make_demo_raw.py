@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Synthesize the raw capture that ships in attdec/data/demo_raw (what `attdec demo` points to for raw input).
 
-The code object is tests/fixtures/isa/dwarf4_gfx942.co, which tools/make_dwarf_fixtures.py compiles with
+The code object is tests/fixtures/isa/dwarf4_gfx942.co, which tools/makers/make_dwarf_fixtures.py compiles with
 Debian's LLVM from our own OpenCL kernel (`out[i] = in[i] * 2 + 1` for i < n, two inlined helpers, DWARF 4
 line table), so the capture has source lines and inline chains. The SQTT streams are written with
-tools/sqtt_encoder.py: per shader engine, waves of kernel `kern` on the traced CU 0 walk its code
+tests/support/sqtt_encoder.py: per shader engine, waves of kernel `kern` on the traced CU 0 walk its code
 (the ones with i >= n take the s_cbranch_execz straight to s_endpgm) with stalls drawn from a fixed-seed
 generator, and waves on CU 1 appear only in occupancy, as on hardware. Nothing here comes from a real GPU.
 
-Run from the repository root: python3 tools/make_demo_raw.py
+Run from the repository root: python3 tools/makers/make_demo_raw.py
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import random
 import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sqtt_encoder as enc
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from tests.support import sqtt_encoder as enc
 
 CODE_OBJECT = "tests/fixtures/isa/dwarf4_gfx942.co"
 OUT = "attdec/data/demo_raw"
