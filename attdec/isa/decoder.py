@@ -174,7 +174,7 @@ def table_for(arch: str) -> Table:
 
 @cache
 def _table_file(name: str) -> tuple[dict, dict]:
-    """A tables file's opcodes (encoding -> (op lsb, op mask, ops)) and signatures, read once (~8 ms):
+    """A tables file's opcodes (encoding -> (op lsb, op mask, ops)) and signatures, read once (slow enough to matter):
     close relatives share one (gfx1200 and gfx1201)."""
     data = json.loads((TABLES / name).read_text())
     enc = {}
