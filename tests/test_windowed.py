@@ -103,7 +103,9 @@ def test_blob_records_of_windows_equal_whole_blob(rel, compat, monkeypatch):
 
 
 @pytest.mark.parametrize("compat", list(COMPAT))
-@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", "gfx1200/gemm_run0", "gfx950/gemm_run0", synthetic=("gfx1100",)))
+@pytest.mark.parametrize(
+    "cap", captures("gfx1100/gemm_run0", "gfx1200/gemm_run0", "gfx950/gemm_run0", synthetic=("gfx1100",))
+)
 @pytest.mark.parametrize("damage", ["truncated", "lost sync"])
 def test_damaged_blob_problems_keep_whole_blob_offsets(damage, cap, compat):
     """RDNA: a cut and unassigned token ids; gfx9: the first cut (from 13 bytes off) inside a token, and

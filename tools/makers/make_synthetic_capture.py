@@ -14,6 +14,7 @@ Run from the repository root: python3 tools/makers/make_synthetic_capture.py
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -103,9 +104,12 @@ def main(out: str = OUT) -> None:
         names = []
         for se in (0, 1):
             name = f"kern_{tag}_se{se}.att"
+            data = stream(rng, se, tag)
             with open(os.path.join(out, name), "wb") as f:
-                f.write(stream(rng, se, tag))
-            blobs.append({"file": name, "se": se, "itrace": True})
+                f.write(data)
+            blobs.append(
+                {"file": name, "se": se, "itrace": True, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            )
             names.append(name)
         dispatches.append({"kernel": "kern", "exec_tag": tag, "blobs": names})
     capture = {
