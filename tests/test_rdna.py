@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
-from conftest import FIXTURES, codemap, shared_path
+from conftest import FIXTURES, captures, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.rdna import splitter
@@ -215,14 +217,24 @@ def test_garbage_after_header_reports_lost_sync():
     assert any("lost sync" in p for p in res.problems)
 
 
+def _arch(cap) -> str:
+    return json.loads((cap / "capture.json").read_text())["gfx_arch"]
+
+
 @pytest.mark.parametrize(
-    "rel",
-    ["gfx1100/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0", "gfx1201/handwritten_run0", "gfx1200/wmma_run0"],
+    "cap",
+    captures(
+        "gfx1100/gemm_run0",
+        "gfx1100/ops_run0",
+        "gfx1201/sync_run0",
+        "gfx1201/handwritten_run0",
+        "gfx1200/wmma_run0",
+        synthetic=("gfx1100",),
+    ),
 )
-def test_vectorised_model_equals_scalar_model(rel):
+def test_vectorised_model_equals_scalar_model(cap):
     """rdna_vec must give exactly the scalar reference model's waves, timelines and occupancy."""
-    cap = shared_path("captures", *rel.split("/"))
-    arch = "gfx1100" if rel.startswith("gfx11") else "gfx1201"
+    arch = _arch(cap)
     n = 0
     for f in sorted(cap.glob("*.att")):
         data = f.read_bytes()
@@ -267,15 +279,21 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
 
 
 @pytest.mark.parametrize(
-    "rel", ["gfx1100/gemm_run0", "gfx1151/gemm_run0", "gfx1200/gemm_run0", "gfx1201/handwritten_run0"]
+    "cap",
+    captures(
+        "gfx1100/gemm_run0",
+        "gfx1151/gemm_run0",
+        "gfx1200/gemm_run0",
+        "gfx1201/handwritten_run0",
+        synthetic=("gfx1100",),
+    ),
 )
-def test_lifecycle_one_at_a_time_equals_numpy(rel):
+def test_lifecycle_one_at_a_time_equals_numpy(cap):
     """The vectorised decode's two lifecycle passes (Python for a few tokens, numpy for many) agree on real
     blobs, also with lifecycle tokens dropped or repeated and packets-lost flags set."""
     from attdec.decoders.rdna import vectorised
 
-    cap = shared_path("captures", *rel.split("/"))
-    fmt = FORMATS[11 if rel.startswith("gfx11") else 12]
+    fmt = FORMATS[11 if _arch(cap).startswith("gfx11") else 12]
     rng = np.random.default_rng(5)
     seen = traced = 0
     for f in sorted(cap.glob("*.att")):
