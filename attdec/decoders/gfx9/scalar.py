@@ -18,8 +18,9 @@ from attdec.decoders.common import (
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
+from attdec.decoders.gfx9.stitch import Gfx9Walker
 from attdec.decoders.gfx9.wave import CONTEXT, START_PHASE, Carried, TracedWave, TrapStatus, finish_wave
-from attdec.decoders.stitch import PcWalker, note_waves, walker
+from attdec.decoders.stitch import PcWalker, note_waves
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
 from attdec.model import OCCUPANCY_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, Wave, empty_insts
 
@@ -231,7 +232,7 @@ def run(
     for row in slots:
         for ws in row:
             done.extend(ws)
-    walk = walker(code, 9, rules) if done else None
+    walk = Gfx9Walker.for_code(code, rules) if done else None
     seq: dict[tuple[int, int], int] = {}
     c = carried or Carried()
     res.code_objects, res.rt_frequency = proto.markers, proto.rt_frequency

@@ -27,6 +27,7 @@ from attdec.decoders.rdna.packets import (
     op_columns,
 )
 from attdec.decoders.rdna.splitter import Tokens
+from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.wave import (
     Emit,
     Slots,
@@ -37,7 +38,7 @@ from attdec.decoders.rdna.wave import (
     start_result,
     to_wave,
 )
-from attdec.decoders.stitch import note_waves, walker
+from attdec.decoders.stitch import note_waves
 from attdec.model import OCCUPANCY_DTYPE, Category, Wave, WaveState
 
 # WAVE_START `count` 66..89 marks a context save or restore, not a new wave (sqtt-format.md §5.3); bit k

@@ -35,6 +35,7 @@ from attdec.decoders.rdna.packets import (
 )
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
 from attdec.decoders.rdna.splitter import Tokens
+from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.wave import (
     SLOTS,
     Emit,
@@ -46,7 +47,7 @@ from attdec.decoders.rdna.wave import (
     start_result,
     to_wave,
 )
-from attdec.decoders.stitch import note_waves, walker
+from attdec.decoders.stitch import note_waves
 from attdec.model import OCCUPANCY_DTYPE, Category
 from attdec.model.version_shims import bitwise_count
 
