@@ -7,7 +7,7 @@ tools/makers/make_dwarf_fixtures.py). The SQTT streams are written with tests/su
 dispatches of kernel `kern`, each on two shader engines; on each, waves on the traced SIMD 0 walk the kernel's
 code (one token per instruction that leaves one: INST of its kind, VALU_INST, IMM_ONE for s_waitcnt; none for
 s_delay_alu), some taking the s_cbranch_execz straight to s_endpgm, and a wave on SIMD 1 that only shows in
-occupancy. Gaps come from a fixed-seed generator. Nothing here comes from a real GPU.
+occupancy; realtime samples every 200 cycles. Gaps come from a fixed-seed generator. Nothing here comes from a real GPU.
 
 Run from the repository root: python3 tools/makers/make_synthetic_capture.py
 """
@@ -54,6 +54,7 @@ BODY = [
     ("flat_wr_3", (0, 8)),  # global_store_b32
     ("message", (0, 0)),  # s_endpgm
 ]
+REALTIME_START = 1_000_000
 # i >= n: up to the branch, taken, then s_endpgm
 SHORT = [*BODY[:6], ("branch_taken", (0, 0)), BODY[-1]]
 
@@ -81,6 +82,8 @@ def stream(rng: random.Random, se: int, dispatch: int) -> bytes:
             t += 4 + rng.randint(lo, hi)
             events.append((t, 1, lambda e, w=wid, tok=token: emit(e, w, tok)))
         events.append((t + 8, 2, lambda e, w=wid: e.wave_end(simd=0, wid=w)))
+    for t in range(16, 1200, 200):  # realtime samples: a 100 MHz clock against a 2.5 GHz shader clock
+        events.append((t, 0, lambda e, rt=REALTIME_START + t // 25: e.token("TIMESTAMP", rt=1, value=rt)))
     events.append((60, 0, lambda e: e.wave_start(simd=1, wid=5)))  # untraced SIMD: occupancy only
     events.append((900, 2, lambda e: e.wave_end(simd=1, wid=5)))
     e = RdnaEncoder(11, dp_rate=1)
