@@ -111,7 +111,14 @@ def main(out: str = OUT) -> None:
             with open(os.path.join(out, name), "wb") as f:
                 f.write(data)
             blobs.append(
-                {"file": name, "se": se, "itrace": True, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                {
+                    "file": name,
+                    "kernel": "kern",
+                    "se": se,
+                    "itrace": True,
+                    "size": len(data),
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                }
             )
             names.append(name)
         dispatches.append({"kernel": "kern", "exec_tag": tag, "blobs": names})
@@ -131,7 +138,14 @@ def main(out: str = OUT) -> None:
             "simd_per_cu": 2,
         },
         "kernels": [
-            {"name": "kern", "code_object": "kern.co", "base": BASE, "base_hex": hex(BASE), "entry_vaddr": ENTRY}
+            {
+                "name": "kern",
+                "code_object": "kern.co",
+                "base": BASE,
+                "base_hex": hex(BASE),
+                "entry_vaddr": ENTRY,
+                "code_start": BASE + ENTRY,
+            }
         ],
         "blobs": blobs,
         "dispatches": dispatches,
