@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES, invoke, shared_path
+from conftest import FIXTURES, captures, invoke
 
 from attdec.decoders import decode_blob
 from tests.support import sqtt_encoder as enc
@@ -79,11 +79,13 @@ def test_gfx9_listing_names_subtypes_and_issue_slots(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rel", ["gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", "gfx1201/gemm_run0", "gfx950/gemm_run0/r_32_32_16_2_1_se0.att"]
+    "p",
+    captures(
+        "gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", "gfx1201/gemm_run0", "gfx950/gemm_run0/r_32_32_16_2_1_se0.att"
+    ),
 )
-def test_real_capture_listing_agrees_with_the_decoder(rel):
+def test_capture_listing_agrees_with_the_decoder(p):
     """Without --arch: every wave start and end the decoder counts is a listed token, at its time."""
-    p = shared_path("captures", *rel.split("/"))
     if p.is_dir():
         p = max(p.glob("*.att"), key=lambda f: f.stat().st_size)
     r = tokens(p, "--format", "json")
