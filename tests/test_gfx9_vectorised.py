@@ -14,7 +14,7 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.gfx9 import vectorised
-from tests.conftest import codemap, shared_path
+from tests.conftest import SHARED, SYNTHETIC_CAPTURES, codemap, real_data, shared_path
 from tests.support import sqtt_encoder as enc
 
 # INST types the vectorised pass times (SMEM, SALU, VMEM, FLAT, VALU, LDS, JUMP, NEXT, OTHER_MSG, MAI)
@@ -227,11 +227,13 @@ def test_phase_steps_in_doubt_are_settled_in_stream_order(monkeypatch):
 
 
 def _captures():
-    root = shared_path("captures", "gfx950")
-    yield from sorted(p for p in root.iterdir() if (p / "capture.json").exists())
+    """The synthetic gfx9 capture and every real gfx950 one."""
+    yield SYNTHETIC_CAPTURES["gfx942"]
+    if real_data("captures", "gfx950"):
+        yield from sorted(p for p in (SHARED / "captures" / "gfx950").iterdir() if (p / "capture.json").exists())
 
 
-def test_real_gfx950_blobs_agree_with_code_and_vectorise():
+def test_gfx9_capture_blobs_agree_with_code_and_vectorise():
     from attdec.sources.explicit import codemap
 
     n = 0
