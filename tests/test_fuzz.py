@@ -26,7 +26,7 @@ from hypothesis import strategies as st  # noqa: E402
 from attdec.errors import AttdecError, FormatError, parse_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-from conftest import FIXTURES, cli, shared_path  # noqa: E402
+from conftest import FIXTURES, SYNTHETIC_CAPTURES, cli, real_data, shared_path  # noqa: E402
 
 from tests.support import sqtt_encoder as enc  # noqa: E402
 from tools.fuzzers import fuzz  # noqa: E402
@@ -191,7 +191,9 @@ def test_tinygrad_reader_on_hostile_pickles(rnd, bytes_too):
 def rgp_files(tmp_path_factory):
     from tests.support import make_rgp
 
-    cap = shared_path("captures", "gfx1100", "plus_run0")  # make_rgp needs a capture's device properties
+    # make_rgp needs a capture's device properties: a real capture's, or the synthetic one's
+    real = ("captures", "gfx1100", "plus_run0")
+    cap = shared_path(*real) if real_data(*real) else SYNTHETIC_CAPTURES["gfx1100"]
     d = tmp_path_factory.mktemp("rgp")
     files = [make_rgp.radv(cap, d / "radv.rgp"), make_rgp.rdf(cap, d / "rdf.rgp")]
     try:
