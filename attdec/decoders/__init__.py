@@ -100,13 +100,16 @@ def decode_blob(
     window: int | None = None,
     progress: Callable[[int], None] | None = None,
     occupancy: bool = True,
+    vectorised: bool = True,
 ) -> BlobResult:
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
     `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
     windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
     `progress` (a callable) is told the bytes decoded so far after each window but the last; such a blob
-    keeps no occupancy records with `occupancy=False` (`waves` reads none: a 1 GB gfx9 blob has ~14 million)."""
+    keeps no occupancy records with `occupancy=False` (`waves` reads none, and a gfx9 blob has a row per wave of
+    every CU). `vectorised=False` runs a whole blob through the scalar timing model only (the reference the
+    numpy model is checked against). An option not named here is a TypeError."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -127,7 +130,7 @@ def decode_blob(
         raise ArchError(f"{got} streams are not supported (attdec decodes {listed(DECODED)})", where or None)
     more = {"target_cu": target_cu} if got == "gfx9" else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
-    # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
+    # them (and a caller's heap of earlier results) over and over (benchmarks/RESULTS.md, 2026-12-07).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -138,7 +141,7 @@ def decode_blob(
                 return windowed.decode_windowed(
                     data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
-        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, **more)
+        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, vectorised=vectorised, **more)
     finally:
         if was_enabled:
             gc.enable()

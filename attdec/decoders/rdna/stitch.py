@@ -132,7 +132,6 @@ class Gfx11Walker(PcWalker):
         get = view.get
         excluded = self.excluded
         rec = cats[i]
-        n = len(cats)
         failed = 0
         cacheable = True
         while failed < self.MAX_FAILED:
@@ -151,27 +150,7 @@ class Gfx11Walker(PcWalker):
             ):
                 cacheable = False
                 if lc == LineKind.BARRIER_WAIT_EXCLUDED or line.addr not in self.parsed:
-                    add = True
-                    if rec == Category.IMMED:
-                        kind = 0
-                        look = nxt
-                        idx = i
-                        while idx < n and add and look is not None:
-                            l2, r2 = look.cat, cats[idx]
-                            if excluded and look.addr in excluded:
-                                l2 = LineKind.BARRIER_WAIT_EXCLUDED
-                            jumps = l2 == LineKind.BRANCH and r2 == Category.JUMP
-                            look = view.jump(look) if jumps else get(look.next)
-                            if l2 in (LineKind.DONT_KNOW, LineKind.SKIP):
-                                idx += 1
-                                continue
-                            add = matches_elaborately(r2, l2)
-                            if r2 != Category.IMMED and l2 != LineKind.VALU:
-                                if kind != 0 and kind != l2:
-                                    break
-                                kind = l2
-                            idx += 2  # the official look-ahead advances twice per matched line
-                    if add:
+                    if rec != Category.IMMED or self._left_no_token(cats, i, nxt):
                         barriers.append((i, line.addr))
                         excluded.add(line.addr)
                         continue
@@ -201,6 +180,30 @@ class Gfx11Walker(PcWalker):
                 return line.addr, (nxt.addr if nxt is not None else 0), skipped, widen, cacheable
             failed += 1
         return 0, 0, skipped, False, cacheable  # gave up: as deterministic as a match
+
+    def _left_no_token(self, cats, i, look) -> bool:
+        """Whether an s_barrier_wait line met by IMMED record i left no token: the official look-ahead from
+        the line after it (`look`) matches the records from i on against the lines that follow."""
+        get, excluded = self.view.get, self.excluded
+        kind = 0
+        idx = i
+        add = True
+        while idx < len(cats) and add and look is not None:
+            l2, r2 = look.cat, cats[idx]
+            if excluded and look.addr in excluded:
+                l2 = LineKind.BARRIER_WAIT_EXCLUDED
+            jumps = l2 == LineKind.BRANCH and r2 == Category.JUMP
+            look = self.view.jump(look) if jumps else get(look.next)
+            if l2 in (LineKind.DONT_KNOW, LineKind.SKIP):
+                idx += 1
+                continue
+            add = matches_elaborately(r2, l2)
+            if r2 != Category.IMMED and l2 != LineKind.VALU:
+                if kind != 0 and kind != l2:
+                    break
+                kind = l2
+            idx += 2  # the official look-ahead advances twice per matched line
+        return add
 
 
 class Gfx12Walker(Gfx11Walker):

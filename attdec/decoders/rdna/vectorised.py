@@ -275,7 +275,8 @@ def _lifecycle_np(
 def _lifecycle_py(
     tk: Tokens, table, se: int, life: np.ndarray, target_cu: int, target_simd: int, first_hdr: int
 ) -> tuple[np.ndarray, list[Traced]]:
-    """`_lifecycle_np` one token at a time: a few dozen tokens cost less than its ~100 numpy calls."""
+    """`_lifecycle_np` one token at a time: a few dozen tokens cost less than its many numpy calls
+    (`PY_LIFE`)."""
     if not len(life):
         return np.zeros(0, OCCUPANCY_DTYPE), []
     ws_p, we_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["REG"]

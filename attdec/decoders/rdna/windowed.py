@@ -1,4 +1,4 @@
-"""A big RDNA blob decoded in windows, so that memory follows the window and not the blob (issue 12).
+"""A big RDNA blob decoded in windows, so that memory follows the window and not the blob.
 
 Traced waves are independent once their tokens are known, so the blob is split a window of bytes at a
 time, from the token boundary and with the time the previous window ended at (`_Splitter`), and each
