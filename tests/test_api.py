@@ -41,6 +41,9 @@ def test_open_hotspots_instructions_on_a_raw_capture():
     assert int((ins["category"] == Category.IMMED).sum()) > 0
     w = attdec.waves(d)
     assert w.nrows == len(d.waves) and int(w["stall"].sum()) == want["stall_sum"]
+    # the column is stall_share, as the waves command's CSV/JSON/npz name it; its former name still reads it
+    assert "stall_share" in w and "share" not in w and w["share"] is w["stall_share"]
+    assert ((w["stall_share"] > 0) == (w["stall"] > 0)).all()
 
 
 @pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", synthetic=("gfx942",)))

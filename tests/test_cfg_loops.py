@@ -155,7 +155,7 @@ def test_block_hits_and_loop_iterations_on_every_listing():
     for d in _listings():
         cfgs = build_cfgs(d.code)
         for cfg in cfgs:
-            block_stats(cfg, d.target.family)
+            block_stats(cfg, d.target)
             for b in cfg.blocks:
                 for c in b.lines:
                     if not mnemonic_of(c.text).startswith(UNEVEN):

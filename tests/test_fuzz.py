@@ -126,7 +126,7 @@ def test_code_object_readers_on_damaged_elves(path, rnd):
         insts = disassemble(co.text, arch, co.text_vaddr)
         CodeMap().add(disassemble(co.text, arch, co.text_vaddr, lenient=True), 0x7FFF00000000)
         for k in co.kernels:
-            co.resources(k, arch)
+            co.resources(k)
         for i in insts[:40]:
             co.source_of(i.address)
     except AttdecError:

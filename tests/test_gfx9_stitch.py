@@ -11,6 +11,7 @@ from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
 from attdec.decoders.compat import DEFAULT, NEWEST
 from attdec.model import Category
+from attdec.model.target import target
 from tests.support import sqtt_encoder as enc
 
 pytest.importorskip("attdec.decoders.stitch", reason="the shared PC walk (stitch.py) has not landed yet")
@@ -28,7 +29,7 @@ def code(*lines):
 
 
 def run(e, cm, warnings=(), rules=DEFAULT):
-    r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att", rules=rules)
+    r = gfx9.decode(e.data(), target("gfx950"), cm, 0, where="t.att", rules=rules)
     assert r.problems == [] and [w for w in r.warnings if "WAVE_INCOMPLETE" not in w] == list(warnings)
     (w,) = r.waves
     return [

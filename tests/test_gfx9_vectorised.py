@@ -14,6 +14,7 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.gfx9 import vectorised
+from attdec.model.target import target
 from tests.conftest import SHARED, SYNTHETIC_CAPTURES, codemap, real_data, shared_path
 from tests.support import sqtt_encoder as enc
 
@@ -39,10 +40,10 @@ def decode_both(data: bytes, code=None, target_cu=None):
         ran.append(True)
 
     kw = {"target_cu": target_cu, "where": "t.att"}
-    a = gfx9.decode(data, "gfx950", code, 0, vectorised=False, **kw)
+    a = gfx9.decode(data, target("gfx950"), code, 0, vectorised=False, **kw)
     vectorised_run, gfx9.run_vectorised = gfx9.run_vectorised, spy
     try:
-        b = gfx9.decode(data, "gfx950", code, 0, **kw)
+        b = gfx9.decode(data, target("gfx950"), code, 0, **kw)
     finally:
         gfx9.run_vectorised = vectorised_run
     return a, b, bool(ran)

@@ -13,6 +13,7 @@ import pytest
 
 from attdec.isa import disassemble, waitcnt_fields
 from attdec.isa.decoder import ENCODING_OF, decode_one, table_for
+from attdec.model.target import target
 from tests.conftest import FIXTURES, SHARED
 
 # Measured agreement at the time of writing (see docs/isa.md); the test guards against regressions.
@@ -102,13 +103,16 @@ def test_branch_target_and_waitcnt_fields():
     assert ins.flow == "branch"
     end, setpc = disassemble(bytes.fromhex("0000b0bf004880be"), "gfx1100", 0)  # s_endpgm; s_setpc_b64 s[0:1]
     assert (end.flow, setpc.text, setpc.flow, setpc.target) == ("end", "s_setpc_b64 s[0:1]", "indirect", None)
-    assert waitcnt_fields(0xC07F, "gfx9") == {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 0}
-    assert waitcnt_fields(0x0007, "gfx11") == {"vmcnt": 0, "expcnt": 7, "lgkmcnt": 0}
+    assert waitcnt_fields(0xC07F, target("gfx9")) == {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 0}
+    assert waitcnt_fields(0x0007, target("gfx11")) == {"vmcnt": 0, "expcnt": 7, "lgkmcnt": 0}
     assert disassemble(bytes.fromhex("7fc08cbf"), "gfx942", 0)[0].text == "s_waitcnt lgkmcnt(0)"
     split = disassemble(bytes.fromhex("0102c8bf"), "gfx1201", 0)[0]
-    assert (split.text, waitcnt_fields(split, "gfx12")) == ("s_wait_loadcnt_dscnt 0x201", {"loadcnt": 2, "dscnt": 1})
+    assert (split.text, waitcnt_fields(split, target("gfx12"))) == (
+        "s_wait_loadcnt_dscnt 0x201",
+        {"loadcnt": 2, "dscnt": 1},
+    )
     vs = disassemble(bytes.fromhex("03007cbc"), "gfx1100", 0)[0]
-    assert (vs.text, waitcnt_fields(vs, "gfx11")) == ("s_waitcnt_vscnt null, 0x3", {"vscnt": 3})
+    assert (vs.text, waitcnt_fields(vs, target("gfx11"))) == ("s_waitcnt_vscnt null, 0x3", {"vscnt": 3})
     assert disassemble(bytes.fromhex("f70389bf"), "gfx1100", 0)[0].text == "s_waitcnt vmcnt(0)"
 
 

@@ -9,6 +9,7 @@ from conftest import SHARED, captures, invoke, shared_path
 import attdec
 from attdec.errors import ArchError, WorkerError
 from attdec.model.options import DecodeOptions
+from attdec.model.target import target
 from attdec.sources import parallel
 from attdec.sources.kind import Tracker, raw_weight
 from attdec.sources.pipeline import open_raw
@@ -77,7 +78,7 @@ def test_workers_decode_what_serial_decodes(cap, pool_for_small):
 def test_an_error_is_raised_in_its_turn(cap, pool_for_small):
     pool_for_small(cap)
     raws = open_raw([cap])
-    raws[1].arch = "gfx950"  # its code objects are RDNA: refused when that dispatch is decoded
+    raws[1].target = target("gfx950")  # its code objects are RDNA: refused when that dispatch is decoded
     outcomes = list(parallel.decode_dispatches(raws, Tracker(), DecodeOptions(jobs=2)))
     assert [ok for ok, _ in outcomes] == [i != 1 for i in range(len(raws))]
     assert isinstance(outcomes[1][1], ArchError)

@@ -15,6 +15,7 @@ from conftest import SYNTHETIC_CAPTURES, captures, invoke, shared_path
 from attdec.decoders.common import BlobResult
 from attdec.errors import ArchError, InputError
 from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
+from attdec.model.target import target
 from attdec.sources import capture, rocprof_raw
 from attdec.sources.pipeline import kind_of, open_raw
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_dispatch
@@ -69,7 +70,7 @@ def test_rocprof_folder_groups_and_places_code_objects(tmp_path, cap_dir):
     out, cap, disp, k = _rocprof_folder(tmp_path, cap_dir)
     assert kind_of(out).name == "rocprof-raw"
     (d,) = open_raw([out])
-    assert (d.agent, d.dispatch_id, d.arch, d.kernel) == (AGENT, DISP, cap["gfx_arch"], k["name"])
+    assert (d.agent, d.dispatch_id, d.target, d.kernel) == (AGENT, DISP, target(cap["gfx_arch"]), k["name"])
     blobs = {b["file"]: b for b in cap["blobs"]}
     assert [b.se for b in d.blobs] == sorted(blobs[f]["se"] for f in disp["blobs"])
     for b in d.blobs:
@@ -84,7 +85,7 @@ def test_loose_files_without_results_leave_the_base_to_inference(tmp_path):
     out, _cap, _disp, k = _rocprof_folder(tmp_path, cap_dir, results=False)
     files = sorted((out / "gpu-host").iterdir())
     (d,) = open_raw(files)
-    assert len(d.blobs) == 32 and d.code_objects[0].base is None and d.arch == "gfx950"
+    assert len(d.blobs) == 32 and d.code_objects[0].base is None and d.target == target("gfx950")
     # the base inference, given a code object whose kernel entry is known (stand-in for attdec.isa)
     from attdec.sources.raw import _infer_bases
 
@@ -134,10 +135,10 @@ def _blob_and_code(real: bool) -> tuple[bytes, bytes]:
 @pytest.mark.parametrize("real", [False, True], ids=["synthetic", "real"])
 def test_blob_arch_must_match_code_object(tmp_path, real):
     gfx9_blob, co = _blob_and_code(real)
-    raw = RawDispatch("d", "", [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
+    raw = RawDispatch("d", None, [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
     with pytest.raises(ArchError, match=r"x_se0\.att: blob is a gfx9 SQTT stream but the code object is gfx1100"):
         decode_dispatch(raw)
-    raw.arch = "gfx950"  # the capture's own arch (device props, --arch) disagrees with the ELF
+    raw.target = target("gfx950")  # the capture's own arch (device props, --arch) disagrees with the ELF
     with pytest.raises(ArchError, match=r"k\.co: code object is gfx1100, but the trace is gfx950"):
         decode_dispatch(raw)
 
@@ -149,7 +150,7 @@ def test_capture_folders_load():
         assert kind_of(cj.parent).name == "capture"
         ds = capture.load(cj.parent)
         assert [d.kernel for d in ds] == [d["kernel"] for d in cap["dispatches"]]
-        assert all(d.arch == cap["gfx_arch"] and d.blobs for d in ds)
+        assert all(d.target == target(cap["gfx_arch"]) and d.blobs for d in ds)
         n += len(ds)
     assert n >= 59
 
@@ -181,7 +182,7 @@ class _Ins:
 
 
 class _CO:
-    arch, text_vaddr = "gfx1100", 0x100
+    arch, target, text_vaddr = "gfx1100", target("gfx1100"), 0x100
     text = bytes(16)
     kernels = [("k", 0x100)]
 
@@ -200,6 +201,10 @@ def fake_layers(monkeypatch):
     isa = types.ModuleType("attdec.isa")
     isa.load_code_object = lambda data, where="": _CO()
     isa.readings = readings
+    # the ISA rules the analyses import (export-ui classifies stalls) are the real ones
+    from attdec.isa import categories, waitcnt
+
+    isa.categories, isa.waitcnt = categories, waitcnt
     monkeypatch.setitem(sys.modules, "attdec.isa", isa)
     import attdec
 
@@ -207,7 +212,7 @@ def fake_layers(monkeypatch):
     calls = []
 
     def decode_blob(data, arch, code, se, **_opts):
-        calls.append((se, arch, len(code)))
+        calls.append((se, arch.name, len(code)))
         base = 0x5000_0000
         a = empty_insts(3)
         a["time"], a["stall"], a["duration"] = [10, 20, 40], [0, 5 + se, 1], [4, 9, 4]
@@ -215,7 +220,7 @@ def fake_layers(monkeypatch):
         w = Wave(se=se, cu=0, simd=0, slot=1, begin=0, end=60, insts=a, timeline=[(1, 10), (2, 50)])
         occ = np.zeros(2, OCCUPANCY_DTYPE)
         occ[:] = [(se, 0, 0, 1, 1, 0, 0), (se, 0, 0, 1, 0, 60, 0)]
-        return BlobResult(se=se, arch=arch, waves=[w], occupancy=occ, realtime=[(5, 100)])
+        return BlobResult(se=se, arch=arch.name, waves=[w], occupancy=occ, realtime=[(5, 100)])
 
     monkeypatch.setattr("attdec.decoders.decode_blob", decode_blob, raising=False)
     return calls
@@ -225,7 +230,7 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
     blob = RdnaEncoder(11).data()
     raw = RawDispatch(
         "k#1",
-        "gfx1100",
+        target("gfx1100"),
         [RawCodeObject(b"elf", 0x5000_0000, "k.co", 2)],
         [RawBlob(0, blob, "se0"), RawBlob(1, blob, "se1")],
         kernel="k",
@@ -306,8 +311,8 @@ def test_allocator_keeps_freed_memory_unless_a_big_blob_is_decoded_in_windows(mo
     calls = []
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(ctypes, "CDLL", lambda name: types.SimpleNamespace(mallopt=lambda *a: calls.append(a)))
-    small = RawDispatch("k", "gfx1200", [], [RawBlob(0, b"\0" * 64, "a.att")])
-    big = RawDispatch("k", "gfx1200", [], [RawBlob(0, b"\0" * (9 << 20), "b.att")])
+    small = RawDispatch("k", target("gfx1200"), [], [RawBlob(0, b"\0" * 64, "a.att")])
+    big = RawDispatch("k", target("gfx1200"), [], [RawBlob(0, b"\0" * (9 << 20), "b.att")])
     common.tune_allocator([small, big], fold=None)  # whole blobs: keep freed blocks for reuse
     assert calls == [
         (common.M_TRIM_THRESHOLD, common.MALLOC_KEEP_BYTES),

@@ -16,6 +16,7 @@ from attdec.decoders.rdna.splitter import lookup
 from attdec.decoders.rdna.stitch import Gfx11Walker, Gfx12Walker
 from attdec.decoders.stitch import LineKind
 from attdec.model import Category
+from attdec.model.target import target
 
 ENTRY = 0x200001006100
 
@@ -103,8 +104,8 @@ def test_line_category(text, family, cat):
 
 
 def test_format_detection():
-    assert detect_format(_tiny("gfx1100")) == "gfx11"
-    assert detect_format(_tiny("gfx1201")) == "gfx12"
+    assert detect_format(_tiny("gfx1100")).name == "gfx11"  # type: ignore[union-attr]
+    assert detect_format(_tiny("gfx1201")).name == "gfx12"  # type: ignore[union-attr]
     assert detect_format(b"\0" * 16) is None
 
 
@@ -241,8 +242,8 @@ def test_vectorised_model_equals_scalar_model(cap):
     n = 0
     for f in sorted(cap.glob("*.att")):
         data = f.read_bytes()
-        a = rdna.decode(data, arch, None, 0, vectorised=False)
-        b = rdna.decode(data, arch, None, 0, vectorised=True)
+        a = rdna.decode(data, target(arch), None, 0, vectorised=False)
+        b = rdna.decode(data, target(arch), None, 0, vectorised=True)
         assert a.occupancy.tobytes() == b.occupancy.tobytes()
         assert len(a.waves) == len(b.waves)
         for x, y in zip(a.waves, b.waves):
@@ -271,7 +272,7 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
         rt, other = [], []
         for b in disp["blobs"]:
             se = int(re.search(r"se(\d+)", b).group(1))
-            r = rdna.decode((cap_dir / b).read_bytes(), cap["gfx_arch"], None, se, vectorised=vectorised)
+            r = rdna.decode((cap_dir / b).read_bytes(), target(cap["gfx_arch"]), None, se, vectorised=vectorised)
             rt += [[se, a, c] for a, c in r.realtime]
             o = r.other_simd
             other += [
@@ -354,7 +355,7 @@ def test_vectorised_model_takes_jumps_and_new_pc(rel):
                 continue
             assert vectorisable(tk, fmt, DEFAULT)
             v = decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT)
-            s = rdna.decode(data, arch, code, 1, b, vectorised=False)
+            s = rdna.decode(data, target(arch), code, 1, b, vectorised=False)
             assert len(v.waves) == len(s.waves) > 0
             for x, y in zip(v.waves, s.waves):
                 assert x.insts.tobytes() == y.insts.tobytes()
@@ -425,8 +426,8 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     e.advance(10)
     e.wave_end(simd=0, wid=0)
     data = e.data()
-    a = rdna.decode(data, arch, None, 0, vectorised=False)
-    b = rdna.decode(data, arch, None, 0, vectorised=True)
+    a = rdna.decode(data, target(arch), None, 0, vectorised=False)
+    b = rdna.decode(data, target(arch), None, 0, vectorised=True)
     assert a.problems == b.problems == []
     assert len(a.waves) == len(b.waves) == 1
     x, y = a.waves[0], b.waves[0]

@@ -11,9 +11,10 @@ from conftest import codemap
 from attdec.decoders import rdna
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.model import Category, WaveState
+from attdec.model.target import target
 from tests.support.sqtt_encoder import RdnaEncoder
 
-ARCH = {11: "gfx1100", 12: "gfx1201"}
+ARCH = {11: target("gfx1100"), 12: target("gfx1201")}
 ENTRY = 0x7000_0100
 S, C = WaveState, Category
 SAVE, RESTORE = 66, 68  # WAVE_START counts that mark a context save / restore

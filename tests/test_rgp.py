@@ -35,7 +35,7 @@ def _raw_key(raws) -> list:
     """What decoding a dispatch depends on: GPU, every SE's bytes, every code object's bytes and load base."""
     return [
         (
-            str(r.arch),
+            str(r.target),
             sorted((b.se, b.data) for b in r.blobs),
             [(c.data, c.base) for c in r.code_objects],
         )
@@ -54,7 +54,7 @@ def test_every_shared_rgp_holds_its_captures_dispatches():
         notes = [p for r in raws for p in r.problems]
         padded += any("padding bug" in p for p in notes)
         assert len(notes) == len(set(notes))  # one note per problem
-        if f.parent.name == "gfx1200" and raws[0].arch == "gfx1200":  # rgptool hard-codes gfx1201's device id
+        if f.parent.name == "gfx1200" and raws[0].target.name == "gfx1200":  # rgptool hard-codes gfx1201's device id
             assert any("0x7550 names gfx1201" in p for p in notes)
     assert padded == 22
 
@@ -110,7 +110,7 @@ def test_concatenated_sessions_and_markers():
     marks = rgp_markers(scan_userdata(b.data, 12).userdata)
     assert [m.kind for m in marks] == [RGP_BIND_PIPELINE, RGP_EVENT]
     assert marks[1].dwords[2] == 2  # cmd_id: the third dispatch
-    assert raws[0].arch == "gfx1200" and raws[0].problems  # device id 0x7550 disagrees, noted
+    assert raws[0].target.name == "gfx1200" and raws[0].problems  # device id 0x7550 disagrees, noted
 
 
 def test_info_lists_chunks_and_dispatches():

@@ -85,7 +85,7 @@ def test_real_session_without_code_json_is_decoded_without_pcs(tmp_path):
     shutil.copytree(host, tmp_path / host.name)
     (bare,) = attdec.open(tmp_path)
     (d,) = attdec.open(s)
-    assert bare.arch == "gfx950"
+    assert bare.target is not None and bare.target.name == "gfx950"
     assert any("decoded without PCs" in p for p in bare.problems)
     (row,) = [c for c in bare.code if not c.is_label]  # every record, in the one row a no-PC decode has
     assert row.is_no_pc and row.hit == sum(len(w.insts) for w in bare.waves) > sum(c.hit for c in d.code) / 2

@@ -106,10 +106,13 @@ def test_rows_of_table_equal_rows_of_waves():
     assert rows
     t = Dispatch(d.name, d.target, d.kernel, d.code, WaveTable.of(d.waves, keep_lines=True), path=d.path)
     assert [vars(r) for r in wave_rows(t)] == [vars(r) for r in rows]
-    for key in ("stall", "begin", "share", "cu"):  # largest first (begin, cu: smallest), then by position
+    for key in ("stall", "begin", "stall_share", "cu"):  # largest first (begin, cu: smallest), then by position
         sign = 1 if key in ("begin", "cu") else -1
         want = sorted(rows, key=lambda r: (sign * getattr(r, key), r.se, r.simd, r.slot, r.wave))
         assert [vars(r) for r in wave_columns(t).sorted(key)] == [vars(r) for r in want]
+    assert [vars(r) for r in wave_columns(t).sorted("share")] == [
+        vars(r) for r in wave_columns(t).sorted("stall_share")
+    ]
     assert [vars(r) for r in wave_columns(t, lambda w: w.simd == rows[0].simd)] == [
         vars(r) for r in rows if r.simd == rows[0].simd
     ]

@@ -96,9 +96,9 @@ def test_blob_records_of_windows_equal_whole_blob(rel, compat, monkeypatch):
     window = 64 if rel in SYNTHETIC else 512 if rel in RDNA else 128
     for raw, b in [(r, b) for r in raws for b in r.blobs]:
         code = load_code(raw)
-        whole = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat)
+        whole = decode_blob(b.data, code.target, code.codemap, b.se, where=b.label, compat=compat)
         win = decode_blob(
-            b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=window
+            b.data, code.target, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=window
         )
         _assert_same_blob(win, whole)
 
@@ -114,18 +114,19 @@ def test_damaged_blob_problems_keep_whole_blob_offsets(damage, cap, compat):
     raw = load(cap, Tracker())[0]
     code = load_code(raw)
     data = bytearray(raw.blobs[0].data)
-    gfx9 = str(raw.arch).startswith("gfx9")
+    gfx9 = raw.target is not None and raw.target.family == "gfx9"
     if damage == "truncated":
         cut = 13
-        while gfx9 and not any("truncated" in p for p in decode_blob(bytes(data[:-cut]), code.arch, None, 0).problems):
+        tgt = code.target
+        while gfx9 and not any("truncated" in p for p in decode_blob(bytes(data[:-cut]), tgt, None, 0).problems):
             cut += 1
         data = data[:-cut]
     else:  # RDNA: unassigned token ids (lost sync); gfx9: MISC PACKET_LOST words
         data[len(data) // 2 : len(data) // 2 + 40] = b"\x00\x40" * 20 if gfx9 else b"\x77" * 40
     data = bytes(data)
-    whole = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat)
+    whole = decode_blob(data, code.target, code.codemap, 0, where="x", compat=compat)
     window = 64 if len(data) < 2048 else 128
-    win = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=window)
+    win = decode_blob(data, code.target, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=window)
     assert win.problems == whole.problems and win.problems
     assert (win.warnings, win.info) == (whole.warnings, whole.info)
     assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
@@ -171,8 +172,8 @@ def test_mapped_blob_decodes_as_read(cap, tmp_path):
     assert not isinstance(mapped, bytes) and mapped[:] == b.data
     for opts in ({}, {"fold": lambda w: w, "window": 1024}):
         opts = {**opts, "window": 64} if "window" in opts and len(b.data) < 4096 else opts
-        got = decode_blob(mapped, code.arch, code.codemap, b.se, where=b.label, **opts)
-        want = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label)
+        got = decode_blob(mapped, code.target, code.codemap, b.se, where=b.label, **opts)
+        want = decode_blob(b.data, code.target, code.codemap, b.se, where=b.label)
         assert [_wave_key(w) for w in got.waves] == [_wave_key(w) for w in want.waves]
         assert got.problems == want.problems
 

@@ -559,7 +559,7 @@ def _disassemble(code: bytes, arch: str, vaddr: int, lenient: bool, known: dict[
                     ins = Instruction(addr, size, name, "", name, None, "", enc, tuple(words[i : i + size // 4]))
         c = cats.get(ins.mnemonic)
         if c is None:
-            c = cats[ins.mnemonic] = category_of(ins.mnemonic, fam)
+            c = cats[ins.mnemonic] = category_of(ins.mnemonic, tab.target)
         ins.category = c
         out.append(ins)
         i += max(ins.size, 4) // 4

@@ -534,7 +534,7 @@ def _needs(raw: RawDispatch) -> tuple[Hashable, ...] | None:
     the dispatches that share them."""
     if not raw.code_objects:
         return None
-    return (*(hash(co.data) for co in raw.code_objects), ("isa", raw.arch))
+    return (*(hash(co.data) for co in raw.code_objects), ("isa", raw.target))
 
 
 def _one_blob(raw: RawDispatch, blob: int) -> RawDispatch:
