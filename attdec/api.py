@@ -146,8 +146,8 @@ def decode(
     `arch` is needed; `target_cu` (gfx9): the CU whose waves get instruction detail.
 
     Memory: the result keeps ~51 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
-    of the timeline columns and other record arrays; 51 MB for gemm_gfx1200_run0's 996,115 records) and
-    decoding peaks at ~158 bytes per record (39 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
+    of the timeline columns and other record arrays) and decoding peaks at ~158 bytes per record (39 per SQTT
+    byte): docs/api.md, "Memory of a decode to memory"."""
     from attdec.model.target import target
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_blobs, load_code

@@ -369,8 +369,8 @@ def build_cases(a, root: str, tmp: str) -> tuple[list[Case], list[str]]:
 def big_cases(size_text: str, root: str, tmp: str, native_side) -> list[Case]:
     """Streamed: hotspots of gemm_gfx1200 SE0's body repeated to `size_text`, decoded in windows, against native
     on the same bytes."""
-    sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from make_repeated_blob import make, size
+    sys.path.insert(0, ROOT)
+    from tools.makers.make_repeated_blob import make, size
 
     big = make(
         os.path.join(tmp, "big.att"), "/".join(HEADLINE), "r_32_16_8_16_4_4_256_4_3_se0.att", None, size(size_text)

@@ -324,7 +324,7 @@ def test_shipped_raw_capture_decodes_cleanly():
 
 def test_demo_raw_tool_reproduces_the_shipped_files(tmp_path):
     p = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "make_demo_raw.py"), str(tmp_path / "raw")],
+        [sys.executable, str(ROOT / "tools" / "makers" / "make_demo_raw.py"), str(tmp_path / "raw")],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,12 +1,10 @@
-"""gfx9 (CDNA) decoder on synthesized streams (tools/sqtt_encoder.py): framing, time, the ISSUE/INST
+"""gfx9 (CDNA) decoder on synthesized streams (tests/support/sqtt_encoder.py): framing, time, the ISSUE/INST
 timing model, occupancy, target CU, PC tokens and bad input. Agreement with AMD is tested on real captures in
 test_gfx9_real.py; these tests pin the rules of docs/sqtt-gfx9.md one by one."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 import time
 
 import numpy as np
@@ -20,9 +18,7 @@ from attdec.decoders.gfx9.wave import TracedWave
 from attdec.errors import FormatError
 from attdec.model import Category
 from attdec.model.target import target
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from tests.support import sqtt_encoder as enc
 
 
 def decode(e, **kw):

@@ -3,8 +3,6 @@ of sqtt-format.md §8.4 (barrier entry/exit, swapped neighbours, v_mfma_scale wi
 
 from __future__ import annotations
 
-import os
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -14,9 +12,7 @@ from attdec.decoders.common import CodeMap
 from attdec.decoders.compat import DEFAULT, NEWEST
 from attdec.model import Category
 from attdec.model.target import target
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from tests.support import sqtt_encoder as enc
 
 pytest.importorskip("attdec.decoders.stitch", reason="the shared PC walk (stitch.py) has not landed yet")
 

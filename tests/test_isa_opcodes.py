@@ -1,5 +1,5 @@
 """Every opcode of every table: synthesized words vs llvm-objdump 22 (fixture from
-tools/make_opcode_corpus.py), plus the wait-counter decoding and a live LLVM re-check when installed."""
+tools/makers/make_opcode_corpus.py), plus the wait-counter decoding and a live LLVM re-check when installed."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ import gzip
 import json
 import random
 import shutil
-import sys
 
 import pytest
 
 from attdec.isa import disassemble, waitcnt_fields
 from attdec.isa.decoder import ENCODING_OF, decode_one, table_for
 from attdec.model.target import target
-from tests.conftest import FIXTURES, ROOT, SHARED
+from tests.conftest import FIXTURES, SHARED
 
 # Measured agreement at the time of writing (see docs/isa.md); the test guards against regressions.
 MIN_SIZE, MIN_MNEMONIC, MIN_TEXT = 0.995, 0.995, 0.975
@@ -120,8 +119,7 @@ def test_branch_target_and_waitcnt_fields():
 @pytest.mark.skipif(not shutil.which("llvm-objdump-22"), reason="llvm-objdump-22 not installed")
 def test_live_llvm_recheck_on_a_fresh_sample(tmp_path):
     """Re-ask LLVM about a slice of the corpus words, so a stale fixture cannot hide a regression."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import probe_isa as P
+    from tools.oracles import probe_isa as P
 
     P.SHARED = SHARED
     if not (P.SHARED / "tools/isa_oracle/enumerate_opcodes.py").exists():

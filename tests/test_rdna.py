@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
+import json
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, codemap, shared_path
+from conftest import FIXTURES, captures, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.gfx9.stitch import Gfx9Walker
@@ -32,7 +32,7 @@ def _rows(wave):
 
 @pytest.mark.parametrize("arch,ready", [("gfx1100", 25), ("gfx1201", 26)])
 def test_timing_model_on_synthetic_stream(arch, ready):
-    # tools/make_rdna_fixture.py: wave 0 of SIMD 0 starts at 10, SMEM at 20, VALU at 22, WAVE_READY at 26
+    # tools/makers/make_rdna_fixture.py: wave 0 of SIMD 0 starts at 10, SMEM at 20, VALU at 22, WAVE_READY at 26
     # (gfx11 stamps it one cycle early), VALU at 30, immediate at 40, WAVE_END at 50.
     res = decode_blob(_tiny(arch), arch, None, 0)
     assert res.problems == []
@@ -221,14 +221,24 @@ def test_garbage_after_header_reports_lost_sync():
     assert any("lost sync" in p for p in res.problems)
 
 
+def _arch(cap) -> str:
+    return json.loads((cap / "capture.json").read_text())["gfx_arch"]
+
+
 @pytest.mark.parametrize(
-    "rel",
-    ["gfx1100/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0", "gfx1201/handwritten_run0", "gfx1200/wmma_run0"],
+    "cap",
+    captures(
+        "gfx1100/gemm_run0",
+        "gfx1100/ops_run0",
+        "gfx1201/sync_run0",
+        "gfx1201/handwritten_run0",
+        "gfx1200/wmma_run0",
+        synthetic=("gfx1100",),
+    ),
 )
-def test_vectorised_model_equals_scalar_model(rel):
+def test_vectorised_model_equals_scalar_model(cap):
     """rdna_vec must give exactly the scalar reference model's waves, timelines and occupancy."""
-    cap = shared_path("captures", *rel.split("/"))
-    arch = "gfx1100" if rel.startswith("gfx11") else "gfx1201"
+    arch = _arch(cap)
     n = 0
     for f in sorted(cap.glob("*.att")):
         data = f.read_bytes()
@@ -273,15 +283,21 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
 
 
 @pytest.mark.parametrize(
-    "rel", ["gfx1100/gemm_run0", "gfx1151/gemm_run0", "gfx1200/gemm_run0", "gfx1201/handwritten_run0"]
+    "cap",
+    captures(
+        "gfx1100/gemm_run0",
+        "gfx1151/gemm_run0",
+        "gfx1200/gemm_run0",
+        "gfx1201/handwritten_run0",
+        synthetic=("gfx1100",),
+    ),
 )
-def test_lifecycle_one_at_a_time_equals_numpy(rel):
+def test_lifecycle_one_at_a_time_equals_numpy(cap):
     """The vectorised decode's two lifecycle passes (Python for a few tokens, numpy for many) agree on real
     blobs, also with lifecycle tokens dropped or repeated and packets-lost flags set."""
     from attdec.decoders.rdna import vectorised
 
-    cap = shared_path("captures", *rel.split("/"))
-    fmt = FORMATS[11 if rel.startswith("gfx11") else 12]
+    fmt = FORMATS[11 if _arch(cap).startswith("gfx11") else 12]
     rng = np.random.default_rng(5)
     seen = traced = 0
     for f in sorted(cap.glob("*.att")):
@@ -387,8 +403,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     second state change at T + 1, chained over several such events (a READY among them: the next issue,
     at T + 1, has not stalled on gfx12) up to a second immediate: the vectorised model agrees with the
     scalar one there."""
-    sys.path.insert(0, str(FIXTURES.parent.parent / "tools"))
-    from sqtt_encoder import RdnaEncoder
+    from tests.support.sqtt_encoder import RdnaEncoder
 
     e = RdnaEncoder(gen, dp_rate=1)
     e.kernel_entry(ENTRY)

@@ -1,22 +1,18 @@
-"""The vectorised RDNA timing model against the scalar reference on random streams (tools/sqtt_encoder.py):
+"""The vectorised RDNA timing model against the scalar reference on random streams (tests/support/sqtt_encoder.py):
 waves of several slots interleaved, every kind of instruction token, ready/immediate masks, same-cycle
 tokens, tokens of slots without a wave or after a wave's end. The vectorised driver must give the scalar
 model's waves, records, timelines and occupancy exactly (or decline the blob)."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 
 import pytest
 
 from attdec.decoders import rdna
 from attdec.decoders.rdna.packets import FORMATS, OP_BARRIER, OP_JUMP, OP_RFE, OP_TRAP
 from attdec.model.target import target
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import RdnaEncoder
+from tests.support.sqtt_encoder import RdnaEncoder
 
 ARCH = {11: target("gfx1100"), 12: target("gfx1201")}
 

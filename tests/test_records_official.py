@@ -1,7 +1,7 @@
 """Every record kind AMD's decoder emits, as attdec decodes it (issue 11 part 1): INFO (DATA_LOST,
 STITCH_INCOMPLETE, WAVE_INCOMPLETE), SHADERDATA, PERFEVENT, RT_FREQUENCY, the wgp of other-SIMD records,
 code-object ids from the trace's markers; in `decode --format json`, the Python API and the dispatch
-(counters, header notes). Streams come from tools/sqtt_encoder.py; expected values follow the official
+(counters, header notes). Streams come from tests/support/sqtt_encoder.py; expected values follow the official
 handlers (docs/decode-json.md says where each comes from). No capture has any of these, so real data
 only checks the wave order and the other-SIMD wgp (test_rdna.py) against oracle.json."""
 
@@ -21,9 +21,7 @@ from attdec.decoders.userdata import OP_AGENT_INFO, ROC_MAGIC
 from attdec.model import SHADERDATA_IMM, SHADERDATA_PRIV
 from attdec.model.target import target
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_blobs, merge_results
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
+from tests.support.sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BASE = 0x7F00_0010_0000

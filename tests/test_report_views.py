@@ -7,18 +7,15 @@ the DOM equals what another attdec command prints for the same input (`hotspots`
 from __future__ import annotations
 
 import json
-import sys
 from collections import defaultdict
 
 import pytest
-from conftest import ROOT, invoke, shared_path
-
-sys.path.insert(0, str(ROOT / "tools"))
-import browser
+from conftest import invoke, shared_path
 
 from attdec.isa.categories import category_of
 from attdec.model.target import target
 from attdec.report.views import CLASS_OF_CATEGORY, CLASSES
+from tests.support import browser
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the report tests: {WHY}")

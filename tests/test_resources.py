@@ -1,7 +1,7 @@
 """Kernel resources from code objects equal what LLVM reports for every code object in ../shared/captures.
 
 The expected values are llvm-readelf-22 --notes (the metadata note) and llvm-objdump-22's `.amdhsa_*`
-directives (the kernel descriptor), stored by tools/make_resource_fixtures.py. When Debian's LLVM 22 is
+directives (the kernel descriptor), stored by tools/makers/make_resource_fixtures.py. When Debian's LLVM 22 is
 installed the same commands are run again, so a capture added later is checked too; otherwise code objects
 the fixture does not have are skipped with the reason.
 """
@@ -9,7 +9,6 @@ the fixture does not have are skipped with the reason.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 
 import pytest
@@ -17,11 +16,8 @@ import pytest
 from attdec.isa import disassemble, load_code_object
 from attdec.isa.resources import kernel_resources
 from attdec.model.target import target
-from tests.conftest import FIXTURES, ROOT, shared_path
-
-_spec = importlib.util.spec_from_file_location("make_resource_fixtures", ROOT / "tools/make_resource_fixtures.py")
-llvm_tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(llvm_tool)
+from tests.conftest import FIXTURES, shared_path
+from tools.makers import make_resource_fixtures as llvm_tool
 
 STORED = json.loads((FIXTURES / "resources_llvm.json").read_text())["objects"]
 LLVM = llvm_tool.tools("-22")

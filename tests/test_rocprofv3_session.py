@@ -9,20 +9,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
-import sys
 
 import numpy as np
 import pytest
 from conftest import ROOT, invoke, shared_path
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import uisynth
-
 import attdec
 from attdec.sources.pipeline import describe
 from attdec.sources.raw import KERNARG_PRELOAD_SKIP, PAGE, _placements
+from tests.support import uisynth
 
 FIELDS = ("time", "category", "stall", "duration", "line")
 
@@ -106,8 +102,9 @@ def test_placement_by_entry_pc_skips_a_kernarg_preload_preamble():
     assert _placements(base + PAGE + 0x100, [(0, 0x100), (1, 0x0)]) == [(0, base + PAGE)]
 
 
-# --- a synthetic session: the demo's raw capture (tools/make_demo_raw.py, written with tools/sqtt_encoder.py)
-# laid out as rocprofv3 leaves it, its ui_output folder written by tools/uisynth.py --------------------------
+# --- a synthetic session: the demo's raw capture (tools/makers/make_demo_raw.py, written with
+# tests/support/sqtt_encoder.py) laid out as rocprofv3 leaves it, its ui_output folder written by
+# tests/support/uisynth.py --------------------------------------------------------------------------------
 
 PID, AGENT, DISP = 4242, 7, 3
 DEMO_RAW = ROOT / "attdec" / "data" / "demo_raw"

@@ -10,7 +10,7 @@ import types
 from dataclasses import dataclass
 
 import pytest
-from conftest import shared_path
+from conftest import SYNTHETIC_CAPTURES, shared_path
 
 from attdec.errors import FormatError
 from attdec.model.target import from_version
@@ -308,3 +308,32 @@ def test_cli_refuses_an_unsafe_pickle_in_one_line(tmp_path):
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1
     assert "refusing to unpickle unknown class" in r.output and "system" in r.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("arch", sorted(SYNTHETIC_CAPTURES))
+def test_a_profile_made_of_a_capture_gives_its_waves_and_totals(tmp_path, arch):
+    """A profile holding a capture's code objects and SQTT blobs (one program event per kernel, one SQTT event
+    per blob) decodes to the capture folder's dispatches, waves and totals."""
+    import attdec
+    from attdec.model import target
+
+    folder = SYNTHETIC_CAPTURES[arch]
+    cap = json.loads((folder / "capture.json").read_text())
+    se_of = {b["file"]: b["se"] for b in cap["blobs"]}
+    tags = {k["name"]: i for i, k in enumerate(cap["kernels"])}
+    ev: list = [ProfileDeviceEvent("AMD", 0, {"gfx_target_version": target(cap["gfx_arch"]).version})]
+    for k in cap["kernels"]:
+        ev.append(
+            ProfileProgramEvent("AMD", k["name"], (folder / k["code_object"]).read_bytes(), k["base"], tags[k["name"]])
+        )
+    for d in cap["dispatches"]:
+        for f in d["blobs"]:
+            blob = (folder / f).read_bytes()
+            ev.append(ProfileSQTTEvent("AMD", tags[d["kernel"]], se_of[f], blob, True, d["exec_tag"]))
+    pkl = tmp_path / "profile.pkl"
+    pkl.write_bytes(_pickle_as_tinygrad(ev))
+    got, want = attdec.open(pkl), attdec.open(folder)
+    assert [d.name for d in got] == [d.name for d in want] and len(got) == len(cap["dispatches"])
+    for a, b in zip(got, want):
+        assert (a.wave_count, a.arch) == (b.wave_count, b.arch) and a.wave_count > 0
+        assert attdec.hotspots(a).totals == attdec.hotspots(b).totals

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, cli, decoded, shared_path
+from conftest import FIXTURES, captures, cli, decoded, shared_path
 
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.latency import hidden_latency
@@ -320,9 +320,9 @@ def test_charge_producer_moves_the_topk_lgkm_stall_to_the_loads():
     assert gained and all(r.extra["line"] in named_lines for r in gained)
 
 
-@pytest.mark.parametrize("capture", ["gfx1100/gemm_run0", "gfx1200/gemm_gfx1200_run0", "gfx950/gemm_run0"])
+@pytest.mark.parametrize("capture", captures("gfx1100/gemm_run0", "gfx1200/gemm_gfx1200_run0", "gfx950/gemm_run0"))
 def test_charge_producer_conserves_totals_on_raw_decodes(capture):
-    for d in decoded(shared_path("captures", capture)):
+    for d in decoded(capture):
         _same_totals(hotspots([d], by="line"), hotspots([d], by="line", charge="producer"))
         a = attribute(d)
         stall = a.stream.col("stall")

@@ -81,7 +81,7 @@ class ComputeUnit(Frozen):
 _SGPR_GFX9 = ((80, 10), (88, 9), (100, 8), (112, 7))
 # LLVM getVGPRAllocGranule / getTotalNumVGPRs / getMaxWavesPerEU / getAddressableLocalMemorySize per ISA
 # version (AMDGPU.td feature sets); every row is checked against llc-22's "; Occupancy" by
-# tests/fixtures/occupancy_llvm.json (tools/make_occupancy_fixtures.py).
+# tests/fixtures/occupancy_llvm.json (tools/makers/make_occupancy_fixtures.py).
 CU_GFX9 = ComputeUnit(10, 4, ((64, 256, 4),), 65536, _SGPR_GFX9)  # gfx908 (own 256-entry AGPR file)
 CU_GFX90A = ComputeUnit(8, 4, ((64, 512, 8),), 65536, _SGPR_GFX9, unified_agprs=True)
 CU_GFX950 = ComputeUnit(8, 4, ((64, 512, 8),), 163840, _SGPR_GFX9, unified_agprs=True)
