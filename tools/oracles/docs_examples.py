@@ -13,10 +13,14 @@ Outputs are compared by their figures, not their whitespace.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,8 +75,17 @@ def examples(lines: list[str]) -> list[Example]:
     return out
 
 
+@functools.cache
+def scratch() -> str:
+    """This run's own folder standing in for the pages' /tmp/, so that two runs at once do not share files."""
+    path = tempfile.mkdtemp(prefix="attdec-docs-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def run(command: str) -> subprocess.CompletedProcess:
-    """`command` in bash from the repository root, attdec being this checkout's."""
+    """`command` in bash from the repository root, attdec being this checkout's; what the page writes under
+    /tmp/ goes to `scratch()` and is printed back as /tmp/."""
     data = shared()
     env = dict(
         os.environ,
@@ -83,8 +96,12 @@ def run(command: str) -> subprocess.CompletedProcess:
         C=str(data / "captures"),
     )
     env.pop("NO_COLOR", None)
-    script = f'attdec() {{ {sys.executable} -m attdec "$@"; }}\n( {command.split("  # ")[0]} ) 2>&1'
-    return subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    private = scratch() + "/"
+    line = command.split("  # ")[0].replace("/tmp/", private)
+    script = f'attdec() {{ {sys.executable} -m attdec "$@"; }}\n( {line} ) 2>&1'
+    p = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    p.stdout = p.stdout.replace(private, "/tmp/")
+    return p
 
 
 def figures(lines: list[str]) -> list[str]:
