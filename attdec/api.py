@@ -112,19 +112,21 @@ def open_blobs(
     claims: then without code objects, and the records get no PCs; `se` for a blob whose file name does not
     say), or else the raw dispatches the paths name, `arch` overriding theirs."""
     from attdec.errors import InputError
+    from attdec.model.target import target
     from attdec.sources import explicit
     from attdec.sources.pipeline import kind_of
 
+    tgt = target(arch) if arch else None
     names = _paths(paths)
     if code or all(Path(p).is_file() and kind_of(Path(p)) is None for p in names):
         if se is None:
             for p in names:
                 if explicit.se_of(str(p)) is None:
                     raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", str(p))
-        return [explicit.load(names, tuple(code), arch, se, need_code=False).check()]
+        return [explicit.load(names, tuple(code), tgt, se, need_code=False).check()]
     raws = open_raw(names, input_format=input_format, report=report)
     for raw in raws:
-        raw.arch = arch or raw.arch
+        raw.target = tgt or raw.target
     return raws
 
 
@@ -144,8 +146,9 @@ def decode(
     `arch` is needed; `target_cu` (gfx9): the CU whose waves get instruction detail.
 
     Memory: the result keeps ~51 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
-    of the timeline columns and other record arrays; 51 MB for gemm_gfx1200_run0's 996,115 records) and
-    decoding peaks at ~158 bytes per record (39 per SQTT byte): docs/api.md, "Memory of a decode to memory"."""
+    of the timeline columns and other record arrays) and decoding peaks at ~158 bytes per record (39 per SQTT
+    byte): docs/api.md, "Memory of a decode to memory"."""
+    from attdec.model.target import target
     from attdec.sources.explicit import parse_code_spec
     from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_blobs, load_code
 
@@ -156,7 +159,7 @@ def decode(
         co = src if isinstance(src, (bytes, bytearray)) else read_bytes(src)
         name = str(src) if isinstance(src, (str, Path)) else f"code object {i}"
         objs.append(RawCodeObject(bytes(co), int(base), name, i))
-    raw = RawDispatch("blob", arch or "", objs, [RawBlob(se, bytes(data), "blob")])
+    raw = RawDispatch("blob", target(arch) if arch else None, objs, [RawBlob(se, bytes(data), "blob")])
     options = DecodeOptions(compat=compat, target_cu=target_cu)
     (_, result, _) = next(decode_blobs(raw, load_code(raw), options))
     return result
@@ -236,6 +239,7 @@ def stall_stacks(dispatches: Iterable[Dispatch], by: str | None = None, wave_fil
 
 def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
     """One row per wave: where and when it ran, its instructions, stall, and dominant stall type."""
+    from attdec.analysis import RENAMED_COLUMNS
     from attdec.analysis.table import Table
     from attdec.analysis.waves import wave_rows
 
@@ -253,10 +257,10 @@ def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
         "instructions",
         "latency",
         "stall",
-        "share",
+        "stall_share",
         "dominant_type",
     ]
-    return Table.from_rows([{c: getattr(r, c) for c in cols} for r in rows], cols)
+    return Table.from_rows([{c: getattr(r, c) for c in cols} for r in rows], cols, RENAMED_COLUMNS)
 
 
 def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
@@ -523,7 +527,7 @@ def code_object_kernels(path: PathLike, arch: str | None = None):
         if elf or arch:
             raise
         return None
-    return code_object_summaries(co, arch)
+    return code_object_summaries(co)
 
 
 def advise(dispatch: Dispatch):

@@ -138,8 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in ONE_THREAD:
         os.environ.setdefault(name, "1")
     # A command makes many small objects and next to no garbage cycles (the decoders run with the collector
-    # off already): the cyclic collector, every 700 allocations, would cost a plain `attdec hotspots` 1-3 ms,
-    # a tenth of its own time. It is off while the command runs.
+    # off already): the cyclic collector, every 700 allocations, would cost a plain `attdec hotspots` a
+    # noticeable share of its own time (benchmarks/RESULTS.md). It is off while the command runs.
     was = gc.isenabled()
     gc.disable()
     try:
@@ -157,8 +157,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def leave(status: int) -> None:
     """End the process: exit handlers run and output is flushed, but the interpreter's teardown, which frees
-    every object one at a time (70-85 ms of CPU after decoding the 59 captures, on top of any --jobs; a
-    last full collection for a plain report), is left to the kernel."""
+    every object one at a time (CPU time after a big decode, on top of any --jobs; a last full collection
+    for a plain report), is left to the kernel."""
     import contextlib
 
     atexit._run_exitfuncs()

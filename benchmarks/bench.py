@@ -118,15 +118,18 @@ def fresh(cmd: list[str], cwd: str = ROOT, env: dict | None = None) -> Side:
     """A fresh process: its CPU (user + system) and peak RSS from wait4, its output read from a pipe."""
 
     def side() -> Sample:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert p.stdout is not None
-        while p.stdout.read(1 << 16):
-            pass
-        _, status, use = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode:
-            raise RuntimeError(f"{' '.join(map(str, cmd[:5]))} ...: exit status {p.returncode}")
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=err)
+            assert p.stdout is not None
+            while p.stdout.read(1 << 16):
+                pass
+            _, status, use = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            if p.returncode:
+                err.seek(0)
+                last = (err.read().decode(errors="replace").strip().splitlines() or ["?"])[-1]
+                raise RuntimeError(f"{' '.join(map(str, cmd[:5]))} ...: exit status {p.returncode}: {last}")
         return Sample(use.ru_utime + use.ru_stime, time.perf_counter() - t0, use.ru_maxrss / 1024)
 
     return side
@@ -160,6 +163,15 @@ def native(harness: str, library: str, jobs: list[str], repeat: int = 3) -> Side
         return Sample(total, total)
 
     return side
+
+
+def cache_bytecode(tmp: str) -> None:
+    """Every side's processes keep their compiled bytecode under `tmp` (each side's untimed first run writes
+    it), as an installed package has its own: with PYTHONDONTWRITEBYTECODE set (some shells and sandboxes
+    set it) a fresh process would compile a source tree's every module each time, and a side that imports
+    more would be charged for compiling it."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "bytecode")
 
 
 def env_for(root: str) -> dict:
@@ -357,8 +369,8 @@ def build_cases(a, root: str, tmp: str) -> tuple[list[Case], list[str]]:
 def big_cases(size_text: str, root: str, tmp: str, native_side) -> list[Case]:
     """Streamed: hotspots of gemm_gfx1200 SE0's body repeated to `size_text`, decoded in windows, against native
     on the same bytes."""
-    sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from make_repeated_blob import make, size
+    sys.path.insert(0, ROOT)
+    from tools.makers.make_repeated_blob import make, size
 
     big = make(
         os.path.join(tmp, "big.att"), "/".join(HEADLINE), "r_32_16_8_16_4_4_256_4_3_se0.att", None, size(size_text)
@@ -422,6 +434,7 @@ def main() -> None:
         sys.exit(f"bench: no captures at {CAPTURES} (set ATTDEC_SHARED)")
     root = os.path.abspath(a.root)
     tmp = tempfile.mkdtemp(prefix="attdec-bench-")
+    cache_bytecode(tmp)
     results = {}
     try:
         cases, skipped = build_cases(a, root, tmp)

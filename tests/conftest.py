@@ -19,6 +19,33 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = Path(os.environ.get("ATTDEC_SHARED", ROOT.parent / "shared")).resolve()
 
 
+# Small capture folders written from the decoder's own tables (tools/makers/make_synthetic_capture.py,
+# tools/makers/make_demo_raw.py): what a test on a capture folder runs on when ../shared is absent.
+SYNTHETIC_CAPTURES = {
+    "gfx1100": FIXTURES / "captures" / "gfx1100" / "synth_run0",
+    "gfx942": ROOT / "attdec" / "data" / "demo_raw",
+}
+
+
+def real_data(*parts: str) -> bool:
+    """Whether ../shared holds this path (a real-data variant of a test is collected only then)."""
+    return SHARED.joinpath(*parts).exists()
+
+
+def captures(*rels: str, synthetic: tuple[str, ...] = ("gfx1100", "gfx942")) -> list:
+    """Parameters of a test on capture folders: the synthetic captures of `synthetic` (always), then each
+    ../shared/captures/REL of `rels` that this machine has (none in a bare clone)."""
+    params = [pytest.param(SYNTHETIC_CAPTURES[a], id=f"synthetic-{a}") for a in synthetic]
+    params += [pytest.param(SHARED / "captures" / r, id=r) for r in rels if real_data("captures", r)]
+    return params
+
+
+def pytest_report_header(config) -> str:
+    if SHARED.exists():
+        return f"real data: {SHARED}"
+    return f"real data: {SHARED} absent: tests on it skip, and their real-data variants are not collected"
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ../shared, or skip the test with the reason when that data is not on this machine."""
     p = SHARED.joinpath(*parts)

@@ -3,6 +3,7 @@
 import pytest
 
 from attdec.isa.categories import category_of, counters_incremented, mnemonic_of, parse_wait
+from attdec.model.target import target
 
 
 @pytest.mark.parametrize(
@@ -42,7 +43,7 @@ from attdec.isa.categories import category_of, counters_incremented, mnemonic_of
     ],
 )
 def test_category_of(text, family, cat):
-    assert category_of(text, family) == cat
+    assert category_of(text, target(family)) == cat
 
 
 def test_mnemonic_strips_encoding_suffix():
@@ -72,7 +73,7 @@ def test_mnemonic_strips_encoding_suffix():
     ],
 )
 def test_counters_incremented(text, family, counters):
-    assert counters_incremented(text, family) == counters
+    assert counters_incremented(text, target(family)) == counters
 
 
 @pytest.mark.parametrize(
@@ -96,7 +97,7 @@ def test_counters_incremented(text, family, counters):
     ],
 )
 def test_parse_wait(text, family, waits):
-    assert parse_wait(text, family) == waits
+    assert parse_wait(text, target(family)) == waits
 
 
 @pytest.mark.parametrize(
@@ -111,18 +112,22 @@ def test_parse_wait(text, family, waits):
         ("gfx12", "gfx12"),
     ],
 )
-def test_family_of(arch, fam):
-    from attdec.model.target import target
+def test_rule_family_of_a_target(arch, fam):
+    from attdec.isa.categories import _rules
 
-    assert {"gfx10": "gfx11"}.get(target(arch).family, target(arch).family) == fam
+    assert _rules(target(arch)) == fam
 
 
-def test_arch_names_are_accepted_as_families():
-    assert counters_incremented("global_store_b32 v0, v1, s[0:1]", "gfx1100") == ("vscnt",)
-    assert counters_incremented("global_store_b32 v0, v1, s[0:1]", "gfx1201") == ("storecnt",)
-    assert category_of("s_wait_loadcnt 0x0", "gfx1200") == "WAITCNT"
+def test_chips_follow_their_familys_rules():
+    assert counters_incremented("global_store_b32 v0, v1, s[0:1]", target("gfx1100")) == ("vscnt",)
+    assert counters_incremented("global_store_b32 v0, v1, s[0:1]", target("gfx1201")) == ("storecnt",)
+    assert category_of("s_wait_loadcnt 0x0", target("gfx1200")) == "WAITCNT"
     # gfx10 s_waitcnt: lgkmcnt is bits [13:8] (6 bits), vmcnt [3:0]+[15:14]
-    assert parse_wait("s_waitcnt 0xf07f", "gfx1030") == {"lgkmcnt": 0x30}
-    assert parse_wait("s_waitcnt 0xf07f", "gfx9") == {"lgkmcnt": 0}
+    assert parse_wait("s_waitcnt 0xf07f", target("gfx1030")) == {"lgkmcnt": 0x30}
+    assert parse_wait("s_waitcnt 0xf07f", target("gfx9")) == {"lgkmcnt": 0}
     # gfx12 still decodes s_waitcnt (SOPP 9), with gfx11's layout
-    assert parse_wait("s_waitcnt 0xfc07", "gfx1201") == parse_wait("s_waitcnt 0xfc07", "gfx11") == {"lgkmcnt": 0}
+    assert (
+        parse_wait("s_waitcnt 0xfc07", target("gfx1201"))
+        == parse_wait("s_waitcnt 0xfc07", target("gfx11"))
+        == {"lgkmcnt": 0}
+    )

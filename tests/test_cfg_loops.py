@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from conftest import FIXTURES, cli, decoded, shared_path
+from conftest import FIXTURES, SHARED, SYNTHETIC_CAPTURES, cli, decoded, real_data, shared_path
 
 from attdec.analysis.cfg import UNEVEN, block_stats, branch_target, build_cfgs
 from attdec.analysis.loops import loop_timings
@@ -137,10 +137,11 @@ def test_outliers_beyond_three_mads():
 
 
 def _listings():
-    """Every ui_output sample and the first run of every raw capture (the second run repeats the first)."""
-    root = shared_path("ui_output_samples")
-    paths = sorted({p.parent for p in root.rglob("filenames.json")})
-    paths += sorted(p for p in shared_path("captures").glob("*/*_run0") if p.is_dir())
+    """The synthetic captures, every ui_output sample and the first run of every raw capture (the second run
+    repeats the first)."""
+    paths = list(SYNTHETIC_CAPTURES.values())
+    paths += sorted({p.parent for p in (SHARED / "ui_output_samples").rglob("filenames.json")})
+    paths += sorted(p for p in (SHARED / "captures").glob("*/*_run0") if p.is_dir())
     for p in paths:
         for d in decoded(p):
             if not any(c.text.startswith(".long") for c in d.code):  # undecodable words: boundaries unknown
@@ -154,7 +155,7 @@ def test_block_hits_and_loop_iterations_on_every_listing():
     for d in _listings():
         cfgs = build_cfgs(d.code)
         for cfg in cfgs:
-            block_stats(cfg, d.target.family)
+            block_stats(cfg, d.target)
             for b in cfg.blocks:
                 for c in b.lines:
                     if not mnemonic_of(c.text).startswith(UNEVEN):
@@ -165,7 +166,9 @@ def test_block_hits_and_loop_iterations_on_every_listing():
             for w in t.waves:
                 assert (w.cycles > 0).all() and w.cycles.sum() <= w.wave.end - w.wave.begin + 64
             loops += 1
-    assert blocks > 200 and loops >= 5
+    assert blocks > 0
+    if real_data("captures") and real_data("ui_output_samples"):  # the real listings have loops
+        assert blocks > 200 and loops >= 5
 
 
 def test_flash_attn_main_loop():

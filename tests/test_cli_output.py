@@ -324,7 +324,7 @@ def test_shipped_raw_capture_decodes_cleanly():
 
 def test_demo_raw_tool_reproduces_the_shipped_files(tmp_path):
     p = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "make_demo_raw.py"), str(tmp_path / "raw")],
+        [sys.executable, str(ROOT / "tools" / "makers" / "make_demo_raw.py"), str(tmp_path / "raw")],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -384,3 +384,60 @@ def test_tables_are_plain_when_piped_and_with_no_color(monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
     for args in (["hotspots", DEMO], ["waits", DEMO], ["cfg", RAW], ["info", DEMO]):
         assert "\x1b" not in cli(*args).stdout
+
+
+def _drawn(monkeypatch, plain: bool, cols, rows, width: int, **kw) -> str:
+    """draw_table's output on an uncoloured console, through its one-text lines or (plain=False) rich's Table."""
+    import io
+
+    from attdec.report import common
+
+    out = io.StringIO()
+    with monkeypatch.context() as m:
+        if not plain:
+            m.setattr(common, "_plain_lines", lambda *a: None)
+        common.draw_table(common.Console(out, width), cols, rows, **kw)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("width", [200, 60, 34])
+@pytest.mark.parametrize("indent", [0, 2])
+def test_plain_table_lines_are_what_rich_draws(monkeypatch, width, indent):
+    from attdec.report import common
+    from attdec.report.common import Col, Heading
+
+    cols = [
+        Col("#"),
+        Col("stall", short="st"),
+        Col("share", kind="bar", justify="left"),
+        Col("instruction", kind="text", justify="left"),
+        Col("source line", kind="path", justify="left"),
+    ]
+    rows = [
+        ["1", "22.8K", 0.496, "s_waitcnt lgkmcnt(0)", "/sgl/python/flydsl/expr/rocdl/universal.py:144"],
+        ["2", "0", 0.0, "v_mfma_f32_32x32x8_f16 v[0:15], v[16:17]", "kernels/layernorm_kernel.py:50"],
+        Heading("loop 2"),
+        ["13", "5.1M", 1.0, "global_load_dwordx4 v[4:7]  \x1b[2J", "k/é中文.py:3"],
+        ["4", "1", 0.01, "", ""],
+    ]
+    used = []
+    real = common._plain_lines
+    monkeypatch.setattr(common, "_plain_lines", lambda *a: used.append(real(*a)) or used[-1])
+    for header in (True, False):
+        plain = _drawn(monkeypatch, True, cols, rows, width, indent=indent, header=header)
+        assert plain == _drawn(monkeypatch, False, cols, rows, width, indent=indent, header=header)
+        assert "\x1b" not in plain and "22.8K" in plain
+    assert width < 200 or all(used)  # wide enough: every chunk drawn as plain lines
+
+
+def test_plain_table_lines_give_way_to_rich_for_a_cell_that_folds(monkeypatch):
+    from attdec.report import common
+
+    cols = [common.Col("n"), common.Col("text", kind="text", justify="left", min=4)]
+    rows = [["1", "a rather long sentence that has to fold at this width"]]
+    assert common._plain_lines(cols, ["n", "text"], [1, 20], 2, rows, [0, 1]) is None
+    lines = common._plain_lines(cols, ["n", "text"], [1, 60], 2, rows, [0, 1])
+    assert [line.rstrip() for line in lines] == ["n  text", "1  " + rows[0][1]]
+    out = _drawn(monkeypatch, True, cols, rows, 24)
+    assert out == _drawn(monkeypatch, False, cols, rows, 24)
+    assert len(out.splitlines()) > 2  # folded over several lines

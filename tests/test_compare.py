@@ -1,8 +1,8 @@
 """attdec diff / attdec noise: self-diffs, edits with known deltas, alignment of changed code, the noise rule.
 
 Fixtures are edited copies of the demo sample (attdec/data/demo) or of real ui_output folders, written by
-tools/uiedit.py, whose code.json totals come from tools/uisynth.py's plain loop, not from attdec. Expected
-deltas are the edit's size times the hit counts read straight from the source folder's code.json.
+tools/makers/uiedit.py, whose code.json totals come from tests/support/uisynth.py's plain loop, not from attdec.
+Expected deltas are the edit's size times the hit counts read straight from the source folder's code.json.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import io
 import json
 import os
 import statistics
-import sys
 
 import numpy as np
 import pytest
@@ -21,9 +20,7 @@ from conftest import FIXTURES, ROOT, cli, one_line_error, shared_path
 from attdec.analysis.align import ADDED, CHANGED, REMOVED, SAME, align, matches, pair_lines
 from attdec.analysis.compare import Spread
 from attdec.analysis.stats import FDR, judge_rows, prior, t_critical, t_two_sided
-
-sys.path.insert(0, str(ROOT / "tools"))
-import uiedit
+from tools.makers import uiedit
 
 DEMO = ROOT / "attdec" / "data" / "demo" / "ui_output_agent_4242_dispatch_7"
 K = "/home/dev/demo/softmax_kernel.py"

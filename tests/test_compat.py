@@ -1,5 +1,5 @@
 """AMD's decoder builds (`--compat 0.1.6|0.1.5|0.1.4|rocm-7.13`, attdec.decoders.compat, docs/compat.md):
-each rule on which they differ, on a synthetic stream built from the rule (tools/sqtt_encoder.py), under
+each rule on which they differ, on a synthetic stream built from the rule (tests/support/sqtt_encoder.py), under
 each setting; the three 0.1.6 rules of issue 11 part 3 among them. The expected records are derived by
 hand from the rule as docs/compat.md states it, not from attdec's output. Through the CLI too: every
 command that decodes takes --compat."""
@@ -18,9 +18,7 @@ from attdec.decoders import COMPAT, CodeMap, decode_blob
 from attdec.decoders.compat import DEFAULT, NEWEST, rules_for
 from attdec.errors import InputError
 from attdec.model import Category, WaveState
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
+from tests.support.sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BASE = 0x7000_0100

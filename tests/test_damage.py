@@ -1,11 +1,8 @@
 """Damaged streams (issue 11 part 4): plausibility checks leave out records no valid stream gives, and
-tools/damage_run.py's targets hold on real captures: never fewer correct rows than the 0.1.6 padding rule,
+tools/oracles/damage_run.py's targets hold on real captures: never fewer correct rows than the 0.1.6 padding rule,
 no bogus row a plausibility check could catch, an INFO record whenever a truncation cuts a wave."""
 
 from __future__ import annotations
-
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -13,8 +10,6 @@ from conftest import shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
 from attdec.model import Category, Wave, empty_insts
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 
 
 def _wave(slot: int, begin: int, end: int, times: list[int]) -> Wave:
@@ -50,7 +45,7 @@ def test_valid_waves_are_untouched():
 
 @pytest.mark.parametrize("capture", ["gfx950/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0"])
 def test_damage_run_targets(capture):
-    import damage_run
+    from tools.oracles import damage_run
 
     folder = str(shared_path("captures", capture))
     cases = damage_run.run([folder], 2, 7, True)
@@ -64,10 +59,9 @@ def test_damage_run_targets(capture):
     assert np.all([c["correct"] <= c["rows"] for c in cases])
 
 
-# -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/damage_run.py --against) ---------------------
-from sqtt_encoder import RdnaEncoder  # noqa: E402
-
+# -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/oracles/damage_run.py --against) -----------------
 from attdec.decoders import decode_blob  # noqa: E402
+from tests.support.sqtt_encoder import RdnaEncoder  # noqa: E402
 
 
 def test_unassigned_id_is_an_8_bit_token():

@@ -5,25 +5,26 @@ stderr and the command exits 3, "decoded with damage", after printing what it co
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 
 import pytest
-from conftest import cli, shared_path
-
-CAPTURE = ("captures", "gfx1100", "gemm_run0")
-BLOB = "r_32_32_16_2_1_se0.att"
+from conftest import captures, cli, shared_path
 
 
-@pytest.fixture
-def capture(tmp_path):
-    """A writable copy of a real capture folder."""
+@pytest.fixture(params=captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def capture(tmp_path, request):
+    """A writable copy of a capture folder whose capture.json records its blobs' sizes and hashes."""
     out = tmp_path / "cap"
-    shutil.copytree(shared_path(*CAPTURE), out)
+    shutil.copytree(request.param, out)
     for f in out.iterdir():
         f.chmod(0o644)
     return out
+
+
+def first_blob(capture):
+    """The first blob of the first dispatch: (its path, its name)."""
+    name = json.loads((capture / "capture.json").read_text())["dispatches"][0]["blobs"][0]
+    return capture / name, name
 
 
 def warnings(stderr: str) -> list[str]:
@@ -38,30 +39,32 @@ def test_undamaged_capture_exits_0(capture):
 
 @pytest.mark.parametrize("command", [("hotspots", "--top", "1"), ("waves",), ("kernel",)])
 def test_flipped_bytes_warn_and_exit_3(capture, command):
-    blob = capture / BLOB
+    blob, name = first_blob(capture)
     data = bytearray(blob.read_bytes())
+    at = min(1000, len(data) // 2)
     for i in range(10):
-        data[1000 + i] ^= 0x01
+        data[at + i] ^= 0x01
     blob.write_bytes(bytes(data))
     r = cli(*command, capture)
     assert r.returncode == 3, r.stderr
     assert "Traceback" not in r.stderr
-    assert any(BLOB in w and "sha256" in w for w in warnings(r.stderr)), r.stderr
+    assert any(name in w and "sha256" in w for w in warnings(r.stderr)), r.stderr
 
 
 def test_cut_blob_names_both_sizes(capture):
-    blob = capture / BLOB
+    blob, name = first_blob(capture)
     size = blob.stat().st_size
-    blob.write_bytes(blob.read_bytes()[:3200])
+    cut = min(3200, size // 2 // 16 * 16)
+    blob.write_bytes(blob.read_bytes()[:cut])
     r = cli("hotspots", capture, "--top", "1")
     assert r.returncode == 3, r.stderr
-    line = next(w for w in warnings(r.stderr) if BLOB in w)
-    assert "3,200 bytes" in line and f"{size:,}" in line
+    line = next(w for w in warnings(r.stderr) if name in w)
+    assert f"{cut:,} bytes" in line and f"{size:,}" in line
 
 
 def test_decode_exits_3_on_a_changed_blob(capture, tmp_path):
     """A blob changed so that it still decodes cleanly (its last byte, in padding) is caught by its hash."""
-    blob = capture / BLOB
+    blob, _ = first_blob(capture)
     data = bytearray(blob.read_bytes())
     data[-1] ^= 0x80
     blob.write_bytes(bytes(data))
@@ -127,10 +130,9 @@ def test_another_dispatchs_code_json_of_the_same_kernel_is_caught_by_its_counts(
 
 
 def test_achieved_occupancy_past_the_wave_limit_is_flagged(tmp_path):
-    """A blob whose body repeats (tools/make_repeated_blob.py) starts its waves over and over on the same
+    """A blob whose body repeats (tools/makers/make_repeated_blob.py) starts its waves over and over on the same
     SIMDs without ending them: 20 copies make 20 resident waves per SIMD, where gfx950 holds 8."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-    import make_repeated_blob
+    from tools.makers import make_repeated_blob
 
     cdir = shared_path("captures", "gfx950", "gemm_run0")
     r = make_repeated_blob.make(str(tmp_path / "x20.att"), str(cdir), "r_32_32_16_2_1_se0.att", 20, None)
@@ -154,10 +156,11 @@ def test_achieved_occupancy_of_a_real_capture_is_not_flagged():
 def test_an_export_with_records_without_a_pc_is_not_damage(capture, tmp_path):
     """Records whose PC walk stopped sit on the kernel's label row of the wave files, which code.json does not
     count (rocprofv3 writes it so): the count check compares instruction rows only."""
-    blob = capture / BLOB
+    blob, _ = first_blob(capture)
     data = bytearray(blob.read_bytes())
+    at = min(3000, len(data) // 2)
     for i in range(10):
-        data[3000 + i] ^= 0x55
+        data[at + i] ^= 0x55
     blob.write_bytes(bytes(data))
     out = tmp_path / "ex"
     assert cli("export-ui", "-o", out, capture).returncode == 3  # the blob's own damage

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT, SHARED, one_line_error, shared_path
+from conftest import FIXTURES, ROOT, SHARED, SYNTHETIC_CAPTURES, captures, one_line_error, real_data, shared_path
 from conftest import run_decode as run
 
 
@@ -96,17 +96,27 @@ def test_bad_code_spec(tiny, tmp_path):
     one_line_error(run("--arch", "gfx1100", "--code", f"{tmp_path / 'x.co'}@0x1000", tiny), "no such file")
 
 
+def _first_blob(cap):
+    return cap / json.loads((cap / "capture.json").read_text())["dispatches"][0]["blobs"][0]
+
+
 def test_code_object_of_another_arch():
+    blob = _first_blob(SYNTHETIC_CAPTURES["gfx1100"])
+    co9 = FIXTURES / "isa" / "dwarf4_gfx942.co"
+    one_line_error(run("--arch", "gfx1100", "--code", f"{co9}@0x7fff00000000", blob), "gfx942", "gfx1100")
+
+
+def test_code_object_of_another_arch_real():
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     co12 = next(shared_path("captures", "gfx1201", "gemm_run0").glob("*.co"))
     p = run("--arch", "gfx1100", "--code", f"{co12}@0x200001006000", cap / "r_32_32_16_2_1_se0.att")
     one_line_error(p, "gfx1201", "gfx1100")
 
 
-def test_code_object_of_another_kernel():
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
+@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def test_code_object_of_another_kernel(cap):
     co = next(cap.glob("*.co"))
-    p = run("--arch", "gfx1100", "--code", f"{co}@0x300000000000", cap / "r_32_32_16_2_1_se0.att", "--format", "json")
+    p = run("--arch", "gfx1100", "--code", f"{co}@0x300000000000", _first_blob(cap), "--format", "json")
     assert p.returncode == 3 and "not in any loaded code object" in p.stderr
 
 
@@ -129,10 +139,19 @@ def test_conformance_every_rdna_capture():
     assert "(100.0%), instruction rows" in p.stdout
 
 
-@pytest.mark.parametrize("arch", ["gfx1100", "gfx1151", "gfx1200", "gfx1201"])
-def test_captures_without_oracle_decode_cleanly(arch):
+@pytest.mark.parametrize(
+    "root",
+    [
+        pytest.param(SYNTHETIC_CAPTURES["gfx1100"].parent, id="synthetic-gfx1100"),
+        *[
+            pytest.param(SHARED / "captures" / a, id=a)
+            for a in ("gfx1100", "gfx1151", "gfx1200", "gfx1201")
+            if real_data("captures", a)
+        ],
+    ],
+)
+def test_captures_without_oracle_decode_cleanly(root):
     """Captures kept back from us (no oracle.json) decode without error or problem."""
-    root = shared_path("captures", arch)
     n = 0
     for cap_dir in sorted(root.iterdir()):
         if (cap_dir / "oracle.json").exists() or cap_dir.name == "gemm_gfx1200_run0":
@@ -181,19 +200,26 @@ def test_se_from_file_name(name, se):
     assert se_of(name) == se
 
 
-def test_json_is_written_as_a_stream():
+@pytest.mark.parametrize("cap", captures("gfx1100", synthetic=("gfx1100",)))
+def test_json_is_written_as_a_stream(cap):
     """decode --format json never holds the document as one string: it is written in pieces of a wave."""
     from attdec.report import records
     from attdec.sources.pipeline import open_raw
     from attdec.sources.raw import decode_blobs
 
-    raws = open_raw([shared_path("captures", "gfx1100")])
+    raws = open_raw([cap])
     sizes: list[int] = []
 
     class Sink:
         def write(self, s: str) -> None:
             sizes.append(len(s))
 
-    results = ((r.name, ((b.label, res, dt) for b, res, dt in decode_blobs(r))) for r in raws)
-    records.write_json(results, Sink())
-    assert sum(sizes) > 10 * max(sizes) and len(sizes) > 100
+    waves = [0]
+
+    def counted(r):
+        for b, res, dt in decode_blobs(r):
+            waves[0] += len(res.waves)
+            yield b.label, res, dt
+
+    records.write_json(((r.name, counted(r)) for r in raws), Sink())
+    assert sum(sizes) > 10 * max(sizes) and len(sizes) > waves[0] > 0

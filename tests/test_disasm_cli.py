@@ -5,19 +5,31 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
 from conftest import invoke
 
-from tests.conftest import FIXTURES, shared_path
+from tests.conftest import FIXTURES, ROOT, real_data, shared_path
 
 
 def run(*args):
     return invoke(list(args))
 
 
-def test_json_listing_matches_llvm_for_a_capture():
-    entries = json.loads(gzip.open(FIXTURES / "isa" / "captures_llvm.json.gz", "rt").read())
-    entry = next(e for e in entries if e["path"].endswith("handwritten_run0/custom_handwritten.co"))
-    path = shared_path(entry["path"])
+@pytest.mark.parametrize(
+    ("listing", "name"),
+    [
+        pytest.param("fixtures_llvm.json.gz", "dwarf5_gfx1100.co", id="fixture"),
+        *(
+            [pytest.param("captures_llvm.json.gz", "handwritten_run0/custom_handwritten.co", id="capture")]
+            if real_data("captures", "gfx1201", "handwritten_run0")
+            else []
+        ),
+    ],
+)
+def test_json_listing_matches_llvm(listing, name):
+    entries = json.loads(gzip.open(FIXTURES / "isa" / listing, "rt").read())
+    entry = next(e for e in entries if e["path"].endswith(name))
+    path = ROOT / entry["path"] if listing.startswith("fixtures") else shared_path(entry["path"])
     r = run("disasm", str(path), "--arch", entry["arch"], "--format", "json")
     assert r.exit_code == 0, r.output
     got = [(i["address"], i["size"], i["text"]) for i in json.loads(r.output)["instructions"]]

@@ -1,15 +1,12 @@
 """The examples of the README and docs/commands.md still print what the pages show (their figures, not
-their whitespace), run from the repository root as a reader would (tools/docs_examples.py)."""
+their whitespace), run from the repository root as a reader would (tools/oracles/docs_examples.py)."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from conftest import ROOT, shared_path
+from conftest import shared_path
 
-sys.path.insert(0, str(ROOT / "tools"))
-import docs_examples
+from tools.oracles import docs_examples
 
 
 def test_readme_is_a_front_page():

@@ -1,7 +1,7 @@
 """attdec.isa.dwarf_tables reads DWARF line tables and inline ranges as pyelftools does (pyelftools, a
 dependency, is the reference): the same rows and ranges, so the same LineIndex.source_of at every .text
 address, for the real code objects under ../shared, the LLVM-built DWARF 4 and 5 fixtures and the llc-built
-objects of tools/make_dwarf_ir_fixtures.py (range lists, two units, 64-bit DWARF); damaged copies either
+objects of tools/makers/make_dwarf_ir_fixtures.py (range lists, two units, 64-bit DWARF); damaged copies either
 read the same or are declined (Unsupported) and read with pyelftools."""
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def test_damaged_debug_sections_read_the_same_or_fall_back(path):
     addresses = text_addresses(data)
     rng = random.Random(7)
     declined = read = 0
-    for _ in range(30):  # tools/dwarf_check.py --mutate runs thousands
+    for _ in range(30):  # tools/oracles/dwarf_check.py --mutate runs thousands
         b = bytearray(data)
         for at in rng.sample(cells, rng.randint(1, 3)):
             b[at] = rng.choice([0, 0xFF, b[at] ^ (1 << rng.randrange(8)), rng.randrange(256)])

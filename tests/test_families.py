@@ -1,27 +1,29 @@
-"""The family registry (decoders.FAMILIES): every stream format it names reaches a package with the parts
-decode_blob, the token listing and the register scan call."""
+"""The family registry (decoders.FAMILIES): every stream format attdec lists or decodes (model.target's
+STREAM_FORMATS) reaches a package with the parts decode_blob, the token listing and the register scan call."""
 
 from __future__ import annotations
 
 import pytest
 
-from attdec.decoders import DECODED, FAMILIES, detect_format, family
+from attdec.decoders import FAMILIES, detect_format, family
 from attdec.decoders.stitch import PcWalker
+from attdec.model.target import STREAM_FORMATS, target
 
 
-@pytest.mark.parametrize("fmt", sorted(FAMILIES))
+@pytest.mark.parametrize("fmt", [f for f in STREAM_FORMATS.values() if f.listed], ids=str)
 def test_each_format_reaches_a_package_with_the_common_parts(fmt):
     assert callable(family(fmt, "tokens").list_tokens)
     assert callable(family(fmt, "tokens").register_writes)
-    if fmt in DECODED:
+    if fmt.decoded:
         assert callable(family(fmt).decode)
         assert callable(family(fmt, "windowed").decode_windowed)
         walkers = [v for v in vars(family(fmt, "stitch")).values() if isinstance(v, type) and issubclass(v, PcWalker)]
         assert any(w is not PcWalker for w in walkers)
 
 
-def test_decoded_formats_are_read_formats():
-    assert set(DECODED) <= set(FAMILIES)
+def test_the_registry_holds_exactly_the_read_formats():
+    assert set(FAMILIES) == {f.name for f in STREAM_FORMATS.values() if f.listed}
+    assert all(f.listed for f in STREAM_FORMATS.values() if f.decoded)
 
 
 @pytest.mark.parametrize("gen", [9, 11, 12])
@@ -38,7 +40,7 @@ def test_a_decode_leaves_no_reference_cycles(gen, vectorised):
 
     rng = random.Random(gen)
     streams = [gfx9_stream(rng, 400) if gen == 9 else rdna_stream(gen, rng, barriers=True) for _ in range(5)]
-    arch = "gfx950" if gen == 9 else ARCH[gen]
+    arch = target("gfx950") if gen == 9 else ARCH[gen]
     gc.collect()
     was = gc.isenabled()
     gc.disable()

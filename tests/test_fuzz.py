@@ -1,7 +1,7 @@
 """Property-based fuzzing in the normal suite (docs/reliability.md): every reader, fed damaged input, either
 returns what it could read or raises one AttdecError; never another exception.
 
-Inputs are built the way tools/fuzz.py builds its long runs (the same mutators), here driven by hypothesis
+Inputs are built the way tools/fuzzers/fuzz.py builds its long runs (the same mutators), here driven by hypothesis
 with a fixed budget: derandomized, so that CI runs the same examples every time; no example database, so
 that nothing is written into the tree. ATTDEC_FUZZ_EXAMPLES raises the budget for a longer local run.
 """
@@ -15,7 +15,6 @@ import os
 import random
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,10 +26,10 @@ from hypothesis import strategies as st  # noqa: E402
 from attdec.errors import AttdecError, FormatError, parse_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import fuzz  # noqa: E402
-import sqtt_encoder as enc  # noqa: E402
-from conftest import FIXTURES, cli, shared_path  # noqa: E402
+from conftest import FIXTURES, SYNTHETIC_CAPTURES, cli, real_data, shared_path  # noqa: E402
+
+from tests.support import sqtt_encoder as enc  # noqa: E402
+from tools.fuzzers import fuzz  # noqa: E402
 
 EXAMPLES = int(os.environ.get("ATTDEC_FUZZ_EXAMPLES", "0"))
 DEMO_RAW = ROOT / "attdec" / "data" / "demo_raw"
@@ -127,7 +126,7 @@ def test_code_object_readers_on_damaged_elves(path, rnd):
         insts = disassemble(co.text, arch, co.text_vaddr)
         CodeMap().add(disassemble(co.text, arch, co.text_vaddr, lenient=True), 0x7FFF00000000)
         for k in co.kernels:
-            co.resources(k, arch)
+            co.resources(k)
         for i in insts[:40]:
             co.source_of(i.address)
     except AttdecError:
@@ -190,9 +189,11 @@ def test_tinygrad_reader_on_hostile_pickles(rnd, bytes_too):
 # ---- RGP (SQTT file and RDF containers) ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def rgp_files(tmp_path_factory):
-    import make_rgp
+    from tests.support import make_rgp
 
-    cap = shared_path("captures", "gfx1100", "plus_run0")  # make_rgp needs a capture's device properties
+    # make_rgp needs a capture's device properties: a real capture's, or the synthetic one's
+    real = ("captures", "gfx1100", "plus_run0")
+    cap = shared_path(*real) if real_data(*real) else SYNTHETIC_CAPTURES["gfx1100"]
     d = tmp_path_factory.mktemp("rgp")
     files = [make_rgp.radv(cap, d / "radv.rgp"), make_rgp.rdf(cap, d / "rdf.rgp")]
     try:

@@ -1,4 +1,4 @@
-"""Every crasher tools/fuzz.py found, kept as a regression fixture (tests/fixtures/fuzz/<kind>-<hash>/: the
+"""Every crasher tools/fuzzers/fuzz.py found, kept as a regression fixture (tests/fixtures/fuzz/<kind>-<hash>/: the
 case's files under in/, its command line and what it did in case.json): run again, each must now end in a
 result or one clear error, never a traceback."""
 

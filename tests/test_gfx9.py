@@ -1,12 +1,10 @@
-"""gfx9 (CDNA) decoder on synthesized streams (tools/sqtt_encoder.py): framing, time, the ISSUE/INST
+"""gfx9 (CDNA) decoder on synthesized streams (tests/support/sqtt_encoder.py): framing, time, the ISSUE/INST
 timing model, occupancy, target CU, PC tokens and bad input. Agreement with AMD is tested on real captures in
 test_gfx9_real.py; these tests pin the rules of docs/sqtt-gfx9.md one by one."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 import time
 
 import numpy as np
@@ -19,14 +17,13 @@ from attdec.decoders.gfx9.packets import INST_PC_TYPE
 from attdec.decoders.gfx9.wave import TracedWave
 from attdec.errors import FormatError
 from attdec.model import Category
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from attdec.model.target import target
+from tests.support import sqtt_encoder as enc
 
 
 def decode(e, **kw):
     data = e.data() if isinstance(e, enc.Gfx9Encoder) else e
-    return gfx9.decode(data, "gfx950", CodeMap(), 0, where="t.att", **kw)
+    return gfx9.decode(data, target("gfx950"), CodeMap(), 0, where="t.att", **kw)
 
 
 def rows(w):
@@ -76,9 +73,11 @@ def test_token_values_are_little_endian_words():
 def test_header_target_cu_and_format_check():
     assert gfx9.parse_header(enc.header(target_cu=5, version2=5))["target_cu"] == 5
     with pytest.raises(FormatError, match="not a gfx9"):
-        gfx9.decode(bytes.fromhex("91019068") + bytes(12), "gfx950", CodeMap(), 0, where="x.att")  # gfx11 HEADER
+        gfx9.decode(
+            bytes.fromhex("91019068") + bytes(12), target("gfx950"), CodeMap(), 0, where="x.att"
+        )  # gfx11 HEADER
     with pytest.raises(FormatError, match="too short"):
-        gfx9.decode(b"\x11\x80", "gfx950", CodeMap(), 0)
+        gfx9.decode(b"\x11\x80", target("gfx950"), CodeMap(), 0)
 
 
 # -- time ---------------------------------------------------------------------------------------------------

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
 import time
 
 import pytest
-from conftest import FIXTURES, ROOT, one_line_error, shared_path
+from conftest import FIXTURES, ROOT, captures, one_line_error, shared_path
 from conftest import run_decode as run
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from tests.support import sqtt_encoder as enc
 
 
 def blob(tmp_path, data, name="demo_se3.att"):
@@ -85,13 +83,16 @@ def test_conformance_gfx950():
     )
 
 
-@pytest.mark.parametrize("name", ["empty_run1", "gemm_run1", "plus_run1"])
-def test_captures_without_oracle_decode_cleanly(name):
-    cdir = shared_path("captures", "gfx950", name)
+@pytest.mark.parametrize(
+    "cdir", captures("gfx950/empty_run1", "gfx950/gemm_run1", "gfx950/plus_run1", synthetic=("gfx942",))
+)
+def test_captures_without_oracle_decode_cleanly(cdir):
     cap = json.loads((cdir / "capture.json").read_text())
     k = cap["kernels"][0]
     blobs = [cdir / b for b in cap["dispatches"][0]["blobs"]]
-    p = run("--arch", "gfx950", "--code", f"{cdir / k['code_object']}@{k['base_hex']}", *blobs, "--format", "json")
+    p = run(
+        "--arch", cap["gfx_arch"], "--code", f"{cdir / k['code_object']}@{k['base_hex']}", *blobs, "--format", "json"
+    )
     assert p.returncode == 0 and p.stderr == "", p.stderr
     d = json.loads(p.stdout)["dispatches"][0]
     assert d["occupancy"] and all(r[0] for w in d["waves"] for r in w["instructions"])  # every row has a PC

@@ -15,6 +15,7 @@ import pytest
 from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
 from attdec.model import Category
+from attdec.model.target import target
 from tests.conftest import shared_path
 
 CAPTURES = ["empty_run0", "empty_run1", "gemm_run0", "gemm_run1", "plus_run0", "plus_run1"]
@@ -24,7 +25,7 @@ def decode_capture(cdir, disp, arch):
     waves, occ, problems = [], [], []
     for b in disp["blobs"]:
         se = int(re.search(r"se(\d+)", b).group(1))
-        r = gfx9.decode((cdir / b).read_bytes(), arch, CodeMap(), se, where=b)
+        r = gfx9.decode((cdir / b).read_bytes(), target(arch), CodeMap(), se, where=b)
         waves += r.waves
         occ += [tuple(int(x) for x in o)[:6] for o in r.occupancy]
         problems += r.problems

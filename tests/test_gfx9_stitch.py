@@ -3,8 +3,6 @@ of sqtt-format.md §8.4 (barrier entry/exit, swapped neighbours, v_mfma_scale wi
 
 from __future__ import annotations
 
-import os
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -13,9 +11,8 @@ from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
 from attdec.decoders.compat import DEFAULT, NEWEST
 from attdec.model import Category
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from attdec.model.target import target
+from tests.support import sqtt_encoder as enc
 
 pytest.importorskip("attdec.decoders.stitch", reason="the shared PC walk (stitch.py) has not landed yet")
 
@@ -32,7 +29,7 @@ def code(*lines):
 
 
 def run(e, cm, warnings=(), rules=DEFAULT):
-    r = gfx9.decode(e.data(), "gfx950", cm, 0, where="t.att", rules=rules)
+    r = gfx9.decode(e.data(), target("gfx950"), cm, 0, where="t.att", rules=rules)
     assert r.problems == [] and [w for w in r.warnings if "WAVE_INCOMPLETE" not in w] == list(warnings)
     (w,) = r.waves
     return [

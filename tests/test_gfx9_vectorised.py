@@ -1,14 +1,12 @@
 """The vectorised gfx9 pass (decoders/gfx9/vectorised.py) against the scalar reference model: the same
 waves, records, timelines, occupancy, realtime samples and problems on every real gfx950 blob and on random
-streams from tools/sqtt_encoder.py, with and without the rare tokens (context save/restore, traps, XNACK
+streams from tests/support/sqtt_encoder.py, with and without the rare tokens (context save/restore, traps, XNACK
 replays, INST_PC, barriers, packet loss), which the vectorised pass leaves to the scalar model."""
 
 from __future__ import annotations
 
 import json
-import os
 import random
-import sys
 import zlib
 
 import numpy as np
@@ -16,10 +14,9 @@ import pytest
 
 from attdec.decoders import gfx9
 from attdec.decoders.gfx9 import vectorised
-from tests.conftest import codemap, shared_path
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from attdec.model.target import target
+from tests.conftest import SHARED, SYNTHETIC_CAPTURES, codemap, real_data, shared_path
+from tests.support import sqtt_encoder as enc
 
 # INST types the vectorised pass times (SMEM, SALU, VMEM, FLAT, VALU, LDS, JUMP, NEXT, OTHER_MSG, MAI)
 COMMON_TYPES = [0, 1, 2, 3, 4, 5, 6, 12, 13, 14, 15, 16, 17, 18, 28]
@@ -43,10 +40,10 @@ def decode_both(data: bytes, code=None, target_cu=None):
         ran.append(True)
 
     kw = {"target_cu": target_cu, "where": "t.att"}
-    a = gfx9.decode(data, "gfx950", code, 0, vectorised=False, **kw)
+    a = gfx9.decode(data, target("gfx950"), code, 0, vectorised=False, **kw)
     vectorised_run, gfx9.run_vectorised = gfx9.run_vectorised, spy
     try:
-        b = gfx9.decode(data, "gfx950", code, 0, **kw)
+        b = gfx9.decode(data, target("gfx950"), code, 0, **kw)
     finally:
         gfx9.run_vectorised = vectorised_run
     return a, b, bool(ran)
@@ -231,11 +228,13 @@ def test_phase_steps_in_doubt_are_settled_in_stream_order(monkeypatch):
 
 
 def _captures():
-    root = shared_path("captures", "gfx950")
-    yield from sorted(p for p in root.iterdir() if (p / "capture.json").exists())
+    """The synthetic gfx9 capture and every real gfx950 one."""
+    yield SYNTHETIC_CAPTURES["gfx942"]
+    if real_data("captures", "gfx950"):
+        yield from sorted(p for p in (SHARED / "captures" / "gfx950").iterdir() if (p / "capture.json").exists())
 
 
-def test_real_gfx950_blobs_agree_with_code_and_vectorise():
+def test_gfx9_capture_blobs_agree_with_code_and_vectorise():
     from attdec.sources.explicit import codemap
 
     n = 0
@@ -274,8 +273,8 @@ def test_random_streams_with_code_agree():
 
 
 def test_repeated_real_blob_agrees(tmp_path):
-    """gemm SE0's body three times (tools/make_repeated_blob.py): the phase count carries across copies."""
-    import make_repeated_blob
+    """gemm SE0's body three times (tools/makers/make_repeated_blob.py): the phase count carries across copies."""
+    from tools.makers import make_repeated_blob
 
     cdir = shared_path("captures", "gfx950", "gemm_run0")
     from attdec.sources.explicit import codemap

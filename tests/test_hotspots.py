@@ -1,4 +1,4 @@
-"""hotspots on the tiny fixture (hand-derived figures, see tools/make_fixtures.py) and on topk.
+"""hotspots on the tiny fixture (hand-derived figures, see tools/makers/make_fixtures.py) and on topk.
 
 tiny by type: VMEM-wait = line 4 `s_waitcnt vmcnt(0) lgkmcnt(0)` (tie -> VMEM) 300+200+100 = 600;
 LGKM-wait = line 2 40+60+20 = 120; nop = s_nop 8*3 = 24; MFMA 16; VMEM (global_load) 4; VALU (v_fma) 4.

@@ -1,7 +1,8 @@
-"""The disassembler against llvm-objdump 22's listing of every code object in ../shared/captures.
+"""The disassembler against llvm-objdump 22's listing of the committed fixture code objects and, when ../shared
+is present, of every code object in ../shared/captures.
 
-The LLVM listings are stored in tests/fixtures/isa/captures_llvm.json.gz (tools/make_isa_fixtures.py),
-so these tests need the capture code objects but not LLVM.
+The LLVM listings are stored in tests/fixtures/isa/fixtures_llvm.json.gz and captures_llvm.json.gz
+(tools/makers/make_isa_fixtures.py), so these tests need the code objects but not LLVM.
 """
 
 from __future__ import annotations
@@ -14,17 +15,24 @@ import pytest
 
 from attdec.isa import disassemble, load_code_object
 from attdec.model import target as resolve_target
-from tests.conftest import FIXTURES, shared_path
+from tests.conftest import FIXTURES, ROOT, SHARED
 
-ORACLE = FIXTURES / "isa" / "captures_llvm.json.gz"
+# (listing, the folder its paths are relative to)
+ORACLES = [(FIXTURES / "isa" / "fixtures_llvm.json.gz", ROOT), (FIXTURES / "isa" / "captures_llvm.json.gz", SHARED)]
 
 
 def _entries():
-    return json.loads(gzip.open(ORACLE, "rt").read())
+    """Every listed code object this machine has (the fixtures' always, the captures' with ../shared)."""
+    found = []
+    for oracle, root in ORACLES:
+        for entry in json.loads(gzip.open(oracle, "rt").read()):
+            if (root / entry["path"]).exists():
+                found.append({**entry, "file": root / entry["path"]})
+    return found
 
 
 def _compare(entry):
-    path = shared_path(entry["path"])
+    path = entry["file"]
     co = load_code_object(path.read_bytes(), str(path), arch=entry["arch"])
     mine = {i.address: i for i in disassemble(co.text, entry["arch"], co.text_vaddr)}
     rows = []
@@ -58,7 +66,7 @@ def test_full_text_agreement_at_least_99_percent_per_arch():
 
 def test_code_objects_load_with_target_and_kernels():
     for entry in _entries():
-        path = shared_path(entry["path"])
+        path = entry["file"]
         co = load_code_object(path.read_bytes(), str(path))
         if co.container == "elf":
             assert co.arch == entry["arch"]

@@ -1,5 +1,5 @@
 """Every opcode of every table: synthesized words vs llvm-objdump 22 (fixture from
-tools/make_opcode_corpus.py), plus the wait-counter decoding and a live LLVM re-check when installed."""
+tools/makers/make_opcode_corpus.py), plus the wait-counter decoding and a live LLVM re-check when installed."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import gzip
 import json
 import random
 import shutil
-import sys
 
 import pytest
 
 from attdec.isa import disassemble, waitcnt_fields
 from attdec.isa.decoder import ENCODING_OF, decode_one, table_for
-from tests.conftest import FIXTURES, ROOT, SHARED
+from attdec.model.target import target
+from tests.conftest import FIXTURES, SHARED
 
 # Measured agreement at the time of writing (see docs/isa.md); the test guards against regressions.
 MIN_SIZE, MIN_MNEMONIC, MIN_TEXT = 0.995, 0.995, 0.975
@@ -103,21 +103,23 @@ def test_branch_target_and_waitcnt_fields():
     assert ins.flow == "branch"
     end, setpc = disassemble(bytes.fromhex("0000b0bf004880be"), "gfx1100", 0)  # s_endpgm; s_setpc_b64 s[0:1]
     assert (end.flow, setpc.text, setpc.flow, setpc.target) == ("end", "s_setpc_b64 s[0:1]", "indirect", None)
-    assert waitcnt_fields(0xC07F, "gfx9") == {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 0}
-    assert waitcnt_fields(0x0007, "gfx11") == {"vmcnt": 0, "expcnt": 7, "lgkmcnt": 0}
+    assert waitcnt_fields(0xC07F, target("gfx9")) == {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 0}
+    assert waitcnt_fields(0x0007, target("gfx11")) == {"vmcnt": 0, "expcnt": 7, "lgkmcnt": 0}
     assert disassemble(bytes.fromhex("7fc08cbf"), "gfx942", 0)[0].text == "s_waitcnt lgkmcnt(0)"
     split = disassemble(bytes.fromhex("0102c8bf"), "gfx1201", 0)[0]
-    assert (split.text, waitcnt_fields(split, "gfx12")) == ("s_wait_loadcnt_dscnt 0x201", {"loadcnt": 2, "dscnt": 1})
+    assert (split.text, waitcnt_fields(split, target("gfx12"))) == (
+        "s_wait_loadcnt_dscnt 0x201",
+        {"loadcnt": 2, "dscnt": 1},
+    )
     vs = disassemble(bytes.fromhex("03007cbc"), "gfx1100", 0)[0]
-    assert (vs.text, waitcnt_fields(vs, "gfx11")) == ("s_waitcnt_vscnt null, 0x3", {"vscnt": 3})
+    assert (vs.text, waitcnt_fields(vs, target("gfx11"))) == ("s_waitcnt_vscnt null, 0x3", {"vscnt": 3})
     assert disassemble(bytes.fromhex("f70389bf"), "gfx1100", 0)[0].text == "s_waitcnt vmcnt(0)"
 
 
 @pytest.mark.skipif(not shutil.which("llvm-objdump-22"), reason="llvm-objdump-22 not installed")
 def test_live_llvm_recheck_on_a_fresh_sample(tmp_path):
     """Re-ask LLVM about a slice of the corpus words, so a stale fixture cannot hide a regression."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import probe_isa as P
+    from tools.oracles import probe_isa as P
 
     P.SHARED = SHARED
     if not (P.SHARED / "tools/isa_oracle/enumerate_opcodes.py").exists():

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import cli, shared_path
+from conftest import captures, cli, shared_path
 
 from attdec.analysis.latency import MATRIX_PREFIXES, amd_hidden_latency
 from attdec.model import OTHER_SIMD_DTYPE, Category, CodeLine, Dispatch, Wave, empty_insts
@@ -157,9 +157,11 @@ def _reference(d: Dispatch) -> dict[int, list[int]]:
     return out
 
 
-@pytest.mark.parametrize("capture", ["gfx1100/gemm_run0", "gfx1200/wmma_run0", "gfx1201/ops_run0"])
-def test_matches_sequential_model_on_real_captures(capture):
-    (d,) = open_dispatches([str(shared_path("captures", capture))], need=("waves",))
+@pytest.mark.parametrize(
+    "capture", captures("gfx1100/gemm_run0", "gfx1200/wmma_run0", "gfx1201/ops_run0", synthetic=("gfx942",))
+)
+def test_matches_sequential_model_on_captures(capture):
+    (d,) = open_dispatches([str(capture)], need=("waves",))
     want = {ln: h for ln, h in _reference(d).items() if any(h)}
     got = {x.code.line: [x.hidden_idle, x.hidden_stall, x.hidden_issue] for x in amd_hidden_latency(d).by_instruction}
     got = {ln: h for ln, h in got.items() if any(h)}

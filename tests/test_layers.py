@@ -8,6 +8,8 @@ inside functions count as much as those at the top.
 from __future__ import annotations
 
 import ast
+import fnmatch
+import re
 import sys
 from pathlib import Path
 
@@ -95,3 +97,57 @@ def test_the_check_sees_relative_and_top_level_imports(tmp_path, monkeypatch):
     found = upward_imports()
     assert any(s.startswith("attdec/model/__init__.py:1") for s in found), found
     assert any(s.startswith("attdec/api.py:2") for s in found), found
+
+
+def table_rows(text: str) -> dict[str, set[str]]:
+    """The layer table of docs/architecture.md: layer -> the backticked names of its modules column."""
+    rows = {}
+    for line in text.splitlines():
+        cells = line.split("|")
+        if len(cells) > 3 and cells[1].strip().strip("`") in RANK:
+            rows[cells[1].strip().strip("`")] = set(re.findall(r"`([^`]+)`", cells[2]))
+    return rows
+
+
+def unlisted_modules(package: Path, text: str) -> list[str]:
+    """Modules the layer table does not name: by path under attdec/ or under their layer's folder, with or
+    without `.py`, through a glob such as `commands/*.py`, or by file name beside their folder's name (`rdna/`
+    ... each: `scalar.py`); a package's __init__ by its folder."""
+    rows = table_rows(text)
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        me = layer("attdec." + rel.removesuffix(".py").replace("/", "."))
+        if me is None:
+            continue
+        names = rows.get(me, set())
+        parts = rel.split("/")
+        if parts[-1] == "__init__.py" and len(parts) > 1:
+            if len(parts) == 2 or f"{'/'.join(parts[1:-1])}/" in names or rel in names:
+                continue  # a layer's own package, or a subpackage named by its folder
+            missing.append(rel)
+            continue
+        under_layer = "/".join(parts[1:]) if len(parts) > 1 else rel
+        candidates = {rel, under_layer, under_layer.removesuffix(".py"), rel.removesuffix(".py")}
+        if candidates & names or any(fnmatch.fnmatch(rel, n) for n in names if "*" in n):
+            continue
+        if len(parts) > 2 and f"{'/'.join(parts[1:-1])}/" in names and parts[-1] in names:
+            continue  # "`rdna/` and `gfx9/` (each: `packets.py`, ...)"
+        missing.append(rel)
+    return missing
+
+
+def test_the_layer_table_lists_every_module():
+    assert unlisted_modules(PACKAGE, (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")) == []
+
+
+def test_the_table_check_sees_a_module_left_out(tmp_path):
+    pkg = tmp_path / "attdec"
+    (pkg / "isa" / "render").mkdir(parents=True)
+    for f in ("isa/__init__.py", "isa/elf.py", "isa/render/__init__.py", "isa/render/memory.py", "errors.py"):
+        (pkg / f).write_text("")
+    table = "| layer | modules | what |\n|---|---|---|\n| `errors` | `errors.py` | x |\n"
+    table += "| `isa` | `elf.py`, `render/` | y |\n"
+    assert unlisted_modules(pkg, table) == ["isa/render/memory.py"]
+    assert unlisted_modules(pkg, table.replace("`render/`", "`render/`, `render/memory.py`")) == []
+    assert unlisted_modules(pkg, table.replace("`render/`", "`render/` (each: `memory.py`)")) == []

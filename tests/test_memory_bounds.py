@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import json
 
-from conftest import cli, one_line_error, shared_path
+import pytest
+from conftest import captures, cli, one_line_error, shared_path
 from test_sources_tinygrad import ProfileDeviceEvent, ProfileProgramEvent, ProfileSQTTEvent, _pickle_as_tinygrad
 
 from attdec.sources import tinygrad
 
-CAPTURE = ("captures", "gfx1100", "gemm_run0")
+# gfx1100 captures of one kernel
+CAPTURES = captures("gfx1100/gemm_run0", synthetic=("gfx1100",))
 
 
-def _memo_profile(copies: int) -> tuple[bytes, int]:
-    """A profile whose `copies` SQTT events, each of its own dispatch, all name one real blob object: the
-    pickle holds the blob once (its memo). Returns (pickle, blob size)."""
-    folder = shared_path(*CAPTURE)
+def _memo_profile(folder, copies: int) -> tuple[bytes, int, str]:
+    """A profile whose `copies` SQTT events, each of its own dispatch, all name one blob object of a capture:
+    the pickle holds the blob once (its memo). Returns (pickle, blob size, kernel name)."""
     cap = json.loads((folder / "capture.json").read_text())
     (k,) = cap["kernels"]
     blob = (folder / cap["blobs"][0]["file"]).read_bytes()
@@ -27,11 +28,12 @@ def _memo_profile(copies: int) -> tuple[bytes, int]:
         ProfileProgramEvent("AMD", k["name"], lib, k["base"], 0),
         *(ProfileSQTTEvent("AMD", 0, 0, blob, True, tag) for tag in range(copies)),
     ]
-    return _pickle_as_tinygrad(ev), len(blob)
+    return _pickle_as_tinygrad(ev), len(blob), k["name"]
 
 
-def test_a_blob_named_many_times_is_read_once():
-    data, size = _memo_profile(2_000)
+@pytest.mark.parametrize("folder", CAPTURES)
+def test_a_blob_named_many_times_is_read_once(folder):
+    data, size, _ = _memo_profile(folder, 2_000)
     assert len(data) < size + 2_000 * 64  # the pickle holds the blob once
     (d,) = tinygrad.dispatches_from_events(tinygrad.load_events(data, "m.pkl"), "m.pkl")
     assert len(d.blobs) == 1
@@ -51,14 +53,15 @@ def test_distinct_blobs_are_all_kept():
     assert not any(d.damage for d in ds)
 
 
-def test_memo_amplification_decodes_once_and_says_so(tmp_path):
-    data, _ = _memo_profile(1_000)
+@pytest.mark.parametrize("folder", CAPTURES)
+def test_memo_amplification_decodes_once_and_says_so(tmp_path, folder):
+    data, _, kernel = _memo_profile(folder, 1_000)
     p = tmp_path / "memo.pkl"
     p.write_bytes(data)
     r = cli("waves", p, "--format", "json", "--jobs", "1")
     assert r.returncode == 3, r.stderr
     assert "Traceback" not in r.stderr
-    assert {w["dispatch"] for w in json.loads(r.stdout)["waves"]} == {"r_32_32_16_2#0"}
+    assert {w["dispatch"] for w in json.loads(r.stdout)["waves"]} == {f"{kernel}#0"}
     assert "999 more SQTT event(s)" in r.stderr
 
 

@@ -18,7 +18,7 @@ from tests.conftest import FIXTURES, shared_path
 
 def test_matches_llvm_on_every_modelled_target():
     """720 kernels compiled by llc-22 for 20 targets (wave32/64, CU/WGP mode, VGPR/AGPR/SGPR/LDS/workgroup
-    sizes drawn from a grid by tools/make_occupancy_fixtures.py): attdec computes LLVM's occupancy from
+    sizes drawn from a grid by tools/makers/make_occupancy_fixtures.py): attdec computes LLVM's occupancy from
     the register counts LLVM put in the metadata note."""
     cases = json.loads((FIXTURES / "occupancy_llvm.json").read_text())["cases"]
     limited = set()

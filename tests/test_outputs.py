@@ -338,11 +338,10 @@ def test_sigterm_with_workers_running_is_one_line_and_no_worker_traceback(tmp_pa
     assert not out.exists() and _leftovers(tmp_path) == []
 
 
-# ---- the fault classes of tools/fuzz.py run and judge ------------------------------------------------------
+# ---- the fault classes of tools/fuzzers/fuzz.py run and judge ------------------------------------------------------
 @pytest.mark.parametrize("fault", ["special_output", "output_is_input", "full_disk"])
 def test_fault_cases_pass_on_this_tree(tmp_path, fault):
-    sys.path.insert(0, str(ROOT / "tools"))
-    import fuzz
+    from tools.fuzzers import fuzz
 
     corpus = fuzz.Corpus.load(None)
     for index in range(3):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import invoke, shared_path
+from conftest import SHARED, captures, invoke, shared_path
 
 import attdec
 from attdec.errors import ArchError, WorkerError
 from attdec.model.options import DecodeOptions
+from attdec.model.target import target
 from attdec.sources import parallel
 from attdec.sources.kind import Tracker, raw_weight
 from attdec.sources.pipeline import open_raw
@@ -47,9 +48,22 @@ def _same_dispatch(a, b) -> None:
         assert [tuple(x) for x in w.timeline] == [tuple(x) for x in v.timeline]
 
 
-@pytest.mark.parametrize("arch", ["gfx1201", "gfx950"])
-def test_workers_decode_what_serial_decodes(arch):
-    paths = [shared_path("captures", arch)]
+@pytest.fixture
+def pool_for_small(monkeypatch):
+    """A synthetic capture is far below the work a pool pays for: lower that bar for it (real data keeps it)."""
+
+    def lower(cap):
+        if SHARED not in cap.parents:
+            monkeypatch.setattr(parallel, "MIN_PARALLEL_WEIGHT", 0)
+            monkeypatch.setattr(parallel, "MAX_SHARE", 1.0)
+
+    return lower
+
+
+@pytest.mark.parametrize("cap", captures("gfx1201", "gfx950", synthetic=("gfx1100",)))
+def test_workers_decode_what_serial_decodes(cap, pool_for_small):
+    pool_for_small(cap)
+    paths = [cap]
     assert parallel.workers_for([raw_weight(r) for r in open_raw(paths)], 2) == 2  # the pool is really used
     seen = []
     serial = attdec.open(paths, jobs=1)
@@ -60,9 +74,11 @@ def test_workers_decode_what_serial_decodes(arch):
     assert seen and seen[-1][0] == seen[-1][1]  # progress reached its total
 
 
-def test_an_error_is_raised_in_its_turn():
-    raws = open_raw([shared_path("captures", "gfx1201")])
-    raws[1].arch = "gfx950"  # its code objects are gfx1201: refused when that dispatch is decoded
+@pytest.mark.parametrize("cap", captures("gfx1201", synthetic=("gfx1100",)))
+def test_an_error_is_raised_in_its_turn(cap, pool_for_small):
+    pool_for_small(cap)
+    raws = open_raw([cap])
+    raws[1].target = target("gfx950")  # its code objects are RDNA: refused when that dispatch is decoded
     outcomes = list(parallel.decode_dispatches(raws, Tracker(), DecodeOptions(jobs=2)))
     assert [ok for ok, _ in outcomes] == [i != 1 for i in range(len(raws))]
     assert isinstance(outcomes[1][1], ArchError)
@@ -78,12 +94,12 @@ def test_small_inputs_and_one_job_stay_here():
     assert parallel.workers_for([900, 10, 10], 2) == 1  # one dispatch is nearly all the work
 
 
-@pytest.mark.parametrize("rel", ["gfx1100", "gfx1200/gemm_gfx1200_run0"])
-def test_decode_command_jobs_same_json(rel):
-    cap = shared_path("captures", *rel.split("/"))
+@pytest.mark.parametrize("cap", captures("gfx1100", "gfx1200/gemm_gfx1200_run0", synthetic=("gfx1100",)))
+def test_decode_command_jobs_same_json(cap, pool_for_small):
+    pool_for_small(cap)
     tasks, weights = parallel._tasks(open_raw([cap]))
     assert parallel.workers_for(weights, 2) == 2
-    if "gemm" in rel:  # one big dispatch: its blobs are decoded side by side
+    if "gemm_gfx1200" in cap.name:  # one big dispatch: its blobs are decoded side by side
         assert any(blob is not None for _, blob in tasks)
     one = invoke(["decode", cap, "--format", "json", "--jobs", "1"])
     two = invoke(["decode", cap, "--format", "json", "--jobs", "2"])
@@ -103,10 +119,11 @@ def test_a_big_dispatch_is_split_only_beyond_a_process_share():
         assert sum(weights) == sum(parallel._tasks(raws)[1])
 
 
-def test_decode_command_jobs_same_summary():
+@pytest.mark.parametrize("cap", captures("gfx1200", synthetic=("gfx1100",)))
+def test_decode_command_jobs_same_summary(cap, pool_for_small):
     """The text summary is reduced where each blob is decoded (records.summarize): the same rows, bar the
     time column, whichever process decoded them."""
-    cap = shared_path("captures", "gfx1200")
+    pool_for_small(cap)
     assert parallel.workers_for(parallel._tasks(open_raw([cap]))[1], 2) == 2
 
     def rows(out: str) -> list[list[str]]:
@@ -115,7 +132,7 @@ def test_decode_command_jobs_same_summary():
     one = invoke(["decode", cap, "--jobs", "1"])
     two = invoke(["decode", cap, "--jobs", "2"])
     assert one.exit_code == two.exit_code == 0
-    assert rows(one.stdout) == rows(two.stdout) and len(rows(one.stdout)) > 10
+    assert rows(one.stdout) == rows(two.stdout) and len(rows(one.stdout)) > 2
     assert any(r[5] != "0" for r in rows(one.stdout)[1:])  # instruction records were counted
 
 

@@ -4,24 +4,22 @@ input detection, and decode_dispatch/export-ui with stand-in ISA and decoder lay
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import types
 
 import numpy as np
 import pytest
-from conftest import invoke, shared_path
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import RdnaEncoder, roc_marker_words
+from conftest import SYNTHETIC_CAPTURES, captures, invoke, shared_path
 
 from attdec.decoders.common import BlobResult
 from attdec.errors import ArchError, InputError
 from attdec.model import OCCUPANCY_DTYPE, Wave, empty_insts
+from attdec.model.target import target
 from attdec.sources import capture, rocprof_raw
 from attdec.sources.pipeline import kind_of, open_raw
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_dispatch
+from tests.support.sqtt_encoder import RdnaEncoder, roc_marker_words
 
 PID, AGENT, DISP = 31337, 24601, 7
 
@@ -67,12 +65,12 @@ def _rocprof_folder(tmp_path, cap_dir, results=True, code_object=True):
     return tmp_path / "out", cap, disp, k
 
 
-def test_rocprof_folder_groups_and_places_code_objects(tmp_path):
-    cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
+@pytest.mark.parametrize("cap_dir", captures("gfx1100/gemm_run0", synthetic=("gfx942",)))
+def test_rocprof_folder_groups_and_places_code_objects(tmp_path, cap_dir):
     out, cap, disp, k = _rocprof_folder(tmp_path, cap_dir)
     assert kind_of(out).name == "rocprof-raw"
     (d,) = open_raw([out])
-    assert (d.agent, d.dispatch_id, d.arch, d.kernel) == (AGENT, DISP, "gfx1100", k["name"])
+    assert (d.agent, d.dispatch_id, d.target, d.kernel) == (AGENT, DISP, target(cap["gfx_arch"]), k["name"])
     blobs = {b["file"]: b for b in cap["blobs"]}
     assert [b.se for b in d.blobs] == sorted(blobs[f]["se"] for f in disp["blobs"])
     for b in d.blobs:
@@ -87,7 +85,7 @@ def test_loose_files_without_results_leave_the_base_to_inference(tmp_path):
     out, _cap, _disp, k = _rocprof_folder(tmp_path, cap_dir, results=False)
     files = sorted((out / "gpu-host").iterdir())
     (d,) = open_raw(files)
-    assert len(d.blobs) == 32 and d.code_objects[0].base is None and d.arch == "gfx950"
+    assert len(d.blobs) == 32 and d.code_objects[0].base is None and d.target == target("gfx950")
     # the base inference, given a code object whose kernel entry is known (stand-in for attdec.isa)
     from attdec.sources.raw import _infer_bases
 
@@ -125,13 +123,22 @@ def test_missing_code_object_decodes_without_pcs_and_says_what_is_missing(tmp_pa
     )
 
 
-def test_blob_arch_must_match_code_object(tmp_path):
-    gfx9_blob = shared_path("captures", "gfx950", "gemm_run0", "r_32_32_16_2_1_se0.att").read_bytes()
-    co = shared_path("captures", "gfx1100", "gemm_run0", "r_32_32_16_2.co").read_bytes()
-    raw = RawDispatch("d", "", [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
+def _blob_and_code(real: bool) -> tuple[bytes, bytes]:
+    """A gfx9 blob and a gfx1100 code object: the real captures' or the synthetic ones'."""
+    if real:
+        gfx9_blob = shared_path("captures", "gfx950", "gemm_run0", "r_32_32_16_2_1_se0.att").read_bytes()
+        return gfx9_blob, shared_path("captures", "gfx1100", "gemm_run0", "r_32_32_16_2.co").read_bytes()
+    gfx9, rdna = SYNTHETIC_CAPTURES["gfx942"], SYNTHETIC_CAPTURES["gfx1100"]
+    return (gfx9 / "kern_1_se0.att").read_bytes(), (rdna / "kern.co").read_bytes()
+
+
+@pytest.mark.parametrize("real", [False, True], ids=["synthetic", "real"])
+def test_blob_arch_must_match_code_object(tmp_path, real):
+    gfx9_blob, co = _blob_and_code(real)
+    raw = RawDispatch("d", None, [RawCodeObject(co, 0x1000, "k.co")], [RawBlob(0, gfx9_blob, "x_se0.att")])
     with pytest.raises(ArchError, match=r"x_se0\.att: blob is a gfx9 SQTT stream but the code object is gfx1100"):
         decode_dispatch(raw)
-    raw.arch = "gfx950"  # the capture's own arch (device props, --arch) disagrees with the ELF
+    raw.target = target("gfx950")  # the capture's own arch (device props, --arch) disagrees with the ELF
     with pytest.raises(ArchError, match=r"k\.co: code object is gfx1100, but the trace is gfx950"):
         decode_dispatch(raw)
 
@@ -143,7 +150,7 @@ def test_capture_folders_load():
         assert kind_of(cj.parent).name == "capture"
         ds = capture.load(cj.parent)
         assert [d.kernel for d in ds] == [d["kernel"] for d in cap["dispatches"]]
-        assert all(d.arch == cap["gfx_arch"] and d.blobs for d in ds)
+        assert all(d.target == target(cap["gfx_arch"]) and d.blobs for d in ds)
         n += len(ds)
     assert n >= 59
 
@@ -156,8 +163,8 @@ def test_unknown_input_is_a_clear_error(tmp_path):
         open_raw([tmp_path / "nope"])
 
 
-def test_a_bare_blob_without_code_says_what_it_needs(tmp_path):
-    cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
+@pytest.mark.parametrize("cap_dir", captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def test_a_bare_blob_without_code_says_what_it_needs(tmp_path, cap_dir):
     blob = sorted(cap_dir.glob("*.att"))[0]
     with pytest.raises(InputError, match=f"--code FILE@LOADBASE.*capture folder it belongs to \\({cap_dir} is one\\)"):
         open_raw([blob])
@@ -175,7 +182,7 @@ class _Ins:
 
 
 class _CO:
-    arch, text_vaddr = "gfx1100", 0x100
+    arch, target, text_vaddr = "gfx1100", target("gfx1100"), 0x100
     text = bytes(16)
     kernels = [("k", 0x100)]
 
@@ -194,6 +201,10 @@ def fake_layers(monkeypatch):
     isa = types.ModuleType("attdec.isa")
     isa.load_code_object = lambda data, where="": _CO()
     isa.readings = readings
+    # the ISA rules the analyses import (export-ui classifies stalls) are the real ones
+    from attdec.isa import categories, waitcnt
+
+    isa.categories, isa.waitcnt = categories, waitcnt
     monkeypatch.setitem(sys.modules, "attdec.isa", isa)
     import attdec
 
@@ -201,7 +212,7 @@ def fake_layers(monkeypatch):
     calls = []
 
     def decode_blob(data, arch, code, se, **_opts):
-        calls.append((se, arch, len(code)))
+        calls.append((se, arch.name, len(code)))
         base = 0x5000_0000
         a = empty_insts(3)
         a["time"], a["stall"], a["duration"] = [10, 20, 40], [0, 5 + se, 1], [4, 9, 4]
@@ -209,7 +220,7 @@ def fake_layers(monkeypatch):
         w = Wave(se=se, cu=0, simd=0, slot=1, begin=0, end=60, insts=a, timeline=[(1, 10), (2, 50)])
         occ = np.zeros(2, OCCUPANCY_DTYPE)
         occ[:] = [(se, 0, 0, 1, 1, 0, 0), (se, 0, 0, 1, 0, 60, 0)]
-        return BlobResult(se=se, arch=arch, waves=[w], occupancy=occ, realtime=[(5, 100)])
+        return BlobResult(se=se, arch=arch.name, waves=[w], occupancy=occ, realtime=[(5, 100)])
 
     monkeypatch.setattr("attdec.decoders.decode_blob", decode_blob, raising=False)
     return calls
@@ -219,7 +230,7 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
     blob = RdnaEncoder(11).data()
     raw = RawDispatch(
         "k#1",
-        "gfx1100",
+        target("gfx1100"),
         [RawCodeObject(b"elf", 0x5000_0000, "k.co", 2)],
         [RawBlob(0, blob, "se0"), RawBlob(1, blob, "se1")],
         kernel="k",
@@ -257,12 +268,12 @@ def test_decode_dispatch_and_export(tmp_path, fake_layers):
     assert "\x1b[" not in r.output  # no progress bar when not on a terminal
 
 
-def test_before_decode_runs_once_and_only_when_something_is_decoded(tmp_path):
+@pytest.mark.parametrize("cap", captures("gfx1201/plus_run0", synthetic=("gfx942",)))
+def test_before_decode_runs_once_and_only_when_something_is_decoded(tmp_path, cap):
     """The command line tunes its allocator (commands.common.tune_allocator) through `before_decode`: called
     once, with the raw dispatches, before they are decoded, never for inputs that need no decoding."""
     from attdec.sources.pipeline import open_dispatches
 
-    cap = shared_path("captures", "gfx1201", "plus_run0")
     calls = []
     assert open_dispatches([cap], before_decode=lambda raws: calls.append(len(raws)))
     assert calls == [1]
@@ -273,7 +284,8 @@ def test_before_decode_runs_once_and_only_when_something_is_decoded(tmp_path):
     assert calls == [1]
 
 
-def test_decode_and_export_ui_set_the_allocator_for_whole_blobs(monkeypatch, tmp_path):
+@pytest.mark.parametrize("cap", captures("gfx1201/plus_run0", synthetic=("gfx942",)))
+def test_decode_and_export_ui_set_the_allocator_for_whole_blobs(monkeypatch, tmp_path, cap):
     """`decode` and `export-ui` read raw inputs without open_dispatches: they set the allocator themselves
     (without it, the 59 captures' decode faulted 39k pages in instead of 24k)."""
     import ctypes
@@ -283,7 +295,6 @@ def test_decode_and_export_ui_set_the_allocator_for_whole_blobs(monkeypatch, tmp
     calls = []
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(ctypes, "CDLL", lambda name: types.SimpleNamespace(mallopt=lambda *a: calls.append(a)))
-    cap = shared_path("captures", "gfx1201", "plus_run0")
     keep = [(common.M_TRIM_THRESHOLD, common.MALLOC_KEEP_BYTES), (common.M_MMAP_THRESHOLD, common.MALLOC_REUSE_BYTES)]
     assert invoke(["decode", str(cap)]).exit_code == 0
     assert calls == keep
@@ -300,8 +311,8 @@ def test_allocator_keeps_freed_memory_unless_a_big_blob_is_decoded_in_windows(mo
     calls = []
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(ctypes, "CDLL", lambda name: types.SimpleNamespace(mallopt=lambda *a: calls.append(a)))
-    small = RawDispatch("k", "gfx1200", [], [RawBlob(0, b"\0" * 64, "a.att")])
-    big = RawDispatch("k", "gfx1200", [], [RawBlob(0, b"\0" * (9 << 20), "b.att")])
+    small = RawDispatch("k", target("gfx1200"), [], [RawBlob(0, b"\0" * 64, "a.att")])
+    big = RawDispatch("k", target("gfx1200"), [], [RawBlob(0, b"\0" * (9 << 20), "b.att")])
     common.tune_allocator([small, big], fold=None)  # whole blobs: keep freed blocks for reuse
     assert calls == [
         (common.M_TRIM_THRESHOLD, common.MALLOC_KEEP_BYTES),

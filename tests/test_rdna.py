@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
+import json
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, codemap, shared_path
+from conftest import FIXTURES, captures, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.gfx9.stitch import Gfx9Walker
@@ -16,6 +16,7 @@ from attdec.decoders.rdna.splitter import lookup
 from attdec.decoders.rdna.stitch import Gfx11Walker, Gfx12Walker
 from attdec.decoders.stitch import LineKind
 from attdec.model import Category
+from attdec.model.target import target
 
 ENTRY = 0x200001006100
 
@@ -31,7 +32,7 @@ def _rows(wave):
 
 @pytest.mark.parametrize("arch,ready", [("gfx1100", 25), ("gfx1201", 26)])
 def test_timing_model_on_synthetic_stream(arch, ready):
-    # tools/make_rdna_fixture.py: wave 0 of SIMD 0 starts at 10, SMEM at 20, VALU at 22, WAVE_READY at 26
+    # tools/makers/make_rdna_fixture.py: wave 0 of SIMD 0 starts at 10, SMEM at 20, VALU at 22, WAVE_READY at 26
     # (gfx11 stamps it one cycle early), VALU at 30, immediate at 40, WAVE_END at 50.
     res = decode_blob(_tiny(arch), arch, None, 0)
     assert res.problems == []
@@ -103,8 +104,8 @@ def test_line_category(text, family, cat):
 
 
 def test_format_detection():
-    assert detect_format(_tiny("gfx1100")) == "gfx11"
-    assert detect_format(_tiny("gfx1201")) == "gfx12"
+    assert detect_format(_tiny("gfx1100")).name == "gfx11"  # type: ignore[union-attr]
+    assert detect_format(_tiny("gfx1201")).name == "gfx12"  # type: ignore[union-attr]
     assert detect_format(b"\0" * 16) is None
 
 
@@ -220,19 +221,29 @@ def test_garbage_after_header_reports_lost_sync():
     assert any("lost sync" in p for p in res.problems)
 
 
+def _arch(cap) -> str:
+    return json.loads((cap / "capture.json").read_text())["gfx_arch"]
+
+
 @pytest.mark.parametrize(
-    "rel",
-    ["gfx1100/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0", "gfx1201/handwritten_run0", "gfx1200/wmma_run0"],
+    "cap",
+    captures(
+        "gfx1100/gemm_run0",
+        "gfx1100/ops_run0",
+        "gfx1201/sync_run0",
+        "gfx1201/handwritten_run0",
+        "gfx1200/wmma_run0",
+        synthetic=("gfx1100",),
+    ),
 )
-def test_vectorised_model_equals_scalar_model(rel):
+def test_vectorised_model_equals_scalar_model(cap):
     """rdna_vec must give exactly the scalar reference model's waves, timelines and occupancy."""
-    cap = shared_path("captures", *rel.split("/"))
-    arch = "gfx1100" if rel.startswith("gfx11") else "gfx1201"
+    arch = _arch(cap)
     n = 0
     for f in sorted(cap.glob("*.att")):
         data = f.read_bytes()
-        a = rdna.decode(data, arch, None, 0, vectorised=False)
-        b = rdna.decode(data, arch, None, 0, vectorised=True)
+        a = rdna.decode(data, target(arch), None, 0, vectorised=False)
+        b = rdna.decode(data, target(arch), None, 0, vectorised=True)
         assert a.occupancy.tobytes() == b.occupancy.tobytes()
         assert len(a.waves) == len(b.waves)
         for x, y in zip(a.waves, b.waves):
@@ -261,7 +272,7 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
         rt, other = [], []
         for b in disp["blobs"]:
             se = int(re.search(r"se(\d+)", b).group(1))
-            r = rdna.decode((cap_dir / b).read_bytes(), cap["gfx_arch"], None, se, vectorised=vectorised)
+            r = rdna.decode((cap_dir / b).read_bytes(), target(cap["gfx_arch"]), None, se, vectorised=vectorised)
             rt += [[se, a, c] for a, c in r.realtime]
             o = r.other_simd
             other += [
@@ -272,15 +283,21 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
 
 
 @pytest.mark.parametrize(
-    "rel", ["gfx1100/gemm_run0", "gfx1151/gemm_run0", "gfx1200/gemm_run0", "gfx1201/handwritten_run0"]
+    "cap",
+    captures(
+        "gfx1100/gemm_run0",
+        "gfx1151/gemm_run0",
+        "gfx1200/gemm_run0",
+        "gfx1201/handwritten_run0",
+        synthetic=("gfx1100",),
+    ),
 )
-def test_lifecycle_one_at_a_time_equals_numpy(rel):
+def test_lifecycle_one_at_a_time_equals_numpy(cap):
     """The vectorised decode's two lifecycle passes (Python for a few tokens, numpy for many) agree on real
     blobs, also with lifecycle tokens dropped or repeated and packets-lost flags set."""
     from attdec.decoders.rdna import vectorised
 
-    cap = shared_path("captures", *rel.split("/"))
-    fmt = FORMATS[11 if rel.startswith("gfx11") else 12]
+    fmt = FORMATS[11 if _arch(cap).startswith("gfx11") else 12]
     rng = np.random.default_rng(5)
     seen = traced = 0
     for f in sorted(cap.glob("*.att")):
@@ -338,7 +355,7 @@ def test_vectorised_model_takes_jumps_and_new_pc(rel):
                 continue
             assert vectorisable(tk, fmt, DEFAULT)
             v = decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT)
-            s = rdna.decode(data, arch, code, 1, b, vectorised=False)
+            s = rdna.decode(data, target(arch), code, 1, b, vectorised=False)
             assert len(v.waves) == len(s.waves) > 0
             for x, y in zip(v.waves, s.waves):
                 assert x.insts.tobytes() == y.insts.tobytes()
@@ -386,8 +403,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     second state change at T + 1, chained over several such events (a READY among them: the next issue,
     at T + 1, has not stalled on gfx12) up to a second immediate: the vectorised model agrees with the
     scalar one there."""
-    sys.path.insert(0, str(FIXTURES.parent.parent / "tools"))
-    from sqtt_encoder import RdnaEncoder
+    from tests.support.sqtt_encoder import RdnaEncoder
 
     e = RdnaEncoder(gen, dp_rate=1)
     e.kernel_entry(ENTRY)
@@ -410,8 +426,8 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     e.advance(10)
     e.wave_end(simd=0, wid=0)
     data = e.data()
-    a = rdna.decode(data, arch, None, 0, vectorised=False)
-    b = rdna.decode(data, arch, None, 0, vectorised=True)
+    a = rdna.decode(data, target(arch), None, 0, vectorised=False)
+    b = rdna.decode(data, target(arch), None, 0, vectorised=True)
     assert a.problems == b.problems == []
     assert len(a.waves) == len(b.waves) == 1
     x, y = a.waves[0], b.waves[0]

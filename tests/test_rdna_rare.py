@@ -1,12 +1,9 @@
 """RDNA tokens no capture has: traps, rfe, context save/restore, MISC save-context, NEW_PC, and the gfx11
-barrier rule that differs between AMD decoder versions. Streams come from tools/sqtt_encoder.py; every
+barrier rule that differs between AMD decoder versions. Streams come from tests/support/sqtt_encoder.py; every
 expected record is derived by hand from the rules (sqtt-format.md §5.3, §7.1; AMD's `gfx10wave.cpp`
 `apply_inst` / `complete_wave` and `rdna_sqtt.cpp` WAVE_START cases), not from attdec's output."""
 
 from __future__ import annotations
-
-import os
-import sys
 
 import pytest
 from conftest import codemap
@@ -14,11 +11,10 @@ from conftest import codemap
 from attdec.decoders import rdna
 from attdec.decoders.compat import DEFAULT, Rules
 from attdec.model import Category, WaveState
+from attdec.model.target import target
+from tests.support.sqtt_encoder import RdnaEncoder
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import RdnaEncoder
-
-ARCH = {11: "gfx1100", 12: "gfx1201"}
+ARCH = {11: target("gfx1100"), 12: target("gfx1201")}
 ENTRY = 0x7000_0100
 S, C = WaveState, Category
 SAVE, RESTORE = 66, 68  # WAVE_START counts that mark a context save / restore

@@ -1,23 +1,20 @@
-"""The vectorised RDNA timing model against the scalar reference on random streams (tools/sqtt_encoder.py):
+"""The vectorised RDNA timing model against the scalar reference on random streams (tests/support/sqtt_encoder.py):
 waves of several slots interleaved, every kind of instruction token, ready/immediate masks, same-cycle
 tokens, tokens of slots without a wave or after a wave's end. The vectorised driver must give the scalar
 model's waves, records, timelines and occupancy exactly (or decline the blob)."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 
 import pytest
 
 from attdec.decoders import rdna
 from attdec.decoders.rdna.packets import FORMATS, OP_BARRIER, OP_JUMP, OP_RFE, OP_TRAP
+from attdec.model.target import target
+from tests.support.sqtt_encoder import RdnaEncoder
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import RdnaEncoder
-
-ARCH = {11: "gfx1100", 12: "gfx1201"}
+ARCH = {11: target("gfx1100"), 12: target("gfx1201")}
 
 
 def random_stream(gen: int, rng: random.Random, branches: bool = False, barriers: bool = False) -> bytes:
@@ -130,7 +127,7 @@ def test_vectorised_pc_slots_equal_scalar_on_random_streams_with_branches(gen):
             rdna.splitter.ready_reorder(tk)
         assert vectorisable(tk, fmt, DEFAULT)
         got: tuple[list, list] = ([], [])
-        args = (tk, fmt, data, ARCH[gen], None, 0, "", DEFAULT)
+        args = (tk, fmt, data, ARCH[gen].name, None, 0, "", DEFAULT)
         try:
             decode_vectorised(*args, emit=lambda wv, _, out=got[0]: out.append(wv))
         except NotVectorisable:

@@ -1,7 +1,7 @@
 """Every record kind AMD's decoder emits, as attdec decodes it (issue 11 part 1): INFO (DATA_LOST,
 STITCH_INCOMPLETE, WAVE_INCOMPLETE), SHADERDATA, PERFEVENT, RT_FREQUENCY, the wgp of other-SIMD records,
 code-object ids from the trace's markers; in `decode --format json`, the Python API and the dispatch
-(counters, header notes). Streams come from tools/sqtt_encoder.py; expected values follow the official
+(counters, header notes). Streams come from tests/support/sqtt_encoder.py; expected values follow the official
 handlers (docs/decode-json.md says where each comes from). No capture has any of these, so real data
 only checks the wave order and the other-SIMD wgp (test_rdna.py) against oracle.json."""
 
@@ -19,10 +19,9 @@ import attdec
 from attdec.decoders import decode_blob
 from attdec.decoders.userdata import OP_AGENT_INFO, ROC_MAGIC
 from attdec.model import SHADERDATA_IMM, SHADERDATA_PRIV
+from attdec.model.target import target
 from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch, decode_blobs, merge_results
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
+from tests.support.sqtt_encoder import Gfx9Encoder, RdnaEncoder, roc_marker_words
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BASE = 0x7F00_0010_0000
@@ -85,8 +84,8 @@ def test_gfx9_perfevents_with_a_counter_interval():
 def test_perfevents_become_counter_samples():
     e = Gfx9Encoder(target_cu=0).kernel_entry(0x100000).advance(24).perf(3, 1, (5, 6, 7, 8))
     r = decode_blob(e.data(), "gfx950", None, 2)
-    raw = RawDispatch("k#1", "gfx950", blobs=[RawBlob(2, b"", "k_se2.att")])
-    d = merge_results(raw, [r], "gfx950")
+    raw = RawDispatch("k#1", target("gfx950"), blobs=[RawBlob(2, b"", "k_se2.att")])
+    d = merge_results(raw, [r], target("gfx950"))
     (cs,) = d.counters
     assert cs.source == "SQTT PERFEVENT" and len(cs.names) == 8
     s = cs.samples
@@ -239,7 +238,7 @@ def test_wave_order_is_the_oracles(rel):
         objs = [RawCodeObject((cap / k["code_object"]).read_bytes(), int(k["base_hex"], 16), k["code_object"])]
         for b in disp["blobs"]:
             se = int(b.rsplit("_se", 1)[1].split(".")[0])
-            raw = RawDispatch("x", meta["gfx_arch"], objs, [RawBlob(se, (cap / b).read_bytes(), b)])
+            raw = RawDispatch("x", target(meta["gfx_arch"]), objs, [RawBlob(se, (cap / b).read_bytes(), b)])
             ((_, r, _),) = list(decode_blobs(raw))
             got = [(w.simd, w.slot, w.begin) for w in r.waves]
             want = [(w["simd"], w["wave_id"], w["begin_time"]) for w in exp["waves"] if w["se"] == se]

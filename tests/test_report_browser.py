@@ -1,4 +1,4 @@
-"""The HTML report in a real browser (the system's headless Chromium, driven by selenium; tools/browser.py).
+"""The HTML report in a real browser (the system's headless Chromium, driven by selenium; tests/support/browser.py).
 
 One page holds a real ui_output sample and a raw capture (so the dispatch selector is exercised too), another the
 demo. Checked: no console errors, no network request, every view is there and holds attdec's own figures (read
@@ -8,13 +8,8 @@ zoom and hover work; screenshots of every tab go to the test's tmp directory.
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from conftest import ROOT, shared_path
-
-sys.path.insert(0, str(ROOT / "tools"))
-import browser
+from conftest import shared_path
 
 import attdec
 from attdec.analysis.advise import advise
@@ -24,6 +19,7 @@ from attdec.analysis.occupancy import resident_waves
 from attdec.analysis.timeline import assign_lanes
 from attdec.commands.demo import demo_path
 from attdec.report.html import write_report
+from tests.support import browser
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the report tests: {WHY}")

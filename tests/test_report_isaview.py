@@ -16,8 +16,7 @@ import time
 import pytest
 from conftest import ROOT, shared_path
 
-sys.path.insert(0, str(ROOT / "tools"))
-import browser
+from tests.support import browser
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the report tests: {WHY}")

@@ -1,7 +1,7 @@
 """Kernel resources from code objects equal what LLVM reports for every code object in ../shared/captures.
 
 The expected values are llvm-readelf-22 --notes (the metadata note) and llvm-objdump-22's `.amdhsa_*`
-directives (the kernel descriptor), stored by tools/make_resource_fixtures.py. When Debian's LLVM 22 is
+directives (the kernel descriptor), stored by tools/makers/make_resource_fixtures.py. When Debian's LLVM 22 is
 installed the same commands are run again, so a capture added later is checked too; otherwise code objects
 the fixture does not have are skipped with the reason.
 """
@@ -9,18 +9,15 @@ the fixture does not have are skipped with the reason.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 
 import pytest
 
 from attdec.isa import disassemble, load_code_object
 from attdec.isa.resources import kernel_resources
-from tests.conftest import FIXTURES, ROOT, shared_path
-
-_spec = importlib.util.spec_from_file_location("make_resource_fixtures", ROOT / "tools/make_resource_fixtures.py")
-llvm_tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(llvm_tool)
+from attdec.model.target import target
+from tests.conftest import FIXTURES, shared_path
+from tools.makers import make_resource_fixtures as llvm_tool
 
 STORED = json.loads((FIXTURES / "resources_llvm.json").read_text())["objects"]
 LLVM = llvm_tool.tools("-22")
@@ -75,7 +72,7 @@ def test_every_capture_code_object_matches_llvm():
             continue
         assert sorted(k.name for k in co.kernels) == sorted(exp["notes"]), path
         for k in co.kernels:
-            res = co.resources(k, arch)
+            res = co.resources(k, target(arch))
             note = exp["notes"][k.name]
             got = {key: getattr(res, field) for key, field in NOTE_FIELDS.items() if key in note}
             assert got == {key: note[key] for key in got}, f"{path}: {k.name}"
@@ -86,7 +83,7 @@ def test_every_capture_code_object_matches_llvm():
                 assert "SGPR_COUNT reserved bits" in kd["error"] and res.arch_vgpr is not None
                 continue
             # the descriptor alone, as attdec reads minimal containers: the same fields, register counts granulated
-            only = kernel_resources(k.name, {}, k.descriptor, arch)
+            only = kernel_resources(k.name, {}, k.descriptor, target(arch))
             assert only.vgpr == kd["next_free_vgpr"] and only.vgpr >= res.vgpr, f"{path}: {k.name}"
             assert only.lds_bytes == kd["group_segment_fixed_size"] == res.lds_bytes
             assert only.scratch_bytes == kd["private_segment_fixed_size"] == res.scratch_bytes
@@ -114,7 +111,7 @@ def test_registers_named_in_the_code_fit_the_counts():
         arch = _arch(path)
         co = load_code_object(path.read_bytes(), str(path), arch=arch)
         for k in co.kernels:
-            res = co.resources(k, arch)
+            res = co.resources(k, target(arch))
             end = k.entry + k.size if k.size else co.text_end
             top = {"v": -1, "s": -1}
             for ins in disassemble(co.text[k.entry - co.text_vaddr : end - co.text_vaddr], arch, k.entry, lenient=True):
@@ -130,14 +127,14 @@ def test_registers_named_in_the_code_fit_the_counts():
 def test_unified_agprs_from_metadata_and_descriptor():
     # gfx90a+ metadata: .vgpr_count 65 = align(42 arch VGPRs, 4) + 21 AGPRs (what llc-22 emits for such a kernel)
     meta = {".vgpr_count": 65, ".agpr_count": 21, ".sgpr_count": 65, ".wavefront_size": 64}
-    r = kernel_resources("k", meta, None, "gfx90a")
+    r = kernel_resources("k", meta, None, target("gfx90a"))
     assert (r.vgpr, r.agpr, r.arch_vgpr) == (65, 21, 44)
-    r = kernel_resources("k", {".vgpr_count": 42, ".agpr_count": 21}, None, "gfx908")  # separate AGPR file
+    r = kernel_resources("k", {".vgpr_count": 42, ".agpr_count": 21}, None, target("gfx908"))  # separate AGPR file
     assert (r.vgpr, r.agpr, r.arch_vgpr) == (42, 21, 42)
     kd = bytearray(64)
     kd[44] = 10  # accum_offset (10 + 1) * 4 = 44
     kd[48] = 8  # granulated VGPRs (8 + 1) * 8 = 72 on gfx90a+
-    r = kernel_resources("k", {}, bytes(kd), "gfx942")
+    r = kernel_resources("k", {}, bytes(kd), target("gfx942"))
     assert (r.vgpr, r.arch_vgpr, r.agpr, r.wave_size) == (72, 44, 28, 64)
     assert set(r.rounded) == {"vgpr", "sgpr", "arch_vgpr", "agpr"}
 

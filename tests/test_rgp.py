@@ -1,5 +1,5 @@
 """.rgp input: the 59 real files of ../shared/rgp against the captures they were written from, RADV-layout and
-RDF fixtures written at test time by tools/make_rgp.py, the containers' quirks and damaged files."""
+RDF fixtures written at test time by tests/support/make_rgp.py, the containers' quirks and damaged files."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, invoke, shared_path
+from conftest import SYNTHETIC_CAPTURES, captures, invoke, real_data, shared_path
 
 import attdec
 from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
@@ -18,9 +18,7 @@ from attdec.sources import capture, rgp
 from attdec.sources.pipeline import kind_of
 from attdec.sources.raw import decode_dispatch
 from attdec.sources.rgp.container import read_rgp
-
-sys.path.insert(0, str(ROOT / "tools"))
-import make_rgp
+from tests.support import make_rgp
 
 
 def _rgp_files() -> list[Path]:
@@ -37,7 +35,7 @@ def _raw_key(raws) -> list:
     """What decoding a dispatch depends on: GPU, every SE's bytes, every code object's bytes and load base."""
     return [
         (
-            str(r.arch),
+            str(r.target),
             sorted((b.se, b.data) for b in r.blobs),
             [(c.data, c.base) for c in r.code_objects],
         )
@@ -56,7 +54,7 @@ def test_every_shared_rgp_holds_its_captures_dispatches():
         notes = [p for r in raws for p in r.problems]
         padded += any("padding bug" in p for p in notes)
         assert len(notes) == len(set(notes))  # one note per problem
-        if f.parent.name == "gfx1200" and raws[0].arch == "gfx1200":  # rgptool hard-codes gfx1201's device id
+        if f.parent.name == "gfx1200" and raws[0].target.name == "gfx1200":  # rgptool hard-codes gfx1201's device id
             assert any("0x7550 names gfx1201" in p for p in notes)
     assert padded == 22
 
@@ -112,7 +110,7 @@ def test_concatenated_sessions_and_markers():
     marks = rgp_markers(scan_userdata(b.data, 12).userdata)
     assert [m.kind for m in marks] == [RGP_BIND_PIPELINE, RGP_EVENT]
     assert marks[1].dwords[2] == 2  # cmd_id: the third dispatch
-    assert raws[0].arch == "gfx1200" and raws[0].problems  # device id 0x7550 disagrees, noted
+    assert raws[0].target.name == "gfx1200" and raws[0].problems  # device id 0x7550 disagrees, noted
 
 
 def test_info_lists_chunks_and_dispatches():
@@ -133,11 +131,10 @@ def test_info_lists_chunks_and_dispatches():
 # ---- fixtures in the layouts ../shared/rgp has no real example of --------------------------------
 
 
-@pytest.mark.parametrize("rel", ["gfx1151/gemm_run0", "gfx1100/sync_run0"])
-def test_radv_layout(tmp_path, rel):
+@pytest.mark.parametrize("cap", captures("gfx1151/gemm_run0", "gfx1100/sync_run0", synthetic=("gfx1100",)))
+def test_radv_layout(tmp_path, cap):
     """Mesa's writer: file 1.6, SQTT after the code objects (rebuilt as PAL ELFs), clock calibration, real
     device id; the chip comes from the device id (a PAL ELF names only a family representative)."""
-    cap = shared_path("captures", rel)
     f = make_rgp.radv(cap, tmp_path / "radv.rgp")
     parsed = read_rgp(f.read_bytes(), str(f))
     kinds = [c.kind for c in parsed.chunks]
@@ -150,12 +147,12 @@ def test_radv_layout(tmp_path, rel):
     assert {d.kernel for d in got} == {"_amdgpu_cs_main"}
 
 
+@pytest.mark.parametrize("cap", captures("gfx950/plus_run0", synthetic=("gfx1100",)))
 @pytest.mark.parametrize("zstd", [False, True])
-def test_rdf_container(tmp_path, zstd):
+def test_rdf_container(tmp_path, zstd, cap):
     """RGP 2.x: index at the end, per-chunk headers, zstd data; the exact chip from AsicInfo's gfxip level."""
     if zstd:
         pytest.importorskip("zstandard", reason="the rgp extra (zstandard) is not installed")
-    cap = shared_path("captures", "gfx950", "plus_run0")
     f = make_rgp.rdf(cap, tmp_path / "cap.rgp", zstd=zstd)
     parsed = read_rgp(f.read_bytes(), str(f))
     assert parsed.container == "RDF 3" and not parsed.problems
@@ -164,9 +161,10 @@ def test_rdf_container(tmp_path, zstd):
     assert _summary(attdec.open(f)) == _summary(attdec.open(cap))
 
 
-def test_compressed_chunk_without_zstandard_is_one_line(tmp_path, monkeypatch):
+@pytest.mark.parametrize("cap", captures("gfx1100/plus_run0", synthetic=("gfx1100",)))
+def test_compressed_chunk_without_zstandard_is_one_line(tmp_path, monkeypatch, cap):
     pytest.importorskip("zstandard", reason="writing the fixture needs zstandard")
-    f = make_rgp.rdf(shared_path("captures", "gfx1100", "plus_run0"), tmp_path / "z.rgp", zstd=True)
+    f = make_rgp.rdf(cap, tmp_path / "z.rgp", zstd=True)
     monkeypatch.setitem(sys.modules, "zstandard", None)  # import zstandard -> ImportError
     r = invoke(["hotspots", str(f)])
     lines = r.output.strip().splitlines()
@@ -179,19 +177,24 @@ def test_compressed_chunk_without_zstandard_is_one_line(tmp_path, monkeypatch):
 # ---- damage ------------------------------------------------------------------------------------
 
 
-def test_truncated_file_decodes_what_is_left(tmp_path):
+@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def test_truncated_radv_file_decodes_what_is_left(tmp_path, cap):
     """RADV writes the SQTT data last: cut inside the last SE's data, the other SEs decode in full and the cut
-    is one note with byte offsets. rgptool writes the code objects last: cut there, one error line."""
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
+    is one note with byte offsets."""
     data = make_rgp.radv(cap, tmp_path / "r.rgp").read_bytes()
     last = max(c.offset for c in read_rgp(data, "r").chunks)
-    raws = rgp.build(read_rgp(data[: last + 1000], "cut.rgp"))
-    assert len(raws[0].blobs) == 6
+    cut = min(last + 1000, len(data) - 1)
+    raws = rgp.build(read_rgp(data[:cut], "cut.rgp"))
+    assert len(raws[0].blobs) == len(capture.load(cap)[0].blobs)
     notes = [p for p in raws[0].problems if "truncated" in p]
     assert len(notes) == 1 and str(last) in notes[0], raws[0].problems
     d = decode_dispatch(raws[0])
     full = attdec.open(cap)[0]
     assert 0 < len(d.waves) <= len(full.waves) and len({w.se for w in d.waves}) == len({w.se for w in full.waves})
+
+
+def test_truncated_rgptool_file_is_one_line(tmp_path):
+    """rgptool writes the code objects last: cut there, one error line."""
     p = tmp_path / "cut.rgp"
     p.write_bytes(shared_path("rgp", "gfx1100", "gemm_run0.rgp").read_bytes()[:36000])
     r = invoke(["hotspots", str(p)])
@@ -199,11 +202,19 @@ def test_truncated_file_decodes_what_is_left(tmp_path):
     assert "truncated" in r.output
 
 
+def _damage_sources(tmp_path) -> list[Path]:
+    """Every sixth real file, or files written from the synthetic captures in both layouts when there are none."""
+    if real_data("rgp"):
+        return _rgp_files()[::6]
+    cap = SYNTHETIC_CAPTURES["gfx1100"]
+    return [make_rgp.radv(cap, tmp_path / "radv.rgp"), make_rgp.rdf(cap, tmp_path / "rdf.rgp")]
+
+
 def test_damage_never_gives_a_traceback(tmp_path):
-    """Truncations and bit flips of real files: dispatches with notes, or one AttdecError, never anything else."""
+    """Truncations and bit flips of .rgp files: dispatches with notes, or one AttdecError, never anything else."""
     rng = random.Random(7)
     outcomes = {"read": 0, "refused": 0}
-    for f in _rgp_files()[::6]:
+    for f in _damage_sources(tmp_path):
         data = f.read_bytes()
         variants = [data[:k] for k in (40, 56, 100, len(data) // 2, len(data) - 1)]
         for _ in range(6):
@@ -220,9 +231,17 @@ def test_damage_never_gives_a_traceback(tmp_path):
     assert outcomes["read"] > outcomes["refused"] > 0
 
 
-def test_bad_chunk_size_resynchronises(tmp_path):
+@pytest.mark.parametrize("cap", captures(synthetic=("gfx1100",)))
+def test_bad_chunk_size_resynchronises_in_a_radv_file(tmp_path, cap):
     """A chunk size made wrong: the reader finds the next chunk that stores its own offset and says so."""
-    src = shared_path("rgp", "gfx1100", "plus_run0.rgp").read_bytes()
+    _resynchronises(make_rgp.radv(cap, tmp_path / "r.rgp").read_bytes())
+
+
+def test_bad_chunk_size_resynchronises():
+    _resynchronises(shared_path("rgp", "gfx1100", "plus_run0.rgp").read_bytes())
+
+
+def _resynchronises(src: bytes) -> None:
     f = read_rgp(src, "ok")
     db = next(c for c in f.chunks if c.kind == "CODE_OBJECT_DATABASE")
     bad = bytearray(src)

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
-import sys
 
 import numpy as np
 import pytest
 from conftest import ROOT, invoke, shared_path
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import uisynth
-
 import attdec
 from attdec.sources.pipeline import describe
 from attdec.sources.raw import KERNARG_PRELOAD_SKIP, PAGE, _placements
+from tests.support import uisynth
 
 FIELDS = ("time", "category", "stall", "duration", "line")
 
@@ -89,7 +85,7 @@ def test_real_session_without_code_json_is_decoded_without_pcs(tmp_path):
     shutil.copytree(host, tmp_path / host.name)
     (bare,) = attdec.open(tmp_path)
     (d,) = attdec.open(s)
-    assert bare.arch == "gfx950"
+    assert bare.target is not None and bare.target.name == "gfx950"
     assert any("decoded without PCs" in p for p in bare.problems)
     (row,) = [c for c in bare.code if not c.is_label]  # every record, in the one row a no-PC decode has
     assert row.is_no_pc and row.hit == sum(len(w.insts) for w in bare.waves) > sum(c.hit for c in d.code) / 2
@@ -106,8 +102,9 @@ def test_placement_by_entry_pc_skips_a_kernarg_preload_preamble():
     assert _placements(base + PAGE + 0x100, [(0, 0x100), (1, 0x0)]) == [(0, base + PAGE)]
 
 
-# --- a synthetic session: the demo's raw capture (tools/make_demo_raw.py, written with tools/sqtt_encoder.py)
-# laid out as rocprofv3 leaves it, its ui_output folder written by tools/uisynth.py --------------------------
+# --- a synthetic session: the demo's raw capture (tools/makers/make_demo_raw.py, written with
+# tests/support/sqtt_encoder.py) laid out as rocprofv3 leaves it, its ui_output folder written by
+# tests/support/uisynth.py --------------------------------------------------------------------------------
 
 PID, AGENT, DISP = 4242, 7, 3
 DEMO_RAW = ROOT / "attdec" / "data" / "demo_raw"

@@ -15,6 +15,7 @@ from test_rdna_vectorised_random import random_stream as rdna_stream
 
 from attdec.decoders import gfx9, rdna
 from attdec.decoders.compat import COMPAT, DEFAULT, Rules
+from attdec.model.target import target
 
 # (rule, value) for every value a build gives a rule other than the default build's
 RULE_VALUES = sorted(
@@ -62,6 +63,6 @@ def test_gfx9_models_agree_under_each_rule(rule, value, monkeypatch):
     code = any_code()
     for _ in range(8):
         data = gfx9_stream(rng, rng.randint(1, 400))
-        a = gfx9.decode(data, "gfx950", code, 0, vectorised=False, rules=rules)
-        b = gfx9.decode(data, "gfx950", code, 0, rules=rules)
+        a = gfx9.decode(data, target("gfx950"), code, 0, vectorised=False, rules=rules)
+        b = gfx9.decode(data, target("gfx950"), code, 0, rules=rules)
         assert_same(a, b)

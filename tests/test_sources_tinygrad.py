@@ -10,7 +10,7 @@ import types
 from dataclasses import dataclass
 
 import pytest
-from conftest import shared_path
+from conftest import SYNTHETIC_CAPTURES, shared_path
 
 from attdec.errors import FormatError
 from attdec.model.target import from_version
@@ -45,7 +45,7 @@ def test_profiles_agree_with_capture_json():
         kernels = {k["name"]: k for k in cap["kernels"]}
         blobs = {b["file"]: b for b in cap["blobs"]}
         for d, cd in zip(got, cap["dispatches"]):
-            assert d.arch == cap["gfx_arch"]
+            assert d.target.name == cap["gfx_arch"]
             assert d.name == f"{cd['kernel']}#{cd['exec_tag']}"
             (co,) = d.code_objects
             k = kernels[d.kernel]
@@ -66,7 +66,7 @@ def _unpack_to_capture(pkl, folder):
     cap = {"kernels": [], "blobs": [], "dispatches": [], "gfx_arch": None}
     for i, d in enumerate(tinygrad.load(pkl)):
         (co,) = d.code_objects
-        cap["gfx_arch"] = d.arch
+        cap["gfx_arch"] = d.target.name
         kname = f"k{i}"  # one kernel entry per dispatch: programs of one name may differ between them
         (folder / f"{kname}.co").write_bytes(co.data)
         cap["kernels"].append({"name": kname, "code_object": f"{kname}.co", "base": co.base})
@@ -172,7 +172,7 @@ def test_synthetic_profile_groups_by_kernel_and_tag():
     assert [d.name for d in ds] == ["k1#7", "k0#8", "k1#9"]
     assert [(b.se, b.data) for b in ds[0].blobs] == [(0, b"a"), (1, b"c")]
     assert ds[0].code_objects[0].base == 0x2000 and ds[1].code_objects[0].data == b"\x7fELFk0"
-    assert all(d.arch == "gfx950" for d in ds)
+    assert all(d.target.name == "gfx950" for d in ds)
 
 
 def test_old_profiles_name_the_kernel_and_have_no_tags():
@@ -182,7 +182,7 @@ def test_old_profiles_name_the_kernel_and_have_no_tags():
         ProfileSQTTEvent("AMD", "E_3", 0, b"a", True, None),
     ]
     (d,) = tinygrad.dispatches_from_events(tinygrad.load_events(_pickle_as_tinygrad(ev), "y"), "y")
-    assert (d.name, d.arch, d.code_objects[0].base) == ("E_3", "gfx1151", 0x7000)
+    assert (d.name, d.target.name, d.code_objects[0].base) == ("E_3", "gfx1151", 0x7000)
 
 
 def test_blob_without_program_is_one_clear_error():
@@ -308,3 +308,32 @@ def test_cli_refuses_an_unsafe_pickle_in_one_line(tmp_path):
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1
     assert "refusing to unpickle unknown class" in r.output and "system" in r.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("arch", sorted(SYNTHETIC_CAPTURES))
+def test_a_profile_made_of_a_capture_gives_its_waves_and_totals(tmp_path, arch):
+    """A profile holding a capture's code objects and SQTT blobs (one program event per kernel, one SQTT event
+    per blob) decodes to the capture folder's dispatches, waves and totals."""
+    import attdec
+    from attdec.model import target
+
+    folder = SYNTHETIC_CAPTURES[arch]
+    cap = json.loads((folder / "capture.json").read_text())
+    se_of = {b["file"]: b["se"] for b in cap["blobs"]}
+    tags = {k["name"]: i for i, k in enumerate(cap["kernels"])}
+    ev: list = [ProfileDeviceEvent("AMD", 0, {"gfx_target_version": target(cap["gfx_arch"]).version})]
+    for k in cap["kernels"]:
+        ev.append(
+            ProfileProgramEvent("AMD", k["name"], (folder / k["code_object"]).read_bytes(), k["base"], tags[k["name"]])
+        )
+    for d in cap["dispatches"]:
+        for f in d["blobs"]:
+            blob = (folder / f).read_bytes()
+            ev.append(ProfileSQTTEvent("AMD", tags[d["kernel"]], se_of[f], blob, True, d["exec_tag"]))
+    pkl = tmp_path / "profile.pkl"
+    pkl.write_bytes(_pickle_as_tinygrad(ev))
+    got, want = attdec.open(pkl), attdec.open(folder)
+    assert [d.name for d in got] == [d.name for d in want] and len(got) == len(cap["dispatches"])
+    for a, b in zip(got, want):
+        assert (a.wave_count, a.arch) == (b.wave_count, b.arch) and a.wave_count > 0
+        assert attdec.hotspots(a).totals == attdec.hotspots(b).totals

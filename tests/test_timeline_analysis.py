@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from conftest import shared_path
+import pytest
+from conftest import captures, shared_path
 
 import attdec
 from attdec.analysis.clock import Clock
@@ -105,8 +106,9 @@ def test_coarsen_equals_brute_force_on_random_runs():
             assert got == reference_coarsen(runs, q), (trial, q)
 
 
-def test_tracks_fit_the_budget_at_the_finest_resolution():
-    d = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))[0]
+@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0"))
+def test_tracks_fit_the_budget_at_the_finest_resolution(cap):
+    d = attdec.open(cap)[0]
     exact = tracks(d.waves, "state")
     assert exact.resolution == 1 and len(exact.start) == exact.exact_runs
     budget = exact.exact_runs // 5

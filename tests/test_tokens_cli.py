@@ -1,19 +1,15 @@
 """`attdec decode --tokens`: the token stream of a blob, laid out by the packet tables (every family, text
-and JSON, bad input). Synthetic streams come from tools/sqtt_encoder.py; real ones from ../shared."""
+and JSON, bad input). Synthetic streams come from tests/support/sqtt_encoder.py; real ones from ../shared."""
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 
 import pytest
-from conftest import FIXTURES, invoke, shared_path
+from conftest import FIXTURES, captures, invoke
 
 from attdec.decoders import decode_blob
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import sqtt_encoder as enc
+from tests.support import sqtt_encoder as enc
 
 
 def tokens(*args):
@@ -26,7 +22,7 @@ def rows(out: str) -> list[list[str]]:
 
 
 def test_rdna_listing_reads_like_the_stream_it_was_built_from():
-    # tools/make_rdna_fixture.py: HEADER, PGM_LO/HI, wave 0 of SIMD 0 at 10, SMEM at 20, VALU at 22, ...
+    # tools/makers/make_rdna_fixture.py: HEADER, PGM_LO/HI, wave 0 of SIMD 0 at 10, SMEM at 20, VALU at 22, ...
     r = tokens(FIXTURES / "rdna_gfx11_tiny.att")
     assert r.exit_code == 0, r.output
     lines = rows(r.output)
@@ -83,11 +79,13 @@ def test_gfx9_listing_names_subtypes_and_issue_slots(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rel", ["gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", "gfx1201/gemm_run0", "gfx950/gemm_run0/r_32_32_16_2_1_se0.att"]
+    "p",
+    captures(
+        "gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", "gfx1201/gemm_run0", "gfx950/gemm_run0/r_32_32_16_2_1_se0.att"
+    ),
 )
-def test_real_capture_listing_agrees_with_the_decoder(rel):
+def test_capture_listing_agrees_with_the_decoder(p):
     """Without --arch: every wave start and end the decoder counts is a listed token, at its time."""
-    p = shared_path("captures", *rel.split("/"))
     if p.is_dir():
         p = max(p.glob("*.att"), key=lambda f: f.stat().st_size)
     r = tokens(p, "--format", "json")

@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 
 import pytest
-from conftest import FIXTURES, cli, invoke, one_line_error, shared_path
+from conftest import FIXTURES, captures, cli, invoke, one_line_error, shared_path
 
 import attdec
 from attdec.analysis.hotspots import hotspots
@@ -108,8 +108,9 @@ def test_real_sample_instructions_carry_attdec_figures():
     assert {int(p["args"]["name"].rsplit("SE", 1)[1]) for p in procs} >= ses
 
 
-def test_raw_capture_on_the_realtime_clock():
-    ds = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))
+@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def test_raw_capture_on_the_realtime_clock(cap):
+    ds = attdec.open(cap)[:1]
     doc, _ = trace(ds, granularity="state", clock="realtime")
     ev = validate(doc)
     d = ds[0]
@@ -124,8 +125,9 @@ def test_raw_capture_on_the_realtime_clock():
     assert min(e["ts"] for e in ev["X"]) >= 0
 
 
-def test_several_dispatches_get_their_own_processes():
-    ds = attdec.open(shared_path("captures", "gfx1151", "gemm_run0"))
+@pytest.mark.parametrize("cap", captures("gfx1151/gemm_run0", synthetic=("gfx1100",)))
+def test_several_dispatches_get_their_own_processes(cap):
+    ds = attdec.open(cap)
     assert len(ds) > 1
     for clock in ("cycles", "realtime"):
         doc, s = trace(ds, granularity="inst", clock=clock)
@@ -137,8 +139,9 @@ def test_several_dispatches_get_their_own_processes():
         assert len(inst) == sum(hotspots([d]).totals["hits"] for d in ds)
 
 
-def test_cap_keeps_whole_waves_and_says_so():
-    ds = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))
+@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def test_cap_keeps_whole_waves_and_says_so(cap):
+    ds = attdec.open(cap)
     _, s_full = trace(ds, granularity="inst")
     cap = s_full.events // 3
     doc, s = trace(ds, granularity="inst", max_events=cap)

@@ -1,7 +1,7 @@
 """Folders the ui_output reader must not get wrong: rocprofv2-era `*_ui` folders, wave files without a
 listing, and manifests naming many missing wave files (issue 19, items 1, 2, 4).
 
-The rocprofv2 fixture is written by tools/uisynth.py `write_legacy_dispatch` (layout of the rocprofv2 ATT
+The rocprofv2 fixture is written by tests/support/uisynth.py `write_legacy_dispatch` (layout of the rocprofv2 ATT
 plugin); its expected figures below are read from its own code.json and wave files with plain loops, not
 from attdec.
 """

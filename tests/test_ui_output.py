@@ -1,6 +1,6 @@
-"""The ui_output reader on synthesized fixtures (tools/make_fixtures.py) and on the real samples.
+"""The ui_output reader on synthesized fixtures (tools/makers/make_fixtures.py) and on the real samples.
 
-Hand-derived figures of the `tiny` fixture (3 waves x 8 instructions, see tools/make_fixtures.py):
+Hand-derived figures of the `tiny` fixture (3 waves x 8 instructions, see tools/makers/make_fixtures.py):
 hits 24; latency A 416 + B 320 + C 176 = 912; stall A 368 + B 272 + C 128 = 768;
 idle A 8 + B 8 + C 4 = 20 (gaps before lines 1 and 4 of A, 4 and 8 of B, 4 of C).
 """

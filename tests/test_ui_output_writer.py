@@ -6,11 +6,10 @@ import csv
 import json
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import SHARED, SYNTHETIC_CAPTURES, real_data, shared_path
 from test_listing import BASE, _code, _wave
 
 from attdec.model import OCCUPANCY_DTYPE, Dispatch, Wave
@@ -297,15 +296,12 @@ def test_realtime_json_of_a_gfx9_session(tmp_path):
     """A rocprofv3 session of gfx9 .att files whose traces carry the ROCm protocol's realtime samples and
     RT_FREQUENCY record: realtime.json holds each SE's samples and the trace's frequency, laid out as in
     rocprofv3's gfx950 folders (its samples hold 100 MHz; this trace says 25 MHz)."""
-    import sys
 
     from test_records_official import agent_info
 
     from attdec.decoders.userdata import ROC_MAGIC, USERDATA_3
     from attdec.sources.pipeline import open_dispatches
-
-    sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-    from sqtt_encoder import Gfx9Encoder
+    from tests.support.sqtt_encoder import Gfx9Encoder
 
     host = tmp_path / "session" / "host"
     host.mkdir(parents=True)
@@ -374,9 +370,11 @@ def test_export_of_a_capture_agrees_with_itself_and_with_waits(tmp_path):
     from attdec.report.ui_output import WAITCNT_ORDER, wave_file_name
     from attdec.sources.pipeline import open_dispatches
 
-    for capture in ("gfx1201/ops_run0", "gfx1100/gemm_run0"):
-        (d,) = open_dispatches([str(shared_path("captures", capture))])
-        folder = write_ui_output(d, tmp_path / capture.replace("/", "_"), "ui_output_agent_0_dispatch_1")
+    caps = [SYNTHETIC_CAPTURES["gfx942"]]
+    caps += [SHARED / "captures" / c for c in ("gfx1201/ops_run0", "gfx1100/gemm_run0") if real_data("captures", c)]
+    for n, capture in enumerate(caps):
+        (d,) = open_dispatches([str(capture)])
+        folder = write_ui_output(d, tmp_path / str(n), "ui_output_agent_0_dispatch_1")
         code = json.loads((folder / "code.json").read_text())["code"]
         docs = _wave_docs(folder)
         records = sum(len(w["instructions"]) for w in docs.values())

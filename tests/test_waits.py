@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, cli, decoded, shared_path
+from conftest import FIXTURES, captures, cli, decoded, shared_path
 
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.latency import hidden_latency
@@ -22,6 +22,7 @@ from attdec.analysis.stream import stream_of
 from attdec.analysis.waits import _retire, attribute, wait_sites
 from attdec.isa import waitcnt as W
 from attdec.model import CodeLine, Dispatch, Wave, empty_insts
+from attdec.model.target import target
 from attdec.sources.pipeline import open_dispatches as open_inputs
 
 SAMPLES = "ui_output_samples"
@@ -106,7 +107,7 @@ def test_gfx9_flat_counts_on_both_and_makes_them_out_of_order():
 
 def test_gfx9_expcnt_and_raw_immediate():
     assert named(dispatch("gfx950", GFX9, [seq(10, 10, 11)])) == {2: [0, 1]}
-    assert W.waits_of("s_waitcnt 0x70", "gfx950") == {"vmcnt": 0, "lgkmcnt": 0}
+    assert W.waits_of("s_waitcnt 0x70", target("gfx950")) == {"vmcnt": 0, "lgkmcnt": 0}
     assert named(dispatch("gfx950", GFX9, [seq(1, 6, 14)])) == {2: [0, 1]}
 
 
@@ -157,14 +158,14 @@ def test_gfx11_lgkmcnt():
 
 
 def test_gfx11_raw_waitcnt_and_param_loads():
-    assert W.waits_of("s_waitcnt 0x3f7", "gfx1100") == {"vmcnt": 0}
+    assert W.waits_of("s_waitcnt 0x3f7", target("gfx1100")) == {"vmcnt": 0}
     assert named(dispatch("gfx1100", GFX11, [seq(1, 6, 16)])) == {2: [0]}
     assert named(dispatch("gfx1100", GFX11, [seq(17, 17, 18)])) == {2: [0, 1]}
 
 
 def test_gfx11_depctr_waits_for_alu_results():
-    assert W.waits_of("s_waitcnt_depctr 0xfffd", "gfx1100") == {"va_vcc": 0}
-    assert W.waits_of("s_waitcnt_depctr 0xfffe", "gfx1100") == {"sa_sdst": 0}
+    assert W.waits_of("s_waitcnt_depctr 0xfffd", target("gfx1100")) == {"va_vcc": 0}
+    assert W.waits_of("s_waitcnt_depctr 0xfffe", target("gfx1100")) == {"sa_sdst": 0}
     # va_vcc(0): the VCC writer (v_cmp), not the VGPR-only add
     assert named(dispatch("gfx1100", GFX11, [seq(10, 11, 12)])) == {2: [0]}
     # va_vdst(1): all VGPR writers but the youngest: the first add only
@@ -212,7 +213,7 @@ def test_gfx12_loadcnt_in_order_and_combined_forms():
     # loadcnt_dscnt 0: both the load and the LDS op
     assert named(dispatch("gfx1200", GFX12, [seq(1, 5, 17)])) == {2: [0, 1]}
     # storecnt_dscnt 0x100: storecnt(1) keeps the younger store, dscnt(0) names the LDS op
-    assert W.waits_of("s_wait_storecnt_dscnt 0x100", "gfx1200") == {"storecnt": 1, "dscnt": 0}
+    assert W.waits_of("s_wait_storecnt_dscnt 0x100", target("gfx1200")) == {"storecnt": 1, "dscnt": 0}
     assert named(dispatch("gfx1200", GFX12, [seq(2, 2, 5, 18)])) == {3: [0, 2]}
 
 
@@ -319,9 +320,9 @@ def test_charge_producer_moves_the_topk_lgkm_stall_to_the_loads():
     assert gained and all(r.extra["line"] in named_lines for r in gained)
 
 
-@pytest.mark.parametrize("capture", ["gfx1100/gemm_run0", "gfx1200/gemm_gfx1200_run0", "gfx950/gemm_run0"])
+@pytest.mark.parametrize("capture", captures("gfx1100/gemm_run0", "gfx1200/gemm_gfx1200_run0", "gfx950/gemm_run0"))
 def test_charge_producer_conserves_totals_on_raw_decodes(capture):
-    for d in decoded(shared_path("captures", capture)):
+    for d in decoded(capture):
         _same_totals(hotspots([d], by="line"), hotspots([d], by="line", charge="producer"))
         a = attribute(d)
         stall = a.stream.col("stall")

@@ -7,7 +7,7 @@ import io
 import json
 
 import numpy as np
-from conftest import shared_path
+from conftest import SYNTHETIC_CAPTURES, real_data, shared_path
 
 import attdec
 from attdec.analysis.waves import WaveRows, wave_columns, wave_rows
@@ -83,13 +83,16 @@ def test_waves_folded_at_once_as_one_by_one():
     from attdec.sources.pipeline import open_raw
     from attdec.sources.raw import decode_blobs, load_code
 
+    decoded_waves: list = []
     synthetic = [_wave(1, 0, 2, 10, 5, "a.json"), _wave(0, 1, 0, 20, 0), _wave(1, 0, 2, 30, 7)]
     synthetic[2].insts["pc"][[1, 4]] = 0  # records without a PC are a row too
     synthetic[2].insts["stall"][::2] *= -1
     synthetic[2].insts["stall"][5] = 2  # with record 2 (-2), at PC 0x108: stalls that sum to 0 leave no row
-    (raw,) = open_raw([shared_path("captures", "gfx1200", "gemm_run0")])
-    code = load_code(raw)
-    for waves in [synthetic] + [res.waves for _, res, _ in decode_blobs(raw, code)]:
+    caps = [shared_path("captures", "gfx1200", "gemm_run0")] if real_data("captures", "gfx1200") else []
+    for raw in open_raw([*SYNTHETIC_CAPTURES.values(), *caps]):
+        code = load_code(raw)
+        decoded_waves += [res.waves for _, res, _ in decode_blobs(raw, code)]
+    for waves in [synthetic, *decoded_waves]:
         one, many = Folder(), Folder()
         _same_table(WaveTable.of([one(w) for w in waves]), many.table(waves))
         assert one.totals() == many.totals() and one.no_pc == many.no_pc
@@ -103,10 +106,13 @@ def test_rows_of_table_equal_rows_of_waves():
     assert rows
     t = Dispatch(d.name, d.target, d.kernel, d.code, WaveTable.of(d.waves, keep_lines=True), path=d.path)
     assert [vars(r) for r in wave_rows(t)] == [vars(r) for r in rows]
-    for key in ("stall", "begin", "share", "cu"):  # largest first (begin, cu: smallest), then by position
+    for key in ("stall", "begin", "stall_share", "cu"):  # largest first (begin, cu: smallest), then by position
         sign = 1 if key in ("begin", "cu") else -1
         want = sorted(rows, key=lambda r: (sign * getattr(r, key), r.se, r.simd, r.slot, r.wave))
         assert [vars(r) for r in wave_columns(t).sorted(key)] == [vars(r) for r in want]
+    assert [vars(r) for r in wave_columns(t).sorted("share")] == [
+        vars(r) for r in wave_columns(t).sorted("stall_share")
+    ]
     assert [vars(r) for r in wave_columns(t, lambda w: w.simd == rows[0].simd)] == [
         vars(r) for r in rows if r.simd == rows[0].simd
     ]

@@ -1,4 +1,4 @@
-"""waves, prune-empty and demo on the synthesized fixtures (figures from tools/make_fixtures.py)."""
+"""waves, prune-empty and demo on the synthesized fixtures (figures from tools/makers/make_fixtures.py)."""
 
 from __future__ import annotations
 

@@ -6,12 +6,11 @@ window to window)."""
 from __future__ import annotations
 
 import io
-import os
-import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED, shared_path
+from conftest import SHARED, SYNTHETIC_CAPTURES, captures, shared_path
 
 import attdec
 from attdec.analysis.hotspots import hotspots
@@ -26,9 +25,7 @@ from attdec.report import waves as waves_report
 from attdec.sources.capture import load
 from attdec.sources.kind import Tracker
 from attdec.sources.raw import load_code
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from sqtt_encoder import Gfx9Encoder, RdnaEncoder
+from tests.support.sqtt_encoder import Gfx9Encoder, RdnaEncoder
 
 RDNA = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx1[12]*/*/oracle.json"))
 GFX950 = sorted(str(p.parent.relative_to(SHARED / "captures")) for p in SHARED.glob("captures/gfx950/*/capture.json"))
@@ -36,7 +33,18 @@ BIG = "gfx1200/gemm_gfx1200_run0"  # 4 MB of long waves: every window carries op
 
 
 def _window(rel: str) -> int:
+    """Small enough for many cuts (the synthetic captures' blobs are a few hundred bytes)."""
+    if rel in SYNTHETIC:
+        return 64
     return 256 << 10 if rel == BIG else 1 << 10 if rel in RDNA else 256
+
+
+SYNTHETIC = {str(p): name for name, p in SYNTHETIC_CAPTURES.items()}
+
+
+def _path(rel: str):
+    """A real capture under ../shared/captures, or a synthetic one (by its path)."""
+    return Path(rel) if rel in SYNTHETIC else shared_path("captures", rel)
 
 
 def _outputs(path, **opts) -> tuple[str, str, int, int]:
@@ -48,10 +56,10 @@ def _outputs(path, **opts) -> tuple[str, str, int, int]:
     return hot.getvalue(), waves.getvalue(), folded, sum(len(d.waves) for d in ds)
 
 
-@pytest.mark.parametrize("rel", [*RDNA, BIG, *GFX950])
+@pytest.mark.parametrize("rel", [*SYNTHETIC, *RDNA, BIG, *GFX950])
 def test_hotspots_and_waves_of_windows_equal_whole_blob(rel, monkeypatch):
     monkeypatch.setattr("attdec.decoders.windowed.FOLDED_BLOCK", 3)  # gfx9: folded waves joined from many tables
-    path = shared_path("captures", rel)
+    path = _path(rel)
     whole_hot, whole_waves, none, n = _outputs(path)
     hot, waves, folded, _ = _outputs(path, fold=True, window=_window(rel))
     assert none == 0
@@ -78,43 +86,47 @@ def _assert_same_blob(win, whole):
 
 
 @pytest.mark.parametrize("compat", list(COMPAT))
-@pytest.mark.parametrize("rel", RDNA + GFX950)
+@pytest.mark.parametrize("rel", [*SYNTHETIC, *RDNA, *GFX950])
 def test_blob_records_of_windows_equal_whole_blob(rel, compat, monkeypatch):
     """Waves (every record, unfolded), occupancy, problems, warnings and INFO of each blob, as each decoder
     version decodes it (rocm-7.13: waves in stitch order, gfx12 tokens read only whole; gfx9: the scalar
     model, occupancy rows kept in blocks of 5)."""
     monkeypatch.setattr("attdec.decoders.gfx9.windowed.ROW_BLOCK", 5)
-    raws = load(shared_path("captures", rel), Tracker())
-    window = 512 if rel in RDNA else 128
+    raws = load(_path(rel), Tracker())
+    window = 64 if rel in SYNTHETIC else 512 if rel in RDNA else 128
     for raw, b in [(r, b) for r in raws for b in r.blobs]:
         code = load_code(raw)
-        whole = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat)
+        whole = decode_blob(b.data, code.target, code.codemap, b.se, where=b.label, compat=compat)
         win = decode_blob(
-            b.data, code.arch, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=window
+            b.data, code.target, code.codemap, b.se, where=b.label, compat=compat, fold=lambda w: w, window=window
         )
         _assert_same_blob(win, whole)
 
 
 @pytest.mark.parametrize("compat", list(COMPAT))
-@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/gemm_run0", "gfx950/gemm_run0"])
+@pytest.mark.parametrize(
+    "cap", captures("gfx1100/gemm_run0", "gfx1200/gemm_run0", "gfx950/gemm_run0", synthetic=("gfx1100",))
+)
 @pytest.mark.parametrize("damage", ["truncated", "lost sync"])
-def test_damaged_blob_problems_keep_whole_blob_offsets(damage, rel, compat):
+def test_damaged_blob_problems_keep_whole_blob_offsets(damage, cap, compat):
     """RDNA: a cut and unassigned token ids; gfx9: the first cut (from 13 bytes off) inside a token, and
     packet-loss words mid-blob."""
-    raw = load(shared_path("captures", rel), Tracker())[0]
+    raw = load(cap, Tracker())[0]
     code = load_code(raw)
     data = bytearray(raw.blobs[0].data)
-    gfx9 = rel.startswith("gfx9")
+    gfx9 = raw.target is not None and raw.target.family == "gfx9"
     if damage == "truncated":
         cut = 13
-        while gfx9 and not any("truncated" in p for p in decode_blob(bytes(data[:-cut]), code.arch, None, 0).problems):
+        tgt = code.target
+        while gfx9 and not any("truncated" in p for p in decode_blob(bytes(data[:-cut]), tgt, None, 0).problems):
             cut += 1
         data = data[:-cut]
     else:  # RDNA: unassigned token ids (lost sync); gfx9: MISC PACKET_LOST words
         data[len(data) // 2 : len(data) // 2 + 40] = b"\x00\x40" * 20 if gfx9 else b"\x77" * 40
     data = bytes(data)
-    whole = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat)
-    win = decode_blob(data, code.arch, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=128)
+    whole = decode_blob(data, code.target, code.codemap, 0, where="x", compat=compat)
+    window = 64 if len(data) < 2048 else 128
+    win = decode_blob(data, code.target, code.codemap, 0, where="x", compat=compat, fold=lambda w: w, window=window)
     assert win.problems == whole.problems and win.problems
     assert (win.warnings, win.info) == (whole.warnings, whole.info)
     assert [_wave_key(w) for w in win.waves] == [_wave_key(w) for w in whole.waves]
@@ -146,12 +158,12 @@ def test_synthetic_stream_in_windows(gen):
     assert any(i.kind == "DATA_LOST" for i in whole.info) and len(whole.waves) == 41
 
 
-@pytest.mark.parametrize("rel", ["gfx1200/gemm_run0", "gfx950/gemm_run0"])
-def test_mapped_blob_decodes_as_read(rel, tmp_path):
+@pytest.mark.parametrize("cap", captures("gfx1200/gemm_run0", "gfx950/gemm_run0"))
+def test_mapped_blob_decodes_as_read(cap, tmp_path):
     """Big blobs are mapped, not read (errors.read_bytes `map_from`): every decode takes the mapping."""
     from attdec.errors import read_bytes
 
-    raw = load(shared_path("captures", rel), Tracker())[0]
+    raw = load(cap, Tracker())[0]
     code = load_code(raw)
     b = raw.blobs[0]
     f = tmp_path / "blob.att"
@@ -159,17 +171,19 @@ def test_mapped_blob_decodes_as_read(rel, tmp_path):
     mapped = read_bytes(f, map_from=1)
     assert not isinstance(mapped, bytes) and mapped[:] == b.data
     for opts in ({}, {"fold": lambda w: w, "window": 1024}):
-        got = decode_blob(mapped, code.arch, code.codemap, b.se, where=b.label, **opts)
-        want = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label)
+        opts = {**opts, "window": 64} if "window" in opts and len(b.data) < 4096 else opts
+        got = decode_blob(mapped, code.target, code.codemap, b.se, where=b.label, **opts)
+        want = decode_blob(b.data, code.target, code.codemap, b.se, where=b.label)
         assert [_wave_key(w) for w in got.waves] == [_wave_key(w) for w in want.waves]
         assert got.problems == want.problems
 
 
-def test_folded_waves_cross_to_workers():
+@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", synthetic=("gfx942",)))
+def test_folded_waves_cross_to_workers(cap):
     """--jobs: a worker's folded waves come back as columns (sources.parallel) with their record counts."""
     from attdec.sources.parallel import pack_dispatch, unpack_dispatch
 
-    (d,) = attdec.open(shared_path("captures", "gfx1100/gemm_run0"), jobs=1, fold=True, window=1024)
+    (d,) = attdec.open(cap, jobs=1, fold=True, window=64 if SHARED not in cap.parents else 1024)
     back = unpack_dispatch(pack_dispatch(d))
     assert all(w.folded is not None for w in back.waves)
     assert [vars(r) for r in wave_rows(back)] == [vars(r) for r in wave_rows(d)]

@@ -13,7 +13,9 @@ METRICS = ("cycles", "stall")  # what diff ranks, marks and gates by
 FRAMES = ("inner", "outer")  # which frame of an inline chain a line is charged to
 CHARGES = ("wait", "producer")  # where a wait's stall counts: on the wait, or on what it waited for
 COUNTER_BY = ("total", "se", "cu", "instance")  # how `counters` splits each counter
-WAVE_SORT_KEYS = ("position", "begin", "end", "duration", "instructions", "stall", "share", "cu")
+WAVE_SORT_KEYS = ("position", "begin", "end", "duration", "instructions", "stall", "stall_share", "share", "cu")
+# Wave-table columns under an earlier name that is still accepted (sort keys, `Table` lookups): old -> current
+RENAMED_COLUMNS = {"share": "stall_share"}
 
 _SLASHES = re.compile(r"/{2,}")
 

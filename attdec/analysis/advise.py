@@ -23,6 +23,8 @@ from attdec.model.record import Record, field
 if TYPE_CHECKING:
     import numpy as np
 
+    from attdec.model.target import Target
+
 # A performance finding must put at least this share of the kernel's cycles at stake: below it, fixing
 # the pattern could not change the kernel's time by more than run-to-run noise does.
 MIN_SHARE = 0.02
@@ -79,7 +81,7 @@ class Evidence:
 
     def __init__(self, dispatch: Dispatch):
         self.dispatch = dispatch
-        self.family = dispatch.target.family
+        self.target = dispatch.target
         self._counters: dict[str, tuple] = {}
 
     @cached_property
@@ -148,8 +150,8 @@ class Evidence:
         from attdec.analysis.stream import line_table
         from attdec.isa import waitcnt as W
 
-        code, fam, st = self.dispatch.code, self.dispatch.target.name, self.attribution.stream
-        info = {c.line: (W.waits_of(c.text, fam).get(counter), W.events_of(c.text, fam).get(counter)) for c in code}
+        code, tgt, st = self.dispatch.code, self.dispatch.target, self.attribution.stream
+        info = {c.line: (W.waits_of(c.text, tgt).get(counter), W.events_of(c.text, tgt).get(counter)) for c in code}
         waits = line_table(code, lambda c: info[c.line][0] is not None, False, bool)
         ops = line_table(code, lambda c: info[c.line][1] is not None, False, bool)
         out = self._counters[counter] = (
@@ -374,7 +376,7 @@ def nop_padding(ev: Evidence) -> list[Finding]:
     after: Counter[str] = Counter()  # the instruction each padding protects: the one it precedes
     for s in nops:
         i = order[s.code.line] + 1
-        while i < len(code) and C.category_of(code[i].text, ev.family) == C.NOP:
+        while i < len(code) and C.category_of(code[i].text, ev.target) == C.NOP:
             i += 1
         if i < len(code):
             after[C.mnemonic_of(code[i].text)] += s.stall
@@ -405,9 +407,9 @@ def nop_padding(ev: Evidence) -> list[Finding]:
     ]
 
 
-def _is_load(text: str, family: str) -> bool:
+def _is_load(text: str, tgt: Target) -> bool:
     """A load whose latency a wait can expose: VMEM, FLAT and scalar loads, LDS reads (not cross-lane moves)."""
-    m, cat = C.mnemonic_of(text), C.category_of(text, family)
+    m, cat = C.mnemonic_of(text), C.category_of(text, tgt)
     if cat == C.LDS:
         return m.startswith(("ds_read", "ds_load"))
     if cat in (C.SMEM, C.FLAT):
@@ -419,7 +421,7 @@ def exposed_load(ev: Evidence) -> list[Finding]:
     """A wait that stalls for loads issued only a few instructions before it: their latency is exposed."""
     out = []
     for site in ev.sites:
-        loads = [p for p in site.producers if p.stall and _is_load(p.code.text, ev.family)]
+        loads = [p for p in site.producers if p.stall and _is_load(p.code.text, ev.target)]
         charged = sum(p.stall for p in loads)
         if ev.share(charged) < MIN_SHARE:
             continue
@@ -470,7 +472,7 @@ def _relaxable(ev: Evidence, bit: int, counter: str, site_line: int) -> tuple[in
     import numpy as np
 
     attr = ev.attribution
-    st, fam = attr.stream, ev.dispatch.target.name
+    st, tgt = attr.stream, ev.dispatch.target
     info, waits, ops = ev.counter_records(counter)
     text = {c.line: c.text for c in ev.dispatch.code}
     lines = st.lines
@@ -491,14 +493,14 @@ def _relaxable(ev: Evidence, bit: int, counter: str, site_line: int) -> tuple[in
         key = (tuple(lines[producers].tolist()), tuple(lines[w + 1 : nxt + 1].tolist()), tuple(lines[issued].tolist()))
         k = verdicts.get(key)
         if k is None:
-            k = verdicts[key] = _verdict(key, len(producers), info, text, fam)
+            k = verdicts[key] = _verdict(key, len(producers), info, text, tgt)
         best = k if best is None else min(best, k)
         if not best:
             return 0, runs
     return best or 0, runs
 
 
-def _verdict(key: tuple, named: int, info: dict, text: dict, fam: str) -> int:
+def _verdict(key: tuple, named: int, info: dict, text: dict, tgt: Target) -> int:
     """k of one execution (`_relaxable`). `key`: the lines of the loads it named, oldest first; the lines
     from after it to the next wait on the counter, that wait included; the lines of every operation on the
     counter from the oldest named one up to that next wait."""
@@ -519,7 +521,7 @@ def _verdict(key: tuple, named: int, info: dict, text: dict, fam: str) -> int:
         touched |= regs
     k = 0
     for ln in reversed(producers):
-        dst = W.load_destination(text.get(ln, ""), fam)
+        dst = W.load_destination(text.get(ln, ""), tgt)
         if dst is None or dst & touched:
             break
         k += 1
@@ -627,7 +629,7 @@ def mfma_chain(ev: Evidence) -> list[Finding]:
         return []
     ev.need_waves()
     code = ev.dispatch.code
-    is_mfma = line_table(code, lambda c: C.category_of(c.text, ev.family) == C.MFMA, False, bool)
+    is_mfma = line_table(code, lambda c: C.category_of(c.text, ev.target) == C.MFMA, False, bool)
     st = stream_of(ev.dispatch.waves)
     rec = np.flatnonzero(st.by_line(is_mfma, False))
     cur = rec[1:][(rec[1:] == rec[:-1] + 1) & (st.wave[rec[1:]] == st.wave[rec[:-1]])]  # right after an MFMA

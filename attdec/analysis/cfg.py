@@ -27,6 +27,7 @@ from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.isa import flow_of
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch
+from attdec.model.target import Target
 
 EXITS = ("end", "indirect", "return", "trap")
 # Instructions whose trace record count does not follow execution, left out of a block's hit count:
@@ -275,11 +276,11 @@ def dispatch_cfgs(d: Dispatch, totals: dict[int, tuple[int, int, int, int]] | No
     the waves kept, as `block_stats` takes them) or the listing's own."""
     cfgs = build_cfgs(d.code)
     for cfg in cfgs:
-        block_stats(cfg, d.target.family, totals)
+        block_stats(cfg, d.target, totals)
     return cfgs
 
 
-def block_stats(cfg: Cfg, family: str, totals: dict[int, tuple[int, int, int, int]] | None = None) -> None:
+def block_stats(cfg: Cfg, tgt: Target, totals: dict[int, tuple[int, int, int, int]] | None = None) -> None:
     """Fill each block's hits, cycles, stall, idle and stall by type from the listing's per-instruction
     totals (or `totals`: line id -> (hit, latency, stall, idle), e.g. over a subset of waves)."""
     for b in cfg.blocks:
@@ -295,7 +296,7 @@ def block_stats(cfg: Cfg, family: str, totals: dict[int, tuple[int, int, int, in
             b.stall += s
             b.idle += i
             if s:
-                t = classify(c.text, family)[0]
+                t = classify(c.text, tgt)[0]
                 b.by_type[t] = b.by_type.get(t, 0) + s
         even = [h for h, c in zip(hits, b.lines) if not mnemonic_of(c.text).startswith(UNEVEN)]
         b.hits = max(even or hits, default=0)

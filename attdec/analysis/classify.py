@@ -22,6 +22,8 @@ from attdec.isa import categories as C
 if TYPE_CHECKING:
     import numpy as np
 
+    from attdec.model.target import Target
+
 STALL_TYPES = (
     "VMEM-wait",
     "LGKM-wait",
@@ -74,12 +76,12 @@ BUCKET_OF_CATEGORY = {
 
 
 @cache
-def classify(text: str, family: str = "gfx9") -> tuple[str, dict[str, int]]:
+def classify(text: str, tgt: Target) -> tuple[str, dict[str, int]]:
     """(stall type, counters waited on) of one instruction text; counters is {} unless it is a wait.
     Remembered per text: a loop body's instructions come back in every listing. Do not change the dict."""
-    cat = C.category_of(text, family)
+    cat = C.category_of(text, tgt)
     if cat == C.WAITCNT:
-        waits = C.parse_wait(text, family)
+        waits = C.parse_wait(text, tgt)
         buckets = [
             (n, _TIE_ORDER[COUNTER_BUCKET[c]], COUNTER_BUCKET[c]) for c, n in waits.items() if c in COUNTER_BUCKET
         ]
@@ -89,8 +91,8 @@ def classify(text: str, family: str = "gfx9") -> tuple[str, dict[str, int]]:
     return BUCKET_OF_CATEGORY.get(cat, "other"), {}
 
 
-def stall_type(text: str, family: str = "gfx9") -> str:
-    return classify(text, family)[0]
+def stall_type(text: str, tgt: Target) -> str:
+    return classify(text, tgt)[0]
 
 
 def line_type_table(dispatch) -> np.ndarray:
@@ -100,10 +102,10 @@ def line_type_table(dispatch) -> np.ndarray:
     """
     import numpy as np
 
-    fam = dispatch.target.family
+    tgt = dispatch.target
     size = max((c.line for c in dispatch.code), default=-1) + 1
     table = np.full(max(size, 1), TYPE_INDEX["other"], np.int64)
     for c in dispatch.code:
         if c.line >= 0 and not c.is_label:
-            table[c.line] = TYPE_INDEX[stall_type(c.text, fam)]
+            table[c.line] = TYPE_INDEX[stall_type(c.text, tgt)]
     return table

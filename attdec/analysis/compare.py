@@ -8,7 +8,7 @@ a t-test on the means whose variance is each row's own pooled with all rows of i
 each row too weak an estimate alone), and Benjamini-Hochberg control of false discoveries over the
 table's rows; the kernel total is tested alone. `noise` is the standard error of the delta so found.
 With one run on both sides and nothing to pool there is no estimate (`None`), except that a zero delta is
-never significant. docs/diff.md gives the rule's false-alarm and detection rates (tools/noise_report.py --rule).
+never significant. docs/diff.md gives the rule's false-alarm and detection rates (tools/figures/noise_report.py --rule).
 """
 
 from __future__ import annotations

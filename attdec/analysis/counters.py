@@ -9,15 +9,13 @@ counter that two sources both give is kept apart by source, never summed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.model import Dispatch
+from attdec.model.record import Record, field
 
 
-@dataclass
-class CounterRow:
+class CounterRow(Record):
     name: str
     block: str
     source: str
@@ -31,8 +29,7 @@ class CounterRow:
     series: list[tuple[int, int]] = field(default_factory=list)  # (time, value summed over locations)
 
 
-@dataclass
-class CounterReport:
+class CounterReport(Record):
     dispatch: str
     kernel: str
     arch: str
@@ -40,6 +37,7 @@ class CounterReport:
     sources: list[str]
     time_resolved: bool
     notes: list[str] = field(default_factory=list)
+    unit: str = "CU"  # what the `cu` column numbers (Target.traced_unit)
 
 
 def _grouped(a: np.ndarray, cols: tuple[str, ...]) -> list[tuple]:
@@ -95,7 +93,8 @@ def counter_report(d: Dispatch) -> CounterReport:
         )
     elif not time_resolved:
         notes.append("one value per counter instance for the whole dispatch (no time resolution)")
-    return CounterReport(d.name, d.kernel, d.arch, rows, [cs.source for cs in d.counters], time_resolved, notes)
+    sources = [cs.source for cs in d.counters]
+    return CounterReport(d.name, d.kernel, d.arch, rows, sources, time_resolved, notes, d.target.traced_unit)
 
 
 def counters_across(reports: list[CounterReport]) -> dict[tuple[str, str], list[tuple[str, int]]]:

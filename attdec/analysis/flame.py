@@ -8,14 +8,12 @@ granularity as `hotspots --by` does: source lines, files, or lines plus the inst
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from attdec.analysis.hotspots import NO_FILE, NO_SOURCE, WaveFilter, file_of, frames, instruction_stats, resolve_by
 from attdec.model import Dispatch
+from attdec.model.record import Frozen
 
 
-@dataclass(frozen=True)
-class Stack:
+class Stack(Frozen):
     frames: tuple[str, ...]  # root (the kernel) first, the innermost frame last
     type: str  # stall type of the instructions charged here
     stall: int

@@ -23,6 +23,7 @@ from attdec.model.record import Record, field
 if TYPE_CHECKING:
     from attdec.analysis.table import Table
     from attdec.model import DecoderInfo
+    from attdec.model.target import Target
 
 NO_SOURCE = "(no source line)"
 NO_FILE = "(no source file)"
@@ -38,23 +39,23 @@ class InstStat(Record):
     latency: int
     stall: int
     idle: int
-    family: str  # the ISA family its text is classified by
+    target: Target  # the target whose ISA rules classify its text
     by_type: dict[str, int] = field(default_factory=dict)  # stall by type; with --charge producer it holds
     # the wait stall this instruction caused, under the wait's type
 
-    def __init__(self, dispatch, code, hit, latency, stall, idle, family, by_type=None):
+    def __init__(self, dispatch, code, hit, latency, stall, idle, target, by_type=None):
         # one per listing instruction (thousands): no generic Record.__init__
-        self.dispatch, self.code, self.family = dispatch, code, family
+        self.dispatch, self.code, self.target = dispatch, code, target
         self.hit, self.latency, self.stall, self.idle = hit, latency, stall, idle
         self.by_type = by_type if by_type else ({self.type: stall} if stall else {})
 
     @property
     def type(self) -> str:
-        return classify(self.code.text, self.family)[0]
+        return classify(self.code.text, self.target)[0]
 
     @property
     def counters(self) -> dict[str, int]:
-        return classify(self.code.text, self.family)[1]
+        return classify(self.code.text, self.target)[1]
 
 
 class Row(Record):
@@ -147,7 +148,7 @@ def instruction_stats(
     """
     if charge not in CHARGES:
         raise ValueError(charge)
-    fam = dispatch.target.family
+    tgt = dispatch.target
     totals = None
     if waves is not None:
         from attdec.model.totals import aggregate_lines
@@ -168,11 +169,11 @@ def instruction_stats(
         kept = s - moved_out.get(c.line, 0) if moved_out else s
         if not (empty or h or la or kept or i or moved):
             continue
-        by = {classify(c.text, fam)[0]: kept} if kept else {}
+        by = {classify(c.text, tgt)[0]: kept} if kept else {}
         if moved:
             for kind, v in moved.items():
                 by[kind] = by.get(kind, 0) + v
-        out.append(InstStat(name, c, h, la, sum(by.values()) if moved else kept, i, fam, by))
+        out.append(InstStat(name, c, h, la, sum(by.values()) if moved else kept, i, tgt, by))
     return out
 
 

@@ -131,7 +131,7 @@ def kernel_summary(d: Dispatch, achieved: bool = True) -> KernelSummary:
     """Resources, theoretical and achieved occupancy of one traced dispatch; `achieved=False` leaves the
     achieved figure out (its records, a folder's occupancy.json, are not read)."""
     s = KernelSummary(kernel=d.kernel, arch=d.arch, dispatch=d.name)
-    s.achieved_unit = "CU" if d.target.family == "gfx9" else "WGP"
+    s.achieved_unit = d.target.traced_unit
     if d.resources is not None:
         s.resources = d.resources
         if d.resources.rounded:
@@ -163,16 +163,13 @@ def kernel_summary(d: Dispatch, achieved: bool = True) -> KernelSummary:
     return s
 
 
-def code_object_summaries(co, arch: str | None = None) -> list[KernelSummary]:
+def code_object_summaries(co) -> list[KernelSummary]:
     """Resources and theoretical occupancy of every kernel in a loaded code object (attdec.isa)."""
-    from attdec.model.target import target
-
-    arch = arch or co.arch
-    tgt = target(arch) if arch else None
+    tgt = co.target
     out = []
     for k in co.kernels:
         s = KernelSummary(kernel=k.name, arch=tgt.display if tgt else "")
-        s.resources = co.resources(k, arch)
+        s.resources = co.resources(k, tgt)
         if s.resources.rounded:
             s.notes.append(
                 f"{', '.join(s.resources.rounded)} from the kernel descriptor: rounded up to its allocation granule"

@@ -82,11 +82,10 @@ class HiddenLatency:
 def hidden_latency(attr: Attribution, frame: str = "inner") -> HiddenLatency:
     """Hidden and exposed latency of every memory operation the attribution saw (see module docstring)."""
     d, st = attr.dispatch, attr.stream
-    fam = d.target.family
     unit_of = {}
     for c in d.code:
-        if not c.is_label and C.counters_incremented(c.text, fam):
-            unit_of[c.line] = UNIT_OF_CATEGORY.get(C.category_of(c.text, fam), "other")
+        if not c.is_label and C.counters_incremented(c.text, d.target):
+            unit_of[c.line] = UNIT_OF_CATEGORY.get(C.category_of(c.text, d.target), "other")
     units = sorted(set(unit_of.values()))
     unit_t = line_table(d.code, lambda c: units.index(unit_of[c.line]) if c.line in unit_of else -1, -1)
     unit = st.by_line(unit_t)

@@ -8,14 +8,12 @@ cost; `chains` lists the multi-frame chains through the line, with their stall.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from attdec.analysis.classify import STALL_TYPES
 from attdec.analysis.hotspots import InstStat, file_of, frames
+from attdec.model.record import Record, field
 
 
-@dataclass
-class SourceLine:
+class SourceLine(Record):
     location: str  # "file:line" as the listing writes it
     file: str
     line: int | None  # None when the location has no line number

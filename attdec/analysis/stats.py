@@ -15,9 +15,10 @@ look too quiet and never quiets a noisy one. Then the rows whose p-values pass B
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
+
+from attdec.model.record import Record
 
 FDR = 0.01  # false discovery rate over one table's rows: few runs, so a strict one
 MAX_DF = 60  # t statistics with more degrees of freedom are read with this many (slightly conservative)
@@ -99,8 +100,7 @@ def prior(var: np.ndarray, df: np.ndarray) -> tuple[float, float]:
     return math.exp(mean + digamma(d0 / 2) - math.log(d0 / 2)), d0
 
 
-@dataclass
-class Verdict:
+class Verdict(Record):
     """One row's verdict: `noise` the standard error of its delta (None: no estimate), `p` the
     two-sided p-value, `threshold` the |delta| the table's cutoff asks of it, `significant`."""
 

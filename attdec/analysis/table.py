@@ -17,17 +17,23 @@ import numpy as np
 class Table(dict[str, np.ndarray]):
     """Named columns of equal length, read-only. Build it from rows (`Table.from_rows`) or from columns."""
 
-    def __init__(self, columns: Mapping[str, np.ndarray]):
+    def __init__(self, columns: Mapping[str, np.ndarray], renamed: Mapping[str, str] | None = None):
         super().__init__((k, np.asarray(v)) for k, v in columns.items())
         lengths = {len(v) for v in self.values()}
         if len(lengths) > 1:
             raise ValueError(f"columns of different lengths: { {k: len(v) for k, v in self.items()} }")
+        self.renamed = dict(renamed or {})  # a column's earlier name -> its name: still read, not listed
 
     @classmethod
-    def from_rows(cls, rows: list[dict], columns: list[str] | None = None) -> Table:
+    def from_rows(cls, rows: list[dict], columns: list[str] | None = None, renamed=None) -> Table:
         """A table of dict rows; `columns` fixes the order (and the columns of an empty table)."""
         names = columns or (list(rows[0]) if rows else [])
-        return cls({n: _column([r.get(n) for r in rows]) for n in names})
+        return cls({n: _column([r.get(n) for r in rows]) for n in names}, renamed)
+
+    def __missing__(self, name: str) -> np.ndarray:
+        if name in self.renamed:
+            return self[self.renamed[name]]
+        raise KeyError(name)
 
     def _read_only(self, *args, **kwargs) -> NoReturn:
         raise TypeError("a Table is read-only: build a new one from its columns")
@@ -35,7 +41,7 @@ class Table(dict[str, np.ndarray]):
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
     def __reduce__(self):
-        return Table, (dict(self),)  # pickled and copied by its columns, never through __setitem__
+        return Table, (dict(self), self.renamed)  # pickled and copied by its columns, never through __setitem__
 
     @property
     def nrows(self) -> int:

@@ -129,9 +129,9 @@ def attribute(dispatch: Dispatch, waves: list[Wave] | None = None) -> Attributio
     """Which operations each executed wait of `waves` (default: all of the dispatch's) waited for."""
     waves = dispatch.waves if waves is None else waves
     st = stream_of(waves)
-    fam = dispatch.target.name
+    tgt = dispatch.target
     counters = counters_of(dispatch)
-    info = {c.line: (W.waits_of(c.text, fam), W.events_of(c.text, fam)) for c in dispatch.code if not c.is_label}
+    info = {c.line: (W.waits_of(c.text, tgt), W.events_of(c.text, tgt)) for c in dispatch.code if not c.is_label}
     kinds = sorted({k for _w, ev in info.values() for k in ev.values()})
     code_of = {k: i for i, k in enumerate(kinds)}
     ooo = np.array([code_of[k] for k in kinds if k in W.OUT_OF_ORDER], np.int64)
@@ -304,13 +304,12 @@ def wait_sites(attr: Attribution) -> list[WaitSite]:
                     float(dc[k] / n[k]),
                 )
             )
-    fam = d.target.family
     out = []
     for s, line in enumerate(ulines.tolist()):
         c = code.get(line)
         if c is None:
             continue
-        t, _ = classify(c.text, fam)
+        t, _ = classify(c.text, d.target)
         ps = sorted(producers.get(line, []), key=lambda p: (-p.stall, -p.executions, p.code.line))
         out.append(
             WaitSite(
@@ -349,7 +348,7 @@ def producer_moves(attr: Attribution) -> tuple[dict[int, int], dict[int, dict[st
     out_lines, inv = np.unique(wl, return_inverse=True)
     leaving = np.bincount(inv, weights=attr.charge, minlength=len(out_lines))
     moved_out = {int(ln): round(v) for ln, v in zip(out_lines, leaving) if v}
-    fam = attr.dispatch.target.family
+    tgt = attr.dispatch.target
     text = {c.line: c.text for c in attr.dispatch.code}
     span = int(max(wl.max(), pl.max())) + 1
     k, kinv = np.unique(pl * span + wl, return_inverse=True)
@@ -358,7 +357,7 @@ def producer_moves(attr: Attribution) -> tuple[dict[int, int], dict[int, dict[st
     moved_in: dict[int, dict[str, int]] = {}
     for (pline, wline), v in zip(key.tolist(), arriving):
         if v:
-            t = classify(text.get(wline, ""), fam)[0]
+            t = classify(text.get(wline, ""), tgt)[0]
             acc = moved_in.setdefault(pline, {})
             acc[t] = acc.get(t, 0) + round(v)
     return moved_out, moved_in

@@ -6,7 +6,7 @@ import posixpath
 
 import numpy as np
 
-from attdec.analysis import norm_path
+from attdec.analysis import RENAMED_COLUMNS, norm_path
 from attdec.analysis.classify import STALL_TYPES, line_type_table
 from attdec.model import Dispatch, WaveTable
 from attdec.model.record import Record, field
@@ -25,7 +25,7 @@ class WaveRow(Record):
     instructions: int
     latency: int
     stall: int
-    share: float  # stall / duration: fraction of the wave's life spent stalled
+    stall_share: float  # stall / duration: fraction of the wave's life spent stalled
     dominant_type: str | None
     by_type: dict[str, int] = field(default_factory=dict)
     path: str | None = None
@@ -33,7 +33,7 @@ class WaveRow(Record):
     stall_measured: bool = True  # False: the input has no stall (rocprofv2); `stall` is 0, not measured
 
     def __init__(
-        self, dispatch, se, simd, slot, wave, cu, begin, end, duration, instructions, latency, stall, share,
+        self, dispatch, se, simd, slot, wave, cu, begin, end, duration, instructions, latency, stall, stall_share,
         dominant_type, by_type=None, path=None, kernel="", stall_measured=True,
     ):  # fmt: skip
         # made once per wave printed (a million for a big capture): the generic Record.__init__ is 5x slower
@@ -49,7 +49,7 @@ class WaveRow(Record):
         self.instructions = instructions
         self.latency = latency
         self.stall = stall
-        self.share = share
+        self.stall_share = stall_share
         self.dominant_type = dominant_type
         self.by_type = {} if by_type is None else by_type
         self.path = path
@@ -73,10 +73,10 @@ def dispatch_labels(dispatches: list[Dispatch]) -> list[str]:
 
 BLOCK = 1 << 16  # waves per block: the per-row arrays of a million waves at once would be 100s of MB
 
-# WaveRow's fields up to `share`, as WaveRows columns (after the dispatch number)
+# WaveRow's fields up to `stall_share`, as WaveRows columns (after the dispatch number)
 ROW_COLUMNS = (
     *("dispatch", "se", "simd", "slot", "wave", "cu", "begin", "end", "duration", "instructions", "latency"),
-    *("stall", "share"),
+    *("stall", "stall_share"),
 )
 
 
@@ -129,6 +129,7 @@ class WaveRows:
         (begin/end/cu: smallest), then by position within a dispatch, dispatches in their order."""
         if key == "position":
             return self
+        key = RENAMED_COLUMNS.get(key, key)
         c = self.cols
         k = c[key] if key in ("begin", "end", "cu") else -c[key]
         return self.take(np.lexsort((c["wave"], c["slot"], c["simd"], c["se"], k)))
@@ -195,7 +196,7 @@ def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None)
         "instructions": w["records"],
         "latency": w["latency"],
         "stall": stall,
-        "share": share,
+        "stall_share": share,
     }
     paths = None if t.paths is None else [t.paths[i] for i in order.tolist()]
     return WaveRows(cols, by_type, [label or dispatch.name], [dispatch.kernel], [dispatch.stall_measured], paths)

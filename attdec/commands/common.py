@@ -319,7 +319,7 @@ def read_paths(a) -> list[str]:
 # glibc's malloc, set for the decode ahead (commands.common.tune_allocator)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MALLOC_REUSE_BYTES = 32 << 20  # whole blobs: blocks up to this come from the heap (glibc's largest on 64-bit)
-MALLOC_KEEP_BYTES = 128 << 20  # ... and this much freed heap is kept (64 MB let the gfx1200 gemm's go back)
+MALLOC_KEEP_BYTES = 128 << 20  # ... and this much freed heap is kept (less lets a big gemm's go back)
 MALLOC_RETURN_BYTES = 128 << 10  # windowed blobs: blocks above this, and freed heap above this, go back to the system
 
 
@@ -332,7 +332,7 @@ def tune_allocator(raws=(), fold=None) -> None:
     back to the system and page-faults in again (a fifth of the gfx1200 gemm decode's CPU time): freed
     blocks are kept for reuse. A big blob decoded in windows (`fold`: hotspots, waves) keeps small arrays
     between windows that would pin those blocks in the heap: there big blocks go back to the system
-    (256 MB gfx950 blob: decode peak 345-402 -> 259 MB)."""
+    (the peaks: benchmarks/RESULTS.md)."""
     if not sys.platform.startswith("linux"):
         return
     import ctypes

@@ -32,7 +32,7 @@ from attdec.commands.common import (
     read_paths,
     tune_allocator,
 )
-from attdec.errors import ArchError, AttdecError, ExitCode, InputError
+from attdec.errors import AttdecError, ExitCode, InputError
 from attdec.report.common import output_stream
 
 
@@ -130,8 +130,8 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> int:
             if Path(path).is_dir():
                 raise InputError("--tokens lists .att blobs, not folders", path)
             lst = api.tokens(path)
-            if tgt is not None and lst.format != tgt.stream:
-                raise ArchError(f"the trace is {lst.format}, not {tgt.display} (--arch)", path)
+            if tgt is not None:
+                tgt.check_stream(lst.format, path)
             yield path, lst
             for p in lst.problems:  # known once its rows are written
                 echo(f"attdec: warning: {path}: {p}", err=True)

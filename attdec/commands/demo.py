@@ -15,7 +15,7 @@ from attdec.report.common import printable
 
 def demo_path(raw: bool = False) -> Path:
     """The shipped ui_output sample, or (raw) the shipped raw capture: per-SE SQTT blobs and a code object
-    (tools/make_demo_raw.py) that `decode`, `hotspots`, `waves` and `export-ui` read like a real one."""
+    (tools/makers/make_demo_raw.py) that `decode`, `hotspots`, `waves` and `export-ui` read like a real one."""
     p = Path(str(files("attdec") / "data" / ("demo_raw" if raw else "demo")))
     marker = p / ("capture.json" if raw else "ui_output_agent_4242_dispatch_7/filenames.json")
     if not marker.is_file():
@@ -30,10 +30,10 @@ def demo_path(raw: bool = False) -> Path:
     format_option(),
 )
 def demo(a) -> None:
-    """Show `attdec hotspots` on a synthetic sample shipped with attdec (made by tools/make_demo_sample.py).
+    """Show `attdec hotspots` on a synthetic sample shipped with attdec (made by tools/makers/make_demo_sample.py).
 
     Try the other commands on it too: its path is printed first, and so is the path of a small raw capture
-    (SQTT blobs and a code object, tools/make_demo_raw.py) for `decode`, `hotspots`, `waves`, `export-ui`.
+    (SQTT blobs and a code object, tools/makers/make_demo_raw.py) for `decode`, `hotspots`, `waves`, `export-ui`.
     """
     p = demo_path()
     if a.fmt == "table":

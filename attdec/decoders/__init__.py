@@ -23,11 +23,10 @@ if TYPE_CHECKING:
 
     from attdec.decoders.common import BlobResult, CodeMap
     from attdec.model.records import Wave
-    from attdec.model.target import Target
+    from attdec.model.target import StreamFormat, Target
 
 __all__ = [
     "COMPAT",
-    "DECODED",
     "FAMILIES",
     "BlobResult",
     "CodeMap",
@@ -38,11 +37,10 @@ __all__ = [
     "stream_generation",
 ]
 
-# The package that reads each stream format (`detect_format`'s answer, `Target.stream`). Every package has
-# the same parts: `decode` and `windowed.decode_windowed` for the formats in DECODED, `tokens.list_tokens`
-# and `tokens.register_writes` for all of its formats, and its PC walkers in `stitch`.
+# The package that reads each stream format (`detect_format`'s answer, `Target.stream`), by name. Every package
+# has the same parts: `decode` and `windowed.decode_windowed` for the formats it decodes (`StreamFormat.decoded`),
+# `tokens.list_tokens` and `tokens.register_writes` for all of its formats, and its PC walkers in `stitch`.
 FAMILIES = {"gfx9": "gfx9", "gfx10": "rdna", "gfx11": "rdna", "gfx12": "rdna"}
-DECODED = ("gfx9", "gfx11", "gfx12")  # gfx10 streams are listed and scanned for register writes only
 
 
 def __getattr__(name: str):
@@ -54,37 +52,33 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def detect_format(data: bytes) -> str | None:
-    """Stream family from the first 8 bytes: 'gfx9', 'gfx10', 'gfx11', 'gfx12', 'gfx12.5', or None."""
+def detect_format(data: bytes) -> StreamFormat | None:
+    """Stream format from the first 8 bytes (gfx9, gfx10, gfx11, gfx12, gfx12.5), or None."""
     from attdec.decoders.gfx9.packets import is_gfx9_header
     from attdec.decoders.rdna.packets import GFX11, HEADER_VERSION, HEADER_VERSIONS
+    from attdec.model.target import STREAM_FORMATS
 
     if len(data) < 8:
         return None
     h = int.from_bytes(data[:8], "little")
     if is_gfx9_header(h):
-        return "gfx9"
+        return STREAM_FORMATS["gfx9"]
     if h & 0x1FFF and GFX11["HEADER"].matches(h & 0xFF):  # an RDNA stream starts with its HEADER token
-        return HEADER_VERSIONS.get(HEADER_VERSION.get(h))
+        name = HEADER_VERSIONS.get(HEADER_VERSION.get(h))
+        return STREAM_FORMATS[name] if name else None
     return None
 
 
-def family(fmt: str, part: str = "") -> ModuleType:
-    """The package that reads stream format `fmt` (a key of FAMILIES), or its module `part`."""
-    package = f"attdec.decoders.{FAMILIES[fmt]}"
+def family(fmt: StreamFormat, part: str = "") -> ModuleType:
+    """The package that reads stream format `fmt` (its name a key of FAMILIES), or its module `part`."""
+    package = f"attdec.decoders.{FAMILIES[fmt.name]}"
     return importlib.import_module(f"{package}.{part}" if part else package)
-
-
-def listed(formats) -> str:
-    """'gfx9, gfx11 and gfx12': formats as an error message names them."""
-    *most, last = formats
-    return f"{', '.join(most)} and {last}" if most else last
 
 
 def stream_generation(data: bytes) -> int | None:
     """The gfx generation a blob's header says it is (9, 10, 11, 12), or None if it does not say."""
     fmt = detect_format(data)
-    return int(fmt[3:].split(".")[0]) if fmt else None
+    return fmt.generation if fmt else None
 
 
 def decode_blob(
@@ -110,7 +104,7 @@ def decode_blob(
     keeps no occupancy records with `occupancy=False` (`waves` reads none, and a gfx9 blob has a row per wave of
     every CU). `vectorised=False` runs a whole blob through the scalar timing model only (the reference the
     numpy model is checked against). An option not named here is a TypeError."""
-    from attdec.model.target import target
+    from attdec.model.target import stream_names, target
 
     rules = rules_for(compat)
     tgt = target(arch, where or None)
@@ -124,11 +118,10 @@ def decode_blob(
             "not an SQTT stream (no gfx9 header or RDNA HEADER token in the first 8 bytes)",
             f"{where}@0" if where else "byte 0",
         )
-    if got != tgt.stream:
-        raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
-    if got not in DECODED:
-        raise ArchError(f"{got} streams are not supported (attdec decodes {listed(DECODED)})", where or None)
-    more = {"target_cu": target_cu} if got == "gfx9" else {}
+    tgt.check_stream(got, where or None)
+    if not got.decoded:
+        raise ArchError(f"{got} streams are not supported (attdec decodes {stream_names(decoded=True)})", where or None)
+    more = {"target_cu": target_cu} if got.generation == 9 else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
     # them (and a caller's heap of earlier results) over and over (benchmarks/RESULTS.md, 2026-12-07).
     was_enabled = gc.isenabled()
@@ -139,9 +132,9 @@ def decode_blob(
             size = windowed.window_size(len(data), window)
             if size is not None:
                 return windowed.decode_windowed(
-                    data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
+                    data, tgt, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
-        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, vectorised=vectorised, **more)
+        return family(got).decode(data, tgt, code, se, where=where, rules=rules, vectorised=vectorised, **more)
     finally:
         if was_enabled:
             gc.enable()

@@ -9,7 +9,7 @@ The same declaration serves every reader and writer of the format, so a layout i
 
 - the decoders read fields with `Field.column` on numpy arrays of token words where they are vectorised,
   and with a field's `lo` / `mask` (precomputed) on scalar hot paths;
-- `Packet.encode` builds tokens for the synthetic streams of the tests (tools/sqtt_encoder.py);
+- `Packet.encode` builds tokens for the synthetic streams of the tests (tests/support/sqtt_encoder.py);
 - `Packet.decode` gives every field of one token for `attdec decode --tokens`.
 
 The tables themselves are in `attdec.decoders.rdna.packets` (gfx10, gfx11, gfx12) and

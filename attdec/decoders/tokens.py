@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from attdec.decoders import FAMILIES, detect_format, family, listed
+from attdec.decoders import detect_format, family
 from attdec.decoders.packets import Packet
 from attdec.errors import ArchError, FormatError
+from attdec.model.target import StreamFormat, stream_names
 
 
 @dataclass
@@ -33,7 +34,7 @@ class TokenRow:
 class TokenListing:
     """The token stream of one blob. `tokens` is a generator: rows are made as they are printed."""
 
-    format: str
+    format: StreamFormat
     nbytes: int
     tokens: Iterator[TokenRow]
     problems: list[str] = field(default_factory=list)
@@ -87,6 +88,6 @@ def list_tokens(data: bytes, where: str = "") -> TokenListing:
             "not an SQTT stream (no gfx9 header or RDNA HEADER token in the first 8 bytes)",
             f"{where}@0" if where else "byte 0",
         )
-    if fmt not in FAMILIES:
-        raise ArchError(f"{fmt} streams are not supported (attdec reads {listed(FAMILIES)})", where or None)
-    return family(fmt, "tokens").list_tokens(data, int(fmt[3:]))
+    if not fmt.listed:
+        raise ArchError(f"{fmt} streams are not supported (attdec reads {stream_names()})", where or None)
+    return family(fmt, "tokens").list_tokens(data, fmt)

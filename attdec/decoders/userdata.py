@@ -148,8 +148,9 @@ def register_writes(data: bytes, gen: int) -> RegisterWrites:
     """The register writes of one SE stream of SQTT generation `gen` (9, 10, 11, 12), read with the
     decoders' own vectorised splitters and packet tables; writes after an unknown token are dropped."""
     from attdec.decoders import family
+    from attdec.model.target import family_target
 
-    return family(f"gfx{gen}", "tokens").register_writes(data, gen)
+    return family(family_target(gen).stream, "tokens").register_writes(data, gen)
 
 
 class _Scanner:

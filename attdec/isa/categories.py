@@ -1,12 +1,12 @@
 """ISA facts per family that the disassembler and the stall classifier share.
 
-* `category_of(mnemonic, family)`: coarse ISA category of an instruction (SALU, SMEM, VALU, MFMA, ...).
-* `counters_incremented(mnemonic, family, operands)`: which wait counters the instruction bumps.
-* `parse_wait(text, family)`: which counters a wait instruction waits on, and down to what count.
+* `category_of(mnemonic, tgt)`: coarse ISA category of an instruction (SALU, SMEM, VALU, MFMA, ...), from its
+  mnemonic; not the trace record's `Category` (how the two and the stall types relate: docs/architecture.md).
+* `counters_incremented(mnemonic, tgt, operands)`: which wait counters the instruction bumps.
+* `parse_wait(text, tgt)`: which counters a wait instruction waits on, and down to what count.
 
-Families are "gfx9" (CDNA: gfx90a/gfx942/gfx950), "gfx11" (RDNA3/3.5; gfx10 uses the same rules)
-and "gfx12" (RDNA4); every function also takes a target name ("gfx1100"), resolved by
-attdec.model.target (an unknown name is an ArchError). Rules follow
+`tgt` is the `Target` (attdec.model.target) the code runs on; the rules differ per family: "gfx9" (CDNA:
+gfx90a/gfx942/gfx950), "gfx11" (RDNA3/3.5; gfx10 uses the same rules) and "gfx12" (RDNA4). Rules follow
 ../shared/docs/isa-decoding.md §4-§6 (LLVM SIInsertWaitcnts.cpp and AMDGPUBaseInfo.cpp); they work on
 LLVM mnemonics, with or without operands, and with or without `_e32/_e64/_dpp/_sdwa` suffixes.
 """
@@ -14,9 +14,8 @@ LLVM mnemonics, with or without operands, and with or without `_e32/_e64/_dpp/_s
 from __future__ import annotations
 
 import re
-from functools import cache
 
-from attdec.model.target import target
+from attdec.model.target import Target
 
 # Categories, in no particular order. VMEM_LOAD/VMEM_STORE cover buffer/global/scratch/image;
 # FLAT is the flat_* segment (may touch LDS as well as memory).
@@ -136,11 +135,9 @@ _CACHE_CONTROL = {
 }
 
 
-@cache
-def _fam(family: str) -> str:
-    """The rule family of a family or target name: gfx9, gfx11 (also for gfx10) or gfx12."""
-    fam = target(family).family
-    return "gfx11" if fam == "gfx10" else fam
+def _rules(tgt: Target) -> str:
+    """The rule family of a target: gfx9, gfx11 (also for gfx10) or gfx12."""
+    return "gfx11" if tgt.family == "gfx10" else tgt.family
 
 
 def mnemonic_of(text: str) -> str:
@@ -183,13 +180,13 @@ def _split(mnemonic: str, operands: str) -> tuple[str, str]:
     return mnemonic_of(text), operands
 
 
-def category_of(mnemonic: str, family: str = "gfx9", operands: str = "") -> str:
+def category_of(mnemonic: str, tgt: Target, operands: str = "") -> str:
     """ISA category of an instruction; `mnemonic` may be the whole instruction text.
 
     `operands` only matters for atomics (with return = load, without = store); when the mnemonic is
     the full text, the operands are taken from it.
     """
-    family = _fam(family)
+    family = _rules(tgt)
     m, operands = _split(mnemonic, operands)
     if not m or m.startswith(";"):
         return OTHER
@@ -256,18 +253,18 @@ _COUNTER = {
 _GFX12_BARRIER_KM = {"s_barrier_signal_isfirst", "s_get_barrier_state", "s_barrier_leave"}  # wait on kmcnt
 
 
-def counters_incremented(mnemonic: str, family: str = "gfx9", operands: str = "") -> tuple[str, ...]:
+def counters_incremented(mnemonic: str, tgt: Target, operands: str = "") -> tuple[str, ...]:
     """The wait counters an instruction increments when issued (empty for most ALU work).
 
     Follows the table in isa-decoding.md §5: gfx9 has one vmcnt for loads and stores; gfx10/11 count
     stores on vscnt; gfx12 splits loads/stores/samples/BVH and separates LDS (dscnt) from SMEM and
     messages (kmcnt). FLAT bumps the VM counter and the LDS counter; GDS/GWS also bump expcnt.
     """
-    family = _fam(family)
+    family = _rules(tgt)
     m, operands = _split(mnemonic, operands)
     ops = operands.lower()
     counter = _COUNTER[family]
-    cat = category_of(m, family, operands)
+    cat = category_of(m, tgt, operands)
     if cat == LDS or m == "ds_gws_barrier":
         if m in _PARAM_LOADS:
             return ("expcnt",)
@@ -346,15 +343,11 @@ def _int(tok: str) -> int | None:
         return None
 
 
-@cache
-def _waitcnt_layout(family: str) -> dict[str, tuple[tuple[int, int], ...]]:
-    return WAITCNT_FIELDS[target(family).family]
-
-
 def waitcnt_counts(imm: int, family: str) -> dict[str, tuple[int, int]]:
-    """{counter: (count, maximum)} of an s_waitcnt simm16 in the family's layout (count == maximum: no wait)."""
+    """{counter: (count, maximum)} of an s_waitcnt simm16 in the layout of `family` (a `Target.family`;
+    count == maximum: no wait)."""
     out = {}
-    for counter, pieces in _waitcnt_layout(family).items():
+    for counter, pieces in WAITCNT_FIELDS[family].items():
         value = shift = 0
         for lo, w in pieces:
             value |= ((imm >> lo) & ((1 << w) - 1)) << shift
@@ -367,17 +360,17 @@ def _pair_counts(mnemonic: str, imm: int) -> dict[str, int]:
     return {c: (imm >> lsb) & _PAIR_MAX for c, lsb in zip(_PAIR_WAIT[mnemonic], _PAIR_FIELDS)}
 
 
-def waitcnt_fields(inst, family: str) -> dict[str, int]:
+def waitcnt_fields(inst, tgt: Target) -> dict[str, int]:
     """{counter: count} a wait instruction waits for (a counter at its maximum means "no wait").
 
     `inst` is an Instruction (any wait: s_waitcnt, the gfx10/11 SOPK s_waitcnt_<cnt>, the gfx12
     s_wait_<cnt> family) or a raw `s_waitcnt` simm16. Non-wait instructions give {}.
     """
     if isinstance(inst, int):
-        return {c: v for c, (v, _max) in waitcnt_counts(inst, family).items()}
+        return {c: v for c, (v, _max) in waitcnt_counts(inst, tgt.family).items()}
     m, imm = inst.mnemonic, inst.words[0] & 0xFFFF if inst.words else 0
     if m == "s_waitcnt":
-        return waitcnt_fields(imm, family)
+        return waitcnt_fields(imm, tgt)
     if m in _PAIR_WAIT:
         return _pair_counts(m, imm)
     if m in _SPLIT_WAIT:
@@ -385,7 +378,7 @@ def waitcnt_fields(inst, family: str) -> dict[str, int]:
     return {}
 
 
-def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
+def parse_wait(text: str, tgt: Target) -> dict[str, int]:
     """Counters a memory-wait instruction waits on -> the count it waits down to.
 
     `s_waitcnt vmcnt(0) lgkmcnt(1)` -> {'vmcnt': 0, 'lgkmcnt': 1}; `s_wait_loadcnt 0x0` -> {'loadcnt': 0};
@@ -405,7 +398,7 @@ def parse_wait(text: str, family: str = "gfx9") -> dict[str, int]:
     if imm is None:
         return {}
     if m == "s_waitcnt":
-        return {c: v for c, (v, mx) in waitcnt_counts(imm, family).items() if v != mx}
+        return {c: v for c, (v, mx) in waitcnt_counts(imm, tgt.family).items() if v != mx}
     if m in _SPLIT_WAIT:
         return {_SPLIT_WAIT[m]: imm}
     return {c: v for c, v in _pair_counts(m, imm).items() if v != _PAIR_MAX}

@@ -12,11 +12,11 @@ import os
 import struct
 from typing import TYPE_CHECKING
 
-from attdec.errors import FormatError
+from attdec.errors import ArchError, FormatError
 from attdec.isa.elf import SHN_ABS, SHN_UNDEF, SHT_NOBITS, SHT_NOTE, STT_FUNC, STT_OBJECT, SYMBOL_TABLES, Elf
 from attdec.model import KernelResources
 from attdec.model.record import Record, field
-from attdec.model.target import from_mach
+from attdec.model.target import Target, from_mach, target
 
 if TYPE_CHECKING:
     from attdec.isa.dwarf import LineIndex
@@ -55,6 +55,7 @@ class CodeObject(Record):
     e_flags: int = 0
     abi_version: int = 0  # EI_ABIVERSION: 2 = code object V4, 3 = V5, 4 = V6
     where: str = ""
+    target: Target | None = None  # the target `arch` names; None when it names none attdec knows
     _lines: LineIndex | None = None  # lazily built DWARF line/inline index
     _elf_bytes: bytes = b""
 
@@ -65,13 +66,13 @@ class CodeObject(Record):
     def kernel(self, name: str) -> Kernel | None:
         return next((k for k in self.kernels if k.name == name), None)
 
-    def resources(self, kernel: Kernel, arch: str | None = None) -> KernelResources:
-        """What `kernel` asks of a compute unit; `arch` (default: this object's) tells how its descriptor
+    def resources(self, kernel: Kernel, tgt: Target | None = None) -> KernelResources:
+        """What `kernel` asks of a compute unit; `tgt` (default: this object's) tells how its descriptor
         reads, which matters for minimal containers that do not name their target."""
         from attdec.isa.resources import kernel_resources
 
         return kernel_resources(
-            kernel.name, kernel.metadata, kernel.descriptor, arch or self.arch, self.e_flags, self.abi_version
+            kernel.name, kernel.metadata, kernel.descriptor, tgt or self.target, self.e_flags, self.abi_version
         )
 
     def symbol_at(self, vaddr: int) -> Symbol | None:
@@ -103,6 +104,10 @@ def load_code_object(data: bytes, where: str = "", arch: str | None = None) -> C
         co = _load_minimal(data, where)
     if arch:
         co.arch = arch
+        try:
+            co.target = target(arch)
+        except ArchError:  # a name attdec does not know: the code object is still read
+            co.target = None
     return co
 
 
@@ -117,6 +122,7 @@ def _load_elf(data: bytes, where: str) -> CodeObject:
         mach.name if mach else "",
         elf.contents(text),
         text.addr,
+        target=mach,
         e_flags=elf.e_flags,
         abi_version=data[8],
         where=where,

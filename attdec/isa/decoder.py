@@ -1,6 +1,6 @@
 """Table-driven AMDGPU instruction decoder: length, mnemonic, operand text, branch target.
 
-The opcode tables (attdec/isa/tables, generated from LLVM-derived data by tools/gen_isa_tables.py)
+The opcode tables (attdec/isa/tables, generated from LLVM-derived data by tools/makers/gen_isa_tables.py)
 say what each opcode of each encoding is; this module knows how to find the encoding of a word and
 how long the instruction is (literal / DPP / SDWA / NSA extensions). Operand text is in render.py.
 Never raises on bad words: they become `.long 0x...` of 4 bytes, exactly like llvm-objdump.
@@ -174,7 +174,7 @@ def table_for(arch: str) -> Table:
 
 @cache
 def _table_file(name: str) -> tuple[dict, dict]:
-    """A tables file's opcodes (encoding -> (op lsb, op mask, ops)) and signatures, read once (~8 ms):
+    """A tables file's opcodes (encoding -> (op lsb, op mask, ops)) and signatures, read once (slow enough to matter):
     close relatives share one (gfx1200 and gfx1201)."""
     data = json.loads((TABLES / name).read_text())
     enc = {}
@@ -559,7 +559,7 @@ def _disassemble(code: bytes, arch: str, vaddr: int, lenient: bool, known: dict[
                     ins = Instruction(addr, size, name, "", name, None, "", enc, tuple(words[i : i + size // 4]))
         c = cats.get(ins.mnemonic)
         if c is None:
-            c = cats[ins.mnemonic] = category_of(ins.mnemonic, fam)
+            c = cats[ins.mnemonic] = category_of(ins.mnemonic, tab.target)
         ins.category = c
         out.append(ins)
         i += max(ins.size, 4) // 4

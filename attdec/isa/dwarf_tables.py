@@ -1,7 +1,7 @@
 """A code object's DWARF line rows and inlined-subroutine ranges, read with `struct` (for attdec.isa.dwarf).
 
-pyelftools read them before: importing it costs 20-40 ms, opening a file ~1 ms and reading the test fixtures'
-DWARF 5-9 ms (0.2-0.4 ms here), in every raw-capture command that asks for a source line. This reader knows
+pyelftools read them before: importing it, opening a file and reading the DWARF cost far more than this
+reader does (benchmarks/RESULTS.md), in every raw-capture command that asks for a source line. This reader knows
 DWARF 4 and 5 as LLVM writes them for AMDGPU (32-bit DWARF, 8-byte addresses, DWARF 5's
 strx/addrx/rnglistx/line_strp/implicit_const forms and their .debug_str_offsets/.debug_addr/.debug_rnglists
 tables, DWARF 4's .debug_ranges) and reads them as pyelftools 0.33 does, so the index is the same. What it

@@ -1,7 +1,7 @@
 """A small ELF64 little-endian reader: header, section headers and their names, symbol tables, notes.
 
-Code objects need only these, and reading them with `struct` costs nothing to import, where pyelftools
-costs ~40 ms (its construct library imports pdb, inspect, dataclasses...) in every command that decodes;
+Code objects need only these, and reading them with `struct` costs nothing to import, where importing pyelftools
+is slow (its construct library imports pdb, inspect, dataclasses...) in every command that decodes;
 DWARF is read with `struct` too (attdec.isa.dwarf_tables), pyelftools only for what that reader declines.
 The rules follow pyelftools' where a file is odd (the last section of a name wins; a name runs to the
 first NUL in the file; e_shnum 0 / e_shstrndx SHN_XINDEX read from section 0), so both read a code

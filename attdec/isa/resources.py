@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 import struct
+from typing import TYPE_CHECKING
 
-from attdec.errors import ArchError
 from attdec.model import KernelResources
-from attdec.model.target import target
+
+if TYPE_CHECKING:
+    from attdec.model.target import Target
 
 # e_flags bits [9:8] and [11:10] in code object V4+ (EI_ABIVERSION >= 2)
 FEATURE_SETTING = {0: "unsupported", 1: "any", 2: "off", 3: "on"}
@@ -23,35 +25,15 @@ DYNAMIC_STACK = 1 << 11  # kernel_code_properties: USES_DYNAMIC_STACK
 WGP_MODE = 1 << 29  # compute_pgm_rsrc1 (gfx10+)
 
 
-def _generation(arch: str) -> int | None:
-    try:
-        return target(arch).generation if arch else None
-    except ArchError:
-        return None
+def _unified_agprs(tgt: Target | None) -> bool:
+    return tgt is not None and tgt.cu is not None and tgt.cu.unified_agprs
 
 
-def _unified_agprs(arch: str) -> bool:
-    try:
-        cu = target(arch).cu if arch else None
-    except ArchError:
-        return False
-    return bool(cu and cu.unified_agprs)
-
-
-def _vgpr_encoding_granule(arch: str, wave_size: int) -> int:
-    """VGPRs per GRANULATED_WORKITEM_VGPR_COUNT step (LLVM getVGPREncodingGranule)."""
-    if _unified_agprs(arch):
-        return 8
-    if arch == "gfx1250":  # 1024 addressable VGPRs
-        return 16 if wave_size == 32 else 8
-    return 8 if wave_size == 32 else 4
-
-
-def _from_descriptor(kd: bytes, arch: str) -> dict:
+def _from_descriptor(kd: bytes, tgt: Target | None) -> dict:
     lds, scratch, kernarg = struct.unpack_from("<III", kd, 0)
     rsrc3, rsrc1 = struct.unpack_from("<II", kd, 44)
     (props,) = struct.unpack_from("<H", kd, 56)
-    gen = _generation(arch)
+    gen = tgt.generation if tgt is not None else None
     wave_size = 32 if gen is not None and gen >= 10 and props & WAVE32 else 64
     out = {
         "lds_bytes": lds,
@@ -61,11 +43,11 @@ def _from_descriptor(kd: bytes, arch: str) -> dict:
         "dynamic_stack": bool(props & DYNAMIC_STACK),
         "wgp_mode": bool(rsrc1 & WGP_MODE) if gen is not None and gen >= 10 else None,
     }
-    if gen is not None:
-        out["vgpr"] = ((rsrc1 & 0x3F) + 1) * _vgpr_encoding_granule(arch, wave_size)
+    if tgt is not None:
+        out["vgpr"] = ((rsrc1 & 0x3F) + 1) * tgt.vgpr_encoding_granule(wave_size)
         if gen == 9:  # reserved (0) from gfx10 on, where SGPRs are not allocated per wave
             out["sgpr"] = ((rsrc1 >> 6 & 0xF) + 1) * 8
-        if _unified_agprs(arch):
+        if _unified_agprs(tgt):
             out["arch_vgpr"] = ((rsrc3 & 0x3F) + 1) * 4  # accum_offset: AGPRs start there
     return out
 
@@ -97,15 +79,16 @@ def _from_metadata(m: dict) -> dict:
 
 
 def kernel_resources(
-    name: str, metadata: dict, descriptor: bytes | None, arch: str, e_flags: int = 0, abi_version: int = 0
+    name: str, metadata: dict, descriptor: bytes | None, tgt: Target | None, e_flags: int = 0, abi_version: int = 0
 ) -> KernelResources:
-    """Resources of one kernel. `arch` decides how the descriptor reads (granules, wave32 bit)."""
+    """Resources of one kernel. `tgt` decides how the descriptor reads (granules, wave32 bit); None (a target
+    attdec does not know): what does not depend on it."""
     meta = _from_metadata(metadata) if metadata else {}
-    kd = _from_descriptor(descriptor, arch) if descriptor is not None and len(descriptor) >= 64 else {}
+    kd = _from_descriptor(descriptor, tgt) if descriptor is not None and len(descriptor) >= 64 else {}
     fields = {**kd, **meta}  # the note's exact figures win; the descriptor fills in the rest
     rounded = tuple(f for f in ("vgpr", "sgpr", "arch_vgpr") if f in kd and f not in meta)
     if "vgpr" in fields and "arch_vgpr" not in meta:
-        if _unified_agprs(arch):
+        if _unified_agprs(tgt):
             if "agpr" in meta:  # .vgpr_count = arch VGPRs rounded to 4 + AGPRs (LLVM getTotalNumVGPRs)
                 fields["arch_vgpr"] = fields["vgpr"] - meta["agpr"] if meta["agpr"] else fields["vgpr"]
                 rounded = tuple(f for f in rounded if f != "arch_vgpr")
@@ -120,4 +103,5 @@ def kernel_resources(
         fields["xnack"] = FEATURE_SETTING[e_flags >> 8 & 3]
         fields["sramecc"] = FEATURE_SETTING[e_flags >> 10 & 3]
     source = " + ".join(s for s, have in (("metadata note", meta), ("kernel descriptor", kd)) if have)
+    arch = tgt.name if tgt is not None else ""
     return KernelResources(name=name, arch=arch, source=source or "nothing", rounded=rounded, **fields)

@@ -5,16 +5,16 @@ A wave's wait counters count operations it issued that have not finished. A wait
 operations it waited for follows from the counter's ordering rule (docs/wait-attribution.md, with
 sources):
 
-* `waits_of(text, family)`: counter -> count of a wait instruction: the memory counters
+* `waits_of(text, tgt)`: counter -> count of a wait instruction: the memory counters
   (`categories.parse_wait`), gfx12 `s_wait_idle` (every counter to 0), and the ALU dependency
   counters of gfx10+ `s_waitcnt_depctr` / gfx12 `s_wait_alu` (`va_vdst`, `va_sdst`, `va_ssrc`,
   `va_vcc`, `vm_vsrc`, `sa_sdst`).
-* `events_of(text, family)`: counter -> event kind an instruction adds to that counter when it
+* `events_of(text, tgt)`: counter -> event kind an instruction adds to that counter when it
   issues. Operations of one kind retire in issue order; a counter holding two kinds, or any kind in
   `OUT_OF_ORDER`, retires in an unknown order, and only a wait down to 0 then names its operations
   (LLVM SIInsertWaitcnts `counterOutOfOrder`).
 * `capacity(counter)`: most operations a counter can hold, where that bounds what a wait names.
-* `vector_registers(text)`, `destination_registers(text)`, `load_destination(text, family)`: the
+* `vector_registers(text)`, `destination_registers(text)`, `load_destination(text, tgt)`: the
   VGPRs/AGPRs an instruction names, those of its first operand, and those a VMEM load writes.
 
 Pure functions of the instruction text, like the rest of attdec.isa.
@@ -26,7 +26,7 @@ import re
 
 from attdec.isa import categories as C
 from attdec.isa.categories import DEPCTR, WAITCNT_FIELDS
-from attdec.model.target import target
+from attdec.model.target import Target
 
 # Kinds whose operations retire out of issue order even among themselves: scalar memory returns out of
 # order, and a FLAT access may be served by LDS or by memory, so it can overtake either.
@@ -64,19 +64,18 @@ def _depctr(text: str) -> dict[str, int]:
     return out
 
 
-def waits_of(text: str, family: str = "gfx9") -> dict[str, int]:
+def waits_of(text: str, tgt: Target) -> dict[str, int]:
     """Every counter the instruction waits on -> the count it waits down to ({} if it is not a wait).
 
     `s_waitcnt vmcnt(0) lgkmcnt(1)` -> {'vmcnt': 0, 'lgkmcnt': 1}; gfx12 `s_wait_idle` -> every counter 0;
     `s_wait_alu 0xfffd` -> {'va_vcc': 0}.
     """
-    t = target(family)
     m = C.mnemonic_of(text)
     if m in ("s_waitcnt_depctr", "s_wait_alu"):
-        return _depctr(text) if t.family != "gfx9" else {}
+        return _depctr(text) if tgt.family != "gfx9" else {}
     if m == "s_wait_idle":
-        return dict.fromkeys(t.counters, 0)
-    return C.parse_wait(text, family)
+        return dict.fromkeys(tgt.counters, 0)
+    return C.parse_wait(text, tgt)
 
 
 def _writes_sgpr(ops: list[str], m: str) -> bool:
@@ -88,7 +87,7 @@ def _writes_vcc(ops: list[str], m: str) -> bool:
     return bool(ops) and (bool(_VCC.match(ops[0])) or ("_co_" in m and len(ops) > 1 and bool(_VCC.match(ops[1]))))
 
 
-def events_of(text: str, family: str = "gfx9") -> dict[str, str]:
+def events_of(text: str, tgt: Target) -> dict[str, str]:
     """Counter -> event kind the instruction adds to it when issued ({} for most ALU work and for waits).
 
     Memory kinds: "vmem" (VMEM loads; on gfx9 also stores, which share vmcnt in order; on gfx10+ stores
@@ -96,12 +95,11 @@ def events_of(text: str, family: str = "gfx9") -> dict[str, str]:
     out-of-order kinds "smem" and "flat". ALU dependency kinds (gfx10+): "valu", "salu", "vmem" for the
     counters of `s_waitcnt_depctr` / `s_wait_alu`.
     """
-    t = target(family)
-    fam = t.family
+    fam = tgt.family
     m = C.mnemonic_of(text)
-    cat = C.category_of(text, family)
+    cat = C.category_of(text, tgt)
     out: dict[str, str] = {}
-    counters = C.counters_incremented(text, family)
+    counters = C.counters_incremented(text, tgt)
     for counter in counters:
         if cat == C.FLAT:
             kind = "flat"
@@ -173,11 +171,11 @@ def _vregs(operands: str) -> frozenset[tuple[str, int]]:
     return frozenset(out)
 
 
-def load_destination(text: str, family: str = "gfx9") -> frozenset[tuple[str, int]] | None:
+def load_destination(text: str, tgt: Target) -> frozenset[tuple[str, int]] | None:
     """The VGPRs/AGPRs a VMEM load writes (its first operand); None for anything else, for an atomic (it
     also writes memory) and for a load into LDS (`lds` modifier, `*_load_lds_*`), which other waves read."""
     m = C.mnemonic_of(text)
-    if C.category_of(text, family) != C.VMEM_LOAD or "lds" in m or "_atomic" in m:
+    if C.category_of(text, tgt) != C.VMEM_LOAD or "lds" in m or "_atomic" in m:
         return None
     ops = _operands(text)
     if not ops or any(w == "lds" for w in ops[-1].split()):

@@ -6,7 +6,8 @@ from enum import IntEnum
 
 
 class Category(IntEnum):
-    """Instruction category of a trace record (`inst_category_t`); it comes from the trace, not the ISA."""
+    """Instruction category of a trace record (`inst_category_t`); it comes from the trace, not the ISA (the
+    ISA's categories, the PC walk's line kinds and the stall types map to it: docs/architecture.md)."""
 
     NONE = 0
     SMEM = 1

@@ -6,9 +6,9 @@ default, `field(default_factory=make)` a default made per instance, as with data
 `__eq__` (same class, equal fields; unhashable, as dataclasses make them) and `fields()`; `Frozen` adds
 immutability and a hash.
 
-Why not dataclasses: importing `dataclasses` costs ~9 ms (it imports `inspect`) and each class ~1 ms more
-(its methods are generated as source and compiled at import), 25 ms for the classes a plain `attdec
-hotspots` run touches: more than reading a small ui_output folder and printing its report. A class created
+Why not dataclasses: importing `dataclasses` imports `inspect`, and each class costs more at import (its
+methods are generated as source and compiled): for the classes a plain `attdec hotspots` run touches, more
+than reading a small ui_output folder and printing its report (benchmarks/RESULTS.md). A class created
 by the thousand (`CodeLine`) writes its own `__init__`; one created by the ten thousand (`Instruction`) also
 lists its fields in `__slots__` (their defaults then live in that `__init__` alone).
 """

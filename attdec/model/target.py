@@ -24,6 +24,37 @@ COUNTERS = {
 }
 
 
+class StreamFormat(Frozen):
+    """An SQTT stream format: what one generation's trace unit writes (its header says which, sqtt-format.md
+    §1.2), and how far attdec reads it. Every "does attdec read this stream" question is answered here."""
+
+    name: str  # "gfx9", "gfx11", "gfx12.5"
+    generation: int  # the gfx generation whose chips write it
+    decoded: bool = False  # decoded into waves and occupancy
+    listed: bool = False  # its tokens are listed (`decode --tokens`) and its register writes scanned
+
+    def __str__(self) -> str:
+        return self.name
+
+
+STREAM_FORMATS: dict[str, StreamFormat] = {
+    f.name: f
+    for f in (
+        StreamFormat("gfx9", 9, decoded=True, listed=True),
+        StreamFormat("gfx10", 10, listed=True),
+        StreamFormat("gfx11", 11, decoded=True, listed=True),
+        StreamFormat("gfx12", 12, decoded=True, listed=True),
+        StreamFormat("gfx12.5", 12),
+    )
+}
+
+
+def stream_names(decoded: bool = False) -> str:
+    """The formats attdec lists (or decodes), for messages: "gfx9, gfx11 and gfx12"."""
+    names = [f.name for f in STREAM_FORMATS.values() if f.decoded or (f.listed and not decoded)]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
 class ComputeUnit(Frozen):
     """What bounds how many waves one SIMD holds: the figures LLVM's AMDGPU backend computes occupancy
     with (sources and cross-checks in docs/occupancy.md). On gfx10+ a workgroup processor (WGP) is two
@@ -50,7 +81,7 @@ class ComputeUnit(Frozen):
 _SGPR_GFX9 = ((80, 10), (88, 9), (100, 8), (112, 7))
 # LLVM getVGPRAllocGranule / getTotalNumVGPRs / getMaxWavesPerEU / getAddressableLocalMemorySize per ISA
 # version (AMDGPU.td feature sets); every row is checked against llc-22's "; Occupancy" by
-# tests/fixtures/occupancy_llvm.json (tools/make_occupancy_fixtures.py).
+# tests/fixtures/occupancy_llvm.json (tools/makers/make_occupancy_fixtures.py).
 CU_GFX9 = ComputeUnit(10, 4, ((64, 256, 4),), 65536, _SGPR_GFX9)  # gfx908 (own 256-entry AGPR file)
 CU_GFX90A = ComputeUnit(8, 4, ((64, 512, 8),), 65536, _SGPR_GFX9, unified_agprs=True)
 CU_GFX950 = ComputeUnit(8, 4, ((64, 512, 8),), 163840, _SGPR_GFX9, unified_agprs=True)
@@ -70,6 +101,7 @@ class Target(Frozen):
     products: tuple[str, ...] = ()
     chip_known: bool = True
     sqtt: str = ""  # SQTT stream format when it differs from the family ("gfx12.5")
+    vgprs: int = 256  # VGPRs one wave may address (1024 on gfx1250)
     shown: str = ""  # how users read it when `name` alone would claim too much ("gfx10-12 (generation unknown)")
     cu: ComputeUnit | None = None  # occupancy figures; None: not known for this target (or family)
     pci_ids: tuple[int, ...] = ()  # PCI device ids (RGP ASIC info `device_id`), from libdrm's amdgpu.ids
@@ -81,12 +113,30 @@ class Target(Frozen):
     @property
     def generation(self) -> int:
         """SQTT / gfx generation: 9, 10, 11 or 12 (what filenames.json calls `gfxip`)."""
-        return int(self.family[3:])
+        return self.stream.generation
 
     @property
-    def stream(self) -> str:
+    def stream(self) -> StreamFormat:
         """The SQTT stream format its trace unit writes (what decoders.detect_format reports)."""
-        return self.sqtt or self.family
+        return STREAM_FORMATS[self.sqtt or self.family]
+
+    def check_stream(self, got: StreamFormat, where: str | None = None) -> None:
+        """Refuse a stream this target cannot have written (the user named the wrong --arch)."""
+        if got != self.stream:
+            raise ArchError(f"the trace is {got}, not {self.display} (--arch)", where)
+
+    @property
+    def traced_unit(self) -> str:
+        """What a trace's `cu` numbers: a compute unit on gfx9, a workgroup processor (two CUs) on gfx10+."""
+        return "CU" if self.family == "gfx9" else "WGP"
+
+    def vgpr_encoding_granule(self, wave_size: int) -> int:
+        """VGPRs per GRANULATED_WORKITEM_VGPR_COUNT step of a kernel descriptor (LLVM getVGPREncodingGranule)."""
+        if self.cu is not None and self.cu.unified_agprs:
+            return 8
+        if self.vgprs > 256:
+            return 16 if wave_size == 32 else 8
+        return 8 if wave_size == 32 else 4
 
     @property
     def wave_size(self) -> int:
@@ -103,6 +153,9 @@ class Target(Frozen):
 
     def __str__(self) -> str:
         return self.display
+
+    def __hash__(self) -> int:  # a cache key in the ISA rules: the name alone tells targets apart, and fast
+        return hash(self.name)
 
     def __repr__(self) -> str:
         return f"Target({self.display!r})"
@@ -157,7 +210,7 @@ TARGETS: dict[str, Target] = {
         _t("gfx1153", "gfx11", 0x058, 110503, "gfx1151", cu=CU_GFX10_3),
         _t("gfx1200", "gfx12", 0x048, 120000, "gfx1200", ["RX 9060 XT"], cu=CU_1536),
         _t("gfx1201", "gfx12", 0x04E, 120001, "gfx1201", ["RX 9070 XT", "RX 9070", "AI PRO R9700"], cu=CU_1536),
-        _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5"),
+        _t("gfx1250", "gfx12", 0x049, 120500, None, ["MI450 (preliminary)"], sqtt="gfx12.5", vgprs=1024),
         _t("gfx9-generic", "gfx9", 0x051, None, None, cu=CU_GFX9),
         _t("gfx9-4-generic", "gfx9", 0x05F, None, "gfx942", cu=CU_GFX90A, **GFX940),
         _t("gfx11-generic", "gfx11", 0x054, None, "gfx1100", cu=CU_GFX10_3),

@@ -77,7 +77,7 @@ def idle_before(time: np.ndarray, duration: np.ndarray, begin: np.ndarray, count
 
 def distinct(a: np.ndarray) -> np.ndarray:
     """np.unique(a) of a 1-d array: its distinct values, ascending (np.unique itself imports numpy.ma on its
-    first plain call, ~12 ms of a command's start)."""
+    first plain call, a visible part of a command's start)."""
     s = np.sort(a)
     return s.compress(np.concatenate(([True], s[1:] != s[:-1]))) if len(s) else s
 

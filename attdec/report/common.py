@@ -303,6 +303,15 @@ def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header
     from rich.table import Table
     from rich.text import Text
 
+    keep = [i for i, c in enumerate(cols) if c.kind != "bar" or widths[i] >= 3]  # a bar with no room goes
+    need = indent + sum(widths[i] for i in keep) + gap * (len(keep) - 1)
+    if not con.color:
+        lines = _plain_lines(cols, heads if header else None, widths, gap, rows, keep)
+        if lines:
+            pad = " " * indent
+            text = "\n".join(pad + line for line in lines) if indent else "\n".join(lines)
+            con.show(Text(text, no_wrap=True, overflow="ignore"), width=max(con.width, need))
+            return
     t = Table(
         box=None,
         show_header=heads is not None and header,
@@ -311,7 +320,6 @@ def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header
         pad_edge=False,
         padding=(0, 1) if gap == 2 else (0, 1, 0, 0),
     )
-    keep = [i for i, c in enumerate(cols) if c.kind != "bar" or widths[i] >= 3]  # a bar with no room goes
     for i in keep:
         c = cols[i]
         t.add_column(
@@ -334,8 +342,46 @@ def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header
                 cells.append(Text(printable(v)))
         t.add_row(*cells)
     # rich would narrow even fixed columns to fit the console: a figure is never cut, the line is wider
-    need = indent + sum(widths[i] for i in keep) + gap * (len(keep) - 1)
     con.show(Padding(t, (0, 0, 0, indent)) if indent else t, width=max(con.width, need))
+
+
+def _plain_lines(cols, heads, widths, gap: int, rows, keep: list[int]) -> list[str] | None:
+    """The lines rich's Table draws for an unstyled table whose every cell fits its column on one line,
+    laid out as one text: a Table lays out every cell through its whole renderer, most of a long table's
+    cost. None when a cell needs folding, cutting or trimming (rich's Table draws those)."""
+    from rich.cells import cell_len as rich_len
+
+    sep = " " * gap
+    kinds = [(cols[i].kind, cols[i].justify, widths[i], i) for i in keep]
+    out = []
+    if heads is not None:
+        head_row = ["" if cols[i].kind == "bar" else heads[i] for i in range(len(cols))]
+        line = _plain_line(head_row, kinds, sep, rich_len, header=True)
+        if line is None:
+            return None
+        out.append(line)
+    for r in rows:
+        line = _plain_line(r, kinds, sep, rich_len)
+        if line is None:
+            return None
+        out.append(line)
+    return out
+
+
+def _plain_line(r, kinds, sep: str, rich_len, header: bool = False) -> str | None:
+    cells = []
+    for kind, justify, w, i in kinds:
+        if kind == "bar" and not header:
+            cells.append(bar(float(r[i]), w))  # exactly w cells, spaces kept: left-justified
+            continue
+        s = printable(r[i]) if not header else r[i]
+        if kind == "path":
+            s = left_cut(s, w)
+        n = len(s) if s.isascii() else rich_len(s)
+        if n > w or (s and (s[0] == " " or s[-1] == " ")):
+            return None
+        cells.append(s + " " * (w - n) if justify == "left" or kind == "bar" else " " * (w - n) + s)
+    return sep.join(cells)
 
 
 def output_stream(path: str, binary: bool = False, inputs=()):

@@ -8,9 +8,8 @@ from attdec.report.common import Col, console, draw_table, human, write_csv, wri
 
 
 def _where(report: CounterReport, row) -> str:
-    unit = "CU" if report.arch.startswith("gfx9") else "WGP"
     if row.per_cu:
-        return f"{len(row.per_cu)} {unit}s"
+        return f"{len(row.per_cu)} {report.unit}s"
     if row.per_se:
         return f"{len(row.per_se)} SEs"
     if row.per_instance:
@@ -37,13 +36,12 @@ def _section(con, r: CounterReport, by: str) -> None:
         rows = [[row.name, str(xcc), str(se), f"{v:,}"] for row in r.rows for xcc, se, v in row.per_se]
         _table(con, ["counter", "xcc", "se", "value"], {1, 2, 3}, rows)
     elif by == "cu" and r.rows:
-        unit = "cu" if r.arch.startswith("gfx9") else "wgp"
         rows = [
             [row.name, str(xcc), str(se), str(sa), str(cu), f"{v:,}"]
             for row in r.rows
             for xcc, se, sa, cu, v in row.per_cu
         ]
-        _table(con, ["counter", "xcc", "se", "sa", unit, "value"], {1, 2, 3, 4, 5}, rows)
+        _table(con, ["counter", "xcc", "se", "sa", r.unit.lower(), "value"], {1, 2, 3, 4, 5}, rows)
     elif by == "instance" and r.rows:
         rows = [
             [row.name, row.block, str(xcc), str(inst), f"{v:,}"] for row in r.rows for xcc, inst, v in row.per_instance

@@ -42,6 +42,7 @@ from attdec.model import Dispatch
 from attdec.report import Limits
 from attdec.report.advise import where_text
 from attdec.report.common import common_dir, human, pct
+from attdec.report.views import views
 
 _ASSETS = files("attdec.report") / "assets"
 
@@ -377,6 +378,7 @@ def _dispatch(
         "flame": _flame(d, by),
         "timeline": _timeline(d, run_budgets, inst_budget, notes),
         "occupancy": _occupancy(d, limits, notes),
+        "views": views(d, _pack, notes, clock),  # assets/views.js
         "extra": [{"title": t.title, "columns": t.columns, "rows": t.rows, "note": t.note} for t in tables],
         "notes": notes,
     }
@@ -437,9 +439,12 @@ def render(data: dict) -> str:
     """The HTML page holding `data` (the JSON is escaped so that no `</script>` can end its element)."""
     page = (_ASSETS / "report.html").read_text(encoding="utf-8")
     blob = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    # Other scripts (extra tabs, registered in window.attdecTabs) run first, report.js last, in one
+    # element (each file starts "use strict": the first one's directive holds for all).
+    scripts = sorted(f.name for f in _ASSETS.iterdir() if f.name.endswith(".js") and f.name != "report.js")
     parts = {
         "/*@CSS@*/": (_ASSETS / "report.css").read_text(encoding="utf-8"),
-        "/*@JS@*/": (_ASSETS / "report.js").read_text(encoding="utf-8"),
+        "/*@JS@*/": "\n".join((_ASSETS / n).read_text(encoding="utf-8") for n in [*scripts, "report.js"]),
         "@TITLE@": _html_escape(data["title"]),
         "@DATA@": blob,
     }

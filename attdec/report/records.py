@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 from attdec.model import Category
 from attdec.report.base import Reporters, Writer
 
-_NAMES = [f'"{c.name}"' for c in Category]
+_PLAIN_NAMES = [c.name for c in Category]  # by value: an IntEnum call per record costs more than its row
+_NAMES = [f'"{name}"' for name in _PLAIN_NAMES]
 CHUNK = 1 << 16  # rows formatted at once: bounds the text held in memory
 
 
@@ -93,17 +94,20 @@ def _write_wave(w, wave, res) -> None:
     w("]}")
 
 
-def _rows(a, fields) -> list[list]:
-    return [list(r) for r in zip(*(a[f].tolist() for f in fields))] if len(a) else []
+def _rows(a, fields, named: int = -1) -> list[list]:
+    """The records' `fields` as rows; field number `named` (a category) by its name."""
+    if not len(a):
+        return []
+    cols = [a[f].tolist() for f in fields]
+    if named >= 0:
+        cols[named] = [_PLAIN_NAMES[k] for k in cols[named]]
+    return [list(r) for r in zip(*cols)]
 
 
 # The per-blob record kinds written after the waves and occupancy: key -> (BlobResult, blob label) -> rows.
 _SIDE: dict[str, Callable[[Any, str], list]] = {
     "realtime": lambda r, _: [[r.se, int(a), int(b)] for a, b in r.realtime],
-    "inst_other_simd": lambda r, _: [
-        [se, t, c, g, Category(k).name]
-        for se, t, c, g, k in _rows(r.other_simd, ("se", "time", "cycles", "wgp", "category"))
-    ],
+    "inst_other_simd": lambda r, _: _rows(r.other_simd, ("se", "time", "cycles", "wgp", "category"), named=4),
     "shaderdata": lambda r, _: _rows(r.shaderdata, ("se", "time", "value", "cu", "simd", "wave_id", "flags")),
     "perfevents": lambda r, _: _rows(
         r.perfevents, ("se", "time", "events0", "events1", "events2", "events3", "cu", "bank")

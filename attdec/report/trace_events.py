@@ -81,14 +81,15 @@ def write_trace(
     fit = _Fit(dispatches, tracks, max_events - len(meta), max_events, summary)
     counters = fit.counters(pids, times)
     detailed = fit.detailed(granularity) if granularity != "wave" else set()
-    body, first_ts = _wave_events(dispatches, tracks, times, fit.keep_waves, detailed, granularity)
+    body, events, first_ts = _wave_events(dispatches, tracks, times, fit.keep_waves, detailed, granularity)
     for evs in counters:
         body += evs
+        events += len(evs)
     summary.waves = len(fit.keep_waves)
     if summary.notes:  # visible in the viewer too, as a global marker where the trace starts
         note = _esc("attdec: " + "; ".join(summary.notes))
         meta.append(f'{{"ph":"i","s":"g","name":{note},"pid":1,"tid":0,"ts":{first_ts or 0}}}')
-    summary.events = len(meta) + len(body)
+    summary.events = len(meta) + events
     other = {
         "producer": f"attdec {__version__}",
         "clock": clock,
@@ -193,11 +194,12 @@ class _Fit:
         return detailed
 
 
-def _wave_events(dispatches, tracks, times, keep_waves, detailed, granularity) -> tuple[list[str], float | None]:
-    """The kept waves' slices, track by track, each followed by its detail slices; and the earliest
-    timestamp written."""
+def _wave_events(dispatches, tracks, times, keep_waves, detailed, granularity) -> tuple[list[str], int, float | None]:
+    """The kept waves' slices, track by track, each followed by its detail slices (a wave's joined in one
+    entry); how many events they are; and the earliest timestamp written."""
     codes = [_code_index(d) if granularity == "inst" else {} for d in dispatches]
     body: list[str] = []
+    events = 0
     first_ts = None
     for di, pid, tid, ws in tracks:
         d, tm = dispatches[di], times[di]
@@ -208,14 +210,18 @@ def _wave_events(dispatches, tracks, times, keep_waves, detailed, granularity) -
             (b,), (dur,) = tm.pair(w.se, [w.begin], [w.end])
             first_ts = b if first_ts is None else min(first_ts, b)
             ins = w.insts
+            events += 1
             args = {"wave": w.seq, "instructions": len(ins), "stall": int(ins["stall"].sum()) if len(ins) else 0}
             body.append(
                 f'{{"ph":"X","name":{_esc(d.kernel or "wave")},"cat":"wave","pid":{pid},"tid":{tid},'
                 f'"ts":{b},"dur":{dur},"args":{json.dumps(args)}}}'
             )
             if (di, wi) in detailed:
-                body += _details(w, granularity, codes[di], tm, pid, tid)
-    return body, first_ts
+                slices, n = _details(w, granularity, codes[di], tm, pid, tid)
+                if n:
+                    body.append(slices)
+                    events += n
+    return body, events, first_ts
 
 
 def _clocks(dispatches: list[Dispatch], clock: str) -> list[_Times]:
@@ -278,42 +284,52 @@ _STATE = value_names("state")
 _CATEGORY = value_names("category")
 
 
-def _details(w: Wave, granularity: str, code: dict, tm: _Times, p: int, t: int) -> list[str]:
-    """The child slices of one wave, in time order, clipped into the wave (so that they nest)."""
+def _details(w: Wave, granularity: str, code: dict, tm: _Times, p: int, t: int) -> tuple[str, int]:
+    """The child slices of one wave, in time order, clipped into the wave (so that they nest): their events
+    joined by ",\n", and how many. Each is formatted by one %-operation over all of the wave's values (an
+    f-string per slice is most of a trace's cost)."""
     if granularity == "state":
         _, s, e, v = state_runs([w])
         keep = v != WaveState.EMPTY
         ts, dur = tm.pair(w.se, s[keep], e[keep])
-        return [
-            f'{{"ph":"X","name":"{_STATE[x]}","cat":"state","pid":{p},"tid":{t},"ts":{a},"dur":{b}}}'
-            for a, b, x in zip(ts, dur, v[keep].tolist())
-        ]
+        names = [_STATE[x] for x in v[keep].tolist()]
+        row = f'{{"ph":"X","name":"%s","cat":"state","pid":{p},"tid":{t},"ts":%s,"dur":%s}}'
+        return _joined(row, [names, ts, dur]), len(ts)
     ins = w.insts
     if not len(ins):
-        return []
+        return "", 0
     start = np.clip(ins["time"], w.begin, w.end)
     nxt = np.append(start[1:], w.end)
     end = np.maximum(np.minimum(np.minimum(start + ins["duration"], nxt), w.end), start)
     ts, dur = tm.pair(w.se, start, end)
-    out = []
-    cols = (ins[k].tolist() for k in ("line", "category", "stall", "duration", "pc"))
-    for a, b, line, cat, stall, length, pc in zip(ts, dur, *cols):
+    keys = list(zip(ins["line"].tolist(), ins["category"].tolist()))
+    around = {}  # (line, category) -> the slice's text before its time, and its args after the pc
+    for line, cat in set(keys):
         cname = _CATEGORY[cat] if cat < len(_CATEGORY) else str(cat)
         name, typ, src = code.get(line, (f'"{cname}"', "", ""))
-        out.append(
-            f'{{"ph":"X","name":{name},"cat":"{cname}","pid":{p},"tid":{t},"ts":{a},"dur":{b},'
-            f'"args":{{"stall":{stall},"duration":{length},"pc":"0x{pc:x}"{typ}{src}}}}}'
-        )
-    return out
+        around[line, cat] = (f'{{"ph":"X","name":{name},"cat":"{cname}","pid":{p},"tid":{t},', typ + src)
+    head, tail = zip(*[around[k] for k in keys])
+    cols = [list(head), ts, dur, ins["stall"].tolist(), ins["duration"].tolist(), ins["pc"].tolist(), list(tail)]
+    row = '%s"ts":%s,"dur":%s,"args":{"stall":%s,"duration":%s,"pc":"0x%x"%s}}'
+    return _joined(row, cols), len(ts)
+
+
+def _joined(row: str, cols: list[list]) -> str:
+    """`row` %-formatted with each row of `cols` (equal-length columns), the rows joined by ",\n"."""
+    n, k = len(cols[0]), len(cols)
+    flat: list = [None] * (n * k)
+    for i, c in enumerate(cols):
+        flat[i::k] = c
+    return ",\n".join([row] * n) % tuple(flat)
 
 
 def _code_index(d: Dispatch) -> dict[int, tuple[str, str, str]]:
     """line id -> (JSON-escaped instruction text, ',"type":...', ',"source":...' or '')."""
-    fam = d.target.family
+    tgt = d.target
     return {
         c.line: (
             _esc(c.text),
-            f',"type":"{stall_type(c.text, fam)}"',
+            f',"type":"{stall_type(c.text, tgt)}"',
             f',"source":{_esc(c.source)}' if c.source else "",
         )
         for c in d.code

@@ -44,7 +44,7 @@ def _values(r: WaveRow) -> list:
         r.instructions,
         r.latency,
         r.stall if r.stall_measured else None,
-        round(r.share, 6) if r.stall_measured else None,
+        round(r.stall_share, 6) if r.stall_measured else None,
         r.dominant_type,
     ]
 
@@ -91,7 +91,7 @@ def columns(rows) -> dict[str, dict]:
     by_type = np.where(rows.by_type != 0, rows.by_type, np.iinfo(i64).min)
     dom = np.array(STALL_TYPES, object)[by_type.argmax(1)]
     dom[c["stall"] == 0] = None
-    share = [round(x, 6) if m else None for x, m in zip(c["share"].tolist(), measured.tolist())]
+    share = [round(x, 6) if m else None for x, m in zip(c["stall_share"].tolist(), measured.tolist())]
     return {
         "waves": {
             "dispatch": [rows.labels[d] for d in c["dispatch"].tolist()],
@@ -161,7 +161,7 @@ def print_table(rows, dispatches, matched: int | None, out) -> None:
                 human(r.duration),
                 str(r.instructions),
                 human(r.stall) if measured else "-",
-                pct(r.share) if measured else "-",
+                pct(r.stall_share) if measured else "-",
                 r.dominant_type or "-",
             ]
             yield row

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError, checked_int, read_bytes, read_json
+from attdec.model.target import target
 from attdec.sources.kind import Tracker, blob_weight
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
         for i, p in enumerate(_get(cap, "pmc", "", where, list)):
             pmc[(_get(p, "kernel", f"pmc[{i}]", where, str), _tag(p, f"pmc[{i}]", where))] = (f"pmc[{i}]", p)
     arch = _get(cap, "gfx_arch", "", where, str)
+    tgt = target(arch, where) if arch else None
     out = []
     for i, d in enumerate(_get(cap, "dispatches", "", where, list)):
         at = f"dispatches[{i}]"
@@ -82,7 +84,7 @@ def load(folder: Path, tracker: Tracker | None = None) -> list[RawDispatch]:
         code = read_bytes(co_path)
         raw = RawDispatch(
             name=f"{name}#{tag}" if tag is not None else name,
-            arch=arch,
+            target=tgt,
             code_objects=[RawCodeObject(code, base, co_path, 1)],
             kernel=name,
             path=str(folder),

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from attdec.errors import InputError, read_bytes
+from attdec.model.target import Target, target
 from attdec.sources.raw import MAPPED_BLOB, RawBlob, RawCodeObject, RawDispatch
 
 SE_RE = re.compile(r"(?:shader_engine_|se)(\d+)(?!.*(?:shader_engine_|se)\d)")
@@ -34,12 +35,12 @@ def parse_code_spec(spec: str) -> tuple[str, int]:
         raise InputError(f"--code: load base {base!r} is not a number (e.g. 0x200001006000)") from None
 
 
-def load(blobs, code, arch: str | None = None, se: int | None = None, need_code: bool = True) -> RawDispatch:
+def load(blobs, code, tgt: Target | None = None, se: int | None = None, need_code: bool = True) -> RawDispatch:
     """One dispatch of the given blobs and code objects. `se` names the shader engine of blobs whose file
     names do not say it. Without code objects (`need_code=False`: decode only) records get no PCs."""
     if need_code and not code:
         raise InputError("explicit blobs need at least one --code FILE@LOADBASE")
-    if not code and not arch:
+    if not code and tgt is None:
         raise InputError("without --code, pass --arch (the trace's GPU)")
     if not blobs:
         raise InputError("no SQTT blob given")
@@ -53,16 +54,15 @@ def load(blobs, code, arch: str | None = None, se: int | None = None, need_code:
             "two blobs for the same shader engine; name them ..._se<N>.att", ", ".join(str(b) for b in blobs)
         )
     name = Path(blobs[0]).name if len(blobs) == 1 else "explicit"
-    return RawDispatch(
-        name=name, arch=arch or "", code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent)
-    )
+    return RawDispatch(name=name, target=tgt, code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent))
 
 
 def codemap(code, arch: str | None = None):
-    """The absolute-PC map (attdec.decoders.CodeMap) of `FILE@LOADBASE` code objects, as a decode uses it."""
+    """The absolute-PC map (attdec.decoders.CodeMap) of `FILE@LOADBASE` code objects, as a decode uses it;
+    `arch` (a name, as a capture's files give it) when the code objects do not say."""
     from attdec.sources.raw import load_code
 
-    return load_code(RawDispatch("code", arch or "", _code_objects(code))).codemap
+    return load_code(RawDispatch("code", target(arch) if arch else None, _code_objects(code))).codemap
 
 
 def _code_objects(code) -> list[RawCodeObject]:

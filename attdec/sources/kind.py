@@ -43,7 +43,7 @@ class Tracker:
 
 
 # raw inputs count work (progress, parallel hand-out) in 8 KiB of SQTT plus one unit per blob: a blob's fixed
-# cost (~0.5 ms) is about that of decoding 8 KiB, so 32 tiny blobs weigh as little as they take
+# cost is about that of decoding 8 KiB (benchmarks/RESULTS.md), so 32 tiny blobs weigh as little as they take
 UNIT = 1 << 13
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from attdec.isa import CodeObject
 from attdec.model import NO_PC, CodeLine, Dispatch, WaveTable, lines_of_pcs
 from attdec.model.record import Record, field
+from attdec.model.target import Target
 
 
 class LoadedCode(Record):
@@ -53,7 +54,7 @@ class ListedCode(Record):
         return self.sources.get(vaddr, "")
 
 
-def listed_code(rows: list[CodeLine], family: str) -> list[tuple[int, ListedCode, list]]:
+def listed_code(rows: list[CodeLine], tgt: Target) -> list[tuple[int, ListedCode, list]]:
     """(code-object id, ListedCode, its attdec.isa Instructions in address order) for each Codeobj of a
     code.json listing (Codeobj 0, PCs outside every code object, is left out). A listed instruction's size
     is the distance to the next listed address (4 for the last one)."""
@@ -72,7 +73,7 @@ def listed_code(rows: list[CodeLine], family: str) -> list[tuple[int, ListedCode
         for i, r in enumerate(insts_rows):
             size = insts_rows[i + 1].vaddr - r.vaddr if i + 1 < len(insts_rows) else 4
             mnemonic, _, operands = r.text.strip().partition(" ")
-            cat = category_of(mnemonic, family)
+            cat = category_of(mnemonic, tgt)
             insts.append(Instruction(r.vaddr, size, mnemonic, operands.strip(), r.text, None, cat, "code.json"))
         if not insts:
             continue

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from attdec.sources.raw import RawBlob, RawDispatch
 
 # Below this much work (weight units: sources.kind.UNIT bytes of SQTT, plus one per blob) a pool costs more
-# than it saves: starting a forked worker and moving the results back is ~20-40 ms, decoding 2 MB ~0.1-0.2 s.
+# than it saves: starting a forked worker and moving the results back costs a fixed time that decoding 2 MB
+# of SQTT only just outweighs (benchmarks/RESULTS.md).
 MIN_PARALLEL_WEIGHT = (2 << 20) // UNIT
 # One dispatch this big a share of the work (a single big kernel and a few small ones) finishes last
 # whatever the others do: workers would save less than they cost.
@@ -79,14 +80,14 @@ _JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # (pack(work(.))
 PREFETCH = 2
 # The next tasks not yet handed out that a free worker chooses among (the rest wait their turn).
 WINDOW = 64
-# What loading a dispatch's code objects, or a target's instruction tables (~8 ms), again in a second worker
-# costs, in weight units (5-15 ms: about as long as decoding 128 KiB of SQTT).
+# What loading a dispatch's code objects, or a target's instruction tables, again in a second worker
+# costs, in weight units (about as long as decoding 128 KiB of SQTT).
 RELOAD = (128 << 10) // UNIT
 
 
 class _Channel:
     """One end of the two pipes between this process and a worker: it reads `r`, writes `w`, and is waited
-    on (select) by `r`. Pipes, not a socket pair: importing `socket` costs ~3 ms before the workers start."""
+    on (select) by `r`. Pipes, not a socket pair: importing `socket` would delay the workers' start."""
 
     __slots__ = ("r", "w")
 
@@ -121,7 +122,7 @@ class _Channel:
 def _fork(chan: _Channel, others: list[_Channel]) -> int:
     """A worker serving `chan` (`_serve`), forked: its pid. It ends with os._exit, so that nothing of this
     process (exit handlers, buffered output) runs or is written twice there; multiprocessing is not used:
-    importing it costs ~6 ms before the workers start."""
+    importing it would delay the workers' start."""
     pid = os.fork()
     if pid:
         return pid
@@ -529,11 +530,11 @@ def _by_dispatch(tasks: Sequence[tuple[int, int | None]], outcomes: Iterator) ->
 
 def _needs(raw: RawDispatch) -> tuple[Hashable, ...] | None:
     """What a process loads to decode a dispatch: its code objects (their bytes; parsing and disassembling
-    one costs 5-15 ms) and its target's instruction tables (~8 ms): a process that loaded them once decodes
+    one is not free) and its target's instruction tables: a process that loaded them once decodes
     the dispatches that share them."""
     if not raw.code_objects:
         return None
-    return (*(hash(co.data) for co in raw.code_objects), ("isa", raw.arch))
+    return (*(hash(co.data) for co in raw.code_objects), ("isa", raw.target))
 
 
 def _one_blob(raw: RawDispatch, blob: int) -> RawDispatch:

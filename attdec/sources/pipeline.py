@@ -204,12 +204,12 @@ def read(
     error is raised)."""
     tracker = tracker or Tracker()
     failures = failures or Failures()
-    if options.arch is not None:
-        target(options.arch)  # an unknown name is an error listing the known ones, whatever the input
+    # an unknown name is an error listing the known ones, whatever the input
+    tgt = target(options.arch) if options.arch is not None else None
     if options.code:
         from attdec.sources import explicit
 
-        raw = explicit.load(paths, options.code, options.arch).check()
+        raw = explicit.load(paths, options.code, tgt).check()
         tracker.grow(raw_weight(raw))
         return [raw]
     items = resolve(paths, options.input_format, failures)
@@ -320,7 +320,7 @@ def _summary(d: Dispatch | RawDispatch) -> dict:
         return {
             "name": d.name,
             "kernel": d.kernel,
-            "arch": str(d.arch),
+            "arch": d.target.name if d.target else "",
             "shader_engines": sorted({b.se for b in d.blobs}),
             "sqtt_bytes": sum(len(b.data) for b in d.blobs),
             # a code.json standing in for the code object: placed by the trace's kernel entry when decoded

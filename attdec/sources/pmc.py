@@ -90,7 +90,7 @@ def unpack_pmc(blob: bytes, sched, where: str) -> CounterSamples:
 
 class PendingPmc(CounterSamples):
     """A PMC buffer's `CounterSamples`, unpacked when a field is first read: `decode` never reads counters,
-    and unpacking the 59 captures' buffers costs ~25 ms. A damaged buffer or schedule raises its
+    and unpacking every buffer up front would cost it time for nothing. A damaged buffer or schedule raises its
     FormatError then."""
 
     def __init__(self, blob: bytes, sched, where: str):

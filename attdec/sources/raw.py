@@ -24,12 +24,12 @@ from attdec.model import CounterSamples, Dispatch, KernelResources, Wave, WaveTa
 from attdec.model.options import DecodeOptions
 from attdec.model.record import Record, field
 from attdec.model.records import MAX_SE
-from attdec.model.target import target
 
 if TYPE_CHECKING:
     import numpy as np
 
     from attdec.decoders import CodeMap
+    from attdec.model.target import Target
 
 
 class RawCodeObject(NamedTuple):
@@ -59,7 +59,7 @@ class RawDispatch(Record):
     """One traced kernel launch, not decoded yet."""
 
     name: str  # "<kernel>#<tag>", "dispatch_<D>", ...
-    arch: str  # "gfx1100", "gfx950", ... (from the source's device info or code object)
+    target: Target | None  # from the source's device info; None: its code object names it
     code_objects: list[RawCodeObject] = field(default_factory=list)
     blobs: list[RawBlob] = field(default_factory=list)
     kernel: str = ""
@@ -82,19 +82,19 @@ class RawDispatch(Record):
         return self
 
 
-def check_blob_arch(blob: RawBlob, arch: str) -> None:
+def check_blob_target(blob: RawBlob, tgt: Target) -> None:
     """Refuse a blob whose own header names another generation than the dispatch's code object."""
     from attdec.decoders import stream_generation
 
     gen = stream_generation(blob.data)
-    if gen is not None and gen != target(arch, blob.label).generation:
-        raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {arch}", blob.label)
+    if gen is not None and gen != tgt.generation:
+        raise ArchError(f"blob is a gfx{gen} SQTT stream but the code object is {tgt.name}", blob.label)
 
 
 class LoadedDispatchCode(Record):
     """Code objects of a dispatch, loaded and disassembled once, shared by the CodeMap and the listing."""
 
-    arch: str
+    target: Target
     objects: list  # attdec.sources.listing.LoadedCode
     codemap: CodeMap
     problems: list[str] = field(default_factory=list)
@@ -192,19 +192,19 @@ def _load_code(raw: RawDispatch) -> LoadedDispatchCode:
     from attdec.sources.listing import LoadedCode
 
     loaded = [(co, _code_object(co.data, _co_where(raw, co))) for co in raw.code_objects]
-    arch = raw.arch
+    tgt = raw.target
     for co, obj in loaded:
-        oarch = getattr(obj, "arch", "") or ""
-        if not arch:
-            arch = oarch
-        elif oarch and oarch != arch and target(oarch).generation != target(arch).generation:
-            raise ArchError(f"code object is {oarch}, but the trace is {arch}", _co_where(raw, co))
-    if not arch:
+        named = obj.target
+        if tgt is None:
+            tgt = named
+        elif named is not None and named.generation != tgt.generation:
+            raise ArchError(f"code object is {named.name}, but the trace is {tgt.name}", _co_where(raw, co))
+    if tgt is None:
         raise ArchError("neither the capture nor its code object names the GPU: pass --arch", _where(raw))
     if not loaded and raw.listing:
-        return _listed_code(raw, arch)
+        return _listed_code(raw, tgt)
     if not loaded:  # blobs decoded without code (attdec decode, a raw folder that kept none): records get no PCs
-        return LoadedDispatchCode(arch, [], CodeMap(), [])
+        return LoadedDispatchCode(tgt, [], CodeMap(), [])
     inferred = _infer_bases(raw, loaded) if any(co.base is None for co, _ in loaded) else {}
     codemap = CodeMap()
     objects, problems, unplaced = [], [], []
@@ -215,7 +215,7 @@ def _load_code(raw: RawDispatch) -> LoadedDispatchCode:
             continue
         if co.base is None:
             problems.append(f"{co.name}: load base 0x{base:x} inferred from the kernel entry PC in the trace")
-        insts, walked = _disassembled(obj.text, getattr(obj, "arch", "") or arch, obj.text_vaddr)
+        insts, walked = _disassembled(obj.text, obj.arch or tgt.name, obj.text_vaddr)
         codemap.add(walked, base)
         objects.append(LoadedCode(id=co.id, base=base, name=co.name, co=obj, insts=insts))
     if not objects:
@@ -226,10 +226,10 @@ def _load_code(raw: RawDispatch) -> LoadedDispatchCode:
         )
     if unplaced:
         problems.append(f"{len(unplaced)} code object(s) with unknown load address left out: {', '.join(unplaced[:3])}")
-    return LoadedDispatchCode(arch, objects, codemap, problems)
+    return LoadedDispatchCode(tgt, objects, codemap, problems)
 
 
-def _listed_code(raw: RawDispatch, arch: str) -> LoadedDispatchCode:
+def _listed_code(raw: RawDispatch, tgt: Target) -> LoadedDispatchCode:
     """The code of a dispatch from a code.json listing (`raw.listing`). code.json gives addresses inside
     each code object, not where it was loaded: each object is placed at its code-object marker in the trace,
     else as `_infer_bases` places code objects, by the kernel entry PC the trace latched; one neither
@@ -241,7 +241,7 @@ def _listed_code(raw: RawDispatch, arch: str) -> LoadedDispatchCode:
 
     assert raw.listing is not None
     rows = parse_code(read_json(raw.listing), raw.listing).rows
-    objects = listed_code(rows, target(arch).family)
+    objects = listed_code(rows, tgt)
     if not objects:
         raise AttdecError("code.json lists no instruction to map the trace's PCs to", raw.listing)
     pcs, markers = _latched(raw)
@@ -267,12 +267,12 @@ def _listed_code(raw: RawDispatch, arch: str) -> LoadedDispatchCode:
             f"{raw.listing}: no code-object marker in the trace and no kernel of it starts where the trace's "
             "waves did (page-aligned): decoded without PCs (per-line figures unknown, totals kept)"
         )
-        return LoadedDispatchCode(arch, [], CodeMap(), [why])
+        return LoadedDispatchCode(tgt, [], CodeMap(), [why])
     problems = [f"no code object: instructions and source lines from {raw.listing}"]
     if len(placed) < len(objects):
         left = len(objects) - len(placed)
         problems.append(f"{left} code object(s) of code.json with unknown load address left out")
-    return LoadedDispatchCode(arch, placed, codemap, problems)
+    return LoadedDispatchCode(tgt, placed, codemap, problems)
 
 
 # Code objects up to CACHED_CODE_BYTES are parsed and disassembled once per process (keyed by their bytes
@@ -333,12 +333,12 @@ def decode_blobs(
 
     code = code or load_code(raw)
     for b in raw.blobs:
-        check_blob_arch(b, code.arch)
+        check_blob_target(b, code.target)
     for b in raw.blobs:
         t0 = time.perf_counter()
         res = decode_blob(
             b.data,
-            code.arch,
+            code.target,
             code.codemap,
             b.se,
             where=b.label,
@@ -380,7 +380,7 @@ def decode_dispatch(
         results.append(res)
         if on_blob is not None:
             on_blob(blob)
-    d = merge_results(raw, results, code.arch)
+    d = merge_results(raw, results, code.target)
     d.problems[:0] = raw.problems + code.problems
     d.damage[:0] = raw.damage
     d.resources = dispatched_kernel_resources(code, raw.kernel, d.occupancy)
@@ -407,17 +407,15 @@ def dispatched_kernel_resources(code: LoadedDispatchCode, kernel: str, occ: np.n
     pick = pick or next((ok for ok in kernels if ok[0].base + ok[1].entry in entries), None)
     if pick is None and len(kernels) == 1:
         pick = kernels[0]
-    return pick[0].co.resources(pick[1], code.arch) if pick else None
+    return pick[0].co.resources(pick[1], code.target) if pick else None
 
 
-def merge_results(raw: RawDispatch, results, arch: str) -> Dispatch:
+def merge_results(raw: RawDispatch, results, tgt: Target) -> Dispatch:
     """BlobResults of one dispatch -> one Dispatch (waves numbered per (se, simd, slot) like rocprofv3;
     INFO, SHADERDATA, other-SIMD and PERFEVENT records of every blob; problems and warnings prefixed with the blob)."""
     import numpy as np
 
-    d = Dispatch(
-        name=raw.name, target=target(arch, _where(raw)), kernel=raw.kernel, path=raw.path, counters=list(raw.counters)
-    )
+    d = Dispatch(name=raw.name, target=tgt, kernel=raw.kernel, path=raw.path, counters=list(raw.counters))
     seq: dict[tuple[int, int, int], int] = {}
     occ, shaderdata, perf, other_simd = [], [], [], []
     waves: list[Wave] = []

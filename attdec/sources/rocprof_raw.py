@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attdec.errors import InputError, read_bytes, read_json
-from attdec.model.target import target
+from attdec.model.target import Target, target
 from attdec.sources.kind import Tracker, blob_weight
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
                         markers[mk.id] = mk.addr
         objs = sorted(cos.get((folder, prefix), []))
         gens = {g for g in (stream_generation(b.data) for b in blobs) if g is not None}
-        arch = _pick_arch([(g, str(f)) for _, g, f in objs], gens) or _agent_arch(folder, gens)
+        tgt = _code_object_target([(g, str(f)) for _, g, f in objs], gens) or _agent_target(folder, gens)
         listing, problems = None, []
         if not objs:  # rocprofv3 often keeps no code object: its own decode's listing can stand in
             ui = _ui_output_folder(folder, agent, disp)
@@ -178,7 +178,7 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
                 )
         code_objects = []
         for co_id, gfx, f in objs:
-            if gfx and arch and gfx != arch:
+            if gfx and tgt and gfx != tgt.name:
                 continue
             base = markers.get(co_id, table_bases.get(co_id))
             code_objects.append(RawCodeObject(read_bytes(f), base, str(f), co_id))
@@ -186,7 +186,7 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
         out.append(
             RawDispatch(
                 name=f"dispatch_{disp}" + (f" {kernel}" if kernel else ""),
-                arch=arch or "",
+                target=tgt,
                 code_objects=code_objects,
                 blobs=blobs,
                 kernel=kernel,
@@ -200,7 +200,7 @@ def load_files(names: Sequence[str | Path]) -> list[RawDispatch]:
     return out
 
 
-def _agent_arch(folder: Path, gens: set[int]) -> str:
+def _agent_target(folder: Path, gens: set[int]) -> Target | None:
     """The chip rocprofv3's agent table (`<pid>_agent_info.csv`, next to the .att files or one level up)
     names for the blobs' generation, when it names exactly one; else the generation's family ("gfx9")."""
     from attdec.model.target import family_target
@@ -209,18 +209,18 @@ def _agent_arch(folder: Path, gens: set[int]) -> str:
     for where in (folder, folder.parent):
         found = {t for t in agent_targets(where) if not gens or t.generation in gens}
         if len(found) == 1:
-            return found.pop().name
+            return found.pop()
         if found:
             break  # several GPUs of that generation: which one ran it, the table cannot say
-    return family_target(gens.pop()).name if len(gens) == 1 else ""
+    return family_target(gens.pop()) if len(gens) == 1 else None
 
 
-def _pick_arch(gfx_names: list[tuple[str, str]], gens: set[int]) -> str:
-    """The gfx name of the code objects whose generation matches the blobs' (multi-GPU runs mix them);
-    `gfx_names`: (gfx name, the code object file it is from)."""
-    named = sorted({(g, f) for g, f in gfx_names if g})
-    fit = [g for g, f in named if not gens or target(g, f).generation in gens]
-    return (fit or [g for g, _ in named] or [""])[0]
+def _code_object_target(gfx_names: list[tuple[str, str]], gens: set[int]) -> Target | None:
+    """The target the code objects' file names give whose generation matches the blobs' (multi-GPU runs mix
+    them); `gfx_names`: (gfx name, the code object file it is from)."""
+    named = sorted({(target(g, f), f) for g, f in gfx_names if g}, key=lambda tf: (tf[0].name, tf[1]))
+    fit = [t for t, _ in named if not gens or t.generation in gens] or [t for t, _ in named]
+    return fit[0] if fit else None
 
 
 # --- the input kind: a folder holding such files, or one of the files itself ---------------------

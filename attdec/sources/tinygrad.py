@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attdec.errors import FormatError, InputError
-from attdec.model.target import from_version
+from attdec.model.target import Target, from_version
 from attdec.sources.kind import Tracker, blob_weight
 
 if TYPE_CHECKING:
@@ -189,12 +189,12 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
     from attdec.sources.pmc import PendingPmc
     from attdec.sources.raw import RawBlob, RawCodeObject, RawDispatch
 
-    archs: dict[str, str] = {}
+    targets: dict[str, Target] = {}
     for e in events:
         if e.cls_name == "ProfileDeviceEvent" and isinstance(e.get("props"), dict):
             v = e.props.get("gfx_target_version")
             if isinstance(v, int) and v:
-                archs[str(e.get("device"))] = from_version(v, where).name
+                targets[str(e.get("device"))] = from_version(v, where)
     programs: dict[object, Record] = {}
     for e in events:
         if e.cls_name == "ProfileProgramEvent":
@@ -226,8 +226,8 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
         name = str(prog.get("name"))
         key = (dev, kern, tag)
         if key not in groups:
-            arch = archs.get(str(dev)) or archs.get(str(dev).split(":")[0])
-            if arch is None:
+            tgt = targets.get(str(dev)) or targets.get(str(dev).split(":")[0])
+            if tgt is None:
                 raise FormatError(f"no device properties (gfx_target_version) for device {dev}", where)
             dname = f"{name}#{tag}" if tag is not None else name
             co = RawCodeObject(
@@ -236,7 +236,7 @@ def dispatches_from_events(events: list, where: str) -> list[RawDispatch]:
                 name,
                 1,
             )
-            groups[key] = RawDispatch(name=dname, arch=arch, code_objects=[co], kernel=name, path=where)
+            groups[key] = RawDispatch(name=dname, target=tgt, code_objects=[co], kernel=name, path=where)
         d = groups[key]
         se = _int(e.get("se"), "SQTT se", where)
         itrace = e.get("itrace")

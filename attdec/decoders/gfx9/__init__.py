@@ -30,6 +30,7 @@ from attdec.decoders.gfx9.splitter import (
 )
 from attdec.decoders.gfx9.vectorised import by_type, run_vectorised, vectorisable
 from attdec.errors import FormatError
+from attdec.model.target import Target
 
 _FOUR = np.arange(4)
 VECTORISE_FROM = 1500  # tokens the model looks at: in smaller blobs numpy's per-call costs outweigh the loop
@@ -52,7 +53,7 @@ def parse_header(data: bytes, where: str = "") -> dict[str, int]:
 
 def decode(
     data: bytes,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     target_cu: int | None = None,
@@ -72,7 +73,7 @@ def decode(
     """
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
-    res = BlobResult(se=se, arch=arch)
+    res = BlobResult(se=se, arch=tgt.name)
     nbody = len(data) - HEADER_BYTES
     words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)  # no copy of the blob
     starts, truncated = token_starts(words)

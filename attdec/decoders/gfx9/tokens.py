@@ -11,9 +11,10 @@ from attdec.decoders.gfx9.packets import GFX9, HEADER, HEADER_BYTES, TOKEN_NAMES
 from attdec.decoders.gfx9.splitter import ALL_SELECTION, official_timestamps, split_tokens, token_times, token_values
 from attdec.decoders.tokens import TokenListing, TokenRow
 from attdec.decoders.userdata import RegisterWrites
+from attdec.model.target import StreamFormat
 
 
-def list_tokens(data: bytes, generation: int = 9) -> TokenListing:
+def list_tokens(data: bytes, stream: StreamFormat) -> TokenListing:
     """The tokens of one gfx9 SE blob after its software header, in stream order."""
     words = np.frombuffer(data, "<u2", count=(len(data) - HEADER_BYTES) // 2, offset=HEADER_BYTES)
     starts, types, truncated = split_tokens(words)
@@ -42,7 +43,7 @@ def list_tokens(data: bytes, generation: int = 9) -> TokenListing:
             assert p is not None
             yield TokenRow(2 * (HEADER_BYTES + 2 * s), p.name, p.decode(v), t if d else None, p)
 
-    return TokenListing("gfx9", len(data), rows(), problems)
+    return TokenListing(stream, len(data), rows(), problems)
 
 
 def register_writes(data: bytes, generation: int = 9) -> RegisterWrites:

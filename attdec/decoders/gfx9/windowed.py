@@ -41,6 +41,7 @@ from attdec.decoders.stitch import note_waves
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3
 from attdec.decoders.windowed import Fold, release_before
 from attdec.model import Wave, WaveTable, empty_occupancy
+from attdec.model.target import Target
 
 MISC, TIMESTAMP, REG, WAVE_START, WAVE_END, INST, REG_CS, REG_CS_PRIV = (
     TOKEN_NAMES.index(n)
@@ -197,13 +198,13 @@ def window_size(nbytes: int, window: int | None = None) -> int | None:
 
 
 def decode_windowed(
-    data, arch, code, se, where, rules, fold: Fold, window, progress=None, occupancy=True, target_cu=None
+    data, tgt: Target, code, se, where, rules, fold: Fold, window, progress=None, occupancy=True, target_cu=None
 ) -> BlobResult:
     """Decode one gfx9 SE blob (bytes, or an mmap whose pages are released as windows pass) `window` bytes at
     a time, as rdna.windowed.decode_windowed does an RDNA one (the same arguments); `target_cu` as gfx9.decode's."""
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
-    return _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy)
+    return _decode(data, tgt.name, code, se, rules, fold, window, tcu, progress, occupancy)
 
 
 def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=True) -> BlobResult:

@@ -18,12 +18,12 @@ from attdec.decoders.rdna.scalar import decode_scalar
 from attdec.decoders.rdna.splitter import ready_reorder, split
 from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
 from attdec.decoders.rdna.wave import as_reported
-from attdec.model.target import target
+from attdec.model.target import Target
 
 
 def decode(
     data: bytes,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     where: str = "",
@@ -36,7 +36,7 @@ def decode(
     With `vectorised`, blobs without traps or context switches run the timing model in numpy; otherwise,
     and whenever that model declines, the scalar reference model runs.
     """
-    fmt = FORMATS[target(arch).generation]
+    fmt, arch = FORMATS[tgt.generation], tgt.name
     tk = split(
         data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window, time_extra=rules.rdna_time_token_extra
     )

@@ -17,6 +17,7 @@ from attdec.decoders.compat import Rules
 from attdec.decoders.packets import Field, Packet, PacketTable, flag
 from attdec.model import Category
 from attdec.model.record import Frozen
+from attdec.model.target import STREAM_FORMATS
 
 F, P = Field, Packet
 
@@ -252,7 +253,7 @@ FORMATS = {
 }
 # HEADER version -> the stream format that writes it (sqtt-format.md §1.2)
 HEADER_VERSIONS = {1: "gfx10", 2: "gfx10", 3: "gfx11", 4: "gfx12", 5: "gfx12.5"}
-VERSION_GENERATION = {v: int(f[3:5]) for v, f in HEADER_VERSIONS.items() if f in ("gfx10", "gfx11", "gfx12")}
+VERSION_GENERATION = {v: STREAM_FORMATS[f].generation for v, f in HEADER_VERSIONS.items() if STREAM_FORMATS[f].listed}
 
 # Token types as small integers (the splitter's numpy type column), every family's names in one list.
 TOKEN_NAMES = (*dict.fromkeys(p.name for t in (GFX10, GFX11, GFX12) for p in t.rows), "UNKNOWN")

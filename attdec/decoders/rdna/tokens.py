@@ -11,6 +11,7 @@ from attdec.decoders.rdna.packets import FORMATS, TOKEN_NAMES, T
 from attdec.decoders.rdna.splitter import split
 from attdec.decoders.tokens import TokenListing, TokenRow
 from attdec.decoders.userdata import RegisterWrites
+from attdec.model.target import StreamFormat
 
 
 def _token_at(data: bytes, nibble: int, bits: int) -> int:
@@ -20,9 +21,9 @@ def _token_at(data: bytes, nibble: int, bits: int) -> int:
     return raw & ((1 << bits) - 1)
 
 
-def list_tokens(data: bytes, generation: int) -> TokenListing:
-    """The tokens of one RDNA SE blob of SQTT generation `generation` (10, 11, 12), in stream order."""
-    fmt = FORMATS[generation]
+def list_tokens(data: bytes, stream: StreamFormat) -> TokenListing:
+    """The tokens of one RDNA SE blob of format `stream` (gfx10, gfx11, gfx12), in stream order."""
+    fmt = FORMATS[stream.generation]
     tk = split(data, fmt, keep=None)
 
     def rows() -> Iterator[TokenRow]:
@@ -45,7 +46,7 @@ def list_tokens(data: bytes, generation: int) -> TokenListing:
             yield TokenRow(pos[i], p.name, p.decode(value), times[i], p)
             i += 1
 
-    return TokenListing(fmt.name, len(data), rows(), list(tk.problems))
+    return TokenListing(stream, len(data), rows(), list(tk.problems))
 
 
 def register_writes(data: bytes, generation: int) -> RegisterWrites:

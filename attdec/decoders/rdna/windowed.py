@@ -46,7 +46,7 @@ from attdec.decoders.rdna.wave import SLOTS, TracedWave, as_reported, reported_c
 from attdec.decoders.stitch import note_waves
 from attdec.decoders.windowed import Fold, Progress, release_before
 from attdec.model import Wave
-from attdec.model.target import target
+from attdec.model.target import Target
 
 LOOKAHEAD = 64  # bytes split past a window's end (whole trace lines), where its last token ends and the next begins
 
@@ -241,7 +241,7 @@ class _Carry:
 
 def decode_windowed(
     data,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     where: str,
@@ -255,14 +255,14 @@ def decode_windowed(
     a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned.
     `progress` is told the bytes split so far after each window but the last; `occupancy` False: no
     occupancy records kept."""
-    fmt = FORMATS[target(arch).generation]
+    fmt, arch = FORMATS[tgt.generation], tgt.name
     whole_window = fmt.whole_window and rules.gfx12_end_window
     splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra)
     carry = _Carry(fmt)
     res = BlobResult(se=se, arch=arch)
     res.bytes_decoded = len(data)
     walk = walker(code, fmt.generation, rules)
-    cu = target(arch).cu
+    cu = tgt.cu
     slots = cu.wave_slots if cu is not None else 32
     stitched: list = []  # (wave, ended, trapping, walk, entry pc) for note_waves, waves as folded
     done: list[tuple[Wave, bool, tuple[int, int, int], bool]] = []  # (wave, ended, implausible, kept), stitch order

@@ -1,7 +1,7 @@
 """Operand text, printed the way llvm-objdump 22 prints it.
 
 Operand order, register widths and which field feeds which operand come from the probed signature
-tables (`tables/<target>.sig.json.gz`, made by tools/probe_isa.py); `operands` formats field values
+tables (`tables/<target>.sig.json.gz`, made by tools/oracles/probe_isa.py); `operands` formats field values
 (register names, inline constants, literals), and one renderer per encoding group (`scalar`,
 `vector`, `memory`) adds that encoding's modifier bits.
 """

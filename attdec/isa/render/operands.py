@@ -50,7 +50,7 @@ ACC_DATA = frozenset(("vdst", "data", "data0", "data1", "vdata"))
 
 
 class Signature(NamedTuple):
-    """What tools/probe_isa.py learned from LLVM about one opcode (tables/<target>.sig.json.gz)."""
+    """What tools/oracles/probe_isa.py learned from LLVM about one opcode (tables/<target>.sig.json.gz)."""
 
     fixed: tuple  # (lsb, mask, value): fields LLVM rejects the word for when they differ
     parts: list  # the operand signature: literal text and placeholders (see parse_signature)
@@ -78,7 +78,7 @@ def parse_signature(sig: str) -> list:
 
 
 def note_text(note: str) -> str:
-    """Expand a table note (tools/probe_isa.py compact_note) back into LLVM's comment."""
+    """Expand a table note (tools/oracles/probe_isa.py compact_note) back into LLVM's comment."""
     if not note or note.startswith("/*"):
         return note or ""
     if note == "imm":

@@ -1,1 +1,1 @@
-"""Generated ISA tables (facts, not code): see tools/gen_isa_tables.py and tools/probe_isa.py."""
+"""Generated ISA tables (facts, not code): see tools/makers/gen_isa_tables.py and tools/oracles/probe_isa.py."""

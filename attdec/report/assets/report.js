@@ -127,7 +127,10 @@
 
   // ---------------------------------------------------------------- page frame
   const app = document.getElementById("app");
-  const TABS = [["overview", "Overview"], ["hotspots", "Hotspots"], ["source", "Source"], ["isa", "ISA"], ["timeline", "Timeline"]];
+  // Other asset scripts run before this one and register tabs: {id, label, draw(d, section, api)}.
+  const PLUGINS = window.attdecTabs || [];
+  const TABS = [["overview", "Overview"], ["hotspots", "Hotspots"], ["source", "Source"], ["isa", "ISA"], ["timeline", "Timeline"]]
+    .concat(PLUGINS.map((t) => [t.id, t.label]));
   let current = -1, activeTab = "overview";
   const sections = {};
   const onShow = {};
@@ -954,6 +957,11 @@
     sec.append(table(x.columns.map((c, i) => ({ label: c, num: numeric[i], get: (r) => r[i], fmt: numeric[i] ? (v) => (Number.isInteger(v) ? v.toLocaleString("en") : v.toFixed(3)) : null })), x.rows));
   }
 
+  // ---------------------------------------------------------------- what registered tabs may use
+  const API = { data: DATA, el, esc, human, pct, exact, unpack, upper, showTip, hideTip, swatch, table, niceTicks,
+    timelineModel, STATE_COLOURS, CATEGORY_COLOURS, SE_COLOURS, TYPE_COLOURS,
+    onShow: (id, fn) => { onShow[id] = fn; } };
+
   // ---------------------------------------------------------------- one dispatch
   function renderDispatch(i) {
     current = i;
@@ -963,6 +971,7 @@
     setTabs(d.extra);
     const views = { overview, hotspots, source, isa, timeline };
     for (const [id, view] of Object.entries(views)) pending[id] = () => view(d, sections[id]);
+    for (const t of PLUGINS) pending[t.id] = () => t.draw(d, sections[t.id], API);
     d.extra.forEach((x, j) => { pending["extra" + j] = () => extra(x, sections["extra" + j]); });
     for (const k of Object.keys(targets)) delete targets[k];
     findings(d);

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from attdec.errors import AttdecError, FormatError, read_bytes
 from attdec.model.record import Record, field
-from attdec.model.target import SQTT_VERSIONS, Target, from_pci_id, from_version, target
+from attdec.model.target import SQTT_VERSIONS, Target, family_target, from_pci_id, from_version
 from attdec.sources.kind import Tracker, blob_weight
 from attdec.sources.rgp.magic import sniff
 
@@ -95,13 +95,13 @@ def build(f: RgpFile) -> list[RawDispatch]:
     if not objs:
         why = f" ({problems[-1]})" if problems else ""
         raise AttdecError(f"no readable code object in this RGP file, nothing to map the trace to{why}", f.path)
-    arch = resolve_arch(f, objs, problems)
+    tgt = resolve_target(f, objs, problems)
     out = []
     for k, blobs in enumerate(_sessions(f, problems)):
         chosen, kernels, note = _identify(blobs, objs, f.pso)
         raw = RawDispatch(
             name=f"{'+'.join(kernels) or 'dispatch'}#{k + 1}",
-            arch=arch,
+            target=tgt,
             code_objects=[p.raw() for p in chosen],
             blobs=sorted(blobs),
             kernel=kernels[0] if len(kernels) == 1 else "",
@@ -162,8 +162,8 @@ def _code_objects(f: RgpFile, problems: list[str]) -> list[_Placed]:
 
 
 # ------------------------------------------------------------------------------------------ the GPU
-def resolve_arch(f: RgpFile, objs: list[_Placed], problems: list[str]) -> str:
-    """The target name for the file's dispatches: a chip when the evidence names one credibly, else the family."""
+def resolve_target(f: RgpFile, objs: list[_Placed], problems: list[str]) -> Target:
+    """The target of the file's dispatches: a chip when the evidence names one credibly, else the family."""
     from attdec.decoders import stream_generation
 
     gens: list[tuple[str, int]] = []  # (evidence, generation)
@@ -186,9 +186,9 @@ def resolve_arch(f: RgpFile, objs: list[_Placed], problems: list[str]) -> str:
         if g != gen:
             problems.append(f"{what} says gfx{g}, {gens[0][0]} gfx{gen}: decoded as gfx{gen}")
     chips: list[tuple[str, Target]] = []
-    hsa = [p.co.arch for p in objs if p.co.arch and p.data[7:8] == bytes([ELFOSABI_AMDGPU_HSA])]
+    hsa = [p.co.target for p in objs if p.co.target and p.data[7:8] == bytes([ELFOSABI_AMDGPU_HSA])]
     if hsa:
-        chips.append(("the code objects", target(max(set(hsa), key=hsa.count))))
+        chips.append(("the code objects", max(set(hsa), key=hsa.count)))
     if f.asic and len(f.asic.gfxip) == 3:  # RDF: major, minor, stepping
         major, minor, step = f.asic.gfxip
         with suppress(AttdecError):  # a level attdec does not know names no chip
@@ -205,12 +205,12 @@ def resolve_arch(f: RgpFile, objs: list[_Placed], problems: list[str]) -> str:
             problems.append(f"{what} names {t.name}, but the trace is gfx{gen}: ignored")
     if not chips_same_gen:
         problems.append(f"the file names no gfx{gen} chip attdec knows: reported as gfx{gen} (chip unknown)")
-        return f"gfx{gen}"
+        return family_target(gen)
     what, chip = chips_same_gen[0]
     for w, t in chips_same_gen[1:]:
         if t is not chip:
             problems.append(f"{w} names {t.name}, {what} {chip.name}: decoded as {chip.name}")
-    return chip.name
+    return chip
 
 
 # ------------------------------------------------------------------------------------------ sessions
