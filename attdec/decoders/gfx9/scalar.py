@@ -15,6 +15,7 @@ from attdec.decoders.common import (
     Implausible,
     data_lost,
     entry_problem,
+    without_code,
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
@@ -92,7 +93,8 @@ def run(
     shaderdata: list[tuple[int, int, int, int, int]] = []  # (time, value, cu, simd, slot)
     perf: list[tuple] = []  # PERFEVENT rows (time, events0..3, cu, bank), as the official emits them
     last_perf: dict[tuple[int, int], int] = {}  # (cu, bank) -> time of its latest reading
-    entry_checked = code is None or not len(code)
+    no_code = without_code(code)
+    entry_checked = no_code
 
     def aborts(what: str, slot: int, off: int) -> None:
         res.problems.append(
@@ -118,7 +120,7 @@ def run(
                 break
             ws = slots[simd][slot]
             if not ws or ws[-1].end:  # an INST for a slot with no live wave: a wave whose start was lost
-                ws.append(TracedWave(tcu, simd, slot, t, 0, rules, code is None))
+                ws.append(TracedWave(tcu, simd, slot, t, 0, rules, no_code))
             err = ws[-1].inst(itype, t, simd, phase_box)
             if err:
                 res.problems.append(f"{err} at byte offset {off}")
@@ -146,7 +148,7 @@ def run(
                                 w.trap = TrapStatus.WAIT_FOR_NEW_PC
                         continue
                     if not ws or ws[-1].end:
-                        ws.append(TracedWave(tcu, simd, slot, t, pc, rules, code is None))
+                        ws.append(TracedWave(tcu, simd, slot, t, pc, rules, no_code))
                         if not entry_checked:
                             entry_checked = True
                             p = entry_problem(code, pc, off)  # type: ignore[arg-type]
