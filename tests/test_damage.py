@@ -12,7 +12,7 @@ import pytest
 from conftest import shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
-from attdec.model import Category, Wave, empty_insts
+from attdec.model import Category, Wave, WaveState, empty_insts
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 
@@ -84,13 +84,22 @@ def test_unassigned_id_is_an_8_bit_token():
 
 @pytest.mark.parametrize("vectorised", [True, False])
 def test_instruction_after_its_wave_ended_belongs_to_no_wave(vectorised):
-    """0.1.6 gives an INST or VALU_INST token in a slot whose wave has ended (stray bits of a damaged
-    stream) to no wave: the ended wave keeps its records and its end."""
-    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
-    e.at(50).valu(0).at(60).inst(0, "salu")
-    (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
-    assert w.end == 30
-    assert [(int(r["time"]), int(r["category"])) for r in w.insts] == [(20, Category.VALU), (21, Category.MESSAGE)]
+    """0.1.6 gives an INST, VALU_INST, IMM_ONE, IMMEDIATE or WAVE_READY token in a slot whose wave has ended
+    (stray bits of a damaged stream, or a wave whose start was lost) to no wave: the ended wave keeps its
+    records, its timeline and its end."""
+    for token in (
+        lambda e: e.valu(0).at(60).inst(0, "salu"),
+        lambda e: e.imm_one(0),
+        lambda e: e.immediate(1),
+        lambda e: e.wave_ready(1),
+    ):
+        e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
+        res = decode_blob(token(e.at(50)).data(), "gfx1100", None, 0, vectorised=vectorised)
+        (w,) = res.waves
+        assert w.end == 30
+        records = [(int(r["time"]), int(r["category"])) for r in w.insts]
+        assert records == [(20, Category.VALU), (21, Category.MESSAGE)]
+        assert [tuple(t) for t in w.timeline] == [(WaveState.IDLE, 12), (WaveState.EXEC, 10)]
 
 
 @pytest.mark.parametrize("vectorised", [True, False])

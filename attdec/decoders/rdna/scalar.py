@@ -134,7 +134,8 @@ def decode_scalar(
         tm = times[i]
         if plain_l[i]:  # the common case: one issued instruction (official apply_inst)
             wv = now[wid_l[i]]
-            # an instruction token in a slot whose wave has ended (a damaged stream) belongs to no wave (0.1.6)
+            # an instruction, immediate or ready token in a slot whose wave has ended (a damaged stream; no
+            # capture has one) belongs to no wave (0.1.6)
             if wv is None or wv.complete:
                 continue
             if wv.barrier:
@@ -197,7 +198,7 @@ def decode_scalar(
                 b = m & -m
                 wv = now[b.bit_length() - 1]
                 m ^= b
-                if wv is not None:
+                if wv is not None and not wv.complete:
                     if wv.barrier:
                         wv.barrier_ext(tm - 1)
                     wv.set_state(STALL, tm)
@@ -207,7 +208,7 @@ def decode_scalar(
                 b = m & -m
                 wv = now[b.bit_length() - 1]
                 m ^= b
-                if wv is not None:
+                if wv is not None and not wv.complete:
                     if wv.barrier:
                         wv.barrier_ext(tm)
                     if not wv.trapped:
