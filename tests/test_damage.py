@@ -116,6 +116,26 @@ def test_end_of_the_traced_simd_without_a_wave_is_ignored(vectorised):
 
 
 @pytest.mark.parametrize("vectorised", [True, False])
+@pytest.mark.parametrize("generation", [11, 12])
+def test_wave_start_ext_starts_no_wave(generation, vectorised):
+    """AMD's decoder (0.1.4 to 0.1.6) reads a WAVE_START_EXT token and starts no wave with it (a bit flip
+    in a WAVE_START's id makes one): on the traced SIMD its wave's end is then an end without a wave
+    (ignored), on another SIMD an end with a start at time 0 before it."""
+    arch = {11: "gfx1100", 12: "gfx1201"}[generation]
+    for loc, occupancy in [
+        ({"simd": 0, "wid": 1}, []),  # the traced SIMD
+        ({"simd": 1, "wid": 14, "wgp": 1, "sa": 1}, [(129, 1, 14, 1, 0), (129, 1, 14, 0, 42)]),
+    ]:
+        e = RdnaEncoder(generation).at(8).wave_start(simd=0, wid=0).at(20).valu(0)
+        e.at(30).token("WAVE_START_EXT", count=127, me=1, **loc).at(e.time + 4).inst(0, "salu")
+        e.at(e.time + 8).wave_end(**loc).at(e.time + 20).wave_end(simd=0, wid=0)
+        res = decode_blob(e.data(), arch, None, 0, vectorised=vectorised)
+        assert [(w.simd, w.slot, w.begin, w.end) for w in res.waves] == [(0, 0, 8, 62)]
+        occ = [tuple(int(o[k]) for k in ("cu", "simd", "wave_id", "start", "time")) for o in res.occupancy]
+        assert sorted(occ) == sorted([(0, 0, 0, 1, 8), (0, 0, 0, 0, 62), *occupancy])
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
 def test_durations_and_stalls_have_the_c_record_widths(vectorised):
     """A record's duration is the C record's int32 of its cycle count and its stall 24 bits; a timeline
     run's duration an int32 too; the wave's end is taken from the full count. A garbage TIMESTAMP delta

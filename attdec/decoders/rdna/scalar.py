@@ -105,8 +105,8 @@ def decode_scalar(
         return entry_pc(r.get(COMPUTE_PGM_LO, 0), r.get(COMPUTE_PGM_HI, 0)) if r else 0
 
     tI, tV, tIO, tIM, tWR = T["INST"], T["VALU_INST"], T["IMM_ONE"], T["IMMEDIATE"], T["WAVE_READY"]
-    tWS, tWSX, tWE, tNPC, tREG, tHDR, tMISC = (
-        T["WAVE_START"], T["WAVE_START_EXT"], T["WAVE_END"], T["NEW_PC"], T["REG"], T["HEADER"], T["MISC"]
+    tWS, tWE, tNPC, tREG, tHDR, tMISC = (
+        T["WAVE_START"], T["WAVE_END"], T["NEW_PC"], T["REG"], T["HEADER"], T["MISC"]
     )  # fmt: skip
     # Per-token fields, vectorised: wave slot, and for plain issues (VALU_INST, an INST with a category,
     # fixed cycles and no trap/jump meaning) the record's category and cycles, so the loop only looks them up.
@@ -213,7 +213,7 @@ def decode_scalar(
                         wv.barrier_ext(tm)
                     if not wv.trapped:
                         wv.immediate(tm)
-        elif ty in (tWS, tWSX):
+        elif ty == tWS:  # (a WAVE_START_EXT starts no wave in AMD's decoder: `_STARTS` in vectorised.py)
             sa, simd, wgp, wid = [(w >> lo) & mk for lo, mk in (ws["sa"], ws["simd"], ws["wgp"], ws["wid"])]
             me, pipe, count = [(w >> lo) & mk for lo, mk in (ws["me"], ws["pipe"], ws["count"])]
             cu = (sa << 7) | wgp
