@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import codemap, shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
 from attdec.model import Category, Wave, WaveState, empty_insts
@@ -133,6 +133,31 @@ def test_wave_start_ext_starts_no_wave(generation, vectorised):
         assert [(w.simd, w.slot, w.begin, w.end) for w in res.waves] == [(0, 0, 8, 62)]
         occ = [tuple(int(o[k]) for k in ("cu", "simd", "wave_id", "start", "time")) for o in res.occupancy]
         assert sorted(occ) == sorted([(0, 0, 0, 1, 8), (0, 0, 0, 0, 62), *occupancy])
+
+
+@pytest.mark.parametrize("generation", [11, 12])
+def test_immediate_is_no_skipped_smem_line(generation):
+    """In the PC walk an IMMED record may stand for a skipped VALU, memory or waitcnt line, but not for an
+    SMEM line (0.1.6 on synthetic streams): at an `s_load_*` line the walk stops, another SMEM line is
+    stepped over like any line that does not match. A lost or damaged record makes such a walk."""
+    base = 0x7000_0100
+    for smem, pcs in [
+        ("s_load_b64 s[0:1], s[0:1], null", [0, None, None, None, None]),
+        ("s_dcache_inv", [0, 12, 16, 20, 24]),
+        ("global_load_b32 v1, v[0:1], off", [0, 4, 16, 20, 24]),  # VMEM: a skipped immediate
+    ]:
+        lines = [("v_lshlrev_b32_e32 v0, 2, v0", 4), (smem, 8), ("v_mov_b32_e32 v1, v0", 4)]
+        lines += [
+            ("s_waitcnt lgkmcnt(0)", 4),
+            ("s_nop 0", 4),
+            ("s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)", 4),
+            ("s_endpgm", 4),
+        ]
+        e = RdnaEncoder(generation).kernel_entry(base).at(8).wave_start(simd=0, wid=0).at(20).valu(0)
+        e.at(24).imm_one(0).at(28).inst(0, "message").at(32).inst(0, "message").at(40).wave_end(simd=0, wid=0)
+        arch = {11: "gfx1100", 12: "gfx1201"}[generation]
+        (w,) = decode_blob(e.data(), arch, codemap(lines, base), 0).waves
+        assert [int(p) - base if p else None for p in w.insts["pc"]] == pcs, smem
 
 
 @pytest.mark.parametrize("vectorised", [True, False])

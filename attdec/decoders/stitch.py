@@ -211,7 +211,9 @@ def _trivial(rec: int, line: int) -> bool:
 
 
 def _skippable(line: int) -> bool:
-    return line != LineKind.SALU and line <= LineKind.IMMED
+    """Whether an IMMED record may stand for this line (a skipped immediate): not SALU, nor SMEM (0.1.6 on
+    synthetic streams: at an `s_load_*` line an IMMED stops the walk, at another SMEM line it fails)."""
+    return LineKind.SALU < line <= LineKind.IMMED
 
 
 def _elaborate(rec: int, line: int) -> bool:
