@@ -161,6 +161,34 @@ def test_immediate_is_no_skipped_smem_line(generation):
 
 
 @pytest.mark.parametrize("vectorised", [True, False])
+def test_wave_started_without_a_pc_is_not_walked(vectorised):
+    """A WAVE_START with no COMPUTE_PGM write before it (lost in a damaged span) has no entry PC: 0.1.6 then
+    walks none of the wave's records, and a NEW_PC after a jump does not give them one either. A wave a
+    context restore starts (no entry PC either) takes its PCs from the NEW_PC after its rfe."""
+    base = 0x7000_0100
+    lines = [("s_mov_b32 s0, 0", 4), ("s_setpc_b64 s[0:1]", 4), ("s_mov_b32 s1, 0", 4), ("s_mov_b32 s2, 0", 4)]
+    code = codemap([*lines, ("s_endpgm", 4)], base)
+
+    def pcs(e):
+        e.at(e.time + 4).inst(0, "salu").at(e.time + 4).inst(0, "message").at(e.time + 8).wave_end(simd=0, wid=0)
+        (w,) = decode_blob(e.data(), "gfx1100", code, 0, vectorised=vectorised).waves
+        return [int(p) - base if p else None for p in w.insts["pc"]]
+
+    def started(entry):
+        e = RdnaEncoder(11)
+        if entry:
+            e.kernel_entry(entry)
+        e.at(8).wave_start(simd=0, wid=0).at(20).inst(0, "salu").at(24).inst(0, "jump")
+        return e.at(28).new_pc(0, base + 12)
+
+    assert pcs(started(base)) == [0, 4, 12, 16, 16]
+    assert pcs(started(base + 0x10000)) == [None, None, 12, 16, 16]  # an entry outside the code: from the NEW_PC
+    assert pcs(started(0)) == [None] * 5
+    restored = RdnaEncoder(11).kernel_entry(base).at(100).wave_start(simd=0, wid=0, count=68).at(110).inst(0, "rfe")
+    assert pcs(restored.at(114).new_pc(0, base + 12)) == [12, 16, 16]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
 def test_durations_and_stalls_have_the_c_record_widths(vectorised):
     """A record's duration is the C record's int32 of its cycle count and its stall 24 bits; a timeline
     run's duration an int32 too; the wave's end is taken from the full count. A garbage TIMESTAMP delta

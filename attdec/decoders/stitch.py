@@ -502,7 +502,7 @@ class PcWalker:
                     pc = pc_infos[pii][1]
                     if get(pc) is not None:
                         pcs[i] = pc
-                    elif pii + 1 < npi:
+                    elif (pc or pii) and pii + 1 < npi:  # (a start without a PC: no walk, 0.1.6)
                         i = pc_infos[pii + 1][0]
                         if i >= n:
                             return i, pii, nxt, i

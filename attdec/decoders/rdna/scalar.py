@@ -279,7 +279,7 @@ def decode_scalar(
                 if wv.pc_infos and not wv.trapped:  # fill the oldest PC slot still unknown, or open one
                     infos = wv.pc_infos
                     k = len(infos)
-                    while k > 0 and not infos[k - 1][1]:
+                    while k > 1 and not infos[k - 1][1]:  # (never the start's: `_branch_pcs`)
                         k -= 1
                     if k == len(infos):
                         infos.append([len(wv.t), 0])

@@ -452,7 +452,9 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
         if e:
             raise timing.NotVectorisable(f"NEW_PC at token {k} after its wave's end")
         m = len(infos)
-        while m > 0 and not infos[m - 1][1]:
+        # never the wave start's slot: a start without a PC (no COMPUTE_PGM write before it) keeps none, and
+        # 0.1.6 walks no record of such a wave (`PcWalker._known`), NEW_PCs after it or not
+        while m > 1 and not infos[m - 1][1]:
             m -= 1
         if m == len(infos):
             infos.append([n, 0])
