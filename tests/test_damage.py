@@ -64,7 +64,20 @@ def test_damage_run_targets(capture):
     assert np.all([c["correct"] <= c["rows"] for c in cases])
 
 
-# -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/damage_run.py --against) ---------------------
+@pytest.mark.skipif(not os.environ.get("ATTDEC_AMD_DECODER"), reason="AMD's decoder library is not part of attdec")
+def test_damaged_sample_equals_amds_decoder():
+    """With ATTDEC_AMD_DECODER naming a folder that holds AMD's librocprof-trace-decoder.so (0.1.6), a seeded
+    sample of damaged blobs decodes to the library's records (tools/damage_run.py --decoder); skipped
+    without it. The rules themselves are tested on synthetic streams below, without the library."""
+    import damage_run
+
+    folders = [str(shared_path("captures", c)) for c in ("gfx950/gemm_run0", "gfx1100/gemm_run0", "gfx1201/sync_run0")]
+    cases = damage_run.run(folders, 2, 7, True, os.environ["ATTDEC_AMD_DECODER"])
+    assert len(cases) == 24
+    assert [c for c in cases if not c["identical"]] == []
+
+
+# -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/damage_run.py --decoder) ---------------------
 from sqtt_encoder import RdnaEncoder  # noqa: E402
 
 from attdec.decoders import decode_blob  # noqa: E402

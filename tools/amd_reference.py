@@ -98,12 +98,14 @@ def read_pc_table(job: str, kernel: int) -> dict[int, tuple[int, bytes]]:
 
 
 def decode(library: str, blob: bytes, pcs: dict[int, tuple[int, bytes]] | None) -> dict:
-    """One parse call over one blob; every record the comparison needs, copied out of the callbacks."""
+    """One parse call over one blob; every record the comparison needs, copied out of the callbacks. The
+    library may read a few bytes past the end of a cut blob: 8 zero bytes follow it in memory (not counted
+    in its size) so that such a read finds zeros, as attdec reads the end, and runs repeat."""
     lib = C.CDLL(library)
     parse = lib.rocprof_trace_decoder_parse_data
     parse.restype = C.c_int
     parse.argtypes = [SE_DATA, TRACE, ISA, C.c_void_p]
-    buf = (C.c_uint8 * max(1, len(blob))).from_buffer_copy(blob or b"\0")
+    buf = (C.c_uint8 * (len(blob) + 8)).from_buffer_copy(blob + bytes(8))
     given = [False]
     out: dict = {"waves": [], "occupancy": [], "info": []}
 
