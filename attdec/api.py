@@ -11,19 +11,22 @@ See docs/api.md for the whole surface and the stability rules. Everything here i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attdec.analysis.hotspots import Hotspots
-from attdec.errors import read_bytes
+from attdec.errors import AttdecError, read_bytes
 from attdec.model import Dispatch, Wave, empty_insts, empty_occupancy
+from attdec.model.options import DecodeOptions, InputOptions
+from attdec.model.record import Record, field
 from attdec.sources.kind import Progress
 
 if TYPE_CHECKING:  # numpy is imported by the functions that make arrays: the commands call this module too
     from attdec.analysis.table import Table
     from attdec.decoders import BlobResult
-    from attdec.sources.raw import RawDispatch
+    from attdec.sources.pipeline import Report
+    from attdec.sources.raw import RawBlob, RawDispatch
 
 PathLike = str | Path
 
@@ -39,38 +42,90 @@ def _dispatches(dispatches) -> list[Dispatch]:
 def open(
     paths: PathLike | Iterable[PathLike],
     *,
-    input_format: str | None = None,
-    code: Iterable[str] = (),
-    arch: str | None = None,
+    input_format: str | None = InputOptions.input_format,
+    code: Iterable[str] = InputOptions.code,
+    arch: str | None = InputOptions.arch,
+    compat: str | None = DecodeOptions.compat,
+    jobs: int | None = DecodeOptions.jobs,
+    target_cu: int | None = DecodeOptions.target_cu,
+    fold: bool | str = DecodeOptions.fold,
+    window: int | None = DecodeOptions.window,
+    occupancy: bool = DecodeOptions.occupancy,
     progress: Progress | None = None,
-    compat: str | None = None,
-    jobs: int | None = None,
-    **decode_opts,
 ) -> list[Dispatch]:
     """Every dispatch the paths name (folders, parents, globs, archives, raw captures; raw ones decoded,
-    as the AMD decoder build `compat` does: "0.1.6", the default, "0.1.5", "0.1.4" or "rocm-7.13";
-    docs/compat.md).
-    `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch. `jobs=N` decodes
+    as the AMD decoder build `compat` does: None or "0.1.6", the default, "0.1.5", "0.1.4" or "rocm-7.13";
+    docs/compat.md). The keywords are the fields of `InputOptions` and its `DecodeOptions` (docs/api.md):
+    `code` = ["k.co@0x7f0000001000", ...] makes the paths the .att blobs of one dispatch; `jobs=N` decodes
     raw dispatches on N forked processes (None, the default as on the command line: one per idle core;
     1: in this process)."""
+    decode = DecodeOptions(compat=compat, jobs=jobs, target_cu=target_cu, fold=fold, window=window, occupancy=occupancy)
+    options = InputOptions(input_format=input_format, code=tuple(code), arch=arch, decode=decode)
+    return open_inputs(paths, options, progress=progress)
+
+
+def open_inputs(
+    paths: PathLike | Iterable[PathLike],
+    options: InputOptions = InputOptions(),
+    *,
+    progress: Progress | None = None,
+    need: Iterable[str] = (),
+    report: Report | None = None,
+    before_decode: Callable[[list[RawDispatch]], None] | None = None,
+) -> list[Dispatch]:
+    """`open` with its options as one record, as the command line makes it. `need` names what a folder
+    defers that is read now, under `progress` ("waves"); with `report(level, error)` an input or dispatch
+    that fails is reported and the others are still read (without: its error is raised);
+    `before_decode(raw dispatches)` is called before raw ones are decoded."""
     from attdec.sources.pipeline import open_dispatches
 
     return open_dispatches(
-        _paths(paths), input_format, tuple(code), arch, progress=progress, compat=compat, jobs=jobs, **decode_opts
+        _paths(paths), options, progress=progress, need=tuple(need), report=report, before_decode=before_decode
     )
 
 
 def open_raw(
     paths: PathLike | Iterable[PathLike],
     *,
-    input_format: str | None = None,
-    code: Iterable[str] = (),
-    arch: str | None = None,
+    input_format: str | None = InputOptions.input_format,
+    code: Iterable[str] = InputOptions.code,
+    arch: str | None = InputOptions.arch,
+    report: Report | None = None,
 ) -> list[RawDispatch]:
-    """The raw, undecoded dispatches the paths name (blobs + code objects), for `decode_dispatch`-level work."""
+    """The raw, undecoded dispatches the paths name (blobs + code objects), for `decode_dispatch`-level work;
+    `report` as for `open_inputs`."""
     from attdec.sources.pipeline import open_raw as read
 
-    return read(_paths(paths), input_format, tuple(code), arch)
+    return read(_paths(paths), InputOptions(input_format=input_format, code=tuple(code), arch=arch), report)
+
+
+def open_blobs(
+    paths: PathLike | Iterable[PathLike],
+    *,
+    input_format: str | None = InputOptions.input_format,
+    code: Iterable[str] = InputOptions.code,
+    arch: str | None = InputOptions.arch,
+    se: int | None = None,
+    report: Report | None = None,
+) -> list[RawDispatch]:
+    """What `attdec decode` reads: bare .att blobs of one dispatch (with `code`, or files no input kind
+    claims: then without code objects, and the records get no PCs; `se` for a blob whose file name does not
+    say), or else the raw dispatches the paths name, `arch` overriding theirs."""
+    from attdec.errors import InputError
+    from attdec.sources import explicit
+    from attdec.sources.pipeline import kind_of
+
+    names = _paths(paths)
+    if code or all(Path(p).is_file() and kind_of(Path(p)) is None for p in names):
+        if se is None:
+            for p in names:
+                if explicit.se_of(str(p)) is None:
+                    raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", str(p))
+        return [explicit.load(names, tuple(code), arch, se, need_code=False).check()]
+    raws = open_raw(names, input_format=input_format, report=report)
+    for raw in raws:
+        raw.arch = arch or raw.arch
+    return raws
 
 
 def decode(
@@ -79,14 +134,14 @@ def decode(
     *,
     code: Iterable = (),
     se: int = 0,
-    compat: str | None = None,
-    **decode_opts,
+    compat: str | None = DecodeOptions.compat,
+    target_cu: int | None = DecodeOptions.target_cu,
 ) -> BlobResult:
     """Decode one shader engine's SQTT blob into every record kind AMD's decoder reports (waves,
     occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO; docs/decode-json.md), as
     its build `compat` does ("0.1.6", the default, "0.1.5", "0.1.4" or "rocm-7.13"). `code`: code objects as
     "file@loadbase" strings or (bytes or path, load base) pairs; without code, records get no PCs and
-    `arch` is needed.
+    `arch` is needed; `target_cu` (gfx9): the CU whose waves get instruction detail.
 
     Memory: the result keeps ~51 bytes per instruction record (a 41-byte `INST_DTYPE` row plus its share
     of the timeline columns and other record arrays; 51 MB for gemm_gfx1200_run0's 996,115 records) and
@@ -102,8 +157,55 @@ def decode(
         name = str(src) if isinstance(src, (str, Path)) else f"code object {i}"
         objs.append(RawCodeObject(bytes(co), int(base), name, i))
     raw = RawDispatch("blob", arch or "", objs, [RawBlob(se, bytes(data), "blob")])
-    (_, result, _) = next(decode_blobs(raw, load_code(raw), compat=compat, **decode_opts))
+    options = DecodeOptions(compat=compat, target_cu=target_cu)
+    (_, result, _) = next(decode_blobs(raw, load_code(raw), options))
     return result
+
+
+def tokens(blob: bytes | PathLike, where: str = ""):
+    """Every token of one SQTT blob (bytes or path) as the decoders split it, its format read from the
+    blob's header: offset, time, type and named fields (`attdec decode --tokens`), and what stopped it."""
+    from attdec.decoders.tokens import list_tokens
+
+    if isinstance(blob, (bytes, bytearray, memoryview)):
+        return list_tokens(bytes(blob), where)
+    return list_tokens(read_bytes(blob), where or str(blob))
+
+
+def decode_raw(
+    raws: Iterable[RawDispatch], options: DecodeOptions = DecodeOptions(), *, progress: Progress | None = None
+) -> Generator[Dispatch | AttdecError, None, None]:
+    """Each raw dispatch decoded into a `Dispatch` with its listing (as `open` decodes them), in order, or the
+    error that stopped it; decoded on up to `options.jobs` processes, which end when the iterator does or is
+    closed."""
+    from attdec.sources.kind import Tracker, raw_weight
+    from attdec.sources.parallel import decode_dispatches
+
+    raws = list(raws)
+    decoded = decode_dispatches(raws, Tracker(progress, sum(raw_weight(r) for r in raws)), options)
+    try:
+        for ok, value in decoded:
+            if not ok and not isinstance(value, AttdecError):
+                raise value
+            yield value
+    finally:
+        decoded.close()
+
+
+def decode_raw_blobs(
+    raws: Iterable[RawDispatch], options: DecodeOptions = DecodeOptions(), reduce: Callable | None = None
+) -> Generator[Iterator[tuple[RawBlob, Any, float]], None, None]:
+    """Per raw dispatch, its blobs decoded one by one: (blob, BlobResult, seconds), or with `reduce`
+    (blob, reduce(BlobResult), seconds), reduced where the blob was decoded (in a worker with `jobs`: only
+    what the caller reads travels back); iterating a dispatch raises its error. The workers end when the
+    iterator does or is closed."""
+    from attdec.sources.parallel import decode_blob_results as run
+
+    decoded = run(list(raws), options, reduce)
+    try:
+        yield from decoded
+    finally:
+        decoded.close()
 
 
 def hotspots(
@@ -122,6 +224,14 @@ def hotspots(
     from attdec.analysis.hotspots import hotspots as run
 
     return run(_dispatches(dispatches), by=by, frame=frame, wave_filter=wave_filter, charge=charge)
+
+
+def stall_stacks(dispatches: Iterable[Dispatch], by: str | None = None, wave_filter=None, charge: str = "wait"):
+    """Stall by inline call chain, kernel first, as folded stacks (`hotspots --format folded`): a list of
+    (frames, stall) over every chain, dispatches of one kernel merged."""
+    from attdec.analysis.flame import stall_stacks as run
+
+    return run(list(dispatches), by, wave_filter, charge)
 
 
 def waves(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None) -> Table:
@@ -199,6 +309,103 @@ def save(path: PathLike, **tables) -> None:
         write_npz(out, tables)
 
 
+def wave_rows(dispatches: Iterable[Dispatch], wave_filter=None, sort: str = "position", top: int = 0):
+    """(rows, matched): the `WaveRows` of `attdec waves` (a row per wave the filter keeps, labelled by
+    dispatch, sorted by `sort` and the first `top` kept; 0: all) and how many waves matched before `top`."""
+    from attdec.analysis.waves import WaveRows, dispatch_labels, wave_columns
+
+    ds = list(dispatches)
+    rows = WaveRows.concat([wave_columns(d, wave_filter, label) for d, label in zip(ds, dispatch_labels(ds))])
+    rows = rows.sorted(sort)
+    return (rows.head(top) if top else rows), len(rows)
+
+
+def describe(paths: PathLike | Iterable[PathLike], input_format: str | None = InputOptions.input_format) -> list[dict]:
+    """What each input is, before anything is decoded (`attdec info`): its kind, the dispatches it holds
+    (arch, shader engines, code objects and load bases) and, for an .rgp, its chunks and repairs."""
+    from attdec.sources.pipeline import describe as run
+
+    return run(_paths(paths), input_format)
+
+
+def disassemble(path: PathLike, arch: str | None = None, kernel: str | None = None):
+    """(code object, instructions, labels {address: name}) of an AMDGPU code object's whole .text or one
+    kernel (`attdec disasm`); `arch` for a container that does not name its target, or to override it."""
+    from attdec.errors import ArchError, InputError
+    from attdec.isa import disassemble as run
+    from attdec.isa import load_code_object, tables_for
+
+    path = str(path)
+    co = load_code_object(read_bytes(path), path, arch=arch)
+    if not co.arch:
+        raise ArchError("the code object does not name its target (tinygrad minimal container): pass --arch", path)
+    tables_for(co.arch, path)
+    start, end = co.text_vaddr, co.text_end
+    if kernel is not None:
+        k = co.kernel(kernel)
+        if k is None:
+            names = ", ".join(k.name for k in co.kernels) or "none"
+            raise InputError(f"no kernel {kernel!r} (kernels: {names})", path)
+        start = k.entry
+        later = sorted(s.vaddr for s in co.symbols if s.kind == "func" and s.vaddr > k.entry)
+        end = k.entry + k.size if k.size else (later[0] if later else co.text_end)
+    code = co.text[start - co.text_vaddr : end - co.text_vaddr]
+    insts = run(code, co.arch, start)
+    labels = {s.vaddr: s.name for s in co.symbols if s.kind == "func" and start <= s.vaddr < end}
+    for k in co.kernels:
+        if start <= k.entry < end:
+            labels.setdefault(k.entry, k.name)
+    for i in insts:
+        if i.target is not None and start <= i.target < end and i.target not in labels:
+            labels[i.target] = f".LBB_{i.target:x}"
+    return co, insts, labels
+
+
+class Pruning(Record):
+    """What `prune_empty` did: each empty shell with None when it went (or, without `delete`, would go) or
+    why it was kept; the other folders kept, with why, that are not ranked; the dispatches ranked as
+    (waves, instructions, source-mapped rows, Dispatch), best first; `failed`: the error that stopped the
+    removals (then nothing after it was done)."""
+
+    delete: bool
+    removals: list = field(default_factory=list)
+    kept: list = field(default_factory=list)
+    ranked: list = field(default_factory=list)
+    failed: AttdecError | None = None
+
+
+def prune_empty(roots: Iterable[PathLike], delete: bool = False) -> Pruning:
+    """The rocprofv3 dispatch folders with zero waves below `roots` (attdec.sources.prune says what an empty
+    shell is), removed with `delete=True`, and the dispatches kept, ranked (`attdec prune-empty`)."""
+    from attdec.sources.prune import judge_roots, remove
+    from attdec.sources.ui_output import read_folder
+
+    verdicts = judge_roots([Path(r) for r in roots])
+    out = Pruning(delete)
+    for v in verdicts:
+        if v.empty:
+            try:
+                out.removals.append((v, remove(v) if delete else None))
+            except AttdecError as e:
+                out.failed = e
+                return out
+    for v in verdicts:
+        if v.empty:
+            continue
+        if v.reason != "has wave files":
+            out.kept.append((v, v.reason))
+            continue
+        try:
+            d = read_folder(v.path)
+        except AttdecError as e:
+            out.kept.append((v, f"unreadable: {e}"))
+            continue
+        mapped = sum(1 for c in d.code if not c.is_label and c.source)
+        out.ranked.append((len(d.waves), sum(len(w.insts) for w in d.waves), mapped, d))
+    out.ranked.sort(key=lambda t: (-t[0], -t[1], -t[2], t[3].name))
+    return out
+
+
 # ---- the "why" analyses, comparisons, resources (docs/wait-attribution.md, cfg-loops.md, diff.md, occupancy.md)
 
 
@@ -248,6 +455,14 @@ def loops(dispatch: Dispatch):
     return loop_timings(dispatch)
 
 
+def control_flow(dispatches: Dispatch | Iterable[Dispatch], wave_filter=None):
+    """Per dispatch, a `CfgReport`: its control-flow graphs, block statistics of the waves `wave_filter`
+    keeps (default all) and loop timings (what `attdec cfg` and `attdec loops` print)."""
+    from attdec.report.cfg import cfg_reports
+
+    return cfg_reports(_dispatches(dispatches), wave_filter)
+
+
 def diff(
     before: Iterable[Dispatch],
     after: Iterable[Dispatch],
@@ -263,6 +478,14 @@ def diff(
     return run(list(before), list(after), by, frame, metric)
 
 
+def regressions(result, pct: float, metric: str = "cycles") -> list[str]:
+    """Why a CI gate on a `diff` result fails (`diff --fail-above`): one line per kernel whose total `metric`
+    grew by more than `pct` percent; none: it passes."""
+    from attdec.analysis.compare import regressions as run
+
+    return run(result, pct, metric)
+
+
 def noise(dispatches: Iterable[Dispatch], by: str | None = None, *, frame: str = "inner", metric: str = "cycles"):
     """Run-to-run spread of repeated runs of the same kernels (list of `KernelNoise`)."""
     from attdec.analysis.compare import noise as run
@@ -276,6 +499,31 @@ def kernel(dispatch: Dispatch):
     from attdec.analysis.kernel import kernel_summary
 
     return kernel_summary(dispatch)
+
+
+def code_object_kernels(path: PathLike, arch: str | None = None):
+    """The `KernelSummary` of every kernel in `path` when it is a bare code object (an AMDGPU ELF, or with
+    `arch` any file no input kind claims, such as tinygrad's minimal containers); else None."""
+    from attdec.analysis.kernel import code_object_summaries
+    from attdec.errors import FormatError
+    from attdec.isa import load_code_object
+    from attdec.sources.pipeline import kind_of
+
+    p = Path(path)
+    if not p.is_file():
+        return None
+    with p.open("rb") as f:
+        head = f.read(20)
+    elf = head[:4] == b"\x7fELF" and head[18:20] == b"\xe0\x00"
+    if not elf and kind_of(p) is not None:
+        return None
+    try:
+        co = load_code_object(read_bytes(p), str(path), arch=arch)
+    except FormatError:
+        if elf or arch:
+            raise
+        return None
+    return code_object_summaries(co, arch)
 
 
 def advise(dispatch: Dispatch):
@@ -304,9 +552,15 @@ def html_report(dispatches: Dispatch | Iterable[Dispatch], out, **options) -> No
 __all__ = [
     "advise",
     "cfg",
+    "code_object_kernels",
+    "control_flow",
     "counters",
     "decode",
+    "decode_raw",
+    "decode_raw_blobs",
+    "describe",
     "diff",
+    "disassemble",
     "hidden_latency",
     "hotspots",
     "html_report",
@@ -316,8 +570,15 @@ __all__ = [
     "noise",
     "occupancy",
     "open",
+    "open_blobs",
+    "open_inputs",
     "open_raw",
+    "prune_empty",
+    "regressions",
     "save",
+    "stall_stacks",
+    "tokens",
     "waits",
+    "wave_rows",
     "waves",
 ]

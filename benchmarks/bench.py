@@ -73,10 +73,10 @@ def run():
 
 # `attdec hotspots` of one big raw blob: decoded in windows, its waves folded (what streaming costs)
 HOTSPOTS_BLOB = """
+import attdec
 from attdec.analysis.hotspots import hotspots
-from attdec.sources.pipeline import open_dispatches
 def run():
-    (d,) = open_dispatches([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold="totals")
+    (d,) = attdec.open([{path!r}], code=[{code!r}], arch={arch!r}, jobs=1, fold="totals")
     h = hotspots([d])
     return os.path.getsize({path!r}), h.totals["hits"]
 """

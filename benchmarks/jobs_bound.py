@@ -33,15 +33,16 @@ TARGET = 1.7
 IMPORTS = "from attdec.sources.parallel import _preload; _preload()"
 DECODE = """
 import sys, time
+from attdec import api
 from attdec.commands.common import tune_allocator
-from attdec.commands.decode import raw_dispatches
+from attdec.model.options import DecodeOptions
 from attdec.report.records import summarize
-from attdec.sources.parallel import _preload, decode_blob_results
+from attdec.sources.parallel import _preload
 _preload()
-raws = raw_dispatches([{captures!r}], (), None, None, None)
+raws = api.open_blobs([{captures!r}])
 tune_allocator(raws)
 t = time.perf_counter()
-for blobs in decode_blob_results(raws, {jobs}, summarize):
+for blobs in api.decode_raw_blobs(raws, DecodeOptions(jobs={jobs}), summarize):
     for _ in blobs:
         pass
 print(time.perf_counter() - t)

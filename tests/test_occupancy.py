@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+import attdec
 from attdec.analysis.kernel import kernel_summary
 from attdec.analysis.occupancy import achieved_occupancy, theoretical_occupancy
 from attdec.model import OCCUPANCY_DTYPE, KernelResources, target
@@ -169,7 +170,7 @@ def test_achieved_in_small_steps_equals_one_step(monkeypatch):
 
     checked = 0
     for folder in sorted(shared_path("captures").glob("gfx*/*_run0"))[::2]:
-        for d in open_dispatches([folder], jobs=1):
+        for d in attdec.open(folder, jobs=1):
             whole = achieved_occupancy(d.occupancy)
             for chunk in (1, 5):
                 monkeypatch.setattr(occupancy, "ACHIEVED_CHUNK", chunk)

@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 from conftest import invoke, shared_path
 
+import attdec
 from attdec.errors import ArchError, WorkerError
+from attdec.model.options import DecodeOptions
 from attdec.sources import parallel
 from attdec.sources.kind import Tracker, raw_weight
-from attdec.sources.pipeline import open_dispatches, open_raw
+from attdec.sources.pipeline import open_raw
 
 
 @pytest.fixture(autouse=True)
@@ -50,8 +52,8 @@ def test_workers_decode_what_serial_decodes(arch):
     paths = [shared_path("captures", arch)]
     assert parallel.workers_for([raw_weight(r) for r in open_raw(paths)], 2) == 2  # the pool is really used
     seen = []
-    serial = open_dispatches(paths, jobs=1)
-    both = open_dispatches(paths, jobs=2, progress=lambda label, done, total: seen.append((done, total)))
+    serial = attdec.open(paths, jobs=1)
+    both = attdec.open(paths, jobs=2, progress=lambda label, done, total: seen.append((done, total)))
     assert len(serial) == len(both) > 1
     for a, b in zip(serial, both):
         _same_dispatch(a, b)
@@ -61,7 +63,7 @@ def test_workers_decode_what_serial_decodes(arch):
 def test_an_error_is_raised_in_its_turn():
     raws = open_raw([shared_path("captures", "gfx1201")])
     raws[1].arch = "gfx950"  # its code objects are gfx1201: refused when that dispatch is decoded
-    outcomes = list(parallel.decode_dispatches(raws, Tracker(), jobs=2))
+    outcomes = list(parallel.decode_dispatches(raws, Tracker(), DecodeOptions(jobs=2)))
     assert [ok for ok, _ in outcomes] == [i != 1 for i in range(len(raws))]
     assert isinstance(outcomes[1][1], ArchError)
     with pytest.raises(ArchError):

@@ -9,10 +9,12 @@ import pytest
 from conftest import FIXTURES, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
+from attdec.decoders.gfx9.stitch import Gfx9Walker
 from attdec.decoders.rdna import splitter
 from attdec.decoders.rdna.packets import FORMATS, Header, T
 from attdec.decoders.rdna.splitter import lookup
-from attdec.decoders.stitch import LineKind, line_category
+from attdec.decoders.rdna.stitch import Gfx11Walker, Gfx12Walker
+from attdec.decoders.stitch import LineKind
 from attdec.model import Category
 
 ENTRY = 0x200001006100
@@ -96,7 +98,8 @@ def test_pc_walk_stops_when_code_does_not_fit():
     ],
 )
 def test_line_category(text, family, cat):
-    assert line_category(text, family) == cat
+    walker = {9: Gfx9Walker, 11: Gfx11Walker, 12: Gfx12Walker}[family]
+    assert walker.line_kind(text) == cat
 
 
 def test_format_detection():

@@ -20,11 +20,12 @@ from sqtt_encoder import RdnaEncoder
 ARCH = {11: "gfx1100", 12: "gfx1201"}
 
 
-def random_stream(gen: int, rng: random.Random, branches: bool = False) -> bytes:
+def random_stream(gen: int, rng: random.Random, branches: bool = False, barriers: bool = False) -> bytes:
     """Waves on slots 0-5 of the target SIMD 0 and on SIMD 1, random instruction-level tokens for the running
     waves and for slots 8-9 (never started); now and then one for a wave that has ended, or a second end (the
-    vectorised driver declines those blobs). With `branches`, jumps and NEW_PC tokens too."""
-    refused = {OP_TRAP, OP_RFE, OP_BARRIER} | (set() if branches else {OP_JUMP})  # tokens for the scalar model
+    vectorised driver declines those blobs). With `branches`, jumps and NEW_PC tokens too; with `barriers`,
+    s_barrier issues (timed by build-specific rules)."""
+    refused = {OP_TRAP, OP_RFE} | (set() if barriers else {OP_BARRIER}) | (set() if branches else {OP_JUMP})
     ops = [k for k in FORMATS[gen].ops if k not in refused]
     ops += [OP_JUMP] * (len(ops) // 4 if branches else 0)
     e = RdnaEncoder(gen).kernel_entry(0x7000_0100)

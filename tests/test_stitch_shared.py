@@ -10,6 +10,8 @@ import pytest
 from conftest import shared_path
 
 from attdec.decoders import stitch
+from attdec.decoders.gfx9.stitch import Gfx9Walker
+from attdec.decoders.rdna.stitch import Gfx12Walker
 from attdec.sources.pipeline import open_raw
 from attdec.sources.raw import decode_blobs
 
@@ -42,16 +44,16 @@ def test_shared_walk_state_changes_nothing(monkeypatch):
     assert stitch._SHARED  # the state was shared
 
 
-@pytest.mark.parametrize("family", [9, 12])
+@pytest.mark.parametrize("family", [Gfx9Walker, Gfx12Walker])
 def test_walkers_of_one_code_map_share_lines_and_memos(family):
     from attdec.decoders.common import CodeMap
 
     code = CodeMap()
     code.add([SimpleNamespace(address=0, text="s_endpgm", mnemonic="s_endpgm", size=4)], 0x1000)
-    a, b = stitch.walker(code, family), stitch.walker(code, family)
+    a, b = family.for_code(code), family.for_code(code)
     assert a is not None and b is not None
     assert a.view is b.view and a.memo is b.memo and a.parsed is not b.parsed
-    c = stitch.walker(code, family, shared=False)
+    c = family.for_code(code, shared=False)
     assert c is not None and c.view is not a.view
 
 
@@ -68,12 +70,12 @@ def test_shared_state_is_bounded(monkeypatch):
         code = CodeMap()
         code.add([line, SimpleNamespace(**{**vars(line), "address": 4})], 0x1000)  # a new list: a new key
         maps.append(code)
-        w = stitch.walker(code, 12)
+        w = Gfx12Walker.for_code(code)
         assert w is not None
         w.state.grow(stitch.MAX_MEMO_RECORDS)  # as if its memos were full
         w.memo["x"] = 1
     assert len(stitch._SHARED) == 2  # 2 instructions each, at most 5 kept
-    stitch.walker(maps[-1], 12)
+    Gfx12Walker.for_code(maps[-1])
     assert all(not s.memo and s.size == 0 for s in stitch._SHARED.values())  # past the bound: cleared
     assert stitch._MEMO_RECORDS == 0
 
@@ -101,15 +103,15 @@ def test_barrier_wait_walks_replay_with_the_line_state_they_met(monkeypatch):
         got, _, k = w.stitch(insts, [(0, 0x1000)], [], 0, exclude_barrier_wait=True)
         return got["pc"].tolist(), got["category"].tolist(), k.walked
 
-    alone = walk(stitch.walker(code, 12, shared=False), second)
-    w = stitch.walker(code, 12, shared=False)
+    alone = walk(Gfx12Walker.for_code(code, shared=False), second)
+    w = Gfx12Walker.for_code(code, shared=False)
     walk(w, first)
     after_first = walk(w, second)
     assert after_first != alone  # the state matters here
     for _ in range(2):  # blobs walking against the shared state: each starts from nothing
-        w = stitch.walker(code, 12)
+        w = Gfx12Walker.for_code(code)
         assert walk(w, second) == alone
-        w = stitch.walker(code, 12)
+        w = Gfx12Walker.for_code(code)
         walk(w, first)
         assert walk(w, second) == after_first
 

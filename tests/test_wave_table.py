@@ -9,11 +9,11 @@ import json
 import numpy as np
 from conftest import shared_path
 
+import attdec
 from attdec.analysis.waves import WaveRows, wave_columns, wave_rows
 from attdec.decoders.windowed import wave_table
 from attdec.model import DecoderInfo, Dispatch, Wave, WaveSelection, WaveTable, empty_insts
 from attdec.report import waves as rep
-from attdec.sources.pipeline import open_dispatches
 
 
 def _wave(se, simd, slot, begin, records, path=None):
@@ -98,7 +98,7 @@ def test_waves_folded_at_once_as_one_by_one():
 def test_rows_of_table_equal_rows_of_waves():
     """A ui_output folder's waves, as objects and as a table: the same rows, in every sort."""
     path = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "flash_attn_func")
-    d = open_dispatches([path / "att_viewer" / "small"], jobs=1)[0]
+    d = attdec.open(path / "att_viewer" / "small", jobs=1)[0]
     rows = wave_rows(d)
     assert rows
     t = Dispatch(d.name, d.target, d.kernel, d.code, WaveTable.of(d.waves, keep_lines=True), path=d.path)

@@ -13,17 +13,18 @@ import numpy as np
 import pytest
 from conftest import SHARED, shared_path
 
+import attdec
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.waves import wave_rows
 from attdec.decoders import COMPAT, decode_blob
 from attdec.decoders.rdna.windowed import window_size
 from attdec.decoders.windowed import WINDOW
 from attdec.model import WaveTable
+from attdec.model.options import DecodeOptions
 from attdec.report import hotspots as hotspots_report
 from attdec.report import waves as waves_report
 from attdec.sources.capture import load
 from attdec.sources.kind import Tracker
-from attdec.sources.pipeline import open_dispatches
 from attdec.sources.raw import load_code
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
@@ -39,7 +40,7 @@ def _window(rel: str) -> int:
 
 
 def _outputs(path, **opts) -> tuple[str, str, int, int]:
-    ds = open_dispatches([path], jobs=1, **opts)
+    ds = attdec.open(path, jobs=1, **opts)
     hot, waves = io.StringIO(), io.StringIO()
     hotspots_report.print_json([hotspots([d]) for d in ds], 0, hot)
     waves_report.print_json([r for d in ds for r in wave_rows(d)], waves, ds)
@@ -55,7 +56,7 @@ def test_hotspots_and_waves_of_windows_equal_whole_blob(rel, monkeypatch):
     hot, waves, folded, _ = _outputs(path, fold=True, window=_window(rel))
     assert none == 0
     # every wave folded, into columns (BIG: its 40 kB blobs are decoded whole, their waves folded after)
-    assert folded == n and all(isinstance(d.waves, WaveTable) for d in open_dispatches([path], jobs=1, fold=True))
+    assert folded == n and all(isinstance(d.waves, WaveTable) for d in attdec.open(path, jobs=1, fold=True))
     assert (hot, waves) == (whole_hot, whole_waves)
     # a report of totals only: the windows' waves are counted, not kept, and the hotspots are the same
     totals_hot, _, _, kept = _outputs(path, fold="totals", window=_window(rel))
@@ -168,7 +169,7 @@ def test_folded_waves_cross_to_workers():
     """--jobs: a worker's folded waves come back as columns (sources.parallel) with their record counts."""
     from attdec.sources.parallel import pack_dispatch, unpack_dispatch
 
-    (d,) = open_dispatches([shared_path("captures", "gfx1100/gemm_run0")], jobs=1, fold=True, window=1024)
+    (d,) = attdec.open(shared_path("captures", "gfx1100/gemm_run0"), jobs=1, fold=True, window=1024)
     back = unpack_dispatch(pack_dispatch(d))
     assert all(w.folded is not None for w in back.waves)
     assert [vars(r) for r in wave_rows(back)] == [vars(r) for r in wave_rows(d)]
@@ -231,7 +232,7 @@ def test_progress_moves_window_by_window():
     raws = load(shared_path("captures", BIG), Tracker())
     seen: list[int] = []
     tracker = Tracker(lambda label, done, total: seen.append(done), total=sum(map(raw_weight, raws)))
-    for ok, _ in decode_dispatches(raws, tracker, jobs=1, fold=True, window=256 << 10):
+    for ok, _ in decode_dispatches(raws, tracker, DecodeOptions(jobs=1, fold=True, window=256 << 10)):
         assert ok
     big = max(len(b.data) for r in raws for b in r.blobs)
     assert big > 4 * (256 << 10)  # several windows in the biggest blob

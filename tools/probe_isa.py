@@ -221,6 +221,66 @@ def ok(hit, size):
     return hit is not None and not hit[0].startswith(".long") and hit[1] == size
 
 
+def operand_notes(objdump, mcpu, mach, all_words, used):
+    """Pass 4: what LLVM appends to a source operand holding a constant or an SGPR, and to an odd register
+    (the tuple alignment note), by (encoding, opcode) and field."""
+    cands, keys = [], []
+    for (enc, op), ws in all_words.items():
+        for f in used.get((enc, op), []):
+            if f[0] in ("src0", "src1", "src2", "ssrc0", "ssrc1"):
+                for label, val in (("const", 129), ("sgpr", 3)):
+                    cands.append(set_field(ws, f[1], f[2], val))
+                    keys.append((enc, op, f[0], label))
+            if f[0] not in ("sdst", "ssrc0", "ssrc1", "sbase", "saddr", "srsrc", "soffset", "rsrc", "sdata"):
+                cands.append(set_field(ws, f[1], f[2], f[3] + 1))  # an odd register: tuple alignment note
+                keys.append((enc, op, f[0], "odd"))
+    res = run(objdump, mcpu, mach, cands)
+    notes = {}
+    for (enc, op, name, label), hit in zip(keys, res):
+        if hit is None or hit[0].startswith(".long"):
+            continue
+        if label == "odd":
+            val = next(f[3] + 1 for f in used[(enc, op)] if f[0] == name) % 256
+            pat = rf"\b[va]\[{val}:\d+\]"
+        else:
+            pat = r"(?<![\w.])1" if label == "const" else r"\bs(?:3|\[\d+:\d+\])"
+        m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
+        if m:
+            notes.setdefault((enc, op), {}).setdefault(name, {})[label] = compact_note(m.group(1))
+    return notes
+
+
+def extensions(objdump, mcpu, mach, gen, chosen):
+    """Pass 5: does LLVM accept the opcode with a DPP16 / SDWA / DPP8 extension dword? By (encoding, opcode)
+    and extension: "ok" = decoded as the extended form, "plain" = the marker is ignored (base-size
+    instruction), absent = rejected (.long)."""
+    cands, keys = [], []
+    ext_markers = (
+        [
+            ("dpp", 250, 0xFF00E400),
+            ("dpp_negabs", 250, 0xFFF0E400),
+            ("sdwa", 249, 0x06060600),
+            ("sdwa_negabs", 249, 0x36360600),
+            ("sdwa_sext", 249, 0x0E0E0600),
+        ]
+        if gen == "gfx9"
+        else [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("dpp8", 233, 0x00FAC688)]
+    )
+    for (enc, op), (ws, _mn, size) in chosen.items():
+        if enc in ("VOP1", "VOP2", "VOPC") or (enc in ("VOP3", "VOP3P") and gen != "gfx9"):
+            for ext, marker, dword in ext_markers:
+                w = set_field(ws, 32 if enc in ("VOP3", "VOP3P") else 0, 9, marker)
+                cands.append([*list(w[: 2 if enc in ("VOP3", "VOP3P") else 1]), dword | 5])
+                keys.append((enc, op, ext, size))
+    res = run(objdump, mcpu, mach, cands)
+    exts = {}
+    for (enc, op, ext, size), hit in zip(keys, res):
+        if hit is None or hit[0].startswith(".long"):
+            continue
+        exts.setdefault((enc, op), {})[ext] = "ok" if hit[1] > size else "plain"
+    return exts
+
+
 def probe_target(mcpu, objdump):
     sys.path.insert(0, str(SHARED / "tools/isa_oracle"))
     import enumerate_opcodes as eo
@@ -292,57 +352,8 @@ def probe_target(mcpu, objdump):
     res = run(objdump, mcpu, mach, cands)
     all_words = dict(zip(keys, cands))
     res3, keys3 = res, keys
-    # pass 4: what LLVM appends to a source operand holding a constant or an SGPR
-    cands, keys = [], []
-    for (enc, op), ws in all_words.items():
-        for f in used.get((enc, op), []):
-            if f[0] in ("src0", "src1", "src2", "ssrc0", "ssrc1"):
-                for label, val in (("const", 129), ("sgpr", 3)):
-                    cands.append(set_field(ws, f[1], f[2], val))
-                    keys.append((enc, op, f[0], label))
-            if f[0] not in ("sdst", "ssrc0", "ssrc1", "sbase", "saddr", "srsrc", "soffset", "rsrc", "sdata"):
-                cands.append(set_field(ws, f[1], f[2], f[3] + 1))  # an odd register: tuple alignment note
-                keys.append((enc, op, f[0], "odd"))
-    res = run(objdump, mcpu, mach, cands)
-    notes = {}
-    for (enc, op, name, label), hit in zip(keys, res):
-        if hit is None or hit[0].startswith(".long"):
-            continue
-        if label == "odd":
-            val = next(f[3] + 1 for f in used[(enc, op)] if f[0] == name) % 256
-            pat = rf"\b[va]\[{val}:\d+\]"
-        else:
-            pat = r"(?<![\w.])1" if label == "const" else r"\bs(?:3|\[\d+:\d+\])"
-        m = re.search(pat + r"(/\*[^*]*\*/)", hit[0])
-        if m:
-            notes.setdefault((enc, op), {}).setdefault(name, {})[label] = compact_note(m.group(1))
-    # pass 5: does LLVM accept the opcode with a DPP16 / SDWA / DPP8 extension dword?
-    # "ok" = decoded as the extended form, "plain" = the marker is ignored (base-size instruction),
-    # absent = rejected (.long).
-    cands, keys = [], []
-    ext_markers = (
-        [
-            ("dpp", 250, 0xFF00E400),
-            ("dpp_negabs", 250, 0xFFF0E400),
-            ("sdwa", 249, 0x06060600),
-            ("sdwa_negabs", 249, 0x36360600),
-            ("sdwa_sext", 249, 0x0E0E0600),
-        ]
-        if gen == "gfx9"
-        else [("dpp", 250, 0xFF00E400), ("dpp_negabs", 250, 0xFFF0E400), ("dpp8", 233, 0x00FAC688)]
-    )
-    for (enc, op), (ws, _mn, size) in chosen.items():
-        if enc in ("VOP1", "VOP2", "VOPC") or (enc in ("VOP3", "VOP3P") and gen != "gfx9"):
-            for ext, marker, dword in ext_markers:
-                w = set_field(ws, 32 if enc in ("VOP3", "VOP3P") else 0, 9, marker)
-                cands.append([*list(w[: 2 if enc in ("VOP3", "VOP3P") else 1]), dword | 5])
-                keys.append((enc, op, ext, size))
-    res = run(objdump, mcpu, mach, cands)
-    exts = {}
-    for (enc, op, ext, size), hit in zip(keys, res):
-        if hit is None or hit[0].startswith(".long"):
-            continue
-        exts.setdefault((enc, op), {})[ext] = "ok" if hit[1] > size else "plain"
+    notes = operand_notes(objdump, mcpu, mach, all_words, used)
+    exts = extensions(objdump, mcpu, mach, gen, chosen)
     ops, fields = {}, {}
     for (enc, op), hit in zip(keys3, res3):
         ws, mn, size = chosen[(enc, op)]

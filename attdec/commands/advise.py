@@ -7,25 +7,26 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     output_option,
     paths_argument,
     read_paths,
 )
+from attdec.model.options import InputOptions
 from attdec.report.common import output_stream
 
 ADVISE_FORMATS = ("table", "json", "md")
 
 
-def run(paths, fmt="table", input_format=None, code=(), arch=None, compat=None, jobs=None, out=None):
+def run(paths, fmt="table", inputs: InputOptions = InputOptions(), out=None):
     """Findings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
     from attdec import api
     from attdec.report import advise as rep
 
-    dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
+    dispatches = open_dispatches(paths, inputs, need=("waves",))
     emit([api.advise(d) for d in dispatches], fmt, out or sys.stdout, rep.reporters())
 
 
@@ -47,4 +48,4 @@ def advise(a) -> None:
     rule that cannot judge an input says why. Thresholds and reasoning: docs/advise.md.
     """
     with output_stream(a.output, inputs=read_paths(a)) as out:
-        run(a.paths, a.fmt, **inputs(a), out=out)
+        run(a.paths, a.fmt, inputs=inputs_of(a), out=out)

@@ -7,29 +7,23 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     paths_argument,
     wave_filter,
     wave_filter_options,
 )
+from attdec.model.options import InputOptions
 
 
-def reports(paths, wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None) -> list:
-    """A report.cfg.CfgReport (control-flow graphs with block statistics and loop timings) per dispatch."""
-    from attdec.report.cfg import cfg_reports
-
-    opened = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
-    return cfg_reports(opened, wave_filter)
-
-
-def run(paths, fmt="table", wave_filter=None, input_format=None, code=(), arch=None, compat=None, jobs=None, out=None):
+def run(paths, fmt="table", wave_filter=None, inputs: InputOptions = InputOptions(), out=None):
     """Control-flow graphs of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
+    from attdec import api
     from attdec.report import cfg as rep
 
-    rs = reports(paths, wave_filter, input_format, code, arch, compat, jobs)
+    rs = api.control_flow(open_dispatches(paths, inputs, need=("waves",)), wave_filter)
     emit(rs, fmt, out or sys.stdout, rep.cfg_reporters())
 
 
@@ -46,4 +40,4 @@ def cfg(a) -> None:
     and successors; per loop: header, back edges and iteration timing (`attdec loops` has the per-wave
     detail). --format dot writes Graphviz (loops as clusters); json has every block and loop.
     """
-    run(a.paths, a.fmt, wave_filter(a), **inputs(a))
+    run(a.paths, a.fmt, wave_filter(a), inputs=inputs_of(a))

@@ -13,6 +13,7 @@ import click
 from attdec.analysis import COMPARE_BY, FRAMES, METRICS
 from attdec.decoders.compat import COMPAT
 from attdec.errors import ExitCode
+from attdec.model.options import DecodeOptions, InputOptions
 from attdec.report import COMPARE_FORMATS
 from attdec.sources import KINDS
 
@@ -119,7 +120,7 @@ def code_option(help: str):
 
 def compat_option(fn):
     """--compat: which AMD decoder version raw captures are decoded as (docs/compat.md)."""
-    return click.option("--compat", type=click.Choice(list(COMPAT)), default=next(iter(COMPAT)), help=COMPAT_HELP)(fn)
+    return click.option("--compat", type=click.Choice(list(COMPAT)), default=DecodeOptions.compat, help=COMPAT_HELP)(fn)
 
 
 def jobs_option(fn):
@@ -127,7 +128,7 @@ def jobs_option(fn):
     return click.option(
         "--jobs",
         type=POSITIVE,
-        default=None,
+        default=DecodeOptions.jobs,
         metavar="N",
         help="Decode raw captures on N processes, this one and N-1 forked workers (default: one per core).",
     )(fn)
@@ -170,9 +171,11 @@ compare_options = (
 )  # what `diff` and `noise` rows are and how they print
 
 
-def inputs(a) -> dict:
-    """The parsed input options, as open_dispatches takes them."""
-    return {"input_format": a.input_format, "code": a.code, "arch": a.arch, "compat": a.compat, "jobs": a.jobs}
+def inputs_of(a, **decode) -> InputOptions:
+    """The parsed input options (`input_options`) as one record; `decode`: more DecodeOptions fields the
+    command sets itself (fold, occupancy, ...)."""
+    decode_options = DecodeOptions(compat=a.compat, jobs=a.jobs, **decode)
+    return InputOptions(input_format=a.input_format, code=a.code, arch=a.arch, decode=decode_options)
 
 
 def output_option(what: str = "Write to this file instead of stdout", required: bool = False):
@@ -262,26 +265,24 @@ def tell_problems(dispatches) -> None:
             echo(f"attdec: warning: {d.path or d.name}: {p}", err=True)
 
 
-def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **decode_opts):
-    """The dispatches the command line names, raw captures decoded, with a progress bar on a terminal.
-    `need`: what the command will read of every dispatch that a folder defers ("waves"): loaded under the bar.
-    One that fails is an error line and the others are still returned (the command exits 1 at its end)."""
+def open_dispatches(paths, inputs: InputOptions = InputOptions(), need=()) -> list:
+    """The dispatches the command line names (attdec.api.open_inputs), raw captures decoded, with a progress
+    bar on a terminal. `need`: what the command will read of every dispatch that a folder defers ("waves"):
+    loaded under the bar. One that fails is an error line and the others are still returned (the command
+    exits 1 at its end)."""
+    from attdec import api
     from attdec.report.progress import progress_bar
-    from attdec.sources.pipeline import open_dispatches as read
 
     reports = _Reports()
     try:
         with progress_bar() as progress:
-            out = read(
+            out = api.open_inputs(
                 paths,
-                input_format,
-                code,
-                arch,
+                inputs,
                 progress=progress,
-                need=tuple(need),
+                need=need,
                 report=reports,
-                before_decode=lambda raws: tune_allocator(raws, decode_opts.get("fold")),
-                **decode_opts,
+                before_decode=lambda raws: tune_allocator(raws, inputs.decode.fold),
             )
         opened(out)
         return out
@@ -289,13 +290,21 @@ def open_dispatches(paths, input_format=None, code=(), arch=None, need=(), **dec
         reports.tell()
 
 
-def open_raw(paths, input_format=None, code=(), arch=None):
-    """The raw (undecoded) dispatches the command line names (failures as for `open_dispatches`)."""
-    from attdec.sources.pipeline import open_raw as read
+def open_raw(paths, inputs: InputOptions = InputOptions(), bare_blobs: bool = False, se: int | None = None) -> list:
+    """The raw (undecoded) dispatches the command line names (attdec.api.open_raw; with `bare_blobs`,
+    attdec.api.open_blobs, which also takes blobs without code objects), failures as for `open_dispatches`."""
+    from attdec import api
 
     reports = _Reports()
     try:
-        out = read(paths, input_format, code, arch, report=reports)
+        if bare_blobs:
+            out = api.open_blobs(
+                paths, input_format=inputs.input_format, code=inputs.code, arch=inputs.arch, se=se, report=reports
+            )
+        else:
+            out = api.open_raw(
+                paths, input_format=inputs.input_format, code=inputs.code, arch=inputs.arch, report=reports
+            )
         opened(out)
         return out
     finally:

@@ -10,7 +10,7 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     paths_argument,
 )
@@ -41,5 +41,5 @@ def counters(a) -> None:
     from attdec import api
     from attdec.report import counters as rep
 
-    reports = [api.counters(d) for d in open_dispatches(a.paths, **inputs(a))]
+    reports = [api.counters(d) for d in open_dispatches(a.paths, inputs_of(a))]
     emit(reports, a.fmt, sys.stdout, rep.reporters(a.by))

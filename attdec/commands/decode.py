@@ -23,6 +23,7 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_format_option,
+    inputs_of,
     jobs_option,
     lost,
     open_raw,
@@ -31,32 +32,8 @@ from attdec.commands.common import (
     read_paths,
     tune_allocator,
 )
-from attdec.errors import ArchError, AttdecError, ExitCode, InputError, read_bytes
+from attdec.errors import ArchError, AttdecError, ExitCode, InputError
 from attdec.report.common import output_stream
-
-
-def _explicit(paths, code) -> bool:
-    """Bare blobs (with --code, or files no input kind recognises) rather than whole raw inputs."""
-    if code:
-        return True
-    from attdec.sources.pipeline import kind_of
-
-    return all(Path(p).is_file() and kind_of(Path(p)) is None for p in paths)
-
-
-def raw_dispatches(paths, code, arch, se, input_format):
-    from attdec.sources import explicit
-
-    if _explicit(paths, code):
-        if se is None:
-            for p in paths:
-                if explicit.se_of(str(p)) is None:
-                    raise InputError("cannot tell the shader engine from the file name (no se<N>); pass --se", p)
-        return [explicit.load(paths, code, arch, se, need_code=False).check()]
-    raws = open_raw(paths, input_format)
-    for raw in raws:
-        raw.arch = arch or raw.arch
-    return raws
 
 
 @attdec_command(
@@ -101,8 +78,8 @@ def decode(a) -> int:
         if a.fmt == "npz":
             raise InputError("--tokens lists tokens as text or json, not npz", "--format")
         return list_token_streams(a.arch, a.paths, a.fmt)
+    from attdec import api
     from attdec.report import records
-    from attdec.sources.parallel import decode_blob_results
 
     damaged = []
 
@@ -122,10 +99,11 @@ def decode(a) -> int:
             lost(e)  # this dispatch has what was decoded before; the others are still decoded
 
     output = output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a))
-    raws = raw_dispatches(a.paths, a.code, a.arch, a.se, a.input_format)
+    options = inputs_of(a, target_cu=a.target_cu)
+    raws = open_raw(a.paths, options, bare_blobs=True, se=a.se)
     tune_allocator(raws)
     reduce = records.summarize if a.fmt == "text" else None  # the summary reads a few numbers per blob
-    decoded = decode_blob_results(raws, a.jobs, reduce, target_cu=a.target_cu, compat=a.compat)
+    decoded = api.decode_raw_blobs(raws, options.decode, reduce)
     dispatches = ((raw.name, results(raw, blobs)) for raw, blobs in zip(raws, decoded))
     try:
         with output as out:
@@ -140,7 +118,7 @@ def decode(a) -> int:
 
 def list_token_streams(arch: str | None, paths, fmt: str) -> int:
     """`decode --tokens`: each blob's tokens on stdout, its problems as warnings (exit 3 if any)."""
-    from attdec.decoders.tokens import list_tokens
+    from attdec import api
     from attdec.model.target import target
     from attdec.report import tokens as report
 
@@ -151,7 +129,7 @@ def list_token_streams(arch: str | None, paths, fmt: str) -> int:
         for path in paths:
             if Path(path).is_dir():
                 raise InputError("--tokens lists .att blobs, not folders", path)
-            lst = list_tokens(read_bytes(path), where=path)
+            lst = api.tokens(path)
             if tgt is not None and lst.format != tgt.stream:
                 raise ArchError(f"the trace is {lst.format}, not {tgt.display} (--arch)", path)
             yield path, lst

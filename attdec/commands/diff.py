@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from attdec.commands.common import attdec_command, compare_options, echo, emit, input_options, inputs, open_dispatches
+from attdec.commands.common import (
+    attdec_command,
+    compare_options,
+    echo,
+    emit,
+    input_options,
+    inputs_of,
+    open_dispatches,
+)
 from attdec.errors import ExitCode, InputError
 
 
@@ -52,19 +60,18 @@ def diff(a) -> int:
     import sys
 
     from attdec import api
-    from attdec.analysis.compare import regressions
     from attdec.report.compare import diff_reporters
 
     b, after = sides(a.paths, a.before, a.after)
-    before = open_dispatches(b, **inputs(a))
-    result = api.diff(before, open_dispatches(after, **inputs(a)), a.by, frame=a.frame, metric=a.metric)
+    before = open_dispatches(b, inputs=inputs_of(a))
+    result = api.diff(before, open_dispatches(after, inputs=inputs_of(a)), a.by, frame=a.frame, metric=a.metric)
     emit(result, a.fmt, sys.stdout, diff_reporters(a.top))
     if a.fail_above is None:
         return ExitCode.OK
     if not result.kernels:  # the gate cannot judge: that is not a slower kernel
         echo("attdec: error: diff --fail-above: no kernel name appears on both sides: nothing was compared", err=True)
         return ExitCode.INPUT_ERROR
-    reasons = regressions(result, a.fail_above, a.metric)
+    reasons = api.regressions(result, a.fail_above, a.metric)
     for r in reasons:
         echo(f"attdec: diff: --fail-above {a.fail_above:g}: {r}", err=True)
     return ExitCode.REGRESSION if reasons else ExitCode.OK

@@ -9,7 +9,7 @@ from attdec.commands.common import (
     attdec_command,
     echo,
     input_options,
-    inputs,
+    inputs_of,
     lost,
     open_raw,
     paths_argument,
@@ -49,26 +49,21 @@ def folder_name(raw, index: int) -> str:
 def export_ui(a) -> None:
     """Decode a raw capture (tinygrad profile.pkl, rocprofv3 raw output, capture folder, or .att blobs with
     --code FILE@LOADBASE) and write it as ui_output folders that rocprof-compute-viewer and `attdec hotspots` open."""
+    from attdec import api
     from attdec.report.progress import progress_bar
     from attdec.report.source_files import find_sources
     from attdec.report.ui_output import write_ui_output
-    from attdec.sources.kind import Tracker, raw_weight
-    from attdec.sources.parallel import decode_dispatches, unwrap
 
-    opts = inputs(a)
-    compat, jobs = opts.pop("compat"), opts.pop("jobs")  # how the raw captures are decoded below
-    raws = open_raw(a.inputs, **opts)
+    options = inputs_of(a)
+    raws = open_raw(a.inputs, options)
     tune_allocator(raws)
     with progress_bar() as progress:
-        tracker = Tracker(progress, sum(raw_weight(r) for r in raws))
-        decoded = decode_dispatches(raws, tracker, jobs, compat=compat)
-        for i, (raw, outcome) in enumerate(zip(raws, decoded)):
-            try:
-                d = unwrap(outcome)
-            except AttdecError as e:
+        decoded = api.decode_raw(raws, options.decode, progress=progress)
+        for i, (raw, d) in enumerate(zip(raws, decoded)):
+            if isinstance(d, AttdecError):
                 if len(raws) == 1:
-                    raise
-                lost(e)  # the other dispatches are still written
+                    raise d
+                lost(d)  # the other dispatches are still written
                 continue
             sources = find_sources([d], a.source_dirs or ())
             out = write_ui_output(d, a.outdir, folder_name(raw, i), sources)

@@ -12,7 +12,7 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     output_option,
     paths_argument,
@@ -20,6 +20,7 @@ from attdec.commands.common import (
     wave_filter,
     wave_filter_options,
 )
+from attdec.model.options import InputOptions
 from attdec.report.common import output_stream
 
 
@@ -31,11 +32,7 @@ def run(
     merge=False,
     fmt="table",
     wave_filter=None,
-    input_format=None,
-    code=(),
-    arch=None,
-    compat=None,
-    jobs=None,
+    inputs: InputOptions = InputOptions(),
     out=None,
     charge="wait",
 ):
@@ -49,12 +46,10 @@ def run(
     need = ("waves",) if wave_filter is not None or charge == "producer" else ()
     # the other reports read totals only: a big raw blob is decoded in windows, its waves counted, not kept
     fold = "totals" if not need and fmt != "folded" else False
-    dispatches = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=need, fold=fold)
+    dispatches = open_dispatches(paths, inputs.replace(decode=inputs.decode.replace(fold=fold)), need=need)
     result: list
     if fmt == "folded":  # every chain, whatever --top; roots are kernels, so dispatches of one kernel merge
-        from attdec.analysis.flame import stall_stacks
-
-        result = stall_stacks(dispatches, by, wave_filter, charge)
+        result = api.stall_stacks(dispatches, by, wave_filter, charge)
     else:
         groups = [dispatches] if merge else [[d] for d in dispatches]
         result = [api.hotspots(g, by, frame=frame, wave_filter=wave_filter, charge=charge) for g in groups]
@@ -107,4 +102,6 @@ def hotspots(a) -> None:
     producer the stall of each wait moves to the instructions whose results it waited for.
     """
     with output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a)) as out:
-        run(a.paths, a.by, a.top, a.frame, a.merge, a.fmt, wave_filter(a), **inputs(a), out=out, charge=a.charge)
+        run(
+            a.paths, a.by, a.top, a.frame, a.merge, a.fmt, wave_filter(a), inputs=inputs_of(a), out=out, charge=a.charge
+        )

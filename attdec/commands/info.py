@@ -16,8 +16,8 @@ def info(a) -> None:
     attdec read from it, and every repair the reader made (e.g. rgptool's padding bug)."""
     import sys
 
+    from attdec import api
     from attdec.report import info as rep
-    from attdec.sources.pipeline import describe
 
-    infos = describe(a.paths, a.input_format)
+    infos = api.describe(a.paths, a.input_format)
     emit(infos, a.fmt, sys.stdout, rep.reporters())

@@ -2,56 +2,31 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from attdec.commands.common import (
     attdec_command,
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     paths_argument,
 )
+from attdec.model.options import InputOptions
 
 
-def _code_object(path: str, arch: str | None):
-    """The loaded code object when `path` is a bare one (an AMDGPU ELF, or with --arch any file no input
-    kind claims, such as tinygrad's minimal containers); else None."""
-    from attdec.errors import FormatError, read_bytes
-    from attdec.isa import load_code_object
-    from attdec.sources.pipeline import kind_of
-
-    p = Path(path)
-    if not p.is_file():
-        return None
-    with open(p, "rb") as f:
-        head = f.read(20)
-    elf = head[:4] == b"\x7fELF" and head[18:20] == b"\xe0\x00"
-    if not elf and kind_of(p) is not None:
-        return None
-    try:
-        return load_code_object(read_bytes(p), path, arch=arch)
-    except FormatError:
-        if elf or arch:
-            raise
-        return None
-
-
-def summaries(paths, input_format=None, code=(), arch=None, compat=None, jobs=None) -> list:
+def summaries(paths, inputs: InputOptions = InputOptions()) -> list:
     """KernelSummary of every dispatch the paths name, and of every kernel in bare code objects."""
     from attdec import api
-    from attdec.analysis.kernel import code_object_summaries
 
-    if code:
-        return [api.kernel(d) for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs)]
+    if inputs.code:
+        return [api.kernel(d) for d in open_dispatches(paths, inputs)]
     out = []
     for p in paths:
-        co = _code_object(p, arch) if input_format is None else None
-        if co is not None:
-            out += code_object_summaries(co, arch)
-        else:
-            out += [api.kernel(d) for d in open_dispatches([p], input_format, compat=compat, jobs=jobs)]
+        bare = api.code_object_kernels(p, inputs.arch) if inputs.input_format is None else None
+        if bare is not None:
+            out += bare
+        else:  # --arch names a bare code object's GPU: an input's own says which it is
+            out += [api.kernel(d) for d in open_dispatches([p], inputs.replace(arch=None))]
     return out
 
 
@@ -70,5 +45,5 @@ def kernel(a) -> None:
 
     from attdec.report import kernel as rep
 
-    found = summaries(a.paths, **inputs(a))
+    found = summaries(a.paths, inputs=inputs_of(a))
     emit(found, a.fmt, sys.stdout, rep.reporters())

@@ -11,12 +11,13 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     paths_argument,
     wave_filter,
     wave_filter_options,
 )
+from attdec.model.options import InputOptions
 
 DEFINITIONS = ("amd", "issue-to-wait")
 
@@ -29,11 +30,7 @@ def run(
     fmt="table",
     definition="amd",
     wave_filter=None,
-    input_format=None,
-    code=(),
-    arch=None,
-    compat=None,
-    jobs=None,
+    inputs: InputOptions = InputOptions(),
     out=None,
 ):
     """Hidden latency of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
@@ -44,7 +41,7 @@ def run(
 
     report = rep.AmdLatencyReport if definition == "amd" else rep.LatencyReport
     reports: list = []
-    for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
+    for d in open_dispatches(paths, inputs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(report(d, len(waves), api.hidden_latency(d, frame, definition, wave_filter)))
     emit(reports, fmt, out or sys.stdout, rep.latency_reporters(by, top, definition))
@@ -79,4 +76,4 @@ def latency(a) -> None:
     issue-to-wait): of each memory operation's latency (issue to the wait that retires it), the part the
     wave covered with other work and the part exposed as that wait's stall, per unit (VMEM load, LDS, ...).
     """
-    run(a.paths, a.by, a.top, a.frame, a.fmt, a.definition, wave_filter(a), **inputs(a))
+    run(a.paths, a.by, a.top, a.frame, a.fmt, a.definition, wave_filter(a), inputs=inputs_of(a))

@@ -10,12 +10,13 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     paths_argument,
     wave_filter,
     wave_filter_options,
 )
+from attdec.model.options import InputOptions
 
 
 def run(
@@ -23,20 +24,16 @@ def run(
     top=16,
     fmt="table",
     wave_filter=None,
-    input_format=None,
-    code=(),
-    arch=None,
-    compat=None,
-    jobs=None,
+    inputs: InputOptions = InputOptions(),
     out=None,
 ):
     """Loop timings of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
     import sys
 
+    from attdec import api
     from attdec.report import cfg as rep
 
-    opened = open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",))
-    rs = rep.cfg_reports(opened, wave_filter)
+    rs = api.control_flow(open_dispatches(paths, inputs, need=("waves",)), wave_filter)
     emit(rs, fmt, out or sys.stdout, rep.loop_reporters(top))
 
 
@@ -55,4 +52,4 @@ def loops(a) -> None:
     every iteration's cycles. Iterations run from one execution of the header to the next or to the
     first instruction outside the loop, so a dropped or repeated branch record cannot shift the rest.
     """
-    run(a.paths, a.top, a.fmt, wave_filter(a), **inputs(a))
+    run(a.paths, a.top, a.fmt, wave_filter(a), inputs=inputs_of(a))

@@ -7,7 +7,7 @@ from attdec.commands.common import (
     compare_options,
     emit,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     paths_argument,
 )
@@ -25,5 +25,5 @@ def noise(a) -> None:
     from attdec import api
     from attdec.report.compare import noise_reporters
 
-    result = api.noise(open_dispatches(a.runs, **inputs(a)), a.by, frame=a.frame, metric=a.metric)
+    result = api.noise(open_dispatches(a.runs, inputs=inputs_of(a)), a.by, frame=a.frame, metric=a.metric)
     emit(result, a.fmt, sys.stdout, noise_reporters(a.top))

@@ -14,7 +14,7 @@ from attdec.commands.common import (
     attdec_command,
     echo,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     output_option,
     paths_argument,
@@ -68,7 +68,7 @@ def report(a) -> None:
     from attdec import api
 
     output = output_stream(a.output, inputs=read_paths(a))
-    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
+    dispatches = open_dispatches(a.paths, inputs_of(a), need=("waves",))
     limits = Limits(insts=a.max_insts, runs=a.max_runs)
     with output as out:
         api.html_report(

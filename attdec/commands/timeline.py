@@ -9,7 +9,7 @@ from attdec.commands.common import (
     attdec_command,
     echo,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     output_option,
     paths_argument,
@@ -53,7 +53,7 @@ def timeline(a) -> None:
     from attdec.report.trace_events import write_trace
 
     output = output_stream(a.output, inputs=read_paths(a))
-    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",))
+    dispatches = open_dispatches(a.paths, inputs_of(a), need=("waves",))
     with output as out:
         s = write_trace(out, dispatches, a.granularity, a.clock, a.max_events)
     if a.output != "-":

@@ -10,12 +10,13 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     paths_argument,
     wave_filter,
     wave_filter_options,
 )
+from attdec.model.options import InputOptions
 
 
 def run(
@@ -24,11 +25,7 @@ def run(
     producers=4,
     fmt="table",
     wave_filter=None,
-    input_format=None,
-    code=(),
-    arch=None,
-    compat=None,
-    jobs=None,
+    inputs: InputOptions = InputOptions(),
     out=None,
 ):
     """Wait sites of the dispatches `paths` name, printed to `out` (default stdout) as `fmt`."""
@@ -38,7 +35,7 @@ def run(
     from attdec.report import waits as rep
 
     reports = []
-    for d in open_dispatches(paths, input_format, code, arch, compat=compat, jobs=jobs, need=("waves",)):
+    for d in open_dispatches(paths, inputs, need=("waves",)):
         waves = d.waves if wave_filter is None else [w for w in d.waves if wave_filter(w)]
         reports.append(rep.WaitReport(d, len(waves), api.waits(d, wave_filter)))
     emit(reports, fmt, out or sys.stdout, rep.wait_reporters(top, producers))
@@ -60,4 +57,4 @@ def waits(a) -> None:
     stall, found by replaying every wave's wait counters (docs/wait-attribution.md). `attdec hotspots
     --charge producer` ranks source lines by the stall they caused this way.
     """
-    run(a.paths, a.top, a.producers, a.fmt, wave_filter(a), **inputs(a))
+    run(a.paths, a.top, a.producers, a.fmt, wave_filter(a), inputs=inputs_of(a))

@@ -12,7 +12,7 @@ from attdec.commands.common import (
     emit,
     format_option,
     input_options,
-    inputs,
+    inputs_of,
     open_dispatches,
     output_option,
     paths_argument,
@@ -47,19 +47,14 @@ def waves(a) -> None:
     begin/end are the wave's cycles exactly as in filenames.json and the wave file.
     """
 
-    from attdec.analysis.waves import WaveRows, dispatch_labels, wave_columns
+    from attdec import api
     from attdec.report import waves as rep
 
     # a row per wave needs its totals only: a big raw blob is decoded in windows, its waves folded into columns,
     # and none of its occupancy records kept
     output = output_stream(a.output, binary=a.fmt == "npz", inputs=read_paths(a))
-    dispatches = open_dispatches(a.paths, **inputs(a), need=("waves",), fold=True, occupancy=False)
-    flt, sort_key, top, fmt = wave_filter(a), a.sort_key, a.top, a.fmt
-    parts = [wave_columns(d, flt, label) for d, label in zip(dispatches, dispatch_labels(dispatches))]
-    rows = WaveRows.concat(parts).sorted(sort_key)
-    matched = len(rows)
-    if top:
-        rows = rows.head(top)
+    dispatches = open_dispatches(a.paths, inputs_of(a, fold=True, occupancy=False), need=("waves",))
+    rows, matched = api.wave_rows(dispatches, wave_filter(a), a.sort_key, a.top)
     with output as out:
-        emit(rows, fmt, out, rep.reporters(dispatches, matched))
+        emit(rows, a.fmt, out, rep.reporters(dispatches, matched))
     tell_problems(dispatches)

@@ -1,15 +1,16 @@
 """Raw SQTT decoders: bytes of one shader engine's stream in, waves and occupancy records out.
 
 `decode_blob` detects the stream format from its first 8 bytes (sqtt-format.md §1.2), checks it against
-the architecture the user named, and hands the blob to the family decoder: `rdna` for gfx11/gfx12,
-`gfx9` for CDNA (each imported when first needed). `compat.Rules` holds the rules that differ between
-versions of AMD's decoder (`compat`, docs/compat.md); the default reproduces 0.1.6.
+the architecture the user named, and hands the blob to the package `FAMILIES` names for the format:
+`rdna` for gfx10/gfx11/gfx12, `gfx9` for CDNA (each imported when first needed). `compat.Rules` holds the
+rules that differ between versions of AMD's decoder (`compat`, docs/compat.md); the default reproduces 0.1.6.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from attdec.decoders.compat import COMPAT, Rules, rules_for
@@ -17,10 +18,31 @@ from attdec.errors import ArchError, FormatError
 from attdec.model.records import MAX_SE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from attdec.decoders.common import BlobResult, CodeMap
+    from attdec.model.records import Wave
     from attdec.model.target import Target
 
-__all__ = ["COMPAT", "BlobResult", "CodeMap", "Rules", "decode_blob", "detect_format", "stream_generation"]
+__all__ = [
+    "COMPAT",
+    "DECODED",
+    "FAMILIES",
+    "BlobResult",
+    "CodeMap",
+    "Rules",
+    "decode_blob",
+    "detect_format",
+    "family",
+    "stream_generation",
+]
+
+# The package that reads each stream format (`detect_format`'s answer, `Target.stream`). Every package has
+# the same parts: `decode` and `windowed.decode_windowed` for the formats in DECODED, `tokens.list_tokens`
+# and `tokens.register_writes` for all of its formats, and its PC walkers in `stitch`.
+FAMILIES = {"gfx9": "gfx9", "gfx10": "rdna", "gfx11": "rdna", "gfx12": "rdna"}
+DECODED = ("gfx9", "gfx11", "gfx12")  # gfx10 streams are listed and scanned for register writes only
 
 
 def __getattr__(name: str):
@@ -47,6 +69,18 @@ def detect_format(data: bytes) -> str | None:
     return None
 
 
+def family(fmt: str, part: str = "") -> ModuleType:
+    """The package that reads stream format `fmt` (a key of FAMILIES), or its module `part`."""
+    package = f"attdec.decoders.{FAMILIES[fmt]}"
+    return importlib.import_module(f"{package}.{part}" if part else package)
+
+
+def listed(formats) -> str:
+    """'gfx9, gfx11 and gfx12': formats as an error message names them."""
+    *most, last = formats
+    return f"{', '.join(most)} and {last}" if most else last
+
+
 def stream_generation(data: bytes) -> int | None:
     """The gfx generation a blob's header says it is (9, 10, 11, 12), or None if it does not say."""
     fmt = detect_format(data)
@@ -60,14 +94,20 @@ def decode_blob(
     se: int,
     where: str = "",
     compat: str | Rules | None = None,
-    **opts,
+    *,
+    target_cu: int | None = None,
+    fold: Callable[[Wave], Any] | None = None,
+    window: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    occupancy: bool = True,
 ) -> BlobResult:
     """Decode one SE blob as the decoder version `compat` does (a `COMPAT` name or `Rules`; default 0.1.6).
     Raises ArchError/FormatError for input that cannot be this architecture's. Options: `target_cu` (gfx9);
     `fold` (a callable taking each stitched Wave and returning what to keep of it) with `window` (bytes, None:
     windowed.WINDOW): a blob bigger than the window is decoded a window at a time, its waves folded, and
     `progress` (a callable) is told the bytes decoded so far after each window but the last; such a blob
-    keeps no occupancy records with `occupancy=False` (`waves` reads none: a 1 GB gfx9 blob has ~14 million)."""
+    keeps no occupancy records with `occupancy=False` (`waves` reads none, and a gfx9 blob has a row per wave of
+    every CU)."""
     from attdec.model.target import target
 
     rules = rules_for(compat)
@@ -84,24 +124,22 @@ def decode_blob(
         )
     if got != tgt.stream:
         raise ArchError(f"the trace is {got}, not {tgt.display} (--arch)", where or None)
-    if got not in ("gfx9", "gfx11", "gfx12"):
-        raise ArchError(f"{got} streams are not supported (attdec decodes gfx9, gfx11 and gfx12)", where or None)
-    family = importlib.import_module("attdec.decoders." + ("gfx9" if got == "gfx9" else "rdna"))
-    more = {"target_cu": opts.get("target_cu")} if got == "gfx9" else {}
+    if got not in DECODED:
+        raise ArchError(f"{got} streams are not supported (attdec decodes {listed(DECODED)})", where or None)
+    more = {"target_cu": target_cu} if got == "gfx9" else {}
     # A decode makes many small objects and no reference cycles: with the cyclic collector on, it rescans
-    # them (and a caller's heap of earlier results) over and over (0.05-0.1 s of the 59 captures' decode).
+    # them (and a caller's heap of earlier results) over and over (benchmarks/RESULTS.md, 2026-12-07).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if opts.get("fold") is not None:
-            windowed = importlib.import_module(family.__name__ + ".windowed")
-            size = windowed.window_size(len(data), opts.get("window"))
+        if fold is not None:
+            windowed = family(got, "windowed")
+            size = windowed.window_size(len(data), window)
             if size is not None:
-                fold, progress, occupancy = opts["fold"], opts.get("progress"), opts.get("occupancy", True)
                 return windowed.decode_windowed(
                     data, tgt.name, code, se, where, rules, fold, size, progress, occupancy=occupancy, **more
                 )
-        return family.decode(data, tgt.name, code, se, where=where, rules=rules, **more)
+        return family(got).decode(data, tgt.name, code, se, where=where, rules=rules, **more)
     finally:
         if was_enabled:
             gc.enable()

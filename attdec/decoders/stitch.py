@@ -2,9 +2,9 @@
 
 The trace names almost no instruction; the official decoder walks the kernel code from the wave's entry
 PC and matches each record to the next code line whose category fits (sqtt-format.md §8; facts and
-quirks in docs/sqtt-rdna.md). This module is that walk, one walker per family: `Gfx9Walker`,
-`Gfx11Walker` and `Gfx12Walker` (gfx11 plus its own line kinds and the barrier-wait rule); `walker()`
-picks one. Each `stitch` call walks one wave and returns what it did as a `Walk`.
+quirks in docs/sqtt-rdna.md). This module holds what every family's walk shares: the line kinds, the code
+lines, the `Walk` a wave's walk returns, the `PcWalker` base and the summary of a blob's walks. Each family
+package has its walker: `gfx9.stitch.Gfx9Walker`, `rdna.stitch.Gfx11Walker` and `Gfx12Walker`.
 
 Code lines come from a `CodeMap` (absolute PC -> attdec.isa Instruction) and are cached in a `CodeView`,
 like the official PCTranslator. The official walk also carries per-line state from one wave of a blob to
@@ -20,9 +20,9 @@ from functools import cache
 
 import numpy as np
 
-from attdec.decoders.common import NOT_FINISHED, BlobResult, CodeMap
+from attdec.decoders.common import BlobResult, CodeMap
 from attdec.decoders.compat import DEFAULT, Rules
-from attdec.model import Category, DecoderInfo, Wave, WaveState
+from attdec.model import Category, DecoderInfo, Wave
 from attdec.model.record import Record
 
 
@@ -183,7 +183,7 @@ def _trie(prefetch_is_smem: bool) -> dict:
     return root
 
 
-def _common_kind(text: str, rules: Rules) -> LineKind:
+def common_kind(text: str, rules: Rules) -> LineKind:
     """The kind every family gives a line, from its text as the official ISA callback prints it."""
     if "branch" in text:
         return LineKind.BRANCH
@@ -198,7 +198,7 @@ def _common_kind(text: str, rules: Rules) -> LineKind:
     return LineKind.SALU if text.startswith("s_") else LineKind.DONT_KNOW
 
 
-def _trivial(rec: int, line: int) -> bool:
+def matches_trivially(rec: int, line: int) -> bool:
     if line == rec:
         return True
     if line == LineKind.BRANCH:
@@ -210,19 +210,19 @@ def _trivial(rec: int, line: int) -> bool:
     return False
 
 
-def _skippable(line: int) -> bool:
+def skippable(line: int) -> bool:
     """Whether an IMMED record may stand for this line (a skipped immediate): not SALU, nor SMEM (0.1.6 on
     synthetic streams: at an `s_load_*` line an IMMED stops the walk, at another SMEM line it fails)."""
     return LineKind.SALU < line <= LineKind.IMMED
 
 
-def _elaborate(rec: int, line: int) -> bool:
-    if _trivial(rec, line):
+def matches_elaborately(rec: int, line: int) -> bool:
+    if matches_trivially(rec, line):
         return True
     if line == LineKind.BRANCH:
         return rec == Category.JUMP
     if rec == Category.IMMED:
-        return _skippable(line)
+        return skippable(line)
     return False
 
 
@@ -372,7 +372,7 @@ def note_waves(
         )
 
 
-def _last_pc(pcs: list[int], walked: int) -> int:
+def last_pc(pcs: list[int], walked: int) -> int:
     """PC of the last record before `walked` that got one (CONTEXT records get none)."""
     return next((pc for pc in reversed(pcs[:walked]) if pc), 0)
 
@@ -467,7 +467,14 @@ class PcWalker:
     @classmethod
     def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
         """The kind of a code line from its text, as this family's official decoder derives it."""
-        return _common_kind(text, rules)
+        return common_kind(text, rules)
+
+    @classmethod
+    def for_code(cls, code: CodeMap | None, rules: Rules = DEFAULT, shared: bool = True) -> PcWalker | None:
+        """The walker of one blob, or None when there is no code to walk."""
+        if code is None or not len(code):
+            return None
+        return cls(code, rules, shared)
 
     def stitch(
         self, insts: np.ndarray, pc_infos, timeline, begin: int, *, exclude_barrier_wait: bool = False, end: int = 0
@@ -534,438 +541,3 @@ class PcWalker:
             else:
                 nxt = get(line.next)
         return i, pii, nxt, None
-
-
-class Gfx9Walker(PcWalker):
-    """gfx9 (sqtt-format.md §8.4, official `stitchWave` with gfxip 9): one line at a time, adjacent
-    records swapped when that makes both match, s_barrier entry/exit sharing a PC, v_mfma_scale records
-    widened. The walk's decisions depend only on the record categories and the PC slots (no line keeps
-    state from one wave to the next), so a wave's walk is memoised as its PCs and the swaps and widenings
-    it made, which are replayed on the next wave with the same records."""
-
-    # memo: (record categories, PC slots) -> (pcs, Walk, timing operations)
-
-    @classmethod
-    def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
-        kind = _common_kind(text, rules)
-        if kind == LineKind.VALU and text.startswith("v_mfma_scale_"):
-            return LineKind.MFMA_SCALE
-        if kind == LineKind.IMMED and text.startswith("s_barrier"):
-            return LineKind.GFX9_BARRIER
-        return kind
-
-    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
-        """`end`: the wave's end time so far (the v_mfma_scale widening looks at it)."""
-        key = (insts["category"].tobytes(), tuple(map(tuple, pc_infos)))
-        hit = self.memo.get(key)
-        if hit is None:
-            cats = insts["category"].tolist()
-            ops: list[tuple[int, int]] = []
-            pcs = [0] * len(cats)
-            walked = min(self._walk(cats, pcs, pc_infos, ops), len(cats))
-            hit = self.memo[key] = (np.array(pcs, np.uint64), Walk(len(cats), walked, _last_pc(pcs, walked)), ops)
-            self.state.grow(len(cats))
-        pcs_a, walk, ops = hit
-        if ops:
-            insts = _gfx9_timing(insts, ops, begin, end)
-        insts["pc"] = pcs_a
-        merges = [i for op, i in ops if op == BARRIER_MERGE]
-        if merges:
-            insts, timeline = _merge_barriers(insts, merges, timeline, begin)
-        return insts, timeline, walk
-
-    def _walk(self, cats, pcs, pc_infos, ops) -> int:
-        """Assign pcs[i] for each record; returns the records walked. The timing changes it asks for go to
-        `ops` as (SWAP or MFMA_SCALE, record index), in order."""
-        view = self.view
-        get = view.get
-        context, jump, valu, message, immed = (
-            Category.CONTEXT, Category.JUMP, Category.VALU, Category.MESSAGE, Category.IMMED
-        )  # fmt: skip
-        n, npi = len(cats), len(pc_infos)
-        i = pii = 0
-        failed = 0
-        nxt = None
-        while i < n and failed < self.MAX_FAILED:
-            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == context:
-                i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
-                if end is not None:
-                    return end
-                continue
-            rec = cats[i]
-            line, nxt = nxt, None
-            if line is None or not line.text or rec == NOT_FINISHED:
-                break
-            nxt = get(line.next)
-            lc = line.cat
-            if lc in (LineKind.DONT_KNOW, LineKind.SKIP):
-                continue
-            matched = True
-            if _trivial(rec, lc):
-                pass
-            elif lc == LineKind.BRANCH:
-                if rec != jump:
-                    break
-                nxt = view.jump(line)
-            elif lc == LineKind.MFMA_SCALE and rec == valu:
-                ops.append((MFMA_SCALE, i))
-            elif lc == LineKind.GFX9_BARRIER:
-                if rec == message:  # barrier entry (MESSAGE) and exit (IMMED) share the PC
-                    pcs[i] = line.addr
-                    if i + 1 < n and cats[i + 1] == immed:
-                        pcs[i + 1] = line.addr
-                        if self.rules.gfx9_barrier_one_record:
-                            ops.append((BARRIER_MERGE, i))
-                    i += 2
-                    failed = 0
-                    continue
-                matched = rec == immed
-            else:
-                matched = False
-                if i + 1 < n and _swapped_match(cats, i, line, get):
-                    cats[i], cats[i + 1] = cats[i + 1], cats[i]
-                    pcs[i], pcs[i + 1] = pcs[i + 1], pcs[i]
-                    ops.append((SWAP, i))
-                    nxt = line
-                elif (line.text.startswith("s_waitcnt") or "_load_" in line.text) and "scratch_" not in line.text:
-                    break  # no skipped immediates on gfx9 to pay an s_waitcnt for
-            if matched:
-                pcs[i] = line.addr
-                i += 1
-                failed = 0
-            else:
-                failed += 1
-        return i
-
-
-class Gfx11Walker(PcWalker):
-    """RDNA: records without PC information are matched by `_match`; its outcome depends only on (next
-    line, skipped-immediate count, record category) unless it touched a gfx12 barrier-wait line, so it is
-    memoised per blob, and so is a whole wave's walk (waves of one kernel repeat the same records)."""
-
-    # gfx12: a wave whose first record has no PC from the trace is not walked at all
-    needs_first_pc = False
-    # memo: (barrier flag, next line pc, skipped immediates, record category) -> outcome
-    # wave_memo: (record categories, PC slots, barrier flag) -> (pcs, Walk) of a wave; a walk that touched
-    # barrier-wait lines: (..., excluded lines, matched lines before) -> (pcs, Walk, excluded, matched after)
-
-    def stitch(self, insts, pc_infos, timeline, begin, *, exclude_barrier_wait=False, end=0):
-        """`exclude_barrier_wait`: the gfx12 header bit 59 (s_barrier_wait may leave no token)."""
-        pcs, walk = self.walk_pcs(insts["category"].tobytes(), pc_infos, exclude_barrier_wait)
-        insts["pc"] = pcs
-        insts, timeline = self.apply(insts, walk, timeline, begin)
-        return insts, timeline, walk
-
-    def walk_pcs(self, categories: bytes, pc_infos, exclude_barrier_wait: bool = False) -> tuple[np.ndarray, Walk]:
-        """`stitch`'s walk alone, from the records' categories (a byte each): the records' PCs (read only: a
-        memo's) and the Walk; `apply` then makes its timing changes. For a caller that writes the records
-        after the walk, PCs and all (writing the pc field afterwards is one more pass over them)."""
-        key = (categories, tuple(map(tuple, pc_infos)), exclude_barrier_wait)
-        hit = self.wave_memo.get(key)
-        line_key = None
-        if hit is None and exclude_barrier_wait:
-            # a walk that touched barrier-wait lines depends on the blob's line state before it, and changes it
-            line_key = (*key, frozenset(self.excluded), frozenset(self.parsed))
-            hit = self.wave_memo.get(line_key)
-        if hit is not None:
-            pcs_a, walk, *after = hit
-            if after:
-                self.excluded, self.parsed = set(after[0]), set(after[1])
-            return pcs_a, walk
-        cats = list(categories)
-        pcs = [0] * len(cats)
-        walk = self._walk(cats, pcs, pc_infos, exclude_barrier_wait)
-        walk.last_pc = _last_pc(pcs, walk.walked)
-        pcs_a = np.array(pcs, np.uint64)
-        pcs_a.flags.writeable = False  # (a memo's, shared by every wave that walks the same)
-        if walk.cacheable and not walk.barriers:
-            self.wave_memo[key] = (pcs_a, walk)
-            self.state.grow(len(cats))
-        elif line_key is not None:
-            after = (frozenset(self.excluded), frozenset(self.parsed))
-            self.wave_memo[line_key] = (pcs_a, walk, *after)
-            self.state.grow(len(cats) + len(after[1]))
-        return pcs_a, walk
-
-    @staticmethod
-    def apply(insts, walk: Walk, timeline, begin: int):
-        """A walk's changes to the records' timing (v_mov_b64 widening, gfx12 barrier waits): (records,
-        timeline)."""
-        if walk.widened:
-            w = np.array(walk.widened, np.int64)
-            insts["duration"][w] = np.maximum(insts["duration"][w], insts["stall"][w] + 2)
-        if walk.barriers:
-            insts, timeline = _insert_barrier_waits(insts, timeline, walk.barriers, begin)
-        return insts, timeline
-
-    def _walk(self, cats, pcs, pc_infos, excl_bw) -> Walk:
-        get = self.view.get
-        memo = self.memo
-        context = Category.CONTEXT
-        n, npi = len(cats), len(pc_infos)
-        i = pii = 0
-        skipped = 0
-        nxt = None
-        barriers: list[tuple[int, int]] = []
-        widened: list[int] = []
-        cacheable = True
-        while i < n:
-            if (pii < npi and pc_infos[pii][0] <= i) or pcs[i] or cats[i] == context:
-                i, pii, nxt, end = self._known(cats, pcs, pc_infos, i, pii, nxt)
-                if end is not None:
-                    i = end
-                    break
-                continue
-            rec = cats[i]
-            if self.needs_first_pc and i == 0:
-                break
-            if nxt is None:
-                break
-            key = (excl_bw, nxt.addr, skipped, rec)
-            hit = memo.get(key)
-            if hit is None:
-                hit = self._match(cats, i, nxt, skipped, excl_bw, barriers)
-                if hit[4]:
-                    memo[key] = hit
-                    self.state.grow(20)
-                else:
-                    cacheable = False
-            pc, nxt_addr, skipped, widen, _ = hit
-            if not pc:
-                break
-            if widen:
-                widened.append(i)
-            pcs[i] = pc
-            i += 1
-            nxt = get(nxt_addr) if nxt_addr else None
-        return Walk(n, min(i, n), widened=widened, barriers=barriers, cacheable=cacheable)
-
-    def _match(self, cats, i, nxt, skipped, excl_bw, barriers):
-        """Walk lines from `nxt` until record i matches one (official stitchWave, one record).
-
-        Returns (pc or 0 to stop, next line's pc or 0, skipped immediates, v_mov_b64 widening, cacheable).
-        """
-        view = self.view
-        get = view.get
-        excluded = self.excluded
-        rec = cats[i]
-        n = len(cats)
-        failed = 0
-        cacheable = True
-        while failed < self.MAX_FAILED:
-            line, nxt = nxt, None
-            if line is None or not line.text:
-                return 0, 0, skipped, False, cacheable
-            nxt = get(line.next)
-            lc = line.cat
-            if excluded and line.addr in excluded:
-                lc = LineKind.BARRIER_WAIT_EXCLUDED
-            if lc in (LineKind.DONT_KNOW, LineKind.SKIP):
-                continue
-            if excl_bw and (
-                lc == LineKind.BARRIER_WAIT_EXCLUDED
-                or (lc == LineKind.IMMED and line.text.startswith("s_barrier_wait"))
-            ):
-                cacheable = False
-                if lc == LineKind.BARRIER_WAIT_EXCLUDED or line.addr not in self.parsed:
-                    add = True
-                    if rec == Category.IMMED:
-                        kind = 0
-                        look = nxt
-                        idx = i
-                        while idx < n and add and look is not None:
-                            l2, r2 = look.cat, cats[idx]
-                            if excluded and look.addr in excluded:
-                                l2 = LineKind.BARRIER_WAIT_EXCLUDED
-                            jumps = l2 == LineKind.BRANCH and r2 == Category.JUMP
-                            look = view.jump(look) if jumps else get(look.next)
-                            if l2 in (LineKind.DONT_KNOW, LineKind.SKIP):
-                                idx += 1
-                                continue
-                            add = _elaborate(r2, l2)
-                            if r2 != Category.IMMED and l2 != LineKind.VALU:
-                                if kind != 0 and kind != l2:
-                                    break
-                                kind = l2
-                            idx += 2  # the official look-ahead advances twice per matched line
-                    if add:
-                        barriers.append((i, line.addr))
-                        excluded.add(line.addr)
-                        continue
-            matched = True
-            widen = False
-            if _trivial(rec, lc):
-                pass
-            elif lc == LineKind.BRANCH:
-                if rec != Category.JUMP:
-                    return 0, 0, skipped, False, cacheable
-                nxt = view.jump(line)
-            elif lc == LineKind.V_MOV_B64 and rec == Category.VALU:
-                widen = True
-            else:
-                matched = False
-                if rec == Category.IMMED and _skippable(lc):
-                    matched = True
-                    skipped += 1
-                elif line.text.startswith("s_waitcnt") or "_load_" in line.text:
-                    if skipped > 0 and line.text.startswith("s_waitcnt"):
-                        matched = True
-                        skipped -= 1
-                    elif "scratch_" not in line.text:
-                        return 0, 0, skipped, False, cacheable
-            if matched:
-                self.parsed.add(line.addr)
-                return line.addr, (nxt.addr if nxt is not None else 0), skipped, widen, cacheable
-            failed += 1
-        return 0, 0, skipped, False, cacheable  # gave up: as deterministic as a match
-
-
-class Gfx12Walker(Gfx11Walker):
-    """gfx11's walk with gfx12's line kinds (v_mov_b64 widening, ds_bvh) and the first-record rule; the
-    barrier-wait exclusion runs when the header asks for it."""
-
-    needs_first_pc = True
-
-    @classmethod
-    def line_kind(cls, text: str, rules: Rules = DEFAULT) -> LineKind:
-        kind = _common_kind(text, rules)
-        if kind == LineKind.VALU and text.startswith("v_mov_b64"):
-            return LineKind.V_MOV_B64
-        if kind == LineKind.LDS and rules.gfx12_ds_bvh_is_bvh and text.startswith("ds_bvh"):
-            return LineKind.BVH
-        return kind
-
-
-WALKERS: dict[int, type[PcWalker]] = {9: Gfx9Walker, 11: Gfx11Walker, 12: Gfx12Walker}
-
-
-def walker(code: CodeMap | None, generation: int, rules: Rules = DEFAULT, shared: bool = True) -> PcWalker | None:
-    """The PC walker of a blob of this generation, or None when there is no code to walk; `shared`: see
-    PcWalker."""
-    if code is None or not len(code):
-        return None
-    return WALKERS[generation](code, rules, shared)
-
-
-def line_category(text: str, family: int, rules: Rules = DEFAULT) -> LineKind:
-    """Kind of a code line of family `family` (9, 11, 12), as the official walk derives it."""
-    return WALKERS[family].line_kind(text, rules)
-
-
-SWAP, MFMA_SCALE, BARRIER_MERGE = 0, 1, 2  # the gfx9 walk's timing operations
-
-
-def _swapped_match(cats, i, line, get) -> bool:
-    """Records i and i + 1 match `line` and the line after it the other way round."""
-    nxt = get(line.next)
-    return nxt is not None and cats[i + 1] == line.cat and cats[i] == nxt.cat
-
-
-def _gfx9_timing(insts: np.ndarray, ops, begin: int, end: int) -> np.ndarray:
-    """The gfx9 walk's changes to a wave's records (sqtt-format.md §8.4), in the order it made them:
-    SWAP i (records i and i + 1 trade places, all fields) and MFMA_SCALE i (a v_mfma_scale record: its
-    scale load starts 4 cycles earlier and ends with the MFMA, if the neighbours leave room)."""
-    t, d = insts["time"].tolist(), insts["duration"].tolist()
-    order = list(range(len(t)))
-    for op, i in ops:
-        if op == BARRIER_MERGE:
-            continue  # after the PCs are set: `_merge_barriers`
-        if op == SWAP:
-            for a in (t, d, order):
-                a[i], a[i + 1] = a[i + 1], a[i]
-            continue
-        prev_end = t[i - 1] + d[i - 1] if i > 0 else begin
-        next_start = t[i + 1] if i < len(t) - 1 else end
-        d[i] += 4
-        if t[i] > prev_end:
-            t[i] -= 4
-            if t[i] + d[i] < next_start:
-                d[i] += 4
-        elif t[i] + d[i] > next_start:
-            d[i] -= 4
-    out = insts[np.array(order, np.int64)]
-    out["time"] = t
-    out["duration"] = d
-    return out
-
-
-def _merge_barriers(insts: np.ndarray, entries: list[int], timeline, begin: int):
-    """gfx9 s_barrier as AMD's 0.1.6 reports it: one IMMED record from the barrier's entry (the MESSAGE
-    record at each index of `entries`, dropped) to its exit (the IMMED record after it), stalled for the
-    whole wait, and one WAIT run in the state timeline where the entry's and the exit's met. Inferred from
-    a rocprofv3 session's wave files (the source keeps both records); docs/sqtt-gfx9.md."""
-    at = np.array(entries, np.int64)
-    exits = set(insts["time"][at + 1].tolist())
-    keep = np.ones(len(insts), bool)
-    keep[at] = False
-    out = insts.copy()
-    gap = out["time"][at + 1] - out["time"][at]
-    out["stall"][at + 1] += gap
-    out["duration"][at + 1] += gap
-    out["time"][at + 1] = out["time"][at]
-    runs: list = []
-    t = begin
-    wait = int(WaveState.WAIT)
-    for state, cycles in timeline:
-        if runs and t in exits and state == wait and runs[-1][0] == wait:
-            runs[-1] = (wait, runs[-1][1] + cycles)
-        else:
-            runs.append((state, cycles))
-        t += cycles
-    return out[keep], runs
-
-
-def _insert_barrier_waits(insts: np.ndarray, timeline, barriers, begin: int):
-    """gfx12 with excluded barrier waits: an `s_barrier_wait` that left no token gets a synthetic IMMED
-    record from the previous record's end to the next record's start (official
-    `insert_gfx12_barrier_wait`), and the state timeline a matching WAIT."""
-    if not len(insts) or not barriers:
-        return insts, timeline
-    t = insts["time"].tolist()
-    d = insts["duration"].tolist()
-    rows: list[int] = []  # source record of each output record (a synthetic one: the record before it)
-    t_out: list[int] = []
-    d_out: list[int] = []
-    added: list[int] = []  # output positions of the synthetic records
-    added_pc: list[int] = []
-    wst = []
-    tl = [list(x) for x in timeline]
-    prev = 0
-    tli = 0
-    cur_time = begin
-    for index, pc in barriers:
-        if index <= prev:
-            continue
-        it = t[index - 1] + d[index - 1]
-        if t[index] == it and d[index] > 1:
-            t[index] += 1
-            d[index] -= 1
-        idur = t[index] - it
-        while cur_time <= it and tli < len(tl):
-            cur_time += tl[tli][1]
-            wst.append(list(tl[tli]))
-            tli += 1
-        if wst and wst[-1][1] >= cur_time - it and cur_time >= t[index]:
-            wst[-1][1] -= cur_time - it
-            typ = wst[-1][0]
-            wst.append([int(WaveState.WAIT), idur])
-            wst.append([typ, cur_time - it - idur])
-        rows.extend(range(prev, index))
-        t_out += t[prev:index]
-        d_out += d[prev:index]
-        added.append(len(rows))
-        added_pc.append(pc)
-        rows.append(index - 1)
-        t_out.append(it)
-        d_out.append(idur)
-        prev = index
-    rows.extend(range(prev, len(t)))
-    t_out += t[prev:]
-    d_out += d[prev:]
-    wst.extend(list(x) for x in tl[tli:])
-    new = insts[rows]
-    new["time"], new["duration"] = t_out, d_out
-    if added:
-        new["stall"][added], new["pc"][added], new["line"][added] = 0, added_pc, -1
-        new["category"][added] = Category.IMMED
-    return new, [tuple(x) for x in wst]

@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from attdec.decoders import detect_format
+from attdec.decoders import FAMILIES, detect_format, family, listed
 from attdec.decoders.packets import Packet
 from attdec.errors import ArchError, FormatError
 
@@ -89,85 +87,6 @@ def list_tokens(data: bytes, where: str = "") -> TokenListing:
             "not an SQTT stream (no gfx9 header or RDNA HEADER token in the first 8 bytes)",
             f"{where}@0" if where else "byte 0",
         )
-    if fmt == "gfx9":
-        return _gfx9(data)
-    if fmt in ("gfx10", "gfx11", "gfx12"):
-        return _rdna(data, int(fmt[3:]))
-    raise ArchError(f"{fmt} streams are not supported (attdec reads gfx9, gfx10, gfx11 and gfx12)", where or None)
-
-
-def _value(data: bytes, nibble: int, bits: int) -> int:
-    """The token of `bits` bits starting at `nibble`, as an int (zeros past the end)."""
-    b = nibble >> 1
-    raw = int.from_bytes(data[b : b + (bits + 11) // 8], "little") >> (4 * (nibble & 1))
-    return raw & ((1 << bits) - 1)
-
-
-def _rdna(data: bytes, generation: int) -> TokenListing:
-    from attdec.decoders.rdna.packets import FORMATS, TOKEN_NAMES
-    from attdec.decoders.rdna.splitter import split
-
-    fmt = FORMATS[generation]
-    tk = split(data, fmt, keep=None)
-
-    def rows() -> Iterator[TokenRow]:
-        unknown = TOKEN_NAMES.index("UNKNOWN")
-        pos, types, times, words = tk.pos.tolist(), tk.type.tolist(), tk.time.tolist(), tk.word.tolist()
-        at = fmt.table.at
-        i, n = 0, len(pos)
-        while i < n:
-            if types[i] == unknown:  # a run of unassigned ids: one row
-                j = i
-                while j + 1 < n and types[j + 1] == unknown:
-                    j += 1
-                yield TokenRow(pos[i], "UNKNOWN", {"ids": j - i + 1}, times[i])
-                i = j + 1
-                continue
-            p = at(_value(data, pos[i], 8))
-            assert p is not None
-            # the decoders' 64-bit word holds the whole token unless it is longer or read from further in
-            value = words[i] & ((1 << p.bits) - 1) if p.bits <= 64 and not p.window else _value(data, pos[i], p.bits)
-            yield TokenRow(pos[i], p.name, p.decode(value), times[i], p)
-            i += 1
-
-    return TokenListing(fmt.name, len(data), rows(), list(tk.problems))
-
-
-def _gfx9(data: bytes) -> TokenListing:
-    from attdec.decoders.gfx9.packets import GFX9, HEADER, HEADER_BYTES
-    from attdec.decoders.gfx9.splitter import (
-        ALL_SELECTION,
-        official_timestamps,
-        split_tokens,
-        token_times,
-        token_values,
-    )
-
-    words = np.frombuffer(data, "<u2", count=(len(data) - HEADER_BYTES) // 2, offset=HEADER_BYTES)
-    starts, types, truncated = split_tokens(words)
-    values = token_values(words, starts, types)
-    ts_field = GFX9["TIMESTAMP"]["timestamp"]
-    problems = []
-    if truncated is not None:
-        problems.append(f"truncated token at byte offset {HEADER_BYTES + 2 * truncated}: listed what comes before")
-
-    def ts_of(at: np.ndarray) -> np.ndarray:  # word positions
-        return official_timestamps(ts_field.column(values[np.searchsorted(starts, at)]))
-
-    mask = np.zeros(len(words), bool)
-    mask[starts] = True
-    at, t_sel = token_times(words, mask, ts_of, truncated is not None, ALL_SELECTION)
-    sel = np.searchsorted(starts, at)
-    time = np.full(len(starts), -1, np.int64)
-    time[sel] = t_sel
-    delivered = np.zeros(len(starts), bool)
-    delivered[sel] = True
-
-    def rows() -> Iterator[TokenRow]:
-        yield TokenRow(0, "HEADER", HEADER.decode(int.from_bytes(data[:HEADER_BYTES], "little")), None, HEADER)
-        for s, ty, v, t, d in zip(starts.tolist(), types.tolist(), values.tolist(), time.tolist(), delivered.tolist()):
-            p = GFX9.at(ty)
-            assert p is not None
-            yield TokenRow(2 * (HEADER_BYTES + 2 * s), p.name, p.decode(v), t if d else None, p)
-
-    return TokenListing("gfx9", len(data), rows(), problems)
+    if fmt not in FAMILIES:
+        raise ArchError(f"{fmt} streams are not supported (attdec reads {listed(FAMILIES)})", where or None)
+    return family(fmt, "tokens").list_tokens(data, int(fmt[3:]))

@@ -147,56 +147,9 @@ class RegisterWrites(Record):
 def register_writes(data: bytes, gen: int) -> RegisterWrites:
     """The register writes of one SE stream of SQTT generation `gen` (9, 10, 11, 12), read with the
     decoders' own vectorised splitters and packet tables; writes after an unknown token are dropped."""
-    return _gfx9_writes(data) if gen == 9 else _rdna_writes(data, gen)
+    from attdec.decoders import family
 
-
-def _rdna_writes(data: bytes, gen: int) -> RegisterWrites:
-    from attdec.decoders.rdna.packets import FORMATS, T
-    from attdec.decoders.rdna.splitter import split
-
-    fmt = FORMATS[gen]
-    tk = split(data, fmt, keep=("REG", "UNKNOWN"))
-    unknown = np.flatnonzero(tk.type == T["UNKNOWN"])
-    n, stopped = len(tk.type), None
-    if len(unknown):
-        n, stopped = int(unknown[0]), int(tk.pos[unknown[0]]) // 2
-    w, reg = tk.word[:n], fmt.table["REG"]
-    return RegisterWrites(
-        tk.pos[:n] // 2,
-        reg["cs"].column(w).astype(bool),
-        reg["me"].column(w).astype(np.int64),
-        reg["pipe"].column(w).astype(np.int64),
-        reg["addr"].column(w).astype(np.int64),
-        reg["data"].column(w).astype(np.int64),
-        stopped,
-    )
-
-
-def _gfx9_writes(data: bytes) -> RegisterWrites:
-    from attdec.decoders.gfx9.packets import GFX9, HEADER_BYTES, TOKEN_NAMES
-    from attdec.decoders.gfx9.splitter import split_tokens, token_values
-
-    words = np.frombuffer(data, "<u2", count=max(len(data) - HEADER_BYTES, 0) // 2, offset=HEADER_BYTES)
-    starts, types, _cut = split_tokens(words)
-    t_reg, t_cs, t_priv = (TOKEN_NAMES.index(k) for k in ("REG", "REG_CS", "REG_CS_PRIV"))
-    is_cs = (types == t_cs) | (types == t_priv)
-    sel = np.flatnonzero((types == t_reg) | is_cs)
-    v, is_cs = token_values(words, starts[sel], types[sel]), is_cs[sel]
-    reg, reg_cs = GFX9["REG"], GFX9["REG_CS"]  # REG_CS_PRIV has REG_CS's layout
-    keep = is_cs | reg["enable"].column(v).astype(bool)  # a REG write with enable clear is not a write
-    v, is_cs, sel = v[keep], is_cs[keep], sel[keep]
-
-    def pick(name: str) -> np.ndarray:
-        return np.where(is_cs, reg_cs[name].column(v), reg[name].column(v)).astype(np.int64)
-
-    return RegisterWrites(
-        HEADER_BYTES + 2 * starts[sel].astype(np.int64),
-        is_cs,
-        (pick("me") + 1) & 1,  # the official decoder reads ME as (field + 1) & 1
-        pick("pipe"),
-        pick("addr"),
-        pick("data"),
-    )
+    return family(f"gfx{gen}", "tokens").register_writes(data, gen)
 
 
 class _Scanner:

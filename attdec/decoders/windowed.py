@@ -1,4 +1,4 @@
-"""What every family's windowed decoder shares (issue 12): a big blob decoded a window of bytes at a time
+"""What every family's windowed decoder shares: a big blob decoded a window of bytes at a time
 (`hotspots`, `waves`: aggregates only), so that memory follows the window and not the blob. The family
 drivers (rdna.windowed, gfx9.windowed) carry their own stream state from window to window; this module
 holds the window's size, the fold callback's type and the release of a mapped blob's passed pages."""

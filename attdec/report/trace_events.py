@@ -77,8 +77,41 @@ def write_trace(
         raise ValueError(granularity)
     summary = TraceSummary(total_waves=sum(len(d.waves) for d in dispatches))
     times = _clocks(dispatches, clock)
+    meta, tracks, pids = _tracks(dispatches)
+    fit = _Fit(dispatches, tracks, max_events - len(meta), max_events, summary)
+    counters = fit.counters(pids, times)
+    detailed = fit.detailed(granularity) if granularity != "wave" else set()
+    body, first_ts = _wave_events(dispatches, tracks, times, fit.keep_waves, detailed, granularity)
+    for evs in counters:
+        body += evs
+    summary.waves = len(fit.keep_waves)
+    if summary.notes:  # visible in the viewer too, as a global marker where the trace starts
+        note = _esc("attdec: " + "; ".join(summary.notes))
+        meta.append(f'{{"ph":"i","s":"g","name":{note},"pid":1,"tid":0,"ts":{first_ts or 0}}}')
+    summary.events = len(meta) + len(body)
+    other = {
+        "producer": f"attdec {__version__}",
+        "clock": clock,
+        "time_unit": "1 us = 1 shader cycle" if clock == "cycles" else "us of the realtime reference clock",
+        "granularity": granularity,
+        "dispatches": [_dispatch_meta(d) for d in dispatches],
+        "notes": summary.notes,
+    }
+    out.write('{"traceEvents":[\n')
+    out.write(",\n".join(meta + body))
+    out.write(f'\n],"otherData":{json.dumps(other)}}}\n')
+    return summary
+
+
+# A thread track: (dispatch index, pid, tid, the indices of its waves in time order)
+Track = tuple[int, int, int, list[int]]
+
+
+def _tracks(dispatches: list[Dispatch]) -> tuple[list[str], list[Track], list[dict[int, int]]]:
+    """The process (dispatch, SE) and thread (wave lane) tracks with their name and order events (processes
+    first), and each dispatch's pid per SE."""
     meta: list[str] = []
-    tracks: list[tuple[int, int, int, list[int]]] = []  # (dispatch, pid, tid, wave indices in time order)
+    tracks: list[Track] = []
     pids: list[dict[int, int]] = []
     for di, d in enumerate(dispatches):
         keys, lane_of = assign_lanes(d.waves)
@@ -102,49 +135,67 @@ def write_trace(
             meta.append(_meta("thread_sort_index", pid_of[k[0]], tid, {"sort_index": tid}))
             tracks.append((di, pid_of[k[0]], tid, ws))
     meta = [m for m in meta if '"process_' in m] + [m for m in meta if '"thread_' in m]
+    return meta, tracks, pids
 
-    # What fits: every wave slice (or the waves that began first), the counters, then whole waves' detail.
-    budget = max_events - len(meta)
-    begun = sorted((dispatches[di].waves[wi].begin, di, wi) for di, _, _, ws in tracks for wi in ws)
-    if len(begun) > budget:
-        keep_waves = {(di, wi) for _, di, wi in begun[: max(budget, 0)]}
-        summary.dropped_waves = len(begun) - len(keep_waves)
-        summary.notes.append(
-            f"{summary.dropped_waves} of {summary.total_waves} waves left out (the cap is --max-events {max_events})"
-        )
-    else:
-        keep_waves = {(di, wi) for _, di, wi in begun}
-    budget -= len(keep_waves)
-    counters: list[list[str]] = []
-    if budget > 0:
-        per = max(1, min(budget, max_events // 4) // max(1, len(dispatches)))
-        for di, d in enumerate(dispatches):
+
+class _Fit:
+    """What fits under the cap, in turn: every wave slice (or the waves that began first), the counters,
+    then whole waves' detail; each step spends `budget` (events) and notes in `summary` what it left out."""
+
+    def __init__(self, dispatches: list[Dispatch], tracks: list[Track], budget: int, cap: int, summary: TraceSummary):
+        self.dispatches, self.budget, self.cap, self.summary = dispatches, budget, cap, summary
+        self.begun = sorted((dispatches[di].waves[wi].begin, di, wi) for di, _, _, ws in tracks for wi in ws)
+        if len(self.begun) > budget:
+            self.keep_waves = {(di, wi) for _, di, wi in self.begun[: max(budget, 0)]}
+            summary.dropped_waves = len(self.begun) - len(self.keep_waves)
+            summary.notes.append(
+                f"{summary.dropped_waves} of {summary.total_waves} waves left out (the cap is --max-events {cap})"
+            )
+        else:
+            self.keep_waves = {(di, wi) for _, di, wi in self.begun}
+        self.budget -= len(self.keep_waves)
+
+    def counters(self, pids: list[dict[int, int]], times: list[_Times]) -> list[list[str]]:
+        """Each dispatch's resident-wave counter events, or none if they do not all fit."""
+        if self.budget <= 0:
+            return []
+        counters: list[list[str]] = []
+        per = max(1, min(self.budget, self.cap // 4) // max(1, len(self.dispatches)))
+        for di, d in enumerate(self.dispatches):
             evs, res = _counters(d, pids[di], times[di], per)
             counters.append(evs)
             if res > 1:
-                summary.notes.append(f"{d.name}: resident-wave counters averaged over {res}-cycle steps")
-        if sum(len(c) for c in counters) > budget:
+                self.summary.notes.append(f"{d.name}: resident-wave counters averaged over {res}-cycle steps")
+        if sum(len(c) for c in counters) > self.budget:
             counters = []
-            summary.notes.append("resident-wave counters left out (the cap is --max-events)")
-        budget -= sum(len(c) for c in counters)
-    detailed: set[tuple[int, int]] = set()
-    if granularity != "wave":
-        for _, di, wi in begun:
-            if (di, wi) not in keep_waves:
-                continue
-            w = dispatches[di].waves[wi]
-            n = len(w.insts) if granularity == "inst" else sum(1 for st, _ in w.timeline if st != WaveState.EMPTY)
-            if n > budget:
-                break
-            budget -= n
-            detailed.add((di, wi))
-        summary.detailed_waves = len(detailed)
-        if len(detailed) < len(keep_waves):
-            summary.notes.append(
-                f"{granularity} slices for {len(detailed)} of {len(keep_waves)} waves (those that began first); "
-                f"the cap is --max-events {max_events}"
-            )
+            self.summary.notes.append("resident-wave counters left out (the cap is --max-events)")
+        self.budget -= sum(len(c) for c in counters)
+        return counters
 
+    def detailed(self, granularity: str) -> set[tuple[int, int]]:
+        """The kept waves whose instruction or state slices fit, those that began first."""
+        detailed: set[tuple[int, int]] = set()
+        for _, di, wi in self.begun:
+            if (di, wi) not in self.keep_waves:
+                continue
+            w = self.dispatches[di].waves[wi]
+            n = len(w.insts) if granularity == "inst" else sum(1 for st, _ in w.timeline if st != WaveState.EMPTY)
+            if n > self.budget:
+                break
+            self.budget -= n
+            detailed.add((di, wi))
+        self.summary.detailed_waves = len(detailed)
+        if len(detailed) < len(self.keep_waves):
+            self.summary.notes.append(
+                f"{granularity} slices for {len(detailed)} of {len(self.keep_waves)} waves (those that began "
+                f"first); the cap is --max-events {self.cap}"
+            )
+        return detailed
+
+
+def _wave_events(dispatches, tracks, times, keep_waves, detailed, granularity) -> tuple[list[str], float | None]:
+    """The kept waves' slices, track by track, each followed by its detail slices; and the earliest
+    timestamp written."""
     codes = [_code_index(d) if granularity == "inst" else {} for d in dispatches]
     body: list[str] = []
     first_ts = None
@@ -164,25 +215,7 @@ def write_trace(
             )
             if (di, wi) in detailed:
                 body += _details(w, granularity, codes[di], tm, pid, tid)
-    for evs in counters:
-        body += evs
-    summary.waves = len(keep_waves)
-    if summary.notes:  # visible in the viewer too, as a global marker where the trace starts
-        note = _esc("attdec: " + "; ".join(summary.notes))
-        meta.append(f'{{"ph":"i","s":"g","name":{note},"pid":1,"tid":0,"ts":{first_ts or 0}}}')
-    summary.events = len(meta) + len(body)
-    other = {
-        "producer": f"attdec {__version__}",
-        "clock": clock,
-        "time_unit": "1 us = 1 shader cycle" if clock == "cycles" else "us of the realtime reference clock",
-        "granularity": granularity,
-        "dispatches": [_dispatch_meta(d) for d in dispatches],
-        "notes": summary.notes,
-    }
-    out.write('{"traceEvents":[\n')
-    out.write(",\n".join(meta + body))
-    out.write(f'\n],"otherData":{json.dumps(other)}}}\n')
-    return summary
+    return body, first_ts
 
 
 def _clocks(dispatches: list[Dispatch], clock: str) -> list[_Times]:

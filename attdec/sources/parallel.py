@@ -30,6 +30,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from attdec.errors import AttdecError, WorkerError
+from attdec.model.options import DecodeOptions
 from attdec.sources.kind import UNIT, Tracker, raw_weight
 from attdec.sources.limits import check_whole_decode
 
@@ -406,18 +407,19 @@ def unwrap(outcome: tuple[bool, Any]) -> Any:
 
 
 def decode_dispatches(
-    raws: Sequence[RawDispatch], tracker: Tracker | None = None, jobs: int | None = 1, **decode_opts
+    raws: Sequence[RawDispatch], tracker: Tracker | None = None, options: DecodeOptions = DecodeOptions()
 ) -> Generator[tuple[bool, Any], None, None]:
-    """Each raw dispatch decoded into a `Dispatch` (attdec.sources.raw.decode_dispatch), as `map_in_order`
-    outcomes in order; `tracker` advances as dispatches finish. A dispatch is one task here, never split
+    """Each raw dispatch decoded into a `Dispatch` (attdec.sources.raw.decode_dispatch) as `options` say, on
+    up to `options.jobs` processes, as `map_in_order` outcomes in order; `tracker` advances as dispatches
+    finish. A dispatch is one task here, never split
     by blob: its listing needs all its waves, and making it in this process (a quarter of a big dispatch's
     time: gemm_gfx1200_run0) would cost what the split saves."""
     from attdec.sources.raw import decode_dispatch
 
-    if not decode_opts.get("fold"):
+    if not options.fold:
         check_whole_decode(raws, together=False)
     weights = [raw_weight(r) for r in raws]
-    if workers_for(weights, jobs) == 1:  # here, blob by blob: progress as fine as it can be
+    if workers_for(weights, options.jobs) == 1:  # here, blob by blob: progress as fine as it can be
         tracker = tracker or Tracker()
 
         def advance(blob: RawBlob, done: int | None = None) -> None:  # also within a big blob, window by window
@@ -426,7 +428,7 @@ def decode_dispatches(
 
         for raw in raws:
             try:
-                yield True, decode_dispatch(raw, advance, on_bytes=advance, **decode_opts)
+                yield True, decode_dispatch(raw, advance, options, on_bytes=advance)
             except AttdecError as e:
                 yield False, e
         return
@@ -436,29 +438,30 @@ def decode_dispatches(
             tracker.advance(weights[i], raws[i].name)
 
     def work(raw: RawDispatch) -> Dispatch:
-        return decode_dispatch(raw, **decode_opts)
+        return decode_dispatch(raw, options=options)
 
     keys = [_needs(r) for r in raws]
-    yield from map_in_order(work, raws, weights, jobs, done, keys, pack_dispatch, unpack_dispatch)
+    yield from map_in_order(work, raws, weights, options.jobs, done, keys, pack_dispatch, unpack_dispatch)
 
 
 def decode_blob_results(
-    raws: Sequence[RawDispatch], jobs: int | None = 1, reduce: Callable[[Any], Any] | None = None, **decode_opts
+    raws: Sequence[RawDispatch], options: DecodeOptions = DecodeOptions(), reduce: Callable[[Any], Any] | None = None
 ) -> Generator[Any, None, None]:
     """Per raw dispatch, an iterable of (blob, BlobResult, seconds) as attdec.sources.raw.decode_blobs
-    yields them, raising a dispatch's error when it is iterated; with `reduce`, (blob, reduce(BlobResult),
-    seconds), reduced where the blob was decoded (a worker sends back only what the caller reads). Decoded
-    here, the blobs are decoded as they are read (one blob's records in memory at a time); in workers, a
-    dispatch's results arrive whole, a big one's blobs decoded side by side."""
+    yields them (decoded as `options` say, on up to `options.jobs` processes), raising a dispatch's error
+    when it is iterated; with `reduce`, (blob, reduce(BlobResult), seconds), reduced where the blob was
+    decoded (a worker sends back only what the caller reads). Decoded here, the blobs are decoded as they
+    are read (one blob's records in memory at a time); in workers, a dispatch's results arrive whole, a big
+    one's blobs decoded side by side."""
     from attdec.sources.raw import decode_blobs
 
-    if not decode_opts.get("fold"):
+    if not options.fold:
         check_whole_decode(raws, together=False)
     tasks, weights = _tasks(raws)
-    n = workers_for(weights, jobs)
+    n = workers_for(weights, options.jobs)
     if n == 1:
         for raw in raws:
-            blobs = decode_blobs(raw, **decode_opts)
+            blobs = decode_blobs(raw, options=options)
             yield blobs if reduce is None else ((b, reduce(res), dt) for b, res, dt in blobs)
         return
 
@@ -468,9 +471,7 @@ def decode_blob_results(
     def work(task: tuple[int, int | None]) -> list:
         i, blob = task
         raw = raws[i] if blob is None else _one_blob(raws[i], blob)
-        return [
-            (res if reduce is None else reduce(res), dt) for _, res, dt in decode_blobs(raw, code[i], **decode_opts)
-        ]
+        return [(res if reduce is None else reduce(res), dt) for _, res, dt in decode_blobs(raw, code[i], options)]
 
     def pack(parts: list) -> list:
         return [(pack_blob_result(res), dt) for res, dt in parts]
@@ -485,7 +486,7 @@ def decode_blob_results(
 
     keys = [_needs(raws[i]) if blob is None else None for i, blob in tasks]
     columns = (pack, unpack) if reduce is None else (None, None)  # a reduction pickles as it is
-    outcomes = map_in_order(work, tasks, weights, jobs, None, keys, *columns)
+    outcomes = map_in_order(work, tasks, weights, options.jobs, None, keys, *columns)
     for i, _, results in _by_dispatch(tasks, outcomes):
         yield replay(raws[i], results)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from attdec.errors import AttdecError, InputError
 from attdec.model import Dispatch, target
+from attdec.model.options import InputOptions
 from attdec.model.record import Frozen
 from attdec.sources import KINDS
 from attdec.sources.kind import Loaded, Progress, Tracker, raw_weight
@@ -196,26 +197,22 @@ def resolve(paths, only: str | None = None, failures: Failures | None = None) ->
 
 
 def read(
-    paths,
-    input_format: str | None = None,
-    code=(),
-    arch: str | None = None,
-    tracker: Tracker | None = None,
-    failures: Failures | None = None,
+    paths, options: InputOptions = InputOptions(), tracker: Tracker | None = None, failures: Failures | None = None
 ) -> Loaded:
-    """Every dispatch the paths name, as read: `Dispatch`es and `RawDispatch`es still to decode. An input
-    that fails goes to `failures` and the others are still read (without `failures`, the error is raised)."""
+    """Every dispatch the paths name (read as `options` say), as read: `Dispatch`es and `RawDispatch`es still
+    to decode. An input that fails goes to `failures` and the others are still read (without `failures`, the
+    error is raised)."""
     tracker = tracker or Tracker()
     failures = failures or Failures()
-    if arch is not None:
-        target(arch)  # an unknown name is an error listing the known ones, whatever the input
-    if code:
+    if options.arch is not None:
+        target(options.arch)  # an unknown name is an error listing the known ones, whatever the input
+    if options.code:
         from attdec.sources import explicit
 
-        raw = explicit.load(paths, code, arch).check()
+        raw = explicit.load(paths, options.code, options.arch).check()
         tracker.grow(raw_weight(raw))
         return [raw]
-    items = resolve(paths, input_format, failures)
+    items = resolve(paths, options.input_format, failures)
     if tracker.progress is not None:  # the total is only shown (weighing a capture folder stats its blobs)
         tracker.grow(sum(_weight(k, p) for k, p in items))
     loaded: Loaded = []
@@ -248,34 +245,31 @@ def _unique(dispatches) -> list:
 
 def open_dispatches(
     paths,
-    input_format: str | None = None,
-    code=(),
-    arch: str | None = None,
+    options: InputOptions = InputOptions(),
+    *,
     progress: Progress | None = None,
     need: tuple[str, ...] = (),
-    jobs: int | None = 1,
     report: Report | None = None,
     before_decode: Callable[[list], None] | None = None,
-    **decode_opts,
 ) -> list[Dispatch]:
-    """Every dispatch the paths name, raw captures decoded (`decode_opts` go to the decoders) on up to `jobs`
-    processes (None: one per core; attdec.sources.parallel), `before_decode(raw dispatches)` called first
+    """Every dispatch the paths name, read and raw captures decoded as `options` say (on up to
+    `options.decode.jobs` processes: attdec.sources.parallel), `before_decode(raw dispatches)` called first
     when there are any. Attributes a source defers (a ui_output folder's `waves`, `occupancy`) load on first use; those
     named in `need` are loaded here, where `progress` reports them. With `report`, an input or dispatch that
     fails is reported and the others are still read; without, its error is raised."""
     tracker = Tracker(progress)
     failures = Failures(report)
-    found = read(paths, input_format, code, arch, tracker, failures)
+    found = read(paths, options, tracker, failures)
     raw = [d for d in found if not isinstance(d, Dispatch)]
     decoded = None
     if raw:  # the decoding (and worker pool) module only when there is something to decode
         from attdec.sources.parallel import decode_dispatches, unwrap
 
-        if not decode_opts.get("fold"):  # every record of every dispatch is kept
+        if not options.decode.fold:  # every record of every dispatch is kept
             check_whole_decode(raw)
         if before_decode is not None:
             before_decode(raw)
-        decoded = decode_dispatches(raw, tracker, jobs, **decode_opts)
+        decoded = decode_dispatches(raw, tracker, options.decode)
     out = []
     try:
         for d in found:
@@ -294,14 +288,12 @@ def open_dispatches(
     return _unique(out)
 
 
-def open_raw(
-    paths, input_format: str | None = None, code=(), arch: str | None = None, report: Report | None = None
-) -> list[RawDispatch]:
-    """The raw dispatches the paths name; an input that is already decoded (ui_output) is an error here.
-    `report` as for `open_dispatches`."""
+def open_raw(paths, options: InputOptions = InputOptions(), report: Report | None = None) -> list[RawDispatch]:
+    """The raw dispatches the paths name (`options.decode` aside: they are not decoded); an input that is
+    already decoded (ui_output) is an error here. `report` as for `open_dispatches`."""
     failures = Failures(report)
     out = []
-    for d in read(paths, input_format, code, arch, failures=failures):
+    for d in read(paths, options, failures=failures):
         with failures.guard():
             if isinstance(d, Dispatch):
                 raise InputError("this is a decoded ui_output folder, not a raw capture", d.path)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from attdec.errors import ArchError, AttdecError, FormatError
 from attdec.model import CounterSamples, Dispatch, KernelResources, Wave, WaveTable, empty_occupancy
+from attdec.model.options import DecodeOptions
 from attdec.model.record import Record, field
 from attdec.model.records import MAX_SE
 from attdec.model.target import target
@@ -318,9 +319,16 @@ def _co_where(raw: RawDispatch, co: RawCodeObject) -> str:
     return co.name if not raw.path or co.name == raw.path or os.path.isfile(co.name) else f"{raw.path}: {co.name}"
 
 
-def decode_blobs(raw: RawDispatch, code: LoadedDispatchCode | None = None, **decode_opts):
+def decode_blobs(
+    raw: RawDispatch,
+    code: LoadedDispatchCode | None = None,
+    options: DecodeOptions = DecodeOptions(),
+    fold: Callable[[Wave], object] | None = None,
+    progress: Callable[[int], None] | None = None,
+):
     """Yield (blob, BlobResult, seconds) for each blob of `raw`, decoded on its own against its code
-    objects (`decode_opts` go to attdec.decoders.decode_blob, e.g. target_cu)."""
+    objects as `options` say; `fold` and `progress` go to attdec.decoders.decode_blob for a blob decoded in
+    windows (what `decode_dispatch` makes of `options.fold`)."""
     from attdec.decoders import decode_blob
 
     code = code or load_code(raw)
@@ -328,36 +336,45 @@ def decode_blobs(raw: RawDispatch, code: LoadedDispatchCode | None = None, **dec
         check_blob_arch(b, code.arch)
     for b in raw.blobs:
         t0 = time.perf_counter()
-        # occupancy=False spares no blob traced without instructions: its occupancy is all there is of it
-        opts = decode_opts if b.itrace is not False else {**decode_opts, "occupancy": True}
-        res = decode_blob(b.data, code.arch, code.codemap, b.se, where=b.label, **opts)
+        res = decode_blob(
+            b.data,
+            code.arch,
+            code.codemap,
+            b.se,
+            where=b.label,
+            compat=options.compat,
+            target_cu=options.target_cu,
+            fold=fold,
+            window=options.window,
+            progress=progress,
+            # occupancy=False spares no blob traced without instructions: its occupancy is all there is of it
+            occupancy=options.occupancy or b.itrace is False,
+        )
         yield b, res, time.perf_counter() - t0
 
 
 def decode_dispatch(
     raw: RawDispatch,
     on_blob: Callable[[RawBlob], None] | None = None,
-    fold: bool | str = False,
-    window: int | None = None,
+    options: DecodeOptions = DecodeOptions(),
     on_bytes: Callable[[RawBlob, int], None] | None = None,
-    **decode_opts,
 ) -> Dispatch:
     """Decode every blob of `raw` against its code objects into one `Dispatch` with a code listing;
-    `on_blob(blob)` is called after each blob (progress). With `fold` (what `hotspots` and `waves` read), a
-    big blob is decoded `window` bytes at a time (default: attdec.decoders.windowed.WINDOW) and its waves
-    are folded (`Wave.folded`; every blob's, into one WaveTable), or with fold="totals" (a report of totals
-    only) counted and not kept (`Dispatch.waves_not_kept`): memory follows the window, not the blob;
-    `on_bytes(blob, n)` is told after each window that n bytes of it are decoded (progress within a big blob)."""
+    `on_blob(blob)` is called after each blob (progress). With `options.fold` (what `hotspots` and `waves`
+    read), a big blob is decoded `options.window` bytes at a time (default: the family's windowed.WINDOW)
+    and its waves are folded (`Wave.folded`; every blob's, into one WaveTable), or with fold="totals" (a
+    report of totals only) counted and not kept (`Dispatch.waves_not_kept`): memory follows the window, not
+    the blob; `on_bytes(blob, n)` is told after each window that n bytes of it are decoded (progress within a
+    big blob)."""
     from attdec.sources.listing import Folder, build_listing
 
     code = load_code(raw)
-    folder = Folder(keep_waves=fold != "totals") if fold else None
-    if folder is not None:
-        decode_opts.update(fold=folder, window=window)
-        if on_bytes is not None:  # blobs are decoded in order: the one under way is the next not yielded
-            decode_opts.update(progress=lambda n: on_bytes(raw.blobs[len(results)], n))
+    folder = Folder(keep_waves=options.fold != "totals") if options.fold else None
+    progress = None
+    if folder is not None and on_bytes is not None:  # blobs are decoded in order: the one under way is the next
+        progress = lambda n: on_bytes(raw.blobs[len(results)], n)
     results: list = []
-    for blob, res, _ in decode_blobs(raw, code, **decode_opts):
+    for blob, res, _ in decode_blobs(raw, code, options, folder, progress):
         if folder is not None and folder.keep_waves and not isinstance(res.waves, WaveTable):
             res.waves = folder.table(res.waves)  # a whole blob's waves folded too
         results.append(res)

@@ -41,8 +41,9 @@ from attdec.decoders.common import (
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, SLOTS, TOKEN_NAMES, MiscKind
+from attdec.decoders.gfx9.stitch import Gfx9Walker
 from attdec.decoders.gfx9.wave import START_PHASE, Carried, finish_wave, plausible_waves
-from attdec.decoders.stitch import note_waves, walker
+from attdec.decoders.stitch import note_waves
 from attdec.decoders.userdata import USERDATA_2, USERDATA_3, RocProtocol
 from attdec.model import INST_DTYPE, OCCUPANCY_DTYPE, SHADERDATA_DTYPE, Category, Timeline, WaveState
 from attdec.model.version_shims import bitwise_count
@@ -129,7 +130,7 @@ def run_vectorised(
     else:  # no traced wave (most SEs of a capture): no timing model
         recs, lo, hi, timelines, end, complete, unfinished = _NO_WAVES
 
-    walk = walker(code, 9, rules) if life.nw else None
+    walk = Gfx9Walker.for_code(code, rules) if life.nw else None
     if walk is not None:  # the first traced wave's entry must be in the code
         first = int(life.ws_tok[0])
         p = entry_problem(code, int(life.ws_pc[0]), int(offsets[first]))  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""A big gfx9 blob decoded in windows, so that memory follows the window and not the blob (issue 12).
+"""A big gfx9 blob decoded in windows, so that memory follows the window and not the blob.
 
 The blob is split a window of words at a time, from the token boundary where the previous window ended
 and with the time pass's state there (`splitter.TimeState`; a window never ends between a TIME_RESET and
@@ -9,7 +9,8 @@ carried, not decoded again: the SE-wide phase, the stitched waves and implausibl
 (synthetic WAVE_START tokens at time -1, whose rows are left out) and whether packets were lost before.
 Waves go through `fold` once stitched (waves in the order the whole-blob pass stitches them: a segment's
 waves all end in it; None from `fold`: the wave is not kept), and of their `note_waves` entries only those
-that can raise a warning are kept (the others counted), so that 1 GB of short waves holds no per-wave state.
+that can raise a warning are kept (the others counted), so that a blob of short waves holds no per-wave state
+whatever its size.
 Realtime samples and code-object markers come from the USERDATA REG tokens, kept to the end (a few).
 tests/test_windowed.py cuts every gfx950 capture into small windows to check.
 

@@ -35,6 +35,7 @@ from attdec.decoders.rdna.packets import (
 )
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
 from attdec.decoders.rdna.splitter import Tokens
+from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.wave import (
     SLOTS,
     Emit,
@@ -46,7 +47,7 @@ from attdec.decoders.rdna.wave import (
     start_result,
     to_wave,
 )
-from attdec.decoders.stitch import note_waves, walker
+from attdec.decoders.stitch import note_waves
 from attdec.model import OCCUPANCY_DTYPE, Category
 from attdec.model.version_shims import bitwise_count
 
@@ -276,7 +277,8 @@ def _lifecycle_np(
 def _lifecycle_py(
     tk: Tokens, table, se: int, life: np.ndarray, target_cu: int, target_simd: int, first_hdr: int
 ) -> tuple[np.ndarray, list[Traced]]:
-    """`_lifecycle_np` one token at a time: a few dozen tokens cost less than its ~100 numpy calls."""
+    """`_lifecycle_np` one token at a time: a few dozen tokens cost less than its many numpy calls
+    (`PY_LIFE`)."""
     if not len(life):
         return np.zeros(0, OCCUPANCY_DTYPE), []
     ws_p, we_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["REG"]

@@ -1,4 +1,4 @@
-"""A big RDNA blob decoded in windows, so that memory follows the window and not the blob (issue 12).
+"""A big RDNA blob decoded in windows, so that memory follows the window and not the blob.
 
 Traced waves are independent once their tokens are known, so the blob is split a window of bytes at a
 time, from the token boundary and with the time the previous window ended at (`_Splitter`), and each
@@ -40,9 +40,10 @@ from attdec.decoders.rdna.splitter import (
     split,
     truncation_problem,
 )
+from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
 from attdec.decoders.rdna.wave import SLOTS, TracedWave, as_reported, reported_cu, to_wave
-from attdec.decoders.stitch import note_waves, walker
+from attdec.decoders.stitch import note_waves
 from attdec.decoders.windowed import Fold, Progress, release_before
 from attdec.model import Wave
 from attdec.model.target import target
