@@ -201,6 +201,25 @@ def test_wave_started_without_a_pc_is_not_walked(vectorised):
     assert pcs(restored.at(114).new_pc(0, base + 12)) == [12, 16, 16]
 
 
+def test_gfx12_reads_gfx11_only_shader_data_ids_in_gfx12_layout():
+    """gfx12 restates SHADER_DATA and SHADER_DATA_SHORT with 7-bit ids; the ids only gfx11's shorter
+    patterns match (0x26, 0x76, ...) stay those tokens in AMD's decoder, read in gfx12's layout (0.1.6 on
+    synthetic streams): a damaged byte there swallows what gfx12's token would, and moves time by its delta."""
+    from attdec.decoders.rdna.packets import GFX12
+
+    for gfx11_only, gfx12_id, name in [(0x76, 0x46, "SHADER_DATA_SHORT"), (0xF6, 0xC6, "SHADER_DATA_SHORT")]:
+        assert GFX12.at(gfx11_only) is GFX12.at(gfx12_id) is GFX12[name]
+        got = []
+        for low in (gfx11_only, gfx12_id):
+            e = RdnaEncoder(12).at(8).wave_start(simd=0, wid=0).at(20)
+            e.raw(low, 8).valu(0, delta=2).at(e.time + 20).wave_end(simd=0, wid=0)
+            (w,) = decode_blob(e.data(), "gfx1201", None, 0).waves
+            got.append((w.begin, w.end, w.insts.tolist()))
+        assert got[0] == got[1]
+    for gfx11_only, gfx12_id in [(0x26, 0x06), (0xA6, 0x86)]:
+        assert GFX12.at(gfx11_only) is GFX12.at(gfx12_id) is GFX12["SHADER_DATA"]
+
+
 @pytest.mark.parametrize("vectorised", [True, False])
 def test_durations_and_stalls_have_the_c_record_widths(vectorised):
     """A record's duration is the C record's int32 of its cycle count and its stall 24 bits; a timeline
