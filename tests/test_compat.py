@@ -246,6 +246,8 @@ def test_gfx9_message_without_code_is_timed_only_as_the_last_record():
     # message is left out and the wave ends IDLE
     assert rows(w) == [(24, 4, 0, "SALU"), (64, 40, 40, "IMMED")]
     assert timeline(w) == [("IDLE", 16), ("EXEC", 40), ("WAIT", 40), ("IDLE", 4)]
+    (empty,) = decode_blob(immed_after, "gfx950", CodeMap(), 0).waves  # no code object loaded: the same
+    assert rows(empty) == rows(w) and timeline(empty) == timeline(w)
     (w,) = decode_blob(immed_after, "gfx950", cm, 0).waves  # with the code: timed when described
     assert [r[3] for r in rows(w)] == ["SALU", "MESSAGE", "IMMED"]
     salu_after = gfx9_wave(lambda e: salu_message_then(e, lambda e: e.issue(0, {0: 2}).advance(8).inst(0, 0, 1)))
@@ -263,6 +265,17 @@ def test_code_object_id_is_the_legacy_id_where_the_marker_sets_it():
         e = RdnaEncoder(11).userdata(words).kernel_entry(BASE).at(100).wave_start(simd=0, wid=0)
         res = decode_blob(e.at(200).wave_end(0, 0).data(), "gfx1100", None, 0)
         assert res.code_object_ids(res.occupancy["pc"]).tolist() == [reported, reported]
+
+
+def test_amd_pc_is_the_offset_inside_the_announced_code_object():
+    """AMD's decoder reports a PC inside an announced code object as (offset from its load address, its id),
+    any other PC as (absolute, 0); the JSON rows carry both after attdec's absolute PC."""
+    e = RdnaEncoder(11).userdata(roc_marker_words(5, BASE - 0x100, 0x1000)).kernel_entry(BASE)
+    res = decode_blob(e.at(100).wave_start(simd=0, wid=0).at(200).wave_end(0, 0).data(), "gfx1100", None, 0)
+    outside = BASE + 0xF00  # the first address past the code object
+    address, ids = res.amd_pcs([*res.occupancy["pc"].tolist(), outside, 0])
+    assert address.tolist() == [0x100, 0x100, outside, 0]
+    assert ids.tolist() == [5, 5, 0, 0]
 
 
 def test_wave_order_per_version():

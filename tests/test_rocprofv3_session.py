@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT, invoke, shared_path
 
 import attdec
+from attdec.model import Category
 from attdec.sources.pipeline import describe
 from attdec.sources.raw import KERNARG_PRELOAD_SKIP, PAGE, _placements
 from tests.support import uisynth
@@ -90,6 +91,10 @@ def test_real_session_without_code_json_is_decoded_without_pcs(tmp_path):
     (row,) = [c for c in bare.code if not c.is_label]  # every record, in the one row a no-PC decode has
     assert row.is_no_pc and row.hit == sum(len(w.insts) for w in bare.waves) > sum(c.hit for c in d.code) / 2
     assert sorted(_waves(bare)) == sorted(_waves(d))
+    # without code, AMD's decoder times an OTHER_MSG only as a wave's last record and leaves earlier ones out
+    message = int(Category.MESSAGE)
+    assert all(message not in w.insts["category"][:-1] for w in bare.waves)
+    assert any(message in w.insts["category"] for w in d.waves)  # with code.json, barrier entries are kept
 
 
 def test_placement_by_entry_pc_skips_a_kernarg_preload_preamble():

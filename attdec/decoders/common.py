@@ -51,12 +51,21 @@ class BlobResult(Record):
     def code_object_ids(self, pcs: np.ndarray) -> np.ndarray:
         """The id of the code object (announced by the trace's markers) that holds each absolute PC, 0 where
         none does, as AMD's decoder attributes PCs; the latest load of an address range wins."""
-        out = np.zeros(len(pcs), np.uint64)
+        return self.amd_pcs(pcs)[1]
+
+    def amd_pcs(self, pcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each absolute PC as AMD's decoder reports it (its `pc_t`): (address, code_object_id), the offset
+        inside the code object the trace announced that holds it and that object's id, or the absolute PC
+        and 0 where none does. attdec keeps PCs absolute so that records from different code objects (or
+        from traces without markers) compare directly; this is the form for matching AMD's output."""
+        pc = np.asarray(pcs, np.uint64)
+        address, ids = pc.copy(), np.zeros(len(pc), np.uint64)
         for m in self.code_objects:
             if not m.unload and m.size:
-                pc = np.asarray(pcs, np.uint64)
-                out[(pc >= np.uint64(m.addr)) & (pc < np.uint64(m.addr + m.size))] = m.id
-        return out
+                inside = (pc >= np.uint64(m.addr)) & (pc < np.uint64(m.addr + m.size))
+                ids[inside] = m.id
+                address[inside] = pc[inside] - np.uint64(m.addr)
+        return address, ids
 
 
 def data_lost(res: BlobResult, lost_at: list[int]) -> None:
@@ -163,6 +172,12 @@ def official_order(waves: list[Wave], complete: list[bool]) -> list[Wave]:
     state; only the output is reordered."""
     ended = sorted((w for w, c in zip(waves, complete) if c), key=lambda w: w.end)
     return ended + [w for w, c in zip(waves, complete) if not c]
+
+
+def without_code(code: CodeMap | None) -> bool:
+    """No code to walk: none given, or none loaded (an empty map, as a decode without a code object passes).
+    AMD's decoder then fails every ISA query, which changes how it times some records (gfx9 OTHER_MSG)."""
+    return code is None or not len(code)
 
 
 def entry_problem(code: CodeMap, pc: int, byte: int) -> str | None:

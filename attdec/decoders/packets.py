@@ -161,16 +161,24 @@ class PacketTable:
 
     Rows apply in order and a later row overwrites every id it matches (and the name it has): that is how
     the official table builder resolves overlapping patterns, and how `derive` states a family as another
-    plus overrides. `at(low)` is the packet a token with those low bits is (None: unassigned).
+    plus overrides. A row that restates a name also takes over the ids still left to that name's earlier
+    row, as AMD's decoder's table does (gfx12 reads the ids only gfx11's SHADER_DATA_SHORT and SHADER_DATA
+    patterns still match, e.g. 0x76 and 0x26, in gfx12's layouts). `at(low)` is the packet a token with
+    those low bits is (None: unassigned).
     """
 
     def __init__(self, name: str, packets: Iterable[Packet], id_window: int):
         self.name, self.id_window = name, id_window
         self.rows: list[Packet] = list(packets)
         self.slots: list[Packet | None] = [None] * (1 << id_window)
+        named: dict[str, Packet] = {}
         for p in self.rows:
             if p.id_bits > id_window:
                 raise ValueError(f"{name}: {p} has a longer id than the {id_window} bits looked at")
+            earlier = named.get(p.name)
+            if earlier is not None:
+                self.slots = [p if s is earlier else s for s in self.slots]
+            named[p.name] = p
             step = 1 << p.id_bits
             for low in range(p.id, 1 << id_window, step):
                 self.slots[low] = p

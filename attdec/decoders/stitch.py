@@ -211,7 +211,9 @@ def matches_trivially(rec: int, line: int) -> bool:
 
 
 def skippable(line: int) -> bool:
-    return line != LineKind.SALU and line <= LineKind.IMMED
+    """Whether an IMMED record may stand for this line (a skipped immediate): not SALU, nor SMEM (0.1.6 on
+    synthetic streams: at an `s_load_*` line an IMMED stops the walk, at another SMEM line it fails)."""
+    return LineKind.SALU < line <= LineKind.IMMED
 
 
 def matches_elaborately(rec: int, line: int) -> bool:
@@ -507,7 +509,7 @@ class PcWalker:
                     pc = pc_infos[pii][1]
                     if get(pc) is not None:
                         pcs[i] = pc
-                    elif pii + 1 < npi:
+                    elif (pc or pii) and pii + 1 < npi:  # (a start without a PC: no walk, 0.1.6)
                         i = pc_infos[pii + 1][0]
                         if i >= n:
                             return i, pii, nxt, i

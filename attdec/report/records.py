@@ -71,13 +71,14 @@ def write_json(dispatches, out) -> None:
 
 
 def _write_rows_with_ids(w, cols: list[list], res, pcs) -> None:
-    """Rows as `write_rows` writes them, with AMD's pc.code_object_id as one more column on the rows whose
-    PC lies in a code object the trace announced (most traces announce none: the fast path)."""
+    """Rows as `write_rows` writes them, with AMD's pc (code_object_id, then the offset inside that code
+    object) as two more columns on the rows whose PC lies in a code object the trace announced (most traces
+    announce none: the fast path)."""
     if not res.code_objects:
         write_rows(w, cols)
         return
-    ids = res.code_object_ids(pcs).tolist()
-    w(",".join("[" + ",".join(map(str, r)) + (f",{i}]" if i else "]") for *r, i in zip(*cols, ids)))
+    offsets, ids = (a.tolist() for a in res.amd_pcs(pcs))
+    w(",".join("[" + ",".join(map(str, r)) + (f",{i},{o}]" if i else "]") for *r, i, o in zip(*cols, ids, offsets)))
 
 
 def _write_wave(w, wave, res) -> None:

@@ -26,8 +26,15 @@ and each damaged blob is decoded (`decode_blob`, 0.1.6 rules, with the capture's
              missing: waves not decoded at all (a cut before they began leaves no trace of them)
   silent     cases that lost or invented rows and said nothing (no problem, warning or INFO record)
 
+With `--decoder DIR` (a folder holding AMD's librocprof-trace-decoder.so; never part of attdec) each
+damaged blob is also decoded by AMD's library (tools/oracles/amd_reference.py, a child process per blob, answering
+its ISA queries from the capture's job file in ../shared/tools/peers/native/jobs) and the case is
+`identical` when attdec's waves (cu, simd, slot, begin, end, timeline, every record's pc, time, duration,
+stall, category, in the library's wave order) and occupancy rows (cu, simd, slot, start, time, pc) equal
+the library's. `differs` names the first thing that differs.
+
 Usage: PYTHONPATH=. python3 tools/oracles/damage_run.py [--quick] [--per-kind N] [--seed S] [--json OUT]
-       [--markdown OUT] [CAPTURE_DIR ...]
+       [--markdown OUT] [--decoder DIR] [CAPTURE_DIR ...]
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import glob
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -54,6 +62,8 @@ from attdec.sources.explicit import codemap
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURES = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "captures"))
 KINDS = ("trunc", "flip", "splice", "zeros")
+JOBS = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "tools", "peers", "native", "jobs"))
+REFERENCE = os.path.join(HERE, "amd_reference.py")
 HEADER = 8  # the stream header (gfx9 software header, RDNA HEADER token); damaged, a blob is refused
 
 
@@ -137,6 +147,71 @@ def decode(data: bytes, arch: str, code, se: int):
         return None
 
 
+def job_kernel(rel: str, blob: str) -> tuple[str, int] | None:
+    """The job file of capture `rel` and the kernel table of the dispatch that holds `blob`."""
+    job = os.path.join(JOBS, rel.replace(os.sep, "__") + ".job")
+    if not os.path.isfile(job):
+        return None
+    kernel = None
+    with open(job) as f:
+        for line in f:
+            kw, *rest = line.split(" ")
+            if kw == "dispatch":
+                kernel = int(rest[1])
+            elif kw == "blob" and line.rstrip("\n").endswith("/" + blob):
+                return job, kernel if kernel is not None and kernel >= 0 else 0
+    return None
+
+
+def library_decode(decoder: str, job: str, kernel: int, data: bytes) -> dict | str:
+    """AMD's library on one blob (a child process: damage may crash it); an error text if it failed."""
+    cmd = [sys.executable, REFERENCE, "--decoder", decoder, "--job", job, "--kernel", str(kernel)]
+    try:
+        p = subprocess.run(cmd, input=data, capture_output=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return "timed out"
+    if p.returncode != 0:
+        return f"exit {p.returncode}"
+    return json.loads(p.stdout)
+
+
+def as_library(r) -> dict:
+    """attdec's decode in the shape tools/oracles/amd_reference.py prints (without code object ids)."""
+    waves = []
+    for w in r.waves:
+        a = w.insts
+        rows = [list(x) for x in zip(*(a[f].tolist() for f in ("pc", "time", "duration", "stall", "category")))]
+        waves.append([w.cu, w.simd, w.slot, w.begin, w.end, [list(t) for t in w.timeline], rows])
+    occ = r.occupancy
+    occupancy = list(zip(*(occ[f].tolist() for f in ("cu", "simd", "wave_id", "start", "time", "pc"))))
+    return {"waves": waves, "occupancy": occupancy}
+
+
+def differs(lib: dict, ours: dict) -> str:
+    """What first differs between the library's answer and attdec's ("" when identical)."""
+    theirs = [
+        [w[0], w[1], w[2], w[3], w[4], w[6], [[i[0], i[2], i[3], i[4], i[5]] for i in w[7]]] for w in lib["waves"]
+    ]
+    if len(theirs) != len(ours["waves"]):
+        return f"waves {len(theirs)} vs {len(ours['waves'])}"
+    for a, b in zip(theirs, ours["waves"]):
+        if a[:3] != b[:3]:
+            return "wave order"
+        for what, i in (("begin", 3), ("end", 4), ("timeline", 5)):
+            if a[i] != b[i]:
+                return f"wave {what}"
+        if len(a[6]) != len(b[6]):
+            return f"wave rows {len(a[6])} vs {len(b[6])}"
+        for x, y in zip(a[6], b[6]):
+            if x != y:
+                field = ("pc", "time", "duration", "stall", "category")[[u != v for u, v in zip(x, y)].index(True)]
+                return f"row {field}"
+    occ, got = Counter(tuple(o[:6]) for o in lib["occupancy"]), Counter(tuple(o) for o in ours["occupancy"])
+    if occ != got:
+        return f"occupancy: {(occ - got).total()} rows only in the library, {(got - occ).total()} only in attdec"
+    return ""
+
+
 def blob_cases(cdir: str, first_only: bool):
     """(arch, code map, kernel, blob name, blob bytes, se, undamaged decode) per dispatch: its blob with
     the most instruction records."""
@@ -159,7 +234,22 @@ def blob_cases(cdir: str, first_only: bool):
             yield arch, code, disp["kernel"], *best[1:]
 
 
-def run(dirs, per_kind: int, seed: int, first_only: bool) -> list[dict]:
+def against_library(case: dict, decoder: str, rel: str, blob: str, data: bytes, r) -> None:
+    """Adds `identical` and `differs` to a case: attdec's decode of the damaged blob against the library's."""
+    found = job_kernel(rel, blob)
+    if found is None:
+        case.update(identical=None, differs="no job file")
+        return
+    lib = library_decode(decoder, *found, data)
+    if isinstance(lib, str):
+        case.update(identical=r is None, differs=f"library: {lib}")
+        return
+    ours = as_library(r) if r is not None else {"waves": [], "occupancy": []}
+    why = differs(lib, ours)
+    case.update(identical=not why, differs=why)
+
+
+def run(dirs, per_kind: int, seed: int, first_only: bool, decoder: str | None = None) -> list[dict]:
     rng = random.Random(seed)
     cases = []
     for cdir in dirs:
@@ -175,6 +265,8 @@ def run(dirs, per_kind: int, seed: int, first_only: bool) -> list[dict]:
                     case = {"capture": rel, "family": t.family, "kernel": kernel, "blob": name, "kind": kind}
                     case["rows"] = total
                     r = decode(bad, arch, code, se)
+                    if decoder:
+                        against_library(case, decoder, rel, name, bad, r)
                     if r is None:
                         case.update(refused=True, correct=0, shifted=0, bogus=0, catchable=0, padding=0)
                         case.update(cut=0, missing=len(ref), cut_no_info=False, silent=False)
@@ -236,6 +328,8 @@ def summary(cases: list[dict]) -> list[dict]:
                     "silent": sum(c["silent"] for c in cs),
                 }
             )
+            if any("identical" in c for c in cs):
+                out[-1]["identical to the library"] = sum(bool(c.get("identical")) for c in cs)
     return out
 
 
@@ -254,13 +348,23 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", help="write every case here")
     ap.add_argument("--markdown", help="write the summary table here")
+    ap.add_argument("--decoder", help="folder with AMD's librocprof-trace-decoder.so: compare with it too")
     a = ap.parse_args()
+    if a.decoder and not os.path.isfile(os.path.join(a.decoder, "librocprof-trace-decoder.so")):
+        sys.exit(f"damage_run: no librocprof-trace-decoder.so in {a.decoder}")
     dirs = a.captures or sorted(os.path.dirname(p) for p in glob.glob(os.path.join(CAPTURES, "*", "*", "capture.json")))
     t0 = time.perf_counter()
-    cases = run(dirs, 1 if a.quick else a.per_kind, a.seed, a.quick)
+    cases = run(dirs, 1 if a.quick else a.per_kind, a.seed, a.quick, a.decoder)
     rows = summary(cases)
     markdown(rows, sys.stdout)
     print(f"\n{len(cases)} cases from {len(dirs)} captures in {time.perf_counter() - t0:.0f} s")
+    compared = [c for c in cases if c.get("identical") is not None]
+    if compared:
+        same = sum(c["identical"] for c in compared)
+        print(f"identical to the library: {same} / {len(compared)} ({100 * same / len(compared):.1f}%)")
+        for c in compared:
+            if not c["identical"]:
+                print(f"  {c['capture']} {c['blob']} {c['kind']}: {c['differs']}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"summary": rows, "cases": cases}, f, indent=1)

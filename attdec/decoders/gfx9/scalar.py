@@ -15,6 +15,7 @@ from attdec.decoders.common import (
     Implausible,
     data_lost,
     entry_problem,
+    without_code,
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, SLOTS, TOKEN_NAMES, MiscKind
@@ -87,7 +88,7 @@ def run(
     }
     is_lo, is_mk, st_lo, st_mk = _ISSUE_BITS
     i_slot_lo, i_slot_mk, i_simd_lo, i_simd_mk, i_kind_lo, i_kind_mk = _INST_BITS
-    slots, phase_box, no_code = p.slots, p.phase_box, code is None
+    slots, phase_box, no_code = p.slots, p.phase_box, without_code(code)
     issue_pairs: dict[int, list[tuple[int, int]]] = {}  # ISSUE status field -> [(slot, status)] of non-zero slots
 
     for ty, v, t, off in _slices(types, vals, times, offsets):
@@ -141,7 +142,7 @@ class ScalarPass:
         self.shaderdata: list[tuple[int, int, int, int, int]] = []  # (time, value, cu, simd, slot)
         self.perf: list[tuple] = []  # PERFEVENT rows (time, events0..3, cu, bank), as the official emits them
         self.last_perf: dict[tuple[int, int], int] = {}  # (cu, bank) -> time of its latest reading
-        self.entry_checked = code is None or not len(code)
+        self.entry_checked = without_code(code)
 
     def aborts(self, what: str, slot: int, off: int) -> bool:
         """A token naming a wave slot that does not exist: the official decoder aborts, so does the pass."""
@@ -174,7 +175,7 @@ class ScalarPass:
                     self.context_switch(ws[-1], t)
                 return False
             if not ws or ws[-1].end:
-                ws.append(TracedWave(self.tcu, simd, slot, t, pc, self.rules, self.code is None))
+                ws.append(TracedWave(self.tcu, simd, slot, t, pc, self.rules, without_code(self.code)))
                 if not self.entry_checked:
                     self.entry_checked = True
                     p = entry_problem(self.code, pc, off)  # type: ignore[arg-type]

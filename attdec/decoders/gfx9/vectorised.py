@@ -37,6 +37,7 @@ from attdec.decoders.common import (
     NotVectorisable,
     data_lost,
     entry_problem,
+    without_code,
 )
 from attdec.decoders.compat import Rules
 from attdec.decoders.gfx9.packets import GFX9, INST_GO_TO_TRAP, INST_PC_TYPE, INST_TYPES, SLOTS, TOKEN_NAMES, MiscKind
@@ -111,8 +112,10 @@ def run_vectorised(
     if not (rules.gfx9_message_as_immediate and rules.gfx9_end_at_token):
         raise NotVectorisable("the newest source's OTHER_MSG or WAVE_END timing")
     of = of if of is not None else by_type(types)
-    if code is None and np.count_nonzero(_CAT.take(_col("INST", "kind", vals[of[INST]]).astype(np.intp)) == MESSAGE):
-        raise NotVectorisable("OTHER_MSG without code to walk (the scalar model times it when the wave ends)")
+    if without_code(code):
+        kinds = _col("INST", "kind", vals[of[INST]]).astype(np.intp)
+        if np.count_nonzero(_CAT.take(kinds) == MESSAGE):
+            raise NotVectorisable("OTHER_MSG without code to walk (the scalar model times it when the wave ends)")
     problems: list[str] = []
     misc = of[MISC]
     lost = misc[_col("MISC", "kind", vals[misc]) == MiscKind.PACKET_LOST]

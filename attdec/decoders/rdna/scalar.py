@@ -73,7 +73,7 @@ def decode_scalar(
     tI, tV, tIO, tIM, tWR = T["INST"], T["VALU_INST"], T["IMM_ONE"], T["IMMEDIATE"], T["WAVE_READY"]
     rare = {
         T["WAVE_START"]: p.wave_start,
-        T["WAVE_START_EXT"]: p.wave_start,
+        # (no WAVE_START_EXT: it starts no wave in AMD's decoder, `_STARTS` in vectorised.py)
         T["WAVE_END"]: p.wave_end,
         T["NEW_PC"]: p.new_pc,
         T["REG"]: p.register,
@@ -108,7 +108,8 @@ def decode_scalar(
         tm = times[i]
         if plain_l[i]:  # the common case: one issued instruction (official apply_inst)
             wv = now[wid_l[i]]
-            # an instruction token in a slot whose wave has ended (a damaged stream) belongs to no wave (0.1.6)
+            # an instruction, immediate or ready token in a slot whose wave has ended (a damaged stream; no
+            # capture has one) belongs to no wave (0.1.6)
             if wv is None or wv.complete:
                 continue
             if wv.barrier:
@@ -128,7 +129,7 @@ def decode_scalar(
                 b = m & -m
                 wv = now[b.bit_length() - 1]
                 m ^= b
-                if wv is not None:
+                if wv is not None and not wv.complete:
                     if wv.barrier:
                         wv.barrier_ext(tm - 1)
                     wv.set_state(STALL, tm)
@@ -139,7 +140,7 @@ def decode_scalar(
                 b = m & -m
                 wv = now[b.bit_length() - 1]
                 m ^= b
-                if wv is not None:
+                if wv is not None and not wv.complete:
                     if wv.barrier:
                         wv.barrier_ext(tm)
                     if not wv.trapped:
@@ -347,7 +348,7 @@ class ScalarPass:
         if wv.pc_infos and not wv.trapped:
             infos = wv.pc_infos
             k = len(infos)
-            while k > 0 and not infos[k - 1][1]:
+            while k > 1 and not infos[k - 1][1]:  # (never the start's: `_branch_pcs`)
                 k -= 1
             if k == len(infos):
                 infos.append([len(wv.t), 0])

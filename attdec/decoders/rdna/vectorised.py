@@ -78,8 +78,8 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     barrier = rules.gfx11_barrier_extension or not rules.gfx11_barrier_from_last_instruction
     if np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
         return None
-    if T["WAVE_START"] in types or T["WAVE_START_EXT"] in types:
-        count = table["WAVE_START"]["count"].column(tk.words(_of_types(typ, _STARTS)))  # (and _EXT's)
+    if T["WAVE_START"] in types:
+        count = table["WAVE_START"]["count"].column(tk.words(_of_types(typ, _STARTS)))
         if np.count_nonzero((count >= CONTEXT_COUNTS.start) & (count < CONTEXT_COUNTS.stop)):
             return None
     if T["MISC"] in types and np.count_nonzero(table["MISC"]["save_context"].column(words("MISC"))):
@@ -105,7 +105,9 @@ def _refused_ops(barrier: bool) -> np.ndarray:
     return refused
 
 
-_STARTS = (T["WAVE_START"], T["WAVE_START_EXT"])
+# AMD's decoder (0.1.4 to 0.1.6) reads a WAVE_START_EXT token and does nothing with it: no wave starts,
+# the location's end later is one without a start. No capture has one; a bit flip in a WAVE_START makes one.
+_STARTS = (T["WAVE_START"],)
 
 
 def _of_types(typ: np.ndarray, types: tuple[int, ...]) -> np.ndarray:
@@ -452,7 +454,9 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
         if e:
             raise timing.NotVectorisable(f"NEW_PC at token {k} after its wave's end")
         m = len(infos)
-        while m > 0 and not infos[m - 1][1]:
+        # never the wave start's slot: a start without a PC (no COMPUTE_PGM write before it) keeps none, and
+        # 0.1.6 walks no record of such a wave (`PcWalker._known`), NEW_PCs after it or not
+        while m > 1 and not infos[m - 1][1]:
             m -= 1
         if m == len(infos):
             infos.append([n, 0])

@@ -51,7 +51,7 @@ from attdec.model.target import Target
 LOOKAHEAD = 64  # bytes split past a window's end (whole trace lines), where its last token ends and the next begins
 
 COLUMNS = ("pos", "type", "time", "word", "lost")
-LIFECYCLE = ("WAVE_START", "WAVE_START_EXT", "WAVE_END")
+LIFECYCLE = ("WAVE_START", "WAVE_END")  # (no WAVE_START_EXT: it starts no wave, vectorised._STARTS)
 # what the occupancy decode reads: lifecycle tokens, registers (entry PCs, code-object markers), HEADERs, MISC
 OCCUPANCY_TOKENS = (*LIFECYCLE, "REG", "HEADER", "MISC")
 
