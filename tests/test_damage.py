@@ -75,7 +75,7 @@ def test_damaged_sample_equals_amds_decoder():
 
 
 # -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/oracles/damage_run.py --decoder) ----------
-from attdec.decoders import decode_blob, rdna  # noqa: E402
+from attdec.decoders import decode_blob  # noqa: E402
 from tests.support.sqtt_encoder import RdnaEncoder  # noqa: E402
 
 
@@ -103,7 +103,7 @@ def test_instruction_after_its_wave_ended_belongs_to_no_wave(vectorised):
         lambda e: e.wave_ready(1),
     ):
         e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
-        res = rdna.decode(token(e.at(50)).data(), "gfx1100", None, 0, vectorised=vectorised)
+        res = decode_blob(token(e.at(50)).data(), "gfx1100", None, 0, vectorised=vectorised)
         (w,) = res.waves
         assert w.end == 30
         records = [(int(r["time"]), int(r["category"])) for r in w.insts]
@@ -117,7 +117,7 @@ def test_end_of_the_traced_simd_without_a_wave_is_ignored(vectorised):
     occupancy rows and ends no wave; on another SIMD it gives an end with a start at time 0 first."""
     e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
     e.at(40).wave_end(simd=0, wid=0).at(44).wave_end(simd=0, wid=3).at(48).wave_end(simd=1, wid=2)
-    res = rdna.decode(e.data(), "gfx1100", None, 0, vectorised=vectorised)
+    res = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised)
     (w,) = res.waves
     assert w.end == 30
     occ = [(int(o["simd"]), int(o["wave_id"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
@@ -138,7 +138,7 @@ def test_wave_start_ext_starts_no_wave(generation, vectorised):
         e = RdnaEncoder(generation).at(8).wave_start(simd=0, wid=0).at(20).valu(0)
         e.at(30).token("WAVE_START_EXT", count=127, me=1, **loc).at(e.time + 4).inst(0, "salu")
         e.at(e.time + 8).wave_end(**loc).at(e.time + 20).wave_end(simd=0, wid=0)
-        res = rdna.decode(e.data(), arch, None, 0, vectorised=vectorised)
+        res = decode_blob(e.data(), arch, None, 0, vectorised=vectorised)
         assert [(w.simd, w.slot, w.begin, w.end) for w in res.waves] == [(0, 0, 8, 62)]
         occ = [tuple(int(o[k]) for k in ("cu", "simd", "wave_id", "start", "time")) for o in res.occupancy]
         assert sorted(occ) == sorted([(0, 0, 0, 1, 8), (0, 0, 0, 0, 62), *occupancy])
@@ -180,7 +180,7 @@ def test_wave_started_without_a_pc_is_not_walked(vectorised):
 
     def pcs(e):
         e.at(e.time + 4).inst(0, "salu").at(e.time + 4).inst(0, "message").at(e.time + 8).wave_end(simd=0, wid=0)
-        (w,) = rdna.decode(e.data(), "gfx1100", code, 0, vectorised=vectorised).waves
+        (w,) = decode_blob(e.data(), "gfx1100", code, 0, vectorised=vectorised).waves
         return [int(p) - base if p else None for p in w.insts["pc"]]
 
     def started(entry):
@@ -226,7 +226,7 @@ def test_durations_and_stalls_have_the_c_record_widths(vectorised):
     e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_ready(1)
     e.token("TIMESTAMP", value=gap).inst(0, "salu")
     e.at(e.time + 8).wave_end(simd=0, wid=0)
-    (w,) = rdna.decode(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
+    (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
     issue = 30 + gap
     salu = w.insts[w.insts["category"] == Category.SALU]
     wait = issue - 29  # the stall; the record lasts one cycle more

@@ -60,9 +60,9 @@ from attdec.model.target import target
 from attdec.sources.explicit import codemap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CAPTURES = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "captures"))
+CAPTURES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "captures"))
 KINDS = ("trunc", "flip", "splice", "zeros")
-JOBS = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "tools", "peers", "native", "jobs"))
+JOBS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "tools", "peers", "native", "jobs"))
 REFERENCE = os.path.join(HERE, "amd_reference.py")
 HEADER = 8  # the stream header (gfx9 software header, RDNA HEADER token); damaged, a blob is refused
 
