@@ -113,14 +113,15 @@ def token_starts(words: np.ndarray) -> tuple[np.ndarray, int | None]:
     n = len(words)
     cand = (((_U16_LONGER >> (words & _U16_TYPE_MASK)) & _U16_ONE) != 0).nonzero()[0]
     if len(cand) <= PY_WALK:  # a small blob: hop by hop is quicker than the blocks' numpy set-up
-        inner: list[int] = []  # words inside the chain's tokens
+        inner: list[int] = []  # words inside the chain's tokens (up to 3 past the end: cut off below)
         end = 0  # where the latest one ends
         for p, ty in zip(cand.tolist(), (words[cand] & _U16_TYPE_MASK).tolist()):
             if p >= end:
                 end = p + _TOKEN_WORDS_L[ty]
-                inner.extend(range(p + 1, min(end, n)))
-        mask = np.ones(n, bool)
+                inner.extend(range(p + 1, end))
+        mask = np.ones(n + 3, bool)
         mask[inner] = False
+        mask = mask[:n]
     else:
         lens = token_lengths(words[cand])
         reach = cand + lens
