@@ -16,6 +16,7 @@ from attdec.isa.categories import category_of
 from attdec.model.target import target
 from attdec.report.views import CLASS_OF_CATEGORY, CLASSES
 from tests.support import browser
+from tests.support.browser import js
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the report tests: {WHY}")
@@ -44,16 +45,6 @@ def page(tmp_path_factory):
     r = invoke(["report", *map(str, inputs), "-o", str(path)])
     assert r.exit_code == 0, r.output
     return out, path, inputs
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with browser.chromium(1400, 1000) as d:
-        yield d
-
-
-def js(d, script, *args):
-    return d.execute_script(script, *args)
 
 
 def choose(d, i):

@@ -107,34 +107,18 @@ def _merge(w, s, v):
     return w[keep], s[keep], v[keep]
 
 
-def _coverage(heads, cv, cov):
-    """(value, its coverage of each group) for each value in `cv`, ascending; group g is cv[heads[g]:heads[g + 1]].
+def _dominant(group, ngroups: int, cv, cov) -> np.ndarray:
+    """Per group (`group`: each entry's, 0..ngroups-1), the value whose entries' `cov` sums most, the smaller
+    value on ties.
 
-    Sums are exact integers, the same as float sums below 2**53: several values' sums share one int64 (in
-    fields wide enough for a group's whole coverage) and one `add.reduceat` sums them all, instead of a
-    bincount per value. Larger sums (overlapping runs of absurd length) are summed as floats, one value at a time.
+    One weighted bincount over (group, value rank) cells, then an argmax per group (the first maximum is the
+    smallest value). Float sums are exact below 2**53, far above any cell's coverage.
     """
-    vals = np.flatnonzero(np.bincount(cv))
-    rank = np.zeros(len(vals) and int(vals[-1]) + 1, np.int64)
-    rank[vals] = np.arange(len(vals))
-    r = rank[cv]
-    bits = int(np.add.reduceat(cov, heads).max()).bit_length() if len(cv) * int(cov.max()) < 1 << 63 else 64
-    if bits > 53:
-        group = np.zeros(len(cv), np.int64)
-        group[heads[1:]] = 1
-        group = np.cumsum(group)
-        for j, x in enumerate(vals):
-            yield x, np.bincount(group, weights=np.where(r == j, cov, 0), minlength=len(heads))
-        return
-    per = 63 // bits
-    mask = (1 << bits) - 1
-    for lo in range(0, len(vals), per):
-        packed = cov << (bits * (r - lo))
-        if len(vals) > per:
-            packed[(r < lo) | (r >= lo + per)] = 0
-        sums = np.add.reduceat(packed, heads)
-        for j, x in enumerate(vals[lo : lo + per]):
-            yield x, (sums >> (bits * j)) & mask
+    present = np.bincount(cv) > 0
+    vals = np.flatnonzero(present)
+    rank = np.cumsum(present) - 1
+    sums = np.bincount(group * len(vals) + rank[cv], weights=cov, minlength=ngroups * len(vals))
+    return vals[sums.reshape(ngroups, len(vals)).argmax(axis=1)]
 
 
 def coarsen(w, s, e, v, q: int):
@@ -156,8 +140,9 @@ def coarsen(w, s, e, v, q: int):
     two = np.flatnonzero(two_cells)
     pos_b = two + np.arange(1, len(two) + 1)
     reps = two_cells + np.intp(1)
-    cell, cw, cv = np.repeat(sb, reps), np.repeat(w, reps), np.repeat(v, reps)
-    cov = np.repeat(np.minimum(e, (sb + 1) * q) - s, reps)
+    at = np.repeat(np.arange(len(w)), reps)  # one repeat, then gathers: a repeat per column is several times slower
+    cell, cw, cv = sb.take(at), w.take(at), v.take(at)
+    cov = (np.minimum(e, (sb + 1) * q) - s).take(at)
     cell[pos_b] = eb[two]
     cov[pos_b] = e[two] - eb[two] * q
     m = len(cell)
@@ -167,20 +152,18 @@ def coarsen(w, s, e, v, q: int):
     new[1:] = (cell[1:] != cell[:-1]) | (cw[1:] != cw[:-1])
     heads = np.flatnonzero(new)
     ngroups = len(heads)
-    values = _coverage(heads, cv, cov.astype(np.int64, copy=False))  # sums packed into int64 fields
-    x, best = next(values)  # every group covers a part of its cell, more than none of the first value
-    dominant = np.full(ngroups, x)
-    for x, c in values:
-        dominant[c > best] = x
-        np.maximum(best, c, out=best)
+    group_of = np.cumsum(new, dtype=np.intp) - 1
+    dominant = _dominant(group_of, ngroups, cv, cov)
     # Segments in time order: one per cell group, and after a run's first cell the whole cells inside it
     # (a cell starts at most one run that reaches past it, so at most one such segment follows a group).
     spans = eb[two] - sb[two] >= 2
     inner = two[spans]
-    after = np.searchsorted(heads, pos_b[spans] - 1, "right") - 1  # (increasing)
+    after = group_of[pos_b[spans] - 1]  # (increasing)
     reps = np.ones(ngroups, np.intp)
     reps[after] = 2
-    W, S, V = np.repeat(cw[heads], reps), np.repeat(cell[heads] * q, reps), np.repeat(dominant, reps)
+    group = np.repeat(np.arange(ngroups), reps)
+    at = heads.take(group)
+    W, S, V = cw.take(at), cell.take(at) * q, dominant.take(group)
     pos_i = after + np.arange(1, len(after) + 1)
     W[pos_i], S[pos_i], V[pos_i] = w[inner], (sb[inner] + 1) * q, v[inner]
     first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
