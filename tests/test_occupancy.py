@@ -13,7 +13,7 @@ from attdec.analysis.kernel import kernel_summary
 from attdec.analysis.occupancy import achieved_occupancy, theoretical_occupancy
 from attdec.model import OCCUPANCY_DTYPE, KernelResources, target
 from attdec.sources.pipeline import open_dispatches
-from tests.conftest import FIXTURES, SHARED, SYNTHETIC_CAPTURES, real_data, shared_path
+from tests.conftest import FIXTURES, capture_sets, shared_path
 
 
 def test_matches_llvm_on_every_modelled_target():
@@ -163,17 +163,7 @@ def test_achieved_time_weighted():
     assert achieved_occupancy(np.zeros(0, OCCUPANCY_DTYPE)) is None
 
 
-def capture_sets(step: int, least_real: int) -> list:
-    """(folders, how many dispatches must be checked): the synthetic captures (3 dispatches), and every
-    `step`-th real capture where ../shared has them."""
-    sets = [pytest.param(list(SYNTHETIC_CAPTURES.values()), 3, id="synthetic")]
-    if real_data("captures"):
-        real = sorted(SHARED.glob("captures/gfx*/*_run0"))[::step]
-        sets.append(pytest.param(real, least_real, id="real"))
-    return sets
-
-
-@pytest.mark.parametrize("folders,least", capture_sets(2, 5))
+@pytest.mark.parametrize("folders,least", capture_sets(5, "gfx*/*_run0", step=2))
 def test_achieved_in_small_steps_equals_one_step(monkeypatch, folders, least):
     """Worked through a few SIMDs at a time (a big blob's millions of rows), every figure is the same, to the
     last bit: the SIMDs of all of each capture's dispatches in steps of 1 and 5 rows (whole SIMDs)."""
@@ -191,7 +181,7 @@ def test_achieved_in_small_steps_equals_one_step(monkeypatch, folders, least):
     assert checked >= least
 
 
-@pytest.mark.parametrize("folders,least", capture_sets(1, 30))
+@pytest.mark.parametrize("folders,least", capture_sets(30, "gfx*/*_run0"))
 def test_achieved_never_exceeds_theoretical(folders, least):
     checked = 0
     for folder in folders:
