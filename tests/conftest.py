@@ -183,3 +183,12 @@ def codemap(lines, base: int, vaddr: int = 0):
     cm = CodeMap()
     cm.add(insts, base)
     return cm
+
+
+@pytest.fixture(scope="module")
+def driver():
+    """A headless Chromium shared by a module's browser tests (tests/support/browser.py)."""
+    from tests.support import browser
+
+    with browser.chromium(1400, 1000) as d:
+        yield d

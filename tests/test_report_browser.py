@@ -20,6 +20,7 @@ from attdec.analysis.timeline import assign_lanes
 from attdec.commands.demo import demo_path
 from attdec.report.html import write_report
 from tests.support import browser
+from tests.support.browser import js
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the report tests: {WHY}")
@@ -53,16 +54,6 @@ def pages(tmp_path_factory):
     """The demo's report."""
     out = tmp_path_factory.mktemp("report")
     return out, {"demo": _write(out / "demo.html", attdec.open(demo_path()))}
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with browser.chromium(1400, 1000) as d:
-        yield d
-
-
-def js(d, script, *args):
-    return d.execute_script(script, *args)
 
 
 def severe(console):

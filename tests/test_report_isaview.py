@@ -19,6 +19,7 @@ from conftest import ROOT, SHARED, SYNTHETIC_CAPTURES, real_data, shared_path
 
 from attdec.commands.demo import demo_path
 from tests.support import browser
+from tests.support.browser import console_errors, js
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the report tests: {WHY}")
@@ -54,20 +55,6 @@ def pages(tmp_path_factory):
         attdec("report", str(src), "-o", str(page))
         made[name] = (src, page)
     return out, made
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with browser.chromium(1400, 1000) as d:
-        yield d
-
-
-def js(d, script, *args):
-    return d.execute_script(script, *args)
-
-
-def severe(d):
-    return [m for m in d.get_log("browser") if m.get("level") == "SEVERE"]
 
 
 def dispatch_names(d) -> list[str]:
@@ -127,7 +114,7 @@ def test_arrows_of_a_wave_are_its_waits_pairs(driver, pages, name):
     assert checked > 0  # some wave waited on something
     assert sum(len(w["waits"]) for w in waits) > 0
     d.save_screenshot(str(out / f"{name}-isa.png"))
-    assert not severe(d)
+    assert not console_errors(d)
 
 
 def test_loop_navigator_steps_through_attdec_loops(driver, pages):
@@ -173,7 +160,7 @@ def test_loop_navigator_steps_through_attdec_loops(driver, pages):
             assert header == loop["header"]["line"]
             stepped += len(seen)
     assert stepped > 0
-    assert not severe(d)
+    assert not console_errors(d)
 
 
 @pytest.mark.parametrize("name", list(INPUTS))
@@ -194,7 +181,7 @@ def test_findings_at_the_top_are_attdec_advise(driver, pages, name):
             )
             assert shown == [[f["rule"], f["cycles"]] for f in advice[disp]["findings"]]
     assert any(advice[x]["findings"] for x in advice)
-    assert not severe(d)
+    assert not console_errors(d)
 
 
 @pytest.mark.parametrize("name", list(UI_OUTPUT))
@@ -250,4 +237,4 @@ def test_search_and_history(driver, pages, name):
     assert js(d, "return document.querySelector('nav.tabs [aria-selected=true]').dataset.tab") == "isa"
     states.append(js(d, "return document.body.dataset.history"))
     assert states == ["3/3", "2/3"]
-    assert not severe(d)
+    assert not console_errors(d)

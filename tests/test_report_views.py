@@ -17,6 +17,7 @@ from attdec.isa.categories import category_of
 from attdec.model.target import target
 from attdec.report.views import CLASS_OF_CATEGORY, CLASSES
 from tests.support import browser
+from tests.support.browser import js
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the report tests: {WHY}")
@@ -59,16 +60,6 @@ def page(request, tmp_path_factory):
 @pytest.fixture(scope="module", params=list(REALTIME_PAGES))
 def realtime_page(request, tmp_path_factory):
     return _report(tmp_path_factory, REALTIME_PAGES[request.param])
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with browser.chromium(1400, 1000) as d:
-        yield d
-
-
-def js(d, script, *args):
-    return d.execute_script(script, *args)
 
 
 def choose(d, i):

@@ -100,3 +100,13 @@ def tab_times(d, tabs=("hotspots", "source", "isa", "timeline")) -> dict[str, fl
         ms = d.execute_script("return document.getElementById('tab-' + arguments[0]).dataset.rendered", tab)
         out[tab] = float(ms) if ms else 0.0
     return out
+
+
+def js(d, script, *args):
+    """The value of `script` run in the page `d` shows."""
+    return d.execute_script(script, *args)
+
+
+def console_errors(d) -> list:
+    """What the page wrote to the console as errors since the last call."""
+    return [m for m in d.get_log("browser") if m.get("level") == "SEVERE"]
