@@ -40,6 +40,17 @@ def captures(*rels: str, synthetic: tuple[str, ...] = ("gfx1100", "gfx942")) -> 
     return params
 
 
+def capture_sets(least_real: int, pattern: str = "*/*", step: int = 1) -> list:
+    """Parameters (folders, least) of a test over many capture folders: the synthetic ones (3 dispatches), then
+    every `step`-th ../shared/captures/PATTERN folder with a capture.json, where this machine has them (their
+    dispatches must number at least `least_real`)."""
+    sets = [pytest.param(list(SYNTHETIC_CAPTURES.values()), 3, id="synthetic")]
+    if real_data("captures"):
+        real = sorted(p.parent for p in SHARED.glob(f"captures/{pattern}/capture.json"))[::step]
+        sets.append(pytest.param(real, least_real, id="real"))
+    return sets
+
+
 def pytest_report_header(config) -> str:
     if SHARED.exists():
         return f"real data: {SHARED}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from conftest import FIXTURES, SHARED, SYNTHETIC_CAPTURES, cli, decoded, real_data, shared_path
 
 from attdec.analysis.cfg import UNEVEN, block_stats, branch_target, build_cfgs
@@ -171,8 +172,24 @@ def test_block_hits_and_loop_iterations_on_every_listing():
         assert blocks > 200 and loops >= 5
 
 
-def test_flash_attn_main_loop():
-    (d,) = decoded(shared_path(SAMPLES, "flash_attn_func"))
+@pytest.fixture(params=["nest", *(["flash_attn_func"] if real_data(SAMPLES, "flash_attn_func") else [])])
+def looped(request, tmp_path):
+    """A ui_output folder whose kernel has a main loop: the nest above as attdec writes it, and flydsl's
+    flash attention sample where ../shared has it."""
+    if request.param == "nest":
+        from attdec.model.totals import aggregate_lines
+        from attdec.report.ui_output import write_ui_output
+
+        d = run_nest([3, 2])
+        totals = aggregate_lines(d.waves).as_dict()  # code.json's figures, as a writer counts them
+        for c in d.code:
+            c.hit, c.latency, c.stall, c.idle = totals.get(c.line, (0, 0, 0, 0))
+        return write_ui_output(d, tmp_path, "ui_output_agent_0_dispatch_1")
+    return SHARED / SAMPLES / request.param
+
+
+def test_main_loop_of_a_listing(looped):
+    (d,) = decoded(looped)
     main_loops = [t for t in loop_timings(d) if t.main]
     assert len(main_loops) == 1
     (t,) = main_loops
@@ -191,8 +208,8 @@ def run(*args):
     return r.stdout
 
 
-def test_cfg_cli_formats():
-    path = shared_path(SAMPLES, "flash_attn_func")
+def test_cfg_cli_formats(looped):
+    path = looped
     table = run("cfg", path)
     assert "loop L0" in table and "[main loop]" in table
     d = json.loads(run("cfg", path, "--format", "json"))

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import codemap, shared_path
+from conftest import captures, codemap, shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
 from attdec.model import Category, Wave, WaveState, empty_insts
@@ -45,11 +45,11 @@ def test_valid_waves_are_untouched():
     assert res.waves == [w] and len(w.insts) == 4 and not res.problems
 
 
-@pytest.mark.parametrize("capture", ["gfx950/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0"])
+@pytest.mark.parametrize("capture", captures("gfx950/gemm_run0", "gfx1100/ops_run0", "gfx1201/sync_run0"))
 def test_damage_run_targets(capture):
     from tools.oracles import damage_run
 
-    folder = str(shared_path("captures", capture))
+    folder = str(capture)
     cases = damage_run.run([folder], 2, 7, True)
     assert len(cases) == 8
     for c in cases:

@@ -147,8 +147,9 @@ def test_achieved_occupancy_past_the_wave_limit_is_flagged(tmp_path):
     assert json.loads(k.stdout)["kernels"][0]["occupancy"]["achieved_over_limit"] == 8
 
 
-def test_achieved_occupancy_of_a_real_capture_is_not_flagged():
-    k = cli("kernel", "--format", "json", shared_path("captures", "gfx950", "gemm_run0"))
+@pytest.mark.parametrize("cap", captures("gfx950/gemm_run0"))
+def test_achieved_occupancy_of_a_capture_is_not_flagged(cap):
+    k = cli("kernel", "--format", "json", cap)
     assert k.returncode == 0, k.stderr
     assert all(s["occupancy"]["achieved_over_limit"] is None for s in json.loads(k.stdout)["kernels"])
 

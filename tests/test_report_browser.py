@@ -9,7 +9,7 @@ zoom and hover work; screenshots of every tab go to the test's tmp directory.
 from __future__ import annotations
 
 import pytest
-from conftest import shared_path
+from conftest import SHARED, SYNTHETIC_CAPTURES, real_data
 
 import attdec
 from attdec.analysis.advise import advise
@@ -27,20 +27,33 @@ pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no browser for the rep
 TABS = ("overview", "hotspots", "source", "isa", "timeline")
 
 
+TOPK = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
+# a ui_output listing and a raw capture in one report: the demo and the gfx9 synthetic capture, and flydsl's
+# topk sample and the gfx1100 gemm capture where ../shared has them
+MIXED = {
+    "synthetic": [demo_path(), SYNTHETIC_CAPTURES["gfx942"]],
+    **({"real": [SHARED.joinpath(*TOPK), SHARED / "captures/gfx1100/gemm_run0"]} if real_data(*TOPK) else {}),
+}
+
+
+def _write(path, ds):
+    with open(path, "w", encoding="utf-8") as f:
+        write_report(f, ds)
+    return path, ds
+
+
+@pytest.fixture(scope="module", params=list(MIXED))
+def mixed(request, tmp_path_factory):
+    """The report of MIXED's inputs, and the folder its screenshots go to."""
+    out = tmp_path_factory.mktemp("report")
+    return out, _write(out / "mixed.html", [d for src in MIXED[request.param] for d in attdec.open(src)])
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    """Two reports: [topk_gating_softmax (ui_output), gfx1100 gemm (raw capture)] and the demo."""
+    """The demo's report."""
     out = tmp_path_factory.mktemp("report")
-    sample = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
-    mixed = attdec.open(sample) + attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))
-    demo = attdec.open(demo_path())
-    made = {}
-    for name, ds in (("mixed", mixed), ("demo", demo)):
-        path = out / f"{name}.html"
-        with open(path, "w", encoding="utf-8") as f:
-            write_report(f, ds)
-        made[name] = (path, ds)
-    return out, made
+    return out, {"demo": _write(out / "demo.html", attdec.open(demo_path()))}
 
 
 def severe(console):
@@ -94,9 +107,8 @@ def check_dispatch(d, disp):
     assert "untraced" in head
 
 
-def test_mixed_report(driver, pages):
-    out, made = pages
-    path, ds = made["mixed"]
+def test_mixed_report(driver, mixed):
+    out, (path, ds) = mixed
     d = driver
     r = browser.open_report(d, path)
     assert not severe(r["console"]), r["console"]

@@ -3,7 +3,8 @@
 Pages are written by `attdec report` and every figure read from the DOM is compared with what another attdec
 command prints for the same input (`waits`, `loops`, `advise` with --format json): the waitcnt arrows of a
 wave are the `attdec waits` pairs of that wave alone, the loop navigator's iterations those of `attdec loops`.
-Inputs: a raw gfx11 capture (gfx1151 gemm, which has a loop) and a ui_output folder (with source lines).
+Inputs: raw gfx11 captures (the synthetic one; gfx1151 gemm, which has a loop) and ui_output folders (with
+source lines: the demo; flydsl's topk sample).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, shared_path
+from conftest import ROOT, SHARED, SYNTHETIC_CAPTURES, real_data, shared_path
 
+from attdec.commands.demo import demo_path
 from tests.support import browser
 from tests.support.browser import console_errors, js
 
@@ -33,18 +35,22 @@ def per_dispatch(obj: dict) -> list[dict]:
     return obj.get("dispatches", [obj])
 
 
-INPUTS = {
-    "raw-gfx11": ("captures", "gfx1151", "gemm_run0"),
-    "ui_output": ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax"),
-}
+LOOP_CAPTURE = ("captures", "gfx1151", "gemm_run0")  # a gfx11 gemm with a loop
+TOPK = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
+RAW = {"raw-synthetic": SYNTHETIC_CAPTURES["gfx1100"]}
+UI_OUTPUT = {"ui_output-demo": demo_path()}
+if real_data(*LOOP_CAPTURE):
+    RAW["raw-gfx11"] = SHARED.joinpath(*LOOP_CAPTURE)
+if real_data(*TOPK):
+    UI_OUTPUT["ui_output"] = SHARED.joinpath(*TOPK)
+INPUTS = {**RAW, **UI_OUTPUT}
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     out = tmp_path_factory.mktemp("isaview")
     made = {}
-    for name, parts in INPUTS.items():
-        src = shared_path(*parts)
+    for name, src in INPUTS.items():
         page = out / f"{name}.html"
         attdec("report", str(src), "-o", str(page))
         made[name] = (src, page)
@@ -112,6 +118,7 @@ def test_arrows_of_a_wave_are_its_waits_pairs(driver, pages, name):
 
 
 def test_loop_navigator_steps_through_attdec_loops(driver, pages):
+    shared_path(*LOOP_CAPTURE)  # no synthetic capture has a loop
     _, made = pages
     src, page = made["raw-gfx11"]
     d = driver
@@ -177,9 +184,10 @@ def test_findings_at_the_top_are_attdec_advise(driver, pages, name):
     assert not console_errors(d)
 
 
-def test_search_and_history(driver, pages):
+@pytest.mark.parametrize("name", list(UI_OUTPUT))
+def test_search_and_history(driver, pages, name):
     _, made = pages
-    src, page = made["ui_output"]
+    src, page = made[name]
     d = driver
     browser.open_report(d, page)
     waits = per_dispatch(json.loads(attdec("waits", str(src), "--format", "json", "--top", "1")))

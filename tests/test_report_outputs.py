@@ -9,7 +9,8 @@ import json
 import re
 
 import numpy as np
-from conftest import cli, invoke, one_line_error, shared_path
+import pytest
+from conftest import SHARED, cli, invoke, one_line_error, real_data, shared_path
 
 import attdec
 from attdec.analysis.hotspots import frames, hotspots
@@ -59,8 +60,14 @@ def test_folded_without_source_lines_uses_instructions():
     assert all(len(k) == 2 and k[1].startswith("0x") for k in folded)
 
 
-def test_md_is_a_table_with_the_ranking():
-    sample = shared_path(*SAMPLES, "topk_gating_softmax")
+def _listings() -> list:
+    """ui_output samples with a source-mapped listing: the demo always, the real topk one where ../shared has it."""
+    real = [SHARED.joinpath(*SAMPLES, "topk_gating_softmax")] if real_data(*SAMPLES, "topk_gating_softmax") else []
+    return [pytest.param(demo_path(), id="demo"), *[pytest.param(p, id="topk") for p in real]]
+
+
+@pytest.mark.parametrize("sample", _listings())
+def test_md_is_a_table_with_the_ranking(sample):
     text = run("hotspots", sample, "--format", "md", "--top", "5")
     h = hotspots(attdec.open(sample))
     tables = [blk for blk in text.split("\n\n") if blk.startswith("|")]
@@ -116,10 +123,11 @@ def test_data_holds_attdec_figures_and_respects_the_budgets():
     assert any("instructions embedded for" in n for n in data["dispatches"][0]["notes"])
 
 
-def test_waits_link_to_their_producers_by_default():
+@pytest.mark.parametrize("sample", _listings())
+def test_waits_link_to_their_producers_by_default(sample):
     from attdec.analysis.waits import attribute, wait_sites
 
-    ds = attdec.open(shared_path(*SAMPLES, "topk_gating_softmax"))
+    ds = attdec.open(sample)
     links = build(ds)["dispatches"][0]["links"]
     sites = wait_sites(attribute(ds[0]))
     assert links and len(links) == sum(len(s.producers) for s in sites)

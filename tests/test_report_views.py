@@ -10,8 +10,9 @@ import json
 from collections import defaultdict
 
 import pytest
-from conftest import invoke, shared_path
+from conftest import SHARED, SYNTHETIC_CAPTURES, captures, invoke, real_data
 
+from attdec.commands.demo import demo_path
 from attdec.isa.categories import category_of
 from attdec.model.target import target
 from attdec.report.views import CLASS_OF_CATEGORY, CLASSES
@@ -33,18 +34,32 @@ def run(*args) -> dict:
     return json.loads(r.stdout)
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    """[ui_output topk_gating_softmax, raw gfx1100 gemm capture] in one page, as `attdec report` writes it."""
+TOPK = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
+REAL = {"real": [SHARED.joinpath(*TOPK), SHARED / "captures/gfx1100/gemm_run0"]} if real_data(*TOPK) else {}
+# [a ui_output listing, a raw capture of one dispatch]: the demo and the gfx9 synthetic capture, and flydsl's
+# topk sample and the gfx1100 gemm capture where ../shared has them
+PAGES = {"synthetic": [demo_path(), SYNTHETIC_CAPTURES["gfx942"]], **REAL}
+# the same with realtime samples in the raw capture (the RDNA synthetic one has two dispatches)
+REALTIME_PAGES = {"synthetic": [demo_path(), SYNTHETIC_CAPTURES["gfx1100"]], **REAL}
+
+
+def _report(tmp_path_factory, inputs):
+    """The inputs in one page, as `attdec report` writes it."""
     out = tmp_path_factory.mktemp("views")
-    inputs = [
-        shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax"),
-        shared_path("captures", "gfx1100", "gemm_run0"),
-    ]
     path = out / "views.html"
     r = invoke(["report", *map(str, inputs), "-o", str(path)])
     assert r.exit_code == 0, r.output
     return out, path, inputs
+
+
+@pytest.fixture(scope="module", params=list(PAGES))
+def page(request, tmp_path_factory):
+    return _report(tmp_path_factory, PAGES[request.param])
+
+
+@pytest.fixture(scope="module", params=list(REALTIME_PAGES))
+def realtime_page(request, tmp_path_factory):
+    return _report(tmp_path_factory, REALTIME_PAGES[request.param])
 
 
 def choose(d, i):
@@ -98,8 +113,8 @@ def test_utilization_equals_hotspots_per_simd(driver, page):
             assert shown["hits"] == h["totals"]["hits"]
 
 
-def test_global_view_holds_every_wave(driver, page):
-    _, path, inputs = page
+def test_global_view_holds_every_wave(driver, realtime_page):
+    _, path, inputs = realtime_page
     browser.open_report(driver, path)
     browser.show(driver, "global", settle=0.1)
     per = js(
@@ -239,7 +254,8 @@ def test_counters_summary_equals_the_cli(driver, page):
     assert rows == want
 
 
-def test_a_time_resolved_counter_is_drawn_on_the_trace_axis(driver, tmp_path):
+@pytest.mark.parametrize("cap", captures("gfx1100/gemm_run0", synthetic=("gfx942",)))
+def test_a_time_resolved_counter_is_drawn_on_the_trace_axis(driver, tmp_path, cap):
     """No capture here has PERFEVENT samples: a real capture with a series added, drawn and totalled."""
     import numpy as np
 
@@ -249,7 +265,7 @@ def test_a_time_resolved_counter_is_drawn_on_the_trace_axis(driver, tmp_path):
     from attdec.model.records import COUNTER_DTYPE
     from attdec.report.html import write_report
 
-    [d] = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))
+    [d] = attdec.open(cap)
     begin, end = min(w.begin for w in d.waves), max(w.end for w in d.waves)
     s = np.zeros(50, COUNTER_DTYPE)
     s["counter"], s["se"], s["cu"], s["sa"], s["xcc"], s["inst"] = 0, np.arange(50) % 2, 0, 0, 0, -1

@@ -14,12 +14,13 @@ import random
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, captures, cli, decoded, shared_path
+from conftest import FIXTURES, SHARED, captures, cli, decoded, real_data, shared_path
 
 from attdec.analysis.hotspots import hotspots
 from attdec.analysis.latency import hidden_latency
 from attdec.analysis.stream import stream_of
 from attdec.analysis.waits import _retire, attribute, wait_sites
+from attdec.commands.demo import demo_path
 from attdec.isa import waitcnt as W
 from attdec.model import CodeLine, Dispatch, Wave, empty_insts
 from attdec.model.target import target
@@ -305,8 +306,16 @@ def test_charge_producer_conserves_totals_on_the_fixture():
         _same_totals(hotspots(d, by=by), hotspots(d, by=by, charge="producer"))
 
 
-def test_charge_producer_moves_the_topk_lgkm_stall_to_the_loads():
-    d = open_inputs([shared_path(SAMPLES, "jhinpan__flydsl-kernel-profiling-lib/examples/topk_gating_softmax")])
+def _samples(name: str) -> list:
+    """A ui_output listing with waits on loads: the demo always, flydsl's sample NAME where ../shared has it."""
+    rel = (SAMPLES, "jhinpan__flydsl-kernel-profiling-lib/examples", name)
+    real = [pytest.param(SHARED.joinpath(*rel), id=name)] if real_data(*rel) else []
+    return [pytest.param(demo_path(), id="demo"), *real]
+
+
+@pytest.mark.parametrize("sample", _samples("topk_gating_softmax"))
+def test_charge_producer_moves_the_wait_stall_to_the_loads(sample):
+    d = open_inputs([sample])
     wait, prod = hotspots(d, by="instruction"), hotspots(d, by="instruction", charge="producer")
     _same_totals(wait, prod)
     top_wait = wait.rows[0]
@@ -372,8 +381,9 @@ def test_topk_lgkm_waits_on_line_103_wait_for_scalar_and_lds_loads():
     assert kinds == {"s_", "ds"}
 
 
-def test_hidden_latency_is_consistent():
-    (d,) = open_inputs([shared_path(SAMPLES, "jhinpan__flydsl-kernel-profiling-lib/examples/flash_attn_func")])
+@pytest.mark.parametrize("sample", _samples("flash_attn_func"))
+def test_hidden_latency_is_consistent(sample):
+    (d,) = open_inputs([sample])
     a = attribute(d)
     hl = hidden_latency(a)
     k = hl.kernel
@@ -405,11 +415,22 @@ def test_waits_json_shape():
             assert sum(p["stall"] for p in w["producers"]) == w["attributed"] <= w["stall"]
 
 
-def test_waits_several_dispatches_and_csv():
-    root = shared_path(SAMPLES, "jhinpan__flydsl-kernel-profiling-lib/examples")
-    d = json.loads(run("waits", root / "vec_add", root / "rmsnorm", "--format", "json", "--top", "2"))
+def _two_listings() -> list:
+    """Two single-dispatch ui_output inputs: the tiny fixture and the demo, and two flydsl samples where
+    ../shared has them."""
+    pairs = [pytest.param((FIXTURES / "tiny", demo_path()), id="tiny+demo")]
+    root = SHARED / SAMPLES / "jhinpan__flydsl-kernel-profiling-lib/examples"
+    if real_data(SAMPLES, "jhinpan__flydsl-kernel-profiling-lib/examples"):
+        pairs.append(pytest.param((root / "vec_add", root / "rmsnorm"), id="vec_add+rmsnorm"))
+    return pairs
+
+
+@pytest.mark.parametrize("pair", _two_listings())
+def test_waits_several_dispatches_and_csv(pair):
+    first, second = pair
+    d = json.loads(run("waits", first, second, "--format", "json", "--top", "2"))
     assert len(d["dispatches"]) == 2 and all(len(x["waits"]) <= 2 for x in d["dispatches"])
-    csv = run("waits", root / "vec_add", "--format", "csv").splitlines()
+    csv = run("waits", first, "--format", "csv").splitlines()
     assert csv[0].startswith("dispatch,pc,wait") and len(csv) > 1
 
 
