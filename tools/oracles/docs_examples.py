@@ -85,7 +85,7 @@ def scratch() -> str:
 
 def run(command: str) -> subprocess.CompletedProcess:
     """`command` in bash from the repository root, attdec being this checkout's; what the page writes under
-    /tmp/ goes to `scratch()` and is printed back as /tmp/."""
+    /tmp/ goes to `scratch()` and is printed back as /tmp/, the checkout's path as the pages show it."""
     data = shared()
     env = dict(
         os.environ,
@@ -100,7 +100,8 @@ def run(command: str) -> subprocess.CompletedProcess:
     line = command.split("  # ")[0].replace("/tmp/", private)
     script = f'attdec() {{ {sys.executable} -m attdec "$@"; }}\n( {line} ) 2>&1'
     p = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    p.stdout = p.stdout.replace(private, "/tmp/")
+    # The checkout's own path is no figure of the example (a folder name with digits would read as one).
+    p.stdout = p.stdout.replace(private, "/tmp/").replace(str(ROOT), "/work/main")
     return p
 
 
