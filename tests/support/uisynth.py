@@ -97,12 +97,7 @@ def write_dispatch(
 
     tree = {}
     for w in waves:
-        name = f"se{w.se}_sm{w.simd}_sl{w.slot}_wv{w.wv}.json"
-        tree.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {})[str(w.wv)] = [
-            name,
-            w.begin,
-            w.end,
-        ]
+        name = _file_wave(tree, w)
         write_json(
             os.path.join(folder, name),
             {
@@ -251,12 +246,7 @@ def write_legacy_dispatch(folder, kernel, insts, waves, *, gfxv="vega", se_numbe
 
     tree, ses = {}, {}
     for w in waves:
-        name = f"se{w.se}_sm{w.simd}_sl{w.slot}_wv{w.wv}.json"
-        tree.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {})[str(w.wv)] = [
-            name,
-            w.begin,
-            w.end,
-        ]
+        name = _file_wave(tree, w)
         ses.setdefault(w.se, []).append(w)
         write_json(
             os.path.join(folder, name),
@@ -311,3 +301,14 @@ def write_legacy_dispatch(folder, kernel, insts, waves, *, gfxv="vega", se_numbe
         write_json(os.path.join(folder, f"wstates{k}.json"), {"data": [0, 1, 1, 0]})
     write_json(os.path.join(folder, "live.json"), {"live": 0})
     return code
+
+
+def _file_wave(tree: dict, w) -> str:
+    """Enter wave `w` in filenames.json's se/simd/slot/wave tree; the name of its wave file."""
+    name = f"se{w.se}_sm{w.simd}_sl{w.slot}_wv{w.wv}.json"
+    tree.setdefault(str(w.se), {}).setdefault(str(w.simd), {}).setdefault(str(w.slot), {})[str(w.wv)] = [
+        name,
+        w.begin,
+        w.end,
+    ]
+    return name
