@@ -505,14 +505,17 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
-def parse_realtime(doc, where: str = "realtime.json") -> dict[int, list[tuple[int, int]]]:
-    """realtime.json -> (shader clock, reference clock) pairs per SE."""
+def parse_realtime(doc, where: str = "realtime.json") -> tuple[dict[int, list[tuple[int, int]]], int | None]:
+    """realtime.json -> (shader clock, reference clock) pairs per SE, and the reference clock's frequency in Hz
+    as metadata.frequency states it (None: not stated; the clock then defaults to REALTIME_HZ)."""
     if not isinstance(doc, dict):
-        return {}
+        return {}, None
     out = {}
     for k in sorted(k for k in doc if k.startswith("SE") and k[2:].isdigit()):
         out[_int(k[2:], where, f"key {k!r}", 0, MAX_SE)] = _pairs(doc[k], where, k)
-    return dict(sorted(out.items()))
+    meta = doc.get("metadata")
+    hz = meta.get("frequency") if isinstance(meta, dict) else None
+    return dict(sorted(out.items())), None if hz is None else _int(hz, where, "metadata.frequency", 1, I64[1])
 
 
 def _pairs(raw, where: str, what: str) -> list[tuple[int, int]]:
@@ -597,9 +600,9 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
             damage.extend(listing_disagreements(waves, code, files.where("code.json")))
         return waves
 
-    realtime_se = {}
+    realtime_se, rt_frequency = {}, None
     if files.has("realtime.json"):
-        realtime_se = _parse(files, "realtime.json", parse_realtime, files.where("realtime.json"))
+        realtime_se, rt_frequency = _parse(files, "realtime.json", parse_realtime, files.where("realtime.json"))
     side_records = {key: _side_records(files, fn, key, problems) for key in SIDE_RECORDS}
     kernel = kernel_name(code)
     damage = other_kernel(files, code)
@@ -618,6 +621,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         occupancy=deferred(lambda: occupancy_file()[0]),
         realtime=realtime_se[min(realtime_se)] if realtime_se else [],
         realtime_se=realtime_se,
+        rt_frequency=rt_frequency,
         path=files.label,
         problems=problems,
         damage=damage,
