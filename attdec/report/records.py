@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from attdec.model import Category
+from attdec.model.record import Frozen
 from attdec.model.records import amd_name
 from attdec.report.base import Reporters, Writer
 
@@ -200,7 +201,7 @@ def columns(dispatches) -> dict[str, dict]:
     return out
 
 
-class BlobSummary(NamedTuple):
+class BlobSummary(Frozen):
     """What the text summary and `decode`'s warnings read of a BlobResult: a few numbers, so that a
     --jobs worker sends these back rather than the records (attdec.sources.parallel)."""
 
