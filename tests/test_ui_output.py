@@ -65,7 +65,7 @@ def test_early_8_column_layout_and_packed_occupancy():
     assert totals(d) == (24, 912, 768, 20)  # Stall/Idle recomputed from the waves
     assert any("no Stall/Idle" in p for p in d.problems)
     [ref] = attdec.open([TINY])
-    cols = ["se", "cu", "simd", "wave_id", "start", "time"]
+    cols = ["se", "cu", "simd", "slot", "start", "time"]
     ref.occupancy["time"] = ref.occupancy["time"] // 8 * 8  # the packed layout stores time / 8
     assert np.array_equal(np.sort(d.occupancy[cols]), np.sort(ref.occupancy[cols]))
 

@@ -350,7 +350,7 @@ def test_export_of_the_real_session_is_rocprofv3s_own_folder(tmp_path):
     (back,) = open_dispatches([str(theirs)])
 
     def rows(occ, res=1):
-        cols = [occ[k] for k in ("se", "cu", "simd", "wave_id", "start")] + [occ["time"] // res * res]
+        cols = [occ[k] for k in ("se", "cu", "simd", "slot", "start")] + [occ["time"] // res * res]
         return sorted(map(tuple, np.stack(cols, 1).tolist()))
 
     assert rows(d.occupancy, 8) == rows(back.occupancy) and len(back.occupancy) > 1000

@@ -163,7 +163,7 @@ def _parse(files, name: str, parse, *args, doc=None):
         raise FormatError(f"unexpected structure ({type(e).__name__}: {e})", files.where(name)) from None
 
 
-I32 = (-(1 << 31), (1 << 31) - 1)  # what the occupancy records' cu/simd/wave_id hold
+I32 = (-(1 << 31), (1 << 31) - 1)  # what the occupancy records' cu/simd/slot hold
 # code.json line ids are below the row count in every real listing; analyses size tables by the largest id,
 # so a larger one (a hostile 2^40) is refused rather than allocated
 LINE_IDS_PER_ROW = 16
@@ -480,7 +480,7 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
         if a is not None:  # the common case, vectorised
             part = np.zeros(len(a), OCCUPANCY_DTYPE)
             part["se"] = se
-            for j, name in enumerate(("time", "cu", "simd", "wave_id", "start")):
+            for j, name in enumerate(("time", "cu", "simd", "slot", "start")):
                 part[name] = a[:, j]
             parts.append(part)
             kids.update(distinct(a[:, 5]).tolist())
@@ -713,7 +713,7 @@ def listing_disagreements(waves: list[Wave], code: list[CodeLine], where: str) -
 # the record layout, file-level fields copied into every record)
 SIDE_RECORDS = {
     "other_simd_filenames": ("instructions", ("time", "cycles", "category"), "OTHER_SIMD_DTYPE", ("wgp",)),
-    "shaderdata_filenames": ("records", ("time", "value", "cu", "simd", "wave_id", "flags"), "SHADERDATA_DTYPE", ()),
+    "shaderdata_filenames": ("records", ("time", "value", "cu", "simd", "slot", "flags"), "SHADERDATA_DTYPE", ()),
 }
 
 
