@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
 from attdec.model.record import Record, field
-from attdec.model.target import target
+from attdec.model.target import Target
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
 # categories): the PC walk stops at it, and a finished wave reports it as NONE.
@@ -31,7 +29,7 @@ class BlobResult(Record):
     objects the trace announces, plus attdec's own findings with byte offsets."""
 
     se: int
-    arch: str
+    target: Target  # the GPU the blob was decoded as
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
@@ -50,7 +48,7 @@ class BlobResult(Record):
     def __init__(
         self,
         se: int,
-        arch: str,
+        target: Target,
         waves: list[Wave] | None = None,
         occupancy: np.ndarray | None = None,
         realtime: list[tuple[int, int]] | None = None,
@@ -69,7 +67,7 @@ class BlobResult(Record):
         # its own: one is made for every decoded blob, and `Record.__init__` with ten made defaults costs more
         # than a small blob's whole set-up (`None`: a fresh empty list, an empty array: a view of one made
         # once, which has no element to share)
-        self.se, self.arch, self.rt_frequency = se, arch, rt_frequency
+        self.se, self.target, self.rt_frequency = se, target, rt_frequency
         self.waves = [] if waves is None else waves
         self.occupancy = _EMPTY_OCCUPANCY[:] if occupancy is None else occupancy
         self.realtime = [] if realtime is None else realtime
@@ -157,13 +155,6 @@ class Implausible:
             )
 
 
-@cache
-def _wave_slots(arch: str) -> int:
-    """Wave slots per SIMD of `arch` (32 where the target does not say): looked up once per name."""
-    cu = target(arch).cu
-    return cu.wave_slots if cu is not None else 32
-
-
 STALL_BITS = 24  # the C record keeps a stall in the 24 bits above its category byte
 
 
@@ -186,7 +177,8 @@ def drop_implausible(res: BlobResult, plausible: bool = False) -> None:
     """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
     the wave id has 5 bits, the SIMD fewer slots). `plausible`: the records are plausible by construction
     (the caller says why), only the slots are checked."""
-    slots = _wave_slots(res.arch)
+    cu = res.target.cu
+    slots = cu.wave_slots if cu is not None else 32  # (32: every slot the RDNA field can name)
     found = Implausible()
     keep = []
     for w in res.waves:
