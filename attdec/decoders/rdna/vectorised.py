@@ -61,9 +61,16 @@ class Insts:
 
     __slots__ = ("at", "op")
 
-    def __init__(self, tk: Tokens, table) -> None:
+    def __init__(self, tk: Tokens, table, any_inst: bool = True) -> None:
+        if not any_inst:  # (most small blobs have none: no numpy steps for them)
+            self.at = self.op = _NO_INDEX
+            return
         self.at = (tk.type == T["INST"]).nonzero()[0]
         self.op = tk.field(table["INST"]["op"], self.at).astype(np.intp)  # (an index into by-opcode tables)
+
+
+_NO_INDEX = np.zeros(0, np.intp)
+_NO_INDEX.flags.writeable = False
 
 
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
@@ -75,9 +82,9 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
-    insts = Insts(tk, table)
+    insts = Insts(tk, table, T["INST"] in types)
     barrier = rules.gfx11_barrier_extension or not rules.gfx11_barrier_from_last_instruction
-    if np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
+    if len(insts.op) and np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
         return None
     if T["WAVE_START"] in types:
         count = table["WAVE_START"]["count"].column(tk.words(_of_types(typ, _STARTS)))
