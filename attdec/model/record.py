@@ -110,7 +110,7 @@ class Frozen(Record):
 
     def __hash__(self) -> int:
         try:
-            return self._hash
+            return self._hash  # type: ignore[attr-defined]  # (a slot: an annotation would make it a field)
         except AttributeError:
             h = hash(tuple(getattr(self, f) for f in self._fields))
             object.__setattr__(self, "_hash", h)

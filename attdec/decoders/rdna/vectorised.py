@@ -494,20 +494,22 @@ def _replay(ev: timing.Events, times: np.ndarray, ws_k: list[int], ws_slot: list
     info = ev.info.take(ev.tok).tolist()
     at = times.take(ev.tok).tolist()
     bounds = ev.bounds.tolist()
-    starts: dict[int, list[tuple[int, TracedWave]]] = {}  # by slot: (WAVE_START token, wave), in stream order
+    starts: dict[int, tuple[list[int], list[TracedWave]]] = {}  # by slot: WAVE_START tokens and waves, in order
     for k, sl, wv in zip(ws_k, ws_slot, ws_waves):
-        starts.setdefault(sl, []).append((k, wv))
+        ks, wvs = starts.setdefault(sl, ([], []))
+        ks.append(k)
+        wvs.append(wv)
     inst_bit, cat_shift, cycles_shift = 1 << timing.INST_BIT, timing.CAT_SHIFT, timing.CYCLES_SHIFT
-    for sl, waves in starts.items():
-        waves.append((len(times), None))  # (past every token)
-        x, (_, wv), next_k, ended = 0, waves[0], waves[1][0], False
+    for sl, (ks, wvs) in starts.items():
+        ks.append(len(times))  # (past every token)
+        x, wv, next_k, ended = 0, wvs[0], ks[1], False
         for e in range(bounds[sl], bounds[sl + 1]):
             k = tok[e]
-            if k < waves[0][0]:  # before the slot's first wave: no wave's
+            if k < ks[0]:  # before the slot's first wave: no wave's
                 continue
             while k > next_k:
                 x += 1
-                wv, next_k, ended = waves[x][1], waves[x + 1][0], False
+                wv, next_k, ended = wvs[x], ks[x + 1], False
             if ended:
                 raise timing.NotVectorisable("instruction tokens after a wave's end (or a second end)")
             i, t = info[e], at[e]
