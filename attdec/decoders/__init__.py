@@ -72,7 +72,7 @@ def detect_format(data: bytes) -> StreamFormat | None:
 def family(fmt: StreamFormat, part: str = "") -> ModuleType:
     """The package that reads stream format `fmt` (its name a key of FAMILIES), or its module `part`."""
     module = _FAMILY_MODULES.get((fmt.name, part))
-    if module is None:  # (an import by name costs more than a small blob's whole set-up around it)
+    if module is None:  # (import_module looks the name up again on every call: once per decoded blob)
         package = f"attdec.decoders.{FAMILIES[fmt.name]}"
         module = _FAMILY_MODULES[fmt.name, part] = importlib.import_module(f"{package}.{part}" if part else package)
     return module
