@@ -25,6 +25,15 @@ SYNTHETIC_CAPTURES = {
     "gfx1100": FIXTURES / "captures" / "gfx1100" / "synth_run0",
     "gfx942": ROOT / "attdec" / "data" / "demo_raw",
 }
+# synth_run1: other-SIMD instructions and PMC buffers besides (not among the defaults of `captures`)
+SYNTHETIC_MORE = FIXTURES / "captures" / "gfx1100" / "synth_run1"
+# AMD's decoder library's answers for the synthetic captures (tools/makers/make_synthetic_oracles.py), in
+# oracle.json's layout; a real capture's is its own oracle.json
+SYNTHETIC_ORACLES = {
+    SYNTHETIC_CAPTURES["gfx1100"]: FIXTURES / "oracles" / "gfx1100-synth_run0.json",
+    SYNTHETIC_MORE: FIXTURES / "oracles" / "gfx1100-synth_run1.json",
+    SYNTHETIC_CAPTURES["gfx942"]: FIXTURES / "oracles" / "gfx942-demo_raw.json",
+}
 
 
 def real_data(*parts: str) -> bool:
@@ -37,6 +46,16 @@ def captures(*rels: str, synthetic: tuple[str, ...] = ("gfx1100", "gfx942")) -> 
     ../shared/captures/REL of `rels` that this machine has (none in a bare clone)."""
     params = [pytest.param(SYNTHETIC_CAPTURES[a], id=f"synthetic-{a}") for a in synthetic]
     params += [pytest.param(SHARED / "captures" / r, id=r) for r in rels if real_data("captures", r)]
+    return params
+
+
+def oracle_captures(*rels: str, synthetic: tuple[Path, ...] = tuple(SYNTHETIC_ORACLES)) -> list:
+    """Parameters (capture folder, its AMD oracle) of a test against AMD's decoder: the synthetic captures of
+    `synthetic` (always), then each ../shared/captures/REL of `rels` that this machine has."""
+    params = [pytest.param(c, SYNTHETIC_ORACLES[c], id=f"synthetic-{c.parent.name}-{c.name}") for c in synthetic]
+    for r in rels:
+        if real_data("captures", r):
+            params.append(pytest.param(SHARED / "captures" / r, SHARED / "captures" / r / "oracle.json", id=r))
     return params
 
 

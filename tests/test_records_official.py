@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import codemap, shared_path
+from conftest import codemap, oracle_captures, shared_path
 
 import attdec
 from attdec.decoders import decode_blob
@@ -227,12 +227,11 @@ def test_dispatch_notes_in_hotspots_and_waves_headers(tmp_path):
     assert "WAVE_INCOMPLETE" in p.stdout and "byte 3000" in p.stdout
 
 
-@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1201/sync_run0", "gfx950/gemm_run0"])
-def test_wave_order_is_the_oracles(rel):
+@pytest.mark.parametrize("cap,oracle_file", oracle_captures("gfx1100/gemm_run0", "gfx1201/sync_run0", "gfx950/gemm_run0"))
+def test_wave_order_is_the_oracles(cap, oracle_file):
     """Per SE, the waves in the order AMD's decoder reports them (oracle.json lists them so)."""
-    cap = shared_path("captures", *rel.split("/"))
     meta = json.loads((cap / "capture.json").read_text())
-    oracle = json.loads((cap / "oracle.json").read_text())
+    oracle = json.loads(oracle_file.read_text())
     for disp in meta["dispatches"]:
         key = (disp["kernel"], disp["exec_tag"])
         exp = next(d for d in oracle["dispatches"] if (d["kernel"], d["exec_tag"]) == key)
