@@ -8,8 +8,18 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT, SHARED, SYNTHETIC_CAPTURES, SYNTHETIC_MORE, captures, one_line_error, oracle_captures
-from conftest import real_data, shared_path
+from conftest import (
+    FIXTURES,
+    ROOT,
+    SHARED,
+    SYNTHETIC_CAPTURES,
+    SYNTHETIC_MORE,
+    captures,
+    one_line_error,
+    oracle_captures,
+    real_data,
+    shared_path,
+)
 from conftest import run_decode as run
 
 

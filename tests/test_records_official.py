@@ -227,7 +227,10 @@ def test_dispatch_notes_in_hotspots_and_waves_headers(tmp_path):
     assert "WAVE_INCOMPLETE" in p.stdout and "byte 3000" in p.stdout
 
 
-@pytest.mark.parametrize("cap,oracle_file", oracle_captures("gfx1100/gemm_run0", "gfx1201/sync_run0", "gfx950/gemm_run0"))
+WAVE_ORDER_CAPTURES = oracle_captures("gfx1100/gemm_run0", "gfx1201/sync_run0", "gfx950/gemm_run0")
+
+
+@pytest.mark.parametrize("cap,oracle_file", WAVE_ORDER_CAPTURES)
 def test_wave_order_is_the_oracles(cap, oracle_file):
     """Per SE, the waves in the order AMD's decoder reports them (oracle.json lists them so)."""
     meta = json.loads((cap / "capture.json").read_text())

@@ -74,7 +74,8 @@ def dispatch(decoder: str, folder: str, disp: dict, names: list[str]) -> dict:
                     "instructions": [[pc, None, t, dur, stall, names[cat]] for pc, _co, t, dur, stall, cat in rows],
                 }
             )
-        out["occupancy"] += [[se, cu, simd, slot, start, t, pc, None] for cu, simd, slot, start, t, pc, _ in r["occupancy"]]
+        occupancy = r["occupancy"]
+        out["occupancy"] += [[se, cu, simd, slot, start, t, pc, None] for cu, simd, slot, start, t, pc, _ in occupancy]
         out["realtime"] += [[se, shader, real] for shader, real in r["realtime"]]
         out["inst_other_simd"] += [[se, t, cyc, wgp, names[cat]] for t, cyc, wgp, cat in r["other_simd"]]
     return out
