@@ -12,7 +12,8 @@ occupancy; realtime samples every 200 cycles. Gaps come from a fixed-seed genera
 synth_run1 adds what synth_run0 lacks: memory instructions issued on the traced WGP's other SIMD (the INST
 opcodes the decoders report as other-SIMD records), and a PMC buffer per dispatch as tinygrad writes it
 (little-endian u64 per instance, ordered xcc, inst, se, sa, wgp; schedule in capture.json's `pmc`) whose
-SQ_INSTS_VALU counts the VALU tokens written here, those of the untraced SIMD's wave included.
+SQ_INSTS_VALU counts the VALU tokens written here and SQ_WAVES the waves; it has no wave on SIMD 1, so
+every wave the counters count is traced.
 
 Run from the repository root: python3 tools/makers/make_synthetic_capture.py
 """
@@ -33,12 +34,13 @@ CODE_OBJECT = "tests/fixtures/isa/dwarf5_gfx1100.co"
 OUT = "tests/fixtures/captures/gfx1100/synth_run0"
 OUT_MORE = "tests/fixtures/captures/gfx1100/synth_run1"
 OTHER_SIMD = ["flat_other_simd_2", "vmem_other_simd_4", "lds_other_simd_3"]  # opcodes of the other SIMD's issue
-UNTRACED_VALU = 9  # VALU instructions the untraced SIMD's wave ran (only a counter sees them)
-# the PMC schedule of synth_run1: two SEs, one SA, two WGPs per SA for the SQ counters; one GRBM value
+# the PMC schedule of synth_run1 (name, block, instances, SEs, SAs, WGPs): the SQ counters per SE, SA and WGP
+# (two of each), one GRBM value, a GL2C counter per channel (4)
 PMC_SCHED = [
-    ("SQ_INSTS_VALU", "SQ", 2, 1, 2),
-    ("SQ_WAVES", "SQ", 2, 1, 2),
-    ("GRBM_GUI_ACTIVE", "GRBM", 1, 1, 1),
+    ("SQ_INSTS_VALU", "SQ", 1, 2, 2, 2),
+    ("SQ_WAVES", "SQ", 1, 2, 2, 2),
+    ("GRBM_GUI_ACTIVE", "GRBM", 1, 1, 1, 1),
+    ("GL2C_HIT", "GL2C", 4, 1, 1, 1),
 ]
 BASE = 0x7FFF_0000_0000  # load base; the kernel entry (ELF 0x1600) stays 256-byte aligned
 ENTRY = 0x1600
@@ -100,9 +102,10 @@ def stream(rng: random.Random, se: int, dispatch: int, more: bool = False) -> tu
         events.append((t + 8, 2, lambda e, w=wid: e.wave_end(simd=0, wid=w)))
     for t in range(16, 1200, 200):  # realtime samples: a 100 MHz clock against a 2.5 GHz shader clock
         events.append((t, 0, lambda e, rt=REALTIME_START + t // 25: e.token("TIMESTAMP", rt=1, value=rt)))
-    events.append((60, 0, lambda e: e.wave_start(simd=1, wid=5)))  # untraced SIMD: occupancy only
-    events.append((900, 2, lambda e: e.wave_end(simd=1, wid=5)))
-    if more:
+    if not more:
+        events.append((60, 0, lambda e: e.wave_start(simd=1, wid=5)))  # untraced SIMD: occupancy only
+        events.append((900, 2, lambda e: e.wave_end(simd=1, wid=5)))
+    else:
         for k in range(6):
             op = OTHER_SIMD[(k + se) % len(OTHER_SIMD)]
             events.append((300 + 60 * k + 4 * se, 1, lambda e, op=op: e.inst(5, op)))
@@ -118,24 +121,25 @@ def stream(rng: random.Random, se: int, dispatch: int, more: bool = False) -> tu
 
 
 def pmc_buffer(valu_by_se: dict[int, int], waves_by_se: dict[int, int]) -> tuple[bytes, list[dict]]:
-    """One dispatch's PMC buffer and schedule: every traced wave ran on WGP 0 of its SE."""
+    """One dispatch's PMC buffer and schedule: every wave ran on WGP 0 of SA 0 of its SE."""
     values, sched = [], []
-    for name, block, ses, sas, wgps in PMC_SCHED:
+    for name, block, insts, ses, sas, wgps in PMC_SCHED:
         off = 8 * len(values)
-        for se in range(ses):
-            for _sa in range(sas):
-                for wgp in range(wgps):
-                    if name == "GRBM_GUI_ACTIVE":
-                        values.append(1200)
-                    elif wgp:
-                        values.append(0)
-                    elif name == "SQ_INSTS_VALU":
-                        values.append(valu_by_se[se] + UNTRACED_VALU)
-                    else:
-                        values.append(waves_by_se[se])
-        n = ses * sas * wgps
+        for inst in range(insts):
+            for se in range(ses):
+                for sa in range(sas):
+                    for wgp in range(wgps):
+                        if block == "GRBM":
+                            values.append(1200)
+                        elif block == "GL2C":
+                            values.append(100 + inst)
+                        elif wgp or sa:
+                            values.append(0)
+                        else:
+                            values.append((valu_by_se if name == "SQ_INSTS_VALU" else waves_by_se)[se])
+        n = insts * ses * sas * wgps
         sched.append(
-            {"name": name, "block": block, "xcc": 1, "inst": 1, "se": ses, "sa": sas, "wgp": wgps, "off": off}
+            {"name": name, "block": block, "xcc": 1, "inst": insts, "se": ses, "sa": sas, "wgp": wgps, "off": off}
             | {"size": 8 * n}
         )
     return b"".join(v.to_bytes(8, "little") for v in values), sched
@@ -167,7 +171,7 @@ def main(out: str = OUT, more: bool = False) -> None:
             names.append(name)
         dispatches.append({"kernel": "kern", "exec_tag": tag, "blobs": names})
         if more:
-            buf, sched = pmc_buffer(valu_by_se, {0: 5, 1: 5})  # per SE: 4 traced waves, the untraced one
+            buf, sched = pmc_buffer(valu_by_se, {0: 4, 1: 4})  # 4 waves per SE
             name = f"kern_{tag}.pmc"
             with open(os.path.join(out, name), "wb") as f:
                 f.write(buf)
