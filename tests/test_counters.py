@@ -13,7 +13,7 @@ from attdec.errors import FormatError
 from attdec.model import COUNTER_DTYPE, Category, CounterSamples, Dispatch
 from attdec.sources.pipeline import open_dispatches, open_raw
 from attdec.sources.pmc import unpack_pmc
-from tests.conftest import SHARED, SYNTHETIC_MORE, real_data, shared_path
+from tests.conftest import FIXTURES, SHARED, SYNTHETIC_MORE, real_data
 
 
 def _pmc_sets() -> list:
@@ -62,9 +62,19 @@ def test_pmc_valu_count_equals_the_traced_waves(folders, least, least_equal):
     assert equal >= least_equal
 
 
-def test_profile_and_capture_folder_give_the_same_counters():
-    (from_pkl,) = open_raw([shared_path("tinygrad_profiles", "gfx1100", "profile_gemm_run_0.pkl")])
-    (from_folder,) = open_raw([shared_path("captures", "gfx1100", "gemm_run0")])
+def _profile_and_folder() -> list:
+    """(tinygrad profile, the capture folder of the same run): the synthetic pair, the real gemm one."""
+    params = [pytest.param(FIXTURES / "tinygrad/gfx1100/profile_synth_run1.pkl", SYNTHETIC_MORE, id="synthetic")]
+    if real_data("tinygrad_profiles") and real_data("captures", "gfx1100", "gemm_run0"):
+        pkl = SHARED / "tinygrad_profiles/gfx1100/profile_gemm_run_0.pkl"
+        params.append(pytest.param(pkl, SHARED / "captures/gfx1100/gemm_run0", id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("pkl,folder", _profile_and_folder())
+def test_profile_and_capture_folder_give_the_same_counters(pkl, folder):
+    from_pkl, *_ = open_raw([pkl])
+    from_folder, *_ = open_raw([folder])
     a, b = from_pkl.counters[0], from_folder.counters[0]
     assert a.names == b.names and a.blocks == b.blocks and a.source == "tinygrad PMC"
     assert (a.samples == b.samples).all() and int(a.samples["value"].sum()) > 0
