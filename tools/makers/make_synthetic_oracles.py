@@ -78,6 +78,12 @@ def dispatch(decoder: str, folder: str, disp: dict, names: list[str]) -> dict:
         out["occupancy"] += [[se, cu, simd, slot, start, t, pc, None] for cu, simd, slot, start, t, pc, _ in occupancy]
         out["realtime"] += [[se, shader, real] for shader, real in r["realtime"]]
         out["inst_other_simd"] += [[se, t, cyc, wgp, names[cat]] for t, cyc, wgp, cat in r["other_simd"]]
+    rows = [row for w in out["waves"] for row in w["instructions"]]
+    out["summary"] = {  # the totals oracle.json's summary gives
+        "instructions": len(rows),
+        "stall_sum": sum(row[4] for row in rows),
+        "waves_with_instructions": sum(1 for w in out["waves"] if w["instructions"]),
+    }
     return out
 
 
