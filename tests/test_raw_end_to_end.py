@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import re
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, SHARED, SYNTHETIC_CAPTURES, SYNTHETIC_ORACLES, real_data, shared_path
+from conftest import FIXTURES, SHARED, SYNTHETIC_CAPTURES, SYNTHETIC_ORACLES, captures, real_data, shared_path
 
 import attdec
 from attdec.isa import disassemble, load_code_object
@@ -15,14 +17,26 @@ from attdec.model import Dispatch, Wave, empty_insts
 from attdec.sources.listing import LoadedCode, build_listing
 
 
-def test_listing_with_real_code_object():
+def _llvm_addresses(cap_dir, k) -> list[int]:
+    """The instruction addresses llvm-objdump lists for the kernel's code object: a real capture's
+    KERNEL.llvm.s, or the stored LLVM listing of a committed code object (tests/fixtures/isa)."""
+    listing = cap_dir / f"{k['name']}.llvm.s"
+    if listing.exists():
+        return [int(m, 16) for m in re.findall(r"// ([0-9A-F]{12}):", listing.read_text())]
+    digest = hashlib.sha256((cap_dir / k["code_object"]).read_bytes()).hexdigest()
+    stored = json.loads(gzip.decompress((FIXTURES / "isa" / "fixtures_llvm.json.gz").read_bytes()))
+    (entry,) = [e for e in stored if e["sha256"] == digest]
+    return [addr for addr, *_ in entry["instructions"]]
+
+
+@pytest.mark.parametrize("cap_dir", captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def test_listing_with_real_code_object(cap_dir):
     """Whole kernel listed once, at the addresses llvm-objdump shows, hit counts from the waves."""
-    cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
     k = json.loads((cap_dir / "capture.json").read_text())["kernels"][0]
     co = load_code_object((cap_dir / k["code_object"]).read_bytes(), k["code_object"])
     insts = disassemble(co.text, co.arch, co.text_vaddr)
     lc = LoadedCode(1, k["base"], k["code_object"], co, insts)
-    want = [int(m, 16) for m in re.findall(r"// ([0-9A-F]{12}):", (cap_dir / f"{k['name']}.llvm.s").read_text())]
+    want = _llvm_addresses(cap_dir, k)
     pcs = [k["base"] + a for a in want[:5]]
     a = empty_insts(len(pcs) + 1)
     a["time"] = range(10, 10 + 4 * len(a), 4)
