@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import captures, cli, one_line_error, shared_path
+from conftest import ROOT, captures, cli, one_line_error, shared_path
 from test_sources_tinygrad import ProfileDeviceEvent, ProfileProgramEvent, ProfileSQTTEvent, _pickle_as_tinygrad
 
 from attdec.sources import tinygrad
@@ -85,16 +85,8 @@ def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch):
 
 
 def _listing_folder(tmp_path, rows: int):
-    """A ui_output folder of a real sample whose code.json repeats its instruction rows to `rows` rows."""
-    sample = shared_path(
-        "ui_output_samples",
-        "jhinpan__flydsl-kernel-profiling-lib",
-        "examples",
-        "vec_add",
-        "att_viewer",
-        "big",
-        "ui_output_agent_14705_dispatch_25",
-    )
+    """A ui_output folder of the demo sample whose code.json repeats its instruction rows to `rows` rows."""
+    sample = ROOT / "attdec" / "data" / "demo" / "ui_output_agent_4242_dispatch_7"
     out = tmp_path / "ui_output_agent_1_dispatch_1"
     out.mkdir()
     for name in ("filenames.json", "occupancy.json", "realtime.json"):
@@ -107,7 +99,7 @@ def _listing_folder(tmp_path, rows: int):
 
 
 def test_a_listing_past_the_cap_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    folder = _listing_folder(tmp_path, 20_000)  # ~2.8 MB
+    folder = _listing_folder(tmp_path, 20_000)  # ~2.1 MB
     monkeypatch.setenv("ATTDEC_MAX_LISTING_MB", "1")
     for cmd in ("hotspots", "kernel", "loops"):
         one_line_error(cli(cmd, folder), "code.json", "ATTDEC_MAX_LISTING_MB")
