@@ -5,9 +5,10 @@ a raw blob too big to hold decoded whole is refused by the commands that keep ev
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
-from conftest import ROOT, captures, cli, one_line_error, shared_path
+from conftest import ROOT, SHARED, SYNTHETIC_CAPTURES, captures, cli, one_line_error, real_data
 from test_sources_tinygrad import ProfileDeviceEvent, ProfileProgramEvent, ProfileSQTTEvent, _pickle_as_tinygrad
 
 from attdec.sources import tinygrad
@@ -65,11 +66,39 @@ def test_memo_amplification_decodes_once_and_says_so(tmp_path, folder):
     assert "999 more SQTT event(s)" in r.stderr
 
 
-def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch):
+def _big_synthetic(tmp_path):
+    """The synthetic gfx1100 capture with one SE blob's body repeated to ~1.1 MiB of SQTT (its header line
+    once, as tools/makers/make_repeated_blob.py writes them)."""
+    cap = tmp_path / "big"
+    shutil.copytree(SYNTHETIC_CAPTURES["gfx1100"], cap)
+    meta = json.loads((cap / "capture.json").read_text())
+    blob = cap / meta["dispatches"][0]["blobs"][0]
+    data = blob.read_bytes()
+    blob.chmod(0o644)
+    blob.write_bytes(data[:32] + data[32:] * 4000)
+    for b in meta["blobs"]:  # sizes and digests of the original blobs no longer hold
+        b.pop("size", None)
+        b.pop("sha256", None)
+    (cap / "capture.json").chmod(0o644)
+    (cap / "capture.json").write_text(json.dumps(meta))
+    return cap
+
+
+def _big_captures() -> list:
+    """(how to get a capture, a cap below its SQTT, a cap above it) in MiB."""
+    params = [pytest.param(_big_synthetic, 1, 2, id="synthetic")]
+    if real_data("captures", "gfx1200", "gemm_gfx1200_run0"):  # ~3.7 MiB of SQTT
+        real = SHARED / "captures/gfx1200/gemm_gfx1200_run0"
+        params.append(pytest.param(lambda _: real, 2, 4, id="gemm_gfx1200"))
+    return params
+
+
+@pytest.mark.parametrize("make,below,above", _big_captures())
+def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch, make, below, above):
     """report, timeline, waits and decode keep every record of what they decode: SQTT past the cap is refused
     before any decoding, in one line naming the variable that raises it; hotspots decodes it regardless."""
-    cap = shared_path("captures", "gfx1200", "gemm_gfx1200_run0")  # ~3.7 MiB of SQTT
-    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", "2")
+    cap = make(tmp_path)
+    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", str(below))
     out = tmp_path / "out"
     for args in (
         ("report", "-o", out),
@@ -80,7 +109,7 @@ def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch):
         one_line_error(cli(*args, cap, "--jobs", "1"), "ATTDEC_MAX_WHOLE_DECODE_MB", "MiB")
         assert not out.exists()
     assert cli("hotspots", cap, "--top", "1", "--jobs", "1").returncode == 0
-    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", "4")
+    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", str(above))
     assert cli("timeline", "-o", out, cap, "--jobs", "1").returncode == 0
 
 
