@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, captures, shared_path
+from conftest import ROOT, SYNTHETIC_CAPTURES, captures, oracle_captures, shared_path
 
 import attdec
 from attdec.analysis.table import Table
@@ -25,9 +25,11 @@ def test_import_is_cheap_and_lazy():
         attdec.nonexistent  # noqa: B018
 
 
-def test_open_hotspots_instructions_on_a_raw_capture():
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
-    want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]  # AMD's decoder
+@pytest.mark.parametrize(
+    "cap,oracle_file", oracle_captures("gfx1100/gemm_run0", synthetic=(SYNTHETIC_CAPTURES["gfx942"],))
+)
+def test_open_hotspots_instructions_on_a_raw_capture(cap, oracle_file):
+    want = json.loads(oracle_file.read_text())["dispatches"][0]["summary"]  # AMD's decoder
     ds = attdec.open(cap)
     (d,) = ds
     h = attdec.hotspots(ds, by="instruction")
