@@ -36,6 +36,26 @@ SYNTHETIC_ORACLES = {
 }
 
 
+def repeated_capture(out: Path, copies: int) -> Path:
+    """A copy at `out` of the synthetic gfx1100 capture whose first SE blob's body is repeated `copies` times
+    (its header line once, as tools/makers/make_repeated_blob.py writes them): a big input made small."""
+    import json
+    import shutil
+
+    shutil.copytree(SYNTHETIC_CAPTURES["gfx1100"], out)
+    meta = json.loads((out / "capture.json").read_text())
+    blob = out / meta["dispatches"][0]["blobs"][0]
+    data = blob.read_bytes()
+    blob.chmod(0o644)
+    blob.write_bytes(data[:32] + data[32:] * copies)
+    for b in meta["blobs"]:  # sizes and digests of the original blobs no longer hold
+        b.pop("size", None)
+        b.pop("sha256", None)
+    (out / "capture.json").chmod(0o644)
+    (out / "capture.json").write_text(json.dumps(meta))
+    return out
+
+
 def real_data(*parts: str) -> bool:
     """Whether ../shared holds this path (a real-data variant of a test is collected only then)."""
     return SHARED.joinpath(*parts).exists()

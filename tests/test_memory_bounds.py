@@ -5,10 +5,9 @@ a raw blob too big to hold decoded whole is refused by the commands that keep ev
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
-from conftest import ROOT, SHARED, SYNTHETIC_CAPTURES, captures, cli, one_line_error, real_data
+from conftest import ROOT, SHARED, captures, cli, one_line_error, real_data, repeated_capture
 from test_sources_tinygrad import ProfileDeviceEvent, ProfileProgramEvent, ProfileSQTTEvent, _pickle_as_tinygrad
 
 from attdec.sources import tinygrad
@@ -67,21 +66,8 @@ def test_memo_amplification_decodes_once_and_says_so(tmp_path, folder):
 
 
 def _big_synthetic(tmp_path):
-    """The synthetic gfx1100 capture with one SE blob's body repeated to ~1.1 MiB of SQTT (its header line
-    once, as tools/makers/make_repeated_blob.py writes them)."""
-    cap = tmp_path / "big"
-    shutil.copytree(SYNTHETIC_CAPTURES["gfx1100"], cap)
-    meta = json.loads((cap / "capture.json").read_text())
-    blob = cap / meta["dispatches"][0]["blobs"][0]
-    data = blob.read_bytes()
-    blob.chmod(0o644)
-    blob.write_bytes(data[:32] + data[32:] * 4000)
-    for b in meta["blobs"]:  # sizes and digests of the original blobs no longer hold
-        b.pop("size", None)
-        b.pop("sha256", None)
-    (cap / "capture.json").chmod(0o644)
-    (cap / "capture.json").write_text(json.dumps(meta))
-    return cap
+    """The synthetic gfx1100 capture with one SE blob's body repeated to ~1.1 MiB of SQTT."""
+    return repeated_capture(tmp_path / "big", 4000)
 
 
 def _big_captures() -> list:
