@@ -180,6 +180,7 @@ def main(out: str = OUT, more: bool = False) -> None:
         "format": 1,
         "example": "attdec tests (synthetic)",
         "gfx_arch": "gfx1100",
+        "gfx_target_version": 110000,
         # a Radeon RX 7900 XTX as the KFD reports it (what .rgp writers put in their ASIC info)
         "device_props": {
             "array_count": 12,
