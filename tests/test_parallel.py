@@ -111,7 +111,8 @@ def test_decode_command_jobs_same_json(cap, pool_for_small):
 def _split_cases() -> list:
     """(how to get capture folders, whether their biggest dispatch is split across processes): synthetic, a
     capture with one blob repeated to most of the work (split), and two such captures (each big dispatch under
-    half: whole; a dispatch under 1 MiB is never split); real, gemm_gfx1200_run0 among the gfx1200 captures (split) and among all 59 (whole)."""
+    half: whole; a dispatch under 1 MiB is never split); real, gemm_gfx1200_run0 among the gfx1200 captures
+    (split) and among all 59 (whole)."""
     params = [
         pytest.param(lambda tmp: [repeated_capture(tmp / "a", 4000)], True, id="synthetic-one"),
         pytest.param(lambda tmp: [repeated_capture(tmp / "a", 4000), repeated_capture(tmp / "b", 4000)], False,

@@ -72,7 +72,9 @@ def profile(folder: str, c: dict[str, type]) -> list:
                 sched = [event(c["PMCSample"], **s) for s in p["sched"]]
                 blob = open(os.path.join(ROOT, folder, p["file"]), "rb").read()
                 tag = d["exec_tag"]
-                events.append(event(c["ProfilePMCEvent"], device="AMD", kern=kern, sched=sched, blob=blob, exec_tag=tag))
+                events.append(
+                    event(c["ProfilePMCEvent"], device="AMD", kern=kern, sched=sched, blob=blob, exec_tag=tag)
+                )
         for b in d["blobs"]:
             entry = next(x for x in cap["blobs"] if x["file"] == b)
             blob = open(os.path.join(ROOT, folder, b), "rb").read()
