@@ -56,6 +56,29 @@ def repeated_capture(out: Path, copies: int) -> Path:
     return out
 
 
+def without_line_tables(code_object: bytes) -> bytes:
+    """An ELF code object whose .debug_* sections are renamed (.nodbg_*, the same length) in its section-name
+    table: the same code, without DWARF as a reader finds it (tinygrad's code objects carry none)."""
+    import struct
+
+    (shoff,) = struct.unpack_from("<Q", code_object, 0x28)
+    shentsize, _count, shstrndx = struct.unpack_from("<HHH", code_object, 0x3A)
+    offset, size = struct.unpack_from("<QQ", code_object, shoff + shstrndx * shentsize + 0x18)
+    names = code_object[offset : offset + size].replace(b".debug_", b".nodbg_")
+    return code_object[:offset] + names + code_object[offset + size :]
+
+
+def capture_without_line_tables(out: Path, capture: Path = SYNTHETIC_CAPTURES["gfx942"]) -> Path:
+    """A copy at `out` of a synthetic capture whose code objects carry no DWARF (`without_line_tables`)."""
+    import shutil
+
+    shutil.copytree(capture, out)
+    for co in out.glob("*.co"):
+        co.chmod(0o644)
+        co.write_bytes(without_line_tables(co.read_bytes()))
+    return out
+
+
 def real_data(*parts: str) -> bool:
     """Whether ../shared holds this path (a real-data variant of a test is collected only then)."""
     return SHARED.joinpath(*parts).exists()

@@ -10,7 +10,16 @@ import re
 
 import numpy as np
 import pytest
-from conftest import SHARED, cli, invoke, one_line_error, real_data, repeated_capture, shared_path
+from conftest import (
+    SHARED,
+    SYNTHETIC_CAPTURES,
+    capture_without_line_tables,
+    cli,
+    invoke,
+    one_line_error,
+    real_data,
+    repeated_capture,
+)
 
 import attdec
 from attdec.analysis.hotspots import frames, hotspots
@@ -52,8 +61,17 @@ def test_folded_sums_to_the_stall_and_follows_inline_chains():
     assert all(not re.search(r":\d+$", f) for k in by_file for f in k[1:])
 
 
-def test_folded_without_source_lines_uses_instructions():
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
+def _without_dwarf() -> list:
+    params = [pytest.param(lambda tmp: capture_without_line_tables(tmp / "cap", SYNTHETIC_CAPTURES["gfx1100"]),
+                           id="synthetic")]  # fmt: skip
+    if real_data("captures", "gfx1100", "gemm_run0"):  # tinygrad's code objects carry no line table
+        params.append(pytest.param(lambda _: SHARED / "captures/gfx1100/gemm_run0", id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("make", _without_dwarf())
+def test_folded_without_source_lines_uses_instructions(tmp_path, make):
+    cap = make(tmp_path)
     folded = parse_folded(run("hotspots", cap, "--format", "folded"))
     ds = attdec.open(cap)
     assert sum(folded.values()) == sum(hotspots([d]).totals["stall"] for d in ds)
