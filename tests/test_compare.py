@@ -11,7 +11,9 @@ import csv
 import io
 import json
 import os
+import shutil
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,9 +249,29 @@ def test_source_lines_shifted_by_an_inserted_line(tmp_path):
     }
 
 
-def test_inserted_instruction_in_real_listing_without_line_info(tmp_path):
-    """pa_mqa_logits_fp4 has no source lines: the whole listing (726 instructions) is aligned by mnemonic."""
-    src = next(shared_path(*PA_SMALL).glob("*/ui_output_agent_*"))
+def _demo_without_sources(tmp) -> Path:
+    """The demo folder with every code.json source cell emptied (what a listing without line info holds)."""
+    out = tmp / "nosrc" / DEMO.name
+    shutil.copytree(DEMO, out)
+    doc = json.loads((out / "code.json").read_text())
+    doc["code"] = [[*r[:3], "", *r[4:]] for r in doc["code"]]
+    (out / "code.json").chmod(0o644)
+    (out / "code.json").write_text(json.dumps(doc))
+    return out
+
+
+def _listings_without_lines() -> list:
+    params = [pytest.param(_demo_without_sources, id="demo")]
+    if real_data(*PA_SMALL):
+        params.append(pytest.param(lambda _: next(SHARED.joinpath(*PA_SMALL).glob("*/ui_output_agent_*")), id="pa"))
+    return params
+
+
+@pytest.mark.parametrize("make", _listings_without_lines())
+def test_inserted_instruction_in_real_listing_without_line_info(tmp_path, make):
+    """A listing without source lines (pa_mqa_logits_fp4's 726 instructions; the demo's, its sources emptied)
+    is aligned whole, by mnemonic."""
+    src = make(tmp_path)
     rows = code_rows(src)
     mid = next(n for n in sorted(rows)[len(rows) // 2 :] if rows[n][6])  # an executed one past the middle
     after = edit(tmp_path, "pa", src=src, insert=[(mid, "s_nop 0", "", 4, 0)])
