@@ -41,7 +41,6 @@ def _profile_sets() -> list:
             p: caps.get(f"extra/sqtt/examples/{p.parent.name}/{p.name}")
             for p in sorted((SHARED / "tinygrad_profiles").glob("*/*.pkl"))
         }
-        assert any(p.parent.name == "newer" for p in real)
         sets.append(pytest.param(real, 6, id="real"))
     return sets
 
@@ -112,6 +111,8 @@ def test_every_profile_gives_the_totals_of_its_sqtt_unpacked_into_a_capture_fold
     import attdec
 
     compared = 0
+    if with_folder == 6:  # the real set: profiles of newer tinygrad versions among them
+        assert any(p.parent.name == "newer" for p in profiles)
     for i, (pkl, folder) in enumerate(profiles.items()):
         _unpack_to_capture(pkl, tmp_path / f"c{i}")
         got, want = attdec.open(pkl), attdec.open(tmp_path / f"c{i}")
