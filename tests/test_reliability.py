@@ -219,6 +219,22 @@ def test_a_zstd_chunk_promising_a_terabyte(tmp_path):
     assert _peak_mb() - before < 50
 
 
+@pytest.mark.parametrize(
+    "size,shown",
+    [
+        ((11 << 20) // 10, "1.1 MiB, more than the 1 MiB"),
+        ((1 << 20) + 1, "1,048,577 bytes, more than the 1,048,576 bytes"),
+    ],
+)
+def test_a_size_just_over_its_cap_reads_differently_from_the_cap(monkeypatch, size, shown):
+    """The refusal never prints the same figure for the size and its cap."""
+    from attdec.sources.limits import MEMBER
+
+    monkeypatch.setenv("ATTDEC_MAX_MEMBER_MB", "1")
+    with pytest.raises(InputError, match=shown):
+        MEMBER.check(size, "member", "a.tar")
+
+
 # ---- archives: caps on what headers claim, links and escapes named ----------------------------------------
 def _folder_tar(extra: bytes = b"") -> bytes:
     """A tar stream of TINY's folder followed by `extra` (more headers and data) and the end blocks."""
