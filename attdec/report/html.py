@@ -361,6 +361,17 @@ def _dispatch(
         }
         for f in advise(d, attribution=attr).findings
     ]
+    per_wave = _per_wave(d, attr, limits, notes)
+    source = _source(stats, sources, limits)
+    flame = _flame(d, by)
+    # The views read the records the attribution gathered; then it is let go, so that the timeline's
+    # temporaries reuse its memory.
+    view_notes: list[str] = []
+    view_data = views(d, _pack, view_notes, clock, attr.stream)
+    del attr
+    timeline = _timeline(d, run_budgets, inst_budget, notes)
+    occupancy = _occupancy(d, limits, notes)
+    notes += view_notes
     return {
         "prefix": common_dir(sorted(locations)),  # the page shows paths below it
         "name": d.name,
@@ -375,12 +386,12 @@ def _dispatch(
         "tables": tables_payload,
         "isa": isa,
         "links": [[int(a), int(b), str(label)] for a, b, label in links],
-        "wave": _per_wave(d, attr, limits, notes),
-        "source": _source(stats, sources, limits),
-        "flame": _flame(d, by),
-        "timeline": _timeline(d, run_budgets, inst_budget, notes),
-        "occupancy": _occupancy(d, limits, notes),
-        "views": views(d, _pack, notes, clock),  # assets/views.js
+        "wave": per_wave,
+        "source": source,
+        "flame": flame,
+        "timeline": timeline,
+        "occupancy": occupancy,
+        "views": view_data,  # assets/views.js
         "extra": [{"title": t.title, "columns": t.columns, "rows": t.rows, "note": t.note} for t in tables],
         "notes": notes,
     }
