@@ -136,6 +136,7 @@ def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch):
             monkeypatch.setattr(timeline, "CHUNK_RECORDS", 1 << 40)
             whole = tracks(d.waves, kind, budget)
             monkeypatch.setattr(timeline, "CHUNK_RECORDS", 4096)
+            monkeypatch.setattr(timeline, "PIECE_RUNS", 300)  # a grid that does not fit is given up sooner
             assert len(timeline._chunks(d.waves, kind)) > 10  # really in chunks
             parts = tracks(d.waves, kind, budget)
             # int32 times from an aligned base (the default) against absolute int64 times (every grid past ALIGN)
@@ -147,6 +148,24 @@ def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch):
                 assert t.resolution == whole.resolution and t.exact_runs == whole.exact_runs
                 for a, b in ((t.wave, whole.wave), (t.start, whole.start), (t.value, whole.value)):
                     assert np.array_equal(a, b)
+
+
+def test_a_grid_is_given_up_once_its_runs_exceed_the_limit(monkeypatch):
+    """`_coarsened` with a limit: None exactly when the whole grid has more runs than the limit, else the
+    same runs as without one (pieces of whole waves are coarsened on their own)."""
+    from attdec.analysis import timeline
+
+    d = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))[0]
+    monkeypatch.setattr(timeline, "PIECE_RUNS", 50)
+    chunks = timeline._chunks(d.waves, "category")
+    for q in (2, 16, 256):
+        full = timeline._coarsened(chunks, q)
+        assert full is not None and len(timeline._pieces(chunks[0][0])) > 3
+        n = len(full[0])
+        assert timeline._coarsened(chunks, q, n - 1) is None
+        for limit in (n, n + 1):
+            got = timeline._coarsened(chunks, q, limit)
+            assert got is not None and all(np.array_equal(a, b) for a, b in zip(got, full))
 
 
 def occ(rows):

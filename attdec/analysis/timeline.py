@@ -227,14 +227,31 @@ def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, 
     return out
 
 
-def _coarsened(chunks, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`coarsen` of every chunk (a wave's runs are coarsened on their own, so chunks are independent)."""
+# A grid that does not fit the budget is given up as soon as the runs so far exceed it: coarsened this many runs
+# (whole waves) at a time, so that a grid finer than the answer costs about the share of the budget it reaches.
+PIECE_RUNS = 1 << 16
+
+
+def _pieces(w: np.ndarray):
+    """Slices of a chunk of runs (sorted by wave) holding whole waves, about PIECE_RUNS runs each."""
+    cuts = np.unique(np.searchsorted(w, w[PIECE_RUNS : len(w) : PIECE_RUNS]))
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise([0, *cuts.tolist(), len(w)]) if b > a]
+
+
+def _coarsened(chunks, q: int, limit: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`coarsen` of every chunk (a wave's runs are coarsened on their own, so chunks are independent);
+    None once more than `limit` runs came out (the rest is not coarsened)."""
     parts = []
+    count = 0
     for w, s, e, v, base in chunks:
         if q > 1 << ALIGN or base % q:  # a grid coarser than the base's alignment: absolute times
             s, e, base = s.astype(np.int64) + base, e.astype(np.int64) + base, 0
-        W, S, V = coarsen(w, s, e, v, q)
-        parts.append((W.astype(np.int64), S.astype(np.int64) + base, V.astype(np.int64)))
+        for p in _pieces(w):
+            W, S, V = coarsen(w[p], s[p], e[p], v[p], q)
+            count += len(W)
+            if limit is not None and count > limit:
+                return None
+            parts.append((W.astype(np.int64), S.astype(np.int64) + base, V.astype(np.int64)))
     if not parts:
         z = np.zeros(0, np.int64)
         return z, z, z
@@ -248,17 +265,18 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     exact_runs = sum(1 + int(np.count_nonzero((w[1:] != w[:-1]) | (v[1:] != v[:-1]))) for w, _s, _e, v, _b in chunks)
     if budget is None or exact_runs <= budget:
         exact = _coarsened(chunks, 1)
+        assert exact is not None
         return Tracks(kind, 1, exact[0], exact[1], exact[2], exact_runs)
     # Runs about halve each time the grid doubles, so the exact count over the budget guesses the answer:
     # the guess and its neighbour (one step finer if the guess fits, else one coarser) are tried first,
     # usually the only two coarsenings. Failing that, a bisection between grids known not to fit (`lo`,
     # 0 = exact) and to fit (`hi`, from the cheap upper bound when no coarsening has fitted yet).
-    done: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    done: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}  # None: does not fit
 
     def fits(h: int) -> bool:
         if h not in done:
-            done[h] = _coarsened(chunks, 1 << h)
-        return len(done[h][0]) <= budget
+            done[h] = _coarsened(chunks, 1 << h, budget)
+        return done[h] is not None
 
     guess = max(1, min(COARSEST, int(np.ceil(np.log2(exact_runs / max(budget, 1))))))
     if fits(guess):
@@ -276,7 +294,8 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    best = done[hi] if hi in done else _coarsened(chunks, 1 << hi)
+    best = done.get(hi) or _coarsened(chunks, 1 << hi)
+    assert best is not None
     return Tracks(kind, 1 << hi, best[0], best[1], best[2], exact_runs)
 
 
