@@ -367,7 +367,8 @@ def _dispatch(
     # The views read the records the attribution gathered; then it is let go, so that the timeline's
     # temporaries reuse its memory.
     view_notes: list[str] = []
-    view_data = views(d, _pack, view_notes, clock, attr.stream)
+    achieved = h.kernel_summary.achieved if h.kernel_summary else None
+    view_data = views(d, _pack, view_notes, clock, attr.stream, achieved)
     del attr
     timeline = _timeline(d, run_budgets, inst_budget, notes)
     occupancy = _occupancy(d, limits, notes)

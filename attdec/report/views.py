@@ -13,7 +13,7 @@ import numpy as np
 
 from attdec.analysis.clock import Clock
 from attdec.analysis.counters import counter_report
-from attdec.analysis.occupancy import achieved_occupancy
+from attdec.analysis.occupancy import Achieved, achieved_occupancy
 from attdec.analysis.stream import Stream, stream_of
 from attdec.isa import categories as C
 from attdec.model import Dispatch
@@ -182,9 +182,10 @@ def counters(d: Dispatch, notes: list[str]) -> dict:
     return {"rows": rows, "time_resolved": rep.time_resolved, "notes": rep.notes}
 
 
-def occupancy_summary(d: Dispatch) -> dict | None:
-    """`attdec kernel`'s achieved occupancy of this dispatch (all CUs' wave start/end records)."""
-    a = achieved_occupancy(d.occupancy) if d.occupancy is not None else None
+def occupancy_summary(d: Dispatch, achieved: Achieved | None = None) -> dict | None:
+    """`attdec kernel`'s achieved occupancy of this dispatch (all CUs' wave start/end records); `achieved`:
+    that figure when the caller has it already."""
+    a = achieved or (achieved_occupancy(d.occupancy) if d.occupancy is not None else None)
     if a is None:
         return None
     return {"mean": a.mean, "peak": a.peak, "mean_per_unit": a.mean_per_unit, "simds": a.simds, "waves": a.waves}
@@ -205,9 +206,17 @@ def realtime(d: Dispatch, clock: Clock) -> dict[str, np.ndarray] | None:
     return out
 
 
-def views(d: Dispatch, pack, notes: list[str], clock: Clock | None = None, stream: Stream | None = None) -> dict:
-    """Everything views.js draws for one dispatch; `pack` turns numeric arrays into the page's typed arrays,
-    `clock` is the dispatch's `Clock` and `stream` the records of its waves when the caller has them already."""
+def views(
+    d: Dispatch,
+    pack,
+    notes: list[str],
+    clock: Clock | None = None,
+    stream: Stream | None = None,
+    achieved: Achieved | None = None,
+) -> dict:
+    """Everything views.js draws for one dispatch; `pack` turns numeric arrays into the page's typed arrays.
+    `clock` (the dispatch's `Clock`), `stream` (the records of its waves) and `achieved` (its achieved
+    occupancy): what the caller has already."""
     ex = _executed(d, stream)
     util = utilization(d, ex)
     if util is not None:
@@ -227,6 +236,6 @@ def views(d: Dispatch, pack, notes: list[str], clock: Clock | None = None, strea
         "utilization": util,
         "histogram": hist,
         "counters": ctr,
-        "occupancy": occupancy_summary(d),
+        "occupancy": occupancy_summary(d, achieved),
         "realtime": {k: pack(v) for k, v in rt.items()} if (rt := realtime(d, clock or Clock(d))) is not None else None,
     }
