@@ -69,11 +69,21 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if not n.sum():
         z = np.zeros(0, np.int64)
         return z, z, z, z
-    nonempty = [w.insts for w in waves if len(w.insts)]
-    t, duration, category = (np.concatenate([x[f] for x in nonempty]) for f in ("time", "duration", "category"))
-    wi = np.repeat(np.arange(len(waves)), n)
+    t, duration, category = _inst_columns(waves)
     begins = np.array([w.begin for w in waves], np.int64)
     ends = np.array([w.end for w in waves], np.int64)
+    return _category_runs(n, t, duration, category.astype(np.int64), begins, ends)
+
+
+def _inst_columns(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    nonempty = [w.insts for w in waves if len(w.insts)]
+    return tuple(np.concatenate([x[f] for x in nonempty]) for f in ("time", "duration", "category"))  # type: ignore[return-value]
+
+
+def _category_runs(n, t, duration, category, begins, ends):
+    """`category_runs` of waves with `n` instructions each (`n.sum()` > 0), from their instructions' columns
+    and the waves' begins and ends; every column of one integer type, which the results keep."""
+    wi = np.repeat(np.arange(len(n), dtype=t.dtype), n)
     last = np.cumsum(n)[n > 0] - 1
     nxt = np.empty_like(t)
     nxt[:-1] = t[1:]
@@ -84,10 +94,10 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     # put where it goes: all four columns are gathered through one index (an insert is a pass per column).
     end = ends[wi]
     first = last - n[n > 0] + 1
-    lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), np.int64)
+    lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), t.dtype)
     gap = np.flatnonzero(lead[2] > lead[1])  # the waves that begin before their first instruction
     size = 2 * len(t)
-    pair = [np.empty(size + len(gap), np.int64) for _ in range(4)]
+    pair = [np.empty(size + len(gap), t.dtype) for _ in range(4)]
     for x, a, b, y in zip(pair, (wi, t, np.minimum(e, end), category), (wi, e, np.minimum(nxt, end), 0), lead):
         x[0:size:2], x[1:size:2], x[size:] = a, b, y[gap]
     kept = np.flatnonzero(pair[2][:size] > pair[1][:size])
@@ -95,6 +105,27 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     order = np.insert(kept, at, np.arange(size, size + len(gap)))
     w, s, en, v = (x.take(order) for x in pair)
     return w, s, en, v
+
+
+def _category_runs_from_base(waves: list[Wave]):
+    """`category_runs` as (wave, start - base, end - base, Category, base): int32 from a base aligned to
+    2**ALIGN cycles when every time fits (the runs are built narrow, half the memory to stream through),
+    else int64 from 0."""
+    n = np.array([len(w.insts) for w in waves], np.int64)
+    if not n.sum():
+        z = np.zeros(0, np.int64)
+        return z, z, z, z, 0
+    t, duration, category = _inst_columns(waves)
+    begins = np.array([w.begin for w in waves], np.int64)
+    ends = np.array([w.end for w in waves], np.int64)
+    base = (min(int(t.min()), int(begins.min())) >> ALIGN) << ALIGN
+    top = max(int(ends.max()), int(t.max()) + max(int(duration.max()), 0))
+    if top - base >= 1 << 30:  # grid lines up to 2**ALIGN past the end must fit too
+        return (*_category_runs(n, t, duration, category.astype(np.int64), begins, ends), 0)
+    narrow = [(x - base).astype(np.int32) for x in (t, begins, ends)]
+    t, begins, ends = narrow
+    runs = _category_runs(n, t, duration.astype(np.int32), category.astype(np.int32), begins, ends)
+    return (*runs, base)
 
 
 def _merge(w, s, v):
@@ -204,13 +235,23 @@ def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, 
     for lo, hi in itertools.pairwise(cuts):
         if hi <= lo:
             continue
-        w, s, e, v = (state_runs if kind == "state" else category_runs)(waves[lo:hi])
+        if kind == "state":
+            w, s, e, v = state_runs(waves[lo:hi])
+            base = 0
+        else:
+            w, s, e, v, base = _category_runs_from_base(waves[lo:hi])
         if not len(w):
             continue
         head = np.ones(len(w), bool)  # equal neighbours merged first: the same cells, fewer runs to coarsen
         head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
-        last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
-        w, s, e, v = w[head] + lo, s[head], e[last], v[head]
+        if head.all():
+            w = w + lo
+        else:
+            last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
+            w, s, e, v = w[head] + lo, s[head], e[last], v[head]
+        if s.dtype == np.int32:
+            out.append((w, s, e, v, base))
+            continue
         # Narrower columns, less memory to stream through: times from a base on every grid up to 2**ALIGN.
         base = (int(s.min()) >> ALIGN) << ALIGN
         if int(e.max()) - base < 1 << 30:  # grid lines up to 2**ALIGN past the end fit too
