@@ -814,13 +814,18 @@ RULES = (
 RULE_IDS = tuple(r.id for r in RULES)
 
 
-def advise(dispatch: Dispatch, rules: tuple[str, ...] | None = None, cheap: bool = False, attribution=None) -> Advice:
+def advise(
+    dispatch: Dispatch, rules: tuple[str, ...] | None = None, cheap: bool = False, attribution=None, sites=None
+) -> Advice:
     """The findings of one dispatch, largest cycles first. `rules` picks rules by id (default: all);
     `cheap` runs only those that read the listing totals (no waves, no occupancy records);
-    `attribution`: the dispatch's `attdec.analysis.waits.attribute`, when the caller has it already."""
+    `attribution`, `sites`: the dispatch's `attdec.analysis.waits.attribute` and `wait_sites` of it, when the
+    caller has them already."""
     ev = Evidence(dispatch)
     if attribution is not None:
         ev.attribution = attribution
+    if sites is not None:
+        ev.sites = sites
     out = Advice(dispatch.name, dispatch.kernel, dispatch.arch, ev.cycles)
     for rule in RULES:
         if (rules is not None and rule.id not in rules) or (cheap and not rule.cheap):

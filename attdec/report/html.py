@@ -36,7 +36,7 @@ from attdec.analysis.loops import loop_timings
 from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
-from attdec.analysis.waits import Attribution, attribute, wait_pairs_by_wave, wait_sites
+from attdec.analysis.waits import Attribution, WaitSite, attribute, wait_pairs_by_wave, wait_sites
 from attdec.model import Dispatch
 from attdec.model.record import Record
 from attdec.report import Limits
@@ -246,12 +246,17 @@ def _flame(d: Dispatch, by: str) -> dict:
     return {"frames": list(names), "stacks": stacks}
 
 
-def wait_links(d: Dispatch, attr: Attribution | None = None) -> list[tuple[int, int, str]]:
+def wait_links(
+    d: Dispatch, attr: Attribution | None = None, sites: list[WaitSite] | None = None
+) -> list[tuple[int, int, str]]:
     """attdec's own links for the ISA view: each executed wait to the operations it waited for
-    (attdec.analysis.waits), labelled with their share of the wait's stall."""
+    (attdec.analysis.waits), labelled with their share of the wait's stall. `attr`, `sites`: the dispatch's
+    attribution and its `wait_sites`, when the caller has them already."""
+    if sites is None:
+        sites = wait_sites(attribute(d) if attr is None else attr)
     return [
         (site.code.line, p.code.line, f"{pct(p.share)}, {human(p.stall)} stall")
-        for site in wait_sites(attribute(d) if attr is None else attr)
+        for site in sites
         for p in site.producers
     ]
 
@@ -321,8 +326,10 @@ def _dispatch(
 ) -> dict:
     notes: list[str] = list(d.problems)
     attr = attribute(d)
+    sites = None
     if links is None:
-        links = wait_links(d, attr)
+        sites = wait_sites(attr)
+        links = wait_links(d, attr, sites)
     by, why = resolve_by([d], None)
     if why:
         notes.append(why)
@@ -358,7 +365,7 @@ def _dispatch(
             "share": round(f.share, 6),
             "suggestion": f.suggestion,
         }
-        for f in advise(d, attribution=attr).findings
+        for f in advise(d, attribution=attr, sites=sites).findings
     ]
     per_wave = _per_wave(d, attr, limits, notes)
     source = _source(stats, sources, limits)
