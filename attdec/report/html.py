@@ -273,7 +273,7 @@ def _per_wave(d: Dispatch, attr: Attribution, limits: Limits, notes: list[str]) 
         per_wave = _counts(pairs["wave"], len(d.waves))
         notes.append(f"ISA view: wait arrows embedded for {len(pick)} of {len(d.waves)} waves (an even spread)")
     links = {"n": _pack(per_wave), **{k: _pack(pairs[k]) for k in ("wait", "producer", "executions", "stall")}}
-    timings = loop_timings(d)
+    timings = loop_timings(d, stream=attr.stream)
     index = {id(w): i for i, w in enumerate(d.waves)}
     sizes: list[int] = [0] * len(d.waves)
     for t in timings:
@@ -367,15 +367,15 @@ def _dispatch(
         }
         for f in advise(d, attribution=attr, sites=sites).findings
     ]
-    per_wave = _per_wave(d, attr, limits, notes)
-    source = _source(stats, sources, limits)
-    flame = _flame(d, by)
-    # The views read the records the attribution gathered; then it is let go, so that the timeline's
-    # temporaries reuse its memory.
+    # The views and the ISA view's loops read the records the attribution gathered; then it is let go, so
+    # that the timeline's temporaries reuse its memory.
     view_notes: list[str] = []
     achieved = h.kernel_summary.achieved if h.kernel_summary else None
     view_data = views(d, _pack, view_notes, clock, attr.stream, achieved)
+    per_wave = _per_wave(d, attr, limits, notes)
     del attr
+    source = _source(stats, sources, limits)
+    flame = _flame(d, by)
     timeline = _timeline(d, run_budgets, inst_budget, notes)
     occupancy = _occupancy(d, limits, notes)
     notes += view_notes
