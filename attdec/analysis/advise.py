@@ -314,6 +314,8 @@ def unrepresentative_cu(ev: Evidence) -> list[Finding]:
     tracing itself slows the traced CU's waves)."""
     import numpy as np
 
+    from attdec.model.totals import median
+
     d = ev.dispatch
     if any(i.kind in ("WAVE_INCOMPLETE", "DATA_LOST") for i in d.info):
         raise NotApplicable("the trace is cut short or lost data: its wave start/end records are incomplete")
@@ -331,8 +333,8 @@ def unrepresentative_cu(ev: Evidence) -> list[Finding]:
     traced = sorted({(w.se, w.cu) for w in d.waves})
     if not traced:
         raise NotApplicable("no traced waves: the traced CU is not known")
-    med_waves = float(np.median(starts))
-    med_cycles = float(np.median(wave_cycles[balanced])) if balanced.any() else 0.0
+    med_waves = median(starts)
+    med_cycles = median(wave_cycles[balanced]) if balanced.any() else 0.0
     out = []
     for se, cu in traced:
         k = int(np.searchsorted(units, se * 4096 + cu))

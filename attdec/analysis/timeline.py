@@ -16,6 +16,7 @@ import numpy as np
 
 from attdec.model import Category, Wave, WaveState
 from attdec.model.record import Record
+from attdec.model.totals import distinct
 
 KINDS = ("state", "category")
 
@@ -274,7 +275,7 @@ PIECE_RUNS = 1 << 16
 
 def _pieces(w: np.ndarray):
     """Slices of a chunk of runs (sorted by wave) holding whole waves, about PIECE_RUNS runs each."""
-    cuts = np.unique(np.searchsorted(w, w[PIECE_RUNS : len(w) : PIECE_RUNS]))
+    cuts = distinct(np.searchsorted(w, w[PIECE_RUNS : len(w) : PIECE_RUNS]))
     return [slice(int(a), int(b)) for a, b in itertools.pairwise([0, *cuts.tolist(), len(w)]) if b > a]
 
 

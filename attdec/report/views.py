@@ -17,6 +17,7 @@ from attdec.analysis.occupancy import Achieved, achieved_occupancy
 from attdec.analysis.stream import Stream, stream_of
 from attdec.isa import categories as C
 from attdec.model import Dispatch
+from attdec.model.totals import distinct
 
 # Instruction classes of the utilisation view, and the ISA categories each one gathers.
 CLASSES = ("VALU", "VMEM", "SCALAR", "LDS", "MFMA", "OTHER")
@@ -199,7 +200,7 @@ def realtime(d: Dispatch, clock: Clock) -> dict[str, np.ndarray] | None:
     se = np.array([w.se for w in d.waves], np.int64)
     edges = {k: np.array([getattr(w, k) for w in d.waves], np.int64) for k in ("begin", "end")}
     out = {k: np.zeros(len(se)) for k in edges}
-    for s in np.unique(se).tolist():
+    for s in distinct(se).tolist():
         at = se == s
         for k, v in edges.items():
             out[k][at] = clock.seconds(s, v[at]) * 1e6
