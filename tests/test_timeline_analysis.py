@@ -195,6 +195,16 @@ def test_clock_maps_cycles_per_se():
     assert not Clock(Dispatch("k", "gfx1100"))
 
 
+def test_clock_samples_keep_a_strictly_increasing_walk():
+    """Samples out of order or with a clock standing still are dropped; strictly increasing ones all kept."""
+    from attdec.analysis.clock import _clean
+
+    assert _clean([(10, 1), (30, 3), (20, 2)]).tolist() == [[10, 1], [20, 2], [30, 3]]
+    got = _clean([(10, 1), (20, 1), (20, 2), (30, 3), (40, 2), (50, 4)])
+    assert got.tolist() == [[10, 1], [20, 2], [30, 3], [50, 4]]
+    assert _clean([(10, 1)]) is None and _clean([(10, 1), (10, 2)]) is None
+
+
 def test_lanes_put_overlapping_waves_apart():
     ws = [wave(0, 10), wave(10, 20), wave(5, 15), wave(0, 5, simd=1)]
     keys, lane = assign_lanes(ws)
