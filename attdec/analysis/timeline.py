@@ -121,11 +121,11 @@ def _category_runs_from_base(waves: list[Wave]):
     ends = np.array([w.end for w in waves], np.int64)
     base = (min(int(t.min()), int(begins.min())) >> ALIGN) << ALIGN
     top = max(int(ends.max()), int(t.max()) + max(int(duration.max()), 0))
-    if top - base >= 1 << 30:  # grid lines up to 2**ALIGN past the end must fit too
+    bottom = int(t.min()) + min(int(duration.min()), 0)
+    if top - base >= 1 << 30 or bottom - base <= -(1 << 30):  # grid lines up to 2**ALIGN past the end fit too
         return (*_category_runs(n, t, duration, category.astype(np.int64), begins, ends), 0)
-    narrow = [(x - base).astype(np.int32) for x in (t, begins, ends)]
-    t, begins, ends = narrow
-    runs = _category_runs(n, t, duration.astype(np.int32), category.astype(np.int32), begins, ends)
+    t32, begins32, ends32 = ((x - base).astype(np.int32) for x in (t, begins, ends))
+    runs = _category_runs(n, t32, duration.astype(np.int32), category.astype(np.int32), begins32, ends32)
     return (*runs, base)
 
 

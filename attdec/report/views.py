@@ -119,13 +119,13 @@ def utilization(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
     t1 = max([w.end for w in d.waves] + [int((time[s] + dur[s]).max()) for s in _slices(n)])
     q, nb = _grid(t0, max(t1, t0 + 1), UTIL_BINS)
     groups = len(ex["simds"]) * len(CLASSES)
-    busy = np.zeros((groups, nb), np.int64)
+    busy_flat = np.zeros((groups, nb), np.int64)
     hits = np.zeros(groups, np.int64)
     for s in _slices(n):
         group = ex["simd"][s] * len(CLASSES) + ex["cls"][s]
-        busy += busy_bins(time[s], dur[s] - stall[s], group, groups, t0, q, nb)
+        busy_flat += busy_bins(time[s], dur[s] - stall[s], group, groups, t0, q, nb)
         hits += np.bincount(group, minlength=groups)
-    busy = busy.reshape(len(ex["simds"]), len(CLASSES), nb)
+    busy = busy_flat.reshape(len(ex["simds"]), len(CLASSES), nb)
     return {
         "t0": int(t0),
         "q": int(q),
