@@ -16,20 +16,21 @@ from attdec.analysis.counters import counter_report
 from attdec.analysis.occupancy import Achieved, achieved_occupancy
 from attdec.analysis.stream import Stream, stream_of
 from attdec.isa import categories as C
+from attdec.isa.categories import InstClass
 from attdec.model import Dispatch
 from attdec.model.totals import distinct
 
-# Instruction classes of the utilisation view, and the ISA categories each one gathers.
-CLASSES = ("VALU", "VMEM", "SCALAR", "LDS", "MFMA", "OTHER")
-CLASS_OF_CATEGORY = {
-    C.VALU: "VALU",
-    C.MFMA: "MFMA",
-    C.VMEM_LOAD: "VMEM",
-    C.VMEM_STORE: "VMEM",
-    C.FLAT: "VMEM",
-    C.SALU: "SCALAR",
-    C.SMEM: "SCALAR",
-    C.LDS: "LDS",
+# The utilisation view's classes, and the InstClasses each one gathers.
+UTIL_CLASSES = ("VALU", "VMEM", "SCALAR", "LDS", "MFMA", "OTHER")
+UTIL_CLASS_OF = {
+    InstClass.VALU: "VALU",
+    InstClass.MFMA: "MFMA",
+    InstClass.VMEM_LOAD: "VMEM",
+    InstClass.VMEM_STORE: "VMEM",
+    InstClass.FLAT: "VMEM",
+    InstClass.SALU: "SCALAR",
+    InstClass.SMEM: "SCALAR",
+    InstClass.LDS: "LDS",
 }
 UTIL_BINS = 400  # time bins of the utilisation view
 HIST_BINS = 200  # time bins of the latency histogram
@@ -39,10 +40,10 @@ COUNTER_POINTS = 2_000  # points per counter series; longer ones are summed into
 def _line_classes(d: Dispatch) -> np.ndarray:
     """Class index of each listing line id (unknown ids: OTHER)."""
     top = max((c.line for c in d.code), default=-1)
-    out = np.full(top + 1, CLASSES.index("OTHER"), np.int8)
+    out = np.full(top + 1, UTIL_CLASSES.index("OTHER"), np.int8)
     for c in d.code:
         if not c.is_label:
-            out[c.line] = CLASSES.index(CLASS_OF_CATEGORY.get(C.category_of(c.text, d.target), "OTHER"))
+            out[c.line] = UTIL_CLASSES.index(UTIL_CLASS_OF.get(C.class_of(c.text, d.target), "OTHER"))
     return out
 
 
@@ -68,7 +69,7 @@ def _executed(d: Dispatch, stream: Stream | None = None) -> dict[str, np.ndarray
     index = {k: i for i, k in enumerate(simds)}
     simd_of_wave = np.array([index[(w.se, w.cu, w.simd)] for w in st.waves], np.int32)
     cols = {k: st.col(f) for f, k in _FIELDS.items()}
-    cls = st.by_line(_line_classes(d), CLASSES.index("OTHER"))
+    cls = st.by_line(_line_classes(d), UTIL_CLASSES.index("OTHER"))
     simd = simd_of_wave.take(st.wave) if len(st) else np.zeros(0, np.int32)
     keep = st.lines >= 0
     if not keep.all():
@@ -118,14 +119,14 @@ def utilization(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
     t0 = min([w.begin for w in d.waves] + ([int(time.min())] if n else []))
     t1 = max([w.end for w in d.waves] + [int((time[s] + dur[s]).max()) for s in _slices(n)])
     q, nb = _grid(t0, max(t1, t0 + 1), UTIL_BINS)
-    groups = len(ex["simds"]) * len(CLASSES)
+    groups = len(ex["simds"]) * len(UTIL_CLASSES)
     busy_flat = np.zeros((groups, nb), np.int64)
     hits = np.zeros(groups, np.int64)
     for s in _slices(n):
-        group = ex["simd"][s] * len(CLASSES) + ex["cls"][s]
+        group = ex["simd"][s] * len(UTIL_CLASSES) + ex["cls"][s]
         busy_flat += busy_bins(time[s], dur[s] - stall[s], group, groups, t0, q, nb)
         hits += np.bincount(group, minlength=groups)
-    busy = busy_flat.reshape(len(ex["simds"]), len(CLASSES), nb)
+    busy = busy_flat.reshape(len(ex["simds"]), len(UTIL_CLASSES), nb)
     return {
         "t0": int(t0),
         "q": int(q),
@@ -133,7 +134,7 @@ def utilization(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
         "simds": ex["simds"].tolist(),
         "busy": busy,  # packed by the caller
         "cycles": busy.sum(axis=2).tolist(),  # per SIMD, per class
-        "hits": hits.reshape(len(ex["simds"]), len(CLASSES)).tolist(),
+        "hits": hits.reshape(len(ex["simds"]), len(UTIL_CLASSES)).tolist(),
     }
 
 
@@ -232,7 +233,7 @@ def views(
             r["series"] = {k: pack(v) for k, v in r["series"].items()}
     hits = len(ex["time"])
     return {
-        "classes": list(CLASSES),
+        "classes": list(UTIL_CLASSES),
         "cost": float(ex["dur"].sum()) / hits if hits else None,  # latency per executed instruction
         "utilization": util,
         "histogram": hist,
