@@ -161,12 +161,13 @@ def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch, tmp_path, di
                     assert np.array_equal(a, b)
 
 
-def test_a_grid_is_given_up_once_its_runs_exceed_the_limit(monkeypatch):
+@pytest.mark.parametrize("dispatch", _many_waves())
+def test_a_grid_is_given_up_once_its_runs_exceed_the_limit(monkeypatch, tmp_path, dispatch):
     """`_coarsened` with a limit: None exactly when the whole grid has more runs than the limit, else the
     same runs as without one (pieces of whole waves are coarsened on their own)."""
     from attdec.analysis import timeline
 
-    d = attdec.open(shared_path("captures", "gfx1100", "gemm_run0"))[0]
+    d = dispatch(tmp_path)
     monkeypatch.setattr(timeline, "PIECE_RUNS", 50)
     chunks = timeline._chunks(d.waves, "category")
     for q in (2, 16, 256):
