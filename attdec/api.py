@@ -286,7 +286,7 @@ def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
 
 
 def occupancy(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
-    """Every wave start/end record, one row each: the dispatch and the record (se, cu, simd, wave_id,
+    """Every wave start/end record, one row each: the dispatch and the record (se, cu, simd, slot,
     start, time, pc)."""
     import numpy as np
 

@@ -408,7 +408,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     e = RdnaEncoder(gen, dp_rate=1)
     e.kernel_entry(ENTRY)
     e.advance(10)
-    e.wave_start(simd=0, wid=0)
+    e.wave_start(simd=0, slot=0)
     e.advance(10)
     e.imm_one(0)
     e.valu(0)  # at the immediate's time
@@ -424,7 +424,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     e.advance(6)
     e.valu(0)
     e.advance(10)
-    e.wave_end(simd=0, wid=0)
+    e.wave_end(simd=0, slot=0)
     data = e.data()
     a = rdna.decode(data, target(arch), None, 0, vectorised=False)
     b = rdna.decode(data, target(arch), None, 0, vectorised=True)

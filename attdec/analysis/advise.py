@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from attdec.analysis.hotspots import InstStat, frame_of, instruction_stats
 from attdec.isa import categories as C
 from attdec.model import NO_PC, Dispatch
-from attdec.model.record import Record, field
+from attdec.model.record import Frozen, Record, field
 
 if TYPE_CHECKING:
     import numpy as np
@@ -792,7 +792,7 @@ def occupancy_limit(ev: Evidence) -> list[Finding]:
     ]
 
 
-class Rule(NamedTuple):
+class Rule(Frozen):
     id: str
     check: Callable[[Evidence], list[Finding]]
     cheap: bool  # reads the listing totals only (no waves, no occupancy records): safe under `hotspots`

@@ -17,8 +17,6 @@ Shares are hidden / (hidden + exposed), summed per instruction, per source line,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.analysis.hotspots import NO_SOURCE, frame_of
@@ -26,6 +24,7 @@ from attdec.analysis.stream import line_table
 from attdec.analysis.waits import Attribution
 from attdec.isa import categories as C
 from attdec.model import OTHER_SIMD_DTYPE, Category, CodeLine, Dispatch
+from attdec.model.record import Record, field
 from attdec.model.totals import aggregate_lines, distinct, totals_by
 
 UNIT_OF_CATEGORY = {
@@ -40,8 +39,7 @@ UNIT_OF_CATEGORY = {
 }
 
 
-@dataclass
-class Latency:
+class Latency(Record):
     """Totals over the executions of one instruction, one source line, one unit or the whole kernel."""
 
     key: str
@@ -71,8 +69,7 @@ class Latency:
         self.stalled_elsewhere += other.stalled_elsewhere
 
 
-@dataclass
-class HiddenLatency:
+class HiddenLatency(Record):
     kernel: Latency  # every memory operation of the dispatch
     by_unit: list[Latency]  # VMEM load, LDS, SMEM, ...; most exposed first
     by_instruction: list[Latency]  # most exposed first
@@ -154,8 +151,7 @@ _VECTOR_MEMORY = (int(Category.LDS), int(Category.VMEM), int(Category.FLAT))
 _SCALAR = (int(Category.SALU), int(Category.SMEM))
 
 
-@dataclass
-class AmdHidden:
+class AmdHidden(Record):
     """Totals over one instruction, one source line or the whole kernel. `latency` and `idle` are the
     listing's; `hidden` is hidden stall + issue + hidden idle bounded by `idle` (hidden idle is measured
     from the previous instruction's end, the listing's idle from the furthest end reached)."""
@@ -193,8 +189,7 @@ class AmdHidden:
         self.hidden += other.hidden
 
 
-@dataclass
-class AmdHiddenLatency:
+class AmdHiddenLatency(Record):
     kernel: AmdHidden
     by_instruction: list[AmdHidden]  # most exposed first
     by_line: list[AmdHidden]

@@ -437,7 +437,7 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = Fal
         mnem = "v_mfma_scale_" + (_scaled_mfma(tab, words[i + 2], words[i + 3]) or "")[len("v_mfma_") :]
     sig = tab.sig(enc, op) if sub is None else None
     if lenient and sig is not None:
-        sig = sig._replace(fixed=())
+        sig = sig.replace(fixed=())
     if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
         d = words[i + 1] if i + 1 < n else None
         how = sig.extensions.get(_extension_key(enc, ext, d))  # what LLVM does with this opcode + extension

@@ -178,10 +178,10 @@ class _Carry:
         tb = fmt.table
         self.tb = tb
         self.slot_fields = [
-            (T["INST"], tb["INST"]["wid"]),
-            (T["VALU_INST"], tb["VALU_INST"]["wid"]),
-            (T["IMM_ONE"], tb["IMM_ONE"]["wid"]),
-            (T["NEW_PC"], tb["NEW_PC"].word_field("wid")),
+            (T["INST"], tb["INST"]["slot"]),
+            (T["VALU_INST"], tb["VALU_INST"]["slot"]),
+            (T["IMM_ONE"], tb["IMM_ONE"]["slot"]),
+            (T["NEW_PC"], tb["NEW_PC"].word_field("slot")),
         ]
         self.life = [T[k] for k in LIFECYCLE]
 
@@ -197,14 +197,14 @@ class _Carry:
         def field(name: str) -> np.ndarray:
             return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
 
-        cu, simd, wid = (field("sa") << 7) | field("wgp"), field("simd"), field("wid")
+        cu, simd, slot = (field("sa") << 7) | field("wgp"), field("simd"), field("slot")
         start = np.full(SLOTS, n, np.int64)  # per slot, the first token carried
         for wv in open_waves:
-            here = (cu == wv.cu) & (simd == wv.simd) & (wid == wv.wid)
+            here = (cu == wv.cu) & (simd == wv.simd) & (slot == wv.slot)
             began = np.flatnonzero(here & is_ws & (tk.time[li] == wv.begin))
             starts = began if len(began) else np.flatnonzero(here & is_ws)
             s = int(li[starts[-1]]) if len(starts) else 0
-            start[wv.wid] = s
+            start[wv.slot] = s
             keep[li[here & (li >= s)]] = True
         first = int(start.min())
         # the open waves' instruction tokens: by their slot field, or by a bit of their mask
@@ -308,25 +308,25 @@ def decode_windowed(
         del new
         emitted.clear()
         _decode(tk, fmt, arch, None, se, where, rules, emit)
-        last_of = {wv.wid: i for i, (wv, _) in enumerate(emitted)}
+        last_of = {wv.slot: i for i, (wv, _) in enumerate(emitted)}
         flush: dict[int, list[tuple[TracedWave, bool]]] = {}
         open_waves = []
         for i, (wv, excl) in enumerate(emitted):
-            if wv.complete and last_of[wv.wid] != i:  # left its slot for a new wave: final
+            if wv.complete and last_of[wv.slot] != i:  # left its slot for a new wave: final
                 finish(wv, excl)
             elif not splitter.done:
-                if last_of[wv.wid] == i:
+                if last_of[wv.slot] == i:
                     open_waves.append(wv)
                 else:  # cut, and its slot has a new wave: final, stitched with the end of the blob's
                     if wv.insts is not None:
                         wv.insts = wv.insts.copy()  # not a view of the window's records
-                    deferred.setdefault(wv.wid, []).append((wv, excl))
+                    deferred.setdefault(wv.slot, []).append((wv, excl))
             else:
-                flush.setdefault(wv.wid, []).append((wv, excl))
+                flush.setdefault(wv.slot, []).append((wv, excl))
         if splitter.done:  # the end of the blob: what `Slots.flush` emits, slot by slot, under the last HEADER
             excl_end = next(iter(flush.values()))[0][1] if flush else None
-            for wid in range(SLOTS):
-                for wv, excl in deferred.get(wid, []) + flush.get(wid, []):
+            for slot in range(SLOTS):
+                for wv, excl in deferred.get(slot, []) + flush.get(slot, []):
                     finish(wv, excl if excl_end is None else excl_end)
         else:
             carried = carry(tk, open_waves)
