@@ -11,7 +11,7 @@ import pytest
 from conftest import captures, codemap, shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
-from attdec.model import Category, Wave, WaveState, empty_insts
+from attdec.model import Category, Wave, WaveState, empty_insts, target
 
 
 def _wave(slot: int, begin: int, end: int, times: list[int]) -> Wave:
@@ -21,7 +21,7 @@ def _wave(slot: int, begin: int, end: int, times: list[int]) -> Wave:
 
 
 def test_implausible_records_are_left_out_and_named():
-    res = BlobResult(0, "gfx1100")
+    res = BlobResult(0, target("gfx1100"))
     fine = _wave(0, 100, 500, [100, 120, 120, 400])
     back = _wave(1, 100, 500, [110, 130, 90, 200, 600])  # 90: before an earlier record; 600: after the end
     cut = _wave(2, 100, 0, [150, 900])  # a cut wave (end 0): no end to be after
@@ -38,7 +38,7 @@ def test_implausible_records_are_left_out_and_named():
 
 
 def test_valid_waves_are_untouched():
-    res = BlobResult(0, "gfx1201")
+    res = BlobResult(0, target("gfx1201"))
     w = _wave(15, 10, 40, [10, 10, 20, 40])
     res.waves = [w]
     drop_implausible(res)

@@ -127,7 +127,7 @@ def test_vectorised_pc_slots_equal_scalar_on_random_streams_with_branches(gen):
             rdna.splitter.ready_reorder(tk)
         assert vectorisable(tk, fmt, DEFAULT)
         got: tuple[list, list] = ([], [])
-        args = (tk, fmt, data, ARCH[gen].name, None, 0, "", DEFAULT)
+        args = (tk, fmt, data, ARCH[gen], None, 0, "", DEFAULT)
         try:
             decode_vectorised(*args, emit=lambda wv, _, out=got[0]: out.append(wv))
         except NotVectorisable:

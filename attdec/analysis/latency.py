@@ -23,19 +23,20 @@ from attdec.analysis.hotspots import NO_SOURCE, frame_of
 from attdec.analysis.stream import line_table
 from attdec.analysis.waits import Attribution
 from attdec.isa import categories as C
+from attdec.isa.categories import InstClass
 from attdec.model import OTHER_SIMD_DTYPE, Category, CodeLine, Dispatch
 from attdec.model.record import Record, field
 from attdec.model.totals import aggregate_lines, distinct, totals_by
 
 UNIT_OF_CATEGORY = {
-    C.VMEM_LOAD: "VMEM load",
-    C.VMEM_STORE: "VMEM store",
-    C.FLAT: "FLAT",
-    C.LDS: "LDS",
-    C.BARRIER: "LDS",  # ds_gws_barrier
-    C.SMEM: "SMEM",
-    C.MESSAGE: "message",
-    C.EXPORT: "export",
+    InstClass.VMEM_LOAD: "VMEM load",
+    InstClass.VMEM_STORE: "VMEM store",
+    InstClass.FLAT: "FLAT",
+    InstClass.LDS: "LDS",
+    InstClass.BARRIER: "LDS",  # ds_gws_barrier
+    InstClass.SMEM: "SMEM",
+    InstClass.MESSAGE: "message",
+    InstClass.EXPORT: "export",
 }
 
 
@@ -82,7 +83,7 @@ def hidden_latency(attr: Attribution, frame: str = "inner") -> HiddenLatency:
     unit_of = {}
     for c in d.code:
         if not c.is_label and C.counters_incremented(c.text, d.target):
-            unit_of[c.line] = UNIT_OF_CATEGORY.get(C.category_of(c.text, d.target), "other")
+            unit_of[c.line] = UNIT_OF_CATEGORY.get(C.class_of(c.text, d.target), "other")
     units = sorted(set(unit_of.values()))
     unit_t = line_table(d.code, lambda c: units.index(unit_of[c.line]) if c.line in unit_of else -1, -1)
     unit = st.by_line(unit_t)

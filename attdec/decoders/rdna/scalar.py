@@ -39,7 +39,7 @@ from attdec.decoders.rdna.wave import (
     to_wave,
 )
 from attdec.decoders.stitch import note_waves
-from attdec.model import OCCUPANCY_DTYPE, Category, Wave, WaveState
+from attdec.model import OCCUPANCY_DTYPE, Category, Target, Wave, WaveState
 
 # WAVE_START `count` 66..89 marks a context save or restore, not a new wave (sqtt-format.md §5.3); bit k
 # of these masks says which count 66 + k is.
@@ -51,7 +51,7 @@ def decode_scalar(
     tk: Tokens,
     fmt: RdnaFormat,
     data: bytes,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     where: str,
@@ -63,7 +63,7 @@ def decode_scalar(
 
     The loop handles the tokens every blob is full of (instructions, WAVE_READY, immediates) itself; the
     others go to the named handlers of `ScalarPass`."""
-    p = ScalarPass(tk, fmt, data, arch, code, se, where, rules, emit)
+    p = ScalarPass(tk, fmt, data, tgt, code, se, where, rules, emit)
     IMMED, NONE, VALU = int(Category.IMMED), int(Category.NONE), int(Category.VALU)  # plain ints: numpy is slow
     STALL = int(WaveState.STALL)  # with IntEnum members
     table = fmt.table
@@ -164,15 +164,15 @@ class ScalarPass:
         tk: Tokens,
         fmt: RdnaFormat,
         data: bytes,
-        arch: str,
+        tgt: Target,
         code: CodeMap | None,
         se: int,
         where: str,
         rules: Rules,
         emit: Emit | None,
     ):
-        self.tk, self.fmt, self.arch, self.code, self.se, self.where, self.rules = tk, fmt, arch, code, se, where, rules
-        self.res = start_result(tk, data, arch, se)
+        self.tk, self.fmt, self.tgt, self.code, self.se, self.where, self.rules = tk, fmt, tgt, code, se, where, rules
+        self.res = start_result(tk, data, tgt, se)
         side_records(self.res, tk, fmt)
         table = fmt.table
         ws_p, we_p, npc_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["NEW_PC"], table["REG"]
@@ -363,7 +363,7 @@ class ScalarPass:
     def header(self, i: int, w: int, tm: int) -> None:
         """HEADER: the traced CU and SIMD, rates and flags from here on."""
         self.hdr = Header.read(w, self.fmt.table)
-        check_header(self.hdr, self.fmt.generation, self.arch, self.where)
+        check_header(self.hdr, self.fmt.generation, self.tgt, self.where)
 
     def misc(self, i: int, w: int, tm: int) -> None:
         """MISC save context: every running wave goes to standby."""

@@ -48,7 +48,7 @@ from attdec.decoders.rdna.wave import (
     to_wave,
 )
 from attdec.decoders.stitch import note_waves
-from attdec.model import OCCUPANCY_DTYPE, Category
+from attdec.model import OCCUPANCY_DTYPE, Category, Target
 from attdec.model.version_shims import bitwise_count
 
 u64 = np.uint64
@@ -123,7 +123,7 @@ def decode_vectorised(
     tk: Tokens,
     fmt: RdnaFormat,
     data: bytes,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     where: str,
@@ -137,7 +137,7 @@ def decode_vectorised(
     decode stitches them: windowed.py)."""
     if insts is None:
         insts = Insts(tk, fmt.table)
-    res = start_result(tk, data, arch, se)
+    res = start_result(tk, data, tgt, se)
     side_records(res, tk, fmt)
     table = fmt.table
     typ, times = tk.type, tk.time
@@ -148,7 +148,7 @@ def decode_vectorised(
     at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
         hdr = _header(int(tk.words(at_hdr[:1])[0]), table)
-        check_header(hdr, fmt.generation, arch, where)
+        check_header(hdr, fmt.generation, tgt, where)
         first_hdr = int(at_hdr[0])
 
     # lifecycle tokens: occupancy rows, and the traced SIMD's starts and ends

@@ -23,6 +23,7 @@ from attdec.model import (
     SHADERDATA_IMM,
     SHADERDATA_PRIV,
     Category,
+    Target,
     Wave,
     WaveState,
 )
@@ -185,8 +186,8 @@ class Slots:
                 self.emit(wv_now)
 
 
-def start_result(tk: Tokens, data: bytes, arch: str, se: int) -> BlobResult:
-    res = BlobResult(se=se, arch=arch)
+def start_result(tk: Tokens, data: bytes, tgt: Target, se: int) -> BlobResult:
+    res = BlobResult(se=se, target=tgt)
     res.problems.extend(tk.problems)
     res.realtime = realtime_pairs(tk.realtime)
     res.bytes_decoded = len(data)
@@ -290,11 +291,11 @@ def as_reported(res: BlobResult, rules: Rules, waves: bool = True) -> BlobResult
     return res
 
 
-def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
+def check_header(hdr: Header, generation: int, tgt: Target, where: str) -> None:
     """A HEADER of another RDNA family in the blob: the user named the wrong architecture."""
     gen = VERSION_GENERATION.get(hdr.version)
     if gen is not None and gen != generation and hdr.version >= 3:
-        raise ArchError(f"the trace is gfx{gen} (header version {hdr.version}), not {arch}", where or None)
+        raise ArchError(f"the trace is gfx{gen} (header version {hdr.version}), not {tgt.name}", where or None)
 
 
 def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool, stitched: list) -> Wave:

@@ -79,15 +79,15 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in COLUMNS}
 
 
-def _decode(tk: Tokens, fmt: RdnaFormat, arch: str, code, se: int, where: str, rules: Rules, emit=None) -> BlobResult:
+def _decode(tk: Tokens, fmt: RdnaFormat, tgt: Target, code, se: int, where: str, rules: Rules, emit=None) -> BlobResult:
     """rdna.decode's choice of model, on tokens already split (the vectorised model emits nothing before
     it is sure it covers the tokens)."""
     if insts := vectorisable(tk, fmt, rules):
         try:
-            return decode_vectorised(tk, fmt, b"", arch, code, se, where, rules, emit, insts)
+            return decode_vectorised(tk, fmt, b"", tgt, code, se, where, rules, emit, insts)
         except NotVectorisable:
             pass
-    return decode_scalar(tk, fmt, b"", arch, code, se, where, rules, emit)
+    return decode_scalar(tk, fmt, b"", tgt, code, se, where, rules, emit)
 
 
 class _Splitter:
@@ -255,11 +255,11 @@ def decode_windowed(
     a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned.
     `progress` is told the bytes split so far after each window but the last; `occupancy` False: no
     occupancy records kept."""
-    fmt, arch = FORMATS[tgt.generation], tgt.name
+    fmt = FORMATS[tgt.generation]
     whole_window = fmt.whole_window and rules.gfx12_end_window
     splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra)
     carry = _Carry(fmt)
-    res = BlobResult(se=se, arch=arch)
+    res = BlobResult(se=se, target=tgt)
     res.bytes_decoded = len(data)
     walk = walker(code, fmt.generation, rules)
     cu = tgt.cu
@@ -307,7 +307,7 @@ def decode_windowed(
         tk = _tokens(_concat([carried, _take(new, slice(None))]) if carried else _take(new, slice(None)))
         del new
         emitted.clear()
-        _decode(tk, fmt, arch, None, se, where, rules, emit)
+        _decode(tk, fmt, tgt, None, se, where, rules, emit)
         last_of = {wv.slot: i for i, (wv, _) in enumerate(emitted)}
         flush: dict[int, list[tuple[TracedWave, bool]]] = {}
         open_waves = []
@@ -336,7 +336,7 @@ def decode_windowed(
             progress(splitter.start // 2)
 
     # occupancy, code-object markers, the kernel-entry check: one decode of the lifecycle tokens
-    occ = _decode(_tokens(_concat(occ_parts)), fmt, arch, code, se, where, rules)
+    occ = _decode(_tokens(_concat(occ_parts)), fmt, tgt, code, se, where, rules)
     res.code_objects, res.rt_frequency = occ.code_objects, occ.rt_frequency
     if occupancy:
         res.occupancy = occ.occupancy
