@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, captures, cli, one_line_error
+from conftest import FIXTURES, ROOT, SYNTHETIC_MORE, captures, cli, one_line_error
 
 from attdec.errors import FormatError, InputError, checked_int, parse_json
 from tools.fuzzers import fuzz
@@ -665,7 +665,10 @@ def test_a_damaged_zip_is_one_line(tmp_path):
         (lambda c: c.pop("dispatches"), "dispatches is missing"),
     ],
 )
-@pytest.mark.parametrize("src", captures("gfx1100/plus_run0", synthetic=("gfx1100",)))
+@pytest.mark.parametrize(
+    "src",
+    [pytest.param(SYNTHETIC_MORE, id="synthetic-with-pmc"), *captures("gfx1100/plus_run0", synthetic=())],
+)
 def test_a_damaged_capture_json_names_the_json_path(tmp_path, damage, position, src):
     if position.startswith("pmc[0]") and "pmc" not in json.loads((src / "capture.json").read_text()):
         pytest.skip("this capture lists no PMC files")

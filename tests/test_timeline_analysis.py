@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import captures, shared_path
+from conftest import SHARED, captures, real_data, repeated_capture
 
 import attdec
 from attdec.analysis.clock import Clock
@@ -126,11 +126,22 @@ def test_tracks_fit_the_budget_at_the_finest_resolution(cap):
     assert few.resolution == 1 << COARSEST and len(few.start) >= 3
 
 
-def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch):
+def _many_waves() -> list:
+    """(how to get a dispatch of many waves): the synthetic capture with a blob repeated 2,000 times, then
+    the real gemm_gfx1200's third dispatch where ../shared has it."""
+    params = [pytest.param(lambda tmp: attdec.open(repeated_capture(tmp / "big", 2000))[0], id="synthetic")]
+    if real_data("captures", "gfx1200", "gemm_gfx1200_run0"):
+        real = SHARED / "captures/gfx1200/gemm_gfx1200_run0"
+        params.append(pytest.param(lambda _: attdec.open(real)[2], id="gemm_gfx1200"))
+    return params
+
+
+@pytest.mark.parametrize("dispatch", _many_waves())
+def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch, tmp_path, dispatch):
     """Runs are built and coarsened a group of waves at a time (bounded memory): the same tracks as at once."""
     from attdec.analysis import timeline
 
-    d = attdec.open(shared_path("captures", "gfx1200", "gemm_gfx1200_run0"))[2]
+    d = dispatch(tmp_path)
     for kind in ("state", "category"):
         for budget in (None, 50_000, 5_000):
             monkeypatch.setattr(timeline, "CHUNK_RECORDS", 1 << 40)
