@@ -208,6 +208,79 @@ def test_missing_listed_wave_is_a_problem_not_an_error(tmp_path):
     assert len(d.waves) == 2 and any("missing: se1_sm2_sl1_wv1.json" in p for p in d.problems)
 
 
+def _tar_of(path, folders, cut_at=None):
+    """A plain tar of `folders` ({name in the archive: folder on disk}), each folder's files in sorted name
+    order (as the real archived sample has them); `cut_at`: the archive is cut inside the data of the member
+    of that name (no walk may get past it)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, folder in folders.items():
+            for f in sorted(folder.iterdir()):
+                tar.add(f, arcname=f"{name}/{f.name}")
+    data = buf.getvalue()
+    if cut_at is not None:
+        data = data[: data.index(cut_at.encode()) + 512 + 10]  # its header and 10 bytes of its data
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def _wave_rows(d):
+    return [(w.se, w.simd, w.slot, w.seq, w.begin, w.end, w.insts.tolist()) for w in d.waves]
+
+
+def test_an_archive_named_after_its_folder_is_read_no_further_than_the_command_needs(tmp_path):
+    """`tar cf D.tar D`: the walk stops once the folder's opening members are in hand (this archive is cut
+    inside the first wave file, so a walk to the end fails); the wave files are filenames.json's, read by a
+    second walk when needed. Named otherwise, the same bytes are walked to the end."""
+    cut = _tar_of(tmp_path / f"{TINY.name}.tar", {TINY.name: TINY}, cut_at=f"{TINY.name}/se0_sm0_sl0_wv0.json")
+    [d] = attdec.open([cut])
+    assert totals(d) == (24, 912, 768, 20) and d.wave_count == 3 and not d.problems
+    r = invoke(["hotspots", cut, "--format", "json"])
+    got = json.loads(r.stdout)
+    assert r.exit_code == 0 and got["waves"] == 3 and got["totals"]["stall"] == 768, r.output
+    other = tmp_path / "run.tar"
+    other.write_bytes(cut.read_bytes())
+    r = invoke(["hotspots", other])
+    assert r.exit_code == 1 and "unreadable archive" in r.output, r.output
+
+    [d], [want] = (
+        attdec.open([_tar_of(tmp_path / "whole" / f"{TINY.name}.tar", {TINY.name: TINY})]),
+        attdec.open([TINY]),
+    )
+    assert _wave_rows(d) == _wave_rows(want) and not d.problems
+
+
+def test_a_listed_wave_file_the_named_archive_lacks_is_a_problem_when_the_waves_are_read(tmp_path):
+    folder = tmp_path / "d"
+    shutil.copytree(TINY, folder)
+    (folder / "se1_sm2_sl1_wv1.json").unlink()
+    [d] = attdec.open([_tar_of(tmp_path / f"{TINY.name}.tar", {TINY.name: folder})])
+    assert len(d.waves) == 2 and any("se1_sm2_sl1_wv1.json" in p for p in d.problems), d.problems
+
+
+def test_a_folder_after_the_named_one_is_found_only_when_the_archive_is_not_taken_at_its_name(tmp_path):
+    """The trade-off of stopping early, as decided: a tar has no index, so `D.tar` is taken at its name and a
+    second folder after D's files is not looked at. Any other name, another folder before D, a D without all
+    its opening members, or a zip (its central directory lists every member): every folder is found."""
+    later = "ui_output_agent_7_dispatch_4"
+    assert len(attdec.open([_tar_of(tmp_path / "a" / f"{TINY.name}.tar", {TINY.name: TINY, later: TINY})])) == 1
+    assert len(attdec.open([_tar_of(tmp_path / "b" / "run.tar", {TINY.name: TINY, later: TINY})])) == 2
+    assert len(attdec.open([_tar_of(tmp_path / "c" / f"{TINY.name}.tar", {later: TINY, TINY.name: TINY})])) == 2
+    no_realtime = tmp_path / "no_realtime"
+    shutil.copytree(TINY, no_realtime)
+    (no_realtime / "realtime.json").unlink()
+    two = {TINY.name: no_realtime, later: TINY}
+    assert len(attdec.open([_tar_of(tmp_path / "d" / f"{TINY.name}.tar", two)])) == 2
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / f"{TINY.name}.zip", "w") as z:
+        for name in (TINY.name, later):
+            for f in sorted(TINY.iterdir()):
+                z.write(f, f"{name}/{f.name}")
+    assert len(attdec.open([tmp_path / f"{TINY.name}.zip"])) == 2
+
+
 # ---- real samples ------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from attdec.analysis.classify import StallType
+from attdec.analysis.classify import StallType, stall_type
 from attdec.analysis.hotspots import InstStat, frame_of, instruction_stats
 from attdec.isa import categories as C
 from attdec.isa.categories import InstClass
@@ -380,7 +380,7 @@ def nop_padding(ev: Evidence) -> list[Finding]:
     after: Counter[str] = Counter()  # the instruction each padding protects: the one it precedes
     for s in nops:
         i = order[s.code.line] + 1
-        while i < len(code) and C.class_of(code[i].text, ev.target) == InstClass.NOP:
+        while i < len(code) and stall_type(code[i].text, ev.target) == StallType.NOP:  # remembered per text
             i += 1
         if i < len(code):
             after[C.mnemonic_of(code[i].text)] += s.stall

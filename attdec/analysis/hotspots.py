@@ -189,9 +189,10 @@ def _group(code: CodeLine, by: str, frame: str) -> str:
 
 def _instruction_row(st: InstStat, frame: str, merged: bool) -> Row:
     """The row of one instruction, ranking by instruction."""
-    extra = {"line": st.code.line, "vaddr": st.code.vaddr, "source": frame_of(st.code.source, frame), "type": st.type}
-    if st.counters:
-        extra["counters"] = dict(st.counters)  # a copy: classify remembers its answers
+    kind, counters = classify(st.code.text, st.target)
+    extra = {"line": st.code.line, "vaddr": st.code.vaddr, "source": frame_of(st.code.source, frame), "type": kind}
+    if counters:
+        extra["counters"] = dict(counters)  # a copy: classify remembers its answers
     if merged:
         extra["dispatch"] = st.dispatch
     return Row(key=st.code.text, extra=extra)
@@ -229,7 +230,11 @@ def rank(
     for r in rows.values():
         r.share = getattr(r, measure) / total_stall if total_stall else 0.0
         if r.stall:
-            r.dominant_type = max(r.by_type.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0]
+            types = r.by_type
+            if len(types) == 1:  # most rows: one instruction, one type
+                r.dominant_type = next(iter(types))
+            else:
+                r.dominant_type = max(types.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0]
     return sorted(rows.values(), key=lambda r: (-getattr(r, measure), -r.stall, -r.latency, -r.hits, r.key))
 
 

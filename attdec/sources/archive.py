@@ -33,7 +33,7 @@ ARCHIVE_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", "
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first member, or the end record of an empty one
 
 BLOCK = 512
-CHUNK = 1 << 18  # bytes decompressed per read
+CHUNK = 1 << 16  # bytes decompressed per read (a walk that stops early has decompressed at most this much more)
 REGULAR = (b"0", b"\0", b"7")  # regular file, old-style regular file, contiguous file
 DIRECTORY = b"5"
 REFUSED_KINDS = {
@@ -62,18 +62,21 @@ def _safe_member(name: str) -> PurePosixPath | None:
 
 
 def _open(path: Path) -> BinaryIO:
-    """The archive's tar bytes: decompressed by what its first bytes say it is (xz, gzip, bzip2, plain)."""
-    import bz2
-    import gzip
-    import lzma
-
+    """The archive's tar bytes: decompressed by what its first bytes say it is (xz, gzip, bzip2, plain); only
+    that decompressor's module is imported."""
     with open(path, "rb") as f:
         head = f.read(6)
     if head.startswith(b"\xfd7zXZ\x00"):
+        import lzma
+
         return lzma.open(path)  # type: ignore[return-value]
     if head.startswith(b"\x1f\x8b"):
+        import gzip
+
         return gzip.open(path)  # type: ignore[return-value]
     if head.startswith(b"BZh"):
+        import bz2
+
         return bz2.open(path)  # type: ignore[return-value]
     return open(path, "rb")
 
@@ -224,6 +227,15 @@ def _header(s: _Stream) -> bytes:
         raise _Corrupt("the archive ends inside a tar header") from None
 
 
+def is_zip(path: Path) -> bool:
+    """Whether the archive is a zip (its central directory lists every member; a tar has no index)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) in ZIP_MAGIC
+    except OSError:
+        return False  # `members` says why it cannot be read
+
+
 def members(
     path: Path, keep: Callable[[PurePosixPath], bool], refused: list[str] | None = None
 ) -> Iterator[tuple[PurePosixPath, bytes | None]]:
@@ -233,8 +245,8 @@ def members(
     failure to read is one InputError naming the archive."""
     try:
         with open(path, "rb") as f:
-            is_zip = f.read(4) in ZIP_MAGIC
-        if is_zip:
+            zipped = f.read(4) in ZIP_MAGIC
+        if zipped:
             yield from _zip_members(path, keep, _Caps(str(path)), refused)
             return
         with _open(path) as f:

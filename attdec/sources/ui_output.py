@@ -25,7 +25,7 @@ from attdec.model import CodeLine, Dispatch, Wave, deferred, empty_insts, empty_
 from attdec.model.record import Frozen
 from attdec.model.records import MAX_SE
 from attdec.model.target import Target, family_target, from_version, undetermined_target
-from attdec.sources.archive import ARCHIVE_SUFFIXES, members
+from attdec.sources.archive import ARCHIVE_SUFFIXES, is_zip, members
 from attdec.sources.kind import Tracker
 from attdec.sources.limits import LISTING
 
@@ -47,8 +47,9 @@ class _DirFiles:
         self.parent = path.parent  # where stats_*.csv and *_agent_info.csv live
         self._names: list[str] | None = None
 
-    def names(self) -> list[str]:
-        """The folder's entries, listed once (a big folder holds thousands of wave files)."""
+    def names(self, listed: dict[str, list] | None = None) -> list[str]:
+        """The folder's entries, listed once (a big folder holds thousands of wave files); `listed` is not
+        needed: a folder's own listing is whole."""
         if self._names is None:
             try:
                 self._names = os.listdir(self.path)
@@ -100,21 +101,27 @@ class _DirFiles:
 class _MemFiles:
     """The files of one dispatch folder inside an archive, never extracted. The archive was walked once
     for the folder's small files; its wave files (`later`: their names) are read by a second walk when
-    they are needed."""
+    they are needed. `later` is None when that first walk stopped before the wave files (`load_archive`):
+    then the wave files are the ones filenames.json lists, and one it lists that the archive lacks is
+    found missing when the waves are read."""
 
-    def __init__(self, archive: Path, folder: str, files: dict[str, bytes], later: list[str]):
+    def __init__(self, archive: Path, folder: str, files: dict[str, bytes], later: list[str] | None):
         self.archive = archive
         self.label = f"{archive}:{folder}"
         self.parent = archive.parent
         self.folder = folder
         self._files = files
-        self._later = set(later)
+        self._later = set(later) if later is not None else None
 
-    def names(self) -> list[str]:
-        return [*self._files, *self._later]
+    def names(self, listed: dict[str, list] | None = None) -> list[str]:
+        """The folder's members; `listed` (filenames.json's wave files) stands for the wave files when the
+        first walk did not reach them."""
+        if self._later is None and listed is not None:
+            self._later = set(listed)
+        return [*self._files, *(self._later or ())]
 
     def has(self, name: str) -> bool:
-        return name in self._files or name in self._later
+        return name in self._files or name in (self._later or ())
 
     def where(self, name: str) -> str:
         return f"{self.label}/{name}"
@@ -136,7 +143,7 @@ class _MemFiles:
         """The files `names`, in that order: one walk of the archive for those not in memory, stopped as
         soon as it has them all."""
         got = {n: self._files[n] for n in names if n in self._files}
-        wanted = {PurePosixPath(self.folder, n) for n in names if n in self._later}
+        wanted = {PurePosixPath(self.folder, n) for n in names if n in (self._later or ())}
         if wanted:
             for p, data in members(self.archive, wanted.__contains__):
                 if data is not None:
@@ -145,7 +152,7 @@ class _MemFiles:
                     if not wanted:
                         break
         for n in names:
-            yield got[n] if n in got else InputError("missing file", self.where(n))
+            yield got[n] if n in got else InputError("not in the archive", self.where(n))
 
 
 def _json(files, name: str):
@@ -579,7 +586,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
     problems += cj.problems
 
     listed = listed_waves(fn, files.where("filenames.json"))
-    names = files.names()
+    names = files.names(listed)
     present = list(filter(WAVE_FILE.fullmatch, names))  # not .match: its $ would pass a name ending in "\n"
     missing = sorted(set(listed).difference(present))  # a set difference and nothing per file: cheap at any size
     if len(missing) == 1:
@@ -857,25 +864,68 @@ def read_folder(path: Path, tracker: Tracker | None = None) -> Dispatch:
 # The files of a dispatch folder read when it is opened; its wave files are read when needed, and no other
 # member (snapshots.json, wstates*.json, anything else an archive holds) is kept.
 READ_AT_OPEN = frozenset(("filenames.json", "code.json", "occupancy.json", "realtime.json"))
+# filenames.json keys naming more files that opening a folder reads (SIDE_RECORDS), as they appear in its bytes
+SIDE_RECORD_KEYS = tuple(f'"{k}"'.encode() for k in SIDE_RECORDS)
+
+
+def _archive_stem(path: Path) -> str:
+    """The archive's name without its archive suffix: the folder `tar cJf D.tar.xz D` holds."""
+    name = path.name
+    for suffix in ARCHIVE_SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def load_archive(path: Path, tracker: Tracker) -> list[Dispatch]:
     """Every dispatch folder inside a tar archive, never extracted: one walk keeps the files of READ_AT_OPEN
     and notes the wave files' names (a second walk reads them if they are needed). Members the walk refused
-    (links, devices, paths outside the archive) are named in the first dispatch's problems."""
+    (links, devices, paths outside the archive) are named in the first dispatch's problems.
+
+    A tar has no index: only a walk to its end proves that no other folder follows, and each member on the
+    way is decompressed. A tar named after the one folder it holds (`D.tar.xz` holding `D/`, or the folder's
+    files at its top level) is taken at its name: once every member seen was that folder's and all of
+    READ_AT_OPEN is in hand, the walk stops, and the folder's wave files are those its filenames.json lists.
+    Any other tar, a member outside that folder, a file of READ_AT_OPEN it lacks, or side-record files its
+    filenames.json names: read to the end. A zip lists its members up front, so it is always walked whole."""
     folders: dict[str, dict[str, bytes]] = {}
     later: dict[str, list[str]] = {}
     refused: list[str] = []
+    stopped = False
+    stem = None if is_zip(path) else _archive_stem(path)
+    home: str | None = None  # the folder the tar is named after, while every member seen is in it
     for p, data in members(path, lambda p: p.name in READ_AT_OPEN, refused):
         folder = str(p.parent)
+        if stem is not None and home is None:
+            home = folder if folder == "." or p.parent.name == stem else None
+        if folder != home:
+            stem = None
         if data is not None:
-            folders.setdefault(folder, {})[p.name] = data
+            files = folders.setdefault(folder, {})
+            files[p.name] = data
+            if stem is not None and len(files) == len(READ_AT_OPEN):
+                if not any(k in files["filenames.json"] for k in SIDE_RECORD_KEYS):
+                    stopped = True  # the wave files are the ones filenames.json lists
+                    break
         elif WAVE_FILE.match(p.name):
             later.setdefault(folder, []).append(p.name)
+    return _dispatches(path, tracker, folders, None if stopped else later, refused)
+
+
+def _dispatches(
+    path: Path,
+    tracker: Tracker,
+    folders: dict[str, dict[str, bytes]],
+    later: dict[str, list[str]] | None,
+    refused: list[str],
+) -> list[Dispatch]:
+    """The dispatch folders an archive walk found (`later`: wave file names per folder; None: the walk
+    stopped before them)."""
     out = []
     for folder, files in sorted(folders.items()):
-        if "filenames.json" in files or _holds_waves_and_code([*files, *later.get(folder, [])]):
-            out.append(read_dispatch(_MemFiles(path, folder, files, later.get(folder, [])), tracker))
+        waves = None if later is None else later.get(folder, [])
+        if "filenames.json" in files or _holds_waves_and_code([*files, *(waves or ())]):
+            out.append(read_dispatch(_MemFiles(path, folder, files, waves), tracker))
     if not out:
         raise InputError(
             "archive holds no ui_output folder (no filenames.json, nor code.json with wave files)", str(path)
