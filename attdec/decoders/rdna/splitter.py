@@ -18,6 +18,9 @@ from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 WORDS_AT_ONCE = 65536  # Tokens.words: up to this many tokens, every word is made on the first read
 NIBBLE_PAD = 16  # nibble_bytes past the blob: a field read 8 nibbles into a 64-bit token at its end
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
+# AMD's gfx10/11 reader (0.1.6) reads the tokens that start this many nibbles or fewer before the end of a
+# blob with its end-of-buffer loop, which empties its WAVE_READY queue on entry (`ready_reorder`)
+END_READS = 32
 # Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
 # and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
 # (about 180 nibbles for a 40 kB blob, 1250 for 2 MB).
@@ -99,8 +102,8 @@ class Tokens:
     8 bits at their nibbles instead (`field`), and the words of the few others (`words`)."""
 
     __slots__ = (
-        "_word", "at_nibble", "buf", "cut_at", "lost", "lost_at", "nibbles_used", "pos", "problems", "realtime",
-        "time", "type", "windowed",
+        "_word", "at_nibble", "buf", "cut_at", "end_reads", "lost", "lost_at", "nibbles_used", "pos", "problems",
+        "realtime", "time", "type", "windowed",
     )  # fmt: skip
 
     pos: np.ndarray  # nibble offset of each token
@@ -117,11 +120,15 @@ class Tokens:
     buf: np.ndarray | None
     at_nibble: np.ndarray | None
     windowed: list[tuple[int, int]]
+    # gfx10/11: the tokens AMD's reader reads in its end-of-buffer loop, every kind its WAVE_READY queue
+    # takes, not only the kept ones, as (pos, type, time) arrays (`end_reads`); None: not known
+    end_reads: tuple[np.ndarray, np.ndarray, np.ndarray] | None
 
     def __init__(self) -> None:
         self._word: np.ndarray | None = None
         self.buf = self.at_nibble = None
         self.windowed = []
+        self.end_reads = None
 
     @property
     def word(self) -> np.ndarray:
@@ -474,22 +481,70 @@ def split(
         tk.lost[nxt_sel[nxt_sel < len(cand)]] = True
     tk.realtime, tk.problems, tk.nibbles_used = realtime, problems, int(pos[-1]) if len(pos) else 0
     tk.cut_at = cut_at
+    if fmt.ready_early:
+        tk.end_reads = end_reads(pos, lk.nibbles.take(low8), lk.type.take(low8), time, nn)
     return tk
 
 
-def ready_reorder(tk: Tokens) -> None:
-    """gfx10/11: WAVE_READY is stamped one cycle early and moved ahead of same-cycle tokens (§2.5 item 6)."""
+def end_reads(pos: np.ndarray, nibbles: np.ndarray, types: np.ndarray, time: np.ndarray, nn: int):
+    """The tokens AMD's gfx10/11 reader reads in its end-of-buffer loop: those after the first item (a token
+    or a NOP nibble) that starts END_READS nibbles or fewer before the end, as (pos, type, time) arrays of
+    every kind its WAVE_READY queue takes (all but NOP, TIME, TIMESTAMP). `pos`: every token's start but
+    NOPs'; `nibbles`, `types`: their lengths and types; `time`: their times; `nn`: the blob's nibbles."""
+    p = max(nn - END_READS, 0)
+    i = int(np.searchsorted(pos, p))
+    if i < len(pos) and max(int(pos[i - 1] + nibbles[i - 1]) if i else 0, p) >= pos[i]:
+        i += 1  # no NOP nibble between p and token i: token i is that first item, read before the loop
+    queued = (types[i:] != T["TIME"]) & (types[i:] != T["TIMESTAMP"])
+    return pos[i:][queued], types[i:][queued], time[i:][queued]
+
+
+def ready_reorder(tk: Tokens, end_reads: bool = True) -> None:
+    """gfx10/11: WAVE_READY is stamped one cycle early and moved ahead of same-cycle tokens (§2.5 item 6).
+
+    With `end_reads` (`compat.Rules.ready_queue_end_reads`), the tokens of `Tokens.end_reads` go through
+    AMD's queue as its end-of-buffer loop runs it: the loop starts with the queue emptied, so a WAVE_READY
+    read there does not move ahead of same-cycle tokens read before it."""
     r = tk.type == T["WAVE_READY"]
     if not r.any():
         return
     tk.time = tk.time.copy()
     tk.time[r] -= 1
-    order = np.argsort(tk.time, kind="stable")
     # only same-cycle neighbours move: a stable sort on time does exactly that for a monotonic stream
+    order = np.argsort(tk.time, kind="stable")
+    tail = tk.end_reads
+    if end_reads and tail is not None and len(tail[0]):
+        k = int(np.searchsorted(tk.pos, tail[0][0]))
+        if r[k:].any():
+            released = np.array(_end_loop_order(*tail), np.int64)  # every kind: keep the tokens of `tk`
+            at = np.searchsorted(tk.pos[k:], released).clip(max=len(tk.pos) - k - 1)
+            kept = k + at[tk.pos[k:].take(at) == released]
+            order = np.concatenate([np.argsort(tk.time[:k], kind="stable"), kept])
     for name in ("type", "time", "pos", "lost"):
         setattr(tk, name, getattr(tk, name)[order])
     if tk._word is not None:
         tk.word = tk.word[order]
+
+
+def _end_loop_order(pos: np.ndarray, types: np.ndarray, time: np.ndarray) -> list[int]:
+    """The starts of the end-of-buffer loop's tokens in the order AMD's queue releases them: a token with a
+    time below the queue's last goes to its front (a WAVE_READY's time is one cycle early), and once the
+    front's time is below the last's, the whole queue is released (the loop returns the front; each later
+    call finds the queue not empty and returns its front at once)."""
+    ready = T["WAVE_READY"]
+    out: list[int] = []
+    q: list[tuple[int, int]] = []  # (time, pos)
+    for p, ty, t in zip(pos.tolist(), types.tolist(), time.tolist()):
+        if ty == ready:
+            t -= 1
+        if q and t < q[-1][0]:
+            q.insert(0, (t, p))
+        else:
+            q.append((t, p))
+        if q[0][0] < q[-1][0]:
+            out += [x[1] for x in q]
+            q.clear()
+    return out + [x[1] for x in q]
 
 
 __all__ = ["LINE_BYTES", "MODEL_TOKENS", "TOKEN_NAMES", "Lookup", "Tokens", "chain_marks", "lookup", "split"]

@@ -34,7 +34,7 @@ from attdec.decoders.rdna.packets import (
     op_columns,
 )
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
-from attdec.decoders.rdna.splitter import Tokens
+from attdec.decoders.rdna.splitter import END_READS, Tokens
 from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.wave import (
     SLOTS,
@@ -74,6 +74,11 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
+    # a WAVE_READY the end-of-buffer reads leave behind a later token (`ready_reorder`) is out of time order,
+    # which the timing model's prefix operations do not follow; only tokens of the last END_READS nibbles can be
+    last = tk.time[-END_READS:]
+    if np.count_nonzero(last[1:] < last[:-1]):
+        return None
     insts = Insts(tk, table)
     barrier = rules.gfx11_barrier_extension or not rules.gfx11_barrier_from_last_instruction
     if np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):

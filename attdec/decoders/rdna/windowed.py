@@ -105,6 +105,7 @@ class _Splitter:
         self.unknown, self.unknown_at = 0, -1
         self.problems: list[str] = []
         self.done = False
+        self.end_reads = None  # the last window's `Tokens.end_reads`, once it is split
         self.keep = np.zeros(len(T), bool)
         self.keep[[T[k] for k in MODEL_TOKENS]] = True
 
@@ -159,6 +160,9 @@ class _Splitter:
         out["lost"] = lost
         if last:
             self.done = True
+            if tk.end_reads is not None:  # (the blob's end is this window's)
+                e_pos, e_type, e_time = tk.end_reads
+                self.end_reads = (e_pos + 2 * a, e_type, e_time + self.t0)
             # as `split` says them of the whole blob (the last window starts on a whole line: same remainder)
             if n % LINE_BYTES:
                 cut_at = None if tk.cut_at is None else tk.cut_at + a
@@ -302,7 +306,8 @@ def decode_windowed(
     while not splitter.done:
         new = _tokens(splitter.next())
         if fmt.ready_early:
-            ready_reorder(new)
+            new.end_reads = splitter.end_reads
+            ready_reorder(new, rules.ready_queue_end_reads)
         occ_parts.append(_take(new, occ_keep[new.type]))
         tk = _tokens(_concat([carried, _take(new, slice(None))]) if carried else _take(new, slice(None)))
         del new
