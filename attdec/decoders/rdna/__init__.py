@@ -38,7 +38,11 @@ def decode(
     """
     fmt, arch = FORMATS[tgt.generation], tgt.name
     tk = split(
-        data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window, time_extra=rules.rdna_time_token_extra
+        data,
+        fmt,
+        whole_window=fmt.whole_window and rules.gfx12_end_window,
+        time_extra=rules.rdna_time_token_extra,
+        end_stop=rules.rdna_end_zero_window_stops,
     )
     if fmt.ready_early:
         ready_reorder(tk, rules.ready_queue_end_reads)

@@ -403,6 +403,7 @@ def split(
     keep: tuple[str, ...] | None = MODEL_TOKENS,
     whole_window: bool = False,
     time_extra: int = 0,
+    end_stop: bool = False,
 ) -> Tokens:
     """Split one SE stream into tokens, give every token its time (sqtt-format.md §2), and return the
     tokens of the types in `keep` (None: every token but NOPs, unknown ids included) in stream order.
@@ -410,7 +411,10 @@ def split(
     End of the blob: a token cut by it is decoded with its missing bits 0, as if zero bytes followed the
     blob (AMD's decoder 0.1.6, every family); with `whole_window` (the newest gfx12 reader,
     `compat.Rules.gfx12_end_window`) only tokens whose whole 64-bit word lies in the blob are decoded.
-    `time_extra`: cycles each TIME token adds beyond its field + 4 (`compat.Rules.rdna_time_token_extra`)."""
+    `time_extra`: cycles each TIME token adds beyond its field + 4 (`compat.Rules.rdna_time_token_extra`).
+    `end_stop` (gfx10/11, `compat.Rules.rdna_end_zero_window_stops`): no token is read after a NOP that
+    starts AMD's end-of-buffer reads (`Tokens.end_reads`) and is followed by 15 more zero nibbles: the
+    reader stops when its reorder queue is next empty and the 16 nibbles it last looked at are all zero."""
     n = len(data)
     nbits = 8 * n
     buf = padded(data)
@@ -425,6 +429,11 @@ def split(
     # then their sum: each fresh array of a big blob costs its pages (~2 ms per 10 MB), so one array is
     # reused (a take that clips reads its indices in place)
     low8 = at_nibble.take(pos)
+    end_from = len(pos)
+    if fmt.ready_early:
+        end_from, stop = _end_loop_start(pos, lk.nibbles.take(low8), nn)
+        if stop and end_stop:
+            pos, low8 = pos[:end_from], low8[:end_from]
     time = low8.astype(np.intp)
     _classes(fmt, keep, time_extra).take(time, out=time, mode="clip")
     cls = time.astype(np.uint8)
@@ -482,21 +491,23 @@ def split(
     tk.realtime, tk.problems, tk.nibbles_used = realtime, problems, int(pos[-1]) if len(pos) else 0
     tk.cut_at = cut_at
     if fmt.ready_early:
-        tk.end_reads = end_reads(pos, lk.nibbles.take(low8), lk.type.take(low8), time, nn)
+        types = lk.type.take(low8[end_from:])
+        queued = (types != T["TIME"]) & (types != T["TIMESTAMP"])
+        tk.end_reads = pos[end_from:][queued], types[queued], time[end_from:][queued]
     return tk
 
 
-def end_reads(pos: np.ndarray, nibbles: np.ndarray, types: np.ndarray, time: np.ndarray, nn: int):
-    """The tokens AMD's gfx10/11 reader reads in its end-of-buffer loop: those after the first item (a token
-    or a NOP nibble) that starts END_READS nibbles or fewer before the end, as (pos, type, time) arrays of
-    every kind its WAVE_READY queue takes (all but NOP, TIME, TIMESTAMP). `pos`: every token's start but
-    NOPs'; `nibbles`, `types`: their lengths and types; `time`: their times; `nn`: the blob's nibbles."""
+def _end_loop_start(pos: np.ndarray, nibbles: np.ndarray, nn: int) -> tuple[int, bool]:
+    """Where AMD's gfx10/11 reader starts its end-of-buffer loop: the index of the first token it reads
+    there (the tokens after the first item, a token or a NOP nibble, that starts END_READS nibbles or fewer
+    before the end), and whether that item is a NOP followed by 15 more zero nibbles (`split`'s
+    `end_stop`). `pos`: every token's start but NOPs'; `nibbles`: their lengths; `nn`: the blob's nibbles."""
     p = max(nn - END_READS, 0)
     i = int(np.searchsorted(pos, p))
-    if i < len(pos) and max(int(pos[i - 1] + nibbles[i - 1]) if i else 0, p) >= pos[i]:
-        i += 1  # no NOP nibble between p and token i: token i is that first item, read before the loop
-    queued = (types[i:] != T["TIME"]) & (types[i:] != T["TIMESTAMP"])
-    return pos[i:][queued], types[i:][queued], time[i:][queued]
+    nop = max(int(pos[i - 1] + nibbles[i - 1]) if i else 0, p)  # the first NOP nibble at or after p
+    if i < len(pos) and nop >= pos[i]:
+        return i + 1, False  # no NOP nibble between p and token i: token i is that first item
+    return i, nop < nn and (int(pos[i]) if i < len(pos) else nn) >= nop + 16
 
 
 def ready_reorder(tk: Tokens, end_reads: bool = True) -> None:

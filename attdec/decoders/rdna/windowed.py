@@ -95,9 +95,11 @@ class _Splitter:
     the previous one ended; lost-packet flags, lost sync and truncation as `split` gives them for the whole
     blob (byte offsets in the blob)."""
 
-    def __init__(self, data, fmt: RdnaFormat, whole_window: bool, window: int, time_extra: int = 0):
+    def __init__(
+        self, data, fmt: RdnaFormat, whole_window: bool, window: int, time_extra: int = 0, end_stop: bool = False
+    ):
         self.data, self.fmt, self.whole_window, self.window = data, fmt, whole_window, window
-        self.time_extra = time_extra
+        self.time_extra, self.end_stop = time_extra, end_stop
         self.start = 0  # nibble where the next window's first token starts
         self.t0 = 0  # the time before it
         self.lost_pending = False  # a TIMESTAMP said packets were lost, and no model token followed it yet
@@ -127,6 +129,7 @@ class _Splitter:
                 keep=None,
                 whole_window=self.whole_window,
                 time_extra=self.time_extra,
+                end_stop=last and self.end_stop,  # (the blob's end is the last window's)
             )
             pos, time = tk.pos + 2 * a, tk.time
             if last:
@@ -261,7 +264,9 @@ def decode_windowed(
     occupancy records kept."""
     fmt, arch = FORMATS[tgt.generation], tgt.name
     whole_window = fmt.whole_window and rules.gfx12_end_window
-    splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra)
+    splitter = _Splitter(
+        data, fmt, whole_window, window, rules.rdna_time_token_extra, rules.rdna_end_zero_window_stops
+    )
     carry = _Carry(fmt)
     res = BlobResult(se=se, arch=arch)
     res.bytes_decoded = len(data)
