@@ -525,6 +525,14 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
     # INST: by opcode
     ii = insts.at
     info[ii] = by_op[0].take(insts.op)
+    # an issue of a wave64 (the token's wave64_hi bit) takes twice its cycles, as in AMD's decoder
+    w64 = tk.field(table["VALU_INST"]["wave64_hi"])
+    f = table["INST"]["wave64_hi"]
+    if f.lo != table["VALU_INST"]["wave64_hi"].lo:
+        w64[ii] = tk.field(f, ii)
+    wide = (w64 != 0) & ((info & timing.KIND_MASK) == K_ISSUE)  # (only INST and VALU_INST are issues)
+    if np.count_nonzero(wide):
+        info[wide] += (info[wide] >> timing.CYCLES_SHIFT) << timing.CYCLES_SHIFT
     multi = _of_types(typ, (T["IMMEDIATE"], T["WAVE_READY"]))
     mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
     bits = bitwise_count(mask).astype(np.intp)
