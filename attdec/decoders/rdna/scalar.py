@@ -333,10 +333,12 @@ class ScalarPass:
         cu = (sa << 7) | wgp
         loc = (cu << 7) | (simd << 5) | wid
         is_target = cu == self.hdr.target_cu and simd == self.hdr.target_simd
-        if is_target and loc not in self.running:
-            return  # an end with no wave running there on the traced SIMD: 0.1.6 ignores it
         wv = self.slots.now[wid]
-        if is_target and wv is not None:
+        if is_target:
+            # an end on the traced SIMD with no wave running there, or whose slot's wave has ended (a
+            # second end after a damaged HEADER moved the target): 0.1.6 ignores it
+            if loc not in self.running or wv is None or wv.complete:
+                return
             wv.finish(tm)
         if loc in self.running:
             pc = self.running.pop(loc)
