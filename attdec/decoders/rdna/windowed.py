@@ -107,7 +107,7 @@ class _Splitter:
         self.unknown, self.unknown_at = 0, -1
         self.problems: list[str] = []
         self.done = False
-        self.end_reads = None  # the last window's `Tokens.end_reads`, once it is split
+        self.end_reads: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # the last window's, once split
         self.keep = np.zeros(len(T), bool)
         self.keep[[T[k] for k in MODEL_TOKENS]] = True
 
@@ -264,9 +264,7 @@ def decode_windowed(
     occupancy records kept."""
     fmt, arch = FORMATS[tgt.generation], tgt.name
     whole_window = fmt.whole_window and rules.gfx12_end_window
-    splitter = _Splitter(
-        data, fmt, whole_window, window, rules.rdna_time_token_extra, rules.rdna_end_zero_window_stops
-    )
+    splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra, rules.rdna_end_zero_window_stops)
     carry = _Carry(fmt)
     res = BlobResult(se=se, arch=arch)
     res.bytes_decoded = len(data)
