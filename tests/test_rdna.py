@@ -354,7 +354,7 @@ def test_vectorised_model_takes_jumps_and_new_pc(rel):
             if not (tk.type == T["NEW_PC"]).any():
                 continue
             assert vectorisable(tk, fmt, DEFAULT)
-            v = decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT)
+            v = decode_vectorised(tk, fmt, data, target(arch), code, 1, b, DEFAULT)
             s = rdna.decode(data, target(arch), code, 1, b, vectorised=False)
             assert len(v.waves) == len(s.waves) > 0
             for x, y in zip(v.waves, s.waves):
@@ -364,8 +364,12 @@ def test_vectorised_model_takes_jumps_and_new_pc(rel):
             assert v.problems == s.problems
             # the PC slots themselves (the walk may find the same PCs without them)
             slots: tuple[list, list] = ([], [])
-            decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[0]: out.append(wv))
-            decode_scalar(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[1]: out.append(wv))
+            decode_vectorised(
+                tk, fmt, data, target(arch), code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[0]: out.append(wv)
+            )
+            decode_scalar(
+                tk, fmt, data, target(arch), code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[1]: out.append(wv)
+            )
             assert [wv.pc_infos for wv in slots[0]] == [wv.pc_infos for wv in slots[1]]
             assert any(len(wv.pc_infos) > 1 for wv in slots[0])
             branched += 1
@@ -408,7 +412,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     e = RdnaEncoder(gen, dp_rate=1)
     e.kernel_entry(ENTRY)
     e.advance(10)
-    e.wave_start(simd=0, wid=0)
+    e.wave_start(simd=0, slot=0)
     e.advance(10)
     e.imm_one(0)
     e.valu(0)  # at the immediate's time
@@ -424,7 +428,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     e.advance(6)
     e.valu(0)
     e.advance(10)
-    e.wave_end(simd=0, wid=0)
+    e.wave_end(simd=0, slot=0)
     data = e.data()
     a = rdna.decode(data, target(arch), None, 0, vectorised=False)
     b = rdna.decode(data, target(arch), None, 0, vectorised=True)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
 from attdec.model.record import Record, field
-from attdec.model.target import target
+from attdec.model.target import Target
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
 # categories): the PC walk stops at it, and a finished wave reports it as NONE.
@@ -26,7 +24,7 @@ class BlobResult(Record):
     objects the trace announces, plus attdec's own findings with byte offsets."""
 
     se: int
-    arch: str
+    target: Target  # the GPU the blob was decoded as
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
@@ -117,13 +115,6 @@ class Implausible:
             )
 
 
-@cache
-def _wave_slots(arch: str) -> int:
-    """Wave slots per SIMD of `arch` (32 where the target does not say): looked up once per name."""
-    cu = target(arch).cu
-    return cu.wave_slots if cu is not None else 32
-
-
 STALL_BITS = 24  # the C record keeps a stall in the 24 bits above its category byte
 
 
@@ -146,7 +137,8 @@ def drop_implausible(res: BlobResult, plausible: bool = False) -> None:
     """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
     the wave id has 5 bits, the SIMD fewer slots). `plausible`: the records are plausible by construction
     (the caller says why), only the slots are checked."""
-    slots = _wave_slots(res.arch)
+    cu = res.target.cu
+    slots = cu.wave_slots if cu is not None else 32  # (32: every slot the RDNA field can name)
     found = Implausible()
     keep = []
     for w in res.waves:

@@ -4,7 +4,7 @@ A subclass lists its fields as annotations (inherited ones first); a class attri
 default, `field(default_factory=make)` a default made per instance, as with dataclasses. `Record` supplies
 `__init__` (positional or keyword arguments, then `__post_init__` if the class has one), `__repr__`,
 `__eq__` (same class, equal fields; unhashable, as dataclasses make them) and `fields()`; `Frozen` adds
-immutability and a hash.
+immutability, a hash and `replace`.
 
 Why not dataclasses: importing `dataclasses` imports `inspect`, and each class costs more at import (its
 methods are generated as source and compiled): for the classes a plain `attdec hotspots` run touches, more
@@ -104,3 +104,7 @@ class Frozen(Record):
 
     def __hash__(self) -> int:
         return hash(tuple(getattr(self, f) for f in self._fields))
+
+    def replace(self, **changes):
+        """A copy with the fields named changed (an unknown name is a TypeError), as dataclasses.replace."""
+        return type(self)(**{**{f: getattr(self, f) for f in self._fields}, **changes})

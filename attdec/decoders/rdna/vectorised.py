@@ -48,7 +48,7 @@ from attdec.decoders.rdna.wave import (
     to_wave,
 )
 from attdec.decoders.stitch import note_waves
-from attdec.model import OCCUPANCY_DTYPE, Category
+from attdec.model import OCCUPANCY_DTYPE, Category, Target
 from attdec.model.version_shims import bitwise_count
 
 u64 = np.uint64
@@ -128,7 +128,7 @@ def decode_vectorised(
     tk: Tokens,
     fmt: RdnaFormat,
     data: bytes,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     where: str,
@@ -142,7 +142,7 @@ def decode_vectorised(
     decode stitches them: windowed.py)."""
     if insts is None:
         insts = Insts(tk, fmt.table)
-    res = start_result(tk, data, arch, se)
+    res = start_result(tk, data, tgt, se)
     side_records(res, tk, fmt)
     table = fmt.table
     typ, times = tk.type, tk.time
@@ -153,7 +153,7 @@ def decode_vectorised(
     at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
         hdr = _header(int(tk.words(at_hdr[:1])[0]), table)
-        check_header(hdr, fmt.generation, arch, where)
+        check_header(hdr, fmt.generation, tgt, where)
         first_hdr = int(at_hdr[0])
 
     # lifecycle tokens: occupancy rows, and the traced SIMD's starts and ends
@@ -262,9 +262,9 @@ def _lifecycle_np(
     def field(name: str) -> np.ndarray:
         return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
 
-    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
+    sa, simd, wgp, slot = field("sa"), field("simd"), field("wgp"), field("slot")
     cu = (sa << 7) | wgp
-    loc = (cu << 7) | (simd << 5) | wid
+    loc = (cu << 7) | (simd << 5) | slot
     before = life < first_hdr
     traced = (cu == np.where(before, 0, target_cu)) & (simd == np.where(before, 0, target_simd))
     prev = _previous_at_location(loc)
@@ -273,9 +273,9 @@ def _lifecycle_np(
     if orphan.any():  # an end of the traced SIMD with no wave there: 0.1.6 ignores it (damaged streams)
         return _lifecycle_np(tk, table, se, life.compress(~orphan), target_cu, target_simd, first_hdr)
     pc = _entry_pcs(tk, table, life, lw, is_ws)
-    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, pc, prev, running)
+    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, slot, pc, prev, running)
     ti = traced.nonzero()[0]
-    cols = (life, is_ws, cu, simd, wid, lt, pc)
+    cols = (life, is_ws, cu, simd, slot, lt, pc)
     return occupancy, list(zip(*(c.take(ti).tolist() for c in cols)))
 
 
@@ -291,7 +291,7 @@ def _lifecycle_py(
     reg, rw = _pgm_writes(tk, reg_p)
     writes = list(zip(reg.tolist(), rw.tolist()))
     writes.append((len(tk.type), 0))  # (a sentinel past every token)
-    fields = {start: tuple(p[n] for n in ("sa", "wgp", "simd", "wid")) for start, p in ((True, ws_p), (False, we_p))}
+    fields = {start: tuple(p[n] for n in ("sa", "wgp", "simd", "slot")) for start, p in ((True, ws_p), (False, we_p))}
     me, pipe = ws_p["me"], ws_p["pipe"]
     wave_end = T["WAVE_END"]
     latest: dict[tuple[int, int], int] = {}  # (register, me & 1, pipe) -> its latest write
@@ -303,10 +303,10 @@ def _lifecycle_py(
     cols = (life.tolist(), tk.type.take(life).tolist(), tk.words(life).tolist(), tk.time.take(life).tolist())
     for k, ty, w, t, lost in zip(*cols, tk.lost.take(life).tolist()):
         start = ty != wave_end
-        f_sa, f_wgp, f_simd, f_wid = fields[start]
+        f_sa, f_wgp, f_simd, f_slot = fields[start]
         cu = (((w >> f_sa.lo) & f_sa.mask) << 7) | ((w >> f_wgp.lo) & f_wgp.mask)
-        simd, wid = (w >> f_simd.lo) & f_simd.mask, (w >> f_wid.lo) & f_wid.mask
-        loc = (cu << 7) | (simd << 5) | wid
+        simd, slot = (w >> f_simd.lo) & f_simd.mask, (w >> f_slot.lo) & f_slot.mask
+        loc = (cu << 7) | (simd << 5) | slot
         prev = running.get(loc)
         on_target = cu == target_cu and simd == target_simd if k >= first_hdr else cu == 0 and simd == 0
         if not start and prev is None and on_target:
@@ -320,16 +320,16 @@ def _lifecycle_py(
             key = me.get(w) << 2 | pipe.get(w)
             pc = entry_pc(latest.get((COMPUTE_PGM_LO, key), 0), latest.get((COMPUTE_PGM_HI, key), 0))
             if lost and prev is not None:  # a start at a running location ends it first
-                rows.append((se, cu, simd, wid, 0, t - 1, 0))
-            rows.append((se, cu, simd, wid, 1, t, pc))
+                rows.append((se, cu, simd, slot, 0, t - 1, 0))
+            rows.append((se, cu, simd, slot, 1, t, pc))
             running[loc] = pc
         else:
             if prev is None:
-                front.append((se, cu, simd, wid, 1, 0, 0))
-            rows.append((se, cu, simd, wid, 0, t, prev or 0))
+                front.append((se, cu, simd, slot, 1, 0, 0))
+            rows.append((se, cu, simd, slot, 0, t, prev or 0))
             running[loc] = pc = None
         if on_target:
-            traced.append((k, start, cu, simd, wid, t, pc or 0))
+            traced.append((k, start, cu, simd, slot, t, pc or 0))
     return np.array(front + rows, OCCUPANCY_DTYPE), traced
 
 
@@ -376,7 +376,7 @@ def _previous_at_location(loc: np.ndarray) -> np.ndarray:
     return prev
 
 
-def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, pc, prev, running) -> np.ndarray:
+def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, slot, pc, prev, running) -> np.ndarray:
     """Occupancy rows: a location runs a wave when its previous lifecycle token (`prev`) was a WAVE_START."""
     run_pc = np.where(running, pc.take(np.maximum(prev, 0)), np.uint64(0)) if len(prev) else pc
     lost_end = is_ws & tk.lost[life] & running  # a start at a running location ends it first
@@ -388,7 +388,7 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, pc, prev, running
     extra = nf + first[lost_end]
     # the row of each token's own start/end (a slice in the usual stream: no rows before or between)
     main = nf + first + lost_end if nf or len(extra) else slice(None)
-    for name, col in (("se", se), ("cu", cu), ("simd", simd), ("wave_id", wid)):
+    for name, col in (("se", se), ("cu", cu), ("simd", simd), ("slot", slot)):
         occ[name][main] = col
         if nf:
             occ[name][:nf] = col if np.isscalar(col) else col[front]
@@ -421,8 +421,8 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
     branch = branch.take(order)
     is_jump = (order < len(jumps)).tolist()
     bw = tk.words(branch).tolist()
-    inst_wid, npc_wid = table["INST"]["wid"], table["NEW_PC"].word_field("wid")
-    slot = np.array([(inst_wid if j else npc_wid).get(w) for j, w in zip(is_jump, bw)], np.int64)
+    inst_slot, npc_slot = table["INST"]["slot"], table["NEW_PC"].word_field("slot")
+    slot = np.array([(inst_slot if j else npc_slot).get(w) for j, w in zip(is_jump, bw)], np.int64)
 
     def keys(slots, toks) -> np.ndarray:
         return (np.asarray(slots, np.int64) << SLOT_SHIFT) | np.asarray(toks, np.int64)
@@ -539,11 +539,11 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
     info[multi] += bits << timing.EVENTS_SHIFT
     # the wave slot of each token's first event: the field where VALU_INST keeps it unless the token's own
     # lies elsewhere, a mask token's lowest set bit
-    valu_wid = table["VALU_INST"]["wid"]
-    slot = tk.field(valu_wid).astype(np.int8)
+    valu_slot = table["VALU_INST"]["slot"]
+    slot = tk.field(valu_slot).astype(np.int8)
     for name, sel in (("INST", ii), ("IMM_ONE", None)):
-        f = table[name]["wid"]
-        if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
+        f = table[name]["slot"]
+        if (f.lo, f.mask) != (valu_slot.lo, valu_slot.mask):
             sel = (typ == T[name]).nonzero()[0] if sel is None else sel
             slot[sel] = tk.field(f, sel)
     slot[multi] = _lowest_bit(mask)  # (a mask without bits has no event)
