@@ -6,7 +6,18 @@ import json
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, captures, codemap, shared_path
+from conftest import (
+    FIXTURES,
+    SHARED,
+    SYNTHETIC_CAPTURES,
+    SYNTHETIC_MORE,
+    capture_sets,
+    captures,
+    codemap,
+    oracle_captures,
+    real_data,
+    shared_path,
+)
 
 from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.gfx9.stitch import Gfx9Walker
@@ -131,13 +142,35 @@ def _reference_split(data: bytes, fmt) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize(
-    "rel,fam", [("gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", 11), ("gfx1201/sync_run0/custom_wave_sync_1_se1.att", 12)]
-)
+def _splitter_blobs() -> list:
+    """(blob file, its repeat count, family): synthetic gfx11 and gfx12 streams repeated past 500 tokens
+    (the header line once, as tools/makers/make_repeated_blob.py writes them), then real blobs where ../shared
+    has them."""
+    synth = SYNTHETIC_CAPTURES["gfx1100"]
+    params = [
+        pytest.param(synth / "kern_1_se0.att", 12, 11, id="synthetic-gfx1100"),
+        pytest.param(FIXTURES / "rdna_gfx12_tiny.att", 120, 12, id="synthetic-gfx12-tiny"),
+    ]
+    for rel, fam in (
+        ("gfx1100/gemm_run0/r_32_32_16_2_1_se0.att", 11),
+        ("gfx1201/sync_run0/custom_wave_sync_1_se1.att", 12),
+    ):
+        if real_data("captures", *rel.split("/")):
+            params.append(pytest.param(SHARED / "captures" / rel, 1, fam, id=rel))
+    return params
+
+
+def _repeated(blob, copies: int) -> bytes:
+    """The blob's first 32-byte trace line (its HEADER) once, the rest `copies` times."""
+    data = blob.read_bytes()
+    return data[:32] + data[32:] * copies
+
+
+@pytest.mark.parametrize("blob,copies,fam", _splitter_blobs())
 @pytest.mark.parametrize("walk_below", [0, 1 << 40])  # the lock-step walk, the one-token-at-a-time walk
-def test_vectorised_splitter_matches_scalar_reader(rel, fam, walk_below, monkeypatch):
+def test_vectorised_splitter_matches_scalar_reader(blob, copies, fam, walk_below, monkeypatch):
     monkeypatch.setattr(splitter, "SCALAR_WALK_NIBBLES", walk_below)
-    data = shared_path("captures", *rel.split("/")).read_bytes()
+    data = _repeated(blob, copies)
     f = FORMATS[fam]
     tk = rdna.split(data, f)
     ref = _reference_split(data, f)
@@ -236,8 +269,13 @@ def _arch(cap) -> str:
         synthetic=("gfx1100",),
     ),
 )
-def test_vectorised_model_equals_scalar_model(cap):
+@pytest.mark.parametrize("replay_events", [0, None])  # the numpy timing model for every blob, or as set
+def test_vectorised_model_equals_scalar_model(cap, replay_events, monkeypatch):
     """rdna_vec must give exactly the scalar reference model's waves, timelines and occupancy."""
+    from attdec.decoders.rdna import vectorised
+
+    if replay_events is not None:
+        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay_events)
     arch = _arch(cap)
     n = 0
     for f in sorted(cap.glob("*.att")):
@@ -254,19 +292,58 @@ def test_vectorised_model_equals_scalar_model(cap):
     assert n > 0
 
 
+@pytest.mark.parametrize("folders,least", capture_sets(20, "gfx1*/*"))
+def test_event_replay_equals_numpy_timing_model(folders, least, monkeypatch):
+    """The vectorised decode's two timing models (each wave's events played one at a time for a few
+    events, `vectorised_timing.compute` for many) give the same waves with PCs, for every RDNA capture's
+    blobs (the big one left out: its replay alone takes seconds), also under every decoder version."""
+    from attdec.decoders import COMPAT
+    from attdec.decoders.rdna import vectorised
+    from attdec.sources.explicit import codemap as load_code
+
+    compared = replayed = 0
+    for cap_dir in folders:
+        cap = json.loads((cap_dir / "capture.json").read_text())
+        arch = cap["gfx_arch"]
+        for d in cap["dispatches"]:
+            code = load_code([f"{cap_dir / k['code_object']}@{k['base_hex']}" for k in cap["kernels"]], arch)
+            for b in d["blobs"]:
+                data = (cap_dir / b).read_bytes()
+                if len(data) > 1 << 18:
+                    continue
+                for compat in COMPAT:
+                    got = []
+                    for replay in (0, 1 << 40):
+                        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay)
+                        r = decode_blob(data, arch, code, 1, b, compat)
+                        got.append([(w.begin, w.end, w.insts.tobytes(), list(w.timeline)) for w in r.waves])
+                        got[-1].append(r.problems)
+                    assert got[0] == got[1], (cap_dir.name, b, compat)
+                    compared += 1
+                    replayed += len(got[0]) > 1
+    assert compared >= least and replayed > 0
+
+
 @pytest.mark.parametrize(
-    "rel", ["gfx1100/gemm_run0", "gfx1200/py_run0", "gfx1201/handwritten_run0", "gfx1200/test_gemm_run0"]
+    "cap_dir,oracle_file",
+    oracle_captures(
+        "gfx1100/gemm_run0",
+        "gfx1200/py_run0",
+        "gfx1201/handwritten_run0",
+        "gfx1200/test_gemm_run0",
+        synthetic=(SYNTHETIC_CAPTURES["gfx1100"], SYNTHETIC_MORE),
+    ),
 )
 @pytest.mark.parametrize("vectorised", [True, False])
-def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
+def test_realtime_and_other_simd_records_match_oracle(cap_dir, oracle_file, vectorised):
     import json
     import re
 
     from attdec.model import Category
 
-    cap_dir = shared_path("captures", *rel.split("/"))
     cap = json.loads((cap_dir / "capture.json").read_text())
-    oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads((cap_dir / "oracle.json").read_text())["dispatches"]}
+    oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads(oracle_file.read_text())["dispatches"]}
+    seen = 0
     for disp in cap["dispatches"]:
         exp = oracle[(disp["kernel"], disp["exec_tag"])]
         rt, other = [], []
@@ -280,6 +357,8 @@ def test_realtime_and_other_simd_records_match_oracle(rel, vectorised):
             ]
         assert sorted(rt) == sorted(x[:3] for x in exp["realtime"])
         assert sorted(other) == sorted(x[:5] for x in exp["inst_other_simd"])  # with the traced WGP
+        seen += len(rt) + len(other)
+    assert seen > 0
 
 
 @pytest.mark.parametrize(
@@ -330,14 +409,19 @@ def test_lifecycle_one_at_a_time_equals_numpy(cap):
 
 
 @pytest.mark.parametrize("rel", ["gfx1100/ops_run0", "gfx1201/ops_run0"])
-def test_vectorised_model_takes_jumps_and_new_pc(rel):
+@pytest.mark.parametrize("replay_events", [0, None])
+def test_vectorised_model_takes_jumps_and_new_pc(rel, replay_events, monkeypatch):
     """Blobs with jumps and NEW_PC tokens go through the vectorised model (no fallback) and stitch to the
     same PCs and lines as the scalar model (the PC slots they open and fill: `_branch_pcs`)."""
     import json
 
     from attdec.decoders.compat import DEFAULT
+    from attdec.decoders.rdna import vectorised
     from attdec.decoders.rdna.scalar import decode_scalar
     from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
+
+    if replay_events is not None:
+        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay_events)
     from attdec.sources.explicit import codemap as load_code
 
     cap_dir = shared_path("captures", *rel.split("/"))
@@ -402,13 +486,17 @@ def test_realtime_pairs_average_the_samples_that_do_not_increase():
 
 
 @pytest.mark.parametrize("gen,arch", [(11, "gfx1100"), (12, "gfx1201")])
-def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
+@pytest.mark.parametrize("replay_events", [0, None])
+def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch, replay_events, monkeypatch):
     """Events of a wave at an immediate's own time after it (no real capture has them) come after its
     second state change at T + 1, chained over several such events (a READY among them: the next issue,
     at T + 1, has not stalled on gfx12) up to a second immediate: the vectorised model agrees with the
     scalar one there."""
+    from attdec.decoders.rdna import vectorised
     from tests.support.sqtt_encoder import RdnaEncoder
 
+    if replay_events is not None:
+        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay_events)
     e = RdnaEncoder(gen, dp_rate=1)
     e.kernel_entry(ENTRY)
     e.advance(10)

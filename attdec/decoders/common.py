@@ -18,6 +18,11 @@ class NotVectorisable(Exception):
     family's scalar reference model decodes it instead."""
 
 
+_EMPTY_OCCUPANCY, _EMPTY_OTHER_SIMD, _EMPTY_SHADERDATA, _EMPTY_PERFEVENTS = (
+    np.zeros(0, d) for d in (OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, SHADERDATA_DTYPE, PERFEVENT_DTYPE)
+)
+
+
 class BlobResult(Record):
     """Records decoded from one shader engine's SQTT stream: every record kind AMD's decoder reports
     (waves, occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO) and the code
@@ -39,6 +44,41 @@ class BlobResult(Record):
     bytes_decoded: int = 0
     walks: int = 0  # traced waves whose records were walked against the code for their PCs
     walks_stopped: int = 0  # of those, walks that stopped early: their later records have pc 0
+
+    def __init__(
+        self,
+        se: int,
+        target: Target,
+        waves: list[Wave] | None = None,
+        occupancy: np.ndarray | None = None,
+        realtime: list[tuple[int, int]] | None = None,
+        other_simd: np.ndarray | None = None,
+        shaderdata: np.ndarray | None = None,
+        perfevents: np.ndarray | None = None,
+        rt_frequency: int | None = None,
+        info: list[DecoderInfo] | None = None,
+        code_objects: list | None = None,
+        problems: list[str] | None = None,
+        warnings: list[str] | None = None,
+        bytes_decoded: int = 0,
+        walks: int = 0,
+        walks_stopped: int = 0,
+    ) -> None:
+        # its own: one is made for every decoded blob, and `Record.__init__` with ten made defaults costs more
+        # than a small blob's whole set-up (`None`: a fresh empty list, an empty array: a view of one made
+        # once, which has no element to share)
+        self.se, self.target, self.rt_frequency = se, target, rt_frequency
+        self.waves = [] if waves is None else waves
+        self.occupancy = _EMPTY_OCCUPANCY[:] if occupancy is None else occupancy
+        self.realtime = [] if realtime is None else realtime
+        self.other_simd = _EMPTY_OTHER_SIMD[:] if other_simd is None else other_simd
+        self.shaderdata = _EMPTY_SHADERDATA[:] if shaderdata is None else shaderdata
+        self.perfevents = _EMPTY_PERFEVENTS[:] if perfevents is None else perfevents
+        self.info = [] if info is None else info
+        self.code_objects = [] if code_objects is None else code_objects
+        self.problems = [] if problems is None else problems
+        self.warnings = [] if warnings is None else warnings
+        self.bytes_decoded, self.walks, self.walks_stopped = bytes_decoded, walks, walks_stopped
 
     @property
     def damaged(self) -> bool:

@@ -38,6 +38,7 @@ from attdec.decoders.rdna.splitter import END_READS, Tokens
 from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.wave import (
     SLOTS,
+    STALL,
     Emit,
     Slots,
     TracedWave,
@@ -60,9 +61,16 @@ class Insts:
 
     __slots__ = ("at", "op")
 
-    def __init__(self, tk: Tokens, table) -> None:
+    def __init__(self, tk: Tokens, table, any_inst: bool = True) -> None:
+        if not any_inst:  # (most small blobs have none: no numpy steps for them)
+            self.at = self.op = _NO_INDEX
+            return
         self.at = (tk.type == T["INST"]).nonzero()[0]
         self.op = tk.field(table["INST"]["op"], self.at).astype(np.intp)  # (an index into by-opcode tables)
+
+
+_NO_INDEX = np.zeros(0, np.intp)
+_NO_INDEX.flags.writeable = False
 
 
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
@@ -79,9 +87,9 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     last = tk.time[-END_READS:]
     if np.count_nonzero(last[1:] < last[:-1]):
         return None
-    insts = Insts(tk, table)
+    insts = Insts(tk, table, T["INST"] in types)
     barrier = rules.gfx11_barrier_extension or not rules.gfx11_barrier_from_last_instruction
-    if np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
+    if len(insts.op) and np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
         return None
     if T["WAVE_START"] in types:
         count = table["WAVE_START"]["count"].column(tk.words(_of_types(typ, _STARTS)))
@@ -195,42 +203,52 @@ def decode_vectorised(
     del oth, oth_cyc, oth_cat
     if ws_waves:
         ev = _events(tk, insts, table, by_op, we_k, we_slot)
-
-        def i64(x):
-            return np.array(x, np.int64)
-
-        begin = i64([wv.begin for wv in ws_waves])
-        recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
-        for wv, tl, e_, c_ in zip(ws_waves, timelines, end.tolist(), complete.tolist()):
-            wv.timeline, wv.end, wv.complete = tl, e_, c_
-        _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
-        bounds = list(zip(lo.tolist(), hi.tolist()))
-        pc = None
-        if walk is not None and emit is None:  # the PC walk first, in stitch order: records written with their pcs
-            at = {id(wv): x for x, wv in enumerate(ws_waves)}
-            pc = np.empty(len(recs.category), np.uint64)  # (every record is a wave's)
-            for wv in emitted:
-                a, b = bounds[at[id(wv)]]
-                if a < b:
-                    pc[a:b], wv.walk = walk.walk_pcs(
-                        recs.category[a:b].tobytes(), wv.pc_infos, hdr.exclude_barrier_wait
-                    )
-        records = recs.write(pc)
-        for wv, (a, b) in zip(ws_waves, bounds):
-            wv.insts = records[a:b]
+        if emit is None and ev.bounds[-1] <= REPLAY_EVENTS:
+            # a few events: each wave's played through its TracedWave (the scalar model), stitched by `to_wave`
+            _replay(ev, times, ws_k, ws_slot, ws_waves)
+            _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
+        else:
+            _model(ev, times, tk, insts, table, hdr, walk, emit, emitted, ws_k, ws_slot, ws_waves, we_k, we_slot)
     if emit is not None:
         for wv in emitted:
             emit(wv, hdr.exclude_barrier_wait)
         return res
     stitched: list = []
     waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, stitched) for wv in emitted]
-    # the model's records are plausible by construction (`timing.compute`), unless a walk inserted some
-    plausible = all(w.insts is wv.insts for w, wv in zip(waves, emitted))
+    # the model's records are plausible by construction (`timing.compute`, and the same model played one event
+    # at a time: `_replay`), unless a walk inserted some (gfx12 barrier waits)
+    plausible = not any(walk is not None and walk.barriers for _, _, _, walk, _ in stitched)
     note_waves(res, stitched, rules=rules)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [wv.complete for wv in emitted]) if rules.end_time_order else waves
     drop_implausible(res, plausible)
     return res
+
+
+def _model(ev, times, tk, insts, table, hdr, walk, emit, emitted, ws_k, ws_slot, ws_waves, we_k, we_slot) -> None:
+    """The traced waves' records, timelines and ends from `timing.compute`, their PCs walked in stitch order
+    (without `emit`) before the records are written."""
+
+    def i64(x):
+        return np.array(x, np.int64)
+
+    begin = i64([wv.begin for wv in ws_waves])
+    recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
+    for wv, tl, e_, c_ in zip(ws_waves, timelines, end.tolist(), complete.tolist()):
+        wv.timeline, wv.end, wv.complete = tl, e_, c_
+    _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
+    bounds = list(zip(lo.tolist(), hi.tolist()))
+    pc = None
+    if walk is not None and emit is None:  # the PC walk first, in stitch order: records written with their pcs
+        at = {id(wv): x for x, wv in enumerate(ws_waves)}
+        pc = np.empty(len(recs.category), np.uint64)  # (every record is a wave's)
+        for wv in emitted:
+            a, b = bounds[at[id(wv)]]
+            if a < b:
+                pc[a:b], wv.walk = walk.walk_pcs(recs.category[a:b].tobytes(), wv.pc_infos, hdr.exclude_barrier_wait)
+    records = recs.write(pc)
+    for wv, (a, b) in zip(ws_waves, bounds):
+        wv.insts = records[a:b]
 
 
 # lifecycle tokens by token type
@@ -468,9 +486,55 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
         infos[m][1] = npc_pc.get(w) << 2
 
 
+# up to this many events the waves' events are played one at a time (`_replay`): `timing.compute`'s numpy
+# steps have a fixed cost worth a few hundred of them
+REPLAY_EVENTS = 512
+
+
+def _replay(ev: timing.Events, times: np.ndarray, ws_k: list[int], ws_slot: list[int], ws_waves) -> None:
+    """`timing.compute`'s model one event at a time: each traced wave's events, in stream order, through its
+    TracedWave (the scalar pass's model; its records and timeline, end and completion). Raises
+    timing.NotVectorisable where `compute` does (an event after its wave's end)."""
+    tok = ev.tok.tolist()
+    info = ev.info.take(ev.tok).tolist()
+    at = times.take(ev.tok).tolist()
+    bounds = ev.bounds.tolist()
+    starts: dict[int, tuple[list[int], list[TracedWave]]] = {}  # by slot: WAVE_START tokens and waves, in order
+    for k, sl, wv in zip(ws_k, ws_slot, ws_waves):
+        ks, wvs = starts.setdefault(sl, ([], []))
+        ks.append(k)
+        wvs.append(wv)
+    inst_bit, cat_shift, cycles_shift = 1 << timing.INST_BIT, timing.CAT_SHIFT, timing.CYCLES_SHIFT
+    for sl, (ks, wvs) in starts.items():
+        ks.append(len(times))  # (past every token)
+        x, wv, next_k, ended = 0, wvs[0], ks[1], False
+        for e in range(bounds[sl], bounds[sl + 1]):
+            k = tok[e]
+            if k < ks[0]:  # before the slot's first wave: no wave's
+                continue
+            while k > next_k:
+                x += 1
+                wv, next_k, ended = wvs[x], ks[x + 1], False
+            if ended:
+                raise timing.NotVectorisable("instruction tokens after a wave's end (or a second end)")
+            i, t = info[e], at[e]
+            kind = i & timing.KIND_MASK
+            if i & inst_bit:
+                wv.end = t if t > 0 else 0
+            if kind == K_ISSUE:
+                wv.issue(t, (i >> cat_shift) & 15, i >> cycles_shift)
+            elif kind == K_IMMED:
+                wv.immediate(t)
+            elif kind == K_READY:
+                wv.set_state(STALL, t)
+            elif kind == K_END:
+                wv.finish(t)
+                ended = True
+
+
 # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
 IMMED, NONE = int(Category.IMMED), int(Category.NONE)
-K_IMMED, K_NONE, K_ISSUE, K_READY = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY
+K_IMMED, K_NONE, K_ISSUE, K_READY, K_END = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY, timing.K_END
 pack = timing.pack_info
 
 
