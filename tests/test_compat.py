@@ -43,8 +43,9 @@ def test_versions_by_name():
     assert rules_for("rocm-7.13") is NEWEST and rules_for(NEWEST) is NEWEST
     # each build differs from the default in its own rules only
     differ = lambda r: {k for k in vars(DEFAULT) if getattr(r, k) != getattr(DEFAULT, k)}
-    assert differ(COMPAT["0.1.5"]) == {"gfx11_barrier_from_last_instruction"}
+    assert differ(COMPAT["0.1.5"]) == {"gfx11_barrier_from_last_instruction", "ready_queue_end_reads"}
     assert differ(COMPAT["0.1.4"]) == differ(COMPAT["0.1.5"]) | {
+        "rdna_end_zero_window_stops",
         "rdna_time_token_extra",
         "rdna_cu_sa_shift",
         "other_simd_records",

@@ -53,7 +53,7 @@ def test_damage_run_targets(capture):
     cases = damage_run.run([folder], 2, 7, True)
     assert len(cases) == 8
     for c in cases:
-        assert c["correct"] >= c["padding"], c
+        assert c["correct"] >= c["padding"] or c["end_reads"], c
         assert c["catchable"] == 0, c
         if c["kind"] == "trunc" and c["cut"]:
             assert "WAVE_INCOMPLETE" in c["info"], c
@@ -76,6 +76,7 @@ def test_damaged_sample_equals_amds_decoder():
 
 # -- damaged streams read as AMD's decoder 0.1.6 reads them (tools/oracles/damage_run.py --decoder) ----------
 from attdec.decoders import decode_blob  # noqa: E402
+from attdec.decoders.compat import Rules  # noqa: E402
 from tests.support.sqtt_encoder import RdnaEncoder  # noqa: E402
 
 
@@ -219,7 +220,7 @@ def test_gfx12_reads_gfx11_only_shader_data_ids_in_gfx12_layout():
 @pytest.mark.parametrize("vectorised", [True, False])
 def test_durations_and_stalls_have_the_c_record_widths(vectorised):
     """A record's duration is the C record's int32 of its cycle count and its stall 24 bits; a timeline
-    run's duration an int32 too; the wave's end is taken from the full count. A garbage TIMESTAMP delta
+    run's duration an int32 too; a WAVE_END's time is the wave's end whatever the counts. A garbage TIMESTAMP delta
     (as a damaged stream gives) makes a SALU wait 2**32 + 101 cycles from its WAVE_READY (gfx11: stamped
     a cycle early, at 29) to its issue."""
     gap = (1 << 32) + 100
@@ -235,3 +236,109 @@ def test_durations_and_stalls_have_the_c_record_widths(vectorised):
     assert salu["stall"].tolist() == [wait % (1 << 24)] == [101]
     assert w.end == issue + 8
     assert all(-(1 << 31) <= d < 1 << 31 for _, d in w.timeline)
+
+
+def _cut(e: RdnaEncoder, n: int) -> bytes:
+    """The encoder's stream cut after `n` bytes (a truncated blob)."""
+    return (e.value & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
+
+
+def _rows(res: BlobResult) -> list[tuple[int, int, int]]:
+    (w,) = res.waves
+    return [(int(r["time"]), int(r["duration"]), int(r["stall"])) for r in w.insts]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_wave_ready_read_at_the_end_keeps_its_place(vectorised):
+    """AMD's gfx11 reader switches to its end-of-buffer loop at the first token or NOP that starts 32
+    nibbles or fewer before the end, releasing its WAVE_READY queue first; from then on it returns the
+    queue's front as soon as the queue is not empty. Cut here (48 bytes), the switch comes right after the
+    third SALU: its WAVE_READY, stamped a cycle early, cannot move ahead of it any more, and each later
+    WAVE_READY reaches the queue after its SALU has left. One byte more, and the switch comes after the
+    third WAVE_READY: the queue orders every SALU's WAVE_READY before it (0.1.6 on the same streams).
+    0.1.5 and 0.1.4 release that queue otherwise, not modelled: `Rules.ready_queue_end_reads` False sorts
+    the whole blob as before the end."""
+    e = RdnaEncoder(11).at(100).wave_start(simd=0, slot=0)
+    for _ in range(5):
+        e.advance(8).inst(0, "salu").wave_ready(1)
+    stalled = [(107, 2, 1), (115, 2, 1), (123, 2, 1), (131, 2, 1), (139, 2, 1)]
+    left = [(107, 2, 1), (115, 2, 1), (124, 1, 0), (124, 9, 8), (132, 9, 8)]
+    assert _rows(decode_blob(_cut(e, 48), "gfx1100", None, 0, vectorised=vectorised)) == left
+    assert _rows(decode_blob(_cut(e, 49), "gfx1100", None, 0, vectorised=vectorised)) == stalled
+    whole = Rules(ready_queue_end_reads=False)  # the whole blob sorted: the queue as it runs before the end
+    sorted_ = decode_blob(_cut(e, 48), "gfx1100", None, 0, compat=whole, vectorised=vectorised)
+    assert _rows(sorted_) == [*stalled[:4], (140, 1, 0)]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_end_reads_stop_at_a_zero_window(vectorised):
+    """Between tokens the gfx11 reader stops once its queue is empty and the 16 nibbles it last looked at
+    are zero: a NOP that starts its end-of-buffer loop with 15 more zero nibbles after it ends the decode
+    (0.1.5 and 0.1.6), so a WAVE_END cut 2 nibbles in after such a run ends no wave, which stays cut (its
+    end: its last record's end + 4). 0.1.4 reads on (`Rules.rdna_end_zero_window_stops`)."""
+    e = RdnaEncoder(11).at(100).wave_start(simd=0, slot=0).at(120).valu(0).at(130).inst(0, "message")
+    e.nop(30).advance(20)
+    start = e.bits // 4
+    blob = _cut(e.wave_end(simd=0, slot=0), (start + 3) // 2)
+    for compat in ("0.1.6", "0.1.5"):
+        (w,) = decode_blob(blob, "gfx1100", None, 0, compat=compat, vectorised=vectorised).waves
+        assert (w.begin, w.end) == (100, 135)
+    (w,) = decode_blob(blob, "gfx1100", None, 0, compat="0.1.4", vectorised=vectorised).waves
+    assert w.end > 135  # (its WAVE_END is read)
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+@pytest.mark.parametrize("generation", [11, 12])
+def test_wave64_issue_takes_twice_its_cycles(generation, vectorised):
+    """An INST or VALU_INST with its wave64_hi bit set lasts twice its cycles in AMD's decoder (0.1.4 to
+    0.1.6, every opcode with cycles; a bit flip makes one in a wave32 trace): a VALU 2, a 4-cycle
+    transcendental VALU (INST 11) 8."""
+    arch = {11: "gfx1100", 12: "gfx1201"}[generation]
+    e = RdnaEncoder(generation).at(8).wave_start(simd=0, slot=0).at(20).token("VALU_INST", slot=0, wave64_hi=1)
+    e.at(30).token("INST", slot=0, op=11, wave64_hi=1).at(40).token("INST", slot=0, op=11)
+    res = decode_blob(e.at(60).wave_end(simd=0, slot=0).data(), arch, None, 0, vectorised=vectorised)
+    assert _rows(res) == [(20, 2, 0), (30, 8, 0), (40, 4, 0), (44, 16, 0)]
+
+
+def test_wave_in_standby_gets_its_end_message():
+    """A MISC save_context puts the running waves in standby (their later tokens make no records), but
+    0.1.6 still gives such a wave its s_endpgm MESSAGE up to its WAVE_END."""
+    e = RdnaEncoder(11).at(100).wave_start(simd=0, slot=0).at(120).valu(0).at(130).token("MISC", save_context=1)
+    res = decode_blob(e.at(140).valu(0).at(200).wave_end(simd=0, slot=0).data(), "gfx1100", None, 0)
+    (w,) = res.waves
+    assert _rows(res) == [(120, 1, 0), (121, 79, 0)]
+    assert w.insts["category"].tolist() == [Category.VALU, Category.MESSAGE]
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_record_durations_wrap_as_they_are_made(vectorised):
+    """AMD's decoder keeps a record's duration in the C record's int32 from the start: an immediate after a
+    VALU that waited 2**32 + 1001 cycles (a garbage TIMESTAMP delta) starts at the VALU's time plus the
+    wrapped 1002 cycles, not at its own issue; so does the end's MESSAGE after it (0.1.6)."""
+    gap = (1 << 32) + 1000
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, slot=0).at(20).valu(0).at(30).wave_ready(1)
+    e.token("TIMESTAMP", value=gap).valu(0).advance(8).imm_one(0).advance(20).wave_end(simd=0, slot=0)
+    res = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised)
+    assert _rows(res) == [(20, 1, 0), (29, 1002, 1001), (1031, 8, 7), (1039, 19, 0)]
+    assert res.waves[0].end == e.time  # (its WAVE_END's)
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_only_counts_66_to_75_are_context_switches(vectorised):
+    """AMD's decoder (0.1.4 to 0.1.6) reads a WAVE_START of count 76..89 as an ordinary start: an occupancy
+    start (and on the traced SIMD a wave); only 66..75 save or restore a context."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, slot=0).at(20).valu(0).at(30).wave_start(simd=1, slot=3, count=80)
+    res = decode_blob(e.at(40).wave_end(simd=1, slot=3).at(50).wave_end(simd=0, slot=0).data(), "gfx1100", None, 0)
+    occ = [(int(o["simd"]), int(o["slot"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
+    assert occ == [(0, 0, 1, 8), (1, 3, 1, 30), (1, 3, 0, 40), (0, 0, 0, 50)]
+
+
+def test_second_end_of_a_traced_slot_is_ignored():
+    """A damaged HEADER can move the traced SIMD onto a location whose slot held a traced wave that has
+    ended: 0.1.6 ignores a WAVE_END there (the wave keeps its end, no occupancy row)."""
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, slot=4).at(12).wave_start(simd=1, slot=4).at(20).inst(4, "salu")
+    e.at(30).wave_end(simd=0, slot=4).token("HEADER", version=3, simd=1).at(40).wave_end(simd=1, slot=4)
+    res = decode_blob(e.data(), "gfx1100", None, 0)
+    assert [(w.simd, w.slot, w.begin, w.end) for w in res.waves] == [(0, 4, 8, 30)]
+    occ = [(int(o["simd"]), int(o["slot"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
+    assert occ == [(0, 4, 1, 8), (1, 4, 1, 12), (0, 4, 0, 30)]

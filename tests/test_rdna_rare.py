@@ -117,13 +117,14 @@ def test_context_save_and_restore(gen):
 def test_misc_save_context_and_a_restore_without_a_start(gen):
     e = start(gen)
     e.at(30).token("MISC", save_context=1)  # every running wave goes to standby
-    e.at(40).valu(0).at(50).wave_end(simd=0, slot=0)  # ignored; no s_endpgm MESSAGE for a trapped wave
+    # the VALU is ignored, but the end still adds the s_endpgm MESSAGE (0.1.4 to 0.1.6 on this stream)
+    e.at(40).valu(0).at(50).wave_end(simd=0, slot=0)
     # slot 1: a wave saved before the trace began is restored; it starts there, with no PC
     e.at(60).wave_start(simd=0, slot=1, count=RESTORE).at(70).inst(1, "rfe")
     e.at(80).valu(1).at(90).wave_end(simd=0, slot=1)
     res = decode(e, gen)
     w0, w1 = sorted(res.waves, key=lambda w: w.slot)
-    assert rows(w0) == [(20, 1, 0, "SALU")] and (w0.end, w0.contexts) == (50, 0)
+    assert rows(w0) == [(20, 1, 0, "SALU"), (21, 29, 0, "MESSAGE")] and (w0.end, w0.contexts) == (50, 0)
     assert rows(w1) == [(80, 1, 0, "VALU"), (81, 9, 0, "MESSAGE")]
     assert (w1.begin, w1.end, w1.contexts) == (60, 90, 1)
     occ = [tuple(int(x) for x in r) for r in res.occupancy.tolist()]

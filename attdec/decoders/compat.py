@@ -54,15 +54,24 @@ class Rules(Frozen):
     rdna_cu_sa_shift: int = 7
     # RDNA INST_OTHER_SIMD records (VMEM/LDS/FLAT issued on the traced WGP's other SIMD): new in 0.1.5.
     other_simd_records: bool = True
+    # gfx10/11 end of blob: 0.1.6's reader reads the last 32 nibbles in a loop that starts with its WAVE_READY
+    # queue emptied, so a WAVE_READY read there moves ahead of no token read before it; 0.1.5 and 0.1.4
+    # release that queue otherwise (`splitter.ready_reorder`: a stable sort of the whole blob).
+    ready_queue_end_reads: bool = True
+    # gfx10/11 end of blob: 0.1.5 on stop reading when that loop's queue is next empty and the 16 nibbles the
+    # reader last looked at are zero (a NOP starting the loop and 15 more); 0.1.4 reads on to the end.
+    rdna_end_zero_window_stops: bool = True
     # INFO STITCH_INCOMPLETE (a wave's records did not all get a PC): 0.1.5 on raise it only for a wave whose
     # entry lies in a code object the trace's markers announced; 0.1.4 for any such wave.
     stitch_incomplete_without_marker: bool = False
 
 
 DEFAULT = Rules()
-V0_1_5 = Rules(gfx11_barrier_from_last_instruction=False)
+V0_1_5 = Rules(gfx11_barrier_from_last_instruction=False, ready_queue_end_reads=False)
 V0_1_4 = Rules(
     gfx11_barrier_from_last_instruction=False,
+    ready_queue_end_reads=False,
+    rdna_end_zero_window_stops=False,
     rdna_time_token_extra=4,
     rdna_cu_sa_shift=3,
     other_simd_records=False,

@@ -618,9 +618,9 @@ def _timelines(ev, first, life, rec_ev, r_imm, r_msg, r_inst_ev, time, r_t, nw):
         back = b_cut[cutting]
         fits = r_dur[target] >= back
         r_dur[target[fits]] -= back[fits]
-    live = r_dur > 0  # a run cut to nothing is dropped
-    r_state, r_dur, r_wave = e_state[runs][live], r_dur[live], e_wave[runs][live]
-    del e_state, e_dur, e_wave, efirst, new_run, runs, live
+    # (a run cut to nothing stays, at 0 cycles: 0.1.6)
+    r_state, r_wave = e_state[runs], e_wave[runs]
+    del e_state, e_dur, e_wave, efirst, new_run, runs
     o = np.argsort(r_wave, kind="stable")
     r_wave = r_wave[o]
     tb = np.searchsorted(r_wave, np.arange(nw + 1)).tolist()

@@ -211,9 +211,7 @@ class TracedWave:
         p[0], p[2], p[3] = start, cycles, 0
         back = t - start
         if back > 0 and self.timeline and self.timeline[-1][1] >= back:
-            self.timeline[-1][1] -= back
-            if not self.timeline[-1][1]:
-                self.timeline.pop()
+            self.timeline[-1][1] -= back  # (a run left at 0 cycles stays: 0.1.6)
         self.timeline.append([WAIT, cycles])
         self.state_start = max(self.state_start, start + cycles)
 

@@ -38,10 +38,14 @@ def decode(
     """
     fmt = FORMATS[tgt.generation]
     tk = split(
-        data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window, time_extra=rules.rdna_time_token_extra
+        data,
+        fmt,
+        whole_window=fmt.whole_window and rules.gfx12_end_window,
+        time_extra=rules.rdna_time_token_extra,
+        end_stop=rules.rdna_end_zero_window_stops,
     )
     if fmt.ready_early:
-        ready_reorder(tk)
+        ready_reorder(tk, rules.ready_queue_end_reads)
     if vectorised and (insts := vectorisable(tk, fmt, rules)):
         try:
             return as_reported(decode_vectorised(tk, fmt, data, tgt, code, se, where, rules, insts=insts), rules)

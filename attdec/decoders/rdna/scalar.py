@@ -41,9 +41,10 @@ from attdec.decoders.rdna.wave import (
 from attdec.decoders.stitch import note_waves
 from attdec.model import OCCUPANCY_DTYPE, Category, Target, Wave, WaveState
 
-# WAVE_START `count` 66..89 marks a context save or restore, not a new wave (sqtt-format.md §5.3); bit k
-# of these masks says which count 66 + k is.
-CONTEXT_COUNTS = range(66, 90)
+# WAVE_START `count` 66..75 marks a context save or restore, not a new wave (sqtt-format.md §5.3); bit k
+# of these masks says which count 66 + k is. AMD's decoder (0.1.4 to 0.1.6) starts a wave at 76..89, which
+# the newest source's range (to 89) would make neither.
+CONTEXT_COUNTS = range(66, 76)
 CONTEXT_SAVE, CONTEXT_RESTORE = 0b0000110011, 0b1111001100
 
 
@@ -89,6 +90,8 @@ def decode_scalar(
     op_a = inst_f["op"].column(tw).astype(np.int64)
     cat_a = np.where(is_v, VALU, p.cat_col[op_a])
     cyc_a = np.where(is_v, 1, p.cyc_col[op_a])
+    # an issue of a wave64 (the token's wave64_hi bit) takes twice its cycles (AMD's decoder)
+    w64_a = np.where(is_i, inst_f["wave64_hi"].column(tw), valu_f["wave64_hi"].column(tw)).astype(bool)
     plain = is_v | (
         is_i
         & (cat_a != NONE)
@@ -98,9 +101,13 @@ def decode_scalar(
         & ~np.isin(op_a, [OP_JUMP, OP_TRAP, OP_RFE])
     )
     other_l = (is_i & p.other_col[op_a]).tolist()  # an instruction of the traced WGP's other SIMD
+    wide = plain & w64_a
+    if wide.any():
+        cyc_a = np.where(wide, cyc_a * 2, cyc_a)
+    w64_l = (is_i & w64_a).tolist()
     types, times, words = tk.type.tolist(), tk.time.tolist(), tk.word.tolist()
     plain_l, slot_l, op_l, cat_l, cyc_l = plain.tolist(), slot_a.tolist(), op_a.tolist(), cat_a.tolist(), cyc_a.tolist()
-    del slot_a, op_a, cat_a, cyc_a, plain, is_i, is_v
+    del slot_a, op_a, cat_a, cyc_a, plain, is_i, is_v, w64_a, wide
     now, other = p.slots.now, p.other
 
     for i in range(len(types)):
@@ -122,7 +129,7 @@ def decode_scalar(
         elif other_l[i]:  # as common as the plain ones in some kernels: no record of a wave
             other.append((tm, cyc_l[i], p.hdr.target_cu, cat_l[i]))
         elif ty == tI:
-            p.instruction(slot_l[i], op_l[i], tm)
+            p.instruction(slot_l[i], op_l[i], tm, w64_l[i])
         elif ty == tWR:
             m = (words[i] >> mask_lo) & mask_mk
             while m:
@@ -218,9 +225,9 @@ class ScalarPass:
         r = self.regs.get((me & 1, pipe))
         return entry_pc(r.get(COMPUTE_PGM_LO, 0), r.get(COMPUTE_PGM_HI, 0)) if r else 0
 
-    def instruction(self, slot: int, op: int, tm: int) -> None:
+    def instruction(self, slot: int, op: int, tm: int, wave64: bool = False) -> None:
         """An INST of the traced SIMD the plain arm does not take: immediates and barriers, traps and rfe,
-        jumps, issues whose cycles the HEADER's rates give."""
+        jumps, issues whose cycles the HEADER's rates give (twice as many for a wave64's)."""
         rules, hdr = self.rules, self.hdr
         cat = self.op_cat[op]
         wv = self.slots.now[slot]
@@ -252,12 +259,12 @@ class ScalarPass:
         cyc = self.op_cyc[op]
         if cyc < 0:
             cyc = hdr.dprate if cyc == DPRATE else hdr.dprate * hdr.derate
-        wv.issue(tm, cat, cyc)
+        wv.issue(tm, cat, cyc << wave64)
         if op == OP_JUMP:  # the next record's PC comes from a NEW_PC token
             wv.pc_infos.append([len(wv.t), 0])
 
     def wave_start(self, i: int, w: int, tm: int) -> None:
-        """WAVE_START (and _EXT): a wave begins, or (count 66..89) one is context-saved or restored."""
+        """WAVE_START: a wave begins, or (count in CONTEXT_COUNTS) one is context-saved or restored."""
         sa_lo, sa_mk, simd_lo, simd_mk, wgp_lo, wgp_mk, slot_lo, slot_mk, me_lo, me_mk, pipe_lo, pipe_mk, n_lo, n_mk = (
             self.ws
         )
@@ -326,10 +333,12 @@ class ScalarPass:
         cu = (sa << 7) | wgp
         loc = (cu << 7) | (simd << 5) | slot
         is_target = cu == self.hdr.target_cu and simd == self.hdr.target_simd
-        if is_target and loc not in self.running:
-            return  # an end with no wave running there on the traced SIMD: 0.1.6 ignores it
         wv = self.slots.now[slot]
-        if is_target and wv is not None:
+        if is_target:
+            # an end on the traced SIMD with no wave running there, or whose slot's wave has ended (a
+            # second end after a damaged HEADER moved the target): 0.1.6 ignores it
+            if loc not in self.running or wv is None or wv.complete:
+                return
             wv.finish(tm)
         if loc in self.running:
             pc = self.running.pop(loc)

@@ -18,6 +18,9 @@ from attdec.decoders.rdna.packets import TOKEN_NAMES, RdnaFormat, T
 WORDS_AT_ONCE = 65536  # Tokens.words: up to this many tokens, every word is made on the first read
 NIBBLE_PAD = 16  # nibble_bytes past the blob: a field read 8 nibbles into a 64-bit token at its end
 LINE_BYTES = 32  # real SE buffers are whole 32-byte lines (all 250 RDNA blobs of the captures)
+# AMD's gfx10/11 reader (0.1.6) reads the tokens that start this many nibbles or fewer before the end of a
+# blob with its end-of-buffer loop, which empties its WAVE_READY queue on entry (`ready_reorder`)
+END_READS = 32
 # Nibbles per chunk of the parallel chain walk: a lock-step costs a fixed overhead plus a little per chunk,
 # and a chunk's tokens set the number of lock-steps, so the best size grows as the root of the blob size
 # (about 180 nibbles for a 40 kB blob, 1250 for 2 MB).
@@ -99,8 +102,8 @@ class Tokens:
     8 bits at their nibbles instead (`field`), and the words of the few others (`words`)."""
 
     __slots__ = (
-        "_word", "at_nibble", "buf", "cut_at", "lost", "lost_at", "nibbles_used", "pos", "problems", "realtime",
-        "time", "type", "windowed",
+        "_word", "at_nibble", "buf", "cut_at", "end_reads", "lost", "lost_at", "nibbles_used", "pos", "problems",
+        "realtime", "time", "type", "windowed",
     )  # fmt: skip
 
     pos: np.ndarray  # nibble offset of each token
@@ -117,11 +120,15 @@ class Tokens:
     buf: np.ndarray | None
     at_nibble: np.ndarray | None
     windowed: list[tuple[int, int]]
+    # gfx10/11: the tokens AMD's reader reads in its end-of-buffer loop, every kind its WAVE_READY queue
+    # takes, not only the kept ones, as (pos, type, time) arrays (`end_reads`); None: not known
+    end_reads: tuple[np.ndarray, np.ndarray, np.ndarray] | None
 
     def __init__(self) -> None:
         self._word: np.ndarray | None = None
         self.buf = self.at_nibble = None
         self.windowed = []
+        self.end_reads = None
 
     @property
     def word(self) -> np.ndarray:
@@ -396,6 +403,7 @@ def split(
     keep: tuple[str, ...] | None = MODEL_TOKENS,
     whole_window: bool = False,
     time_extra: int = 0,
+    end_stop: bool = False,
 ) -> Tokens:
     """Split one SE stream into tokens, give every token its time (sqtt-format.md §2), and return the
     tokens of the types in `keep` (None: every token but NOPs, unknown ids included) in stream order.
@@ -403,7 +411,10 @@ def split(
     End of the blob: a token cut by it is decoded with its missing bits 0, as if zero bytes followed the
     blob (AMD's decoder 0.1.6, every family); with `whole_window` (the newest gfx12 reader,
     `compat.Rules.gfx12_end_window`) only tokens whose whole 64-bit word lies in the blob are decoded.
-    `time_extra`: cycles each TIME token adds beyond its field + 4 (`compat.Rules.rdna_time_token_extra`)."""
+    `time_extra`: cycles each TIME token adds beyond its field + 4 (`compat.Rules.rdna_time_token_extra`).
+    `end_stop` (gfx10/11, `compat.Rules.rdna_end_zero_window_stops`): no token is read after a NOP that
+    starts AMD's end-of-buffer reads (`Tokens.end_reads`) and is followed by 15 more zero nibbles: the
+    reader stops when its reorder queue is next empty and the 16 nibbles it last looked at are all zero."""
     n = len(data)
     nbits = 8 * n
     buf = padded(data)
@@ -418,6 +429,11 @@ def split(
     # then their sum: each fresh array of a big blob costs its pages (~2 ms per 10 MB), so one array is
     # reused (a take that clips reads its indices in place)
     low8 = at_nibble.take(pos)
+    end_from = len(pos)
+    if fmt.ready_early:
+        end_from, stop = _end_loop_start(pos, lk.nibbles.take(low8), nn)
+        if stop and end_stop:
+            pos, low8 = pos[:end_from], low8[:end_from]
     time = low8.astype(np.intp)
     _classes(fmt, keep, time_extra).take(time, out=time, mode="clip")
     cls = time.astype(np.uint8)
@@ -474,22 +490,72 @@ def split(
         tk.lost[nxt_sel[nxt_sel < len(cand)]] = True
     tk.realtime, tk.problems, tk.nibbles_used = realtime, problems, int(pos[-1]) if len(pos) else 0
     tk.cut_at = cut_at
+    if fmt.ready_early:
+        types = lk.type.take(low8[end_from:])
+        queued = (types != T["TIME"]) & (types != T["TIMESTAMP"])
+        tk.end_reads = pos[end_from:][queued], types[queued], time[end_from:][queued]
     return tk
 
 
-def ready_reorder(tk: Tokens) -> None:
-    """gfx10/11: WAVE_READY is stamped one cycle early and moved ahead of same-cycle tokens (§2.5 item 6)."""
+def _end_loop_start(pos: np.ndarray, nibbles: np.ndarray, nn: int) -> tuple[int, bool]:
+    """Where AMD's gfx10/11 reader starts its end-of-buffer loop: the index of the first token it reads
+    there (the tokens after the first item, a token or a NOP nibble, that starts END_READS nibbles or fewer
+    before the end), and whether that item is a NOP followed by 15 more zero nibbles (`split`'s
+    `end_stop`). `pos`: every token's start but NOPs'; `nibbles`: their lengths; `nn`: the blob's nibbles."""
+    p = max(nn - END_READS, 0)
+    i = int(np.searchsorted(pos, p))
+    nop = max(int(pos[i - 1] + nibbles[i - 1]) if i else 0, p)  # the first NOP nibble at or after p
+    if i < len(pos) and nop >= pos[i]:
+        return i + 1, False  # no NOP nibble between p and token i: token i is that first item
+    return i, nop < nn and (int(pos[i]) if i < len(pos) else nn) >= nop + 16
+
+
+def ready_reorder(tk: Tokens, end_reads: bool = True) -> None:
+    """gfx10/11: WAVE_READY is stamped one cycle early and moved ahead of same-cycle tokens (§2.5 item 6).
+
+    With `end_reads` (`compat.Rules.ready_queue_end_reads`), the tokens of `Tokens.end_reads` go through
+    AMD's queue as its end-of-buffer loop runs it: the loop starts with the queue emptied, so a WAVE_READY
+    read there does not move ahead of same-cycle tokens read before it."""
     r = tk.type == T["WAVE_READY"]
     if not r.any():
         return
     tk.time = tk.time.copy()
     tk.time[r] -= 1
-    order = np.argsort(tk.time, kind="stable")
     # only same-cycle neighbours move: a stable sort on time does exactly that for a monotonic stream
+    order = np.argsort(tk.time, kind="stable")
+    tail = tk.end_reads
+    if end_reads and tail is not None and len(tail[0]):
+        k = int(np.searchsorted(tk.pos, tail[0][0]))
+        if r[k:].any():
+            released = np.array(_end_loop_order(*tail), np.int64)  # every kind: keep the tokens of `tk`
+            at = np.searchsorted(tk.pos[k:], released).clip(max=len(tk.pos) - k - 1)
+            kept = k + at[tk.pos[k:].take(at) == released]
+            order = np.concatenate([np.argsort(tk.time[:k], kind="stable"), kept])
     for name in ("type", "time", "pos", "lost"):
         setattr(tk, name, getattr(tk, name)[order])
     if tk._word is not None:
         tk.word = tk.word[order]
+
+
+def _end_loop_order(pos: np.ndarray, types: np.ndarray, time: np.ndarray) -> list[int]:
+    """The starts of the end-of-buffer loop's tokens in the order AMD's queue releases them: a token with a
+    time below the queue's last goes to its front (a WAVE_READY's time is one cycle early), and once the
+    front's time is below the last's, the whole queue is released (the loop returns the front; each later
+    call finds the queue not empty and returns its front at once)."""
+    ready = T["WAVE_READY"]
+    out: list[int] = []
+    q: list[tuple[int, int]] = []  # (time, pos)
+    for p, ty, t in zip(pos.tolist(), types.tolist(), time.tolist()):
+        if ty == ready:
+            t -= 1
+        if q and t < q[-1][0]:
+            q.insert(0, (t, p))
+        else:
+            q.append((t, p))
+        if q[0][0] < q[-1][0]:
+            out += [x[1] for x in q]
+            q.clear()
+    return out + [x[1] for x in q]
 
 
 __all__ = ["LINE_BYTES", "MODEL_TOKENS", "TOKEN_NAMES", "Lookup", "Tokens", "chain_marks", "lookup", "split"]

@@ -34,7 +34,7 @@ from attdec.decoders.rdna.packets import (
     op_columns,
 )
 from attdec.decoders.rdna.scalar import CONTEXT_COUNTS
-from attdec.decoders.rdna.splitter import Tokens
+from attdec.decoders.rdna.splitter import END_READS, Tokens
 from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.wave import (
     SLOTS,
@@ -82,6 +82,11 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
+    # a WAVE_READY the end-of-buffer reads leave behind a later token (`ready_reorder`) is out of time order,
+    # which the timing model's prefix operations do not follow; only tokens of the last END_READS nibbles can be
+    last = tk.time[-END_READS:]
+    if np.count_nonzero(last[1:] < last[:-1]):
+        return None
     insts = Insts(tk, table, T["INST"] in types)
     barrier = rules.gfx11_barrier_extension or not rules.gfx11_barrier_from_last_instruction
     if len(insts.op) and np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
@@ -584,6 +589,14 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
     # INST: by opcode
     ii = insts.at
     info[ii] = by_op[0].take(insts.op)
+    # an issue of a wave64 (the token's wave64_hi bit) takes twice its cycles, as in AMD's decoder
+    w64 = tk.field(table["VALU_INST"]["wave64_hi"])
+    f = table["INST"]["wave64_hi"]
+    if f.lo != table["VALU_INST"]["wave64_hi"].lo:
+        w64[ii] = tk.field(f, ii)
+    wide = (w64 != 0) & ((info & timing.KIND_MASK) == K_ISSUE)  # (only INST and VALU_INST are issues)
+    if np.count_nonzero(wide):
+        info[wide] += (info[wide] >> timing.CYCLES_SHIFT) << timing.CYCLES_SHIFT
     multi = _of_types(typ, (T["IMMEDIATE"], T["WAVE_READY"]))
     mask = table["IMMEDIATE"]["mask"].column(tk.words(multi))  # the same field in WAVE_READY
     bits = bitwise_count(mask).astype(np.intp)

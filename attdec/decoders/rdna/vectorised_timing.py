@@ -121,6 +121,7 @@ class Records:
         return recs
 
 
+STALL_LIMIT = (1 << 31) - (1 << 16)  # `compute`: stalls above this may make a duration over 2**31 - 1
 END_INFO = pack_info(K_END, int(Category.MESSAGE), 0, 0)
 RECORD_BLOCK = 16384  # records written at a time (0.7 MB)
 END_TAIL = 16  # compute: a wave's last events where its last INST is looked for first
@@ -285,6 +286,10 @@ def compute(ev: Events, times, ws_k, ws_slot, begin):
     s[ie] = gap
     s[messages] = gap_e.compress(msg)
     del gap, ahead
+    # a record of over 2**31 cycles (garbage time deltas): AMD's decoder wraps its duration to 32 bits before
+    # the next immediate and the end start from it (`wave.c_int`), which these prefix operations do not follow
+    if len(s) and int(s.max()) > STALL_LIMIT:
+        raise NotVectorisable("a record of over 2**31 cycles")
 
     # --- timeline: the forward entries' states, merged into runs per wave; a run's cycles telescope to the
     # time of its last change minus that of the run before it (the wave's begin for its first run)

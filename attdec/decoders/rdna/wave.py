@@ -34,6 +34,14 @@ EMPTY, IDLE, EXEC, WAIT, STALL = (
 )
 CONTEXT, IMMED, MESSAGE = int(Category.CONTEXT), int(Category.IMMED), int(Category.MESSAGE)
 SLOTS = 32  # wave slots per SIMD (the slot field is 5 bits)
+INT32_MAX = (1 << 31) - 1
+
+
+def c_int(cycles: int) -> int:
+    """A record's duration as AMD's decoder keeps it from the start: a signed 32-bit int, so that the next
+    immediate, the end's MESSAGE and a cut wave's end start from the wrapped value (garbage time deltas in a
+    damaged stream give such counts)."""
+    return cycles if -INT32_MAX - 1 <= cycles <= INT32_MAX else ((cycles + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 class TracedWave:
@@ -93,7 +101,7 @@ class TracedWave:
         if self.cat and self.cat[-1] == IMMED:
             self.set_state(WAIT, self.t[-1] + self.dur[-1])
             self.set_state(EXEC, time + 1)
-            self.dur[-1] = max(0, time - self.t[-1])
+            self.dur[-1] = c_int(max(0, time - self.t[-1]))
             self.cat[-1] = MESSAGE
 
     def issue(self, time: int, cat: int, cycles: int) -> None:
@@ -102,7 +110,8 @@ class TracedWave:
         if state == STALL and last < time:
             st = time - last
             self.t.append(last)
-            self.dur.append(cycles + st)
+            d = cycles + st
+            self.dur.append(d if d <= INT32_MAX else c_int(d))
             self.stall.append(st)
         else:
             self.t.append(time)
@@ -125,7 +134,7 @@ class TracedWave:
         st = time - t0
         self.t.append(t0)
         self.cat.append(IMMED)
-        self.dur.append(st + 1)
+        self.dur.append(c_int(st + 1))
         self.stall.append(st)
         self.set_state(WAIT, t0)
         self.set_state(EXEC, time + 1)
@@ -140,7 +149,7 @@ class TracedWave:
     def extend_context(self, time: int) -> None:
         """The trap or save ends at `time` (rfe, context restore): the CONTEXT record covers it."""
         if self.cat and self.cat[-1] == CONTEXT:
-            self.dur[-1] = max(self.dur[-1], time + 1 - self.t[-1])
+            self.dur[-1] = c_int(max(self.dur[-1], time + 1 - self.t[-1]))
 
     def finish(self, time: int) -> None:
         self.set_state(EMPTY, time)
@@ -148,10 +157,12 @@ class TracedWave:
         self.complete = True
         if self.t:
             last_end = self.t[-1] + self.dur[-1]
-            if last_end < time and not self.trapped:  # s_endpgm leaves no token: a MESSAGE up to the end
+            # s_endpgm leaves no token: a MESSAGE up to the end, also for a wave a trap or a MISC save left
+            # in standby (0.1.6)
+            if last_end < time:
                 self.t.append(last_end)
                 self.cat.append(MESSAGE)
-                self.dur.append(time - last_end)
+                self.dur.append(c_int(time - last_end))
                 self.stall.append(0)
 
 

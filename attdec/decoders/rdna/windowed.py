@@ -95,9 +95,11 @@ class _Splitter:
     the previous one ended; lost-packet flags, lost sync and truncation as `split` gives them for the whole
     blob (byte offsets in the blob)."""
 
-    def __init__(self, data, fmt: RdnaFormat, whole_window: bool, window: int, time_extra: int = 0):
+    def __init__(
+        self, data, fmt: RdnaFormat, whole_window: bool, window: int, time_extra: int = 0, end_stop: bool = False
+    ):
         self.data, self.fmt, self.whole_window, self.window = data, fmt, whole_window, window
-        self.time_extra = time_extra
+        self.time_extra, self.end_stop = time_extra, end_stop
         self.start = 0  # nibble where the next window's first token starts
         self.t0 = 0  # the time before it
         self.lost_pending = False  # a TIMESTAMP said packets were lost, and no model token followed it yet
@@ -105,6 +107,7 @@ class _Splitter:
         self.unknown, self.unknown_at = 0, -1
         self.problems: list[str] = []
         self.done = False
+        self.end_reads: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # the last window's, once split
         self.keep = np.zeros(len(T), bool)
         self.keep[[T[k] for k in MODEL_TOKENS]] = True
 
@@ -126,6 +129,7 @@ class _Splitter:
                 keep=None,
                 whole_window=self.whole_window,
                 time_extra=self.time_extra,
+                end_stop=last and self.end_stop,  # (the blob's end is the last window's)
             )
             pos, time = tk.pos + 2 * a, tk.time
             if last:
@@ -159,6 +163,9 @@ class _Splitter:
         out["lost"] = lost
         if last:
             self.done = True
+            if tk.end_reads is not None:  # (the blob's end is this window's)
+                e_pos, e_type, e_time = tk.end_reads
+                self.end_reads = (e_pos + 2 * a, e_type, e_time + self.t0)
             # as `split` says them of the whole blob (the last window starts on a whole line: same remainder)
             if n % LINE_BYTES:
                 cut_at = None if tk.cut_at is None else tk.cut_at + a
@@ -257,7 +264,7 @@ def decode_windowed(
     occupancy records kept."""
     fmt = FORMATS[tgt.generation]
     whole_window = fmt.whole_window and rules.gfx12_end_window
-    splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra)
+    splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra, rules.rdna_end_zero_window_stops)
     carry = _Carry(fmt)
     res = BlobResult(se=se, target=tgt)
     res.bytes_decoded = len(data)
@@ -302,7 +309,8 @@ def decode_windowed(
     while not splitter.done:
         new = _tokens(splitter.next())
         if fmt.ready_early:
-            ready_reorder(new)
+            new.end_reads = splitter.end_reads
+            ready_reorder(new, rules.ready_queue_end_reads)
         occ_parts.append(_take(new, occ_keep[new.type]))
         tk = _tokens(_concat([carried, _take(new, slice(None))]) if carried else _take(new, slice(None)))
         del new
