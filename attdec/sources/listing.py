@@ -133,27 +133,58 @@ def _no_pc_totals(waves) -> tuple[int, int, int, int]:
     return h, la, st, idle
 
 
+class _PcSums:
+    """Per-PC totals over all waves (pc 0 skipped: left out before the idle gaps are measured too): `pcs`
+    ascending and their (hit, latency, stall, idle) `sums` rows; `index`: each kept record's row, `kept`:
+    which records have a PC (None: all), so that the listing's lines reach the records without another
+    lookup of a million PCs."""
+
+    def __init__(self, waves) -> None:
+        from attdec.model.totals import dense_index, idle_before, totals_by
+
+        parts = [w.insts for w in waves if len(w.insts)]
+        self.parts = parts
+        self.kept: np.ndarray | None = None
+        if not parts:
+            self.pcs, self.sums, self.index = np.zeros(0, np.uint64), np.zeros((0, 4), np.int64), np.zeros(0, np.intp)
+            return
+        pc = np.concatenate([a["pc"] for a in parts])
+        lens = np.array([len(a) for a in parts])
+        t, du, st = (np.concatenate([a[f] for a in parts]) for f in ("time", "duration", "stall"))
+        keep = pc != 0
+        if keep.all():
+            counts = lens
+        else:  # (a copy of each column; most traces have no record without a PC)
+            counts = np.add.reduceat(keep, np.cumsum(lens) - lens, dtype=np.intp)
+            pc, t, du, st = (a.compress(keep) for a in (pc, t, du, st))
+            self.kept = keep
+        begins = np.array([w.begin for w in waves if len(w.insts)], np.int64)
+        self.pcs, self.index = dense_index(pc)
+        self.sums = totals_by(pc, (du, st, idle_before(t, du, begins, counts)), (self.pcs, self.index))[1]
+
+    def totals(self) -> dict[int, tuple[int, int, int, int]]:
+        """pc -> (hit, latency, stall, idle)."""
+        return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(self.pcs.tolist(), self.sums.tolist())}
+
+    def set_lines(self, line_of_pc: dict[int, int], no_pc_line: int) -> None:
+        """Every record's `line`: the listing's line of its PC (-1 for a PC between instructions),
+        `no_pc_line` for a record without a PC."""
+        line_of_row = np.array([line_of_pc.get(pc, -1) for pc in self.pcs.tolist()], np.int64)
+        found = line_of_row.take(self.index)
+        if self.kept is not None:
+            every = np.full(len(self.kept), no_pc_line, np.int64)
+            every[self.kept] = found
+            found = every
+        at = 0
+        for a in self.parts:
+            a["line"] = found[at : at + len(a)]
+            at += len(a)
+
+
 def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
-    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped: left out before the idle
-    gaps are measured too), PCs ascending."""
-    from attdec.model.totals import idle_before, totals_by
-
-    parts = [w.insts for w in waves if len(w.insts)]
-    if not parts:
-        return np.zeros(0, np.uint64), np.zeros((0, 4), np.int64)
-    pc = np.concatenate([a["pc"] for a in parts])
-    keep = pc != 0
-    lens = np.array([len(a) for a in parts])
-    counts = np.add.reduceat(keep, np.cumsum(lens) - lens, dtype=np.intp)
-    t, du, st = (np.concatenate([a[f] for a in parts]).compress(keep) for f in ("time", "duration", "stall"))
-    begins = np.array([w.begin for w in waves if len(w.insts)], np.int64)
-    return totals_by(pc.compress(keep), (du, st, idle_before(t, du, begins, counts)))
-
-
-def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
-    """pc -> (hit, latency, stall, idle) over all waves (pc 0 skipped)."""
-    upc, sums = _pc_sums(waves)
-    return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(upc.tolist(), sums.tolist())}
+    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped), PCs ascending."""
+    sums = _PcSums(waves)
+    return sums.pcs, sums.sums
 
 
 class Folder:
@@ -234,12 +265,14 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     the totals are those it kept of the waves it folded (and of the others).
     """
     table = dispatch.waves if isinstance(dispatch.waves, WaveTable) else None
+    pc_sums = None
     if folder is not None:
         if table is None:  # (a table's waves are all folded)
             folder.add([w for w in dispatch.waves if w.folded is None])
         totals = folder.totals()
     else:
-        totals = _totals(dispatch.waves)
+        pc_sums = _PcSums(dispatch.waves)
+        totals = pc_sums.totals()
     # Which kernels are touched: (codeobj index, kernel index) per PC.
     spans = []  # (abs start, abs end, object index, kernel range)
     for oi, lc in enumerate(code_objects):
@@ -299,7 +332,12 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
             )
         )
     no_pc_line = -1
-    hit, lat, stall, idle = _no_pc_totals(dispatch.waves) if folder is None else folder.no_pc
+    if folder is not None:
+        hit, lat, stall, idle = folder.no_pc
+    elif pc_sums is not None and pc_sums.kept is None:  # every record has a PC
+        hit = lat = stall = idle = 0
+    else:
+        hit, lat, stall, idle = _no_pc_totals(dispatch.waves)
     if hit:
         no_pc_line = len(rows)
         rows.append(
@@ -323,6 +361,9 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     pcs, lines = pcs[srt], lines[srt]
     if table is not None:
         table.line_map = (pcs, lines, no_pc_line)
+        return rows
+    if pc_sums is not None:
+        pc_sums.set_lines(line_of_pc, no_pc_line)
         return rows
     parts = [w.insts for w in dispatch.waves if len(w.insts)]
     if parts:  # one lookup for every wave's records
