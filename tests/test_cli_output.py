@@ -3,6 +3,7 @@ paths, option checks, errors on every path, and the raw capture that ships in th
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -441,3 +442,37 @@ def test_plain_table_lines_give_way_to_rich_for_a_cell_that_folds(monkeypatch):
     out = _drawn(monkeypatch, True, cols, rows, 24)
     assert out == _drawn(monkeypatch, False, cols, rows, 24)
     assert len(out.splitlines()) > 2  # folded over several lines
+
+
+@pytest.mark.parametrize("width", [80, 12])
+def test_text_printed_as_is_is_what_rich_prints(monkeypatch, width):
+    """Console.show writes a plain uncoloured Text itself; whatever it writes is what rich writes, and what
+    it cannot take as is (a line to wrap or cut, wide or control characters, styles on a colour terminal)
+    goes to rich."""
+    from rich.text import Text
+
+    from attdec.report import common
+
+    texts = [
+        Text("Dispatch k#1  (gfx1200)\n\n  stall 22.8K of 51.2K"),
+        Text(""),
+        Text("trailing blanks   \nx"),
+        Text("a line rather longer than twelve cells, wrapped at the width"),
+        Text("a line rather longer than twelve cells, never wrapped", no_wrap=True, overflow="ignore"),
+        Text("a line rather longer than twelve cells, cut", no_wrap=True, overflow="crop"),
+        Text("k/é中文.py:3 wide"),
+        Text("bell\a and return\r kept out"),
+        Text("styled", style="bold"),
+    ]
+    taken = []
+    as_is = common.Console._as_is
+    monkeypatch.setattr(common.Console, "_as_is", lambda *a: taken.append(as_is(*a)) or taken[-1])
+    for text in texts:
+        ours, rich = io.StringIO(), io.StringIO()
+        common.Console(ours, width).show(text)
+        with monkeypatch.context() as m:
+            m.setattr(common.Console, "_as_is", lambda *a: None)
+            common.Console(rich, width).show(text)
+        assert ours.getvalue() == rich.getvalue(), text.plain
+    assert sum(t is not None for t in taken) >= (4 if width == 80 else 2)
+    assert common.Console(io.StringIO(), 80, color=True)._as_is(texts[0], 80) is None

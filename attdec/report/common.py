@@ -56,11 +56,31 @@ class Console:
 
     def show(self, renderable, width: int | None = None) -> None:
         """Render a rich renderable (already escaped) and write it, trailing blanks dropped."""
-        self.rich.width = width or self.width  # wider than the console only for a table that cannot fit
-        with self.rich.capture() as cap:
-            self.rich.print(renderable, crop=False)
-        text = cap.get()
+        width = width or self.width  # wider than the console only for a table that cannot fit
+        text = self._as_is(renderable, width)
+        if text is None:
+            self.rich.width = width
+            with self.rich.capture() as cap:
+                self.rich.print(renderable, crop=False)
+            text = cap.get()
         self.file.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
+
+    def _as_is(self, renderable, width: int) -> str | None:
+        """What rich prints for `renderable` when that is its text unchanged (an uncoloured Text of printable
+        ASCII lines that fit `width`: most of what a command prints), without rich's layout; else None."""
+        from rich.text import Text
+
+        if self.color or type(renderable) is not Text or renderable.end != "\n":
+            return None
+        text = renderable.plain
+        if not text.isascii():
+            return None
+        lines = text.split("\n")
+        if not all(line.isprintable() for line in lines):
+            return None
+        if max(map(len, lines)) > width:
+            return None
+        return text + "\n"
 
 
 def _columns_env() -> int | None:
@@ -299,8 +319,6 @@ def _layout(cols: Sequence[Col], natural: list[int], words: list[int], width: in
 
 
 def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header: bool) -> None:
-    from rich.padding import Padding
-    from rich.table import Table
     from rich.text import Text
 
     keep = [i for i, c in enumerate(cols) if c.kind != "bar" or widths[i] >= 3]  # a bar with no room goes
@@ -312,6 +330,9 @@ def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header
             text = "\n".join(pad + line for line in lines) if indent else "\n".join(lines)
             con.show(Text(text, no_wrap=True, overflow="ignore"), width=max(con.width, need))
             return
+    from rich.padding import Padding  # (rich's table machinery only for what the lines above cannot draw)
+    from rich.table import Table
+
     t = Table(
         box=None,
         show_header=heads is not None and header,
