@@ -446,33 +446,33 @@ def test_plain_table_lines_give_way_to_rich_for_a_cell_that_folds(monkeypatch):
 
 @pytest.mark.parametrize("width", [80, 12])
 def test_text_printed_as_is_is_what_rich_prints(monkeypatch, width):
-    """Console.show writes a plain uncoloured Text itself; whatever it writes is what rich writes, and what
-    it cannot take as is (a line to wrap or cut, wide or control characters, styles on a colour terminal)
-    goes to rich."""
-    from rich.text import Text
-
+    """Console.print writes plain uncoloured text itself (rich not even imported for it); whatever it writes
+    is what rich writes (wide characters counted as rich counts them), and what it cannot take as is (a line
+    to wrap, control characters, colour) goes to rich."""
     from attdec.report import common
 
     texts = [
-        Text("Dispatch k#1  (gfx1200)\n\n  stall 22.8K of 51.2K"),
-        Text(""),
-        Text("trailing blanks   \nx"),
-        Text("a line rather longer than twelve cells, wrapped at the width"),
-        Text("a line rather longer than twelve cells, never wrapped", no_wrap=True, overflow="ignore"),
-        Text("a line rather longer than twelve cells, cut", no_wrap=True, overflow="crop"),
-        Text("k/é中文.py:3 wide"),
-        Text("bell\a and return\r kept out"),
-        Text("styled", style="bold"),
+        ("Dispatch k#1  (gfx1200)\n\n  stall 22.8K of 51.2K", True),
+        ("", True),
+        ("trailing blanks   \nx", True),
+        ("a line rather longer than twelve cells, wrapped at the width", True),
+        ("a line rather longer than twelve cells, not wrapped", False),
+        ("k/é中文.py:3 wide", True),
+        ("wave32 \u2192 16 waves/SIMD, 中文中文中文", True),
+        ("中文中文中文中", True),  # 7 characters, 14 cells
+        ("bell\a and escape\x1b[2J escaped", True),
     ]
     taken = []
-    as_is = common.Console._as_is
-    monkeypatch.setattr(common.Console, "_as_is", lambda *a: taken.append(as_is(*a)) or taken[-1])
-    for text in texts:
+    as_is = common.Console.write_as_is
+    monkeypatch.setattr(common.Console, "write_as_is", lambda *a: taken.append(as_is(*a)) or taken[-1])
+    for text, wrap in texts:
         ours, rich = io.StringIO(), io.StringIO()
-        common.Console(ours, width).show(text)
+        common.Console(ours, width).print(text, style="bold", wrap=wrap)
+        common.Console(ours, width).print_spans([(text, "bold"), ("!", None)])
         with monkeypatch.context() as m:
-            m.setattr(common.Console, "_as_is", lambda *a: None)
-            common.Console(rich, width).show(text)
-        assert ours.getvalue() == rich.getvalue(), text.plain
-    assert sum(t is not None for t in taken) >= (4 if width == 80 else 2)
-    assert common.Console(io.StringIO(), 80, color=True)._as_is(texts[0], 80) is None
+            m.setattr(common.Console, "write_as_is", lambda *a: False)
+            common.Console(rich, width).print(text, style="bold", wrap=wrap)
+            common.Console(rich, width).print_spans([(text, "bold"), ("!", None)])
+        assert ours.getvalue() == rich.getvalue(), text
+    assert sum(taken) >= (16 if width == 80 else 2) and (width == 80 or not all(taken))
+    assert not common.Console(io.StringIO(), 80, color=True).write_as_is("plain")
