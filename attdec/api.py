@@ -20,6 +20,7 @@ from attdec.errors import AttdecError, read_bytes
 from attdec.model import Dispatch, Wave, empty_insts, empty_occupancy
 from attdec.model.options import DecodeOptions, InputOptions
 from attdec.model.record import Record, field
+from attdec.model.records import AMD_NAMES
 from attdec.sources.kind import Progress
 
 if TYPE_CHECKING:  # numpy is imported by the functions that make arrays: the commands call this module too
@@ -286,8 +287,8 @@ def instructions(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
 
 
 def occupancy(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
-    """Every wave start/end record, one row each: the dispatch and the record (se, cu, simd, wave_id,
-    start, time, pc)."""
+    """Every wave start/end record, one row each: the dispatch and the record (se, cu, simd, slot,
+    start, time, pc); AMD's names for a column (`wave_id`) still read it."""
     import numpy as np
 
     from attdec.analysis.table import Table
@@ -299,7 +300,7 @@ def occupancy(dispatches: Dispatch | Iterable[Dispatch]) -> Table:
     names[:] = [d.name for d in ds]
     cols: dict[str, np.ndarray] = {"dispatch": np.repeat(names, [len(o) for o in occ])}
     cols.update({f: rows[f] for f in rows.dtype.names or ()})
-    return Table(cols)
+    return Table(cols, {amd: ours for ours, amd in AMD_NAMES.items()})
 
 
 def save(path: PathLike, **tables) -> None:

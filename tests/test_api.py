@@ -25,6 +25,13 @@ def test_import_is_cheap_and_lazy():
         attdec.nonexistent  # noqa: B018
 
 
+def test_occupancy_columns_read_under_amds_names_too():
+    (d,) = attdec.open(ROOT / "attdec" / "data" / "demo_raw")
+    t = attdec.occupancy(d)
+    assert t.nrows == len(d.occupancy) > 0 and "slot" in t and "wave_id" not in t
+    assert t["wave_id"] is t["slot"] and (t["slot"] == d.occupancy["slot"]).all()
+
+
 def test_open_hotspots_instructions_on_a_raw_capture():
     cap = shared_path("captures", "gfx1100", "gemm_run0")
     want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]  # AMD's decoder

@@ -2,7 +2,7 @@
 
 import pytest
 
-from attdec.isa.categories import category_of, counters_incremented, mnemonic_of, parse_wait
+from attdec.isa.categories import class_of, counters_incremented, mnemonic_of, parse_wait
 from attdec.model.target import target
 
 
@@ -42,8 +42,8 @@ from attdec.model.target import target
         ("; my_kernel", "gfx9", "OTHER"),
     ],
 )
-def test_category_of(text, family, cat):
-    assert category_of(text, target(family)) == cat
+def test_class_of(text, family, cat):
+    assert class_of(text, target(family)) == cat
 
 
 def test_mnemonic_strips_encoding_suffix():
@@ -121,7 +121,7 @@ def test_rule_family_of_a_target(arch, fam):
 def test_chips_follow_their_familys_rules():
     assert counters_incremented("global_store_b32 v0, v1, s[0:1]", target("gfx1100")) == ("vscnt",)
     assert counters_incremented("global_store_b32 v0, v1, s[0:1]", target("gfx1201")) == ("storecnt",)
-    assert category_of("s_wait_loadcnt 0x0", target("gfx1200")) == "WAITCNT"
+    assert class_of("s_wait_loadcnt 0x0", target("gfx1200")) == "WAITCNT"
     # gfx10 s_waitcnt: lgkmcnt is bits [13:8] (6 bits), vmcnt [3:0]+[15:14]
     assert parse_wait("s_waitcnt 0xf07f", target("gfx1030")) == {"lgkmcnt": 0x30}
     assert parse_wait("s_waitcnt 0xf07f", target("gfx9")) == {"lgkmcnt": 0}

@@ -41,7 +41,7 @@ def test_decode_npz_holds_what_the_json_says(tmp_path):
         first, n = d["waves.first"][i], d["waves.records"][i]
         assert n == len(w["instructions"]) and (d["records.wave"][first : first + n] == i).all()
         assert d["waves.se"][i] == w["se"] and d["waves.slot"][i] == w["wave_id"]
-    occ = sorted(zip(*(d[f"occupancy.{k}"].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc"))))
+    occ = sorted(zip(*(d[f"occupancy.{k}"].tolist() for k in ("se", "cu", "simd", "slot", "start", "time", "pc"))))
     assert occ == sorted(tuple(o) for disp in js for o in disp["occupancy"])
     assert d["dispatches.name"].tolist() == [disp["name"] for disp in js]
 

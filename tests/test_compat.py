@@ -101,8 +101,8 @@ def test_gfx12_ds_bvh_line_stops_the_walk_in_0_1_6():
         ("s_endpgm", 4),
     )
     e = RdnaEncoder(12).kernel_entry(BASE)
-    e.at(10).wave_start(simd=0, wid=0).at(20).inst(0, "salu").at(24).inst(0, "lds_bvh_6")  # a BVH record
-    data = e.at(40).valu(0).at(50).wave_end(simd=0, wid=0).data()
+    e.at(10).wave_start(simd=0, slot=0).at(20).inst(0, "salu").at(24).inst(0, "lds_bvh_6")  # a BVH record
+    data = e.at(40).valu(0).at(50).wave_end(simd=0, slot=0).data()
     old = decode_blob(data, "gfx1200", cm, 0)
     (w,) = old.waves
     # 0.1.6: `ds_` makes the line LDS, the BVH record does not match it: the walk loses the PC there
@@ -130,14 +130,14 @@ def test_gfx11_timestamp_cut_by_the_end_is_read_zero_padded():
 
 def test_gfx12_token_cut_by_the_end_per_version():
     e = RdnaEncoder(12).kernel_entry(BASE)
-    for wid in range(4):
-        e.advance(4).wave_start(simd=1, wid=wid, wgp=1)
-    data = e.data(pad=0, whole_lines=False)  # 44 bytes; the last WAVE_START (wid 3) is bytes 40..43
-    cut = data[:-1]  # it loses its top byte; its wid (bits 15..19) is still there
-    starts = lambda r: sorted(int(w) for w in r.occupancy["wave_id"])
+    for slot in range(4):
+        e.advance(4).wave_start(simd=1, slot=slot, wgp=1)
+    data = e.data(pad=0, whole_lines=False)  # 44 bytes; the last WAVE_START (slot 3) is bytes 40..43
+    cut = data[:-1]  # it loses its top byte; its slot (bits 15..19) is still there
+    starts = lambda r: sorted(int(w) for w in r.occupancy["slot"])
     assert starts(decode_blob(cut, "gfx1200", None, 0)) == [0, 1, 2, 3]  # 0.1.6 reads it zero-padded
-    # the newest reader needs the token's whole 64-bit word in the blob: wid 3 (from byte 40) is left out,
-    # wid 2 (bytes 35..42) is not
+    # the newest reader needs the token's whole 64-bit word in the blob: slot 3 (from byte 40) is left out,
+    # slot 2 (bytes 35..42) is not
     assert starts(decode_blob(cut, "gfx1200", None, 0, compat="rocm-7.13")) == [0, 1, 2]
 
 
@@ -146,7 +146,7 @@ def test_prefetch_line_per_version():
     cm = code(
         ("s_mov_b32 s0, 0", 4), ("s_prefetch_data s[0:1], 0x0, null, 0", 8), ("v_mov_b32_e32 v0, 0", 4), ("s_endpgm", 4)
     )
-    e = RdnaEncoder(12).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0).at(20).inst(0, "salu")
+    e = RdnaEncoder(12).kernel_entry(BASE).at(10).wave_start(simd=0, slot=0).at(20).inst(0, "salu")
     data = e.at(24).inst(0, "smem_rd").at(30).valu(0).at(40).wave_end(0, 0).data()
     (w,) = decode_blob(data, "gfx1200", cm, 0).waves  # SALU line in 0.1.6: the SMEM record cannot take it
     assert [int(p) for p in w.insts["pc"]] == [BASE, 0, 0, 0]
@@ -155,7 +155,7 @@ def test_prefetch_line_per_version():
 
 
 def test_gfx11_barrier_and_valub_16_per_version():
-    e = RdnaEncoder(11, dp_rate=3).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0)  # dprate 4
+    e = RdnaEncoder(11, dp_rate=3).kernel_entry(BASE).at(10).wave_start(simd=0, slot=0)  # dprate 4
     data = e.at(20).inst(0, "barrier").at(30).inst(0, "valub_16").at(60).wave_end(0, 0).data()
     (w,) = decode_blob(data, "gfx1100", None, 0).waves
     assert rows(w)[:2] == [(20, 1, 0, "IMMED"), (30, 16, 0, "VALU")]
@@ -166,7 +166,7 @@ def test_gfx11_barrier_and_valub_16_per_version():
 # -- the released builds: 0.1.5 and 0.1.4 (checked on these streams against AMD's binaries of each build) ----
 def barrier_wave() -> bytes:
     """gfx11: SALU at 20, s_barrier at 40 (the SALU ended at 21), VALU at 60, WAVE_END at 80."""
-    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0).at(20).inst(0, "salu")
+    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, slot=0).at(20).inst(0, "salu")
     return e.at(40).inst(0, "barrier").at(60).valu(0).at(80).wave_end(0, 0).data()
 
 
@@ -191,7 +191,7 @@ def test_time_tokens_advance_4_cycles_more_in_0_1_4():
 
 @pytest.mark.parametrize(("generation", "arch", "wgp"), [(11, "gfx1100", 2), (12, "gfx1200", 9)])
 def test_cu_of_a_second_shader_array_in_0_1_4(generation, arch, wgp):
-    e = RdnaEncoder(generation).kernel_entry(BASE).at(10).wave_start(simd=1, wid=3, sa=1, wgp=wgp)
+    e = RdnaEncoder(generation).kernel_entry(BASE).at(10).wave_start(simd=1, slot=3, sa=1, wgp=wgp)
     data = e.at(40).wave_end(1, 3, sa=1, wgp=wgp).data()  # a wave of SA 1 (not the traced WGP): occupancy only
     cus = lambda c: sorted({int(cu) for cu in decode_blob(data, arch, None, 0, compat=c).occupancy["cu"]})
     assert cus("0.1.6") == cus("0.1.5") == [128 + wgp]  # the shader array at bit 7
@@ -199,7 +199,7 @@ def test_cu_of_a_second_shader_array_in_0_1_4(generation, arch, wgp):
 
 
 def test_no_other_simd_records_in_0_1_4():
-    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, wid=0).at(20).inst(0, "lds_other_simd_1")
+    e = RdnaEncoder(11).kernel_entry(BASE).at(10).wave_start(simd=0, slot=0).at(20).inst(0, "lds_other_simd_1")
     data = e.at(40).wave_end(0, 0).data()
     assert len(decode_blob(data, "gfx1100", None, 0).other_simd) == 1
     assert len(decode_blob(data, "gfx1100", None, 0, compat="0.1.4").other_simd) == 0  # the record is 0.1.5's
@@ -210,7 +210,7 @@ def marked_wave(marker: bool, records: bool = True) -> bytes:
     e = RdnaEncoder(11)
     if marker:
         e.userdata(roc_marker_words(5, BASE - 0x100, 0x1000))
-    e.kernel_entry(BASE).at(100).wave_start(simd=0, wid=0)
+    e.kernel_entry(BASE).at(100).wave_start(simd=0, slot=0)
     if records:
         e.at(120).inst(0, "salu").at(130).valu(0)
     return e.at(200).wave_end(0, 0).data()
@@ -262,7 +262,7 @@ def test_code_object_id_is_the_legacy_id_where_the_marker_sets_it():
     for payload_id, legacy_id, reported in [(5, 0, 5), (0, 7, 7), (5, 7, 7)]:
         words = roc_marker_words(payload_id, BASE - 0x100, 0x1000)
         words[-1] = legacy_id << 2  # the TAIL word: unload flag, then the legacy id from bit 2
-        e = RdnaEncoder(11).userdata(words).kernel_entry(BASE).at(100).wave_start(simd=0, wid=0)
+        e = RdnaEncoder(11).userdata(words).kernel_entry(BASE).at(100).wave_start(simd=0, slot=0)
         res = decode_blob(e.at(200).wave_end(0, 0).data(), "gfx1100", None, 0)
         assert res.code_object_ids(res.occupancy["pc"]).tolist() == [reported, reported]
 
@@ -271,7 +271,7 @@ def test_amd_pc_is_the_offset_inside_the_announced_code_object():
     """AMD's decoder reports a PC inside an announced code object as (offset from its load address, its id),
     any other PC as (absolute, 0); the JSON rows carry both after attdec's absolute PC."""
     e = RdnaEncoder(11).userdata(roc_marker_words(5, BASE - 0x100, 0x1000)).kernel_entry(BASE)
-    res = decode_blob(e.at(100).wave_start(simd=0, wid=0).at(200).wave_end(0, 0).data(), "gfx1100", None, 0)
+    res = decode_blob(e.at(100).wave_start(simd=0, slot=0).at(200).wave_end(0, 0).data(), "gfx1100", None, 0)
     outside = BASE + 0xF00  # the first address past the code object
     address, ids = res.amd_pcs([*res.occupancy["pc"].tolist(), outside, 0])
     assert address.tolist() == [0x100, 0x100, outside, 0]

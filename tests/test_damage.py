@@ -11,7 +11,7 @@ import pytest
 from conftest import captures, codemap, shared_path
 
 from attdec.decoders.common import BlobResult, drop_implausible
-from attdec.model import Category, Wave, WaveState, empty_insts
+from attdec.model import Category, Wave, WaveState, empty_insts, target
 
 
 def _wave(slot: int, begin: int, end: int, times: list[int]) -> Wave:
@@ -21,7 +21,7 @@ def _wave(slot: int, begin: int, end: int, times: list[int]) -> Wave:
 
 
 def test_implausible_records_are_left_out_and_named():
-    res = BlobResult(0, "gfx1100")
+    res = BlobResult(0, target("gfx1100"))
     fine = _wave(0, 100, 500, [100, 120, 120, 400])
     back = _wave(1, 100, 500, [110, 130, 90, 200, 600])  # 90: before an earlier record; 600: after the end
     cut = _wave(2, 100, 0, [150, 900])  # a cut wave (end 0): no end to be after
@@ -38,7 +38,7 @@ def test_implausible_records_are_left_out_and_named():
 
 
 def test_valid_waves_are_untouched():
-    res = BlobResult(0, "gfx1201")
+    res = BlobResult(0, target("gfx1201"))
     w = _wave(15, 10, 40, [10, 10, 20, 40])
     res.waves = [w]
     drop_implausible(res)
@@ -82,8 +82,8 @@ from tests.support.sqtt_encoder import RdnaEncoder  # noqa: E402
 def test_unassigned_id_is_an_8_bit_token():
     """0.1.6 reads a token id no table assigns (low nibble 7) as an 8-bit token: the nibble after it is not
     a token start, so an INST id there (low 3 bits 010) does not swallow the VALU after it."""
-    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20)
-    e.raw(0x27, 8).valu(0, delta=2).at(40).wave_end(simd=0, wid=0)
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, slot=0).at(20)
+    e.raw(0x27, 8).valu(0, delta=2).at(40).wave_end(simd=0, slot=0)
     res = decode_blob(e.data(), "gfx1100", None, 0)
     (w,) = res.waves
     # the VALU, then the wave's end (a MESSAGE: s_endpgm without code)
@@ -102,7 +102,7 @@ def test_instruction_after_its_wave_ended_belongs_to_no_wave(vectorised):
         lambda e: e.immediate(1),
         lambda e: e.wave_ready(1),
     ):
-        e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
+        e = RdnaEncoder(11).at(8).wave_start(simd=0, slot=0).at(20).valu(0).at(30).wave_end(simd=0, slot=0)
         res = decode_blob(token(e.at(50)).data(), "gfx1100", None, 0, vectorised=vectorised)
         (w,) = res.waves
         assert w.end == 30
@@ -115,12 +115,12 @@ def test_instruction_after_its_wave_ended_belongs_to_no_wave(vectorised):
 def test_end_of_the_traced_simd_without_a_wave_is_ignored(vectorised):
     """A WAVE_END on the traced SIMD where no wave runs (its start lost in a damaged span) gives 0.1.6 no
     occupancy rows and ends no wave; on another SIMD it gives an end with a start at time 0 first."""
-    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_end(simd=0, wid=0)
-    e.at(40).wave_end(simd=0, wid=0).at(44).wave_end(simd=0, wid=3).at(48).wave_end(simd=1, wid=2)
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, slot=0).at(20).valu(0).at(30).wave_end(simd=0, slot=0)
+    e.at(40).wave_end(simd=0, slot=0).at(44).wave_end(simd=0, slot=3).at(48).wave_end(simd=1, slot=2)
     res = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised)
     (w,) = res.waves
     assert w.end == 30
-    occ = [(int(o["simd"]), int(o["wave_id"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
+    occ = [(int(o["simd"]), int(o["slot"]), int(o["start"]), int(o["time"])) for o in res.occupancy]
     assert occ == [(1, 2, 1, 0), (0, 0, 1, 8), (0, 0, 0, 30), (1, 2, 0, 48)]
 
 
@@ -132,15 +132,15 @@ def test_wave_start_ext_starts_no_wave(generation, vectorised):
     (ignored), on another SIMD an end with a start at time 0 before it."""
     arch = {11: "gfx1100", 12: "gfx1201"}[generation]
     for loc, occupancy in [
-        ({"simd": 0, "wid": 1}, []),  # the traced SIMD
-        ({"simd": 1, "wid": 14, "wgp": 1, "sa": 1}, [(129, 1, 14, 1, 0), (129, 1, 14, 0, 42)]),
+        ({"simd": 0, "slot": 1}, []),  # the traced SIMD
+        ({"simd": 1, "slot": 14, "wgp": 1, "sa": 1}, [(129, 1, 14, 1, 0), (129, 1, 14, 0, 42)]),
     ]:
-        e = RdnaEncoder(generation).at(8).wave_start(simd=0, wid=0).at(20).valu(0)
+        e = RdnaEncoder(generation).at(8).wave_start(simd=0, slot=0).at(20).valu(0)
         e.at(30).token("WAVE_START_EXT", count=127, me=1, **loc).at(e.time + 4).inst(0, "salu")
-        e.at(e.time + 8).wave_end(**loc).at(e.time + 20).wave_end(simd=0, wid=0)
+        e.at(e.time + 8).wave_end(**loc).at(e.time + 20).wave_end(simd=0, slot=0)
         res = decode_blob(e.data(), arch, None, 0, vectorised=vectorised)
         assert [(w.simd, w.slot, w.begin, w.end) for w in res.waves] == [(0, 0, 8, 62)]
-        occ = [tuple(int(o[k]) for k in ("cu", "simd", "wave_id", "start", "time")) for o in res.occupancy]
+        occ = [tuple(int(o[k]) for k in ("cu", "simd", "slot", "start", "time")) for o in res.occupancy]
         assert sorted(occ) == sorted([(0, 0, 0, 1, 8), (0, 0, 0, 0, 62), *occupancy])
 
 
@@ -162,8 +162,8 @@ def test_immediate_is_no_skipped_smem_line(generation):
             ("s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)", 4),
             ("s_endpgm", 4),
         ]
-        e = RdnaEncoder(generation).kernel_entry(base).at(8).wave_start(simd=0, wid=0).at(20).valu(0)
-        e.at(24).imm_one(0).at(28).inst(0, "message").at(32).inst(0, "message").at(40).wave_end(simd=0, wid=0)
+        e = RdnaEncoder(generation).kernel_entry(base).at(8).wave_start(simd=0, slot=0).at(20).valu(0)
+        e.at(24).imm_one(0).at(28).inst(0, "message").at(32).inst(0, "message").at(40).wave_end(simd=0, slot=0)
         arch = {11: "gfx1100", 12: "gfx1201"}[generation]
         (w,) = decode_blob(e.data(), arch, codemap(lines, base), 0).waves
         assert [int(p) - base if p else None for p in w.insts["pc"]] == pcs, smem
@@ -179,7 +179,7 @@ def test_wave_started_without_a_pc_is_not_walked(vectorised):
     code = codemap([*lines, ("s_endpgm", 4)], base)
 
     def pcs(e):
-        e.at(e.time + 4).inst(0, "salu").at(e.time + 4).inst(0, "message").at(e.time + 8).wave_end(simd=0, wid=0)
+        e.at(e.time + 4).inst(0, "salu").at(e.time + 4).inst(0, "message").at(e.time + 8).wave_end(simd=0, slot=0)
         (w,) = decode_blob(e.data(), "gfx1100", code, 0, vectorised=vectorised).waves
         return [int(p) - base if p else None for p in w.insts["pc"]]
 
@@ -187,13 +187,13 @@ def test_wave_started_without_a_pc_is_not_walked(vectorised):
         e = RdnaEncoder(11)
         if entry:
             e.kernel_entry(entry)
-        e.at(8).wave_start(simd=0, wid=0).at(20).inst(0, "salu").at(24).inst(0, "jump")
+        e.at(8).wave_start(simd=0, slot=0).at(20).inst(0, "salu").at(24).inst(0, "jump")
         return e.at(28).new_pc(0, base + 12)
 
     assert pcs(started(base)) == [0, 4, 12, 16, 16]
     assert pcs(started(base + 0x10000)) == [None, None, 12, 16, 16]  # an entry outside the code: from the NEW_PC
     assert pcs(started(0)) == [None] * 5
-    restored = RdnaEncoder(11).kernel_entry(base).at(100).wave_start(simd=0, wid=0, count=68).at(110).inst(0, "rfe")
+    restored = RdnaEncoder(11).kernel_entry(base).at(100).wave_start(simd=0, slot=0, count=68).at(110).inst(0, "rfe")
     assert pcs(restored.at(114).new_pc(0, base + 12)) == [12, 16, 16]
 
 
@@ -207,8 +207,8 @@ def test_gfx12_reads_gfx11_only_shader_data_ids_in_gfx12_layout():
         assert GFX12.at(gfx11_only) is GFX12.at(gfx12_id) is GFX12[name]
         got = []
         for low in (gfx11_only, gfx12_id):
-            e = RdnaEncoder(12).at(8).wave_start(simd=0, wid=0).at(20)
-            e.raw(low, 8).valu(0, delta=2).at(e.time + 20).wave_end(simd=0, wid=0)
+            e = RdnaEncoder(12).at(8).wave_start(simd=0, slot=0).at(20)
+            e.raw(low, 8).valu(0, delta=2).at(e.time + 20).wave_end(simd=0, slot=0)
             (w,) = decode_blob(e.data(), "gfx1201", None, 0).waves
             got.append((w.begin, w.end, w.insts.tolist()))
         assert got[0] == got[1]
@@ -223,9 +223,9 @@ def test_durations_and_stalls_have_the_c_record_widths(vectorised):
     (as a damaged stream gives) makes a SALU wait 2**32 + 101 cycles from its WAVE_READY (gfx11: stamped
     a cycle early, at 29) to its issue."""
     gap = (1 << 32) + 100
-    e = RdnaEncoder(11).at(8).wave_start(simd=0, wid=0).at(20).valu(0).at(30).wave_ready(1)
+    e = RdnaEncoder(11).at(8).wave_start(simd=0, slot=0).at(20).valu(0).at(30).wave_ready(1)
     e.token("TIMESTAMP", value=gap).inst(0, "salu")
-    e.at(e.time + 8).wave_end(simd=0, wid=0)
+    e.at(e.time + 8).wave_end(simd=0, slot=0)
     (w,) = decode_blob(e.data(), "gfx1100", None, 0, vectorised=vectorised).waves
     issue = 30 + gap
     salu = w.insts[w.insts["category"] == Category.SALU]

@@ -132,8 +132,8 @@ def test_unknown_figures_say_so():
 
 def _occ(rows):
     a = np.zeros(len(rows), OCCUPANCY_DTYPE)
-    for i, (se, cu, simd, wid, start, time) in enumerate(rows):
-        a[i] = (se, cu, simd, wid, start, time, 0x1000)
+    for i, (se, cu, simd, slot, start, time) in enumerate(rows):
+        a[i] = (se, cu, simd, slot, start, time, 0x1000)
     return a
 
 

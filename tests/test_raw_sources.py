@@ -226,7 +226,7 @@ def fake_layers(monkeypatch):
         w = Wave(se=se, cu=0, simd=0, slot=1, begin=0, end=60, insts=a, timeline=[(1, 10), (2, 50)])
         occ = np.zeros(2, OCCUPANCY_DTYPE)
         occ[:] = [(se, 0, 0, 1, 1, 0, 0), (se, 0, 0, 1, 0, 60, 0)]
-        return BlobResult(se=se, arch=arch.name, waves=[w], occupancy=occ, realtime=[(5, 100)])
+        return BlobResult(se=se, target=arch, waves=[w], occupancy=occ, realtime=[(5, 100)])
 
     monkeypatch.setattr("attdec.decoders.decode_blob", decode_blob, raising=False)
     return calls

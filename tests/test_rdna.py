@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, captures, codemap, shared_path
+from conftest import FIXTURES, capture_sets, captures, codemap, shared_path
 
 from attdec.decoders import decode_blob, detect_format, rdna
 from attdec.decoders.gfx9.stitch import Gfx9Walker
@@ -236,8 +236,13 @@ def _arch(cap) -> str:
         synthetic=("gfx1100",),
     ),
 )
-def test_vectorised_model_equals_scalar_model(cap):
+@pytest.mark.parametrize("replay_events", [0, None])  # the numpy timing model for every blob, or as set
+def test_vectorised_model_equals_scalar_model(cap, replay_events, monkeypatch):
     """rdna_vec must give exactly the scalar reference model's waves, timelines and occupancy."""
+    from attdec.decoders.rdna import vectorised
+
+    if replay_events is not None:
+        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay_events)
     arch = _arch(cap)
     n = 0
     for f in sorted(cap.glob("*.att")):
@@ -252,6 +257,38 @@ def test_vectorised_model_equals_scalar_model(cap):
             assert [tuple(t) for t in x.timeline] == [tuple(t) for t in y.timeline]
             n += len(x.insts)
     assert n > 0
+
+
+@pytest.mark.parametrize("folders,least", capture_sets(20, "gfx1*/*"))
+def test_event_replay_equals_numpy_timing_model(folders, least, monkeypatch):
+    """The vectorised decode's two timing models (each wave's events played one at a time for a few
+    events, `vectorised_timing.compute` for many) give the same waves with PCs, for every RDNA capture's
+    blobs (the big one left out: its replay alone takes seconds), also under every decoder version."""
+    from attdec.decoders import COMPAT
+    from attdec.decoders.rdna import vectorised
+    from attdec.sources.explicit import codemap as load_code
+
+    compared = replayed = 0
+    for cap_dir in folders:
+        cap = json.loads((cap_dir / "capture.json").read_text())
+        arch = cap["gfx_arch"]
+        for d in cap["dispatches"]:
+            code = load_code([f"{cap_dir / k['code_object']}@{k['base_hex']}" for k in cap["kernels"]], arch)
+            for b in d["blobs"]:
+                data = (cap_dir / b).read_bytes()
+                if len(data) > 1 << 18:
+                    continue
+                for compat in COMPAT:
+                    got = []
+                    for replay in (0, 1 << 40):
+                        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay)
+                        r = decode_blob(data, arch, code, 1, b, compat)
+                        got.append([(w.begin, w.end, w.insts.tobytes(), list(w.timeline)) for w in r.waves])
+                        got[-1].append(r.problems)
+                    assert got[0] == got[1], (cap_dir.name, b, compat)
+                    compared += 1
+                    replayed += len(got[0]) > 1
+    assert compared >= least and replayed > 0
 
 
 @pytest.mark.parametrize(
@@ -330,14 +367,19 @@ def test_lifecycle_one_at_a_time_equals_numpy(cap):
 
 
 @pytest.mark.parametrize("rel", ["gfx1100/ops_run0", "gfx1201/ops_run0"])
-def test_vectorised_model_takes_jumps_and_new_pc(rel):
+@pytest.mark.parametrize("replay_events", [0, None])
+def test_vectorised_model_takes_jumps_and_new_pc(rel, replay_events, monkeypatch):
     """Blobs with jumps and NEW_PC tokens go through the vectorised model (no fallback) and stitch to the
     same PCs and lines as the scalar model (the PC slots they open and fill: `_branch_pcs`)."""
     import json
 
     from attdec.decoders.compat import DEFAULT
+    from attdec.decoders.rdna import vectorised
     from attdec.decoders.rdna.scalar import decode_scalar
     from attdec.decoders.rdna.vectorised import decode_vectorised, vectorisable
+
+    if replay_events is not None:
+        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay_events)
     from attdec.sources.explicit import codemap as load_code
 
     cap_dir = shared_path("captures", *rel.split("/"))
@@ -354,7 +396,7 @@ def test_vectorised_model_takes_jumps_and_new_pc(rel):
             if not (tk.type == T["NEW_PC"]).any():
                 continue
             assert vectorisable(tk, fmt, DEFAULT)
-            v = decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT)
+            v = decode_vectorised(tk, fmt, data, target(arch), code, 1, b, DEFAULT)
             s = rdna.decode(data, target(arch), code, 1, b, vectorised=False)
             assert len(v.waves) == len(s.waves) > 0
             for x, y in zip(v.waves, s.waves):
@@ -364,8 +406,12 @@ def test_vectorised_model_takes_jumps_and_new_pc(rel):
             assert v.problems == s.problems
             # the PC slots themselves (the walk may find the same PCs without them)
             slots: tuple[list, list] = ([], [])
-            decode_vectorised(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[0]: out.append(wv))
-            decode_scalar(tk, fmt, data, arch, code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[1]: out.append(wv))
+            decode_vectorised(
+                tk, fmt, data, target(arch), code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[0]: out.append(wv)
+            )
+            decode_scalar(
+                tk, fmt, data, target(arch), code, 1, b, DEFAULT, emit=lambda wv, _, out=slots[1]: out.append(wv)
+            )
             assert [wv.pc_infos for wv in slots[0]] == [wv.pc_infos for wv in slots[1]]
             assert any(len(wv.pc_infos) > 1 for wv in slots[0])
             branched += 1
@@ -398,17 +444,21 @@ def test_realtime_pairs_average_the_samples_that_do_not_increase():
 
 
 @pytest.mark.parametrize("gen,arch", [(11, "gfx1100"), (12, "gfx1201")])
-def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
+@pytest.mark.parametrize("replay_events", [0, None])
+def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch, replay_events, monkeypatch):
     """Events of a wave at an immediate's own time after it (no real capture has them) come after its
     second state change at T + 1, chained over several such events (a READY among them: the next issue,
     at T + 1, has not stalled on gfx12) up to a second immediate: the vectorised model agrees with the
     scalar one there."""
+    from attdec.decoders.rdna import vectorised
     from tests.support.sqtt_encoder import RdnaEncoder
 
+    if replay_events is not None:
+        monkeypatch.setattr(vectorised, "REPLAY_EVENTS", replay_events)
     e = RdnaEncoder(gen, dp_rate=1)
     e.kernel_entry(ENTRY)
     e.advance(10)
-    e.wave_start(simd=0, wid=0)
+    e.wave_start(simd=0, slot=0)
     e.advance(10)
     e.imm_one(0)
     e.valu(0)  # at the immediate's time
@@ -424,7 +474,7 @@ def test_vectorised_model_after_an_immediate_at_the_same_time(gen, arch):
     e.advance(6)
     e.valu(0)
     e.advance(10)
-    e.wave_end(simd=0, wid=0)
+    e.wave_end(simd=0, slot=0)
     data = e.data()
     a = rdna.decode(data, target(arch), None, 0, vectorised=False)
     b = rdna.decode(data, target(arch), None, 0, vectorised=True)

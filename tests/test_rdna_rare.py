@@ -23,7 +23,7 @@ SAVE, RESTORE = 66, 68  # WAVE_START counts that mark a context save / restore
 def start(gen: int) -> RdnaEncoder:
     """HEADER (target SA 0, WGP 0, SIMD 0), the kernel entry, wave 0 of SIMD 0 started at 10, SALU at 20."""
     e = RdnaEncoder(gen).kernel_entry(ENTRY)
-    e.at(10).wave_start(simd=0, wid=0)
+    e.at(10).wave_start(simd=0, slot=0)
     return e.at(20).inst(0, "salu")
 
 
@@ -52,7 +52,7 @@ def test_trap_ignores_the_wave_until_rfe(gen):
     e.at(35).valu(0).at(39).imm_one(0).at(43).inst(0, "salu")  # the handler's instructions: ignored
     e.at(50).inst(0, "rfe")  # trap ends: the CONTEXT record covers it (to 50 + 1), a new PC slot opens
     e.at(60).valu(0)
-    e.at(70).wave_end(simd=0, wid=0)  # s_endpgm: a MESSAGE from the last record's end
+    e.at(70).wave_end(simd=0, slot=0)  # s_endpgm: a MESSAGE from the last record's end
     res = decode(e, gen)
     assert res.problems == []
     (w,) = res.waves
@@ -75,7 +75,7 @@ def test_pc_after_rfe_comes_from_new_pc(gen):
         e = start(gen).at(30).inst(0, "trap").at(50).inst(0, "rfe")
         if new_pc is not None:
             e.at(55).new_pc(0, new_pc)
-        return e.at(60).valu(0).at(70).wave_end(simd=0, wid=0)
+        return e.at(60).valu(0).at(70).wave_end(simd=0, slot=0)
 
     # No NEW_PC: the record after the rfe has an empty PC slot, so the walk goes on from the last line it
     # matched; the branch line there cannot be a VALU, so it stops, and says so (not damage: no exit 3).
@@ -97,11 +97,11 @@ def test_pc_after_rfe_comes_from_new_pc(gen):
 @pytest.mark.parametrize("gen", [11, 12])
 def test_context_save_and_restore(gen):
     e = start(gen)
-    e.at(30).wave_start(simd=0, wid=0, count=SAVE)  # save: a CONTEXT record, trapped; occupancy ends
+    e.at(30).wave_start(simd=0, slot=0, count=SAVE)  # save: a CONTEXT record, trapped; occupancy ends
     e.at(40).valu(0)  # ignored: the wave is saved
-    e.at(100).wave_start(simd=0, wid=0, count=RESTORE)  # restore: the CONTEXT record covers it; occupancy starts
+    e.at(100).wave_start(simd=0, slot=0, count=RESTORE)  # restore: the CONTEXT record covers it; occupancy starts
     e.at(110).inst(0, "rfe")  # the wave runs again
-    e.at(120).valu(0).at(130).wave_end(simd=0, wid=0)
+    e.at(120).valu(0).at(130).wave_end(simd=0, slot=0)
     res = decode(e, gen)
     assert res.problems == []
     (w,) = res.waves
@@ -117,10 +117,10 @@ def test_context_save_and_restore(gen):
 def test_misc_save_context_and_a_restore_without_a_start(gen):
     e = start(gen)
     e.at(30).token("MISC", save_context=1)  # every running wave goes to standby
-    e.at(40).valu(0).at(50).wave_end(simd=0, wid=0)  # ignored; no s_endpgm MESSAGE for a trapped wave
+    e.at(40).valu(0).at(50).wave_end(simd=0, slot=0)  # ignored; no s_endpgm MESSAGE for a trapped wave
     # slot 1: a wave saved before the trace began is restored; it starts there, with no PC
-    e.at(60).wave_start(simd=0, wid=1, count=RESTORE).at(70).inst(1, "rfe")
-    e.at(80).valu(1).at(90).wave_end(simd=0, wid=1)
+    e.at(60).wave_start(simd=0, slot=1, count=RESTORE).at(70).inst(1, "rfe")
+    e.at(80).valu(1).at(90).wave_end(simd=0, slot=1)
     res = decode(e, gen)
     w0, w1 = sorted(res.waves, key=lambda w: w.slot)
     assert rows(w0) == [(20, 1, 0, "SALU")] and (w0.end, w0.contexts) == (50, 0)
@@ -134,7 +134,7 @@ def test_misc_save_context_and_a_restore_without_a_start(gen):
 def test_gfx11_barrier_rule_differs_between_decoder_versions():
     """0.1.6 (the default) leaves s_barrier a plain immediate; the newer rule turns it into a MESSAGE that
     covers the wait, up to the wave's next event."""
-    e = start(11).at(30).inst(0, "barrier").at(45).valu(0).at(60).wave_end(simd=0, wid=0)
+    e = start(11).at(30).inst(0, "barrier").at(45).valu(0).at(60).wave_end(simd=0, slot=0)
     (w,) = decode(e, 11).waves
     assert rows(w) == [(20, 1, 0, "SALU"), (21, 10, 9, "IMMED"), (45, 1, 0, "VALU"), (46, 14, 0, "MESSAGE")]
     (w,) = decode(e, 11, rules=Rules(gfx11_barrier_extension=True)).waves
@@ -143,8 +143,8 @@ def test_gfx11_barrier_rule_differs_between_decoder_versions():
 
 
 def test_gfx11_valub_16_cycles_differ_between_decoder_versions():
-    e = start(11).at(30).inst(0, "valub_16").at(60).wave_end(simd=0, wid=0)
+    e = start(11).at(30).inst(0, "valub_16").at(60).wave_end(simd=0, slot=0)
     assert rows(decode(e, 11).waves[0])[1] == (30, 16, 0, "VALU")
-    e = RdnaEncoder(11, dp_rate=3).kernel_entry(ENTRY).at(10).wave_start(simd=0, wid=0)  # dprate 2^(3-1)
-    e.at(30).inst(0, "valub_16").at(60).wave_end(simd=0, wid=0)
+    e = RdnaEncoder(11, dp_rate=3).kernel_entry(ENTRY).at(10).wave_start(simd=0, slot=0)  # dprate 2^(3-1)
+    e.at(30).inst(0, "valub_16").at(60).wave_end(simd=0, slot=0)
     assert rows(decode(e, 11, rules=Rules(gfx11_valub_16_dprate=True)).waves[0])[0] == (30, 4, 0, "VALU")

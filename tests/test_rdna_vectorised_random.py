@@ -36,19 +36,19 @@ def random_stream(gen: int, rng: random.Random, branches: bool = False, barriers
         if r < 0.12:
             slot = rng.randrange(6)
             if slot in ended and rng.random() < 0.1:  # a second end
-                e.wave_end(simd=0, wid=slot)
+                e.wave_end(simd=0, slot=slot)
             elif slot in running:
-                e.wave_end(simd=0, wid=slot)
+                e.wave_end(simd=0, slot=slot)
                 running.discard(slot)
                 ended.add(slot)
             else:
-                e.wave_start(simd=0, wid=slot)
+                e.wave_start(simd=0, slot=slot)
                 running.add(slot)
                 ended.discard(slot)
             continue
         if r < 0.16:
             slot = rng.randrange(6)
-            e.wave_start(simd=1, wid=slot) if rng.random() < 0.5 else e.wave_end(simd=1, wid=slot)
+            e.wave_start(simd=1, slot=slot) if rng.random() < 0.5 else e.wave_end(simd=1, slot=slot)
             continue
         live = [*sorted(running), 8, 9]
         if ended and rng.random() < 0.01:
@@ -70,7 +70,7 @@ def random_stream(gen: int, rng: random.Random, branches: bool = False, barriers
     for slot in sorted(running):
         if rng.random() < 0.8:  # some waves never end
             t += rng.choice([0, 4, 9])
-            e.at(t).wave_end(simd=0, wid=slot)
+            e.at(t).wave_end(simd=0, slot=slot)
     return e.data()
 
 
@@ -98,7 +98,7 @@ def test_vectorised_wave_without_tokens_beside_a_slot_without_wave(gen):
     """A wave none of whose instruction tokens came (its slot has no event) while a slot without a wave has
     some: the events of that slot belong to no wave, and the wave has no records and ends at 0."""
     e = RdnaEncoder(gen).kernel_entry(0x7000_0100)
-    e.at(10).wave_start(simd=0, wid=0)
+    e.at(10).wave_start(simd=0, slot=0)
     e.at(20).valu(8)
     e.at(30).wave_ready(1 << 9)
     data = e.data()
@@ -127,7 +127,7 @@ def test_vectorised_pc_slots_equal_scalar_on_random_streams_with_branches(gen):
             rdna.splitter.ready_reorder(tk)
         assert vectorisable(tk, fmt, DEFAULT)
         got: tuple[list, list] = ([], [])
-        args = (tk, fmt, data, ARCH[gen].name, None, 0, "", DEFAULT)
+        args = (tk, fmt, data, ARCH[gen], None, 0, "", DEFAULT)
         try:
             decode_vectorised(*args, emit=lambda wv, _, out=got[0]: out.append(wv))
         except NotVectorisable:

@@ -46,10 +46,10 @@ def test_gfx9_shaderdata_of_every_cu():
 def test_rdna_shaderdata(gen):
     e = RdnaEncoder(gen).kernel_entry(0x100000)
     e.advance(8).wave_start(1, 3, wgp=2, sa=1)
-    e.advance(4).token("SHADER_DATA", simd=1, wgp=2, sa=1, wid=3, data=0xDEADBEEF)  # s_ttracedata (M0)
-    e.advance(4).token("SHADER_DATA_SHORT", simd=1, wgp=2, sa=1, wid=3, data=0x5A)  # s_ttracedata_imm
+    e.advance(4).token("SHADER_DATA", simd=1, wgp=2, sa=1, slot=3, data=0xDEADBEEF)  # s_ttracedata (M0)
+    e.advance(4).token("SHADER_DATA_SHORT", simd=1, wgp=2, sa=1, slot=3, data=0x5A)  # s_ttracedata_imm
     extra = {"invalid": 1} if gen == 11 else {"sdt": 2}  # gfx11: dropped; gfx12: trap-handler data
-    e.advance(4).token("SHADER_DATA", simd=1, wgp=2, sa=1, wid=3, data=0x1234, **extra)
+    e.advance(4).token("SHADER_DATA", simd=1, wgp=2, sa=1, slot=3, data=0x1234, **extra)
     r = decode_blob(e.data(), ARCH[gen], None, 0)
     cu = 1 << 7 | 2  # (sa << 7) | wgp
     expect = [(0, 12, 0xDEADBEEF, cu, 1, 3, 0), (0, 16, 0x5A, cu, 1, 3, SHADERDATA_IMM)]

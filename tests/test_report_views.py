@@ -13,9 +13,9 @@ import pytest
 from conftest import SHARED, SYNTHETIC_CAPTURES, captures, invoke, real_data
 
 from attdec.commands.demo import demo_path
-from attdec.isa.categories import category_of
+from attdec.isa.categories import class_of
 from attdec.model.target import target
-from attdec.report.views import CLASS_OF_CATEGORY, CLASSES
+from attdec.report.views import UTIL_CLASS_OF, UTIL_CLASSES
 from tests.support import browser
 from tests.support.browser import js
 
@@ -97,7 +97,7 @@ def test_utilization_equals_hotspots_per_simd(driver, page):
             "return Object.fromEntries([...document.querySelectorAll('#util-legend [data-class]')]"
             ".map(s => [s.dataset.class, +s.dataset.v]))",
         )
-        assert legend == {c: sum(r[c] for _, r in rows) for c in CLASSES}
+        assert legend == {c: sum(r[c] for _, r in rows) for c in UTIL_CLASSES}
         for simd, shown in rows[:: max(1, len(rows) // 3)]:  # a spread of SIMDs: one CLI run each
             se, cu, n = simd.split(",")
             h = run(
@@ -106,10 +106,10 @@ def test_utilization_equals_hotspots_per_simd(driver, page):
             )  # fmt: skip
             busy: dict[str, int] = defaultdict(int)
             for row in h["rows"]:
-                busy[CLASS_OF_CATEGORY.get(category_of(row["key"], target(h["arch"])), "OTHER")] += (
+                busy[UTIL_CLASS_OF.get(class_of(row["key"], target(h["arch"])), "OTHER")] += (
                     row["latency"] - row["stall"]
                 )
-            assert {c: shown[c] for c in CLASSES} == {c: busy[c] for c in CLASSES}, simd
+            assert {c: shown[c] for c in UTIL_CLASSES} == {c: busy[c] for c in UTIL_CLASSES}, simd
             assert shown["hits"] == h["totals"]["hits"]
 
 

@@ -31,16 +31,16 @@ def test_rdna_listing_reads_like_the_stream_it_was_built_from():
         "WAVE_READY", "TIME", "VALU_INST", "TIME", "IMM_ONE", "TIME", "WAVE_END", "WAVE_END",
     ]  # fmt: skip
     assert lines[1][3] == "pipe=0 me=0 context=0 cs addr=COMPUTE_PGM_LO data=0x00010061"
-    assert lines[7] == ["34", "20", "INST", "wid=0 op=smem_rd"]
+    assert lines[7] == ["34", "20", "INST", "slot=0 op=smem_rd"]
     assert lines[8][:3] == ["36.5", "22", "VALU_INST"]  # a token starting in a byte's high nibble
     assert lines[10][1:] == ["26", "WAVE_READY", "mask=0x0001"]  # stream time (the decoder uses 25)
-    assert lines[-1][1:] == ["53", "WAVE_END", "sa=0 simd=1 wgp=0 wid=3"]
+    assert lines[-1][1:] == ["53", "WAVE_END", "sa=0 simd=1 wgp=0 slot=3"]
     assert "# 18 tokens" in r.output and "gfx11 stream, 96 bytes" in r.output
 
 
 def test_gfx10_stream_is_listed_with_its_own_table(tmp_path):
     # gfx10's TIMESTAMP is 64 bits with a kind field (gfx11: 48 bits, rt/pl flags)
-    e = enc.RdnaEncoder(10).token("TIMESTAMP", kind=1, value=100).token("TIME", delta=2).wave_start(simd=1, wid=2)
+    e = enc.RdnaEncoder(10).token("TIMESTAMP", kind=1, value=100).token("TIME", delta=2).wave_start(simd=1, slot=2)
     f = tmp_path / "g10_se0.att"
     f.write_bytes(e.data())
     r = tokens(f)
@@ -58,7 +58,7 @@ def test_gfx12_listing_in_json():
     inst = [t for t in blob["tokens"] if t["type"] == "INST"]
     assert inst == [
         {"byte": 34, "type": "INST", "time": 20,
-         "fields": {"delta": 0, "wave64_hi": 0, "wid": 0, "op": 1, "op_name": "smem_rd"}}
+         "fields": {"delta": 0, "wave64_hi": 0, "slot": 0, "op": 1, "op_name": "smem_rd"}}
     ]  # fmt: skip
     assert [t["time"] for t in blob["tokens"]] == sorted(t["time"] for t in blob["tokens"])
 
@@ -103,8 +103,8 @@ def test_capture_listing_agrees_with_the_decoder(p):
 
 
 def test_lost_sync_is_listed_where_it_happens(tmp_path):
-    e = enc.RdnaEncoder(11).kernel_entry(0x7000_0100).at(10).wave_start(simd=0, wid=0)
-    e.raw(0x7777_7777, 32).at(30).wave_end(simd=0, wid=0)  # at byte 29 (8 + 16 + 1 + 4); nibble 7 is unassigned
+    e = enc.RdnaEncoder(11).kernel_entry(0x7000_0100).at(10).wave_start(simd=0, slot=0)
+    e.raw(0x7777_7777, 32).at(30).wave_end(simd=0, slot=0)  # at byte 29 (8 + 16 + 1 + 4); nibble 7 is unassigned
     f = tmp_path / "bad_se0.att"
     f.write_bytes(e.data())
     r = tokens(f)

@@ -11,7 +11,7 @@ import io
 import json
 import shutil
 import tarfile
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pytest
@@ -65,7 +65,7 @@ def test_early_8_column_layout_and_packed_occupancy():
     assert totals(d) == (24, 912, 768, 20)  # Stall/Idle recomputed from the waves
     assert any("no Stall/Idle" in p for p in d.problems)
     [ref] = attdec.open([TINY])
-    cols = ["se", "cu", "simd", "wave_id", "start", "time"]
+    cols = ["se", "cu", "simd", "slot", "start", "time"]
     ref.occupancy["time"] = ref.occupancy["time"] // 8 * 8  # the packed layout stores time / 8
     assert np.array_equal(np.sort(d.occupancy[cols]), np.sort(ref.occupancy[cols]))
 
@@ -315,3 +315,34 @@ def test_folder_with_neither_manifest_nor_code_and_waves_is_refused_naming_them(
     r = invoke(["hotspots", folder])
     assert r.exit_code != 0 and r.exception is None
     assert r.stderr.count("\n") == 1 and "code.json and wave files" in r.stderr
+
+
+@pytest.mark.parametrize("hz,want", [(50_000_000, 50_000_000), (None, None), ("abc", "metadata.frequency")])
+def test_realtime_frequency_comes_from_realtime_json(tmp_path, hz, want):
+    """realtime.json's metadata.frequency is the reference clock's rate: a folder saying 50 MHz reads its
+    clock at 50 MHz (each reference tick lasts twice as long as at the 100 MHz default, so the shader clock
+    reads half as fast); a folder
+    that says nothing keeps the default; a frequency that is not a count is one error naming the field."""
+    from attdec.analysis.clock import Clock
+    from attdec.model import REALTIME_HZ
+
+    src = Path(attdec.__file__).parent / "data" / "demo" / "ui_output_agent_4242_dispatch_7"
+    folder = tmp_path / src.name
+    shutil.copytree(src, folder)
+    doc = json.loads((folder / "realtime.json").read_text())
+    if hz is None:
+        del doc["metadata"]
+    else:
+        doc["metadata"]["frequency"] = hz
+    (folder / "realtime.json").write_text(json.dumps(doc))
+    if isinstance(want, str):
+        with pytest.raises(FormatError, match=want):
+            attdec.open(folder)
+        code, out = _cli("timeline", folder, "--clock", "realtime", "-o", tmp_path / "t.json")
+        assert code == 1 and want in out and out.count("\n") == 1, out
+        return
+    (d,) = attdec.open(folder)
+    assert d.rt_frequency == want
+    ghz = Clock(d).ghz()
+    (default,) = attdec.open(src)
+    assert ghz == pytest.approx(Clock(default).ghz() * ((want or REALTIME_HZ) / REALTIME_HZ))

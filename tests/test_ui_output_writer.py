@@ -325,6 +325,7 @@ def test_realtime_json_of_a_gfx9_session(tmp_path):
     assert rt == {**want, "metadata": {"descriptor": "[gfx_clock, realtime_clock]", "frequency": 25_000_000}}
     (back,) = open_dispatches([str(folder)])
     assert back.realtime_se == {se: [tuple(p) for p in want[f"SE{se}"]] for se in (0, 1)}
+    assert back.rt_frequency == 25_000_000  # read back from metadata.frequency, not assumed
 
 
 def test_export_of_the_real_session_is_rocprofv3s_own_folder(tmp_path):
@@ -349,7 +350,7 @@ def test_export_of_the_real_session_is_rocprofv3s_own_folder(tmp_path):
     (back,) = open_dispatches([str(theirs)])
 
     def rows(occ, res=1):
-        cols = [occ[k] for k in ("se", "cu", "simd", "wave_id", "start")] + [occ["time"] // res * res]
+        cols = [occ[k] for k in ("se", "cu", "simd", "slot", "start")] + [occ["time"] // res * res]
         return sorted(map(tuple, np.stack(cols, 1).tolist()))
 
     assert rows(d.occupancy, 8) == rows(back.occupancy) and len(back.occupancy) > 1000

@@ -13,12 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from attdec.analysis.classify import StallType
 from attdec.analysis.hotspots import InstStat, frame_of, instruction_stats
 from attdec.isa import categories as C
+from attdec.isa.categories import InstClass
 from attdec.model import NO_PC, Dispatch
-from attdec.model.record import Record, field
+from attdec.model.record import Frozen, Record, field
 
 if TYPE_CHECKING:
     import numpy as np
@@ -183,7 +185,7 @@ def cross_lane_lgkm(ev: Evidence) -> list[Finding]:
             if p.stall > acc["top"].stall:
                 acc["top"] = p
     lds_data = sum(1 for s in ev.stats if s.code.text.startswith("ds_") and not C.is_cross_lane(s.code.text))
-    waits = sum(1 for s in ev.sites if s.type == "LGKM-wait")
+    waits = sum(1 for s in ev.sites if s.type == StallType.LGKM_WAIT)
     out = []
     for loc, acc in by_line.items():
         if ev.share(acc["stall"]) < MIN_SHARE:
@@ -367,7 +369,7 @@ def unrepresentative_cu(ev: Evidence) -> list[Finding]:
 
 def nop_padding(ev: Evidence) -> list[Finding]:
     """Cycles spent in s_nop wait states the compiler inserted for hazards."""
-    nops = ev.by_type("nop")
+    nops = ev.by_type(StallType.NOP)
     stall = sum(s.stall for s in nops)
     if not nops or ev.share(stall) < MIN_SHARE:
         return []
@@ -376,7 +378,7 @@ def nop_padding(ev: Evidence) -> list[Finding]:
     after: Counter[str] = Counter()  # the instruction each padding protects: the one it precedes
     for s in nops:
         i = order[s.code.line] + 1
-        while i < len(code) and C.category_of(code[i].text, ev.target) == C.NOP:
+        while i < len(code) and C.class_of(code[i].text, ev.target) == InstClass.NOP:
             i += 1
         if i < len(code):
             after[C.mnemonic_of(code[i].text)] += s.stall
@@ -409,12 +411,12 @@ def nop_padding(ev: Evidence) -> list[Finding]:
 
 def _is_load(text: str, tgt: Target) -> bool:
     """A load whose latency a wait can expose: VMEM, FLAT and scalar loads, LDS reads (not cross-lane moves)."""
-    m, cat = C.mnemonic_of(text), C.category_of(text, tgt)
-    if cat == C.LDS:
+    m, cat = C.mnemonic_of(text), C.class_of(text, tgt)
+    if cat == InstClass.LDS:
         return m.startswith(("ds_read", "ds_load"))
-    if cat in (C.SMEM, C.FLAT):
+    if cat in (InstClass.SMEM, InstClass.FLAT):
         return "_load" in m
-    return cat == C.VMEM_LOAD
+    return cat == InstClass.VMEM_LOAD
 
 
 def exposed_load(ev: Evidence) -> list[Finding]:
@@ -575,7 +577,7 @@ def barrier_imbalance(ev: Evidence) -> list[Finding]:
     """Waves idling at s_barrier for the slower waves of their workgroup."""
     import numpy as np
 
-    bars = ev.by_type("barrier")
+    bars = ev.by_type(StallType.BARRIER)
     stall = sum(s.stall for s in bars)
     if not bars or ev.share(stall) < MIN_SHARE:
         return []
@@ -625,11 +627,11 @@ def mfma_chain(ev: Evidence) -> list[Finding]:
 
     from attdec.analysis.stream import line_table, stream_of
 
-    if not any(s.type == "MFMA" and s.stall for s in ev.stats):
+    if not any(s.type == StallType.MFMA and s.stall for s in ev.stats):
         return []
     ev.need_waves()
     code = ev.dispatch.code
-    is_mfma = line_table(code, lambda c: C.category_of(c.text, ev.target) == C.MFMA, False, bool)
+    is_mfma = line_table(code, lambda c: C.class_of(c.text, ev.target) == InstClass.MFMA, False, bool)
     st = stream_of(ev.dispatch.waves)
     rec = np.flatnonzero(st.by_line(is_mfma, False))
     cur = rec[1:][(rec[1:] == rec[:-1] + 1) & (st.wave[rec[1:]] == st.wave[rec[:-1]])]  # right after an MFMA
@@ -667,7 +669,7 @@ def mfma_chain(ev: Evidence) -> list[Finding]:
                 "independent_pairs": int((~dependent).sum()),
                 "dependent_pairs_without_baseline": unjudged,
                 "stall_beyond_independent": cycles,
-                "mfma_stall": sum(s.stall for s in ev.stats if s.type == "MFMA"),
+                "mfma_stall": sum(s.stall for s in ev.stats if s.type == StallType.MFMA),
             },
             "Each of these MFMAs reads a result (usually the accumulator) of the MFMA just before it and waits "
             "for it longer than an independent MFMA would: interleave two or more independent accumulators "
@@ -698,7 +700,7 @@ def lds_bank_conflict(ev: Evidence) -> list[Finding]:
     if rate < BANK_CONFLICT_RATE:
         return []
     # what LDS costs the waves: the issue stall of LDS data instructions and the wait stall they caused
-    lds = [s for s in ev.by_type("LDS") if not C.is_cross_lane(s.code.text)]
+    lds = [s for s in ev.by_type(StallType.LDS) if not C.is_cross_lane(s.code.text)]
     by_code: Counter[int] = Counter({s.code.line: s.stall for s in lds})
     codes = {s.code.line: s.code for s in lds}
     for site in ev.sites:
@@ -750,7 +752,7 @@ def occupancy_limit(ev: Evidence) -> list[Finding]:
         )
     if th.limited_by in (None, SLOTS) or not th.limited_by:
         return []
-    wait = sum(st.stall for st in ev.stats if st.type in ("VMEM-wait", "LGKM-wait"))
+    wait = sum(st.stall for st in ev.stats if st.type in (StallType.VMEM_WAIT, StallType.LGKM_WAIT))
     if ev.share(wait) < MIN_SHARE:
         return []
     w = th.waves_per_simd + 1
@@ -792,7 +794,7 @@ def occupancy_limit(ev: Evidence) -> list[Finding]:
     ]
 
 
-class Rule(NamedTuple):
+class Rule(Frozen):
     id: str
     check: Callable[[Evidence], list[Finding]]
     cheap: bool  # reads the listing totals only (no waves, no occupancy records): safe under `hotspots`

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from attdec.analysis.hotspots import frames
+from attdec.model.record import Record, field
 
 SAME, CHANGED, ADDED, REMOVED = "same", "changed", "added", "removed"
 UNPAIRED = " (line gone)"  # suffix given to a before-frame whose source line has no partner
@@ -39,8 +39,7 @@ def split_location(loc: str) -> tuple[str, int] | None:
     return (path, int(num)) if path and num.isdigit() else None
 
 
-@dataclass
-class Alignment:
+class Alignment(Record):
     """`pairs`: (before index or None, after index or None, status), in after-program order with removed
     instructions where they stood; `lines`: before (file, line) -> after (file, line) or None, for the
     files whose line numbers changed."""

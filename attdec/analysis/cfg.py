@@ -21,12 +21,11 @@ execution, are left out of that), cycles (latency), stall, idle, and the stall b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from attdec.analysis.classify import STALL_TYPES, classify
 from attdec.isa import flow_of
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch
+from attdec.model.record import Record, field
 from attdec.model.target import Target
 
 EXITS = ("end", "indirect", "return", "trap")
@@ -36,8 +35,7 @@ EXITS = ("end", "indirect", "return", "trap")
 UNEVEN = ("s_delay_alu", "s_wait_alu", "s_barrier_wait", "s_endpgm")
 
 
-@dataclass
-class Block:
+class Block(Record):
     id: int
     lines: list[CodeLine]  # its instructions in address order
     succ: list[tuple[int, str]] = field(default_factory=list)  # (block id, "taken"|"fallthrough"|"jump"|"call")
@@ -67,8 +65,7 @@ class Block:
         return max(self.by_type.items(), key=lambda kv: (kv[1], -STALL_TYPES.index(kv[0])))[0]
 
 
-@dataclass
-class Loop:
+class Loop(Record):
     id: int
     header: int  # block id
     blocks: list[int]  # block ids, address order
@@ -78,8 +75,7 @@ class Loop:
     children: list[int] = field(default_factory=list)
 
 
-@dataclass
-class Cfg:
+class Cfg(Record):
     """One kernel's control-flow graph."""
 
     kernel: str

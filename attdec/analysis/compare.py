@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from attdec.analysis.hotspots import NO_FILE, NO_SOURCE, file_of, frame_of, inst
 from attdec.analysis.stats import FDR, Verdict, judge_rows
 from attdec.analysis.table import Table
 from attdec.model import CodeLine, Dispatch, Target
+from attdec.model.record import Frozen, Record, field
 
 FIELDS = ("cycles", "stall", "hits")  # cycles = Latency, as `hotspots` counts total cycles
 NOISE_RULE = (
@@ -36,8 +36,7 @@ NOISE_RULE = (
 )
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(Frozen):
     """One quantity measured once per run: the values, their median and MAD (None for a single run)."""
 
     values: tuple[int, ...]
@@ -81,8 +80,7 @@ def spreads(values: np.ndarray) -> dict[str, Spread]:
     return {f: Spread.of(values[:, k]) for k, f in enumerate(FIELDS)}
 
 
-@dataclass
-class DiffRow:
+class DiffRow(Record):
     key: str
     before: dict[str, Spread]
     after: dict[str, Spread]
@@ -119,8 +117,7 @@ def mark(rows: list[DiffRow]) -> None:
             r.tests[f] = t
 
 
-@dataclass
-class RunSet:
+class RunSet(Record):
     """One kernel's repeated runs on one side: per-run totals of each instruction of the first run's listing."""
 
     kernel: str
@@ -262,8 +259,7 @@ def resolve_by(by: str | None, *sets: RunSet) -> tuple[str, list[str]]:
 # ----------------------------------------------------------------------------------------------- diff
 
 
-@dataclass
-class KernelDiff:
+class KernelDiff(Record):
     kernel: str
     before: RunSet
     after: RunSet
@@ -302,15 +298,13 @@ class KernelDiff:
         )
 
 
-@dataclass
-class Unmatched:
+class Unmatched(Record):
     kernel: str
     side: str  # "before" or "after"
     runs: list[str]
 
 
-@dataclass
-class Diff:
+class Diff(Record):
     kernels: list[KernelDiff]
     unmatched: list[Unmatched]
     metric: str
@@ -436,15 +430,13 @@ def regressions(result: Diff, pct: float, metric: str) -> list[str]:
     return out
 
 
-@dataclass
-class NoiseRow:
+class NoiseRow(Record):
     key: str
     values: dict[str, Spread]
     extra: dict = field(default_factory=dict)
 
 
-@dataclass
-class KernelNoise:
+class KernelNoise(Record):
     kernel: str
     runs: RunSet
     total: NoiseRow

@@ -169,7 +169,7 @@ def instruction_stats(
         kept = s - moved_out.get(c.line, 0) if moved_out else s
         if not (empty or h or la or kept or i or moved):
             continue
-        by = {classify(c.text, tgt)[0]: kept} if kept else {}
+        by: dict[str, int] = {classify(c.text, tgt)[0]: kept} if kept else {}
         if moved:
             for kind, v in moved.items():
                 by[kind] = by.get(kind, 0) + v

@@ -17,31 +17,30 @@ Shares are hidden / (hidden + exposed), summed per instruction, per source line,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.analysis.hotspots import NO_SOURCE, frame_of
 from attdec.analysis.stream import line_table
 from attdec.analysis.waits import Attribution
 from attdec.isa import categories as C
+from attdec.isa.categories import InstClass
 from attdec.model import OTHER_SIMD_DTYPE, Category, CodeLine, Dispatch
+from attdec.model.record import Record, field
 from attdec.model.totals import aggregate_lines, distinct, totals_by
 
 UNIT_OF_CATEGORY = {
-    C.VMEM_LOAD: "VMEM load",
-    C.VMEM_STORE: "VMEM store",
-    C.FLAT: "FLAT",
-    C.LDS: "LDS",
-    C.BARRIER: "LDS",  # ds_gws_barrier
-    C.SMEM: "SMEM",
-    C.MESSAGE: "message",
-    C.EXPORT: "export",
+    InstClass.VMEM_LOAD: "VMEM load",
+    InstClass.VMEM_STORE: "VMEM store",
+    InstClass.FLAT: "FLAT",
+    InstClass.LDS: "LDS",
+    InstClass.BARRIER: "LDS",  # ds_gws_barrier
+    InstClass.SMEM: "SMEM",
+    InstClass.MESSAGE: "message",
+    InstClass.EXPORT: "export",
 }
 
 
-@dataclass
-class Latency:
+class Latency(Record):
     """Totals over the executions of one instruction, one source line, one unit or the whole kernel."""
 
     key: str
@@ -71,8 +70,7 @@ class Latency:
         self.stalled_elsewhere += other.stalled_elsewhere
 
 
-@dataclass
-class HiddenLatency:
+class HiddenLatency(Record):
     kernel: Latency  # every memory operation of the dispatch
     by_unit: list[Latency]  # VMEM load, LDS, SMEM, ...; most exposed first
     by_instruction: list[Latency]  # most exposed first
@@ -85,7 +83,7 @@ def hidden_latency(attr: Attribution, frame: str = "inner") -> HiddenLatency:
     unit_of = {}
     for c in d.code:
         if not c.is_label and C.counters_incremented(c.text, d.target):
-            unit_of[c.line] = UNIT_OF_CATEGORY.get(C.category_of(c.text, d.target), "other")
+            unit_of[c.line] = UNIT_OF_CATEGORY.get(C.class_of(c.text, d.target), "other")
     units = sorted(set(unit_of.values()))
     unit_t = line_table(d.code, lambda c: units.index(unit_of[c.line]) if c.line in unit_of else -1, -1)
     unit = st.by_line(unit_t)
@@ -154,8 +152,7 @@ _VECTOR_MEMORY = (int(Category.LDS), int(Category.VMEM), int(Category.FLAT))
 _SCALAR = (int(Category.SALU), int(Category.SMEM))
 
 
-@dataclass
-class AmdHidden:
+class AmdHidden(Record):
     """Totals over one instruction, one source line or the whole kernel. `latency` and `idle` are the
     listing's; `hidden` is hidden stall + issue + hidden idle bounded by `idle` (hidden idle is measured
     from the previous instruction's end, the listing's idle from the furthest end reached)."""
@@ -193,8 +190,7 @@ class AmdHidden:
         self.hidden += other.hidden
 
 
-@dataclass
-class AmdHiddenLatency:
+class AmdHiddenLatency(Record):
     kernel: AmdHidden
     by_instruction: list[AmdHidden]  # most exposed first
     by_line: list[AmdHidden]

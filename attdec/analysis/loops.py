@@ -15,22 +15,20 @@ deviation, unscaled, at least 1% of the median) from the steady median. Whole-ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.analysis.cfg import UNEVEN, Cfg, Loop, build_cfgs
 from attdec.analysis.stream import Stream, group_quantiles, line_table, stream_of
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model.record import Record, field
 from attdec.model.totals import distinct
 
 MADS = 3.0
 MAD_FLOOR = 0.01  # a MAD below 1% of the median counts as 1%: a regular loop's one-cycle jitter is no outlier
 
 
-@dataclass
-class WaveLoop:
+class WaveLoop(Record):
     """One wave's iterations of one loop."""
 
     wave: Wave
@@ -52,8 +50,7 @@ class WaveLoop:
         return self.cycles[~self.first]
 
 
-@dataclass
-class LoopTiming:
+class LoopTiming(Record):
     """One loop of one kernel with its iterations in every wave that ran it."""
 
     cfg: Cfg

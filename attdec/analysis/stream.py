@@ -8,23 +8,21 @@ which wave each record belongs to, and `by_line` looks a per-listing-line table 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.model import INST_DTYPE, Wave
+from attdec.model.record import Record, field
 
 
-@dataclass
-class Stream:
+class Stream(Record):
     """Records of `waves` back to back: `wave[i]` = index into `waves` of record i, `starts[k]:starts[k + 1]`
     = the records of waves[k]; `col(name)` = one INST_DTYPE field of every record."""
 
     waves: list[Wave]
     wave: np.ndarray
     starts: np.ndarray
-    _cols: dict = field(default_factory=dict, repr=False)
-    _index: tuple | None = field(default=None, repr=False)  # (table size, clipped line per record)
+    _cols: dict = field(default_factory=dict)
+    _index: tuple | None = None  # (table size, clipped line per record)
 
     def __len__(self) -> int:
         return int(self.starts[-1])

@@ -11,17 +11,16 @@ inside one run keep its value, and equal neighbours merge. Everything is vectori
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
 from attdec.model import Category, Wave, WaveState
+from attdec.model.record import Record
 
 KINDS = ("state", "category")
 
 
-@dataclass
-class Tracks:
+class Tracks(Record):
     """Runs of many waves: run i is [start[i], next start) of wave `wave[i]`; a wave's last run ends at its end."""
 
     kind: str  # "state" (values are WaveState) or "category" (values are Category)

@@ -24,14 +24,13 @@ the plain sequential definition it must agree with.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.analysis.classify import classify
 from attdec.analysis.stream import Stream, group_quantiles, line_table, stream_of
 from attdec.isa import waitcnt as W
 from attdec.model import CodeLine, Dispatch, Wave
+from attdec.model.record import Record, field
 from attdec.model.totals import distinct
 
 
@@ -42,8 +41,7 @@ def counters_of(dispatch: Dispatch) -> tuple[str, ...]:
     return tuple(t.counters) + (() if t.family == "gfx9" else tuple(W.DEPENDENCY))
 
 
-@dataclass
-class Attribution:
+class Attribution(Record):
     """Producer attribution over one dispatch's waves (see the module docstring).
 
     Per pair (sorted by wait record, then producer record): `wait`, `producer` (record indices into
@@ -219,8 +217,7 @@ def wait_pairs_by_wave(attr: Attribution) -> dict[str, np.ndarray]:
 # ---- wait sites -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Producer:
+class Producer(Record):
     """One listing instruction a wait site waited for, over all executions."""
 
     code: CodeLine
@@ -231,8 +228,7 @@ class Producer:
     distance_cycles: float  # mean cycles from the producer's issue to the wait's arrival
 
 
-@dataclass
-class WaitSite:
+class WaitSite(Record):
     """One wait instruction of the listing with what it waited for."""
 
     code: CodeLine

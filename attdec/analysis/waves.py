@@ -7,7 +7,7 @@ import posixpath
 import numpy as np
 
 from attdec.analysis import RENAMED_COLUMNS, norm_path
-from attdec.analysis.classify import STALL_TYPES, line_type_table
+from attdec.analysis.classify import STALL_TYPES, StallType, line_type_table
 from attdec.model import Dispatch, WaveTable
 from attdec.model.record import Record, field
 
@@ -166,7 +166,7 @@ def wave_columns(dispatch: Dispatch, wave_filter=None, label: str | None = None)
     order = np.lexsort((t.waves["seq"], t.waves["slot"], t.waves["simd"], t.waves["se"]))
     w = t.waves[order]
     table = line_type_table(dispatch)
-    other = STALL_TYPES.index("other")
+    other = STALL_TYPES.index(StallType.OTHER)
     by_type = np.zeros((n, nt), np.int64)  # made in row order: a million rows' breakdowns are held once
     for a in range(0, n, BLOCK):
         idx = order[a : a + BLOCK]

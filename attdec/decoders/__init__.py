@@ -71,8 +71,14 @@ def detect_format(data: bytes) -> StreamFormat | None:
 
 def family(fmt: StreamFormat, part: str = "") -> ModuleType:
     """The package that reads stream format `fmt` (its name a key of FAMILIES), or its module `part`."""
-    package = f"attdec.decoders.{FAMILIES[fmt.name]}"
-    return importlib.import_module(f"{package}.{part}" if part else package)
+    module = _FAMILY_MODULES.get((fmt.name, part))
+    if module is None:  # (import_module looks the name up again on every call: once per decoded blob)
+        package = f"attdec.decoders.{FAMILIES[fmt.name]}"
+        module = _FAMILY_MODULES[fmt.name, part] = importlib.import_module(f"{package}.{part}" if part else package)
+    return module
+
+
+_FAMILY_MODULES: dict[tuple[str, str], ModuleType] = {}
 
 
 def stream_generation(data: bytes) -> int | None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 from attdec.model import OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, PERFEVENT_DTYPE, SHADERDATA_DTYPE, DecoderInfo, Wave
 from attdec.model.record import Record, field
-from attdec.model.target import target
+from attdec.model.target import Target
 
 # gfx9: the category of an ISSUE placeholder no INST token has described yet. Internal (past the official
 # categories): the PC walk stops at it, and a finished wave reports it as NONE.
@@ -20,13 +18,18 @@ class NotVectorisable(Exception):
     family's scalar reference model decodes it instead."""
 
 
+_EMPTY_OCCUPANCY, _EMPTY_OTHER_SIMD, _EMPTY_SHADERDATA, _EMPTY_PERFEVENTS = (
+    np.zeros(0, d) for d in (OCCUPANCY_DTYPE, OTHER_SIMD_DTYPE, SHADERDATA_DTYPE, PERFEVENT_DTYPE)
+)
+
+
 class BlobResult(Record):
     """Records decoded from one shader engine's SQTT stream: every record kind AMD's decoder reports
     (waves, occupancy, realtime, other-SIMD, SHADERDATA, PERFEVENT, RT_FREQUENCY, INFO) and the code
     objects the trace announces, plus attdec's own findings with byte offsets."""
 
     se: int
-    arch: str
+    target: Target  # the GPU the blob was decoded as
     waves: list[Wave] = field(default_factory=list)
     occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0, OCCUPANCY_DTYPE))
     realtime: list[tuple[int, int]] = field(default_factory=list)  # (shader clock, reference clock)
@@ -41,6 +44,41 @@ class BlobResult(Record):
     bytes_decoded: int = 0
     walks: int = 0  # traced waves whose records were walked against the code for their PCs
     walks_stopped: int = 0  # of those, walks that stopped early: their later records have pc 0
+
+    def __init__(
+        self,
+        se: int,
+        target: Target,
+        waves: list[Wave] | None = None,
+        occupancy: np.ndarray | None = None,
+        realtime: list[tuple[int, int]] | None = None,
+        other_simd: np.ndarray | None = None,
+        shaderdata: np.ndarray | None = None,
+        perfevents: np.ndarray | None = None,
+        rt_frequency: int | None = None,
+        info: list[DecoderInfo] | None = None,
+        code_objects: list | None = None,
+        problems: list[str] | None = None,
+        warnings: list[str] | None = None,
+        bytes_decoded: int = 0,
+        walks: int = 0,
+        walks_stopped: int = 0,
+    ) -> None:
+        # its own: one is made for every decoded blob, and `Record.__init__` with ten made defaults costs more
+        # than a small blob's whole set-up (`None`: a fresh empty list, an empty array: a view of one made
+        # once, which has no element to share)
+        self.se, self.target, self.rt_frequency = se, target, rt_frequency
+        self.waves = [] if waves is None else waves
+        self.occupancy = _EMPTY_OCCUPANCY[:] if occupancy is None else occupancy
+        self.realtime = [] if realtime is None else realtime
+        self.other_simd = _EMPTY_OTHER_SIMD[:] if other_simd is None else other_simd
+        self.shaderdata = _EMPTY_SHADERDATA[:] if shaderdata is None else shaderdata
+        self.perfevents = _EMPTY_PERFEVENTS[:] if perfevents is None else perfevents
+        self.info = [] if info is None else info
+        self.code_objects = [] if code_objects is None else code_objects
+        self.problems = [] if problems is None else problems
+        self.warnings = [] if warnings is None else warnings
+        self.bytes_decoded, self.walks, self.walks_stopped = bytes_decoded, walks, walks_stopped
 
     @property
     def damaged(self) -> bool:
@@ -117,13 +155,6 @@ class Implausible:
             )
 
 
-@cache
-def _wave_slots(arch: str) -> int:
-    """Wave slots per SIMD of `arch` (32 where the target does not say): looked up once per name."""
-    cu = target(arch).cu
-    return cu.wave_slots if cu is not None else 32
-
-
 STALL_BITS = 24  # the C record keeps a stall in the 24 bits above its category byte
 
 
@@ -146,7 +177,8 @@ def drop_implausible(res: BlobResult, plausible: bool = False) -> None:
     """Leave out the records `implausible` finds, and the waves in a slot their SIMD does not have (RDNA:
     the wave id has 5 bits, the SIMD fewer slots). `plausible`: the records are plausible by construction
     (the caller says why), only the slots are checked."""
-    slots = _wave_slots(res.arch)
+    cu = res.target.cu
+    slots = cu.wave_slots if cu is not None else 32  # (32: every slot the RDNA field can name)
     found = Implausible()
     keep = []
     for w in res.waves:

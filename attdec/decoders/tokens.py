@@ -11,27 +11,34 @@ unassigned ids is one UNKNOWN row.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from attdec.decoders import detect_format, family
 from attdec.decoders.packets import Packet
 from attdec.errors import ArchError, FormatError
+from attdec.model.record import Record, field
 from attdec.model.target import StreamFormat, stream_names
 
 
-@dataclass
-class TokenRow:
+class TokenRow(Record):
     """One token (or one run of unassigned ids, `name` UNKNOWN)."""
 
+    __slots__ = ("name", "nibble", "packet", "time", "values")
     nibble: int  # offset from the start of the blob, in nibbles (RDNA tokens are nibble-aligned)
     name: str
-    fields: dict[str, int]
+    values: dict[str, int]  # the token's fields by name (the packet's field names)
     time: int | None  # the decoders' time for it; None for gfx9 TIMESTAMP / TIME_RESET
-    packet: Packet | None = None  # its layout (field names, value names, hex); None for UNKNOWN
+    packet: Packet | None  # its layout (field names, value names, hex); None for UNKNOWN
+
+    def __init__(self, nibble, name, values, time, packet=None):
+        # made once per token of a listing: slots and plain stores, as attdec.isa.decoder.Instruction
+        self.nibble = nibble
+        self.name = name
+        self.values = values
+        self.time = time
+        self.packet = packet
 
 
-@dataclass
-class TokenListing:
+class TokenListing(Record):
     """The token stream of one blob. `tokens` is a generator: rows are made as they are printed."""
 
     format: StreamFormat
@@ -60,10 +67,10 @@ OTHER_REGISTERS = {0xC340 + k: f"SQ_THREAD_TRACE_USERDATA_{k}" for k in range(4)
 
 def register_name(row: TokenRow) -> str | None:
     """The name of the register a register-write token writes, where the decoders know it."""
-    if row.name in ("REG_CS", "REG_CS_PRIV") or (row.name == "REG" and row.fields.get("cs")):
-        return COMPUTE_REGISTERS.get(row.fields["addr"])
+    if row.name in ("REG_CS", "REG_CS_PRIV") or (row.name == "REG" and row.values.get("cs")):
+        return COMPUTE_REGISTERS.get(row.values["addr"])
     if row.name == "REG":
-        return OTHER_REGISTERS.get(row.fields["addr"])
+        return OTHER_REGISTERS.get(row.values["addr"])
     return None
 
 
@@ -71,7 +78,7 @@ def issue_slots(row: TokenRow) -> dict[int, str]:
     """gfx9 ISSUE: what it says of each wave slot it names (slot -> IssueStatus name)."""
     from attdec.decoders.gfx9.packets import ISSUE_STATUS_BITS, SLOTS, IssueStatus
 
-    status, mask = row.fields["status"], (1 << ISSUE_STATUS_BITS) - 1
+    status, mask = row.values["status"], (1 << ISSUE_STATUS_BITS) - 1
     out = {}
     for slot in range(SLOTS):
         v = (status >> (ISSUE_STATUS_BITS * slot)) & mask

@@ -2,7 +2,7 @@
 
 co = load_code_object(data, where="k.co")          # .arch .text .text_vaddr .symbols .kernels .source_of()
 insts = disassemble(co.text, co.arch, co.text_vaddr)  # [Instruction(address, size, mnemonic, operands,
-                                                      #               text, target, category)]
+                                                      #               text, target, inst_class)]
 
 The names below are imported from their modules on first use: `attdec.isa.categories` (what the stall
 classifier needs) must not drag in the disassembler and its tables.

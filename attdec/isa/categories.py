@@ -1,6 +1,6 @@
 """ISA facts per family that the disassembler and the stall classifier share.
 
-* `category_of(mnemonic, tgt)`: coarse ISA category of an instruction (SALU, SMEM, VALU, MFMA, ...), from its
+* `class_of(mnemonic, tgt)`: the `InstClass` of an instruction (SALU, SMEM, VALU, MFMA, ...), from its
   mnemonic; not the trace record's `Category` (how the two and the stall types relate: docs/architecture.md).
 * `counters_incremented(mnemonic, tgt, operands)`: which wait counters the instruction bumps.
 * `parse_wait(text, tgt)`: which counters a wait instruction waits on, and down to what count.
@@ -16,30 +16,29 @@ from __future__ import annotations
 import re
 
 from attdec.model.target import Target
+from attdec.model.version_shims import StrEnum
 
-# Categories, in no particular order. VMEM_LOAD/VMEM_STORE cover buffer/global/scratch/image;
-# FLAT is the flat_* segment (may touch LDS as well as memory).
-SALU, SMEM, VALU, MFMA = "SALU", "SMEM", "VALU", "MFMA"
-VMEM_LOAD, VMEM_STORE, FLAT, LDS = "VMEM_LOAD", "VMEM_STORE", "FLAT", "LDS"
-BRANCH, WAITCNT, BARRIER, MESSAGE = "BRANCH", "WAITCNT", "BARRIER", "MESSAGE"
-EXPORT, NOP, OTHER = "EXPORT", "NOP", "OTHER"
-ALL_CATEGORIES = (
-    SALU,
-    SMEM,
-    VALU,
-    MFMA,
-    VMEM_LOAD,
-    VMEM_STORE,
-    FLAT,
-    LDS,
-    BRANCH,
-    WAITCNT,
-    BARRIER,
-    MESSAGE,
-    EXPORT,
-    NOP,
-    OTHER,
-)
+
+class InstClass(StrEnum):
+    """What an instruction is, from its mnemonic: the ISA's view, where the trace record's `Category` is the
+    hardware's. Members are their names as strings (`InstClass.LDS == "LDS"`)."""
+
+    SALU = "SALU"
+    SMEM = "SMEM"
+    VALU = "VALU"
+    MFMA = "MFMA"
+    VMEM_LOAD = "VMEM_LOAD"  # buffer/global/scratch/image reads (and atomics that return data)
+    VMEM_STORE = "VMEM_STORE"
+    FLAT = "FLAT"  # the flat_* segment (may touch LDS as well as memory)
+    LDS = "LDS"  # ds_* (and the LDS parameter / direct loads)
+    BRANCH = "BRANCH"
+    WAITCNT = "WAITCNT"  # a memory-counter wait
+    BARRIER = "BARRIER"
+    MESSAGE = "MESSAGE"
+    EXPORT = "EXPORT"
+    NOP = "NOP"  # dependency waits and hazard padding: no memory counter
+    OTHER = "OTHER"
+
 
 # encoding suffixes a mnemonic may carry; the longest first, so that "_e64_dpp" goes whole
 _SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp8", "_dpp", "_sdwa")
@@ -180,8 +179,8 @@ def _split(mnemonic: str, operands: str) -> tuple[str, str]:
     return mnemonic_of(text), operands
 
 
-def category_of(mnemonic: str, tgt: Target, operands: str = "") -> str:
-    """ISA category of an instruction; `mnemonic` may be the whole instruction text.
+def class_of(mnemonic: str, tgt: Target, operands: str = "") -> InstClass:
+    """The `InstClass` of an instruction; `mnemonic` may be the whole instruction text.
 
     `operands` only matters for atomics (with return = load, without = store); when the mnemonic is
     the full text, the operands are taken from it.
@@ -189,38 +188,38 @@ def category_of(mnemonic: str, tgt: Target, operands: str = "") -> str:
     family = _rules(tgt)
     m, operands = _split(mnemonic, operands)
     if not m or m.startswith(";"):
-        return OTHER
+        return InstClass.OTHER
     if m in _WAITCNT:
-        return WAITCNT
+        return InstClass.WAITCNT
     if m in _NOP:
-        return NOP
+        return InstClass.NOP
     if m in _BARRIER:
-        return BARRIER
+        return InstClass.BARRIER
     if m in _BRANCH or m.startswith("s_cbranch_"):
-        return BRANCH
+        return InstClass.BRANCH
     if m in _MESSAGE:
-        return MESSAGE
+        return InstClass.MESSAGE
     if m in _SMEM_TIMERS or m.startswith(_SMEM_PREFIXES):
-        return SMEM
+        return InstClass.SMEM
     if m.startswith("s_"):
-        return SALU
+        return InstClass.SALU
     if m.startswith(_MFMA_PREFIXES):
-        return MFMA
+        return InstClass.MFMA
     if m.startswith("v_"):
-        return VALU
+        return InstClass.VALU
     if m.startswith("ds_") or m in _LDS_EXTRA:
-        return LDS
+        return InstClass.LDS
     if m.startswith("flat_"):
-        return FLAT
+        return InstClass.FLAT
     if m in _CACHE_CONTROL:
-        return VMEM_STORE if m in ("buffer_wbl2", "global_wb", "global_wbinv") else OTHER
+        return InstClass.VMEM_STORE if m in ("buffer_wbl2", "global_wb", "global_wbinv") else InstClass.OTHER
     if m.startswith(_VMEM_PREFIXES):
         if _is_atomic(m):
-            return VMEM_LOAD if _atomic_returns(operands, family) else VMEM_STORE
-        return VMEM_STORE if _is_store(m) else VMEM_LOAD
+            return InstClass.VMEM_LOAD if _atomic_returns(operands, family) else InstClass.VMEM_STORE
+        return InstClass.VMEM_STORE if _is_store(m) else InstClass.VMEM_LOAD
     if m in ("exp", "export") or m.startswith("exp_"):
-        return EXPORT
-    return OTHER
+        return InstClass.EXPORT
+    return InstClass.OTHER
 
 
 # The counter each kind of memory work bumps, per rule family (isa-decoding.md §5).
@@ -264,23 +263,23 @@ def counters_incremented(mnemonic: str, tgt: Target, operands: str = "") -> tupl
     m, operands = _split(mnemonic, operands)
     ops = operands.lower()
     counter = _COUNTER[family]
-    cat = category_of(m, tgt, operands)
-    if cat == LDS or m == "ds_gws_barrier":
+    cat = class_of(m, tgt, operands)
+    if cat == InstClass.LDS or m == "ds_gws_barrier":
         if m in _PARAM_LOADS:
             return ("expcnt",)
         if m.startswith("ds_gws_") or m == "ds_ordered_count" or re.search(r"\bgds\b", ops):  # GDS work
             return (counter["lds"], "expcnt")
         return (counter["lds"],)
-    if cat == SMEM:
+    if cat == InstClass.SMEM:
         return () if family == "gfx12" and m in _SMEM_TIMERS else (counter["scalar"],)
-    if cat == MESSAGE and m.startswith("s_sendmsg"):
+    if cat == InstClass.MESSAGE and m.startswith("s_sendmsg"):
         return (counter["scalar"],)
     if family == "gfx12" and m in _GFX12_BARRIER_KM:
         return ("kmcnt",)
-    if cat == FLAT:
+    if cat == InstClass.FLAT:
         store = _is_store(m) or (_is_atomic(m) and not _atomic_returns(ops, family))
         return (counter["store" if store else "load"], counter["lds"])
-    if cat in (VMEM_LOAD, VMEM_STORE):
+    if cat in (InstClass.VMEM_LOAD, InstClass.VMEM_STORE):
         if m in _CACHE_CONTROL:
             return ()
         if m.startswith("image_bvh"):
@@ -288,8 +287,8 @@ def counters_incremented(mnemonic: str, tgt: Target, operands: str = "") -> tupl
         if m.startswith(("image_sample", "image_gather")):
             return (counter["sample"],)
         # LDS DMA (buffer_load ... lds, global_load_lds_*) counts as a load even though it writes LDS.
-        return (counter["store" if cat == VMEM_STORE else "load"],)
-    if cat == EXPORT:
+        return (counter["store" if cat == InstClass.VMEM_STORE else "load"],)
+    if cat == InstClass.EXPORT:
         return ("expcnt",)
     return ()
 

@@ -57,18 +57,18 @@ TABLES = Path(__file__).resolve().parent / "tables"
 class Instruction(Record):
     """One decoded instruction. `text` is what llvm-objdump prints (mnemonic + operands)."""
 
-    __slots__ = ("address", "category", "encoding", "mnemonic", "operands", "size", "target", "text", "words")
+    __slots__ = ("address", "encoding", "inst_class", "mnemonic", "operands", "size", "target", "text", "words")
     address: int  # ELF virtual address
     size: int  # bytes
     mnemonic: str
     operands: str
     text: str
     target: int | None  # direct branch / call target (vaddr), else None
-    category: str
+    inst_class: str  # an attdec.isa.categories.InstClass ("" until classed)
     encoding: str  # SOPP, VOP3, ... ("" for an undecodable word)
     words: tuple  # the instruction's dwords
 
-    def __init__(self, address, size, mnemonic, operands, text, target=None, category="", encoding="", words=()):
+    def __init__(self, address, size, mnemonic, operands, text, target=None, inst_class="", encoding="", words=()):
         # made once per instruction (~10,000 a capture): slots and one store a line (no tuple packing) keep
         # this as cheap as a dataclass's
         self.address = address
@@ -77,7 +77,7 @@ class Instruction(Record):
         self.operands = operands
         self.text = text
         self.target = target
-        self.category = category
+        self.inst_class = inst_class
         self.encoding = encoding
         self.words = words
 
@@ -127,7 +127,7 @@ class Table:
         # mnemonic) -> (mnemonic as printed, operand text, text); two thirds of the instructions of the 33
         # code objects of ../shared/captures repeat one met before, and their operand text is half the time
         self.rendered: dict[tuple, tuple[str, str, str]] = {}
-        self.categories: dict[str, str] = {}  # mnemonic -> line category
+        self.classes: dict[str, str] = {}  # mnemonic -> InstClass
 
     def sig(self, enc: str, op: int) -> Signature | None:
         """What the probe learned about one opcode (None when it has no entry)."""
@@ -437,7 +437,7 @@ def decode_one(words, i: int, n: int, addr: int, tab: Table, lenient: bool = Fal
         mnem = "v_mfma_scale_" + (_scaled_mfma(tab, words[i + 2], words[i + 3]) or "")[len("v_mfma_") :]
     sig = tab.sig(enc, op) if sub is None else None
     if lenient and sig is not None:
-        sig = sig._replace(fixed=())
+        sig = sig.replace(fixed=())
     if ext in ("dpp", "sdwa", "dpp8") and sig is not None:
         d = words[i + 1] if i + 1 < n else None
         how = sig.extensions.get(_extension_key(enc, ext, d))  # what LLVM does with this opcode + extension
@@ -475,7 +475,7 @@ RENDERED_MAX = 1 << 14  # Table.rendered entries (a few hundred bytes each) befo
 # Lenient reading (disassemble(lenient=True)): what the official decoder's ISA source made of words that
 # LLVM refuses. A known opcode whose unused operand fields are not zero keeps its mnemonic and length;
 # an unknown opcode becomes `<class>_unknown` with its encoding's base length. The PC walk over trace
-# tokens needs both (line category and next PC) to follow kernels full of such words (tinygrad's
+# tokens needs both (line kind and next PC) to follow kernels full of such words (tinygrad's
 # discover_ops), where llvm-objdump prints 4-byte `.long`s and loses the instruction boundaries.
 UNKNOWN_NAME = {
     "SOP1": "s_unknown",
@@ -532,7 +532,7 @@ def readings(code: bytes, arch: str, vaddr: int = 0) -> tuple[list[Instruction],
 
 
 def _disassemble(code: bytes, arch: str, vaddr: int, lenient: bool, known: dict[int, Instruction]) -> list:
-    from attdec.isa.categories import category_of
+    from attdec.isa.categories import class_of
 
     tab = table_for(arch)
     n = len(code) // 4
@@ -540,7 +540,7 @@ def _disassemble(code: bytes, arch: str, vaddr: int, lenient: bool, known: dict[
     out = []
     i = 0
     fam = tab.family
-    cats = tab.categories
+    classes = tab.classes
     while i < n:
         addr = vaddr + 4 * i
         ins = known.get(addr)
@@ -557,10 +557,10 @@ def _disassemble(code: bytes, arch: str, vaddr: int, lenient: bool, known: dict[
                     size = min(BASE_SIZE.get(enc, 8), 4 * (n - i))
                     name = UNKNOWN_NAME.get(enc, "unknown")
                     ins = Instruction(addr, size, name, "", name, None, "", enc, tuple(words[i : i + size // 4]))
-        c = cats.get(ins.mnemonic)
-        if c is None:
-            c = cats[ins.mnemonic] = category_of(ins.mnemonic, tab.target)
-        ins.category = c
+        cls = classes.get(ins.mnemonic)
+        if cls is None:
+            cls = classes[ins.mnemonic] = class_of(ins.mnemonic, tab.target)
+        ins.inst_class = cls
         out.append(ins)
         i += max(ins.size, 4) // 4
     return out

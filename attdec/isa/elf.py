@@ -11,9 +11,9 @@ object the same way. Anything out of bounds is a FormatError "bad ELF: ...".
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
 
 from attdec.errors import FormatError
+from attdec.model.record import Frozen
 
 # the structs, declared once (ELF64, little-endian)
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # e_ident type machine version entry phoff shoff flags ehsize ...
@@ -28,7 +28,7 @@ SHN_UNDEF, SHN_ABS, SHN_XINDEX = 0, 0xFFF1, 0xFFFF
 STT_OBJECT, STT_FUNC = 1, 2
 
 
-class Section(NamedTuple):
+class Section(Frozen):
     name: str
     type: int
     flags: int
@@ -39,7 +39,7 @@ class Section(NamedTuple):
     entsize: int
 
 
-class ElfSymbol(NamedTuple):
+class ElfSymbol(Frozen):
     name: str
     value: int
     size: int
@@ -47,7 +47,7 @@ class ElfSymbol(NamedTuple):
     shndx: int
 
 
-class Note(NamedTuple):
+class Note(Frozen):
     name: str | None  # None when n_namesz is 0
     type: int
     desc: bytes

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from attdec.isa import categories as C
-from attdec.isa.categories import DEPCTR, WAITCNT_FIELDS
+from attdec.isa.categories import DEPCTR, WAITCNT_FIELDS, InstClass
 from attdec.model.target import Target
 
 # Kinds whose operations retire out of issue order even among themselves: scalar memory returns out of
@@ -97,22 +97,22 @@ def events_of(text: str, tgt: Target) -> dict[str, str]:
     """
     fam = tgt.family
     m = C.mnemonic_of(text)
-    cat = C.category_of(text, tgt)
+    cat = C.class_of(text, tgt)
     out: dict[str, str] = {}
     counters = C.counters_incremented(text, tgt)
     for counter in counters:
-        if cat == C.FLAT:
+        if cat == InstClass.FLAT:
             kind = "flat"
-        elif cat == C.SMEM:
+        elif cat == InstClass.SMEM:
             kind = "smem"
-        elif cat == C.MESSAGE or counter == "kmcnt":
+        elif cat == InstClass.MESSAGE or counter == "kmcnt":
             kind = "msg"
-        elif cat in (C.LDS, C.BARRIER):  # GDS/GWS count on both the LDS counter and expcnt
+        elif cat in (InstClass.LDS, InstClass.BARRIER):  # GDS/GWS count on both the LDS counter and expcnt
             if counter == "expcnt":
                 kind = "gds" if len(counters) > 1 else "param"
             else:
                 kind = "gds" if "expcnt" in counters else "lds"
-        elif cat == C.EXPORT:
+        elif cat == InstClass.EXPORT:
             kind = "export"
         else:
             kind = "vmem"
@@ -120,7 +120,7 @@ def events_of(text: str, tgt: Target) -> dict[str, str]:
     if fam == "gfx9":
         return out
     ops = _operands(text)
-    if cat in (C.VALU, C.MFMA):
+    if cat in (InstClass.VALU, InstClass.MFMA):
         if ops and ops[0].startswith("v"):
             out["va_vdst"] = "valu"
         if _writes_sgpr(ops, m):
@@ -129,9 +129,9 @@ def events_of(text: str, tgt: Target) -> dict[str, str]:
             out["va_vcc"] = "valu"
         if any(_SGPR.match(o) for o in ops[2 if "_co_" in m else 1 :]):
             out["va_ssrc"] = "valu"
-    elif cat == C.SALU and ops and _SGPR.match(ops[0]):
+    elif cat == InstClass.SALU and ops and _SGPR.match(ops[0]):
         out["sa_sdst"] = "salu"
-    elif cat in (C.VMEM_LOAD, C.VMEM_STORE, C.FLAT, C.LDS):
+    elif cat in (InstClass.VMEM_LOAD, InstClass.VMEM_STORE, InstClass.FLAT, InstClass.LDS):
         out["vm_vsrc"] = "vmem"
     return out
 
@@ -175,7 +175,7 @@ def load_destination(text: str, tgt: Target) -> frozenset[tuple[str, int]] | Non
     """The VGPRs/AGPRs a VMEM load writes (its first operand); None for anything else, for an atomic (it
     also writes memory) and for a load into LDS (`lds` modifier, `*_load_lds_*`), which other waves read."""
     m = C.mnemonic_of(text)
-    if C.category_of(text, tgt) != C.VMEM_LOAD or "lds" in m or "_atomic" in m:
+    if C.class_of(text, tgt) != InstClass.VMEM_LOAD or "lds" in m or "_atomic" in m:
         return None
     ops = _operands(text)
     if not ops or any(w == "lds" for w in ops[-1].split()):

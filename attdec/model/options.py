@@ -11,13 +11,7 @@ from __future__ import annotations
 from attdec.model.record import Frozen
 
 
-class Options(Frozen):
-    def replace(self, **changes):
-        """A copy with the fields named changed (an unknown name is a TypeError), as dataclasses.replace."""
-        return type(self)(**{**{f: getattr(self, f) for f in self.fields()}, **changes})
-
-
-class DecodeOptions(Options):
+class DecodeOptions(Frozen):
     """How raw SQTT captures are decoded (decoded inputs ignore it)."""
 
     compat: str | None = None  # the AMD decoder build reproduced (a name of decoders.compat.COMPAT; None: its default)
@@ -34,7 +28,7 @@ class DecodeOptions(Options):
             raise ValueError(f"jobs must be 1 or more (or None: one per idle core), not {self.jobs!r}")
 
 
-class InputOptions(Options):
+class InputOptions(Frozen):
     """Which inputs the paths are and how to decode the raw ones."""
 
     input_format: str | None = None  # a kind of sources.KINDS (None: detected per path)

@@ -4,7 +4,7 @@ A subclass lists its fields as annotations (inherited ones first); a class attri
 default, `field(default_factory=make)` a default made per instance, as with dataclasses. `Record` supplies
 `__init__` (positional or keyword arguments, then `__post_init__` if the class has one), `__repr__`,
 `__eq__` (same class, equal fields; unhashable, as dataclasses make them) and `fields()`; `Frozen` adds
-immutability and a hash.
+immutability, a hash and `replace`.
 
 Why not dataclasses: importing `dataclasses` imports `inspect`, and each class costs more at import (its
 methods are generated as source and compiled): for the classes a plain `attdec hotspots` run touches, more
@@ -86,6 +86,8 @@ class Record:
         return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._fields)})"
 
     def __eq__(self, other) -> bool:
+        if other is self:  # (shared constants are compared with themselves once per decoded blob)
+            return True
         if type(other) is not type(self):
             return NotImplemented
         return all(getattr(self, f) == getattr(other, f) for f in self._fields)
@@ -96,6 +98,10 @@ class Record:
 class Frozen(Record):
     """A Record that cannot be changed once made, and so can be hashed (a dict key, a set member)."""
 
+    # the hash, made once (a cache key hashed for every decoded blob): in a slot, so that `vars` and a pickle
+    # leave it out (another process hashes strings differently)
+    __slots__ = ("_hash",)
+
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
 
@@ -103,4 +109,16 @@ class Frozen(Record):
         raise AttributeError(f"cannot delete field {name!r} of a frozen {type(self).__name__}")
 
     def __hash__(self) -> int:
-        return hash(tuple(getattr(self, f) for f in self._fields))
+        try:
+            return self._hash  # type: ignore[attr-defined]  # (a slot: an annotation would make it a field)
+        except AttributeError:
+            h = hash(tuple(getattr(self, f) for f in self._fields))
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    def __getstate__(self) -> dict:
+        return self.__dict__
+
+    def replace(self, **changes):
+        """A copy with the fields named changed (an unknown name is a TypeError), as dataclasses.replace."""
+        return type(self)(**{**{f: getattr(self, f) for f in self._fields}, **changes})

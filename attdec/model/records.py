@@ -22,6 +22,16 @@ from attdec.model.target import Target, target
 if TYPE_CHECKING:
     import numpy as np
 
+# AMD's name for a field its formats (decode JSON, ui_output) spell differently; writers of those formats
+# name the field through `amd_name`, readers take AMD's columns by position.
+AMD_NAMES = {"slot": "wave_id"}
+
+
+def amd_name(field_name: str) -> str:
+    """The name AMD's formats give a record field."""
+    return AMD_NAMES.get(field_name, field_name)
+
+
 # The record layouts as (field, numpy type) lists; `INST_DTYPE` etc. are the numpy dtypes made from them.
 LAYOUTS = {
     # One executed instruction of one wave (`category` is an attdec.model.Category).
@@ -40,7 +50,7 @@ LAYOUTS = {
         ("se", "<i4"),
         ("cu", "<i4"),
         ("simd", "<i4"),
-        ("wave_id", "<i4"),
+        ("slot", "<i4"),
         ("start", "u1"),
         ("time", "<i8"),
         ("pc", "<u8"),
@@ -68,7 +78,7 @@ LAYOUTS = {
         ("value", "<u8"),
         ("cu", "u1"),
         ("simd", "u1"),
-        ("wave_id", "u1"),
+        ("slot", "u1"),
         ("flags", "u1"),
     ],
     # PERFEVENT (gfx9 PERF tokens, rocprofv3 --att-perfcounters): four 13-bit counter readings of one CU,
@@ -217,7 +227,7 @@ class Wave(Record):
     se: int
     cu: int
     simd: int
-    slot: int  # hardware wave slot in the SIMD (the decoder's wave_id)
+    slot: int  # hardware wave slot in the SIMD (AMD's wave_id)
     begin: int
     end: int
     insts: np.ndarray = field(default_factory=empty_insts)  # INST_DTYPE, in time order

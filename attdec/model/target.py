@@ -250,11 +250,19 @@ def target(name: str | Target, where: str | None = None) -> Target:
     "gfx9", "gfx9 (chip unknown)"). Unknown names raise ArchError listing the known ones."""
     if isinstance(name, Target):
         return name
+    t = _BY_NAME.get(name)
+    if t is not None:  # (a name is looked up again for every blob of a capture)
+        return t
     key = _FEATURES.sub("", str(name).strip().lower().removesuffix(" (chip unknown)")).rsplit("--", 1)[-1]
     t = TARGETS.get(key) or FAMILIES.get(key) or next((u for u in UNDETERMINED.values() if u.shown == name), None)
     if t is None:
         raise ArchError(f"unknown architecture {name!r} (known: {known_names()})", where)
+    if isinstance(name, str) and len(_BY_NAME) < 256:
+        _BY_NAME[name] = t
     return t
+
+
+_BY_NAME: dict[str, Target] = {}  # `target`'s answers, by the name as given
 
 
 def from_mach(mach: int) -> Target | None:

@@ -7,6 +7,7 @@ installed version has it, else an equivalent with the same results. numpy's name
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,21 @@ else:
 
         def dataclass_transform(**_kw):
             return lambda cls: cls
+
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:
+    from enum import Enum
+
+    class StrEnum(str, Enum):
+        """Members are their values: equal to, hashed, printed and formatted as the string."""
+
+        def __str__(self) -> str:
+            return str(self.value)
+
+        def __format__(self, spec: str) -> str:
+            return str(self.value).__format__(spec)
 
 
 @cache

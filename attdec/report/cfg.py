@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.analysis.cfg import Block, Cfg
 from attdec.analysis.hotspots import frame_of
 from attdec.analysis.loops import LoopTiming, WaveLoop
 from attdec.model import Dispatch
+from attdec.model.record import Record, field
 from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, Heading, common_dir, console, draw_table, human, pct, strip_dir, write_json
 
 
-@dataclass
-class CfgReport:
+class CfgReport(Record):
     dispatch: Dispatch
     waves: int
     cfgs: list[Cfg]

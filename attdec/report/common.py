@@ -77,7 +77,8 @@ class Console:
     def write_as_is(self, text: str, width: int | None = None) -> bool:
         """Write `text` (escaped) as rich would print it as a Text, when that is the text unchanged: no
         colour, printable lines that fit `width` (default the console's) in rich's count of cells, as most
-        of what a command prints is; whether it did (if not, the caller has rich lay it out)."""
+        of what a command prints is; whether it did (if not, the caller has rich lay it out). Why: rich's
+        import and its layout of every line were most of a piped command's printing (benchmarks/RESULTS.md)."""
         if self.color:
             return False
         lines = text.split("\n")

@@ -6,12 +6,11 @@ rendered either as text tables or as GitHub markdown, so both say the same thing
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attdec.analysis.compare import FIELDS, METRICS, NOISE_RULE, Diff, DiffRow, KernelDiff, KernelNoise, Spread
 from attdec.analysis.stats import FDR, t_critical
+from attdec.model.record import Record, field
 from attdec.report import COMPARE_FORMATS
 from attdec.report.base import Reporters, Writer
 from attdec.report.common import (
@@ -62,8 +61,7 @@ def verdict(sig: bool | None) -> str:
 # --------------------------------------------------------------------------------------------- blocks
 
 
-@dataclass
-class Block:
+class Block(Record):
     kind: str  # "title", "line", "note", "caption", "table"
     text: str = ""
     header: list[str] = field(default_factory=list)

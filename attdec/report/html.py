@@ -20,7 +20,6 @@ import json
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from importlib.resources import files
 from typing import TextIO
 
@@ -39,6 +38,7 @@ from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
 from attdec.analysis.waits import Attribution, attribute, wait_pairs_by_wave, wait_sites
 from attdec.model import Dispatch
+from attdec.model.record import Record
 from attdec.report import Limits
 from attdec.report.advise import where_text
 from attdec.report.common import common_dir, human, pct
@@ -47,8 +47,7 @@ from attdec.report.views import views
 _ASSETS = files("attdec.report") / "assets"
 
 
-@dataclass
-class Table:
+class Table(Record):
     """An extra view: a titled sortable table (what a later analysis hands the report)."""
 
     title: str

@@ -10,14 +10,16 @@ import json
 import os
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from attdec.model import Category
-from attdec.model.records import Timeline
+from attdec.model.record import Frozen
+from attdec.model.records import Timeline, amd_name
 from attdec.report.base import Reporters, Writer
 
 _PLAIN_NAMES = [c.name for c in Category]  # by value: an IntEnum call per record costs more than its row
 _NAMES = [f'"{name}"' for name in _PLAIN_NAMES]
+_SLOT = amd_name("slot")
 CHUNK = 1 << 16  # rows formatted at once: bounds the text held in memory
 
 
@@ -64,7 +66,7 @@ def write_json(dispatches, out) -> None:
             if len(o):
                 w("" if first else ",\n")
                 first = False
-                cols = [o[k].tolist() for k in ("se", "cu", "simd", "wave_id", "start", "time", "pc")]
+                cols = [o[k].tolist() for k in ("se", "cu", "simd", "slot", "start", "time", "pc")]
                 _write_rows_with_ids(w, cols, res, o["pc"])
         w("]")
         for k, v in rest.items():
@@ -87,7 +89,7 @@ def _write_rows_with_ids(w, cols: list[list], res, pcs) -> None:
 def _write_wave(w, wave, res) -> None:
     a = wave.insts
     w(
-        f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "wave_id": {wave.slot}, '
+        f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "{_SLOT}": {wave.slot}, '
         f'"begin_time": {wave.begin}, "end_time": {wave.end}, "contexts": {wave.contexts}, "timeline": ['
     )
     runs = wave.timeline
@@ -139,7 +141,7 @@ def _dumps(rows: list) -> list[str]:
 _SIDE: dict[str, Callable[[Any, str], list[str]]] = {
     "realtime": lambda r, _: _columns_json([[r.se] * len(r.realtime), *map(list, zip(*r.realtime))]),
     "inst_other_simd": lambda r, _: _rows(r.other_simd, ("se", "time", "cycles", "wgp", "category"), named=4),
-    "shaderdata": lambda r, _: _rows(r.shaderdata, ("se", "time", "value", "cu", "simd", "wave_id", "flags")),
+    "shaderdata": lambda r, _: _rows(r.shaderdata, ("se", "time", "value", "cu", "simd", "slot", "flags")),
     "perfevents": lambda r, _: _rows(
         r.perfevents, ("se", "time", "events0", "events1", "events2", "events3", "cu", "bank")
     ),
@@ -228,7 +230,7 @@ def columns(dispatches) -> dict[str, dict]:
     return out
 
 
-class BlobSummary(NamedTuple):
+class BlobSummary(Frozen):
     """What the text summary and `decode`'s warnings read of a BlobResult: a few numbers, so that a
     --jobs worker sends these back rather than the records (attdec.sources.parallel)."""
 

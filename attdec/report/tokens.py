@@ -26,11 +26,11 @@ def _offset(nibble: int) -> str:
 
 def _fields_text(row: TokenRow) -> str:
     if row.packet is None:  # a run of unassigned ids
-        return f"{row.fields['ids']} unassigned token ids: lost sync here, each read as an 8-bit token"
+        return f"{row.values['ids']} unassigned token ids: lost sync here, each read as an 8-bit token"
     out = []
     fields = row.packet.fields
     reg = register_name(row)
-    for name, v in row.fields.items():
+    for name, v in row.values.items():
         if name == "delta":
             continue
         f = fields[name]
@@ -74,7 +74,7 @@ def _token_json(row: TokenRow) -> dict:
         d["nibble"] = 1
     d["type"], d["time"] = row.name, row.time
     fields: dict = {}
-    for name, v in row.fields.items():
+    for name, v in row.values.items():
         fields[name] = v
         f = row.packet.fields[name] if row.packet is not None else None
         if f is not None and f.names is not None and v in f.names:

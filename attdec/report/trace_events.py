@@ -12,7 +12,6 @@ first, then the detail of whole waves in the order they began, and the trace say
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import TextIO
 
 import numpy as np
@@ -24,12 +23,12 @@ from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.timeline import assign_lanes, state_runs, value_names
 from attdec.errors import InputError
 from attdec.model import Dispatch, Wave, WaveState
+from attdec.model.record import Record, field
 from attdec.model.totals import distinct
 from attdec.report import TRACE_GRANULARITIES
 
 
-@dataclass
-class TraceSummary:
+class TraceSummary(Record):
     events: int = 0
     waves: int = 0
     detailed_waves: int = 0  # waves whose instructions / states were written

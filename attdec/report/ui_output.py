@@ -24,6 +24,7 @@ import numpy as np
 
 from attdec.errors import InputError
 from attdec.model import REALTIME_HZ, Dispatch, Target, Wave
+from attdec.model.records import amd_name
 from attdec.model.totals import distinct
 from attdec.report.output import open_output, output_folder
 
@@ -220,7 +221,7 @@ def other_simd_files(d: Dispatch) -> list[tuple[str, int, dict]]:
     return out
 
 
-SHADERDATA_SCHEMA = ["time", "value", "cu", "simd", "wave_id", "flags"]
+SHADERDATA_FIELDS = ("time", "value", "cu", "simd", "slot", "flags")
 
 
 def shaderdata_files(d: Dispatch) -> list[tuple[str, int, dict]]:
@@ -233,12 +234,12 @@ def shaderdata_files(d: Dispatch) -> list[tuple[str, int, dict]]:
     for se in distinct(sd["se"]).tolist():
         r = sd[sd["se"] == se]
         r = r[np.argsort(r["time"], kind="stable")]
-        rows = [[int(r[k][i]) for k in SHADERDATA_SCHEMA] for i in range(len(r))]
+        rows = [[int(r[k][i]) for k in SHADERDATA_FIELDS] for i in range(len(r))]
         doc = {
             "type": "shaderdata",
             "begin_time": int(r["time"][0]),
             "end_time": int(r["time"][-1]),
-            "records_schema": SHADERDATA_SCHEMA,
+            "records_schema": [amd_name(k) for k in SHADERDATA_FIELDS],
             "records_count": len(r),
             "records": rows,
         }
@@ -259,7 +260,7 @@ def occupancy_json(d: Dispatch) -> dict:
                     o["time"],
                     o["cu"].astype(np.int64),
                     o["simd"].astype(np.int64),
-                    o["wave_id"].astype(np.int64),
+                    o["slot"].astype(np.int64),
                     o["start"].astype(np.int64),
                     np.ones(len(o), np.int64),
                 ],

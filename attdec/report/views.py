@@ -15,19 +15,20 @@ from attdec.analysis.clock import Clock
 from attdec.analysis.counters import counter_report
 from attdec.analysis.occupancy import achieved_occupancy
 from attdec.isa import categories as C
+from attdec.isa.categories import InstClass
 from attdec.model import Dispatch
 
-# Instruction classes of the utilisation view, and the ISA categories each one gathers.
-CLASSES = ("VALU", "VMEM", "SCALAR", "LDS", "MFMA", "OTHER")
-CLASS_OF_CATEGORY = {
-    C.VALU: "VALU",
-    C.MFMA: "MFMA",
-    C.VMEM_LOAD: "VMEM",
-    C.VMEM_STORE: "VMEM",
-    C.FLAT: "VMEM",
-    C.SALU: "SCALAR",
-    C.SMEM: "SCALAR",
-    C.LDS: "LDS",
+# The utilisation view's classes, and the InstClasses each one gathers.
+UTIL_CLASSES = ("VALU", "VMEM", "SCALAR", "LDS", "MFMA", "OTHER")
+UTIL_CLASS_OF = {
+    InstClass.VALU: "VALU",
+    InstClass.MFMA: "MFMA",
+    InstClass.VMEM_LOAD: "VMEM",
+    InstClass.VMEM_STORE: "VMEM",
+    InstClass.FLAT: "VMEM",
+    InstClass.SALU: "SCALAR",
+    InstClass.SMEM: "SCALAR",
+    InstClass.LDS: "LDS",
 }
 UTIL_BINS = 400  # time bins of the utilisation view
 HIST_BINS = 200  # time bins of the latency histogram
@@ -37,10 +38,10 @@ COUNTER_POINTS = 2_000  # points per counter series; longer ones are summed into
 def _line_classes(d: Dispatch) -> np.ndarray:
     """Class index of each listing line id (unknown ids: OTHER)."""
     top = max((c.line for c in d.code), default=-1)
-    out = np.full(top + 1, CLASSES.index("OTHER"), np.int64)
+    out = np.full(top + 1, UTIL_CLASSES.index("OTHER"), np.int64)
     for c in d.code:
         if not c.is_label:
-            out[c.line] = CLASSES.index(CLASS_OF_CATEGORY.get(C.category_of(c.text, d.target), "OTHER"))
+            out[c.line] = UTIL_CLASSES.index(UTIL_CLASS_OF.get(C.class_of(c.text, d.target), "OTHER"))
     return out
 
 
@@ -65,7 +66,7 @@ def _executed(d: Dispatch) -> dict[str, np.ndarray]:
         line, simd = line[keep], simd[keep]
         cols = {k: v[keep] for k, v in cols.items()}
     classes = _line_classes(d)
-    cls = np.full(len(line), CLASSES.index("OTHER"), np.int64)
+    cls = np.full(len(line), UTIL_CLASSES.index("OTHER"), np.int64)
     known = line < len(classes)
     cls[known] = classes[line[known]]
     return {**cols, "cls": cls, "simd": simd, "simds": np.array(simds, np.int64)}
@@ -111,10 +112,10 @@ def utilization(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
     t1 = max([w.end for w in d.waves] + ([int((ex["time"] + ex["dur"]).max())] if len(ex["time"]) else []))
     q, nb = _grid(t0, max(t1, t0 + 1), UTIL_BINS)
     n = len(ex["simds"])
-    group = ex["simd"] * len(CLASSES) + ex["cls"]
-    busy = busy_bins(ex["time"], ex["dur"] - ex["stall"], group, n * len(CLASSES), t0, q, nb)
-    busy = busy.reshape(n, len(CLASSES), nb)
-    hits = np.bincount(group, minlength=n * len(CLASSES)).reshape(n, len(CLASSES))
+    group = ex["simd"] * len(UTIL_CLASSES) + ex["cls"]
+    busy = busy_bins(ex["time"], ex["dur"] - ex["stall"], group, n * len(UTIL_CLASSES), t0, q, nb)
+    busy = busy.reshape(n, len(UTIL_CLASSES), nb)
+    hits = np.bincount(group, minlength=n * len(UTIL_CLASSES)).reshape(n, len(UTIL_CLASSES))
     return {
         "t0": int(t0),
         "q": int(q),
@@ -212,7 +213,7 @@ def views(d: Dispatch, pack, notes: list[str], clock: Clock | None = None) -> di
             r["series"] = {k: pack(v) for k, v in r["series"].items()}
     hits = len(ex["time"])
     return {
-        "classes": list(CLASSES),
+        "classes": list(UTIL_CLASSES),
         "cost": float(ex["dur"].sum()) / hits if hits else None,  # latency per executed instruction
         "utilization": util,
         "histogram": hist,

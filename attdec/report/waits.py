@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from attdec.analysis.hotspots import frame_of
 from attdec.analysis.latency import AmdHidden, AmdHiddenLatency, HiddenLatency, Latency
 from attdec.analysis.waits import WaitSite
 from attdec.isa.categories import mnemonic_of
 from attdec.model import CodeLine, Dispatch
+from attdec.model.record import Record
 from attdec.report.base import Reporters, Writer
 from attdec.report.common import Col, common_dir, console, draw_table, human, pct, strip_dir, write_csv, write_json
 
 
-@dataclass
-class WaitReport:
+class WaitReport(Record):
     dispatch: Dispatch
     waves: int
     sites: list[WaitSite]
@@ -184,8 +183,7 @@ def _waits_section(con, r: WaitReport, top: int, producers: int) -> None:
 # ---- attdec latency -------------------------------------------------------------------------------
 
 
-@dataclass
-class LatencyReport:
+class LatencyReport(Record):
     dispatch: Dispatch
     waves: int
     result: HiddenLatency
@@ -321,8 +319,7 @@ def _latency_section(con, r: LatencyReport, by: str, top: int) -> None:
 # ---- attdec latency --definition amd --------------------------------------------------------------
 
 
-@dataclass
-class AmdLatencyReport:
+class AmdLatencyReport(Record):
     dispatch: Dispatch
     waves: int
     result: AmdHiddenLatency

@@ -54,7 +54,8 @@ def load(blobs, code, tgt: Target | None = None, se: int | None = None, need_cod
             "two blobs for the same shader engine; name them ..._se<N>.att", ", ".join(str(b) for b in blobs)
         )
     name = Path(blobs[0]).name if len(blobs) == 1 else "explicit"
-    return RawDispatch(name=name, target=tgt, code_objects=cos, blobs=sorted(raws), path=str(Path(blobs[0]).parent))
+    raws.sort(key=lambda b: b.se)
+    return RawDispatch(name=name, target=tgt, code_objects=cos, blobs=raws, path=str(Path(blobs[0]).parent))
 
 
 def codemap(code, arch: str | None = None):

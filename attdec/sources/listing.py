@@ -59,7 +59,7 @@ def listed_code(rows: list[CodeLine], tgt: Target) -> list[tuple[int, ListedCode
     code.json listing (Codeobj 0, PCs outside every code object, is left out). A listed instruction's size
     is the distance to the next listed address (4 for the last one)."""
     from attdec.isa import Instruction
-    from attdec.isa.categories import category_of
+    from attdec.isa.categories import class_of
 
     by_object: dict[int, list[CodeLine]] = {}
     for r in rows:
@@ -73,7 +73,7 @@ def listed_code(rows: list[CodeLine], tgt: Target) -> list[tuple[int, ListedCode
         for i, r in enumerate(insts_rows):
             size = insts_rows[i + 1].vaddr - r.vaddr if i + 1 < len(insts_rows) else 4
             mnemonic, _, operands = r.text.strip().partition(" ")
-            cat = category_of(mnemonic, tgt)
+            cat = class_of(mnemonic, tgt)
             insts.append(Instruction(r.vaddr, size, mnemonic, operands.strip(), r.text, None, cat, "code.json"))
         if not insts:
             continue

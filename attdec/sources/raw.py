@@ -17,12 +17,12 @@ import gc
 import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from attdec.errors import ArchError, AttdecError, FormatError
 from attdec.model import CounterSamples, Dispatch, KernelResources, Wave, WaveTable, empty_occupancy
 from attdec.model.options import DecodeOptions
-from attdec.model.record import Record, field
+from attdec.model.record import Frozen, Record, field
 from attdec.model.records import MAX_SE
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from attdec.model.target import Target
 
 
-class RawCodeObject(NamedTuple):
+class RawCodeObject(Frozen):
     """A code object's bytes, where it was loaded and its load id (code.json's Codeobj column)."""
 
     data: bytes
@@ -46,7 +46,7 @@ class RawCodeObject(NamedTuple):
 MAPPED_BLOB = 64 << 20
 
 
-class RawBlob(NamedTuple):
+class RawBlob(Frozen):
     """One shader engine's SQTT stream for one dispatch."""
 
     se: int

@@ -163,7 +163,7 @@ def _parse(files, name: str, parse, *args, doc=None):
         raise FormatError(f"unexpected structure ({type(e).__name__}: {e})", files.where(name)) from None
 
 
-I32 = (-(1 << 31), (1 << 31) - 1)  # what the occupancy records' cu/simd/wave_id hold
+I32 = (-(1 << 31), (1 << 31) - 1)  # what the occupancy records' cu/simd/slot hold
 # code.json line ids are below the row count in every real listing; analyses size tables by the largest id,
 # so a larger one (a hostile 2^40) is refused rather than allocated
 LINE_IDS_PER_ROW = 16
@@ -480,7 +480,7 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
         if a is not None:  # the common case, vectorised
             part = np.zeros(len(a), OCCUPANCY_DTYPE)
             part["se"] = se
-            for j, name in enumerate(("time", "cu", "simd", "wave_id", "start")):
+            for j, name in enumerate(("time", "cu", "simd", "slot", "start")):
                 part[name] = a[:, j]
             parts.append(part)
             kids.update(distinct(a[:, 5]).tolist())
@@ -505,14 +505,17 @@ def parse_occupancy(doc, where: str) -> tuple[np.ndarray, set[int], dict[str, st
     return occ, kids, {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
-def parse_realtime(doc, where: str = "realtime.json") -> dict[int, list[tuple[int, int]]]:
-    """realtime.json -> (shader clock, reference clock) pairs per SE."""
+def parse_realtime(doc, where: str = "realtime.json") -> tuple[dict[int, list[tuple[int, int]]], int | None]:
+    """realtime.json -> (shader clock, reference clock) pairs per SE, and the reference clock's frequency in Hz
+    as metadata.frequency states it (None: not stated; the clock then defaults to REALTIME_HZ)."""
     if not isinstance(doc, dict):
-        return {}
+        return {}, None
     out = {}
     for k in sorted(k for k in doc if k.startswith("SE") and k[2:].isdigit()):
         out[_int(k[2:], where, f"key {k!r}", 0, MAX_SE)] = _pairs(doc[k], where, k)
-    return dict(sorted(out.items()))
+    meta = doc.get("metadata")
+    hz = meta.get("frequency") if isinstance(meta, dict) else None
+    return dict(sorted(out.items())), None if hz is None else _int(hz, where, "metadata.frequency", 1, I64[1])
 
 
 def _pairs(raw, where: str, what: str) -> list[tuple[int, int]]:
@@ -597,9 +600,9 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
             damage.extend(listing_disagreements(waves, code, files.where("code.json")))
         return waves
 
-    realtime_se = {}
+    realtime_se, rt_frequency = {}, None
     if files.has("realtime.json"):
-        realtime_se = _parse(files, "realtime.json", parse_realtime, files.where("realtime.json"))
+        realtime_se, rt_frequency = _parse(files, "realtime.json", parse_realtime, files.where("realtime.json"))
     side_records = {key: _side_records(files, fn, key, problems) for key in SIDE_RECORDS}
     kernel = kernel_name(code)
     damage = other_kernel(files, code)
@@ -618,6 +621,7 @@ def read_dispatch(files, tracker: Tracker | None = None) -> Dispatch:
         occupancy=deferred(lambda: occupancy_file()[0]),
         realtime=realtime_se[min(realtime_se)] if realtime_se else [],
         realtime_se=realtime_se,
+        rt_frequency=rt_frequency,
         path=files.label,
         problems=problems,
         damage=damage,
@@ -709,7 +713,7 @@ def listing_disagreements(waves: list[Wave], code: list[CodeLine], where: str) -
 # the record layout, file-level fields copied into every record)
 SIDE_RECORDS = {
     "other_simd_filenames": ("instructions", ("time", "cycles", "category"), "OTHER_SIMD_DTYPE", ("wgp",)),
-    "shaderdata_filenames": ("records", ("time", "value", "cu", "simd", "wave_id", "flags"), "SHADERDATA_DTYPE", ()),
+    "shaderdata_filenames": ("records", ("time", "value", "cu", "simd", "slot", "flags"), "SHADERDATA_DTYPE", ()),
 }
 
 

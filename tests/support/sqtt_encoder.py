@@ -125,23 +125,23 @@ class RdnaEncoder:
         return self
 
     # -- waves and instructions ------------------------------------------------------------------------------
-    def wave_start(self, simd: int, wid: int, wgp: int = 0, sa: int = 0, count: int = 0, **more: int):
-        return self.token("WAVE_START", simd=simd, wid=wid, wgp=wgp, sa=sa, count=count, **more)
+    def wave_start(self, simd: int, slot: int, wgp: int = 0, sa: int = 0, count: int = 0, **more: int):
+        return self.token("WAVE_START", simd=simd, slot=slot, wgp=wgp, sa=sa, count=count, **more)
 
-    def wave_end(self, simd: int, wid: int, wgp: int = 0, sa: int = 0, delta: int = 0) -> RdnaEncoder:
-        return self.token("WAVE_END", simd=simd, wid=wid, wgp=wgp, sa=sa, delta=delta)
+    def wave_end(self, simd: int, slot: int, wgp: int = 0, sa: int = 0, delta: int = 0) -> RdnaEncoder:
+        return self.token("WAVE_END", simd=simd, slot=slot, wgp=wgp, sa=sa, delta=delta)
 
-    def inst(self, wid: int, op: int | str, delta: int = 0) -> RdnaEncoder:
+    def inst(self, slot: int, op: int | str, delta: int = 0) -> RdnaEncoder:
         """INST of opcode `op` (a number or its name in the family's opcode table)."""
         if isinstance(op, str):
             op = next(k for k, v in self.fmt.ops.items() if v.name == op)
-        return self.token("INST", wid=wid, op=op, delta=delta)
+        return self.token("INST", slot=slot, op=op, delta=delta)
 
-    def valu(self, wid: int, delta: int = 0) -> RdnaEncoder:
-        return self.token("VALU_INST", wid=wid, delta=delta)
+    def valu(self, slot: int, delta: int = 0) -> RdnaEncoder:
+        return self.token("VALU_INST", slot=slot, delta=delta)
 
-    def imm_one(self, wid: int, delta: int = 0) -> RdnaEncoder:
-        return self.token("IMM_ONE", wid=wid, delta=delta)
+    def imm_one(self, slot: int, delta: int = 0) -> RdnaEncoder:
+        return self.token("IMM_ONE", slot=slot, delta=delta)
 
     def immediate(self, mask: int, delta: int = 0) -> RdnaEncoder:
         return self.token("IMMEDIATE", mask=mask, delta=delta)
@@ -149,9 +149,9 @@ class RdnaEncoder:
     def wave_ready(self, mask: int, delta: int = 0) -> RdnaEncoder:
         return self.token("WAVE_READY", mask=mask, delta=delta)
 
-    def new_pc(self, wid: int, pc: int, delta: int = 0) -> RdnaEncoder:
+    def new_pc(self, slot: int, pc: int, delta: int = 0) -> RdnaEncoder:
         """NEW_PC: byte address pc (a multiple of 4), stored in dwords."""
-        return self.token("NEW_PC", wid=wid, pc_dw=pc >> 2, delta=delta)
+        return self.token("NEW_PC", slot=slot, pc_dw=pc >> 2, delta=delta)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ def build(generation: int) -> bytes:
     e = RdnaEncoder(generation, dp_rate=1)  # dprate 1
     e.kernel_entry(ENTRY)
     e.advance(10)  # t = 10
-    e.wave_start(simd=0, wid=0)  # traced wave, begin 10
-    e.wave_start(simd=1, wid=3)  # untraced (SIMD 1), begin 10
+    e.wave_start(simd=0, slot=0)  # traced wave, begin 10
+    e.wave_start(simd=1, slot=3)  # untraced (SIMD 1), begin 10
     e.advance(10)  # t = 20
     e.inst(0, "smem_rd")  # SMEM at 20, 1 cycle
     e.valu(0, delta=2)  # VALU at 22
@@ -37,8 +37,8 @@ def build(generation: int) -> bytes:
     e.advance(10)  # t = 40
     e.imm_one(0)  # s_waitcnt-like immediate at 40
     e.advance(10)  # t = 50
-    e.wave_end(simd=0, wid=0)  # traced wave ends at 50
-    e.wave_end(simd=1, wid=3, delta=3)  # untraced wave ends at 53
+    e.wave_end(simd=0, slot=0)  # traced wave ends at 50
+    e.wave_end(simd=1, slot=3, delta=3)  # untraced wave ends at 53
     return e.data()
 
 

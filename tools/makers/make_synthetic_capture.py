@@ -59,33 +59,33 @@ REALTIME_START = 1_000_000
 SHORT = [*BODY[:6], ("branch_taken", (0, 0)), BODY[-1]]
 
 
-def emit(e: RdnaEncoder, wid: int, token: str) -> None:
+def emit(e: RdnaEncoder, slot: int, token: str) -> None:
     if token == "valu":
-        e.valu(wid)
+        e.valu(slot)
     elif token == "imm":
-        e.imm_one(wid)
+        e.imm_one(slot)
     else:
-        e.inst(wid, token)
+        e.inst(slot, token)
 
 
 def stream(rng: random.Random, se: int, dispatch: int) -> bytes:
     """Waves of one SE: (time, order, action) events merged in time order, then encoded."""
     events = []
     for k in range(4):
-        wid, path = k, SHORT if (se + dispatch + k) % 4 == 3 else BODY
+        slot, path = k, SHORT if (se + dispatch + k) % 4 == 3 else BODY
         t = 40 + 32 * k + 8 * se
-        events.append((t, 0, lambda e, w=wid: e.wave_start(simd=0, wid=w)))
+        events.append((t, 0, lambda e, w=slot: e.wave_start(simd=0, slot=w)))
         t += 8 + 4 * rng.randint(0, 3)
         for token, (lo, hi) in path:
             if token is None:
                 continue
             t += 4 + rng.randint(lo, hi)
-            events.append((t, 1, lambda e, w=wid, tok=token: emit(e, w, tok)))
-        events.append((t + 8, 2, lambda e, w=wid: e.wave_end(simd=0, wid=w)))
+            events.append((t, 1, lambda e, w=slot, tok=token: emit(e, w, tok)))
+        events.append((t + 8, 2, lambda e, w=slot: e.wave_end(simd=0, slot=w)))
     for t in range(16, 1200, 200):  # realtime samples: a 100 MHz clock against a 2.5 GHz shader clock
         events.append((t, 0, lambda e, rt=REALTIME_START + t // 25: e.token("TIMESTAMP", rt=1, value=rt)))
-    events.append((60, 0, lambda e: e.wave_start(simd=1, wid=5)))  # untraced SIMD: occupancy only
-    events.append((900, 2, lambda e: e.wave_end(simd=1, wid=5)))
+    events.append((60, 0, lambda e: e.wave_start(simd=1, slot=5)))  # untraced SIMD: occupancy only
+    events.append((900, 2, lambda e: e.wave_end(simd=1, slot=5)))
     e = RdnaEncoder(11, dp_rate=1)
     e.kernel_entry(BASE + ENTRY)
     now = 0

@@ -183,7 +183,7 @@ def as_library(r) -> dict:
         rows = [list(x) for x in zip(*(a[f].tolist() for f in ("pc", "time", "duration", "stall", "category")))]
         waves.append([w.cu, w.simd, w.slot, w.begin, w.end, [list(t) for t in w.timeline], rows])
     occ = r.occupancy
-    occupancy = list(zip(*(occ[f].tolist() for f in ("cu", "simd", "wave_id", "start", "time", "pc"))))
+    occupancy = list(zip(*(occ[f].tolist() for f in ("cu", "simd", "slot", "start", "time", "pc"))))
     return {"waves": waves, "occupancy": occupancy}
 
 

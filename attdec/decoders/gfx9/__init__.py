@@ -73,7 +73,7 @@ def decode(
     """
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
-    res = BlobResult(se=se, arch=tgt.name)
+    res = BlobResult(se=se, target=tgt)
     nbody = len(data) - HEADER_BYTES
     words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)  # no copy of the blob
     starts, truncated = token_starts(words)

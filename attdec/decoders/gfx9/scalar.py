@@ -330,7 +330,7 @@ class ScalarPass:
             a = np.array(self.shaderdata, np.int64)
             res.shaderdata = np.zeros(len(a), SHADERDATA_DTYPE)
             res.shaderdata["se"] = res.se
-            for j, k in enumerate(("time", "value", "cu", "simd", "wave_id")):
+            for j, k in enumerate(("time", "value", "cu", "simd", "slot")):
                 res.shaderdata[k] = a[:, j]
         if proto.counter_interval:  # every CU and bank read: an empty event one interval after its last reading
             perf += [
@@ -346,7 +346,7 @@ class ScalarPass:
         a = np.frombuffer(self.occ_front + self.occ, np.int64).reshape(-1, 6)
         o = np.zeros(len(a), OCCUPANCY_DTYPE)
         o["se"] = res.se
-        o["cu"], o["simd"], o["wave_id"], o["start"], o["time"] = a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4]
+        o["cu"], o["simd"], o["slot"], o["start"], o["time"] = a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4]
         o["pc"] = a[:, 5].astype(np.uint64)
         res.occupancy = o
 

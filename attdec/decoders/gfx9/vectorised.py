@@ -178,7 +178,7 @@ def run_vectorised(
         sv = vals[sd]
         res.shaderdata["time"], res.shaderdata["value"] = times[sd], GFX9["SHADERDATA"]["data"].column(sv)
         res.shaderdata["cu"], res.shaderdata["simd"] = _col("SHADERDATA", "cu", sv), _col("SHADERDATA", "simd", sv)
-        res.shaderdata["wave_id"] = _col("WAVE_START", "slot", sv)  # the same bits in every wave-addressed token
+        res.shaderdata["slot"] = _col("WAVE_START", "slot", sv)  # the same bits in every wave-addressed token
     res.occupancy = occupancy
 
 
@@ -273,7 +273,7 @@ def _occupancy(life: _Lifecycle, lost: np.ndarray, se: int) -> np.ndarray:
     r = row.nonzero()[0]
     occ = np.zeros(len(front) + len(r), OCCUPANCY_DTYPE)
     occ["se"] = se
-    for name, col in (("cu", cu), ("simd", simd), ("wave_id", slot)):
+    for name, col in (("cu", cu), ("simd", simd), ("slot", slot)):
         occ[name][: len(front)] = col[front]
         occ[name][len(front) :] = col[r]
     occ["start"][: len(front)] = 1

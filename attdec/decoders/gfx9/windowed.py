@@ -204,11 +204,11 @@ def decode_windowed(
     a time, as rdna.windowed.decode_windowed does an RDNA one (the same arguments); `target_cu` as gfx9.decode's."""
     hdr = parse_header(data, where)
     tcu = hdr["target_cu"] if target_cu is None else int(target_cu)
-    return _decode(data, tgt.name, code, se, rules, fold, window, tcu, progress, occupancy)
+    return _decode(data, tgt, code, se, rules, fold, window, tcu, progress, occupancy)
 
 
-def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=True) -> BlobResult:
-    res = BlobResult(se=se, arch=arch)
+def _decode(data, tgt, code, se, rules, fold, window, tcu, progress, occupancy=True) -> BlobResult:
+    res = BlobResult(se=se, target=tgt)
     res.bytes_decoded = len(data)
     nbody = len(data) - HEADER_BYTES
     words = np.frombuffer(data, "<u2", count=nbody // 2, offset=HEADER_BYTES)
@@ -234,7 +234,7 @@ def _decode(data, arch, code, se, rules, fold, window, tcu, progress, occupancy=
         vals = np.concatenate([np.array([p[1] for p in pre], np.uint64), t["vals"]])
         times = np.concatenate([np.full(len(pre), -1, np.int64), t["times"]])
         offsets = np.concatenate([np.full(len(pre), -1, np.int64), t["offsets"]])
-        seg = BlobResult(se=se, arch=arch)
+        seg = BlobResult(se=se, target=tgt)
         seg.bytes_decoded = len(data)
         base = len(carried.stitched)
         run_model(seg, types, vals, times, offsets, tcu, code, rules, carried=carried)

@@ -36,7 +36,7 @@ def decode(
     With `vectorised`, blobs without traps or context switches run the timing model in numpy; otherwise,
     and whenever that model declines, the scalar reference model runs.
     """
-    fmt, arch = FORMATS[tgt.generation], tgt.name
+    fmt = FORMATS[tgt.generation]
     tk = split(
         data, fmt, whole_window=fmt.whole_window and rules.gfx12_end_window, time_extra=rules.rdna_time_token_extra
     )
@@ -44,10 +44,10 @@ def decode(
         ready_reorder(tk)
     if vectorised and (insts := vectorisable(tk, fmt, rules)):
         try:
-            return as_reported(decode_vectorised(tk, fmt, data, arch, code, se, where, rules, insts=insts), rules)
+            return as_reported(decode_vectorised(tk, fmt, data, tgt, code, se, where, rules, insts=insts), rules)
         except NotVectorisable:
             pass
-    return as_reported(decode_scalar(tk, fmt, data, arch, code, se, where, rules), rules)
+    return as_reported(decode_scalar(tk, fmt, data, tgt, code, se, where, rules), rules)
 
 
 __all__ = ["FORMATS", "decode", "split"]

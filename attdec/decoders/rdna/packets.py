@@ -131,20 +131,20 @@ OP_JUMP, OP_TRAP, OP_BARRIER, OP_RFE = 5, 6, 19, 117
 # ----------------------------------------------------------------------------------------------------
 # fmt: off
 def _wave_start(name: str, id: int, bits: int) -> Packet:
-    return P(name, id, 5, bits, delta=(5, 6), sa=7, simd=(8, 9), wgp=(10, 12), wid=(13, 17), queue=(18, 20),
+    return P(name, id, 5, bits, delta=(5, 6), sa=7, simd=(8, 9), wgp=(10, 12), slot=(13, 17), queue=(18, 20),
              pipe=(21, 22), me=23, dispatcher=24, count=(25, 31))
 
 
 def _wave_start_gfx12(name: str, id: int, bits: int, **ext) -> Packet:
-    return P(name, id, 5, bits, delta=(5, 6), sa=7, simd=(8, 9), wgp=(10, 13), wid=(15, 19), pipe=(20, 21),
+    return P(name, id, 5, bits, delta=(5, 6), sa=7, simd=(8, 9), wgp=(10, 13), slot=(15, 19), pipe=(20, 21),
              me=22, count=(25, 31), **ext)
 
 
 def _shader_data(name: str, id: int, id_bits: int, bits: int, data_bits: int, gfx12: bool = False) -> Packet:
     if gfx12:
-        return P(name, id, id_bits, bits, delta=(7, 9), sa=10, simd=(11, 12), wgp=(13, 16), wid=(17, 21),
+        return P(name, id, id_bits, bits, delta=(7, 9), sa=10, simd=(11, 12), wgp=(13, 16), slot=(17, 21),
                  data=F(22, 21 + data_bits, hex=True), sdt=(22 + data_bits, 23 + data_bits))
-    return P(name, id, id_bits, bits, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 13), invalid=flag(14), wid=(15, 19),
+    return P(name, id, id_bits, bits, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 13), invalid=flag(14), slot=(15, 19),
              data=F(20, 19 + data_bits, hex=True))
 
 
@@ -168,22 +168,22 @@ GFX10 = PacketTable(
         P("TIME", 0x8, 4, 8, delta=(4, 7), delta_bias=4),
         P("REG", 0x9, 4, 64, delta=(4, 6), pipe=(7, 8), me=(9, 10), rdp=flag(11), context=(12, 14), cs=flag(15),
           addr=F(16, 31, hex=True), data=F(32, 63, hex=True)),
-        P("IMM_ONE", 0xD, 4, 12, delta=(4, 6), wid=(7, 11)),
+        P("IMM_ONE", 0xD, 4, 12, delta=(4, 6), slot=(7, 11)),
         P("ALU_EXEC", 0xE, 4, 8, delta=(4, 5), src=(6, 7)),
         P("VMEM_EXEC", 0xF, 4, 8, delta=(4, 5), src=(6, 7)),
-        P("INST", 0b010, 3, 20, delta=(4, 6), wave64_hi=flag(7), wid=(8, 12), op=F(13, 19, names=_names(GFX11_OPS))),
-        P("VALU_INST", 0b011, 3, 12, delta=(3, 5), wave64_hi=flag(6), wid=(7, 11)),
+        P("INST", 0b010, 3, 20, delta=(4, 6), wave64_hi=flag(7), slot=(8, 12), op=F(13, 19, names=_names(GFX11_OPS))),
+        P("VALU_INST", 0b011, 3, 12, delta=(3, 5), wave64_hi=flag(6), slot=(7, 11)),
         _wave_mask("IMMEDIATE", 0x04),
         _wave_mask("WAVE_READY", 0x14),
         _wave_start("WAVE_START", 0x0C, 32),
         _wave_start("WAVE_START_EXT", 0x1C, 48),
         P("WAVE_ALLOC", 0x05, 5, 20, delta=(5, 7)),
-        P("WAVE_END", 0x15, 5, 20, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 13), wid=(15, 19)),
+        P("WAVE_END", 0x15, 5, 20, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 13), slot=(15, 19)),
         _shader_data("SHADER_DATA", 0x06, 5, 52, 32),
         _shader_data("SHADER_DATA_SHORT", 0x16, 5, 28, 8),
         P("TIMESTAMP", 0x01, 7, 64, kind=(14, 15), value=(16, 63)),  # kind 1: time += value; 2: realtime
         P("HEADER", 0x11, 7, 64, **_HEADER_FIELDS),
-        P("NEW_PC", 0x21, 7, 64, delta=(8, 10), wid=(11, 15), pc_dw=F(16, 61, hex=True), err=flag(62)),
+        P("NEW_PC", 0x21, 7, 64, delta=(8, 10), slot=(11, 15), pc_dw=F(16, 61, hex=True), err=flag(62)),
         P("UTIL_COUNTER", 0x31, 7, 64, delta=(7, 8), cid=(9, 10)),
         P("MISC", 0x51, 7, 24, delta=(7, 15), packet_lost=flag(16), gc_rinse=flag(17), save_context=flag(19),
           tt_stall_begin=flag(20), tt_stall_end=flag(21), didt_stall_begin=flag(22), didt_stall_end=flag(23)),
@@ -210,19 +210,19 @@ GFX11 = GFX10.derive(
 GFX12 = GFX11.derive(
     "gfx12",
     [
-        P("INST", 0b010, 3, 20, delta=(3, 5), wave64_hi=flag(6), wid=(7, 11), op=F(12, 19, names=_names(GFX12_OPS))),
+        P("INST", 0b010, 3, 20, delta=(3, 5), wave64_hi=flag(6), slot=(7, 11), op=F(12, 19, names=_names(GFX12_OPS))),
         _shader_data("SHADER_DATA", 0x06, 7, 56, 32, gfx12=True),
         _shader_data("SHADER_DATA_SHORT", 0x46, 7, 32, 8, gfx12=True),
         P("EXEC_POPCOUNT1", 0x66, 7, 24, delta=(7, 9)),
         P("EXEC_POPCOUNT3", 0x16, 6, 48, delta=(6, 8)),
         # 72 bits; AMD's reader decodes it from the 64-bit word 8 bits in (past the id)
-        P("NEW_PC", 0x21, 7, 72, window=8, delta=(8, 10), wid=(11, 15), pc_dw=F(16, 70, hex=True), err=flag(71)),
+        P("NEW_PC", 0x21, 7, 72, window=8, delta=(8, 10), slot=(11, 15), pc_dw=F(16, 70, hex=True), err=flag(71)),
         _wave_start_gfx12("WAVE_START", 0x0C, 32),
         # 40 bits, then one 8-bit VGPR/LDS extension byte for each following byte with bit 0 set (§2.4)
         _wave_start_gfx12("WAVE_START_EXT", 0x1C, 40, extlds=flag(32), wg_id=(33, 37), last=flag(38),
                           dyn_vgpr=flag(39)),
         P("WAVE_ALLOC", 0x05, 5, 24, delta=(5, 7)),
-        P("WAVE_END", 0x15, 5, 20, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 14), wid=(15, 19)),
+        P("WAVE_END", 0x15, 5, 20, delta=(5, 7), sa=8, simd=(9, 10), wgp=(11, 14), slot=(15, 19)),
         P("TIMESTAMP", 0x01, 7, 64, rt=flag(7), pl=flag(8), tl=flag(9), value=(12, 63)),
         P("HEADER", 0x11, 7, 64, **_HEADER_FIELDS, double_buffer=flag(43), exclude_barrier_wait=flag(59)),
     ],

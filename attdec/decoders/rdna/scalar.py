@@ -39,7 +39,7 @@ from attdec.decoders.rdna.wave import (
     to_wave,
 )
 from attdec.decoders.stitch import note_waves
-from attdec.model import OCCUPANCY_DTYPE, Category, Wave, WaveState
+from attdec.model import OCCUPANCY_DTYPE, Category, Target, Wave, WaveState
 
 # WAVE_START `count` 66..89 marks a context save or restore, not a new wave (sqtt-format.md §5.3); bit k
 # of these masks says which count 66 + k is.
@@ -51,7 +51,7 @@ def decode_scalar(
     tk: Tokens,
     fmt: RdnaFormat,
     data: bytes,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     where: str,
@@ -63,13 +63,13 @@ def decode_scalar(
 
     The loop handles the tokens every blob is full of (instructions, WAVE_READY, immediates) itself; the
     others go to the named handlers of `ScalarPass`."""
-    p = ScalarPass(tk, fmt, data, arch, code, se, where, rules, emit)
+    p = ScalarPass(tk, fmt, data, tgt, code, se, where, rules, emit)
     IMMED, NONE, VALU = int(Category.IMMED), int(Category.NONE), int(Category.VALU)  # plain ints: numpy is slow
     STALL = int(WaveState.STALL)  # with IntEnum members
     table = fmt.table
     inst_f, valu_f = table["INST"], table["VALU_INST"]
-    imm_wid, mask_f = table["IMM_ONE"]["wid"], table["IMMEDIATE"]["mask"]  # WAVE_READY's mask is IMMEDIATE's
-    io_lo, io_mk, mask_lo, mask_mk = imm_wid.lo, imm_wid.mask, mask_f.lo, mask_f.mask
+    imm_slot, mask_f = table["IMM_ONE"]["slot"], table["IMMEDIATE"]["mask"]  # WAVE_READY's mask is IMMEDIATE's
+    io_lo, io_mk, mask_lo, mask_mk = imm_slot.lo, imm_slot.mask, mask_f.lo, mask_f.mask
     tI, tV, tIO, tIM, tWR = T["INST"], T["VALU_INST"], T["IMM_ONE"], T["IMMEDIATE"], T["WAVE_READY"]
     rare = {
         T["WAVE_START"]: p.wave_start,
@@ -85,7 +85,7 @@ def decode_scalar(
     tw = tk.word
     is_i = tk.type == tI
     is_v = tk.type == tV
-    wid_a = np.where(is_i, inst_f["wid"].column(tw), valu_f["wid"].column(tw))
+    slot_a = np.where(is_i, inst_f["slot"].column(tw), valu_f["slot"].column(tw))
     op_a = inst_f["op"].column(tw).astype(np.int64)
     cat_a = np.where(is_v, VALU, p.cat_col[op_a])
     cyc_a = np.where(is_v, 1, p.cyc_col[op_a])
@@ -99,15 +99,15 @@ def decode_scalar(
     )
     other_l = (is_i & p.other_col[op_a]).tolist()  # an instruction of the traced WGP's other SIMD
     types, times, words = tk.type.tolist(), tk.time.tolist(), tk.word.tolist()
-    plain_l, wid_l, op_l, cat_l, cyc_l = plain.tolist(), wid_a.tolist(), op_a.tolist(), cat_a.tolist(), cyc_a.tolist()
-    del wid_a, op_a, cat_a, cyc_a, plain, is_i, is_v
+    plain_l, slot_l, op_l, cat_l, cyc_l = plain.tolist(), slot_a.tolist(), op_a.tolist(), cat_a.tolist(), cyc_a.tolist()
+    del slot_a, op_a, cat_a, cyc_a, plain, is_i, is_v
     now, other = p.slots.now, p.other
 
     for i in range(len(types)):
         ty = types[i]
         tm = times[i]
         if plain_l[i]:  # the common case: one issued instruction (official apply_inst)
-            wv = now[wid_l[i]]
+            wv = now[slot_l[i]]
             # an instruction, immediate or ready token in a slot whose wave has ended (a damaged stream; no
             # capture has one) belongs to no wave (0.1.6)
             if wv is None or wv.complete:
@@ -122,7 +122,7 @@ def decode_scalar(
         elif other_l[i]:  # as common as the plain ones in some kernels: no record of a wave
             other.append((tm, cyc_l[i], p.hdr.target_cu, cat_l[i]))
         elif ty == tI:
-            p.instruction(wid_l[i], op_l[i], tm)
+            p.instruction(slot_l[i], op_l[i], tm)
         elif ty == tWR:
             m = (words[i] >> mask_lo) & mask_mk
             while m:
@@ -164,24 +164,24 @@ class ScalarPass:
         tk: Tokens,
         fmt: RdnaFormat,
         data: bytes,
-        arch: str,
+        tgt: Target,
         code: CodeMap | None,
         se: int,
         where: str,
         rules: Rules,
         emit: Emit | None,
     ):
-        self.tk, self.fmt, self.arch, self.code, self.se, self.where, self.rules = tk, fmt, arch, code, se, where, rules
-        self.res = start_result(tk, data, arch, se)
+        self.tk, self.fmt, self.tgt, self.code, self.se, self.where, self.rules = tk, fmt, tgt, code, se, where, rules
+        self.res = start_result(tk, data, tgt, se)
         side_records(self.res, tk, fmt)
         table = fmt.table
         ws_p, we_p, npc_p, reg_p = table["WAVE_START"], table["WAVE_END"], table["NEW_PC"], table["REG"]
         # scalar field reads: (shift, mask) pairs, precomputed
         self.ws = tuple(
-            x for k in ("sa", "simd", "wgp", "wid", "me", "pipe", "count") for x in (ws_p[k].lo, ws_p[k].mask)
+            x for k in ("sa", "simd", "wgp", "slot", "me", "pipe", "count") for x in (ws_p[k].lo, ws_p[k].mask)
         )
-        self.we = tuple(x for k in ("sa", "simd", "wgp", "wid") for x in (we_p[k].lo, we_p[k].mask))
-        self.npc_wid, self.npc_pc = npc_p.word_field("wid"), npc_p.word_field("pc_dw")
+        self.we = tuple(x for k in ("sa", "simd", "wgp", "slot") for x in (we_p[k].lo, we_p[k].mask))
+        self.npc_slot, self.npc_pc = npc_p.word_field("slot"), npc_p.word_field("pc_dw")
         self.reg_cs, self.reg_me, self.reg_pipe = reg_p["cs"], reg_p["me"], reg_p["pipe"]
         self.reg_addr, self.reg_data = reg_p["addr"], reg_p["data"]
         self.save_ctx = table["MISC"]["save_context"]
@@ -218,12 +218,12 @@ class ScalarPass:
         r = self.regs.get((me & 1, pipe))
         return entry_pc(r.get(COMPUTE_PGM_LO, 0), r.get(COMPUTE_PGM_HI, 0)) if r else 0
 
-    def instruction(self, wid: int, op: int, tm: int) -> None:
+    def instruction(self, slot: int, op: int, tm: int) -> None:
         """An INST of the traced SIMD the plain arm does not take: immediates and barriers, traps and rfe,
         jumps, issues whose cycles the HEADER's rates give."""
         rules, hdr = self.rules, self.hdr
         cat = self.op_cat[op]
-        wv = self.slots.now[wid]
+        wv = self.slots.now[slot]
         if wv is None or wv.complete:
             return
         if wv.barrier:
@@ -258,89 +258,89 @@ class ScalarPass:
 
     def wave_start(self, i: int, w: int, tm: int) -> None:
         """WAVE_START (and _EXT): a wave begins, or (count 66..89) one is context-saved or restored."""
-        sa_lo, sa_mk, simd_lo, simd_mk, wgp_lo, wgp_mk, wid_lo, wid_mk, me_lo, me_mk, pipe_lo, pipe_mk, n_lo, n_mk = (
+        sa_lo, sa_mk, simd_lo, simd_mk, wgp_lo, wgp_mk, slot_lo, slot_mk, me_lo, me_mk, pipe_lo, pipe_mk, n_lo, n_mk = (
             self.ws
         )
-        sa, simd, wgp, wid = (
+        sa, simd, wgp, slot = (
             (w >> sa_lo) & sa_mk,
             (w >> simd_lo) & simd_mk,
             (w >> wgp_lo) & wgp_mk,
-            (w >> wid_lo) & wid_mk,
+            (w >> slot_lo) & slot_mk,
         )
         me, pipe, count = (w >> me_lo) & me_mk, (w >> pipe_lo) & pipe_mk, (w >> n_lo) & n_mk
         cu = (sa << 7) | wgp
-        loc = (cu << 7) | (simd << 5) | wid
+        loc = (cu << 7) | (simd << 5) | slot
         is_target = cu == self.hdr.target_cu and simd == self.hdr.target_simd
         if count in CONTEXT_COUNTS:
-            self.context_switch(count - CONTEXT_COUNTS.start, cu, simd, wid, loc, is_target, tm)
+            self.context_switch(count - CONTEXT_COUNTS.start, cu, simd, slot, loc, is_target, tm)
             return
         se, running = self.se, self.running
         pc = self.kernel_entry(me, pipe)
         if self.lost[i] and loc in running:  # packets were lost: the wave there ended unseen
-            self.occ_rows.append((se, cu, simd, wid, 0, tm - 1, 0))
+            self.occ_rows.append((se, cu, simd, slot, 0, tm - 1, 0))
         running[loc] = pc
-        self.occ_rows.append((se, cu, simd, wid, 1, tm, pc))
+        self.occ_rows.append((se, cu, simd, slot, 1, tm, pc))
         if is_target:
             if not self.entry_checked:
                 self.entry_checked = True
                 p = entry_problem(self.code, pc, int(self.tk.pos[i]) // 2)  # type: ignore[arg-type]
                 if p:
                     self.res.problems.append(p)
-            self.slots.take(wid, TracedWave(se, cu, simd, wid, tm, pc))
+            self.slots.take(slot, TracedWave(se, cu, simd, slot, tm, pc))
 
-    def context_switch(self, k: int, cu: int, simd: int, wid: int, loc: int, is_target: bool, tm: int) -> None:
+    def context_switch(self, k: int, cu: int, simd: int, slot: int, loc: int, is_target: bool, tm: int) -> None:
         """WAVE_START count 66 + k: the wave at `loc` is saved (it goes to standby, its occupancy ends) or
         restored (a restored wave may be one saved before the trace began)."""
         is_save, is_restore = (CONTEXT_SAVE >> k) & 1, (CONTEXT_RESTORE >> k) & 1
         if is_target:
-            wv = self.slots.now[wid]
+            wv = self.slots.now[slot]
             if is_save and wv is not None:  # the running wave goes to standby
                 wv.trapped = True
                 wv.contexts += 1
                 wv.context(tm)
             if is_restore:
                 if wv is None or wv.complete:
-                    wv = TracedWave(self.se, cu, simd, wid, tm, 0)
-                    self.slots.take(wid, wv)
+                    wv = TracedWave(self.se, cu, simd, slot, tm, 0)
+                    self.slots.take(slot, wv)
                 wv.extend_context(tm)
                 wv.trapped = True
                 wv.contexts += 1
         if is_save:
             if loc in self.running:
-                self.occ_rows.append((self.se, cu, simd, wid, 0, tm, self.running[loc]))
+                self.occ_rows.append((self.se, cu, simd, slot, 0, tm, self.running[loc]))
                 self.saved[loc] = self.running[loc]
         elif is_restore:
             addr = self.saved.pop(loc, 0)
             self.running[loc] = addr
-            self.occ_rows.append((self.se, cu, simd, wid, 1, tm, addr))
+            self.occ_rows.append((self.se, cu, simd, slot, 1, tm, addr))
 
     def wave_end(self, i: int, w: int, tm: int) -> None:
         """WAVE_END: the wave at its location ends (an end without a start gets a start at time 0)."""
-        sa_lo, sa_mk, simd_lo, simd_mk, wgp_lo, wgp_mk, wid_lo, wid_mk = self.we
-        sa, simd, wgp, wid = (
+        sa_lo, sa_mk, simd_lo, simd_mk, wgp_lo, wgp_mk, slot_lo, slot_mk = self.we
+        sa, simd, wgp, slot = (
             (w >> sa_lo) & sa_mk,
             (w >> simd_lo) & simd_mk,
             (w >> wgp_lo) & wgp_mk,
-            (w >> wid_lo) & wid_mk,
+            (w >> slot_lo) & slot_mk,
         )
         cu = (sa << 7) | wgp
-        loc = (cu << 7) | (simd << 5) | wid
+        loc = (cu << 7) | (simd << 5) | slot
         is_target = cu == self.hdr.target_cu and simd == self.hdr.target_simd
         if is_target and loc not in self.running:
             return  # an end with no wave running there on the traced SIMD: 0.1.6 ignores it
-        wv = self.slots.now[wid]
+        wv = self.slots.now[slot]
         if is_target and wv is not None:
             wv.finish(tm)
         if loc in self.running:
             pc = self.running.pop(loc)
         else:
             pc = 0
-            self.occ_front.append((self.se, cu, simd, wid, 1, 0, 0))
-        self.occ_rows.append((self.se, cu, simd, wid, 0, tm, pc))
+            self.occ_front.append((self.se, cu, simd, slot, 1, 0, 0))
+        self.occ_rows.append((self.se, cu, simd, slot, 0, tm, pc))
 
     def new_pc(self, i: int, w: int, tm: int) -> None:
         """NEW_PC: fills the oldest PC slot of the wave still unknown, or opens one."""
-        wv = self.slots.now[self.npc_wid.get(w)]
+        wv = self.slots.now[self.npc_slot.get(w)]
         if wv is None:
             return
         if wv.barrier:
@@ -363,7 +363,7 @@ class ScalarPass:
     def header(self, i: int, w: int, tm: int) -> None:
         """HEADER: the traced CU and SIMD, rates and flags from here on."""
         self.hdr = Header.read(w, self.fmt.table)
-        check_header(self.hdr, self.fmt.generation, self.arch, self.where)
+        check_header(self.hdr, self.fmt.generation, self.tgt, self.where)
 
     def misc(self, i: int, w: int, tm: int) -> None:
         """MISC save context: every running wave goes to standby."""
@@ -389,7 +389,7 @@ class ScalarPass:
         occ = np.zeros(len(rows), OCCUPANCY_DTYPE)
         if rows:
             a = np.array(rows, dtype=np.int64)
-            for j, name in enumerate(("se", "cu", "simd", "wave_id", "start", "time", "pc")):
+            for j, name in enumerate(("se", "cu", "simd", "slot", "start", "time", "pc")):
                 occ[name] = a[:, j]
         res.occupancy = occ
         if self.other:

@@ -38,6 +38,7 @@ from attdec.decoders.rdna.splitter import Tokens
 from attdec.decoders.rdna.stitch import walker
 from attdec.decoders.rdna.wave import (
     SLOTS,
+    STALL,
     Emit,
     Slots,
     TracedWave,
@@ -48,7 +49,7 @@ from attdec.decoders.rdna.wave import (
     to_wave,
 )
 from attdec.decoders.stitch import note_waves
-from attdec.model import OCCUPANCY_DTYPE, Category
+from attdec.model import OCCUPANCY_DTYPE, Category, Target
 from attdec.model.version_shims import bitwise_count
 
 u64 = np.uint64
@@ -60,9 +61,16 @@ class Insts:
 
     __slots__ = ("at", "op")
 
-    def __init__(self, tk: Tokens, table) -> None:
+    def __init__(self, tk: Tokens, table, any_inst: bool = True) -> None:
+        if not any_inst:  # (most small blobs have none: no numpy steps for them)
+            self.at = self.op = _NO_INDEX
+            return
         self.at = (tk.type == T["INST"]).nonzero()[0]
         self.op = tk.field(table["INST"]["op"], self.at).astype(np.intp)  # (an index into by-opcode tables)
+
+
+_NO_INDEX = np.zeros(0, np.intp)
+_NO_INDEX.flags.writeable = False
 
 
 def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
@@ -74,9 +82,9 @@ def vectorisable(tk: Tokens, fmt: RdnaFormat, rules: Rules) -> Insts | None:
     def words(name: str) -> np.ndarray:
         return tk.words((typ == T[name]).nonzero()[0])
 
-    insts = Insts(tk, table)
+    insts = Insts(tk, table, T["INST"] in types)
     barrier = rules.gfx11_barrier_extension or not rules.gfx11_barrier_from_last_instruction
-    if np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
+    if len(insts.op) and np.count_nonzero(_refused_ops(fmt.generation == 11 and barrier).take(insts.op)):
         return None
     if T["WAVE_START"] in types:
         count = table["WAVE_START"]["count"].column(tk.words(_of_types(typ, _STARTS)))
@@ -123,7 +131,7 @@ def decode_vectorised(
     tk: Tokens,
     fmt: RdnaFormat,
     data: bytes,
-    arch: str,
+    tgt: Target,
     code: CodeMap | None,
     se: int,
     where: str,
@@ -137,7 +145,7 @@ def decode_vectorised(
     decode stitches them: windowed.py)."""
     if insts is None:
         insts = Insts(tk, fmt.table)
-    res = start_result(tk, data, arch, se)
+    res = start_result(tk, data, tgt, se)
     side_records(res, tk, fmt)
     table = fmt.table
     typ, times = tk.type, tk.time
@@ -148,7 +156,7 @@ def decode_vectorised(
     at_hdr = (typ == T["HEADER"]).nonzero()[0]
     if len(at_hdr):
         hdr = _header(int(tk.words(at_hdr[:1])[0]), table)
-        check_header(hdr, fmt.generation, arch, where)
+        check_header(hdr, fmt.generation, tgt, where)
         first_hdr = int(at_hdr[0])
 
     # lifecycle tokens: occupancy rows, and the traced SIMD's starts and ends
@@ -190,42 +198,52 @@ def decode_vectorised(
     del oth, oth_cyc, oth_cat
     if ws_waves:
         ev = _events(tk, insts, table, by_op, we_k, we_slot)
-
-        def i64(x):
-            return np.array(x, np.int64)
-
-        begin = i64([wv.begin for wv in ws_waves])
-        recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
-        for wv, tl, e_, c_ in zip(ws_waves, timelines, end.tolist(), complete.tolist()):
-            wv.timeline, wv.end, wv.complete = tl, e_, c_
-        _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
-        bounds = list(zip(lo.tolist(), hi.tolist()))
-        pc = None
-        if walk is not None and emit is None:  # the PC walk first, in stitch order: records written with their pcs
-            at = {id(wv): x for x, wv in enumerate(ws_waves)}
-            pc = np.empty(len(recs.category), np.uint64)  # (every record is a wave's)
-            for wv in emitted:
-                a, b = bounds[at[id(wv)]]
-                if a < b:
-                    pc[a:b], wv.walk = walk.walk_pcs(
-                        recs.category[a:b].tobytes(), wv.pc_infos, hdr.exclude_barrier_wait
-                    )
-        records = recs.write(pc)
-        for wv, (a, b) in zip(ws_waves, bounds):
-            wv.insts = records[a:b]
+        if emit is None and ev.bounds[-1] <= REPLAY_EVENTS:
+            # a few events: each wave's played through its TracedWave (the scalar model), stitched by `to_wave`
+            _replay(ev, times, ws_k, ws_slot, ws_waves)
+            _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
+        else:
+            _model(ev, times, tk, insts, table, hdr, walk, emit, emitted, ws_k, ws_slot, ws_waves, we_k, we_slot)
     if emit is not None:
         for wv in emitted:
             emit(wv, hdr.exclude_barrier_wait)
         return res
     stitched: list = []
     waves = [to_wave(wv, walk, hdr.exclude_barrier_wait, stitched) for wv in emitted]
-    # the model's records are plausible by construction (`timing.compute`), unless a walk inserted some
-    plausible = all(w.insts is wv.insts for w, wv in zip(waves, emitted))
+    # the model's records are plausible by construction (`timing.compute`, and the same model played one event
+    # at a time: `_replay`), unless a walk inserted some (gfx12 barrier waits)
+    plausible = not any(walk is not None and walk.barriers for _, _, _, walk, _ in stitched)
     note_waves(res, stitched, rules=rules)
     data_lost(res, tk.lost_at.tolist())
     res.waves = official_order(waves, [wv.complete for wv in emitted]) if rules.end_time_order else waves
     drop_implausible(res, plausible)
     return res
+
+
+def _model(ev, times, tk, insts, table, hdr, walk, emit, emitted, ws_k, ws_slot, ws_waves, we_k, we_slot) -> None:
+    """The traced waves' records, timelines and ends from `timing.compute`, their PCs walked in stitch order
+    (without `emit`) before the records are written."""
+
+    def i64(x):
+        return np.array(x, np.int64)
+
+    begin = i64([wv.begin for wv in ws_waves])
+    recs, (lo, hi), timelines, end, complete = timing.compute(ev, times, i64(ws_k), i64(ws_slot), begin)
+    for wv, tl, e_, c_ in zip(ws_waves, timelines, end.tolist(), complete.tolist()):
+        wv.timeline, wv.end, wv.complete = tl, e_, c_
+    _branch_pcs(tk, insts, table, ev, ws_k, ws_slot, ws_waves, we_k, we_slot)
+    bounds = list(zip(lo.tolist(), hi.tolist()))
+    pc = None
+    if walk is not None and emit is None:  # the PC walk first, in stitch order: records written with their pcs
+        at = {id(wv): x for x, wv in enumerate(ws_waves)}
+        pc = np.empty(len(recs.category), np.uint64)  # (every record is a wave's)
+        for wv in emitted:
+            a, b = bounds[at[id(wv)]]
+            if a < b:
+                pc[a:b], wv.walk = walk.walk_pcs(recs.category[a:b].tobytes(), wv.pc_infos, hdr.exclude_barrier_wait)
+    records = recs.write(pc)
+    for wv, (a, b) in zip(ws_waves, bounds):
+        wv.insts = records[a:b]
 
 
 # lifecycle tokens by token type
@@ -257,9 +275,9 @@ def _lifecycle_np(
     def field(name: str) -> np.ndarray:
         return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
 
-    sa, simd, wgp, wid = field("sa"), field("simd"), field("wgp"), field("wid")
+    sa, simd, wgp, slot = field("sa"), field("simd"), field("wgp"), field("slot")
     cu = (sa << 7) | wgp
-    loc = (cu << 7) | (simd << 5) | wid
+    loc = (cu << 7) | (simd << 5) | slot
     before = life < first_hdr
     traced = (cu == np.where(before, 0, target_cu)) & (simd == np.where(before, 0, target_simd))
     prev = _previous_at_location(loc)
@@ -268,9 +286,9 @@ def _lifecycle_np(
     if orphan.any():  # an end of the traced SIMD with no wave there: 0.1.6 ignores it (damaged streams)
         return _lifecycle_np(tk, table, se, life.compress(~orphan), target_cu, target_simd, first_hdr)
     pc = _entry_pcs(tk, table, life, lw, is_ws)
-    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, wid, pc, prev, running)
+    occupancy = _occupancy(tk, life, lt, is_ws, se, cu, simd, slot, pc, prev, running)
     ti = traced.nonzero()[0]
-    cols = (life, is_ws, cu, simd, wid, lt, pc)
+    cols = (life, is_ws, cu, simd, slot, lt, pc)
     return occupancy, list(zip(*(c.take(ti).tolist() for c in cols)))
 
 
@@ -286,7 +304,7 @@ def _lifecycle_py(
     reg, rw = _pgm_writes(tk, reg_p)
     writes = list(zip(reg.tolist(), rw.tolist()))
     writes.append((len(tk.type), 0))  # (a sentinel past every token)
-    fields = {start: tuple(p[n] for n in ("sa", "wgp", "simd", "wid")) for start, p in ((True, ws_p), (False, we_p))}
+    fields = {start: tuple(p[n] for n in ("sa", "wgp", "simd", "slot")) for start, p in ((True, ws_p), (False, we_p))}
     me, pipe = ws_p["me"], ws_p["pipe"]
     wave_end = T["WAVE_END"]
     latest: dict[tuple[int, int], int] = {}  # (register, me & 1, pipe) -> its latest write
@@ -298,10 +316,10 @@ def _lifecycle_py(
     cols = (life.tolist(), tk.type.take(life).tolist(), tk.words(life).tolist(), tk.time.take(life).tolist())
     for k, ty, w, t, lost in zip(*cols, tk.lost.take(life).tolist()):
         start = ty != wave_end
-        f_sa, f_wgp, f_simd, f_wid = fields[start]
+        f_sa, f_wgp, f_simd, f_slot = fields[start]
         cu = (((w >> f_sa.lo) & f_sa.mask) << 7) | ((w >> f_wgp.lo) & f_wgp.mask)
-        simd, wid = (w >> f_simd.lo) & f_simd.mask, (w >> f_wid.lo) & f_wid.mask
-        loc = (cu << 7) | (simd << 5) | wid
+        simd, slot = (w >> f_simd.lo) & f_simd.mask, (w >> f_slot.lo) & f_slot.mask
+        loc = (cu << 7) | (simd << 5) | slot
         prev = running.get(loc)
         on_target = cu == target_cu and simd == target_simd if k >= first_hdr else cu == 0 and simd == 0
         if not start and prev is None and on_target:
@@ -315,16 +333,16 @@ def _lifecycle_py(
             key = me.get(w) << 2 | pipe.get(w)
             pc = entry_pc(latest.get((COMPUTE_PGM_LO, key), 0), latest.get((COMPUTE_PGM_HI, key), 0))
             if lost and prev is not None:  # a start at a running location ends it first
-                rows.append((se, cu, simd, wid, 0, t - 1, 0))
-            rows.append((se, cu, simd, wid, 1, t, pc))
+                rows.append((se, cu, simd, slot, 0, t - 1, 0))
+            rows.append((se, cu, simd, slot, 1, t, pc))
             running[loc] = pc
         else:
             if prev is None:
-                front.append((se, cu, simd, wid, 1, 0, 0))
-            rows.append((se, cu, simd, wid, 0, t, prev or 0))
+                front.append((se, cu, simd, slot, 1, 0, 0))
+            rows.append((se, cu, simd, slot, 0, t, prev or 0))
             running[loc] = pc = None
         if on_target:
-            traced.append((k, start, cu, simd, wid, t, pc or 0))
+            traced.append((k, start, cu, simd, slot, t, pc or 0))
     return np.array(front + rows, OCCUPANCY_DTYPE), traced
 
 
@@ -371,7 +389,7 @@ def _previous_at_location(loc: np.ndarray) -> np.ndarray:
     return prev
 
 
-def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, pc, prev, running) -> np.ndarray:
+def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, slot, pc, prev, running) -> np.ndarray:
     """Occupancy rows: a location runs a wave when its previous lifecycle token (`prev`) was a WAVE_START."""
     run_pc = np.where(running, pc.take(np.maximum(prev, 0)), np.uint64(0)) if len(prev) else pc
     lost_end = is_ws & tk.lost[life] & running  # a start at a running location ends it first
@@ -383,7 +401,7 @@ def _occupancy(tk: Tokens, life, lt, is_ws, se, cu, simd, wid, pc, prev, running
     extra = nf + first[lost_end]
     # the row of each token's own start/end (a slice in the usual stream: no rows before or between)
     main = nf + first + lost_end if nf or len(extra) else slice(None)
-    for name, col in (("se", se), ("cu", cu), ("simd", simd), ("wave_id", wid)):
+    for name, col in (("se", se), ("cu", cu), ("simd", simd), ("slot", slot)):
         occ[name][main] = col
         if nf:
             occ[name][:nf] = col if np.isscalar(col) else col[front]
@@ -416,8 +434,8 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
     branch = branch.take(order)
     is_jump = (order < len(jumps)).tolist()
     bw = tk.words(branch).tolist()
-    inst_wid, npc_wid = table["INST"]["wid"], table["NEW_PC"].word_field("wid")
-    slot = np.array([(inst_wid if j else npc_wid).get(w) for j, w in zip(is_jump, bw)], np.int64)
+    inst_slot, npc_slot = table["INST"]["slot"], table["NEW_PC"].word_field("slot")
+    slot = np.array([(inst_slot if j else npc_slot).get(w) for j, w in zip(is_jump, bw)], np.int64)
 
     def keys(slots, toks) -> np.ndarray:
         return (np.asarray(slots, np.int64) << SLOT_SHIFT) | np.asarray(toks, np.int64)
@@ -463,9 +481,55 @@ def _branch_pcs(tk: Tokens, insts: Insts, table, ev: timing.Events, ws_k, ws_slo
         infos[m][1] = npc_pc.get(w) << 2
 
 
+# up to this many events the waves' events are played one at a time (`_replay`): `timing.compute`'s numpy
+# steps have a fixed cost worth a few hundred of them
+REPLAY_EVENTS = 512
+
+
+def _replay(ev: timing.Events, times: np.ndarray, ws_k: list[int], ws_slot: list[int], ws_waves) -> None:
+    """`timing.compute`'s model one event at a time: each traced wave's events, in stream order, through its
+    TracedWave (the scalar pass's model; its records and timeline, end and completion). Raises
+    timing.NotVectorisable where `compute` does (an event after its wave's end)."""
+    tok = ev.tok.tolist()
+    info = ev.info.take(ev.tok).tolist()
+    at = times.take(ev.tok).tolist()
+    bounds = ev.bounds.tolist()
+    starts: dict[int, tuple[list[int], list[TracedWave]]] = {}  # by slot: WAVE_START tokens and waves, in order
+    for k, sl, wv in zip(ws_k, ws_slot, ws_waves):
+        ks, wvs = starts.setdefault(sl, ([], []))
+        ks.append(k)
+        wvs.append(wv)
+    inst_bit, cat_shift, cycles_shift = 1 << timing.INST_BIT, timing.CAT_SHIFT, timing.CYCLES_SHIFT
+    for sl, (ks, wvs) in starts.items():
+        ks.append(len(times))  # (past every token)
+        x, wv, next_k, ended = 0, wvs[0], ks[1], False
+        for e in range(bounds[sl], bounds[sl + 1]):
+            k = tok[e]
+            if k < ks[0]:  # before the slot's first wave: no wave's
+                continue
+            while k > next_k:
+                x += 1
+                wv, next_k, ended = wvs[x], ks[x + 1], False
+            if ended:
+                raise timing.NotVectorisable("instruction tokens after a wave's end (or a second end)")
+            i, t = info[e], at[e]
+            kind = i & timing.KIND_MASK
+            if i & inst_bit:
+                wv.end = t if t > 0 else 0
+            if kind == K_ISSUE:
+                wv.issue(t, (i >> cat_shift) & 15, i >> cycles_shift)
+            elif kind == K_IMMED:
+                wv.immediate(t)
+            elif kind == K_READY:
+                wv.set_state(STALL, t)
+            elif kind == K_END:
+                wv.finish(t)
+                ended = True
+
+
 # plain ints: numpy compares arrays with an IntEnum member many times slower than with an int
 IMMED, NONE = int(Category.IMMED), int(Category.NONE)
-K_IMMED, K_NONE, K_ISSUE, K_READY = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY
+K_IMMED, K_NONE, K_ISSUE, K_READY, K_END = timing.K_IMMED, timing.K_NONE, timing.K_ISSUE, timing.K_READY, timing.K_END
 pack = timing.pack_info
 
 
@@ -526,11 +590,11 @@ def _events(tk: Tokens, insts: Insts, table, by_op: ByOp, we_k: list[int], we_sl
     info[multi] += bits << timing.EVENTS_SHIFT
     # the wave slot of each token's first event: the field where VALU_INST keeps it unless the token's own
     # lies elsewhere, a mask token's lowest set bit
-    valu_wid = table["VALU_INST"]["wid"]
-    slot = tk.field(valu_wid).astype(np.int8)
+    valu_slot = table["VALU_INST"]["slot"]
+    slot = tk.field(valu_slot).astype(np.int8)
     for name, sel in (("INST", ii), ("IMM_ONE", None)):
-        f = table[name]["wid"]
-        if (f.lo, f.mask) != (valu_wid.lo, valu_wid.mask):
+        f = table[name]["slot"]
+        if (f.lo, f.mask) != (valu_slot.lo, valu_slot.mask):
             sel = (typ == T[name]).nonzero()[0] if sel is None else sel
             slot[sel] = tk.field(f, sel)
     slot[multi] = _lowest_bit(mask)  # (a mask without bits has no event)

@@ -23,6 +23,7 @@ from attdec.model import (
     SHADERDATA_IMM,
     SHADERDATA_PRIV,
     Category,
+    Target,
     Wave,
     WaveState,
 )
@@ -32,7 +33,7 @@ EMPTY, IDLE, EXEC, WAIT, STALL = (
     int(s) for s in (WaveState.EMPTY, WaveState.IDLE, WaveState.EXEC, WaveState.WAIT, WaveState.STALL)
 )
 CONTEXT, IMMED, MESSAGE = int(Category.CONTEXT), int(Category.IMMED), int(Category.MESSAGE)
-SLOTS = 32  # wave slots per SIMD (wid is 5 bits)
+SLOTS = 32  # wave slots per SIMD (the slot field is 5 bits)
 
 
 class TracedWave:
@@ -52,17 +53,17 @@ class TracedWave:
         "pc_infos",
         "se",
         "simd",
+        "slot",
         "stall",
         "state",
         "t",
         "timeline",
         "trapped",
         "walk",
-        "wid",
     )
 
-    def __init__(self, se: int, cu: int, simd: int, wid: int, begin: int, entry_pc: int):
-        self.se, self.cu, self.simd, self.wid = se, cu, simd, wid
+    def __init__(self, se: int, cu: int, simd: int, slot: int, begin: int, entry_pc: int):
+        self.se, self.cu, self.simd, self.slot = se, cu, simd, slot
         self.begin = begin
         self.end = 0  # set by each INST token and by WAVE_END; a wave cut before either reports 0, as AMD's does
         self.t, self.cat, self.dur, self.stall = array("q"), array("b"), array("q"), array("q")
@@ -168,25 +169,25 @@ class Slots:
         self.pending: dict[int, list[TracedWave]] = {}  # by slot (a few slots have any)
         self.emit = emit
 
-    def take(self, wid: int, wv: TracedWave) -> None:
-        old = self.now[wid]
+    def take(self, slot: int, wv: TracedWave) -> None:
+        old = self.now[slot]
         if old is not None:
             if old.complete:
                 self.emit(old)
             else:
-                self.pending.setdefault(wid, []).append(old)
-        self.now[wid] = wv
+                self.pending.setdefault(slot, []).append(old)
+        self.now[slot] = wv
 
     def flush(self) -> None:
-        for wid, wv_now in enumerate(self.now):
-            for wv in self.pending.get(wid, ()):
+        for slot, wv_now in enumerate(self.now):
+            for wv in self.pending.get(slot, ()):
                 self.emit(wv)
             if wv_now is not None:
                 self.emit(wv_now)
 
 
-def start_result(tk: Tokens, data: bytes, arch: str, se: int) -> BlobResult:
-    res = BlobResult(se=se, arch=arch)
+def start_result(tk: Tokens, data: bytes, tgt: Target, se: int) -> BlobResult:
+    res = BlobResult(se=se, target=tgt)
     res.problems.extend(tk.problems)
     res.realtime = realtime_pairs(tk.realtime)
     res.bytes_decoded = len(data)
@@ -212,7 +213,7 @@ def side_records(res: BlobResult, tk: Tokens, fmt: RdnaFormat) -> None:
         sd = np.zeros(int(keep.sum()), SHADERDATA_DTYPE)
         sd["se"], sd["time"], sd["value"] = res.se, tk.time[sel][keep], col("data")[keep]
         sd["cu"] = ((col("sa") << np.uint64(7)) | col("wgp"))[keep]
-        sd["simd"], sd["wave_id"] = col("simd")[keep], col("wid")[keep]
+        sd["simd"], sd["slot"] = col("simd")[keep], col("slot")[keep]
         flags = short.astype(np.uint8) * SHADERDATA_IMM
         if "sdt" in long_p:
             flags |= (col("sdt") != 0).astype(np.uint8) * SHADERDATA_PRIV
@@ -290,11 +291,11 @@ def as_reported(res: BlobResult, rules: Rules, waves: bool = True) -> BlobResult
     return res
 
 
-def check_header(hdr: Header, generation: int, arch: str, where: str) -> None:
+def check_header(hdr: Header, generation: int, tgt: Target, where: str) -> None:
     """A HEADER of another RDNA family in the blob: the user named the wrong architecture."""
     gen = VERSION_GENERATION.get(hdr.version)
     if gen is not None and gen != generation and hdr.version >= 3:
-        raise ArchError(f"the trace is gfx{gen} (header version {hdr.version}), not {arch}", where or None)
+        raise ArchError(f"the trace is gfx{gen} (header version {hdr.version}), not {tgt.name}", where or None)
 
 
 def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool, stitched: list) -> Wave:
@@ -328,7 +329,7 @@ def to_wave(wv: TracedWave, walker: PcWalker | None, exclude_barrier_wait: bool,
         se=wv.se,
         cu=wv.cu,
         simd=wv.simd,
-        slot=wv.wid,
+        slot=wv.slot,
         begin=wv.begin,
         end=end,
         insts=insts,

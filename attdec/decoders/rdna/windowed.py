@@ -79,15 +79,15 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in COLUMNS}
 
 
-def _decode(tk: Tokens, fmt: RdnaFormat, arch: str, code, se: int, where: str, rules: Rules, emit=None) -> BlobResult:
+def _decode(tk: Tokens, fmt: RdnaFormat, tgt: Target, code, se: int, where: str, rules: Rules, emit=None) -> BlobResult:
     """rdna.decode's choice of model, on tokens already split (the vectorised model emits nothing before
     it is sure it covers the tokens)."""
     if insts := vectorisable(tk, fmt, rules):
         try:
-            return decode_vectorised(tk, fmt, b"", arch, code, se, where, rules, emit, insts)
+            return decode_vectorised(tk, fmt, b"", tgt, code, se, where, rules, emit, insts)
         except NotVectorisable:
             pass
-    return decode_scalar(tk, fmt, b"", arch, code, se, where, rules, emit)
+    return decode_scalar(tk, fmt, b"", tgt, code, se, where, rules, emit)
 
 
 class _Splitter:
@@ -178,10 +178,10 @@ class _Carry:
         tb = fmt.table
         self.tb = tb
         self.slot_fields = [
-            (T["INST"], tb["INST"]["wid"]),
-            (T["VALU_INST"], tb["VALU_INST"]["wid"]),
-            (T["IMM_ONE"], tb["IMM_ONE"]["wid"]),
-            (T["NEW_PC"], tb["NEW_PC"].word_field("wid")),
+            (T["INST"], tb["INST"]["slot"]),
+            (T["VALU_INST"], tb["VALU_INST"]["slot"]),
+            (T["IMM_ONE"], tb["IMM_ONE"]["slot"]),
+            (T["NEW_PC"], tb["NEW_PC"].word_field("slot")),
         ]
         self.life = [T[k] for k in LIFECYCLE]
 
@@ -197,14 +197,14 @@ class _Carry:
         def field(name: str) -> np.ndarray:
             return np.where(is_ws, ws_p[name].column(lw), we_p[name].column(lw)).astype(np.int64)
 
-        cu, simd, wid = (field("sa") << 7) | field("wgp"), field("simd"), field("wid")
+        cu, simd, slot = (field("sa") << 7) | field("wgp"), field("simd"), field("slot")
         start = np.full(SLOTS, n, np.int64)  # per slot, the first token carried
         for wv in open_waves:
-            here = (cu == wv.cu) & (simd == wv.simd) & (wid == wv.wid)
+            here = (cu == wv.cu) & (simd == wv.simd) & (slot == wv.slot)
             began = np.flatnonzero(here & is_ws & (tk.time[li] == wv.begin))
             starts = began if len(began) else np.flatnonzero(here & is_ws)
             s = int(li[starts[-1]]) if len(starts) else 0
-            start[wv.wid] = s
+            start[wv.slot] = s
             keep[li[here & (li >= s)]] = True
         first = int(start.min())
         # the open waves' instruction tokens: by their slot field, or by a bit of their mask
@@ -255,11 +255,11 @@ def decode_windowed(
     a time; each traced wave goes through `fold` once stitched, and the result's waves are what it returned.
     `progress` is told the bytes split so far after each window but the last; `occupancy` False: no
     occupancy records kept."""
-    fmt, arch = FORMATS[tgt.generation], tgt.name
+    fmt = FORMATS[tgt.generation]
     whole_window = fmt.whole_window and rules.gfx12_end_window
     splitter = _Splitter(data, fmt, whole_window, window, rules.rdna_time_token_extra)
     carry = _Carry(fmt)
-    res = BlobResult(se=se, arch=arch)
+    res = BlobResult(se=se, target=tgt)
     res.bytes_decoded = len(data)
     walk = walker(code, fmt.generation, rules)
     cu = tgt.cu
@@ -307,26 +307,26 @@ def decode_windowed(
         tk = _tokens(_concat([carried, _take(new, slice(None))]) if carried else _take(new, slice(None)))
         del new
         emitted.clear()
-        _decode(tk, fmt, arch, None, se, where, rules, emit)
-        last_of = {wv.wid: i for i, (wv, _) in enumerate(emitted)}
+        _decode(tk, fmt, tgt, None, se, where, rules, emit)
+        last_of = {wv.slot: i for i, (wv, _) in enumerate(emitted)}
         flush: dict[int, list[tuple[TracedWave, bool]]] = {}
         open_waves = []
         for i, (wv, excl) in enumerate(emitted):
-            if wv.complete and last_of[wv.wid] != i:  # left its slot for a new wave: final
+            if wv.complete and last_of[wv.slot] != i:  # left its slot for a new wave: final
                 finish(wv, excl)
             elif not splitter.done:
-                if last_of[wv.wid] == i:
+                if last_of[wv.slot] == i:
                     open_waves.append(wv)
                 else:  # cut, and its slot has a new wave: final, stitched with the end of the blob's
                     if wv.insts is not None:
                         wv.insts = wv.insts.copy()  # not a view of the window's records
-                    deferred.setdefault(wv.wid, []).append((wv, excl))
+                    deferred.setdefault(wv.slot, []).append((wv, excl))
             else:
-                flush.setdefault(wv.wid, []).append((wv, excl))
+                flush.setdefault(wv.slot, []).append((wv, excl))
         if splitter.done:  # the end of the blob: what `Slots.flush` emits, slot by slot, under the last HEADER
             excl_end = next(iter(flush.values()))[0][1] if flush else None
-            for wid in range(SLOTS):
-                for wv, excl in deferred.get(wid, []) + flush.get(wid, []):
+            for slot in range(SLOTS):
+                for wv, excl in deferred.get(slot, []) + flush.get(slot, []):
                     finish(wv, excl if excl_end is None else excl_end)
         else:
             carried = carry(tk, open_waves)
@@ -336,7 +336,7 @@ def decode_windowed(
             progress(splitter.start // 2)
 
     # occupancy, code-object markers, the kernel-entry check: one decode of the lifecycle tokens
-    occ = _decode(_tokens(_concat(occ_parts)), fmt, arch, code, se, where, rules)
+    occ = _decode(_tokens(_concat(occ_parts)), fmt, tgt, code, se, where, rules)
     res.code_objects, res.rt_frequency = occ.code_objects, occ.rt_frequency
     if occupancy:
         res.occupancy = occ.occupancy

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import NamedTuple
 
 from attdec.isa.encoding import (
     INLINE_FLOATS,
@@ -30,6 +29,7 @@ from attdec.isa.encoding import (
     VGPR_BASE,
     VOP_32,
 )
+from attdec.model.record import Frozen
 
 PLACEHOLDER = re.compile(r"\{(\w+):([vsa]):(\d+):(\.[lh])?(/\*[^*]*\*/)?\}")
 # Modifier text in a signature: dropped, each encoding's printer rebuilds it from the bits.
@@ -49,7 +49,7 @@ MFMA_ACC_SRC0 = 59  # gfx9 MFMA: src0 (59) and src1 (60) are AGPRs
 ACC_DATA = frozenset(("vdst", "data", "data0", "data1", "vdata"))
 
 
-class Signature(NamedTuple):
+class Signature(Frozen):
     """What tools/oracles/probe_isa.py learned from LLVM about one opcode (tables/<target>.sig.json.gz)."""
 
     fixed: tuple  # (lsb, mask, value): fields LLVM rejects the word for when they differ

@@ -103,7 +103,7 @@ def build(f: RgpFile) -> list[RawDispatch]:
             name=f"{'+'.join(kernels) or 'dispatch'}#{k + 1}",
             target=tgt,
             code_objects=[p.raw() for p in chosen],
-            blobs=sorted(blobs),
+            blobs=sorted(blobs, key=lambda b: (b.se, b.data, b.label)),  # by SE, then bytes
             kernel=kernels[0] if len(kernels) == 1 else "",
             path=f.path,
         )

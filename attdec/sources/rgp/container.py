@@ -17,19 +17,18 @@ decompressed, only when asked for (`attdec info` lists chunks without touching t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
 from attdec.errors import AttdecError, FormatError
+from attdec.model.record import Record, field
 from attdec.model.target import RGP_GFXIP_LEVELS
 from attdec.sources.limits import MEMBER
 from attdec.sources.rgp import layouts as L
 from attdec.sources.rgp.magic import sniff
 
 
-@dataclass
-class Chunk:
+class Chunk(Record):
     """One chunk as `attdec info` lists it."""
 
     kind: str  # "SQTT_DATA" (SQTT file) or the RDF identifier ("SqttData")
@@ -41,40 +40,35 @@ class Chunk:
     note: str = ""  # what attdec read from it, in a few words
 
 
-@dataclass
-class Asic:
+class Asic(Record):
     device_id: int | None
     gfxip: tuple[int, ...]  # (major, minor[, stepping]); () when the file does not say
     gpu_name: str = ""
     shader_engines: int | None = None
 
 
-@dataclass
-class Stream:
+class Stream(Record):
     """One SQTT_DATA / SqttData chunk: one shader engine's trace (possibly several sessions back to back)."""
 
     se: int
     sqtt_version: int | None  # the SQTT file's enum (SQTT_DESC / SqttData header), None if not given
     where: str  # "SQTT_DATA 3 (byte 1528)"
-    data: Callable[[], bytes] = field(repr=False)  # read (RDF: decompressed) on first call, then kept
+    data: Callable[[], bytes]  # read (RDF: decompressed) on first call, then kept
 
 
-@dataclass
-class CodeObject:
+class CodeObject(Record):
     where: str
-    data: Callable[[], bytes] = field(repr=False)
+    data: Callable[[], bytes]
     hash: tuple[int, int] | None = None  # the container's hash of it (RDF CodeObject header), if any
 
 
-@dataclass
-class LoadEvent:
+class LoadEvent(Record):
     base: int
     hash: tuple[int, int]
     unload: bool = False
 
 
-@dataclass
-class RgpFile:
+class RgpFile(Record):
     path: str
     container: str  # "SQTT file 1.5", "RDF 3"
     chunks: list[Chunk] = field(default_factory=list)
