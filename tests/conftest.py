@@ -25,6 +25,58 @@ SYNTHETIC_CAPTURES = {
     "gfx1100": FIXTURES / "captures" / "gfx1100" / "synth_run0",
     "gfx942": ROOT / "attdec" / "data" / "demo_raw",
 }
+# synth_run1: other-SIMD instructions and PMC buffers besides (not among the defaults of `captures`)
+SYNTHETIC_MORE = FIXTURES / "captures" / "gfx1100" / "synth_run1"
+# AMD's decoder library's answers for the synthetic captures (tools/makers/make_synthetic_oracles.py), in
+# oracle.json's layout; a real capture's is its own oracle.json
+SYNTHETIC_ORACLES = {
+    SYNTHETIC_CAPTURES["gfx1100"]: FIXTURES / "oracles" / "gfx1100-synth_run0.json",
+    SYNTHETIC_MORE: FIXTURES / "oracles" / "gfx1100-synth_run1.json",
+    SYNTHETIC_CAPTURES["gfx942"]: FIXTURES / "oracles" / "gfx942-demo_raw.json",
+}
+
+
+def repeated_capture(out: Path, copies: int) -> Path:
+    """A copy at `out` of the synthetic gfx1100 capture whose first SE blob's body is repeated `copies` times
+    (its header line once, as tools/makers/make_repeated_blob.py writes them): a big input made small."""
+    import json
+    import shutil
+
+    shutil.copytree(SYNTHETIC_CAPTURES["gfx1100"], out)
+    meta = json.loads((out / "capture.json").read_text())
+    blob = out / meta["dispatches"][0]["blobs"][0]
+    data = blob.read_bytes()
+    blob.chmod(0o644)
+    blob.write_bytes(data[:32] + data[32:] * copies)
+    for b in meta["blobs"]:  # sizes and digests of the original blobs no longer hold
+        b.pop("size", None)
+        b.pop("sha256", None)
+    (out / "capture.json").chmod(0o644)
+    (out / "capture.json").write_text(json.dumps(meta))
+    return out
+
+
+def without_line_tables(code_object: bytes) -> bytes:
+    """An ELF code object whose .debug_* sections are renamed (.nodbg_*, the same length) in its section-name
+    table: the same code, without DWARF as a reader finds it (tinygrad's code objects carry none)."""
+    import struct
+
+    (shoff,) = struct.unpack_from("<Q", code_object, 0x28)
+    shentsize, _count, shstrndx = struct.unpack_from("<HHH", code_object, 0x3A)
+    offset, size = struct.unpack_from("<QQ", code_object, shoff + shstrndx * shentsize + 0x18)
+    names = code_object[offset : offset + size].replace(b".debug_", b".nodbg_")
+    return code_object[:offset] + names + code_object[offset + size :]
+
+
+def capture_without_line_tables(out: Path, capture: Path = SYNTHETIC_CAPTURES["gfx942"]) -> Path:
+    """A copy at `out` of a synthetic capture whose code objects carry no DWARF (`without_line_tables`)."""
+    import shutil
+
+    shutil.copytree(capture, out)
+    for co in out.glob("*.co"):
+        co.chmod(0o644)
+        co.write_bytes(without_line_tables(co.read_bytes()))
+    return out
 
 
 def real_data(*parts: str) -> bool:
@@ -37,6 +89,16 @@ def captures(*rels: str, synthetic: tuple[str, ...] = ("gfx1100", "gfx942")) -> 
     ../shared/captures/REL of `rels` that this machine has (none in a bare clone)."""
     params = [pytest.param(SYNTHETIC_CAPTURES[a], id=f"synthetic-{a}") for a in synthetic]
     params += [pytest.param(SHARED / "captures" / r, id=r) for r in rels if real_data("captures", r)]
+    return params
+
+
+def oracle_captures(*rels: str, synthetic: tuple[Path, ...] = tuple(SYNTHETIC_ORACLES)) -> list:
+    """Parameters (capture folder, its AMD oracle) of a test against AMD's decoder: the synthetic captures of
+    `synthetic` (always), then each ../shared/captures/REL of `rels` that this machine has."""
+    params = [pytest.param(c, SYNTHETIC_ORACLES[c], id=f"synthetic-{c.parent.name}-{c.name}") for c in synthetic]
+    for r in rels:
+        if real_data("captures", r):
+            params.append(pytest.param(SHARED / "captures" / r, SHARED / "captures" / r / "oracle.json", id=r))
     return params
 
 

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, captures, shared_path
+from conftest import ROOT, SHARED, SYNTHETIC_CAPTURES, captures, oracle_captures, real_data
 
 import attdec
 from attdec.analysis.table import Table
@@ -32,9 +32,11 @@ def test_occupancy_columns_read_under_amds_names_too():
     assert t["wave_id"] is t["slot"] and (t["slot"] == d.occupancy["slot"]).all()
 
 
-def test_open_hotspots_instructions_on_a_raw_capture():
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
-    want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]  # AMD's decoder
+@pytest.mark.parametrize(
+    "cap,oracle_file", oracle_captures("gfx1100/gemm_run0", synthetic=(SYNTHETIC_CAPTURES["gfx942"],))
+)
+def test_open_hotspots_instructions_on_a_raw_capture(cap, oracle_file):
+    want = json.loads(oracle_file.read_text())["dispatches"][0]["summary"]  # AMD's decoder
     ds = attdec.open(cap)
     (d,) = ds
     h = attdec.hotspots(ds, by="instruction")
@@ -128,11 +130,19 @@ def test_pandas_recipe_of_the_docs_on_a_capture(cap):
     assert pd.DataFrame(h.table).shape == (h.table.nrows, len(h.table))
 
 
-def test_why_compare_and_resource_analyses_on_a_real_sample():
+def _samples() -> list:
+    """ui_output samples: the demo's (uisynth), then the real topk one where ../shared has it."""
+    params = [pytest.param(ROOT / "attdec" / "data" / "demo", id="demo")]
+    topk = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
+    if real_data(*topk):
+        params.append(pytest.param(SHARED.joinpath(*topk), id="topk"))
+    return params
+
+
+@pytest.mark.parametrize("sample", _samples())
+def test_why_compare_and_resource_analyses_on_a_sample(sample):
     """The API's analyses agree with the listing they come from (figures recomputed, not stored)."""
-    (d,) = attdec.open(
-        shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
-    )
+    (d,) = attdec.open(sample)
     sites = attdec.waits(d)
     wait_stall = sum(c.stall for c in d.code if c.text.startswith("s_waitcnt") and c.hit)
     assert sites and sum(s.stall for s in sites) == wait_stall

@@ -13,7 +13,18 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT, cli, one_line_error, run_subprocess, shared_path
+from conftest import (
+    FIXTURES,
+    ROOT,
+    SHARED,
+    SYNTHETIC_CAPTURES,
+    SYNTHETIC_MORE,
+    cli,
+    one_line_error,
+    real_data,
+    run_subprocess,
+    shared_path,
+)
 
 from attdec.cli import COMMANDS
 from attdec.commands.demo import demo_path
@@ -371,14 +382,35 @@ def test_cfg_at_80_columns_keeps_rows_under_their_columns(monkeypatch):
         assert ln[hits_end - 1] != " " and ln[hits_end] == " ", ln
 
 
-def test_info_of_an_rgp_at_80_columns_keeps_dispatch_names_whole(monkeypatch):
-    rgps = sorted(shared_path("rgp").glob("*/*.rgp"))
+def _rgp_sets() -> list:
+    """(how to get .rgp files): the synthetic captures written in each layout tests/support/make_rgp.py
+    knows, then every file of ../shared/rgp where this machine has them."""
+
+    def synthetic(tmp):
+        from tests.support import make_rgp
+
+        caps = (SYNTHETIC_CAPTURES["gfx1100"], SYNTHETIC_MORE)
+        return [
+            *(make_rgp.rgptool(c, tmp / f"{c.name}-rgptool.rgp") for c in caps),
+            make_rgp.radv(caps[0], tmp / "radv.rgp"),
+            make_rgp.rdf(caps[1], tmp / "rdf.rgp"),
+        ]
+
+    params = [pytest.param(synthetic, id="synthetic")]
+    if real_data("rgp"):
+        params.append(pytest.param(lambda _: sorted((SHARED / "rgp").glob("*/*.rgp")), id="real"))
+    return params
+
+
+@pytest.mark.parametrize("make", _rgp_sets())
+def test_info_of_an_rgp_at_80_columns_keeps_dispatch_names_whole(monkeypatch, tmp_path, make):
+    rgps = make(tmp_path)
     monkeypatch.setenv("COLUMNS", "80")
     for rgp in rgps:
         data = json.loads(cli("info", rgp, "--format", "json").stdout)
         kernels = [d["name"] for i in data["inputs"] for d in i.get("dispatches", [])]
         out = cli("info", rgp).stdout
-        assert all(k in out.split() for k in kernels), (rgp, kernels)
+        assert kernels and all(k in out.split() for k in kernels), (rgp, kernels)
 
 
 def test_tables_are_plain_when_piped_and_with_no_color(monkeypatch):

@@ -11,11 +11,13 @@ import csv
 import io
 import json
 import os
+import shutil
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, ROOT, cli, one_line_error, shared_path
+from conftest import FIXTURES, ROOT, SHARED, SYNTHETIC_CAPTURES, cli, one_line_error, real_data, shared_path
 
 from attdec.analysis.align import ADDED, CHANGED, REMOVED, SAME, align, matches, pair_lines
 from attdec.analysis.compare import Spread
@@ -74,18 +76,36 @@ def test_demo_diffed_with_itself_is_zero_and_within_noise(by):
     assert all(r["status"] in ("", "same") for r in k["rows"])
 
 
-def test_real_capture_diffed_with_itself():
-    gemm = shared_path("captures", "gfx1100", "gemm_run0")
-    k = js("diff", gemm, gemm)["kernels"][0]
-    assert k["by"] == "instruction"  # no line table in tinygrad's code objects
+def _captures_and_rank() -> list:
+    """(capture, what its diff ranks by): the synthetic ones carry DWARF line tables; tinygrad's code
+    objects have none."""
+    params = [pytest.param(SYNTHETIC_CAPTURES[a], "line", id=f"synthetic-{a}") for a in ("gfx1100", "gfx942")]
+    if real_data("captures", "gfx1100", "gemm_run0"):
+        params.append(pytest.param(SHARED / "captures/gfx1100/gemm_run0", "instruction", id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("cap,by", _captures_and_rank())
+def test_real_capture_diffed_with_itself(cap, by):
+    k = js("diff", cap, cap)["kernels"][0]
+    assert k["by"] == by
     assert all_zero(k) and all(all_zero(r) for r in k["rows"])
     assert k["before"]["cycles"] > 0
 
 
-def test_repeated_runs_diffed_with_themselves_are_within_noise():
-    runs = str(shared_path("captures", "gfx1100")) + "/gemm_run*"
+def _repeated_runs() -> list:
+    """(a glob of capture folders of one kernel, dispatches of it they hold): the two synthetic gfx1100
+    captures (two dispatches each, their timings drawn apart), then tinygrad's two gemm runs."""
+    params = [pytest.param(str(SYNTHETIC_CAPTURES["gfx1100"].parent / "synth_run*"), 4, id="synthetic")]
+    if real_data("captures", "gfx1100"):
+        params.append(pytest.param(str(SHARED / "captures" / "gfx1100") + "/gemm_run*", 2, id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("runs,n", _repeated_runs())
+def test_repeated_runs_diffed_with_themselves_are_within_noise(runs, n):
     k = js("diff", runs, runs)["kernels"][0]
-    assert len(k["runs"]["before"]) == 2 and len(k["runs"]["after"]) == 2
+    assert len(k["runs"]["before"]) == n and len(k["runs"]["after"]) == n
     assert all_zero(k) and all(all_zero(r) for r in k["rows"])
     # two runs that differ give a spread, hence a threshold
     assert k["noise"]["cycles"]["threshold"] > 0
@@ -229,9 +249,29 @@ def test_source_lines_shifted_by_an_inserted_line(tmp_path):
     }
 
 
-def test_inserted_instruction_in_real_listing_without_line_info(tmp_path):
-    """pa_mqa_logits_fp4 has no source lines: the whole listing (726 instructions) is aligned by mnemonic."""
-    src = next(shared_path(*PA_SMALL).glob("*/ui_output_agent_*"))
+def _demo_without_sources(tmp) -> Path:
+    """The demo folder with every code.json source cell emptied (what a listing without line info holds)."""
+    out = tmp / "nosrc" / DEMO.name
+    shutil.copytree(DEMO, out)
+    doc = json.loads((out / "code.json").read_text())
+    doc["code"] = [[*r[:3], "", *r[4:]] for r in doc["code"]]
+    (out / "code.json").chmod(0o644)
+    (out / "code.json").write_text(json.dumps(doc))
+    return out
+
+
+def _listings_without_lines() -> list:
+    params = [pytest.param(_demo_without_sources, id="demo")]
+    if real_data(*PA_SMALL):
+        params.append(pytest.param(lambda _: next(SHARED.joinpath(*PA_SMALL).glob("*/ui_output_agent_*")), id="pa"))
+    return params
+
+
+@pytest.mark.parametrize("make", _listings_without_lines())
+def test_inserted_instruction_in_real_listing_without_line_info(tmp_path, make):
+    """A listing without source lines (pa_mqa_logits_fp4's 726 instructions; the demo's, its sources emptied)
+    is aligned whole, by mnemonic."""
+    src = make(tmp_path)
     rows = code_rows(src)
     mid = next(n for n in sorted(rows)[len(rows) // 2 :] if rows[n][6])  # an executed one past the middle
     after = edit(tmp_path, "pa", src=src, insert=[(mid, "s_nop 0", "", 4, 0)])

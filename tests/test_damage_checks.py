@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
-from conftest import captures, cli, shared_path
+from conftest import FIXTURES, ROOT, captures, cli, real_data, shared_path
 
 
 @pytest.fixture(params=captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
@@ -81,23 +82,47 @@ PA = (*FLYDSL, "pa", "att_viewer", "big", "ui_output_agent_10886_dispatch_209")
 MQA = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling", "examples", "pa_mqa_logits_fp4", "att_viewer", "big")
 
 
+# ui_output folders written by tests/support/uisynth.py: the demo's and two fixtures, each of its own kernel
+DEMO_UI = ROOT / "attdec" / "data" / "demo" / "ui_output_agent_4242_dispatch_7"
+TINY_UI = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
+GFX12_UI = FIXTURES / "gfx12" / "ui_output_agent_8_dispatch_1"
+
+
+def _folder(where) -> Path:
+    return where if isinstance(where, Path) else shared_path(*where)
+
+
 def _with_code_of(tmp_path, folder, other):
     out = tmp_path / "ui_output_agent_1_dispatch_1"
-    shutil.copytree(shared_path(*folder), out)
+    shutil.copytree(_folder(folder), out)
     for f in out.iterdir():
         f.chmod(0o644)
-    (out / "code.json").write_bytes((shared_path(*other) / "code.json").read_bytes())
+    (out / "code.json").write_bytes((_folder(other) / "code.json").read_bytes())
     return out
 
 
-def test_the_samples_as_they_are_exit_0():
-    for folder in (FLASH, PA, (*MQA, "ui_output_agent_64914_dispatch_234")):
-        r = cli("waves", shared_path(*folder))
+def _real(*wheres) -> bool:
+    return all(real_data(*w) for w in wheres)
+
+
+SAMPLE_SETS = [pytest.param((DEMO_UI, TINY_UI, GFX12_UI), id="synthetic")]
+if _real(FLASH, PA, MQA):
+    SAMPLE_SETS.append(pytest.param((FLASH, PA, (*MQA, "ui_output_agent_64914_dispatch_234")), id="real"))
+MIXES = [pytest.param(DEMO_UI, TINY_UI, id="synthetic")]
+if _real(FLASH, PA):
+    MIXES.append(pytest.param(FLASH, PA, id="real"))
+
+
+@pytest.mark.parametrize("folders", SAMPLE_SETS)
+def test_the_samples_as_they_are_exit_0(folders):
+    for folder in folders:
+        r = cli("waves", _folder(folder))
         assert r.returncode == 0 and not warnings(r.stderr), r.stderr
 
 
-def test_another_kernels_code_json_is_named_and_loops_does_not_crash(tmp_path):
-    mixed = _with_code_of(tmp_path, FLASH, PA)
+@pytest.mark.parametrize("folder,other", MIXES)
+def test_another_kernels_code_json_is_named_and_loops_does_not_crash(tmp_path, folder, other):
+    mixed = _with_code_of(tmp_path, folder, other)
     for command in (("hotspots", "--top", "1"), ("loops",), ("waves",)):
         r = cli(*command, mixed)
         assert r.returncode == 3, r.stderr
@@ -105,10 +130,13 @@ def test_another_kernels_code_json_is_named_and_loops_does_not_crash(tmp_path):
         assert any("code.json" in w and "another" in w for w in warnings(r.stderr)), r.stderr
 
 
-def test_a_name_table_without_kernel_names_is_no_evidence(tmp_path):
+@pytest.mark.parametrize("folder", [pytest.param(DEMO_UI, id="synthetic"), *([FLASH] if _real(FLASH) else [])])
+def test_a_name_table_without_kernel_names_is_no_evidence(tmp_path, folder):
     """rocprofv3 writes "<code object id> / <address>" where it knew no kernel name: that names no kernel."""
     out = tmp_path / "flash"
-    shutil.copytree(shared_path(*FLASH), out)
+    shutil.copytree(_folder(folder), out)
+    for f in out.iterdir():
+        f.chmod(0o644)
     occ = json.loads((out / "occupancy.json").read_text())
     occ["dispatches"] = dict.fromkeys(occ["dispatches"], "4 / 0x1800")
     (out / "occupancy.json").write_text(json.dumps(occ))

@@ -8,7 +8,18 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, ROOT, SHARED, SYNTHETIC_CAPTURES, captures, one_line_error, real_data, shared_path
+from conftest import (
+    FIXTURES,
+    ROOT,
+    SHARED,
+    SYNTHETIC_CAPTURES,
+    SYNTHETIC_MORE,
+    captures,
+    one_line_error,
+    oracle_captures,
+    real_data,
+    shared_path,
+)
 from conftest import run_decode as run
 
 
@@ -170,12 +181,19 @@ def test_captures_without_oracle_decode_cleanly(root):
     assert n > 0
 
 
-@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1200/sync_run0", "gfx1201/handwritten_run0"])
-def test_wave_state_timelines_match_oracle(rel):
+@pytest.mark.parametrize(
+    "cap_dir,oracle_file",
+    oracle_captures(
+        "gfx1100/gemm_run0",
+        "gfx1200/sync_run0",
+        "gfx1201/handwritten_run0",
+        synthetic=(SYNTHETIC_CAPTURES["gfx1100"], SYNTHETIC_MORE, SYNTHETIC_CAPTURES["gfx942"]),
+    ),
+)
+def test_wave_state_timelines_match_oracle(cap_dir, oracle_file):
     """The per-wave state timeline (EMPTY/IDLE/EXEC/WAIT/STALL durations) of every traced wave."""
-    cap_dir = shared_path("captures", *rel.split("/"))
     cap = json.loads((cap_dir / "capture.json").read_text())
-    oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads((cap_dir / "oracle.json").read_text())["dispatches"]}
+    oracle = {(d["kernel"], d["exec_tag"]): d for d in json.loads(oracle_file.read_text())["dispatches"]}
     for disp in cap["dispatches"]:
         codes = [f"{k['code_object']}@{k['base_hex']}" for k in cap["kernels"] if k["name"] == disp["kernel"]]
         args = ["--arch", cap["gfx_arch"]] + [a for c in codes for a in ("--code", c)]

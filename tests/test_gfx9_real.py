@@ -1,4 +1,5 @@
-"""gfx9 decoder against AMD's decoder (oracle.json) on the real gfx950 captures, straight through gfx9.decode.
+"""gfx9 decoder against AMD's decoder (oracle.json) on the real gfx950 captures, and on the synthetic gfx942 demo
+capture (its oracle written by AMD's library, tests/fixtures/oracles), straight through gfx9.decode.
 
 Compares every wave's begin/end, every instruction row's time, duration, stall and category, and every occupancy
 row. (The pc column needs the PC walk and the disassembler; conformance.py checks it through `attdec decode`.)
@@ -16,7 +17,7 @@ from attdec.decoders import gfx9
 from attdec.decoders.common import CodeMap
 from attdec.model import Category
 from attdec.model.target import target
-from tests.conftest import shared_path
+from tests.conftest import SYNTHETIC_CAPTURES, oracle_captures
 
 CAPTURES = ["empty_run0", "empty_run1", "gemm_run0", "gemm_run1", "plus_run0", "plus_run1"]
 
@@ -32,11 +33,13 @@ def decode_capture(cdir, disp, arch):
     return waves, occ, problems
 
 
-@pytest.mark.parametrize("name", CAPTURES)
-def test_gfx950_capture_matches_oracle_without_pc(name):
-    cdir = shared_path("captures", "gfx950", name)
+@pytest.mark.parametrize(
+    "cdir,oracle_file",
+    oracle_captures(*(f"gfx950/{c}" for c in CAPTURES), synthetic=(SYNTHETIC_CAPTURES["gfx942"],)),
+)
+def test_gfx9_capture_matches_oracle_without_pc(cdir, oracle_file):
     cap = json.loads((cdir / "capture.json").read_text())
-    oracle = json.loads((cdir / "oracle.json").read_text()) if (cdir / "oracle.json").exists() else None
+    oracle = json.loads(oracle_file.read_text()) if oracle_file.exists() else None
     for disp in cap["dispatches"]:
         waves, occ, problems = decode_capture(cdir, disp, cap["gfx_arch"])
         assert problems == []

@@ -15,7 +15,7 @@ import pytest
 from attdec.decoders import gfx9
 from attdec.decoders.gfx9 import vectorised
 from attdec.model.target import target
-from tests.conftest import SHARED, SYNTHETIC_CAPTURES, codemap, real_data, shared_path
+from tests.conftest import SHARED, SYNTHETIC_CAPTURES, codemap, real_data
 from tests.support import sqtt_encoder as enc
 
 # INST types the vectorised pass times (SMEM, SALU, VMEM, FLAT, VALU, LDS, JUMP, NEXT, OTHER_MSG, MAI)
@@ -254,36 +254,50 @@ def test_gfx9_capture_blobs_agree_with_code_and_vectorise():
     assert n > 0
 
 
-def test_random_streams_with_code_agree():
-    """Random waves walked against the gemm kernel's code (the memoised walk, stopping early or not)."""
+def _gfx9_kernels() -> list:
+    """(capture folder, SE0 blob, waves it starts and ends) of a gfx9 capture with one kernel: the demo's
+    always, the real gfx950 gemm where ../shared has it."""
+    params = [pytest.param(SYNTHETIC_CAPTURES["gfx942"], "kern_1_se0.att", 6, id="synthetic-gfx942")]
+    if real_data("captures", "gfx950", "gemm_run0"):
+        params.append(pytest.param(SHARED / "captures/gfx950/gemm_run0", "r_32_32_16_2_1_se0.att", 4, id="gemm"))
+    return params
+
+
+def _code(cdir):
+    """The capture's kernel's code at its load base, and the kernel's entry address."""
+    from attdec.isa import load_code_object
     from attdec.sources.explicit import codemap
 
-    cdir = shared_path("captures", "gfx950", "gemm_run0")
     cap = json.loads((cdir / "capture.json").read_text())
     (k,) = cap["kernels"]
+    (kern,) = load_code_object((cdir / k["code_object"]).read_bytes()).kernels
     code = codemap([f"{cdir / k['code_object']}@{k['base_hex']}"], cap["gfx_arch"])
+    return code, int(k["base_hex"], 16) + kern.entry
+
+
+@pytest.mark.parametrize("cdir,blob,waves", _gfx9_kernels())
+def test_random_streams_with_code_agree(cdir, blob, waves):
+    """Random waves walked against a kernel's code (the memoised walk, stopping early or not)."""
+    code, entry = _code(cdir)
     rng = random.Random(8)
     walks = 0
     for _ in range(15):
-        a, b, v = decode_both(random_stream(rng, 1000, entry=k["code_start"]), code)
+        a, b, v = decode_both(random_stream(rng, 1000, entry=entry), code)
         assert v
         assert_same(a, b)
         walks += b.walks
     assert walks > 0
 
 
-def test_repeated_real_blob_agrees(tmp_path):
-    """gemm SE0's body three times (tools/makers/make_repeated_blob.py): the phase count carries across copies."""
+@pytest.mark.parametrize("cdir,blob,waves", _gfx9_kernels())
+def test_repeated_blob_agrees(tmp_path, cdir, blob, waves):
+    """SE0's body three times (tools/makers/make_repeated_blob.py): the phase count carries across copies."""
     from tools.makers import make_repeated_blob
 
-    cdir = shared_path("captures", "gfx950", "gemm_run0")
-    from attdec.sources.explicit import codemap
-
-    r = make_repeated_blob.make(str(tmp_path / "x3.att"), str(cdir), "r_32_32_16_2_1_se0.att", 3, None)
-    (k,) = json.loads((cdir / "capture.json").read_text())["kernels"]
-    code = codemap([f"{cdir / k['code_object']}@{k['base_hex']}"], "gfx950")
+    r = make_repeated_blob.make(str(tmp_path / "x3.att"), str(cdir), blob, 3, None)
+    code, _ = _code(cdir)
     a, b, v = decode_both(open(r["path"], "rb").read(), code)
-    assert v and len(b.waves) == 12
+    assert v and len(b.waves) == 3 * waves
     assert_same(a, b)
 
 

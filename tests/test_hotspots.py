@@ -10,7 +10,8 @@ import csv
 import io
 import json
 
-from conftest import FIXTURES, invoke, shared_path
+import pytest
+from conftest import FIXTURES, SHARED, capture_without_line_tables, invoke, real_data, shared_path
 
 import attdec
 from attdec.analysis.hotspots import frame_of, hotspots
@@ -143,9 +144,19 @@ def test_no_source_lines_ranks_by_instruction_and_says_why():
     assert hotspots([d2], by=None).by == "line"  # has source lines: the default stays
 
 
-def test_raw_capture_without_dwarf_shows_addresses():
-    pkl = shared_path("tinygrad_profiles", "gfx950", "profile_gemm_run_0.pkl")
-    out = run("hotspots", pkl, "--top", "3")
+def _without_dwarf() -> list:
+    """(how to get a raw input whose code object has no line table): the demo capture with its DWARF
+    sections renamed away, then tinygrad's gfx950 gemm profile where ../shared has it."""
+    params = [pytest.param(lambda tmp: capture_without_line_tables(tmp / "cap"), id="synthetic")]
+    if real_data("tinygrad_profiles", "gfx950", "profile_gemm_run_0.pkl"):
+        pkl = SHARED / "tinygrad_profiles/gfx950/profile_gemm_run_0.pkl"
+        params.append(pytest.param(lambda _: pkl, id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("make", _without_dwarf())
+def test_raw_capture_without_dwarf_shows_addresses(tmp_path, make):
+    out = run("hotspots", make(tmp_path), "--top", "3")
     assert "ranked by instruction" in out or "by instruction" in out
     rows = [ln.split() for ln in out.splitlines() if ln[:2].strip().isdigit()]
     addrs = [r[-1] for r in rows]

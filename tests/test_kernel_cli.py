@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import invoke
 
-from tests.conftest import FIXTURES, shared_path
+from tests.conftest import FIXTURES, SHARED, SYNTHETIC_MORE, real_data, shared_path
 
 REQUIRED = {"name", "arch", "vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes", "wave_size", "workgroup_size"}
 
@@ -64,40 +65,85 @@ def test_kernel_on_ui_output_is_honest():
     assert "VGPR       ≥ 9" in r.output and "no code object" in r.output
 
 
-def test_counters_table_json_csv():
-    cap = shared_path("captures", "gfx950", "gemm_run0")
-    r = run("counters", cap, "--format", "json")
-    (d,) = json.loads(r.output)["dispatches"]
-    totals = {c["name"]: c["total"] for c in d["counters"]}
-    assert set(totals) == {
-        "SQ_BUSY_CYCLES",
-        "SQ_INSTS_VALU",
-        "SQ_INSTS_SALU",
-        "SQ_LDS_IDX_ACTIVE",
-        "SQ_LDS_BANK_CONFLICT",
-        "GRBM_GUI_ACTIVE",
-        "TCC_HIT",
-        "TCC_MISS",
+GFX1100_GEMM_COUNTERS = {
+    "SQ_BUSY_CYCLES",
+    "SQ_INSTS_VALU",
+    "SQ_INSTS_SALU",
+    "SQC_LDS_IDX_ACTIVE",
+    "SQC_LDS_BANK_CONFLICT",
+    "GRBM_GUI_ACTIVE",
+    "GL2C_HIT",
+    "GL2C_MISS",
+}
+
+
+def _counter_captures() -> list:
+    """(capture, its counters, SQ_INSTS_VALU's SEs and WGPs, `--by cu` CSV rows, dispatches): the synthetic
+    synth_run1 (2 SEs x 2 SAs x 2 WGPs, two dispatches), then the real ones ../shared has."""
+    params = [
+        pytest.param(
+            SYNTHETIC_MORE,
+            {"SQ_INSTS_VALU", "SQ_WAVES", "GRBM_GUI_ACTIVE", "GL2C_HIT"},
+            (2, 8),
+            2 * 2 * 8,
+            2,
+            id="synthetic",
+        )
+    ]
+    real = {
+        "gfx950/gemm_run0": (
+            {"SQ_BUSY_CYCLES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT"}
+            | {"GRBM_GUI_ACTIVE", "TCC_HIT", "TCC_MISS"},
+            (32, 0),  # gfx9: SQ counters per XCC and SE only
+            None,
+            1,
+        ),
+        "gfx1100/gemm_run0": (GFX1100_GEMM_COUNTERS, (6, 48), 5 * 48, 1),  # 5 SQ counters x 48 WGPs
+        "gfx1100/sync_run0": (GFX1100_GEMM_COUNTERS, (6, 48), None, 2),
     }
-    sq = next(c for c in d["counters"] if c["name"] == "SQ_INSTS_VALU")
-    assert len(sq["per_se"]) == 32 and sq["per_cu"] == []  # gfx9: SQ counters per XCC and SE only
+    for rel, want in real.items():
+        if real_data("captures", rel):
+            params.append(pytest.param(SHARED / "captures" / rel, *want, id=rel))
+    return params
+
+
+@pytest.mark.parametrize("cap,names,split,cu_rows,dispatches", _counter_captures())
+def test_counters_table_json_csv(cap, names, split, cu_rows, dispatches):
+    r = run("counters", cap, "--format", "json")
+    ds = json.loads(r.output)["dispatches"]
+    assert len(ds) == dispatches
+    totals = {c["name"]: c["total"] for c in ds[0]["counters"]}
+    assert set(totals) == names
+    sq = next(c for c in ds[0]["counters"] if c["name"] == "SQ_INSTS_VALU")
+    assert (len(sq["per_se"]), len(sq["per_cu"])) == split
     r = run("counters", cap)
     assert r.exit_code == 0 and "SQ_INSTS_VALU" in r.output and f"{totals['SQ_INSTS_VALU']:,}" in r.output
-    r = run("counters", shared_path("captures", "gfx1100", "gemm_run0"), "--by", "cu", "--format", "csv")
-    lines = r.output.strip().splitlines()
-    assert lines[0].startswith("dispatch,kernel,counter") and len(lines) == 1 + 5 * 48  # 5 SQ counters x 48 WGPs
-    r = run("counters", shared_path("captures", "gfx1100", "sync_run0"))
-    assert "totals across dispatches" in r.output
+    assert ("totals across dispatches" in r.output) == (dispatches > 1)
+    if cu_rows is not None:
+        r = run("counters", cap, "--by", "cu", "--format", "csv")
+        lines = r.output.strip().splitlines()
+        assert lines[0].startswith("dispatch,kernel,counter") and len(lines) == 1 + cu_rows
 
 
-def test_hotspots_header_has_the_occupancy_line():
-    r = run("hotspots", shared_path("captures", "gfx1100", "gemm_run0"), "--top", "1")
+def _occupancy_captures() -> list:
+    """(capture, VGPRs its kernel's metadata note gives, waves per SIMD that allows on its GPU)."""
+    params = [pytest.param(SYNTHETIC_MORE, 4, 16, id="synthetic")]
+    if real_data("captures", "gfx1100", "gemm_run0"):
+        params.append(pytest.param(SHARED / "captures/gfx1100/gemm_run0", 10, 16, id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("cap,vgpr,waves", _occupancy_captures())
+def test_hotspots_header_has_the_occupancy_line(cap, vgpr, waves):
+    r = run("hotspots", cap, "--top", "1")
     assert r.exit_code == 0, r.output
     line = next(ln for ln in r.output.splitlines() if ln.strip().startswith("occupancy"))
-    assert "VGPR 10" in line and "16 waves/SIMD" in line and "achieved" in line
-    r = run("hotspots", shared_path("captures", "gfx1100", "gemm_run0"), "--format", "json")
-    k = json.loads(r.output)["kernel_resources"]
-    assert k["vgpr"] == 10 and k["occupancy"]["theoretical"] == 16
+    assert f"VGPR {vgpr}," in line and f"{waves} waves/SIMD" in line and "achieved" in line
+    r = run("hotspots", cap, "--format", "json")
+    docs = json.loads(r.output)
+    for doc in docs.get("dispatches", [docs]):
+        k = doc["kernel_resources"]
+        assert k["vgpr"] == vgpr and k["occupancy"]["theoretical"] == waves
 
 
 def test_bad_input_is_one_line(tmp_path):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import captures, cli, one_line_error, shared_path
+from conftest import ROOT, SHARED, captures, cli, one_line_error, real_data, repeated_capture
 from test_sources_tinygrad import ProfileDeviceEvent, ProfileProgramEvent, ProfileSQTTEvent, _pickle_as_tinygrad
 
 from attdec.sources import tinygrad
@@ -65,11 +65,26 @@ def test_memo_amplification_decodes_once_and_says_so(tmp_path, folder):
     assert "999 more SQTT event(s)" in r.stderr
 
 
-def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch):
+def _big_synthetic(tmp_path):
+    """The synthetic gfx1100 capture with one SE blob's body repeated to ~1.1 MiB of SQTT."""
+    return repeated_capture(tmp_path / "big", 4000)
+
+
+def _big_captures() -> list:
+    """(how to get a capture, a cap below its SQTT, a cap above it) in MiB."""
+    params = [pytest.param(_big_synthetic, 1, 2, id="synthetic")]
+    if real_data("captures", "gfx1200", "gemm_gfx1200_run0"):  # ~3.7 MiB of SQTT
+        real = SHARED / "captures/gfx1200/gemm_gfx1200_run0"
+        params.append(pytest.param(lambda _: real, 2, 4, id="gemm_gfx1200"))
+    return params
+
+
+@pytest.mark.parametrize("make,below,above", _big_captures())
+def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch, make, below, above):
     """report, timeline, waits and decode keep every record of what they decode: SQTT past the cap is refused
     before any decoding, in one line naming the variable that raises it; hotspots decodes it regardless."""
-    cap = shared_path("captures", "gfx1200", "gemm_gfx1200_run0")  # ~3.7 MiB of SQTT
-    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", "2")
+    cap = make(tmp_path)
+    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", str(below))
     out = tmp_path / "out"
     for args in (
         ("report", "-o", out),
@@ -80,21 +95,13 @@ def test_whole_decode_past_the_cap_is_refused_up_front(tmp_path, monkeypatch):
         one_line_error(cli(*args, cap, "--jobs", "1"), "ATTDEC_MAX_WHOLE_DECODE_MB", "MiB")
         assert not out.exists()
     assert cli("hotspots", cap, "--top", "1", "--jobs", "1").returncode == 0
-    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", "4")
+    monkeypatch.setenv("ATTDEC_MAX_WHOLE_DECODE_MB", str(above))
     assert cli("timeline", "-o", out, cap, "--jobs", "1").returncode == 0
 
 
 def _listing_folder(tmp_path, rows: int):
-    """A ui_output folder of a real sample whose code.json repeats its instruction rows to `rows` rows."""
-    sample = shared_path(
-        "ui_output_samples",
-        "jhinpan__flydsl-kernel-profiling-lib",
-        "examples",
-        "vec_add",
-        "att_viewer",
-        "big",
-        "ui_output_agent_14705_dispatch_25",
-    )
+    """A ui_output folder of the demo sample whose code.json repeats its instruction rows to `rows` rows."""
+    sample = ROOT / "attdec" / "data" / "demo" / "ui_output_agent_4242_dispatch_7"
     out = tmp_path / "ui_output_agent_1_dispatch_1"
     out.mkdir()
     for name in ("filenames.json", "occupancy.json", "realtime.json"):
@@ -107,7 +114,7 @@ def _listing_folder(tmp_path, rows: int):
 
 
 def test_a_listing_past_the_cap_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    folder = _listing_folder(tmp_path, 20_000)  # ~2.8 MB
+    folder = _listing_folder(tmp_path, 20_000)  # ~2.1 MB
     monkeypatch.setenv("ATTDEC_MAX_LISTING_MB", "1")
     for cmd in ("hotspots", "kernel", "loops"):
         one_line_error(cli(cmd, folder), "code.json", "ATTDEC_MAX_LISTING_MB")

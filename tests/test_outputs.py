@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, one_line_error, shared_path
+from conftest import ROOT, SHARED, cli, one_line_error, real_data, repeated_capture
 
 from attdec.errors import InputError
 from attdec.report.output import open_output
@@ -327,8 +327,24 @@ main(sys.argv[1:])
 """
 
 
-def test_sigterm_with_workers_running_is_one_line_and_no_worker_traceback(tmp_path):
-    captures = shared_path("captures", "gfx1200")
+def _many_dispatches() -> list:
+    """(how to get captures worth a pool of workers: over 2 MiB of SQTT): two synthetic captures each with a
+    blob repeated to ~1.1 MiB, then the real gfx1200 captures where ../shared has them."""
+
+    def synthetic(tmp):
+        for name in ("a", "b"):
+            repeated_capture(tmp / "caps" / name, 4000)
+        return tmp / "caps"
+
+    params = [pytest.param(synthetic, id="synthetic")]
+    if real_data("captures", "gfx1200"):
+        params.append(pytest.param(lambda _: SHARED / "captures/gfx1200", id="gfx1200"))
+    return params
+
+
+@pytest.mark.parametrize("make", _many_dispatches())
+def test_sigterm_with_workers_running_is_one_line_and_no_worker_traceback(tmp_path, make):
+    captures = make(tmp_path)
     out = tmp_path / "d.json"
     p = _subprocess(SIGTERM_AMID_WORKERS, "decode", "--format", "json", "--jobs", "2", "-o", out, captures)
     assert p.returncode == 143, p.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SHARED, captures, invoke, shared_path
+from conftest import SHARED, SYNTHETIC_MORE, captures, invoke, real_data, repeated_capture
 
 import attdec
 from attdec.errors import ArchError, WorkerError
@@ -108,15 +108,31 @@ def test_decode_command_jobs_same_json(cap, pool_for_small):
     assert invoke(["decode", cap, "--jobs", "0"]).exit_code == 2  # at least one
 
 
-def test_a_big_dispatch_is_split_only_beyond_a_process_share():
+def _split_cases() -> list:
+    """(how to get capture folders, whether their biggest dispatch is split across processes): synthetic, a
+    capture with one blob repeated to most of the work (split), and two such captures (each big dispatch under
+    half: whole; a dispatch under 1 MiB is never split); real, gemm_gfx1200_run0 among the gfx1200 captures
+    (split) and among all 59 (whole)."""
+    params = [
+        pytest.param(lambda tmp: [repeated_capture(tmp / "a", 4000)], True, id="synthetic-one"),
+        pytest.param(lambda tmp: [repeated_capture(tmp / "a", 4000), repeated_capture(tmp / "b", 4000)], False,
+                     id="synthetic-two"),
+    ]  # fmt: skip
+    if real_data("captures", "gfx1200"):
+        params.append(pytest.param(lambda _: [SHARED / "captures/gfx1200"], True, id="gfx1200"))
+        params.append(pytest.param(lambda _: [SHARED / "captures"], False, id="all"))
+    return params
+
+
+@pytest.mark.parametrize("folders,split", _split_cases())
+def test_a_big_dispatch_is_split_only_beyond_a_process_share(tmp_path, folders, split):
     """Its blobs decoded side by side cost a second load of its code; worth it only when it is more than
     one process's share of the work (gemm_gfx1200_run0 is half of the 59 captures: whole there)."""
-    for folder, split in (("gfx1200", True), ("", False)):
-        raws = open_raw([shared_path("captures", folder) if folder else shared_path("captures")])
-        share = sum(parallel._tasks(raws)[1]) / 2
-        tasks, weights = parallel._tasks(raws, share)
-        assert any(blob is not None for _, blob in tasks) == split, folder
-        assert sum(weights) == sum(parallel._tasks(raws)[1])
+    raws = open_raw(folders(tmp_path))
+    share = sum(parallel._tasks(raws)[1]) / 2
+    tasks, weights = parallel._tasks(raws, share)
+    assert any(blob is not None for _, blob in tasks) == split
+    assert sum(weights) == sum(parallel._tasks(raws)[1])
 
 
 @pytest.mark.parametrize("cap", captures("gfx1200", synthetic=("gfx1100",)))
@@ -277,23 +293,32 @@ def _pmc_profile(capture, dispatches: int) -> bytes:
                 sys.modules[k] = v
 
 
-def test_a_profile_with_pmc_samples_decodes_on_workers(tmp_path):
+def _pmc_captures() -> list:
+    """(capture with PMC buffers, dispatches to make of it: past 2 MiB of work, a counter it has)."""
+    params = [pytest.param(SYNTHETIC_MORE, 130, "SQ_WAVES", id="synthetic")]
+    if real_data("captures", "gfx1100", "plus_run0"):
+        params.append(pytest.param(SHARED / "captures/gfx1100/plus_run0", 100, "SQ_BUSY_CYCLES", id="plus"))
+    return params
+
+
+@pytest.mark.parametrize("cap,copies,counter", _pmc_captures())
+def test_a_profile_with_pmc_samples_decodes_on_workers(tmp_path, cap, copies, counter):
     """PMC schedules (tinygrad `PMCSample`s, rebuilt as records of classes made at run time) travel back from
     the workers as plain data: the command ends, with what one process gives."""
     from conftest import run_subprocess
 
     profile = tmp_path / "profile.pkl"
-    profile.write_bytes(_pmc_profile(shared_path("captures", "gfx1100", "plus_run0"), 100))
+    profile.write_bytes(_pmc_profile(cap, copies))
     from attdec.sources import tinygrad
 
     raws = tinygrad.load(profile)
-    assert len(raws) == 100 and all(r.counters for r in raws)
+    assert len(raws) == copies and all(r.counters for r in raws)
     weights = [raw_weight(r) for r in raws]
     assert sum(weights) >= (2 << 20) // parallel.UNIT  # a pool in the command line too (no small_pools there)
     assert parallel.workers_for(weights, 2) == 2
     runs = [run_subprocess("counters", profile, "--jobs", str(j), "--format", "json", timeout=120) for j in (1, 2)]
     assert [r.returncode for r in runs] == [0, 0], runs[1].stderr
-    assert runs[0].stdout == runs[1].stdout and "SQ_BUSY_CYCLES" in runs[0].stdout
+    assert runs[0].stdout == runs[1].stdout and counter in runs[0].stdout
 
 
 @pytest.fixture

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import re
 
 import numpy as np
-from conftest import shared_path
+import pytest
+from conftest import FIXTURES, SHARED, SYNTHETIC_CAPTURES, SYNTHETIC_ORACLES, captures, real_data, shared_path
 
 import attdec
 from attdec.isa import disassemble, load_code_object
@@ -14,14 +17,26 @@ from attdec.model import Dispatch, Wave, empty_insts
 from attdec.sources.listing import LoadedCode, build_listing
 
 
-def test_listing_with_real_code_object():
+def _llvm_addresses(cap_dir, k) -> list[int]:
+    """The instruction addresses llvm-objdump lists for the kernel's code object: a real capture's
+    KERNEL.llvm.s, or the stored LLVM listing of a committed code object (tests/fixtures/isa)."""
+    listing = cap_dir / f"{k['name']}.llvm.s"
+    if listing.exists():
+        return [int(m, 16) for m in re.findall(r"// ([0-9A-F]{12}):", listing.read_text())]
+    digest = hashlib.sha256((cap_dir / k["code_object"]).read_bytes()).hexdigest()
+    stored = json.loads(gzip.decompress((FIXTURES / "isa" / "fixtures_llvm.json.gz").read_bytes()))
+    (entry,) = [e for e in stored if e["sha256"] == digest]
+    return [addr for addr, *_ in entry["instructions"]]
+
+
+@pytest.mark.parametrize("cap_dir", captures("gfx1100/gemm_run0", synthetic=("gfx1100",)))
+def test_listing_with_real_code_object(cap_dir):
     """Whole kernel listed once, at the addresses llvm-objdump shows, hit counts from the waves."""
-    cap_dir = shared_path("captures", "gfx1100", "gemm_run0")
     k = json.loads((cap_dir / "capture.json").read_text())["kernels"][0]
     co = load_code_object((cap_dir / k["code_object"]).read_bytes(), k["code_object"])
     insts = disassemble(co.text, co.arch, co.text_vaddr)
     lc = LoadedCode(1, k["base"], k["code_object"], co, insts)
-    want = [int(m, 16) for m in re.findall(r"// ([0-9A-F]{12}):", (cap_dir / f"{k['name']}.llvm.s").read_text())]
+    want = _llvm_addresses(cap_dir, k)
     pcs = [k["base"] + a for a in want[:5]]
     a = empty_insts(len(pcs) + 1)
     a["time"] = range(10, 10 + 4 * len(a), 4)
@@ -34,16 +49,28 @@ def test_listing_with_real_code_object():
     assert rows[1].hit == 2 and rows[2].hit == 1 and sum(r.hit for r in rows) == len(a)
 
 
-def test_tinygrad_gemm_profile_figures_and_roundtrip(tmp_path):
-    """The gfx1100 gemm profile decodes to the official decoder's figures and its exported folder reads
-    back with the same totals."""
+def _profiles_with_oracle() -> list:
+    """(tinygrad profile, AMD's decoder's answers for its first dispatch's blobs): the synthetic demo
+    profile (tools/makers/make_tinygrad_profiles.py), then the real gfx1100 gemm where ../shared has it."""
+    demo = SYNTHETIC_CAPTURES["gfx942"]
+    params = [pytest.param(FIXTURES / "tinygrad/gfx942/profile_demo_raw.pkl", SYNTHETIC_ORACLES[demo], id="demo")]
+    if real_data("tinygrad_profiles") and real_data("captures", "gfx1100", "gemm_run0"):
+        pkl, cap = SHARED / "tinygrad_profiles/gfx1100/profile_gemm_run_0.pkl", SHARED / "captures/gfx1100/gemm_run0"
+        params.append(pytest.param(pkl, cap / "oracle.json", id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("pkl,oracle_file", _profiles_with_oracle())
+def test_tinygrad_profile_figures_and_roundtrip(tmp_path, pkl, oracle_file):
+    """A profile decodes to the official decoder's figures and its exported folder reads back with the
+    same totals."""
     from attdec.report.ui_output import write_ui_output
     from attdec.sources import tinygrad
     from attdec.sources.raw import decode_dispatch
 
-    oracle = json.loads(shared_path("captures", "gfx1100", "gemm_run0", "oracle.json").read_text())
+    oracle = json.loads(oracle_file.read_text())
     want = oracle["dispatches"][0]["summary"]  # the same blobs, as the official decoder saw them
-    (raw,) = tinygrad.load(shared_path("tinygrad_profiles", "gfx1100", "profile_gemm_run_0.pkl"))
+    raw, *_ = tinygrad.load(pkl)
     d = decode_dispatch(raw)
     stall = sum(int(w.insts["stall"].sum()) for w in d.waves)
     traced = sum(1 for w in d.waves if len(w.insts))
@@ -98,14 +125,23 @@ def test_hotspots_and_waves_take_raw_inputs(tmp_path):
     assert json.loads(r.output[r.output.index("{") :])["dispatch"] == "ui_output_agent_24601_dispatch_7"
 
 
-def test_explicit_blobs_with_code(tmp_path):
+def _gfx1100_with_oracle() -> list:
+    synth = SYNTHETIC_CAPTURES["gfx1100"]
+    params = [pytest.param(synth, SYNTHETIC_ORACLES[synth], id="synthetic")]
+    if real_data("captures", "gfx1100", "gemm_run0"):
+        cap = SHARED / "captures/gfx1100/gemm_run0"
+        params.append(pytest.param(cap, cap / "oracle.json", id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("cap,oracle_file", _gfx1100_with_oracle())
+def test_explicit_blobs_with_code(tmp_path, cap, oracle_file):
     """.att blobs + --code FILE@LOADBASE, as `attdec decode` takes them, in hotspots/waves/export-ui."""
 
     from conftest import invoke
 
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
     c = json.loads((cap / "capture.json").read_text())
-    want = json.loads((cap / "oracle.json").read_text())["dispatches"][0]["summary"]
+    want = json.loads(oracle_file.read_text())["dispatches"][0]["summary"]
     k = c["kernels"][0]
     code = ["--code", f"{cap / k['code_object']}@{k['base']:#x}"]
     blobs = [str(cap / f) for f in c["dispatches"][0]["blobs"]]

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import codemap, shared_path
+from conftest import SHARED, SYNTHETIC_CAPTURES, codemap, oracle_captures, real_data
 
 import attdec
 from attdec.decoders import decode_blob
@@ -207,32 +207,42 @@ def test_api_decode_returns_the_records():
     assert r.shaderdata["value"].tolist() == [5] and r.info == [] and r.rt_frequency is None
 
 
-def test_dispatch_notes_in_hotspots_and_waves_headers(tmp_path):
+def _cut_blobs() -> list:
+    """(gfx1100 capture, where to cut its first SE0 blob: inside a wave)."""
+    params = [pytest.param(SYNTHETIC_CAPTURES["gfx1100"], 200, id="synthetic")]
+    if real_data("captures", "gfx1100", "gemm_run0"):
+        params.append(pytest.param(SHARED / "captures/gfx1100/gemm_run0", 3000, id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("cap,at", _cut_blobs())
+def test_dispatch_notes_in_hotspots_and_waves_headers(tmp_path, cap, at):
     """A cut blob: its warnings say which SE, which byte and how many waves (hotspots and waves headers)."""
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
     meta = json.loads((cap / "capture.json").read_text())
     disp, k = meta["dispatches"][0], meta["kernels"][0]
     blob = (cap / disp["blobs"][0]).read_bytes()
     cut = tmp_path / "r_se0.att"
-    cut.write_bytes(blob[:3000])
+    cut.write_bytes(blob[:at])
     code = f"{cap / k['code_object']}@{k['base_hex']}"
     p = attdec_cli("hotspots", "--arch", "gfx1100", "--code", code, cut)
     assert p.returncode == 3 and "decoded with damage: truncated" in p.stderr, p.stderr  # as `decode` exits
-    assert "cut by the end of the blob at byte 3000" in p.stdout and "se 0" in p.stdout
+    assert f"cut by the end of the blob at byte {at}" in p.stdout and "se 0" in p.stdout
     p = attdec_cli("waves", "--arch", "gfx1100", "--code", code, cut, "--format", "json")
     doc = json.loads(p.stdout)
     (info,) = [i for i in doc["info"] if i["kind"] == "WAVE_INCOMPLETE"]
-    assert info["se"] == 0 and info["byte"] == 3000 and info["count"] >= 1
+    assert info["se"] == 0 and info["byte"] == at and info["count"] >= 1
     p = attdec_cli("waves", "--arch", "gfx1100", "--code", code, cut)
-    assert "WAVE_INCOMPLETE" in p.stdout and "byte 3000" in p.stdout
+    assert "WAVE_INCOMPLETE" in p.stdout and f"byte {at}" in p.stdout
 
 
-@pytest.mark.parametrize("rel", ["gfx1100/gemm_run0", "gfx1201/sync_run0", "gfx950/gemm_run0"])
-def test_wave_order_is_the_oracles(rel):
+WAVE_ORDER_CAPTURES = oracle_captures("gfx1100/gemm_run0", "gfx1201/sync_run0", "gfx950/gemm_run0")
+
+
+@pytest.mark.parametrize("cap,oracle_file", WAVE_ORDER_CAPTURES)
+def test_wave_order_is_the_oracles(cap, oracle_file):
     """Per SE, the waves in the order AMD's decoder reports them (oracle.json lists them so)."""
-    cap = shared_path("captures", *rel.split("/"))
     meta = json.loads((cap / "capture.json").read_text())
-    oracle = json.loads((cap / "oracle.json").read_text())
+    oracle = json.loads(oracle_file.read_text())
     for disp in meta["dispatches"]:
         key = (disp["kernel"], disp["exec_tag"])
         exp = next(d for d in oracle["dispatches"] if (d["kernel"], d["exec_tag"]) == key)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, captures, cli, one_line_error
+from conftest import FIXTURES, ROOT, SYNTHETIC_MORE, captures, cli, one_line_error
 
 from attdec.errors import FormatError, InputError, checked_int, parse_json
 from tools.fuzzers import fuzz
@@ -217,6 +217,22 @@ def test_a_zstd_chunk_promising_a_terabyte(tmp_path):
     with pytest.raises(InputError, match="ATTDEC_MAX_MEMBER_MB"):
         _zstd(frame, 1 << 40, "t.rgp: SqttData 0")
     assert _peak_mb() - before < 50
+
+
+@pytest.mark.parametrize(
+    "size,shown",
+    [
+        ((11 << 20) // 10, "1.1 MiB, more than the 1 MiB"),
+        ((1 << 20) + 1, "1,048,577 bytes, more than the 1,048,576 bytes"),
+    ],
+)
+def test_a_size_just_over_its_cap_reads_differently_from_the_cap(monkeypatch, size, shown):
+    """The refusal never prints the same figure for the size and its cap."""
+    from attdec.sources.limits import MEMBER
+
+    monkeypatch.setenv("ATTDEC_MAX_MEMBER_MB", "1")
+    with pytest.raises(InputError, match=shown):
+        MEMBER.check(size, "member", "a.tar")
 
 
 # ---- archives: caps on what headers claim, links and escapes named ----------------------------------------
@@ -665,7 +681,10 @@ def test_a_damaged_zip_is_one_line(tmp_path):
         (lambda c: c.pop("dispatches"), "dispatches is missing"),
     ],
 )
-@pytest.mark.parametrize("src", captures("gfx1100/plus_run0", synthetic=("gfx1100",)))
+@pytest.mark.parametrize(
+    "src",
+    [pytest.param(SYNTHETIC_MORE, id="synthetic-with-pmc"), *captures("gfx1100/plus_run0", synthetic=())],
+)
 def test_a_damaged_capture_json_names_the_json_path(tmp_path, damage, position, src):
     if position.startswith("pmc[0]") and "pmc" not in json.loads((src / "capture.json").read_text()):
         pytest.skip("this capture lists no PMC files")

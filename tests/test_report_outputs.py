@@ -10,7 +10,16 @@ import re
 
 import numpy as np
 import pytest
-from conftest import SHARED, cli, invoke, one_line_error, real_data, shared_path
+from conftest import (
+    SHARED,
+    SYNTHETIC_CAPTURES,
+    capture_without_line_tables,
+    cli,
+    invoke,
+    one_line_error,
+    real_data,
+    repeated_capture,
+)
 
 import attdec
 from attdec.analysis.hotspots import frames, hotspots
@@ -52,8 +61,17 @@ def test_folded_sums_to_the_stall_and_follows_inline_chains():
     assert all(not re.search(r":\d+$", f) for k in by_file for f in k[1:])
 
 
-def test_folded_without_source_lines_uses_instructions():
-    cap = shared_path("captures", "gfx1100", "gemm_run0")
+def _without_dwarf() -> list:
+    params = [pytest.param(lambda tmp: capture_without_line_tables(tmp / "cap", SYNTHETIC_CAPTURES["gfx1100"]),
+                           id="synthetic")]  # fmt: skip
+    if real_data("captures", "gfx1100", "gemm_run0"):  # tinygrad's code objects carry no line table
+        params.append(pytest.param(lambda _: SHARED / "captures/gfx1100/gemm_run0", id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("make", _without_dwarf())
+def test_folded_without_source_lines_uses_instructions(tmp_path, make):
+    cap = make(tmp_path)
     folded = parse_folded(run("hotspots", cap, "--format", "folded"))
     ds = attdec.open(cap)
     assert sum(folded.values()) == sum(hotspots([d]).totals["stall"] for d in ds)
@@ -93,9 +111,19 @@ def unpack(p) -> np.ndarray:
     return np.frombuffer(base64.b64decode(p["b"]), np.dtype("<" + p["d"]))
 
 
-def test_data_holds_attdec_figures_and_respects_the_budgets():
-    ds = attdec.open(shared_path("captures", "gfx1200", "gemm_run0")) + attdec.open(demo_path())
-    limits = Limits(insts=300, runs=300)  # the demo (124 instructions) fits its half, the gemm does not
+def _over_budget() -> list:
+    """(how to get one dispatch whose instructions are more than half of 300): the synthetic capture with a
+    blob repeated 10 times (~700 records, 40 waves), then the real gfx1200 gemm where ../shared has it."""
+    params = [pytest.param(lambda tmp: attdec.open(repeated_capture(tmp / "big", 10))[:1], id="synthetic")]
+    if real_data("captures", "gfx1200", "gemm_run0"):
+        params.append(pytest.param(lambda _: attdec.open(SHARED / "captures/gfx1200/gemm_run0"), id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("big", _over_budget())
+def test_data_holds_attdec_figures_and_respects_the_budgets(tmp_path, big):
+    ds = big(tmp_path) + attdec.open(demo_path())
+    limits = Limits(insts=300, runs=300)  # the demo (124 instructions) fits its half, the other does not
     data = build(ds, limits=limits)
     assert [x["name"] for x in data["dispatches"]] == [d.name for d in ds]
     for d, x in zip(ds, data["dispatches"]):
@@ -183,8 +211,18 @@ def test_source_text_is_found_under_source_dir(tmp_path):
     assert "text" not in files["/home/dev/demo/warp_ops.py"]
 
 
-def test_big_capture_stays_a_few_mb():
-    ds = attdec.open(shared_path("captures", "gfx1200", "gemm_gfx1200_run0"))
+def _big() -> list:
+    """(how to get a big capture): the synthetic one with a blob repeated 2,000 times (~8,000 waves), then
+    the real gemm_gfx1200 (3.7 MiB of SQTT) where ../shared has it."""
+    params = [pytest.param(lambda tmp: attdec.open(repeated_capture(tmp / "big", 2000)), id="synthetic")]
+    if real_data("captures", "gfx1200", "gemm_gfx1200_run0"):
+        params.append(pytest.param(lambda _: attdec.open(SHARED / "captures/gfx1200/gemm_gfx1200_run0"), id="gemm"))
+    return params
+
+
+@pytest.mark.parametrize("big", _big())
+def test_big_capture_stays_a_few_mb(tmp_path, big):
+    ds = big(tmp_path)
     page = render(build(ds))
     assert len(page.encode()) < 4e6
     notes = [

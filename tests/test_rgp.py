@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SYNTHETIC_CAPTURES, captures, invoke, real_data, shared_path
+from conftest import SYNTHETIC_CAPTURES, SYNTHETIC_MORE, captures, invoke, real_data, shared_path
 
 import attdec
 from attdec.decoders.userdata import RGP_BIND_PIPELINE, RGP_EVENT, rgp_markers, scan_userdata
@@ -59,14 +59,30 @@ def test_every_shared_rgp_holds_its_captures_dispatches():
     assert padded == 22
 
 
+def _rgptool_files(*rels: str) -> list:
+    """Parameters of a test on files of tinygrad's rgptool: the synthetic captures written in its layout
+    (tests/support/make_rgp.py `rgptool`, at test time), then each ../shared/rgp/REL.rgp this machine has."""
+    params = [pytest.param(c, id=f"synthetic-{c.name}") for c in (SYNTHETIC_CAPTURES["gfx1100"], SYNTHETIC_MORE)]
+    return params + [pytest.param(rel, id=rel) for rel in rels if real_data("rgp", rel + ".rgp")]
+
+
+def _rgptool_file(param, tmp_path) -> tuple[Path, Path]:
+    """(the .rgp file, the capture folder it was written from) of an `_rgptool_files` parameter."""
+    if isinstance(param, Path):
+        return make_rgp.rgptool(param, tmp_path / f"{param.name}.rgp"), param
+    f = shared_path("rgp", param + ".rgp")
+    return f, _capture_of(f)
+
+
 def _summary(dispatches) -> list:
     return [(len(d.waves), sum(c.stall for c in d.code), sum(c.hit for c in d.code), d.arch) for d in dispatches]
 
 
-@pytest.mark.parametrize("rel", ["gfx1151/gemm_run0", "gfx1201/handwritten_run0"])
-def test_decoded_dispatches_equal_the_captures(rel):
-    f = shared_path("rgp", rel + ".rgp")
-    assert _summary(attdec.open(f)) == _summary(attdec.open(_capture_of(f)))
+@pytest.mark.parametrize("rel", _rgptool_files("gfx1151/gemm_run0", "gfx1201/handwritten_run0"))
+def test_decoded_dispatches_equal_the_captures(rel, tmp_path):
+    f, cap = _rgptool_file(rel, tmp_path)
+    assert _summary(attdec.open(f)) == _summary(attdec.open(cap))
+    assert _raw_key(rgp.load(f)) == _raw_key(capture.load(cap))
 
 
 def _hotspots_json(*args) -> list:
@@ -76,26 +92,30 @@ def _hotspots_json(*args) -> list:
     return [(d["waves"], d["totals"], d["arch"]) for d in doc.get("dispatches", [doc])]
 
 
-@pytest.mark.parametrize("rel", ["gfx1100/sync_run0", "gfx950/plus_run0"])
-def test_hotspots_json_same_totals_and_waves_as_the_capture(rel):
-    """Through the CLI: a padding-bug file with a minimal container and two dispatches, and a 32-SE gfx9 file."""
-    f = shared_path("rgp", rel + ".rgp")
+@pytest.mark.parametrize("rel", _rgptool_files("gfx1100/sync_run0", "gfx950/plus_run0"))
+def test_hotspots_json_same_totals_and_waves_as_the_capture(rel, tmp_path):
+    """Through the CLI: a padding-bug file with a minimal container and two dispatches, a 32-SE gfx9 file,
+    and the synthetic captures' two dispatches in one trace per SE."""
+    f, cap = _rgptool_file(rel, tmp_path)
     assert kind_of(f).name == "rgp"
     got = _hotspots_json(f)
-    assert got == _hotspots_json(_capture_of(f)) and len(got) >= 1
+    assert got == _hotspots_json(cap) and len(got) >= 1
 
 
-def test_decode_takes_an_rgp():
-    """`attdec decode FILE.rgp`: the same records as on the capture folder; container repairs are warnings."""
-    f = shared_path("rgp", "gfx1100", "sync_run0.rgp")
+@pytest.mark.parametrize("rel", _rgptool_files("gfx1100/sync_run0"))
+def test_decode_takes_an_rgp(rel, tmp_path):
+    """`attdec decode FILE.rgp`: the same records as on the capture folder; container repairs are warnings
+    (the real file has rgptool's padding bug; the synthetic ones need no repair)."""
+    f, cap = _rgptool_file(rel, tmp_path)
     got = invoke(["decode", "--format", "json", str(f)])
-    want = invoke(["decode", "--format", "json", str(_capture_of(f))])
+    want = invoke(["decode", "--format", "json", str(cap)])
     assert got.exit_code == want.exit_code == 0, got.output
     records = [{k: d[k] for k in ("waves", "occupancy", "realtime")} for d in json.loads(got.stdout)["dispatches"]]
     assert records == [
         {k: d[k] for k in ("waves", "occupancy", "realtime")} for d in json.loads(want.stdout)["dispatches"]
     ]
-    assert got.stderr.count("attdec: warning:") == 1 and "padding bug" in got.stderr
+    repaired = not isinstance(rel, Path)
+    assert got.stderr.count("attdec: warning:") == repaired and ("padding bug" in got.stderr) == repaired
 
 
 def test_concatenated_sessions_and_markers():
@@ -113,18 +133,25 @@ def test_concatenated_sessions_and_markers():
     assert raws[0].target.name == "gfx1200" and raws[0].problems  # device id 0x7550 disagrees, noted
 
 
-def test_info_lists_chunks_and_dispatches():
-    f = shared_path("rgp", "gfx1100", "sync_run0.rgp")
+@pytest.mark.parametrize("rel", _rgptool_files("gfx1100/sync_run0"))
+def test_info_lists_chunks_and_dispatches(rel, tmp_path):
+    f, cap = _rgptool_file(rel, tmp_path)
+    meta = json.loads((cap / "capture.json").read_text())
+    bases = {k["name"]: k["base"] for k in meta["kernels"]}
     r = invoke(["info", "--format", "json", str(f)])
     assert r.exit_code == 0, r.output
     (doc,) = json.loads(r.output)["inputs"]
     kinds = [c["kind"] for c in doc["chunks"]]
     assert doc["kind"] == "rgp" and doc["container"] == "SQTT file 1.5"
-    assert kinds.count("SQTT_DATA") == 6 and "CODE_OBJECT_LOADER_EVENTS" in kinds
+    assert kinds.count("SQTT_DATA") == len({b["se"] for b in meta["blobs"]}) and "CODE_OBJECT_LOADER_EVENTS" in kinds
+    db = doc["chunks"][kinds.index("CODE_OBJECT_DATABASE")]
     loader = doc["chunks"][kinds.index("CODE_OBJECT_LOADER_EVENTS")]
-    assert loader["offset"] == 62647  # re-synchronised one byte before where the sizes put it
-    assert [d["code_objects"][0]["base"] for d in doc["dispatches"]] == [0x200001006000, 0x200001008000]
-    r = invoke(["info", str(f), str(_capture_of(f))])
+    if isinstance(rel, Path):  # whole records: where the sizes put it
+        assert loader["offset"] == db["offset"] + db["size"]
+    else:
+        assert loader["offset"] == 62647  # re-synchronised one byte before where the sizes put it
+    assert [d["code_objects"][0]["base"] for d in doc["dispatches"]] == [bases[d["kernel"]] for d in meta["dispatches"]]
+    r = invoke(["info", str(f), str(cap)])
     assert r.exit_code == 0 and "PSO_CORRELATION" in r.output and "capture folder" in r.output
 
 
@@ -193,10 +220,14 @@ def test_truncated_radv_file_decodes_what_is_left(tmp_path, cap):
     assert 0 < len(d.waves) <= len(full.waves) and len({w.se for w in d.waves}) == len({w.se for w in full.waves})
 
 
-def test_truncated_rgptool_file_is_one_line(tmp_path):
+@pytest.mark.parametrize("rel", _rgptool_files("gfx1100/gemm_run0"))
+def test_truncated_rgptool_file_is_one_line(tmp_path, rel):
     """rgptool writes the code objects last: cut there, one error line."""
+    f, _ = _rgptool_file(rel, tmp_path)
+    data = f.read_bytes()
+    db = next(c for c in read_rgp(data, "r").chunks if c.kind == "CODE_OBJECT_DATABASE")
     p = tmp_path / "cut.rgp"
-    p.write_bytes(shared_path("rgp", "gfx1100", "gemm_run0.rgp").read_bytes()[:36000])
+    p.write_bytes(data[: db.offset + 100])  # inside the first code object
     r = invoke(["hotspots", str(p)])
     assert r.exit_code == 1 and r.output.count("\n") == 1 and "no readable code object" in r.output, r.output
     assert "truncated" in r.output
@@ -237,8 +268,9 @@ def test_bad_chunk_size_resynchronises_in_a_radv_file(tmp_path, cap):
     _resynchronises(make_rgp.radv(cap, tmp_path / "r.rgp").read_bytes())
 
 
-def test_bad_chunk_size_resynchronises():
-    _resynchronises(shared_path("rgp", "gfx1100", "plus_run0.rgp").read_bytes())
+@pytest.mark.parametrize("rel", _rgptool_files("gfx1100/plus_run0"))
+def test_bad_chunk_size_resynchronises(rel, tmp_path):
+    _resynchronises(_rgptool_file(rel, tmp_path)[0].read_bytes())
 
 
 def _resynchronises(src: bytes) -> None:

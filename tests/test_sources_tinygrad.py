@@ -10,19 +10,39 @@ import types
 from dataclasses import dataclass
 
 import pytest
-from conftest import SYNTHETIC_CAPTURES, shared_path
+from conftest import FIXTURES, SHARED, SYNTHETIC_CAPTURES, SYNTHETIC_MORE, real_data
 
 from attdec.errors import FormatError
 from attdec.model.target import from_version
 from attdec.sources import tinygrad
 
+# profiles written from the synthetic capture folders (tools/makers/make_tinygrad_profiles.py)
+SYNTHETIC_PROFILES = {
+    FIXTURES / "tinygrad" / "gfx1100" / "profile_synth_run1.pkl": SYNTHETIC_MORE,
+    FIXTURES / "tinygrad" / "gfx942" / "profile_demo_raw.pkl": SYNTHETIC_CAPTURES["gfx942"],
+}
+
 
 def _captures_by_pickle():
     out = {}
-    for cj in shared_path("captures").glob("*/*/capture.json"):
+    for cj in (SHARED / "captures").glob("*/*/capture.json"):
         c = json.loads(cj.read_text())
-        out[c["origin"]["path"]] = (cj.parent, c)
+        out[c["origin"]["path"]] = cj.parent
     return out
+
+
+def _profile_sets() -> list:
+    """(profile -> the capture folder made of the same bytes, or None, how many have one): the synthetic
+    profiles, then the real ones ../shared has (those of newer tinygrad versions have no folder)."""
+    sets = [pytest.param(SYNTHETIC_PROFILES, 2, id="synthetic")]
+    if real_data("tinygrad_profiles") and real_data("captures"):
+        caps = _captures_by_pickle()
+        real = {
+            p: caps.get(f"extra/sqtt/examples/{p.parent.name}/{p.name}")
+            for p in sorted((SHARED / "tinygrad_profiles").glob("*/*.pkl"))
+        }
+        sets.append(pytest.param(real, 6, id="real"))
+    return sets
 
 
 def test_target_version_to_arch():
@@ -33,13 +53,13 @@ def test_target_version_to_arch():
     assert from_version(110501).name == "gfx1151"
 
 
-def test_profiles_agree_with_capture_json():
+@pytest.mark.parametrize("profiles,with_folder", _profile_sets())
+def test_profiles_agree_with_capture_json(profiles, with_folder):
     """Grouping, kernel names, arch, load bases, SEs and blob bytes equal what capture.json was made of."""
-    caps = _captures_by_pickle()
-    pkls = [p for p in sorted(shared_path("tinygrad_profiles").glob("*/*.pkl")) if p.parent.name != "newer"]
-    assert len(pkls) == 6
-    for pkl in pkls:
-        cdir, cap = caps[f"extra/sqtt/examples/{pkl.parent.name}/{pkl.name}"]
+    pairs = [(p, c) for p, c in profiles.items() if c is not None]
+    assert len(pairs) == with_folder
+    for pkl, cdir in pairs:
+        cap = json.loads((cdir / "capture.json").read_text())
         got = tinygrad.load(pkl)
         assert [d.kernel for d in got] == [d["kernel"] for d in cap["dispatches"]], pkl
         kernels = {k["name"]: k for k in cap["kernels"]}
@@ -50,12 +70,16 @@ def test_profiles_agree_with_capture_json():
             (co,) = d.code_objects
             k = kernels[d.kernel]
             assert co.base == k["base"]
-            assert hashlib.sha256(co.data).hexdigest() == k["code_object_sha256"]
+            assert co.data == (cdir / k["code_object"]).read_bytes()
+            assert hashlib.sha256(co.data).hexdigest() == k.get(
+                "code_object_sha256", hashlib.sha256(co.data).hexdigest()
+            )
             assert len(d.blobs) == len(cd["blobs"])
             for b, fname in zip(d.blobs, cd["blobs"]):
                 cb = blobs[fname]
                 assert (b.se, b.itrace) == (cb["se"], cb["itrace"])
-                assert hashlib.sha256(b.data).hexdigest() == cb["sha256"]
+                if "sha256" in cb:
+                    assert hashlib.sha256(b.data).hexdigest() == cb["sha256"]
                 assert b.data == (cdir / fname).read_bytes()
 
 
@@ -80,28 +104,27 @@ def _unpack_to_capture(pkl, folder):
     (folder / "capture.json").write_text(json.dumps(cap))
 
 
-def test_every_profile_gives_the_totals_of_its_sqtt_unpacked_into_a_capture_folder(tmp_path):
+@pytest.mark.parametrize("profiles,with_folder", _profile_sets())
+def test_every_profile_gives_the_totals_of_its_sqtt_unpacked_into_a_capture_folder(tmp_path, profiles, with_folder):
     """Newer tinygrad versions' profiles (data classes the reader has not seen) read too, and every
     profile decodes to the figures of the same blobs read as a capture folder."""
     import attdec
 
-    pkls = sorted(shared_path("tinygrad_profiles").glob("*/*.pkl"))
-    assert any(p.parent.name == "newer" for p in pkls)
-    shared = _captures_by_pickle()  # the captures ../shared unpacked from the same pickles, where there are
     compared = 0
-    for i, pkl in enumerate(pkls):
+    if with_folder == 6:  # the real set: profiles of newer tinygrad versions among them
+        assert any(p.parent.name == "newer" for p in profiles)
+    for i, (pkl, folder) in enumerate(profiles.items()):
         _unpack_to_capture(pkl, tmp_path / f"c{i}")
         got, want = attdec.open(pkl), attdec.open(tmp_path / f"c{i}")
         assert len(got) == len(want) > 0, pkl
         for a, b in zip(got, want):
             assert attdec.hotspots(a).totals == attdec.hotspots(b).totals, (pkl, a.name)
             assert a.wave_count == b.wave_count and a.arch == b.arch, (pkl, a.name)
-        cap = shared.get(f"extra/sqtt/examples/{pkl.parent.name}/{pkl.name}")
-        if cap is not None:
-            theirs = attdec.open(cap[0])
+        if folder is not None:  # the capture folder made of the same pickle
+            theirs = attdec.open(folder)
             assert [attdec.hotspots(d).totals for d in theirs] == [attdec.hotspots(d).totals for d in got], pkl
             compared += 1
-    assert compared == 6
+    assert compared == with_folder
 
 
 # --- synthesized pickles: tinygrad-like classes under a fake module name -------------------------

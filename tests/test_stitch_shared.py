@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from conftest import shared_path
+from conftest import SHARED, SYNTHETIC_CAPTURES, SYNTHETIC_MORE, real_data
 
 from attdec.decoders import stitch
 from attdec.decoders.gfx9.stitch import Gfx9Walker
@@ -29,15 +29,24 @@ def _summary(res) -> tuple:
     return waves, res.info, res.warnings, res.problems, res.walks, res.walks_stopped
 
 
-def test_shared_walk_state_changes_nothing(monkeypatch):
-    raws = open_raw([shared_path("captures", *c.split("/")) for c in CAPTURES])
+def _capture_sets() -> list:
+    """(capture folders, fewest waves they hold): the synthetic ones (two kernels' code), then the real ones."""
+    sets = [pytest.param([*SYNTHETIC_CAPTURES.values(), SYNTHETIC_MORE], 40, id="synthetic")]
+    if all(real_data("captures", *c.split("/")) for c in CAPTURES):
+        sets.append(pytest.param([SHARED / "captures" / c for c in CAPTURES], 50, id="real"))
+    return sets
+
+
+@pytest.mark.parametrize("folders,least", _capture_sets())
+def test_shared_walk_state_changes_nothing(monkeypatch, folders, least):
+    raws = open_raw(folders)
     monkeypatch.setattr(stitch, "_SHARED", {})
     alone = []
     for raw in raws:
         for _blob, res, _dt in decode_blobs(raw):
             stitch._SHARED.clear()  # nothing learnt from another blob
             alone.append(_summary(res))
-    assert sum(len(w[0]) for w in alone) > 50 and any(s[4] for s in alone)  # waves, and PC walks
+    assert sum(len(w[0]) for w in alone) > least and any(s[4] for s in alone)  # waves, and PC walks
     for order in (raws, raws, raws[::-1]):
         got = {id(raw): [_summary(res) for _blob, res, _dt in decode_blobs(raw)] for raw in order}
         assert [x for raw in raws for x in got[id(raw)]] == alone

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import captures, shared_path
+from conftest import SHARED, captures, real_data, repeated_capture
 
 import attdec
 from attdec.analysis.clock import Clock
@@ -126,16 +126,28 @@ def test_tracks_fit_the_budget_at_the_finest_resolution(cap):
     assert few.resolution == 1 << COARSEST and len(few.start) >= 3
 
 
-def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch):
+def _many_waves() -> list:
+    """(how to get a dispatch of many waves): the synthetic capture with a blob repeated 2,000 times, then
+    the real gemm_gfx1200's third dispatch where ../shared has it."""
+    params = [pytest.param(lambda tmp: attdec.open(repeated_capture(tmp / "big", 2000))[0], id="synthetic")]
+    if real_data("captures", "gfx1200", "gemm_gfx1200_run0"):
+        real = SHARED / "captures/gfx1200/gemm_gfx1200_run0"
+        params.append(pytest.param(lambda _: attdec.open(real)[2], id="gemm_gfx1200"))
+    return params
+
+
+@pytest.mark.parametrize("dispatch", _many_waves())
+def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch, tmp_path, dispatch):
     """Runs are built and coarsened a group of waves at a time (bounded memory): the same tracks as at once."""
     from attdec.analysis import timeline
 
-    d = attdec.open(shared_path("captures", "gfx1200", "gemm_gfx1200_run0"))[2]
+    d = dispatch(tmp_path)
     for kind in ("state", "category"):
         for budget in (None, 50_000, 5_000):
             monkeypatch.setattr(timeline, "CHUNK_RECORDS", 1 << 40)
             whole = tracks(d.waves, kind, budget)
             monkeypatch.setattr(timeline, "CHUNK_RECORDS", 4096)
+            monkeypatch.setattr(timeline, "PIECE_RUNS", 300)  # a grid that does not fit is given up sooner
             assert len(timeline._chunks(d.waves, kind)) > 10  # really in chunks
             parts = tracks(d.waves, kind, budget)
             # int32 times from an aligned base (the default) against absolute int64 times (every grid past ALIGN)
@@ -147,6 +159,25 @@ def test_tracks_in_chunks_of_waves_equal_tracks_in_one(monkeypatch):
                 assert t.resolution == whole.resolution and t.exact_runs == whole.exact_runs
                 for a, b in ((t.wave, whole.wave), (t.start, whole.start), (t.value, whole.value)):
                     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("dispatch", _many_waves())
+def test_a_grid_is_given_up_once_its_runs_exceed_the_limit(monkeypatch, tmp_path, dispatch):
+    """`_coarsened` with a limit: None exactly when the whole grid has more runs than the limit, else the
+    same runs as without one (pieces of whole waves are coarsened on their own)."""
+    from attdec.analysis import timeline
+
+    d = dispatch(tmp_path)
+    monkeypatch.setattr(timeline, "PIECE_RUNS", 50)
+    chunks = timeline._chunks(d.waves, "category")
+    for q in (2, 16, 256):
+        full = timeline._coarsened(chunks, q)
+        assert full is not None and len(timeline._pieces(chunks[0][0])) > 3
+        n = len(full[0])
+        assert timeline._coarsened(chunks, q, n - 1) is None
+        for limit in (n, n + 1):
+            got = timeline._coarsened(chunks, q, limit)
+            assert got is not None and all(np.array_equal(a, b) for a, b in zip(got, full))
 
 
 def occ(rows):
@@ -174,6 +205,16 @@ def test_clock_maps_cycles_per_se():
     assert np.allclose(c.seconds(0, [1500, 3000]), [50e-8, 200e-8])  # SE0 has none: the dispatch's list
     assert np.allclose(c.seconds(1, [4000, 2000]), [50e-8, -50e-8])  # extrapolated at the average rate
     assert not Clock(Dispatch("k", "gfx1100"))
+
+
+def test_clock_samples_keep_a_strictly_increasing_walk():
+    """Samples out of order or with a clock standing still are dropped; strictly increasing ones all kept."""
+    from attdec.analysis.clock import _clean
+
+    assert _clean([(10, 1), (30, 3), (20, 2)]).tolist() == [[10, 1], [20, 2], [30, 3]]
+    got = _clean([(10, 1), (20, 1), (20, 2), (30, 3), (40, 2), (50, 4)])
+    assert got.tolist() == [[10, 1], [20, 2], [30, 3], [50, 4]]
+    assert _clean([(10, 1)]) is None and _clean([(10, 1), (10, 2)]) is None
 
 
 def test_lanes_put_overlapping_waves_apart():

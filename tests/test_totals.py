@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attdec.model.records import lines_of_pcs
-from attdec.model.totals import TABLE_SPAN, WAVE_KEY, dense_index, distinct, idle_before, totals_by
+from attdec.model.totals import TABLE_SPAN, WAVE_KEY, dense_index, distinct, idle_before, median, totals_by
 
 
 def idle_one_wave(time, duration, begin) -> np.ndarray:
@@ -75,6 +75,13 @@ def test_lines_of_pcs_is_a_lookup_per_record(span, no_pc_line):
     assert lines_of_pcs(pc, pcs, lines, no_pc_line).tolist() == want
     nothing_listed = [no_pc_line if p == 0 else -1 for p in pc.tolist()]
     assert lines_of_pcs(pc, pcs[:0], lines[:0], no_pc_line).tolist() == nothing_listed
+
+
+def test_median_is_numpys():
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 3, 4, 7, 50, 51):
+        for a in (rng.integers(-(10**12), 10**12, n).astype(np.float64), rng.random(n), rng.integers(0, 9, n)):
+            assert median(a) == float(np.median(a))
 
 
 def test_distinct_is_unique():

@@ -7,7 +7,8 @@ import io
 import json
 
 import numpy as np
-from conftest import SYNTHETIC_CAPTURES, real_data, shared_path
+import pytest
+from conftest import ROOT, SHARED, SYNTHETIC_CAPTURES, real_data, shared_path
 
 import attdec
 from attdec.analysis.waves import WaveRows, wave_columns, wave_rows
@@ -98,10 +99,19 @@ def test_waves_folded_at_once_as_one_by_one():
         assert one.totals() == many.totals() and one.no_pc == many.no_pc
 
 
-def test_rows_of_table_equal_rows_of_waves():
+def _samples() -> list:
+    """ui_output folders: the demo's, then the real flash_attn one where ../shared has it."""
+    params = [pytest.param(ROOT / "attdec" / "data" / "demo", id="demo")]
+    flash = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "flash_attn_func")
+    if real_data(*flash):
+        params.append(pytest.param(SHARED.joinpath(*flash, "att_viewer", "small"), id="flash_attn"))
+    return params
+
+
+@pytest.mark.parametrize("path", _samples())
+def test_rows_of_table_equal_rows_of_waves(path):
     """A ui_output folder's waves, as objects and as a table: the same rows, in every sort."""
-    path = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "flash_attn_func")
-    d = attdec.open(path / "att_viewer" / "small", jobs=1)[0]
+    d = attdec.open(path, jobs=1)[0]
     rows = wave_rows(d)
     assert rows
     t = Dispatch(d.name, d.target, d.kernel, d.code, WaveTable.of(d.waves, keep_lines=True), path=d.path)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import FIXTURES, invoke, shared_path
+import pytest
+from conftest import FIXTURES, ROOT, SHARED, invoke, real_data
 
 TINY = FIXTURES / "tiny" / "ui_output_agent_7_dispatch_3"
+DEMO = ROOT / "attdec" / "data" / "demo"
 
 
 def run(*args, code=0):
@@ -37,12 +39,37 @@ def test_waves_filters_sort_csv_table():
     assert "VMEM-wait" in run("waves", TINY)
 
 
-def test_real_waves_begin_end():
-    p = shared_path("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
+def _wave_files(folder) -> list[dict]:
+    """Every wave file of a ui_output folder, read without attdec, in filenames.json's order."""
+    fn = json.loads((folder / "filenames.json").read_text())["wave_filenames"]
+    names = [c[0] for a in fn.values() for b in a.values() for slot in b.values() for c in slot.values()]
+    return [json.loads((folder / n).read_text())["wave"] for n in names]
+
+
+def _waves_samples() -> list:
+    """(ui_output sample, its published figures or None): the demo's, then the real topk one (32 waves of
+    1,162 instructions, 132,308 stall cycles, the first wave 95192..103868)."""
+    params = [pytest.param(DEMO, None, id="demo")]
+    topk = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
+    if real_data(*topk):
+        params.append(pytest.param(SHARED.joinpath(*topk), (32, 1162, 132308, 95192, 103868), id="topk"))
+    return params
+
+
+@pytest.mark.parametrize("p,published", _waves_samples())
+def test_real_waves_begin_end(p, published):
     w = json.loads(run("waves", p, "--format", "json"))["waves"]
-    assert len(w) == 32 and all(x["instructions"] == 1162 for x in w)
-    assert sum(x["stall"] for x in w) == 132308
-    assert w[0]["begin"] == 95192 and w[0]["end"] == 103868  # se0_sm0_sl0_wv0 in filenames.json
+    if published is not None:
+        n, insts, stall, begin, end = published
+        assert len(w) == n and all(x["instructions"] == insts for x in w)
+        assert sum(x["stall"] for x in w) == stall
+        assert w[0]["begin"] == begin and w[0]["end"] == end  # se0_sm0_sl0_wv0 in filenames.json
+    else:  # the figures the wave files hold, read without attdec
+        files = _wave_files(next(p.glob("ui_output_agent_*")))
+        assert len(w) == len(files) > 0
+        assert sorted(x["instructions"] for x in w) == sorted(len(f["instructions"]) for f in files)
+        assert sum(x["stall"] for x in w) == sum(r[2] for f in files for r in f["instructions"])
+        assert (w[0]["begin"], w[0]["end"]) == (files[0]["begin"], files[0]["end"])
 
 
 def test_prune_dry_run_then_yes(tmp_path):

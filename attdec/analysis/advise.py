@@ -316,6 +316,8 @@ def unrepresentative_cu(ev: Evidence) -> list[Finding]:
     tracing itself slows the traced CU's waves)."""
     import numpy as np
 
+    from attdec.model.totals import median
+
     d = ev.dispatch
     if any(i.kind in ("WAVE_INCOMPLETE", "DATA_LOST") for i in d.info):
         raise NotApplicable("the trace is cut short or lost data: its wave start/end records are incomplete")
@@ -333,8 +335,8 @@ def unrepresentative_cu(ev: Evidence) -> list[Finding]:
     traced = sorted({(w.se, w.cu) for w in d.waves})
     if not traced:
         raise NotApplicable("no traced waves: the traced CU is not known")
-    med_waves = float(np.median(starts))
-    med_cycles = float(np.median(wave_cycles[balanced])) if balanced.any() else 0.0
+    med_waves = median(starts)
+    med_cycles = median(wave_cycles[balanced]) if balanced.any() else 0.0
     out = []
     for se, cu in traced:
         k = int(np.searchsorted(units, se * 4096 + cu))
@@ -816,13 +818,18 @@ RULES = (
 RULE_IDS = tuple(r.id for r in RULES)
 
 
-def advise(dispatch: Dispatch, rules: tuple[str, ...] | None = None, cheap: bool = False, attribution=None) -> Advice:
+def advise(
+    dispatch: Dispatch, rules: tuple[str, ...] | None = None, cheap: bool = False, attribution=None, sites=None
+) -> Advice:
     """The findings of one dispatch, largest cycles first. `rules` picks rules by id (default: all);
     `cheap` runs only those that read the listing totals (no waves, no occupancy records);
-    `attribution`: the dispatch's `attdec.analysis.waits.attribute`, when the caller has it already."""
+    `attribution`, `sites`: the dispatch's `attdec.analysis.waits.attribute` and `wait_sites` of it, when the
+    caller has them already."""
     ev = Evidence(dispatch)
     if attribution is not None:
         ev.attribution = attribution
+    if sites is not None:
+        ev.sites = sites
     out = Advice(dispatch.name, dispatch.kernel, dispatch.arch, ev.cycles)
     for rule in RULES:
         if (rules is not None and rule.id not in rules) or (cheap and not rule.cheap):

@@ -139,12 +139,13 @@ def _outliers(cycles: np.ndarray, group: np.ndarray, steady: np.ndarray, ngroups
 
 
 def loop_timings(
-    dispatch: Dispatch, waves: list[Wave] | None = None, cfgs: list[Cfg] | None = None
+    dispatch: Dispatch, waves: list[Wave] | None = None, cfgs: list[Cfg] | None = None, stream: Stream | None = None
 ) -> list[LoopTiming]:
-    """Every loop of every kernel of `dispatch`, with its iterations in each of `waves` (default: all)."""
+    """Every loop of every kernel of `dispatch`, with its iterations in each of `waves` (default: all);
+    `stream`: the records of those waves when the caller has them already (columns it gathered are shared)."""
     waves = dispatch.waves if waves is None else waves
     cfgs = build_cfgs(dispatch.code) if cfgs is None else cfgs
-    st = stream_of(waves)
+    st = stream_of(waves) if stream is None else stream
     out = []
     for cfg in cfgs:
         timings = []

@@ -16,6 +16,7 @@ import numpy as np
 
 from attdec.model import Category, Wave, WaveState
 from attdec.model.record import Record
+from attdec.model.totals import distinct
 
 KINDS = ("state", "category")
 
@@ -69,11 +70,21 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if not n.sum():
         z = np.zeros(0, np.int64)
         return z, z, z, z
-    nonempty = [w.insts for w in waves if len(w.insts)]
-    t, duration, category = (np.concatenate([x[f] for x in nonempty]) for f in ("time", "duration", "category"))
-    wi = np.repeat(np.arange(len(waves)), n)
+    t, duration, category = _inst_columns(waves)
     begins = np.array([w.begin for w in waves], np.int64)
     ends = np.array([w.end for w in waves], np.int64)
+    return _category_runs(n, t, duration, category.astype(np.int64), begins, ends)
+
+
+def _inst_columns(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    nonempty = [w.insts for w in waves if len(w.insts)]
+    return tuple(np.concatenate([x[f] for x in nonempty]) for f in ("time", "duration", "category"))  # type: ignore[return-value]
+
+
+def _category_runs(n, t, duration, category, begins, ends):
+    """`category_runs` of waves with `n` instructions each (`n.sum()` > 0), from their instructions' columns
+    and the waves' begins and ends; every column of one integer type, which the results keep."""
+    wi = np.repeat(np.arange(len(n), dtype=t.dtype), n)
     last = np.cumsum(n)[n > 0] - 1
     nxt = np.empty_like(t)
     nxt[:-1] = t[1:]
@@ -84,10 +95,10 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     # put where it goes: all four columns are gathered through one index (an insert is a pass per column).
     end = ends[wi]
     first = last - n[n > 0] + 1
-    lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), np.int64)
+    lead = wi[first], begins[wi[first]], np.minimum(t[first], end[first]), np.zeros(len(first), t.dtype)
     gap = np.flatnonzero(lead[2] > lead[1])  # the waves that begin before their first instruction
     size = 2 * len(t)
-    pair = [np.empty(size + len(gap), np.int64) for _ in range(4)]
+    pair = [np.empty(size + len(gap), t.dtype) for _ in range(4)]
     for x, a, b, y in zip(pair, (wi, t, np.minimum(e, end), category), (wi, e, np.minimum(nxt, end), 0), lead):
         x[0:size:2], x[1:size:2], x[size:] = a, b, y[gap]
     kept = np.flatnonzero(pair[2][:size] > pair[1][:size])
@@ -95,6 +106,27 @@ def category_runs(waves: list[Wave]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     order = np.insert(kept, at, np.arange(size, size + len(gap)))
     w, s, en, v = (x.take(order) for x in pair)
     return w, s, en, v
+
+
+def _category_runs_from_base(waves: list[Wave]):
+    """`category_runs` as (wave, start - base, end - base, Category, base): int32 from a base aligned to
+    2**ALIGN cycles when every time fits (the runs are built narrow, half the memory to stream through),
+    else int64 from 0."""
+    n = np.array([len(w.insts) for w in waves], np.int64)
+    if not n.sum():
+        z = np.zeros(0, np.int64)
+        return z, z, z, z, 0
+    t, duration, category = _inst_columns(waves)
+    begins = np.array([w.begin for w in waves], np.int64)
+    ends = np.array([w.end for w in waves], np.int64)
+    base = (min(int(t.min()), int(begins.min())) >> ALIGN) << ALIGN
+    top = max(int(ends.max()), int(t.max()) + max(int(duration.max()), 0))
+    bottom = int(t.min()) + min(int(duration.min()), 0)
+    if top - base >= 1 << 30 or bottom - base <= -(1 << 30):  # grid lines up to 2**ALIGN past the end fit too
+        return (*_category_runs(n, t, duration, category.astype(np.int64), begins, ends), 0)
+    t32, begins32, ends32 = ((x - base).astype(np.int32) for x in (t, begins, ends))
+    runs = _category_runs(n, t32, duration.astype(np.int32), category.astype(np.int32), begins32, ends32)
+    return (*runs, base)
 
 
 def _merge(w, s, v):
@@ -204,13 +236,23 @@ def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, 
     for lo, hi in itertools.pairwise(cuts):
         if hi <= lo:
             continue
-        w, s, e, v = (state_runs if kind == "state" else category_runs)(waves[lo:hi])
+        if kind == "state":
+            w, s, e, v = state_runs(waves[lo:hi])
+            base = 0
+        else:
+            w, s, e, v, base = _category_runs_from_base(waves[lo:hi])
         if not len(w):
             continue
         head = np.ones(len(w), bool)  # equal neighbours merged first: the same cells, fewer runs to coarsen
         head[1:] = (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (s[1:] != e[:-1])
-        last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
-        w, s, e, v = w[head] + lo, s[head], e[last], v[head]
+        if head.all():
+            w = w + lo
+        else:
+            last = np.r_[np.flatnonzero(head)[1:] - 1, len(w) - 1]
+            w, s, e, v = w[head] + lo, s[head], e[last], v[head]
+        if s.dtype == np.int32:
+            out.append((w, s, e, v, base))
+            continue
         # Narrower columns, less memory to stream through: times from a base on every grid up to 2**ALIGN.
         base = (int(s.min()) >> ALIGN) << ALIGN
         if int(e.max()) - base < 1 << 30:  # grid lines up to 2**ALIGN past the end fit too
@@ -226,14 +268,31 @@ def _chunks(waves: list[Wave], kind: str) -> list[tuple[np.ndarray, np.ndarray, 
     return out
 
 
-def _coarsened(chunks, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`coarsen` of every chunk (a wave's runs are coarsened on their own, so chunks are independent)."""
+# A grid that does not fit the budget is given up as soon as the runs so far exceed it: coarsened this many runs
+# (whole waves) at a time, so that a grid finer than the answer costs about the share of the budget it reaches.
+PIECE_RUNS = 1 << 16
+
+
+def _pieces(w: np.ndarray):
+    """Slices of a chunk of runs (sorted by wave) holding whole waves, about PIECE_RUNS runs each."""
+    cuts = distinct(np.searchsorted(w, w[PIECE_RUNS : len(w) : PIECE_RUNS]))
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise([0, *cuts.tolist(), len(w)]) if b > a]
+
+
+def _coarsened(chunks, q: int, limit: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`coarsen` of every chunk (a wave's runs are coarsened on their own, so chunks are independent);
+    None once more than `limit` runs came out (the rest is not coarsened)."""
     parts = []
+    count = 0
     for w, s, e, v, base in chunks:
         if q > 1 << ALIGN or base % q:  # a grid coarser than the base's alignment: absolute times
             s, e, base = s.astype(np.int64) + base, e.astype(np.int64) + base, 0
-        W, S, V = coarsen(w, s, e, v, q)
-        parts.append((W.astype(np.int64), S.astype(np.int64) + base, V.astype(np.int64)))
+        for p in _pieces(w):
+            W, S, V = coarsen(w[p], s[p], e[p], v[p], q)
+            count += len(W)
+            if limit is not None and count > limit:
+                return None
+            parts.append((W.astype(np.int64), S.astype(np.int64) + base, V.astype(np.int64)))
     if not parts:
         z = np.zeros(0, np.int64)
         return z, z, z
@@ -247,17 +306,18 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     exact_runs = sum(1 + int(np.count_nonzero((w[1:] != w[:-1]) | (v[1:] != v[:-1]))) for w, _s, _e, v, _b in chunks)
     if budget is None or exact_runs <= budget:
         exact = _coarsened(chunks, 1)
+        assert exact is not None
         return Tracks(kind, 1, exact[0], exact[1], exact[2], exact_runs)
     # Runs about halve each time the grid doubles, so the exact count over the budget guesses the answer:
     # the guess and its neighbour (one step finer if the guess fits, else one coarser) are tried first,
     # usually the only two coarsenings. Failing that, a bisection between grids known not to fit (`lo`,
     # 0 = exact) and to fit (`hi`, from the cheap upper bound when no coarsening has fitted yet).
-    done: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    done: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}  # None: does not fit
 
     def fits(h: int) -> bool:
         if h not in done:
-            done[h] = _coarsened(chunks, 1 << h)
-        return len(done[h][0]) <= budget
+            done[h] = _coarsened(chunks, 1 << h, budget)
+        return done[h] is not None
 
     guess = max(1, min(COARSEST, int(np.ceil(np.log2(exact_runs / max(budget, 1))))))
     if fits(guess):
@@ -275,7 +335,8 @@ def tracks(waves: list[Wave], kind: str = "state", budget: int | None = None) ->
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    best = done[hi] if hi in done else _coarsened(chunks, 1 << hi)
+    best = done.get(hi) or _coarsened(chunks, 1 << hi)
+    assert best is not None
     return Tracks(kind, 1 << hi, best[0], best[1], best[2], exact_runs)
 
 

@@ -82,6 +82,14 @@ def distinct(a: np.ndarray) -> np.ndarray:
     return s.compress(np.concatenate(([True], s[1:] != s[:-1]))) if len(s) else s
 
 
+def median(a: np.ndarray) -> float:
+    """np.median(a) of a non-empty 1-d array without NaN: the middle value, or the mean of the two middle ones
+    (np.median imports numpy.ma on its first call, as np.unique does)."""
+    s = np.sort(a)
+    k = len(s) // 2
+    return float(s[k]) if len(s) % 2 else float((s[k - 1] + s[k]) / 2)
+
+
 # Keys spanning at most this many values (and a few times as many as there are keys to look up) are found in
 # an array indexed by key - min: several times quicker than sorting or searching a million PCs.
 TABLE_SPAN = 1 << 20

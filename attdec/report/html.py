@@ -36,7 +36,7 @@ from attdec.analysis.loops import loop_timings
 from attdec.analysis.occupancy import resample, resident_waves
 from attdec.analysis.source import source_lines
 from attdec.analysis.timeline import KINDS, assign_lanes, split_budget, spread_sample, tracks, value_names
-from attdec.analysis.waits import Attribution, attribute, wait_pairs_by_wave, wait_sites
+from attdec.analysis.waits import Attribution, WaitSite, attribute, wait_pairs_by_wave, wait_sites
 from attdec.model import Dispatch
 from attdec.model.record import Record
 from attdec.report import Limits
@@ -246,12 +246,17 @@ def _flame(d: Dispatch, by: str) -> dict:
     return {"frames": list(names), "stacks": stacks}
 
 
-def wait_links(d: Dispatch, attr: Attribution | None = None) -> list[tuple[int, int, str]]:
+def wait_links(
+    d: Dispatch, attr: Attribution | None = None, sites: list[WaitSite] | None = None
+) -> list[tuple[int, int, str]]:
     """attdec's own links for the ISA view: each executed wait to the operations it waited for
-    (attdec.analysis.waits), labelled with their share of the wait's stall."""
+    (attdec.analysis.waits), labelled with their share of the wait's stall. `attr`, `sites`: the dispatch's
+    attribution and its `wait_sites`, when the caller has them already."""
+    if sites is None:
+        sites = wait_sites(attribute(d) if attr is None else attr)
     return [
         (site.code.line, p.code.line, f"{pct(p.share)}, {human(p.stall)} stall")
-        for site in wait_sites(attribute(d) if attr is None else attr)
+        for site in sites
         for p in site.producers
     ]
 
@@ -268,7 +273,7 @@ def _per_wave(d: Dispatch, attr: Attribution, limits: Limits, notes: list[str]) 
         per_wave = _counts(pairs["wave"], len(d.waves))
         notes.append(f"ISA view: wait arrows embedded for {len(pick)} of {len(d.waves)} waves (an even spread)")
     links = {"n": _pack(per_wave), **{k: _pack(pairs[k]) for k in ("wait", "producer", "executions", "stall")}}
-    timings = loop_timings(d)
+    timings = loop_timings(d, stream=attr.stream)
     index = {id(w): i for i, w in enumerate(d.waves)}
     sizes: list[int] = [0] * len(d.waves)
     for t in timings:
@@ -321,8 +326,10 @@ def _dispatch(
 ) -> dict:
     notes: list[str] = list(d.problems)
     attr = attribute(d)
+    sites = None
     if links is None:
-        links = wait_links(d, attr)
+        sites = wait_sites(attr)
+        links = wait_links(d, attr, sites)
     by, why = resolve_by([d], None)
     if why:
         notes.append(why)
@@ -358,8 +365,20 @@ def _dispatch(
             "share": round(f.share, 6),
             "suggestion": f.suggestion,
         }
-        for f in advise(d, attribution=attr).findings
+        for f in advise(d, attribution=attr, sites=sites).findings
     ]
+    # The views and the ISA view's loops read the records the attribution gathered; then it is let go, so
+    # that the timeline's temporaries reuse its memory.
+    view_notes: list[str] = []
+    achieved = h.kernel_summary.achieved if h.kernel_summary else None
+    view_data = views(d, _pack, view_notes, clock, attr.stream, achieved)
+    per_wave = _per_wave(d, attr, limits, notes)
+    del attr
+    source = _source(stats, sources, limits)
+    flame = _flame(d, by)
+    timeline = _timeline(d, run_budgets, inst_budget, notes)
+    occupancy = _occupancy(d, limits, notes)
+    notes += view_notes
     return {
         "prefix": common_dir(sorted(locations)),  # the page shows paths below it
         "name": d.name,
@@ -374,12 +393,12 @@ def _dispatch(
         "tables": tables_payload,
         "isa": isa,
         "links": [[int(a), int(b), str(label)] for a, b, label in links],
-        "wave": _per_wave(d, attr, limits, notes),
-        "source": _source(stats, sources, limits),
-        "flame": _flame(d, by),
-        "timeline": _timeline(d, run_budgets, inst_budget, notes),
-        "occupancy": _occupancy(d, limits, notes),
-        "views": views(d, _pack, notes, clock),  # assets/views.js
+        "wave": per_wave,
+        "source": source,
+        "flame": flame,
+        "timeline": timeline,
+        "occupancy": occupancy,
+        "views": view_data,  # assets/views.js
         "extra": [{"title": t.title, "columns": t.columns, "rows": t.rows, "note": t.note} for t in tables],
         "notes": notes,
     }

@@ -13,10 +13,12 @@ import numpy as np
 
 from attdec.analysis.clock import Clock
 from attdec.analysis.counters import counter_report
-from attdec.analysis.occupancy import achieved_occupancy
+from attdec.analysis.occupancy import Achieved, achieved_occupancy
+from attdec.analysis.stream import Stream, stream_of
 from attdec.isa import categories as C
 from attdec.isa.categories import InstClass
 from attdec.model import Dispatch
+from attdec.model.totals import distinct
 
 # The utilisation view's classes, and the InstClasses each one gathers.
 UTIL_CLASSES = ("VALU", "VMEM", "SCALAR", "LDS", "MFMA", "OTHER")
@@ -38,7 +40,7 @@ COUNTER_POINTS = 2_000  # points per counter series; longer ones are summed into
 def _line_classes(d: Dispatch) -> np.ndarray:
     """Class index of each listing line id (unknown ids: OTHER)."""
     top = max((c.line for c in d.code), default=-1)
-    out = np.full(top + 1, UTIL_CLASSES.index("OTHER"), np.int64)
+    out = np.full(top + 1, UTIL_CLASSES.index("OTHER"), np.int8)
     for c in d.code:
         if not c.is_label:
             out[c.line] = UTIL_CLASSES.index(UTIL_CLASS_OF.get(C.class_of(c.text, d.target), "OTHER"))
@@ -47,28 +49,32 @@ def _line_classes(d: Dispatch) -> np.ndarray:
 
 _FIELDS = {"time": "time", "duration": "dur", "stall": "stall"}  # instruction record field -> column here
 
+# Records per slice in the binning passes: their temporaries stay a few MB, reused slice after slice, instead
+# of several copies of every column at once.
+SLICE = 1 << 18
 
-def _executed(d: Dispatch) -> dict[str, np.ndarray]:
+
+def _slices(n: int):
+    return (slice(lo, min(lo + SLICE, n)) for lo in range(0, n, SLICE))
+
+
+def _executed(d: Dispatch, stream: Stream | None = None) -> dict[str, np.ndarray]:
     """Time, duration, stall, class and SIMD index of every executed instruction with a known line
-    (`attdec hotspots` leaves the others out of its totals), plus the SIMD keys (se, cu, simd)."""
-    waves = [w for w in d.waves if len(w.insts)]
+    (`attdec hotspots` leaves the others out of its totals), plus the SIMD keys (se, cu, simd).
+
+    `stream`: the records of `d.waves` when the caller has them already (columns it gathered are shared).
+    """
+    st = stream_of(d.waves) if stream is None else stream
     simds = sorted({(w.se, w.cu, w.simd) for w in d.waves})
-    if not waves:
-        z = np.zeros(0, np.int64)
-        return {"time": z, "dur": z, "stall": z, "cls": z, "simd": z, "simds": np.array(simds, np.int64)}
     index = {k: i for i, k in enumerate(simds)}
-    simd = np.repeat(np.array([index[(w.se, w.cu, w.simd)] for w in waves], np.int64), [len(w.insts) for w in waves])
-    # Field by field: joining the packed records whole is several times slower.
-    line, *rest = (np.concatenate([w.insts[f] for w in waves]).astype(np.int64) for f in ("line", *_FIELDS))
-    cols = dict(zip(_FIELDS.values(), rest))
-    keep = line >= 0
+    simd_of_wave = np.array([index[(w.se, w.cu, w.simd)] for w in st.waves], np.int32)
+    cols = {k: st.col(f) for f, k in _FIELDS.items()}
+    cls = st.by_line(_line_classes(d), UTIL_CLASSES.index("OTHER"))
+    simd = simd_of_wave.take(st.wave) if len(st) else np.zeros(0, np.int32)
+    keep = st.lines >= 0
     if not keep.all():
-        line, simd = line[keep], simd[keep]
         cols = {k: v[keep] for k, v in cols.items()}
-    classes = _line_classes(d)
-    cls = np.full(len(line), UTIL_CLASSES.index("OTHER"), np.int64)
-    known = line < len(classes)
-    cls[known] = classes[line[known]]
+        cls, simd = cls[keep], simd[keep]
     return {**cols, "cls": cls, "simd": simd, "simds": np.array(simds, np.int64)}
 
 
@@ -108,14 +114,19 @@ def utilization(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
     its issue time, so that stalls show as gaps (a wait's cycles are almost all stall)."""
     if not d.waves:
         return None
-    t0 = min([w.begin for w in d.waves] + ([int(ex["time"].min())] if len(ex["time"]) else []))
-    t1 = max([w.end for w in d.waves] + ([int((ex["time"] + ex["dur"]).max())] if len(ex["time"]) else []))
+    time, dur, stall = ex["time"], ex["dur"], ex["stall"]
+    n = len(time)
+    t0 = min([w.begin for w in d.waves] + ([int(time.min())] if n else []))
+    t1 = max([w.end for w in d.waves] + [int((time[s] + dur[s]).max()) for s in _slices(n)])
     q, nb = _grid(t0, max(t1, t0 + 1), UTIL_BINS)
-    n = len(ex["simds"])
-    group = ex["simd"] * len(UTIL_CLASSES) + ex["cls"]
-    busy = busy_bins(ex["time"], ex["dur"] - ex["stall"], group, n * len(UTIL_CLASSES), t0, q, nb)
-    busy = busy.reshape(n, len(UTIL_CLASSES), nb)
-    hits = np.bincount(group, minlength=n * len(UTIL_CLASSES)).reshape(n, len(UTIL_CLASSES))
+    groups = len(ex["simds"]) * len(UTIL_CLASSES)
+    busy_flat = np.zeros((groups, nb), np.int64)
+    hits = np.zeros(groups, np.int64)
+    for s in _slices(n):
+        group = ex["simd"][s] * len(UTIL_CLASSES) + ex["cls"][s]
+        busy_flat += busy_bins(time[s], dur[s] - stall[s], group, groups, t0, q, nb)
+        hits += np.bincount(group, minlength=groups)
+    busy = busy_flat.reshape(len(ex["simds"]), len(UTIL_CLASSES), nb)
     return {
         "t0": int(t0),
         "q": int(q),
@@ -123,24 +134,24 @@ def utilization(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
         "simds": ex["simds"].tolist(),
         "busy": busy,  # packed by the caller
         "cycles": busy.sum(axis=2).tolist(),  # per SIMD, per class
-        "hits": hits.tolist(),
+        "hits": hits.reshape(len(ex["simds"]), len(UTIL_CLASSES)).tolist(),
     }
 
 
 def histogram(d: Dispatch, ex: dict[str, np.ndarray]) -> dict | None:
     """Latency, stall and instructions issued per time bin (an instruction counts in the bin it issued in)."""
-    if not len(ex["time"]):
+    time = ex["time"]
+    if not len(time):
         return None
-    t0, t1 = int(ex["time"].min()), int(ex["time"].max()) + 1
+    t0, t1 = int(time.min()), int(time.max()) + 1
     q, nb = _grid(t0, t1, HIST_BINS)
-    b = (ex["time"] - t0) // q
-    return {
-        "t0": t0,
-        "q": int(q),
-        "latency": np.bincount(b, weights=ex["dur"], minlength=nb).astype(np.int64),
-        "stall": np.bincount(b, weights=ex["stall"], minlength=nb).astype(np.int64),
-        "hits": np.bincount(b, minlength=nb).astype(np.int64),
-    }
+    out = {k: np.zeros(nb, np.int64) for k in ("latency", "stall", "hits")}
+    for s in _slices(len(time)):
+        b = (time[s] - t0) // q
+        out["latency"] += np.bincount(b, weights=ex["dur"][s], minlength=nb).astype(np.int64)
+        out["stall"] += np.bincount(b, weights=ex["stall"][s], minlength=nb).astype(np.int64)
+        out["hits"] += np.bincount(b, minlength=nb)
+    return {"t0": t0, "q": int(q), **out}
 
 
 def _series(points: list[tuple[int, int]], notes: list[str], name: str) -> dict:
@@ -173,9 +184,10 @@ def counters(d: Dispatch, notes: list[str]) -> dict:
     return {"rows": rows, "time_resolved": rep.time_resolved, "notes": rep.notes}
 
 
-def occupancy_summary(d: Dispatch) -> dict | None:
-    """`attdec kernel`'s achieved occupancy of this dispatch (all CUs' wave start/end records)."""
-    a = achieved_occupancy(d.occupancy) if d.occupancy is not None else None
+def occupancy_summary(d: Dispatch, achieved: Achieved | None = None) -> dict | None:
+    """`attdec kernel`'s achieved occupancy of this dispatch (all CUs' wave start/end records); `achieved`:
+    that figure when the caller has it already."""
+    a = achieved or (achieved_occupancy(d.occupancy) if d.occupancy is not None else None)
     if a is None:
         return None
     return {"mean": a.mean, "peak": a.peak, "mean_per_unit": a.mean_per_unit, "simds": a.simds, "waves": a.waves}
@@ -189,17 +201,25 @@ def realtime(d: Dispatch, clock: Clock) -> dict[str, np.ndarray] | None:
     se = np.array([w.se for w in d.waves], np.int64)
     edges = {k: np.array([getattr(w, k) for w in d.waves], np.int64) for k in ("begin", "end")}
     out = {k: np.zeros(len(se)) for k in edges}
-    for s in np.unique(se).tolist():
+    for s in distinct(se).tolist():
         at = se == s
         for k, v in edges.items():
             out[k][at] = clock.seconds(s, v[at]) * 1e6
     return out
 
 
-def views(d: Dispatch, pack, notes: list[str], clock: Clock | None = None) -> dict:
-    """Everything views.js draws for one dispatch; `pack` turns numeric arrays into the page's typed arrays,
-    `clock` is the dispatch's `Clock` when the caller has one already."""
-    ex = _executed(d)
+def views(
+    d: Dispatch,
+    pack,
+    notes: list[str],
+    clock: Clock | None = None,
+    stream: Stream | None = None,
+    achieved: Achieved | None = None,
+) -> dict:
+    """Everything views.js draws for one dispatch; `pack` turns numeric arrays into the page's typed arrays.
+    `clock` (the dispatch's `Clock`), `stream` (the records of its waves) and `achieved` (its achieved
+    occupancy): what the caller has already."""
+    ex = _executed(d, stream)
     util = utilization(d, ex)
     if util is not None:
         util["busy"] = [[pack(row) if row.any() else None for row in per_simd] for per_simd in util["busy"]]
@@ -218,6 +238,6 @@ def views(d: Dispatch, pack, notes: list[str], clock: Clock | None = None) -> di
         "utilization": util,
         "histogram": hist,
         "counters": ctr,
-        "occupancy": occupancy_summary(d),
+        "occupancy": occupancy_summary(d, achieved),
         "realtime": {k: pack(v) for k, v in rt.items()} if (rt := realtime(d, clock or Clock(d))) is not None else None,
     }

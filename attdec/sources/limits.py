@@ -37,8 +37,7 @@ class Cap(Frozen):
         """An InputError naming `name` when `n` is over the cap."""
         cap = self.value
         if n > cap:
-            shown = f"{n / (1 << 20):,.0f} MiB" if self.unit > 1 else f"{n:,}"
-            limit = f"{cap / (1 << 20):,.0f} MiB" if self.unit > 1 else f"{cap:,}"
+            shown, limit = _sizes(n, cap) if self.unit > 1 else (f"{n:,}", f"{cap:,}")
             raise InputError(
                 f"{name}: {shown}, more than the {limit} attdec reads of {self.what} (raise {self.env} to read it)",
                 where,
@@ -46,6 +45,14 @@ class Cap(Frozen):
 
 
 MIB = 1 << 20
+
+
+def _sizes(n: int, cap: int) -> tuple[str, str]:
+    """Two sizes in MiB to a tenth, or in bytes when that would print the same figure twice."""
+    shown, limit = (f"{v / MIB:,.1f}".removesuffix(".0") + " MiB" for v in (n, cap))
+    return (shown, limit) if shown != limit else (f"{n:,} bytes", f"{cap:,} bytes")
+
+
 MEMBER = Cap("ATTDEC_MAX_MEMBER_MB", 1024, MIB, "one archive member or compressed chunk")
 ARCHIVE = Cap("ATTDEC_MAX_ARCHIVE_MB", 16384, MIB, "an archive's members in all")
 MEMBERS = Cap("ATTDEC_MAX_MEMBERS", 1_000_000, 1, "archive members")

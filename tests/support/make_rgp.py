@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Write .rgp files from a capture folder (../shared/captures/<gfx>/<example>), in the two layouts
-../shared/rgp has no real example of, so that attdec's reader can be tested on them:
+"""Write .rgp files from a capture folder (../shared/captures/<gfx>/<example>, or a synthetic one), in the
+two layouts ../shared/rgp has no real example of, so that attdec's reader can be tested on them, and in
+the layout of tinygrad's rgptool that ../shared/rgp holds (`rgptool`, for a bare clone):
 
 * `radv`: the SQTT file as Mesa RADV writes it (src/amd/common/ac_rgp.c `ac_sqtt_dump_data`): file
   version 1.6; CPU_INFO, ASIC_INFO (real device id and gfxip level), API_INFO (Vulkan); the code objects
@@ -220,6 +221,48 @@ def radv(folder: Path, out: Path) -> Path:
     return out
 
 
+def rgptool(folder: Path, out: Path) -> Path:
+    """The SQTT file as tinygrad's rgptool (extra/sqtt/rgptool.py `create`) writes it from a profile: file
+    version 1.5; CPU_INFO, ASIC_INFO (a 7900 XTX's name and clocks, the real device id, gfxip level and
+    counts), API_INFO (HIP, instruction trace on); per SE an SQTT_DESC + SQTT_DATA pair whose chunk index is
+    the SE; then, last, the code objects as loaded (records declared 4-aligned, written unpadded: its padding
+    bug, which shows only for an object whose size is not a multiple of 4), CODE_OBJECT_LOADER_EVENTS at
+    the load bases and PSO_CORRELATION, hashed with the md5 of each object."""
+    cap = Capture(folder)
+    f = bytearray(L.FILE_HEADER.pack(magic=L.SQTT_MAGIC, version_major=1, version_minor=5, flags=1, chunk_offset=56))
+    f += chunk(L.CPU_INFO, L.CPU_INFO_BODY.pack(cpu_timestamp_freq=1_000_000_000, num_logical_cores=64))
+    asic = asic_info_body(cap) | {"gpu_name": b"NAVI31"}
+    f += chunk(L.ASIC_INFO, L.ASIC_INFO_BODY.pack(gfxip_level=cap.rgp_gfxip_level, **asic), minor=5)
+    itrace = [b["itrace"] for b in cap.cap["blobs"]]
+    mask = 0 if len(set(itrace)) == 1 else sum(1 << b["se"] for b in cap.cap["blobs"] if b["itrace"])
+    api = L.API_INFO_BODY.pack(
+        api_type=5, major_version=12, instruction_trace_mode=int(any(itrace)), instruction_trace_data=mask
+    )
+    f += chunk(L.API_INFO, api, minor=2)
+    for se, trace in sorted(cap.traces.items()):
+        desc = L.SQTT_DESC_BODY.pack(
+            shader_engine_index=se, sqtt_version=cap.sqtt_version, instrumentation_spec_version=1
+        )
+        f += chunk(L.SQTT_DESC, desc, index=se, minor=2)
+        f += chunk(L.SQTT_DATA, L.SQTT_DATA_BODY.pack(offset=len(f) + 24, size=len(trace)) + trace, index=se)
+    objects = [cap.code(k) for k in cap.programs]
+    declared = 16 + 16 + sum(4 + len(o) + (-len(o) % 4) for o in objects)
+    db = L.CODE_OBJECT_DATABASE_BODY.pack(offset=len(f), size=declared, record_count=len(objects))
+    records = b"".join(L.CODE_OBJECT_RECORD.pack(size=len(o) + (-len(o) % 4)) + o for o in objects)
+    f += L.CHUNK_HEADER.pack(chunk_id=L.CODE_OBJECT_DATABASE, minor=0, major=0, size=declared) + db + records
+    hashes = [struct.unpack("<Q", hashlib.md5(o).digest()[:8]) * 2 for o in objects]
+    loads = b"".join(
+        L.LOADER_EVENT.pack(base_address=k["base"], code_object_hash=h) for k, h in zip(cap.programs, hashes)
+    )
+    table = L.RECORD_TABLE_BODY.pack(offset=len(f), record_size=L.LOADER_EVENT.size, record_count=len(objects))
+    f += chunk(L.CODE_OBJECT_LOADER_EVENTS, table + loads, major=1)
+    pso = b"".join(L.PSO_RECORD.pack(api_pso_hash=h[0], pipeline_hash=h) for h in hashes)
+    table = L.RECORD_TABLE_BODY.pack(offset=len(f), record_size=L.PSO_RECORD.size, record_count=len(objects))
+    f += chunk(L.PSO_CORRELATION, table + pso)
+    out.write_bytes(bytes(f))
+    return out
+
+
 def rdf(folder: Path, out: Path, zstd: bool = False) -> Path:
     cap = Capture(folder)
     if zstd:
@@ -295,10 +338,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("capture", type=Path, help="a capture folder with capture.json")
     ap.add_argument("-o", "--output", type=Path, required=True)
-    ap.add_argument("--layout", choices=["radv", "rdf"], default="radv")
+    ap.add_argument("--layout", choices=["radv", "rdf", "rgptool"], default="radv")
     ap.add_argument("--zstd", action="store_true", help="rdf: compress SqttData and CodeObject data")
     a = ap.parse_args()
-    out = radv(a.capture, a.output) if a.layout == "radv" else rdf(a.capture, a.output, a.zstd)
+    if a.layout == "rdf":
+        out = rdf(a.capture, a.output, a.zstd)
+    else:
+        out = (radv if a.layout == "radv" else rgptool)(a.capture, a.output)
     print(out)
 
 

@@ -28,14 +28,24 @@ def size(text: str) -> int:
     return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1:].upper() in units else int(text)
 
 
+def kernel_of(cap: dict, blob: str) -> str:
+    """The kernel whose trace `blob` is: its `blobs` entry names it, or else the dispatch that lists it
+    (capture.json's blob entries may leave `kernel` out, as the demo's do)."""
+    entry = next((b for b in cap["blobs"] if b["file"] == blob), None)
+    if entry is None:
+        raise SystemExit(f"make_repeated_blob: {blob} is not a blob of this capture")
+    if "kernel" in entry:
+        return entry["kernel"]
+    return next(d["kernel"] for d in cap["dispatches"] if blob in d["blobs"])
+
+
 def make(out: str, capture: str, blob: str, repeat: int | None, total: int | None, header: int | None = None) -> dict:
     """Write the blob; returns what decodes it: {"path", "bytes", "copies", "arch", "code"}."""
-    folder = capture if os.path.isabs(capture) else os.path.join(SHARED, "captures", capture)
+    folder = capture if os.path.isabs(capture) or os.path.isdir(capture) else os.path.join(SHARED, "captures", capture)
     cap = json.load(open(os.path.join(folder, "capture.json")))
     if header is None:
         header = 8 if cap["gfx_arch"].startswith("gfx9") else 32
-    entry = next(b for b in cap["blobs"] if b["file"] == blob)
-    kernel = next(k for k in cap["kernels"] if k["name"] == entry["kernel"])
+    kernel = next(k for k in cap["kernels"] if k["name"] == kernel_of(cap, blob))
     data = open(os.path.join(folder, blob), "rb").read()
     head, body = data[:header], data[header:]
     copies = repeat if repeat is not None else max(1, ((total or len(data)) - header) // len(body))

@@ -12,7 +12,8 @@ A damaged blob can crash the library, so callers run this as a child process: th
 
   {"status": int, "waves": [[cu, simd, slot, begin, end, contexts, [[type, dur], ...],
    [[pc, code_object_id, time, duration, stall, category], ...]], ...],
-   "occupancy": [[cu, simd, slot, start, time, pc, code_object_id], ...], "info": [kind, ...]}
+   "occupancy": [[cu, simd, slot, start, time, pc, code_object_id], ...], "info": [kind, ...],
+   "realtime": [[shader_clock, realtime_clock], ...], "other_simd": [[time, cycles, wgp, category], ...]}
 
 Usage: python3 tools/oracles/amd_reference.py --decoder DIR (--job FILE [--kernel I] | --no-code) [BLOB|-]
 """
@@ -26,7 +27,7 @@ import os
 import sys
 
 LIBRARY = "librocprof-trace-decoder.so"
-OCCUPANCY, WAVE, INFO = 1, 3, 4  # record types the comparison reads
+OCCUPANCY, WAVE, INFO, REALTIME, OTHER_SIMD = 1, 3, 4, 7, 9  # record types the comparisons read
 SUCCESS, OUT_OF_RESOURCES, INVALID_ARGUMENT = 0, 2, 3  # status codes the ISA callback answers with
 
 
@@ -77,6 +78,20 @@ class Wave(C.Structure):
     ]
 
 
+class Realtime(C.Structure):
+    _fields_ = [("shader_clock", C.c_int64), ("realtime_clock", C.c_uint64), ("reserved", C.c_uint64)]
+
+
+class OtherSimd(C.Structure):
+    _fields_ = [
+        ("size", C.c_uint64),
+        ("time", C.c_int64),
+        ("cycles", C.c_uint16),
+        ("wgp", C.c_uint8),
+        ("category", C.c_uint8),
+    ]
+
+
 SE_DATA = C.CFUNCTYPE(C.c_uint64, C.POINTER(C.POINTER(C.c_uint8)), C.POINTER(C.c_uint64), C.c_void_p)
 TRACE = C.CFUNCTYPE(C.c_int, C.c_int, C.c_void_p, C.c_uint64, C.c_void_p)
 ISA = C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(C.c_uint64), C.POINTER(C.c_uint64), PC, C.c_void_p)
@@ -107,7 +122,7 @@ def decode(library: str, blob: bytes, pcs: dict[int, tuple[int, bytes]] | None) 
     parse.argtypes = [SE_DATA, TRACE, ISA, C.c_void_p]
     buf = (C.c_uint8 * (len(blob) + 8)).from_buffer_copy(blob + bytes(8))
     given = [False]
-    out: dict = {"waves": [], "occupancy": [], "info": []}
+    out: dict = {"waves": [], "occupancy": [], "info": [], "realtime": [], "other_simd": []}
 
     def se_data(buffer, size, _ud):
         if given[0]:
@@ -144,6 +159,11 @@ def decode(library: str, blob: bytes, pcs: dict[int, tuple[int, bytes]] | None) 
         elif kind == OCCUPANCY:
             for o in C.cast(events, C.POINTER(Occupancy))[:n]:
                 out["occupancy"].append([o.cu, o.simd, o.wave_id, o.start, o.time, o.pc.address, o.pc.code_object_id])
+        elif kind == REALTIME:
+            out["realtime"] += [[r.shader_clock, r.realtime_clock] for r in C.cast(events, C.POINTER(Realtime))[:n]]
+        elif kind == OTHER_SIMD:
+            rows = C.cast(events, C.POINTER(OtherSimd))[:n]
+            out["other_simd"] += [[o.time, o.cycles, o.wgp, o.category] for o in rows]
         elif kind == INFO:
             out["info"] += C.cast(events, C.POINTER(C.c_int))[:n]
         return SUCCESS
