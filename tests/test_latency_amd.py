@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import captures, cli, shared_path
 
+from attdec.analysis import latency
 from attdec.analysis.latency import MATRIX_PREFIXES, amd_hidden_latency
 from attdec.model import OTHER_SIMD_DTYPE, Category, CodeLine, Dispatch, Wave, empty_insts
 from attdec.model.totals import fill_code_totals
@@ -157,10 +158,18 @@ def _reference(d: Dispatch) -> dict[int, list[int]]:
     return out
 
 
+@pytest.mark.parametrize("counting", ["table", "search"])
 @pytest.mark.parametrize(
     "capture", captures("gfx1100/gemm_run0", "gfx1200/wmma_run0", "gfx1201/ops_run0", synthetic=("gfx942",))
 )
-def test_matches_sequential_model_on_captures(capture):
+def test_matches_sequential_model_on_captures(capture, counting, monkeypatch):
+    """Both ways of counting a pipe's busy cycles (a table per cycle, a binary search per clock) and both
+    ways of ordering its instructions (one packed sort, a two-key sort) give the sequential model's figures."""
+    if counting == "table":  # whatever the span of the clocks
+        monkeypatch.setattr(latency, "TABLE_CYCLES_PER_RECORD", 1 << 40)
+    else:
+        monkeypatch.setattr(latency, "TABLE_CYCLES_PER_RECORD", 0)
+        monkeypatch.setattr(latency, "CYCLE_BITS", 0)  # no cycles fit: the two-key sort
     (d,) = open_dispatches([str(capture)], need=("waves",))
     want = {ln: h for ln, h in _reference(d).items() if any(h)}
     got = {x.code.line: [x.hidden_idle, x.hidden_stall, x.hidden_issue] for x in amd_hidden_latency(d).by_instruction}

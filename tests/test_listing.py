@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attdec.model import Dispatch, Wave, empty_insts
+import numpy as np
+import pytest
+
+from attdec.model import Dispatch, Wave, empty_insts, lines_of_pcs
+from attdec.sources import listing
 from attdec.sources.listing import LoadedCode, build_listing
 
 
@@ -123,3 +127,30 @@ def test_symbolless_object_is_one_kernel_named_after_it():
 
 def test_no_waves_no_rows():
     assert build_listing(Dispatch(name="t", target="gfx1100"), _code()) == []
+
+
+@pytest.mark.parametrize("group", [1, 7, 1 << 16])
+def test_sums_a_group_of_waves_at_a_time_are_the_sums_at_once(monkeypatch, group):
+    """Whole decodes are summed a few waves at a time (records without a PC among them): the totals per PC
+    and every record's line are those of all records at once."""
+    rng = np.random.default_rng(group)
+    waves = []
+    for k in range(40):
+        n = int(rng.integers(0, 30))
+        t = np.cumsum(rng.integers(0, 9, n)) + 100 * k
+        pc = BASE + 4 * rng.integers(0, 50, n)
+        pc[rng.random(n) < 0.1] = 0
+        waves.append(
+            _wave(100 * k, list(zip(t, rng.integers(0, 12, n), rng.integers(0, 5, n), rng.integers(1, 9, n), pc)))
+        )
+    monkeypatch.setattr(listing, "GROUP_RECORDS", group)
+    sums = listing._PcSums(waves)
+    assert sums.groups and (group > 1000 or len(sums.groups) > 5)
+    pcs, at_once = listing._sums_at_once(waves)
+    assert sums.pcs.tolist() == pcs.tolist() and sums.sums.tolist() == at_once.tolist()
+    assert sums.without_pc == sum(int((w.insts["pc"] == 0).sum()) for w in waves) > 0
+    lines = np.arange(len(pcs) - 1) * 3  # one PC listed nowhere: -1
+    sums.set_lines(pcs[1:], lines, 999)
+    for w in waves:
+        want = lines_of_pcs(w.insts["pc"], pcs[1:], lines, 999)
+        assert w.insts["line"].tolist() == want.tolist()

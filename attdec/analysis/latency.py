@@ -202,14 +202,30 @@ def _busy(start: np.ndarray, cycles: np.ndarray) -> tuple[np.ndarray, np.ndarray
     joins it and adds its full cycles (overlaps are not clipped)."""
     if not len(start):
         return start, start
-    order = np.lexsort((cycles, start))
-    start, cycles = start[order], cycles[order]
+    start, cycles = _by_start(start, cycles)
     before = np.concatenate(([0], np.cumsum(cycles)[:-1]))
     key = start - before  # a group starts where this exceeds every earlier one
     new = np.concatenate(([True], key[1:] > np.maximum.accumulate(key)[:-1]))
-    group = np.cumsum(new) - 1
-    starts = start[new]
-    return starts, starts + np.bincount(group, cycles, len(starts)).round().astype(np.int64)
+    firsts = np.flatnonzero(new)
+    starts = start[firsts]
+    return starts, starts + np.add.reduceat(cycles, firsts)
+
+
+CYCLE_BITS = 20  # (start, cycles) pairs sorted as one integer when cycles fit these bits and start the rest
+
+
+def _by_start(start: np.ndarray, cycles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ordered by start, then cycles: one plain sort of both packed in an integer where they fit
+    (several times quicker than a sort on two keys)."""
+    if (
+        start.min() >= 0
+        and int(start.max()) < 1 << (63 - CYCLE_BITS)
+        and 0 <= cycles.min() <= cycles.max() < 1 << CYCLE_BITS
+    ):
+        packed = np.sort((start << CYCLE_BITS) | cycles)
+        return packed >> CYCLE_BITS, packed & ((1 << CYCLE_BITS) - 1)
+    order = np.lexsort((cycles, start))
+    return start[order], cycles[order]
 
 
 def _union(*pipes: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -226,14 +242,38 @@ def _union(*pipes: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarra
     return s[new], np.maximum.reduceat(e, np.flatnonzero(new))
 
 
-class _Covered:
-    """Busy cycles of disjoint sorted intervals before a clock."""
+# A pipe's busy cycles are counted from a table with a running count per cycle when the clocks asked about span
+# at most this many cycles per record asked about (a few passes over the span against a binary search per
+# clock), else by a binary search over the intervals.
+TABLE_CYCLES_PER_RECORD = 4
+TABLE_MAX_CYCLES = 1 << 30  # (int32 counts)
 
-    def __init__(self, pipe: tuple[np.ndarray, np.ndarray]):
-        self.starts, self.ends = pipe
-        self.prefix = np.concatenate(([0], np.cumsum(self.ends - self.starts)))
+
+class _Covered:
+    """Busy cycles of disjoint sorted intervals before a clock, counted from a fixed origin: only
+    differences between two clocks mean anything. `lo`..`hi`: the clocks that will be asked about; with
+    `table`, a running count per cycle of that range, else a binary search per clock."""
+
+    def __init__(self, pipe: tuple[np.ndarray, np.ndarray], lo: int, hi: int, table: bool):
+        starts, ends = pipe
+        self.empty = not len(ends)
+        self.lo = lo
+        self.table = None
+        if table and not self.empty:
+            inside = (ends > lo) & (starts < hi) & (ends > starts)
+            # busy[k] = 1 while cycle lo + k - 1 is busy: its running sum is the busy cycles in [lo, lo + k)
+            counts = np.zeros(hi - lo + 2, np.int32)
+            counts[np.maximum(starts[inside], lo) - (lo - 1)] = 1
+            counts[np.minimum(ends[inside], hi) - (lo - 1)] -= 1
+            np.cumsum(counts, out=counts)
+            self.table = np.cumsum(counts, out=counts)
+        else:
+            self.starts, self.ends = starts, ends
+            self.prefix = np.concatenate(([0], np.cumsum(ends - starts)))
 
     def __call__(self, clock: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            return self.table.take(clock - self.lo)
         done = np.searchsorted(self.ends, clock, "right")
         out = self.prefix[done]
         part = done < len(self.ends)
@@ -242,32 +282,26 @@ class _Covered:
         out[part] += np.where(c > self.starts[j], np.minimum(c, self.ends[j]) - self.starts[j], 0)
         return out
 
-    def windows(self, last, clock, stall, cycles, issue: bool = True) -> np.ndarray:
-        """(n, 3) hidden idle, stall and issue cycles of windows [last, clock), [clock, clock + stall),
-        [clock + stall, clock + cycles); issue 0 when not `issue`."""
-        out = np.zeros((len(clock), 3), np.int64)
-        if not len(self.ends):
-            return out
+    def windows(self, last, clock, stall, cycles, issue: bool = True) -> list:
+        """Hidden idle, stall and issue cycles (one array each) of windows [last, clock), [clock, clock +
+        stall), [clock + stall, clock + cycles); issue 0 when not `issue`."""
         at_clock, at_issue = self(clock), self(clock + stall)
-        out[:, 0] = np.where(clock > last, at_clock - self(last), 0)
-        out[:, 1] = np.where(stall > 0, at_issue - at_clock, 0)
-        if issue:
-            out[:, 2] = np.where(cycles > stall, self(clock + cycles) - at_issue, 0)
-        return out
-
-
-def _pick(first: np.ndarray, second: np.ndarray, first_wins: np.ndarray) -> np.ndarray:
-    return np.where(first_wins[:, None], first, second)
+        idle = np.where(clock > last, at_clock - self(last), 0)
+        stalled = np.where(stall > 0, at_issue - at_clock, 0)
+        issued = np.where(cycles > stall, self(clock + cycles) - at_issue, 0) if issue else 0
+        return [idle, stalled, issued]
 
 
 def _scope_hidden(waves: list, other: np.ndarray, matrix_lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per record of `waves` (one SIMD's, laid end to end): its line and (n, 3) hidden idle/stall/issue."""
-    ins = np.concatenate([w.insts for w in waves])
+    """Per record of `waves` (one SIMD's, laid end to end): its line and (3, n) hidden idle/stall/issue."""
     counts = np.array([len(w.insts) for w in waves])
-    clock, stall = ins["time"], ins["stall"]
-    cycles = np.maximum(stall, ins["duration"])
-    cat = ins["category"].astype(np.int64)
-    matrix = np.isin(ins["line"], matrix_lines) & (ins["line"] >= 0)
+    # each field laid end to end as a column of its own: a record's fields lie apart (and unaligned), which
+    # would slow every pass over them
+    clock, stall, duration, line, cat = (
+        np.concatenate([w.insts[f] for w in waves]) for f in ("time", "stall", "duration", "line", "category")
+    )
+    cycles = np.maximum(stall, duration)
+    matrix = np.isin(line, matrix_lines) & (line >= 0)
     valu = ~matrix & (cat == int(Category.VALU))
     vmem = ~matrix & np.isin(cat, _VECTOR_MEMORY)
     scal = ~matrix & np.isin(cat, _SCALAR)
@@ -290,33 +324,44 @@ def _scope_hidden(waves: list, other: np.ndarray, matrix_lines: np.ndarray) -> t
     last = np.concatenate(([0], ends[:-1]))
     firsts = np.cumsum(counts) - counts
     last[firsts] = [w.begin for w in waves]
-    out = np.zeros((len(ins), 3), np.int64)
+    hidden = np.zeros((3, len(clock)), np.int64)
+    if not len(clock):
+        return line, hidden
+    lo, hi = int(min(last.min(), clock.min())), int(ends.max())
+    table = hi - lo < min(TABLE_CYCLES_PER_RECORD * len(clock), TABLE_MAX_CYCLES)
+    covered: dict[int, _Covered] = {}
 
-    def windows(pipe, rows, issue=True):
-        return _Covered(pipe).windows(last[rows], clock[rows], stall[rows], cycles[rows], issue)
+    def windows(pipe, clocks, issue):
+        if id(pipe) not in covered:  # each pipe's table built once, for whichever kinds ask about it
+            covered[id(pipe)] = _Covered(pipe, lo, hi, table)
+        return covered[id(pipe)].windows(*clocks, issue)
 
-    def both(h: np.ndarray) -> np.ndarray:
-        return h[:, 0] + h[:, 1]
-
-    for rows, kind in ((matrix, "matrix"), (valu, "valu"), (vmem, "vmem"), (scal, "scal")):
-        if not rows.any():
+    never = (clock[:0], clock[:0])  # a pipe without busy intervals
+    # rows, then the two (pipe, issue window counted) whose windows hid the more cycles count for them
+    kinds = (
+        (matrix, (valu_pipe, False), (wmma_pipe, False)),
+        (valu, (valu_pipe, False), (wmma_pipe, True)),
+        (vmem, (math_pipe, True), (vmem_pipe, False)),
+        (scal, (vector_pipe, True), (scal_pipe, False)),
+        (~(matrix | valu | vmem | scal), (all_pipe, True), (never, False)),
+    )
+    for rows, (pipe_a, issue_a), (pipe_b, issue_b) in kinds:
+        at = np.flatnonzero(rows)
+        if not len(at):
             continue
-        if kind == "matrix":
-            a, b = windows(valu_pipe, rows, False), windows(wmma_pipe, rows, False)
-            out[rows] = _pick(a, b, both(a) > both(b))
-        elif kind == "valu":
-            a, b = windows(valu_pipe, rows, False), windows(wmma_pipe, rows)
-            out[rows] = _pick(a, b, both(a) > b.sum(1))
-        elif kind == "vmem":
-            a, b = windows(math_pipe, rows), windows(vmem_pipe, rows, False)
-            out[rows] = _pick(a, b, a.sum(1) > both(b))
+        clocks = (last.take(at), clock.take(at), stall.take(at), cycles.take(at))
+        # a pipe never busy hides nothing (its windows are all 0): the other's windows are the answer
+        if not len(pipe_b[0]):
+            picked = windows(pipe_a, clocks, issue_a) if len(pipe_a[0]) else [0, 0, 0]
+        elif not len(pipe_a[0]):
+            picked = windows(pipe_b, clocks, issue_b)
         else:
-            a, b = windows(vector_pipe, rows), windows(scal_pipe, rows, False)
-            out[rows] = _pick(a, b, a.sum(1) > both(b))
-    rest = ~(matrix | valu | vmem | scal)
-    if rest.any():
-        out[rest] = windows(all_pipe, rest)
-    return ins["line"], out
+            a, b = windows(pipe_a, clocks, issue_a), windows(pipe_b, clocks, issue_b)
+            a_wins = a[0] + a[1] + a[2] > b[0] + b[1] + b[2]
+            picked = [np.where(a_wins, x, y) for x, y in zip(a, b)]
+        for k in range(3):
+            hidden[k, at] = picked[k]
+    return line, hidden
 
 
 def amd_hidden_latency(d: Dispatch, waves: list | None = None, frame: str = "inner") -> AmdHiddenLatency:
@@ -330,14 +375,16 @@ def amd_hidden_latency(d: Dispatch, waves: list | None = None, frame: str = "inn
     for w in waves:
         if len(w.insts):
             scopes.setdefault((w.se, w.simd), []).append(w)
-    lines, hidden = [np.zeros(0, np.int64)], [np.zeros((0, 3), np.int64)]
+    lines, hidden = [np.zeros(0, np.int64)], [np.zeros((3, 0), np.int64)]
     for (se, _), ws in sorted(scopes.items()):
         ln, h = _scope_hidden(ws, other[other["se"] == se], matrix_lines)
         lines.append(ln)
         hidden.append(h)
-    line, h = np.concatenate(lines), np.concatenate(hidden)
-    keep = line >= 0
-    per_line, sums = totals_by(line[keep], (h[keep, 0], h[keep, 1], h[keep, 2]))
+    line, h = np.concatenate(lines), np.concatenate(hidden, axis=1)
+    if (line < 0).any():
+        keep = line >= 0
+        line, h = line[keep], h[:, keep]
+    per_line, sums = totals_by(line, tuple(h))
     found = dict(zip(per_line.tolist(), sums[:, 1:].tolist()))
     subset = waves is not d.waves and len(waves) != d.wave_count
     totals = aggregate_lines(waves).as_dict() if subset else None

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from attdec.model import Category
 from attdec.model.record import Frozen
-from attdec.model.records import amd_name
+from attdec.model.records import Timeline, amd_name
 from attdec.report.base import Reporters, Writer
 
 _PLAIN_NAMES = [c.name for c in Category]  # by value: an IntEnum call per record costs more than its row
@@ -22,18 +23,19 @@ _SLOT = amd_name("slot")
 CHUNK = 1 << 16  # rows formatted at once: bounds the text held in memory
 
 
-def write_rows(w, cols: list[list]) -> None:
-    """Rows `[a,b,...]` of equal-length columns (lists of ints, or strings already in JSON form), comma
-    separated. CHUNK rows are formatted by one %-operation over the interleaved values: no Python code
-    runs per row, which is what makes this faster than json.dumps of the same lists (benchmarks/RESULTS.md)."""
+def write_rows(w, cols: list[list], sep: str = ",") -> None:
+    """Rows `[a,b,...]` of equal-length columns (lists of ints, or strings already in JSON form), `sep`
+    between values and rows (", " is json.dumps's). CHUNK rows are formatted by one %-operation over the
+    interleaved values: no Python code runs per row, which is what makes this faster than json.dumps of
+    the same lists (benchmarks/RESULTS.md)."""
     n, k = len(cols[0]) if cols else 0, len(cols)
-    row = "[" + ",".join(["%s"] * k) + "]"
+    row = "[" + sep.join(["%s"] * k) + "]"
     for start in range(0, n, CHUNK):
         m = min(CHUNK, n - start)
         flat: list = [None] * (k * m)
         for i, c in enumerate(cols):
             flat[i::k] = c[start : start + m]
-        w(("," if start else "") + ",".join([row] * m) % tuple(flat))
+        w((sep if start else "") + sep.join([row] * m) % tuple(flat))
 
 
 def write_json(dispatches, out) -> None:
@@ -68,7 +70,7 @@ def write_json(dispatches, out) -> None:
                 _write_rows_with_ids(w, cols, res, o["pc"])
         w("]")
         for k, v in rest.items():
-            w(f',\n"{k}": ' + json.dumps(v))
+            w(f',\n"{k}": [' + ", ".join(v) + "]")
         w("}")
     w("]}\n")
 
@@ -88,41 +90,68 @@ def _write_wave(w, wave, res) -> None:
     a = wave.insts
     w(
         f'{{"se": {wave.se}, "cu": {wave.cu}, "simd": {wave.simd}, "{_SLOT}": {wave.slot}, '
-        f'"begin_time": {wave.begin}, "end_time": {wave.end}, "contexts": {wave.contexts}, '
-        f'"timeline": [{",".join(f"[{s},{d}]" for s, d in wave.timeline)}], "instructions": ['
+        f'"begin_time": {wave.begin}, "end_time": {wave.end}, "contexts": {wave.contexts}, "timeline": ['
     )
+    runs = wave.timeline
+    if isinstance(runs, Timeline):  # a decoder's: two columns
+        write_rows(w, [runs.state.tolist(), runs.duration.tolist()])
+    else:
+        w(",".join(f"[{s},{d}]" for s, d in runs))
+    w('], "instructions": [')
     if len(a):
-        names = [_NAMES[c] for c in a["category"].tolist()]
+        names = _name_texts().take(a["category"]).tolist()
         cols = [a["pc"].tolist(), a["time"].tolist(), a["duration"].tolist(), a["stall"].tolist(), names]
         _write_rows_with_ids(w, cols, res, a["pc"])
     w("]}")
 
 
-def _rows(a, fields, named: int = -1) -> list[list]:
-    """The records' `fields` as rows; field number `named` (a category) by its name."""
+@lru_cache(maxsize=1)
+def _name_texts():
+    """_NAMES as an object array: a category column's names are one `take` (no Python code per record)."""
+    import numpy as np
+
+    return np.array(_NAMES, object)
+
+
+def _rows(a, fields, named: int = -1) -> list[str]:
+    """The records' `fields` as JSON rows, as json.dumps writes them (in texts of many rows, each to be joined
+    with ", "); field number `named` (a category) by its name."""
     if not len(a):
         return []
     cols = [a[f].tolist() for f in fields]
     if named >= 0:
-        cols[named] = [_PLAIN_NAMES[k] for k in cols[named]]
-    return [list(r) for r in zip(*cols)]
+        cols[named] = [_NAMES[k] for k in cols[named]]
+    return _columns_json(cols)
 
 
-# The per-blob record kinds written after the waves and occupancy: key -> (BlobResult, blob label) -> rows.
-_SIDE: dict[str, Callable[[Any, str], list]] = {
-    "realtime": lambda r, _: [[r.se, int(a), int(b)] for a, b in r.realtime],
+def _columns_json(cols: list[list]) -> list[str]:
+    """Equal-length columns of ints (or JSON texts) as json.dumps writes their rows (one text; none if no rows)."""
+    out: list[str] = []
+    if cols and len(cols[0]):
+        write_rows(out.append, cols, ", ")
+    return ["".join(out)] if out else []
+
+
+def _dumps(rows: list) -> list[str]:
+    return [json.dumps(r) for r in rows]
+
+
+# The per-blob record kinds written after the waves and occupancy: key -> (BlobResult, blob label) -> JSON
+# texts of rows (joined with ", " inside the key's list).
+_SIDE: dict[str, Callable[[Any, str], list[str]]] = {
+    "realtime": lambda r, _: _columns_json([[r.se] * len(r.realtime), *map(list, zip(*r.realtime))]),
     "inst_other_simd": lambda r, _: _rows(r.other_simd, ("se", "time", "cycles", "wgp", "category"), named=4),
     "shaderdata": lambda r, _: _rows(r.shaderdata, ("se", "time", "value", "cu", "simd", "slot", "flags")),
     "perfevents": lambda r, _: _rows(
         r.perfevents, ("se", "time", "events0", "events1", "events2", "events3", "cu", "bank")
     ),
-    "rt_frequency": lambda r, _: [[r.se, r.rt_frequency]] if r.rt_frequency else [],
-    "code_objects": lambda r, _: [
-        {"se": r.se, "id": m.id, "addr": m.addr, "size": m.size} for m in r.code_objects if not m.unload
-    ],
-    "info": lambda r, _: [{"se": i.se, "kind": i.kind, "count": i.count, "byte": i.byte} for i in r.info],
-    "problems": lambda r, label: [f"{label}: {p}" for p in r.problems],
-    "warnings": lambda r, label: [f"{label}: {p}" for p in r.warnings],
+    "rt_frequency": lambda r, _: _dumps([[r.se, r.rt_frequency]] if r.rt_frequency else []),
+    "code_objects": lambda r, _: _dumps(
+        [{"se": r.se, "id": m.id, "addr": m.addr, "size": m.size} for m in r.code_objects if not m.unload]
+    ),
+    "info": lambda r, _: _dumps([{"se": i.se, "kind": i.kind, "count": i.count, "byte": i.byte} for i in r.info]),
+    "problems": lambda r, label: _dumps([f"{label}: {p}" for p in r.problems]),
+    "warnings": lambda r, label: _dumps([f"{label}: {p}" for p in r.warnings]),
 }
 
 

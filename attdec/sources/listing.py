@@ -133,9 +133,116 @@ def _no_pc_totals(waves) -> tuple[int, int, int, int]:
     return h, la, st, idle
 
 
-def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
-    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped: left out before the idle
-    gaps are measured too), PCs ascending."""
+# A whole decode's records are summed this many at a time, a few waves' worth: the work arrays stay small,
+# in cache and reused from one group to the next, where arrays of every record would each be paged in fresh.
+GROUP_RECORDS = 1 << 16
+
+
+class _PcSums:
+    """Per-PC totals over all waves (pc 0 skipped: left out before the idle gaps are measured too): `pcs`
+    ascending and their (hit, latency, stall, idle) `sums` rows, summed a group of waves at a time; then
+    `set_lines` gives every record its listing line from a table indexed by PC (the PCs of a kernel span
+    little). PCs spanning too much for a table are summed at once and looked up (`lines_of_pcs`)."""
+
+    def __init__(self, waves) -> None:
+        from attdec.model.totals import table_fits
+
+        self.waves = [w for w in waves if len(w.insts)]
+        self.groups: list[list] = []
+        group: list = []
+        size = 0
+        for w in self.waves:
+            if group and size + len(w.insts) > GROUP_RECORDS:
+                self.groups.append(group)
+                group, size = [], 0
+            group.append(w)
+            size += len(w.insts)
+        if group:
+            self.groups.append(group)
+        lo, hi = int(np.iinfo(np.uint64).max), 0
+        self.without_pc = 0  # records without a PC
+        for g in self.groups:
+            pc = _column(g, "pc")
+            has_pc = pc != 0
+            self.without_pc += len(pc) - int(np.count_nonzero(has_pc))
+            lo, hi = min(lo, int(pc.min(initial=lo, where=has_pc))), max(hi, int(pc.max()))
+        self.lo, self.span = (lo, hi - lo + 1) if hi >= lo else (0, 0)
+        records = sum(len(w.insts) for w in self.waves)
+        if not self.span:  # no record with a PC
+            self.pcs, self.sums = np.zeros(0, np.uint64), np.zeros((0, 4), np.int64)
+        elif table_fits(self.span, records):
+            self._sum_groups()
+        else:
+            self.pcs, self.sums = _sums_at_once(self.waves)
+
+    def _sum_groups(self) -> None:
+        from attdec.model.totals import idle_before
+
+        present = np.zeros(self.span, bool)
+        for g in self.groups:
+            pc = _column(g, "pc")
+            present[self._offsets(pc[pc != 0])] = True
+        row_at = np.cumsum(present, dtype=np.intp)  # a PC's row among the distinct ones, + 1
+        row_at -= 1
+        n = int(row_at[-1]) + 1
+        self.pcs = present.nonzero()[0].astype(np.uint64) + np.uint64(self.lo)
+        sums = np.zeros((4, n), np.int64)
+        for g in self.groups:
+            pc, t, du, st = (_column(g, f) for f in ("pc", "time", "duration", "stall"))
+            counts = np.array([len(w.insts) for w in g])
+            keep = pc != 0
+            if not keep.all():
+                counts = np.add.reduceat(keep, np.cumsum(counts) - counts, dtype=np.intp)
+                pc, t, du, st = (a.compress(keep) for a in (pc, t, du, st))
+            row = row_at.take(self._offsets(pc))
+            idle = idle_before(t, du, np.array([w.begin for w in g], np.int64), counts)
+            sums[0] += np.bincount(row, minlength=n)
+            for k, v in enumerate((du, st, idle), 1):
+                sums[k] += np.bincount(row, v, n).round().astype(np.int64)
+        self.sums = np.ascontiguousarray(sums.T)
+
+    def _offsets(self, pc: np.ndarray) -> np.ndarray:
+        return (pc - np.uint64(self.lo)).view(np.int64)
+
+    def totals(self) -> dict[int, tuple[int, int, int, int]]:
+        """pc -> (hit, latency, stall, idle)."""
+        return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(self.pcs.tolist(), self.sums.tolist())}
+
+    def set_lines(self, pcs: np.ndarray, lines: np.ndarray, no_pc_line: int) -> None:
+        """Every record's `line`: `lines[k]` where its PC is `pcs[k]` (sorted), `no_pc_line` for a record
+        without a PC, else -1."""
+        from attdec.model.totals import table_fits
+
+        if not self.waves:
+            return
+        if not table_fits(self.span, sum(len(w.insts) for w in self.waves)):
+            found = lines_of_pcs(_column(self.waves, "pc"), pcs, lines, no_pc_line)
+            self._spread(self.waves, found)
+            return
+        line_at = np.full(self.span + 1, -1, np.int64)  # the last: every PC outside the span
+        inside = (pcs >= np.uint64(self.lo)) & (pcs < np.uint64(self.lo + self.span))
+        line_at[self._offsets(pcs[inside])] = lines[inside]
+        for g in self.groups:
+            pc = _column(g, "pc")
+            found = line_at.take(np.minimum(pc - np.uint64(self.lo), np.uint64(self.span)).view(np.int64))
+            found[pc == 0] = no_pc_line
+            self._spread(g, found)
+
+    @staticmethod
+    def _spread(waves, found: np.ndarray) -> None:
+        at = 0
+        for w in waves:
+            w.insts["line"] = found[at : at + len(w.insts)]
+            at += len(w.insts)
+
+
+def _column(waves, field: str) -> np.ndarray:
+    """One field of the waves' records, laid end to end."""
+    return np.concatenate([w.insts[field] for w in waves])
+
+
+def _sums_at_once(waves) -> tuple[np.ndarray, np.ndarray]:
+    """(PCs, their (hit, latency, stall, idle) rows) over all `waves` (pc 0 skipped), PCs ascending."""
     from attdec.model.totals import idle_before, totals_by
 
     parts = [w.insts for w in waves if len(w.insts)]
@@ -150,10 +257,9 @@ def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
     return totals_by(pc.compress(keep), (du, st, idle_before(t, du, begins, counts)))
 
 
-def _totals(waves) -> dict[int, tuple[int, int, int, int]]:
-    """pc -> (hit, latency, stall, idle) over all waves (pc 0 skipped)."""
-    upc, sums = _pc_sums(waves)
-    return {pc: (h, la, s, i) for pc, (h, la, s, i) in zip(upc.tolist(), sums.tolist())}
+def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
+    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped), PCs ascending."""
+    return _sums_at_once(waves)
 
 
 class Folder:
@@ -234,12 +340,14 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     the totals are those it kept of the waves it folded (and of the others).
     """
     table = dispatch.waves if isinstance(dispatch.waves, WaveTable) else None
+    pc_sums = None
     if folder is not None:
         if table is None:  # (a table's waves are all folded)
             folder.add([w for w in dispatch.waves if w.folded is None])
         totals = folder.totals()
     else:
-        totals = _totals(dispatch.waves)
+        pc_sums = _PcSums(dispatch.waves)
+        totals = pc_sums.totals()
     # Which kernels are touched: (codeobj index, kernel index) per PC.
     spans = []  # (abs start, abs end, object index, kernel range)
     for oi, lc in enumerate(code_objects):
@@ -299,7 +407,12 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
             )
         )
     no_pc_line = -1
-    hit, lat, stall, idle = _no_pc_totals(dispatch.waves) if folder is None else folder.no_pc
+    if folder is not None:
+        hit, lat, stall, idle = folder.no_pc
+    elif pc_sums is not None and not pc_sums.without_pc:
+        hit = lat = stall = idle = 0
+    else:
+        hit, lat, stall, idle = _no_pc_totals(dispatch.waves)
     if hit:
         no_pc_line = len(rows)
         rows.append(
@@ -323,6 +436,9 @@ def build_listing(dispatch: Dispatch, code_objects: list[LoadedCode], folder: Fo
     pcs, lines = pcs[srt], lines[srt]
     if table is not None:
         table.line_map = (pcs, lines, no_pc_line)
+        return rows
+    if pc_sums is not None:
+        pc_sums.set_lines(pcs, lines, no_pc_line)
         return rows
     parts = [w.insts for w in dispatch.waves if len(w.insts)]
     if parts:  # one lookup for every wave's records
