@@ -3,7 +3,6 @@ paths, option checks, errors on every path, and the raw capture that ships in th
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import pickle
@@ -474,37 +473,3 @@ def test_plain_table_lines_give_way_to_rich_for_a_cell_that_folds(monkeypatch):
     out = _drawn(monkeypatch, True, cols, rows, 24)
     assert out == _drawn(monkeypatch, False, cols, rows, 24)
     assert len(out.splitlines()) > 2  # folded over several lines
-
-
-@pytest.mark.parametrize("width", [80, 12])
-def test_text_printed_as_is_is_what_rich_prints(monkeypatch, width):
-    """Console.print writes plain uncoloured text itself (rich not even imported for it); whatever it writes
-    is what rich writes (wide characters counted as rich counts them), and what it cannot take as is (a line
-    to wrap, control characters, colour) goes to rich."""
-    from attdec.report import common
-
-    texts = [
-        ("Dispatch k#1  (gfx1200)\n\n  stall 22.8K of 51.2K", True),
-        ("", True),
-        ("trailing blanks   \nx", True),
-        ("a line rather longer than twelve cells, wrapped at the width", True),
-        ("a line rather longer than twelve cells, not wrapped", False),
-        ("k/é中文.py:3 wide", True),
-        ("wave32 \u2192 16 waves/SIMD, 中文中文中文", True),
-        ("中文中文中文中", True),  # 7 characters, 14 cells
-        ("bell\a and escape\x1b[2J escaped", True),
-    ]
-    taken = []
-    as_is = common.Console.write_as_is
-    monkeypatch.setattr(common.Console, "write_as_is", lambda *a: taken.append(as_is(*a)) or taken[-1])
-    for text, wrap in texts:
-        ours, rich = io.StringIO(), io.StringIO()
-        common.Console(ours, width).print(text, style="bold", wrap=wrap)
-        common.Console(ours, width).print_spans([(text, "bold"), ("!", None)])
-        with monkeypatch.context() as m:
-            m.setattr(common.Console, "write_as_is", lambda *a: False)
-            common.Console(rich, width).print(text, style="bold", wrap=wrap)
-            common.Console(rich, width).print_spans([(text, "bold"), ("!", None)])
-        assert ours.getvalue() == rich.getvalue(), text
-    assert sum(taken) >= (16 if width == 80 else 2) and (width == 80 or not all(taken))
-    assert not common.Console(io.StringIO(), 80, color=True).write_as_is("plain")

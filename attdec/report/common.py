@@ -25,46 +25,33 @@ class Console:
     command line turns into a quiet exit 0."""
 
     def __init__(self, file, width: int, color: bool = False):
+        from rich.console import Console as Rich
+
         self.file, self.width, self.color = file, width, color
-        self._rich = None
-
-    @property
-    def rich(self):
-        """The rich console, made (and rich imported) the first time something is not written as is."""
-        if self._rich is None:
-            from rich.console import Console as Rich
-
-            self._rich = Rich(
-                file=self.file,
-                width=self.width,
-                color_system="standard" if self.color else None,
-                force_terminal=self.color,
-                no_color=not self.color,
-                highlight=False,
-                markup=False,
-                emoji=False,
-            )
-        return self._rich
+        self.rich = Rich(
+            file=file,
+            width=width,
+            color_system="standard" if color else None,
+            force_terminal=color,
+            no_color=not color,
+            highlight=False,
+            markup=False,
+            emoji=False,
+        )
 
     def print(self, text: object = "", style: str | None = None, wrap: bool = True) -> None:
         """One or more lines (`text` may hold newlines), each wrapped at the width unless `wrap` is False."""
-        escaped = _escape_keep_lines(str(text))
-        if self.write_as_is(escaped):
-            return
         from rich.text import Text
 
-        self.show(Text(escaped, style=style or "", no_wrap=not wrap, overflow="ignore"))
+        self.show(Text(_escape_keep_lines(str(text)), style=style or "", no_wrap=not wrap, overflow="ignore"))
 
     def print_spans(self, spans: Sequence[tuple[str, str | None]]) -> None:
         """One line of differently styled pieces (text, style), never wrapped."""
-        pieces = [(_escape_keep_lines(t), st) for t, st in spans]
-        if self.write_as_is("".join(t for t, _ in pieces)):
-            return
         from rich.text import Text
 
         line = Text(no_wrap=True, overflow="ignore")
-        for t, st in pieces:
-            line.append(t, style=st or "")
+        for t, st in spans:
+            line.append(_escape_keep_lines(t), style=st or "")
         self.show(line)
 
     def show(self, renderable, width: int | None = None) -> None:
@@ -72,28 +59,7 @@ class Console:
         self.rich.width = width or self.width  # wider than the console only for a table that cannot fit
         with self.rich.capture() as cap:
             self.rich.print(renderable, crop=False)
-        self._write(cap.get())
-
-    def write_as_is(self, text: str, width: int | None = None) -> bool:
-        """Write `text` (escaped) as rich would print it as a Text, when that is the text unchanged: no
-        colour, printable lines that fit `width` (default the console's) in rich's count of cells, as most
-        of what a command prints is; whether it did (if not, the caller has rich lay it out). Why: rich's
-        import and its layout of every line were most of a piped command's printing (benchmarks/RESULTS.md)."""
-        if self.color:
-            return False
-        lines = text.split("\n")
-        if not all(line.isprintable() for line in lines):
-            return False
-        width = width or self.width
-        if text.isascii():
-            if max(map(len, lines)) > width:
-                return False
-        elif any(2 * len(line) > width and _rich_len(line) > width for line in lines):  # (2: the widest cell)
-            return False
-        self._write(text + "\n")
-        return True
-
-    def _write(self, text: str) -> None:
+        text = cap.get()
         self.file.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
 
 
@@ -333,6 +299,10 @@ def _layout(cols: Sequence[Col], natural: list[int], words: list[int], width: in
 
 
 def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header: bool) -> None:
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
     keep = [i for i, c in enumerate(cols) if c.kind != "bar" or widths[i] >= 3]  # a bar with no room goes
     need = indent + sum(widths[i] for i in keep) + gap * (len(keep) - 1)
     if not con.color:
@@ -340,16 +310,8 @@ def _draw(con: Console, cols, heads, widths, gap: int, rows, indent: int, header
         if lines:
             pad = " " * indent
             text = "\n".join(pad + line for line in lines) if indent else "\n".join(lines)
-            width = max(con.width, need)
-            if not con.write_as_is(text, width):
-                from rich.text import Text
-
-                con.show(Text(text, no_wrap=True, overflow="ignore"), width=width)
+            con.show(Text(text, no_wrap=True, overflow="ignore"), width=max(con.width, need))
             return
-    from rich.padding import Padding  # (rich's table machinery only for what the lines above cannot draw)
-    from rich.table import Table
-    from rich.text import Text
-
     t = Table(
         box=None,
         show_header=heads is not None and header,
@@ -387,31 +349,26 @@ def _plain_lines(cols, heads, widths, gap: int, rows, keep: list[int]) -> list[s
     """The lines rich's Table draws for an unstyled table whose every cell fits its column on one line,
     laid out as one text: a Table lays out every cell through its whole renderer, most of a long table's
     cost. None when a cell needs folding, cutting or trimming (rich's Table draws those)."""
+    from rich.cells import cell_len as rich_len
+
     sep = " " * gap
     kinds = [(cols[i].kind, cols[i].justify, widths[i], i) for i in keep]
     out = []
     if heads is not None:
         head_row = ["" if cols[i].kind == "bar" else heads[i] for i in range(len(cols))]
-        line = _plain_line(head_row, kinds, sep, header=True)
+        line = _plain_line(head_row, kinds, sep, rich_len, header=True)
         if line is None:
             return None
         out.append(line)
     for r in rows:
-        line = _plain_line(r, kinds, sep)
+        line = _plain_line(r, kinds, sep, rich_len)
         if line is None:
             return None
         out.append(line)
     return out
 
 
-def _rich_len(text: str) -> int:
-    """Cells rich gives `text` (its own table, which a table's plain lines must agree with)."""
-    from rich.cells import cell_len
-
-    return cell_len(text)
-
-
-def _plain_line(r, kinds, sep: str, header: bool = False) -> str | None:
+def _plain_line(r, kinds, sep: str, rich_len, header: bool = False) -> str | None:
     cells = []
     for kind, justify, w, i in kinds:
         if kind == "bar" and not header:
@@ -420,7 +377,7 @@ def _plain_line(r, kinds, sep: str, header: bool = False) -> str | None:
         s = printable(r[i]) if not header else r[i]
         if kind == "path":
             s = left_cut(s, w)
-        n = len(s) if s.isascii() else _rich_len(s)
+        n = len(s) if s.isascii() else rich_len(s)
         if n > w or (s and (s[0] == " " or s[-1] == " ")):
             return None
         cells.append(s + " " * (w - n) if justify == "left" or kind == "bar" else " " * (w - n) + s)
