@@ -92,6 +92,18 @@ def captures(*rels: str, synthetic: tuple[str, ...] = ("gfx1100", "gfx942")) -> 
     return params
 
 
+def ui_samples(*rels: str) -> list:
+    """Parameters of a test on ui_output samples with source lines: the demo's folder (always), then each
+    ../shared/ui_output_samples/REL of `rels` that this machine has."""
+    params = [pytest.param(ROOT / "attdec" / "data" / "demo", id="demo")]
+    params += [
+        pytest.param(SHARED / "ui_output_samples" / r, id=Path(r).name)
+        for r in rels
+        if real_data("ui_output_samples", r)
+    ]
+    return params
+
+
 def oracle_captures(*rels: str, synthetic: tuple[Path, ...] = tuple(SYNTHETIC_ORACLES)) -> list:
     """Parameters (capture folder, its AMD oracle) of a test against AMD's decoder: the synthetic captures of
     `synthetic` (always), then each ../shared/captures/REL of `rels` that this machine has."""

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, SHARED, SYNTHETIC_CAPTURES, captures, oracle_captures, real_data
+from conftest import ROOT, SYNTHETIC_CAPTURES, captures, oracle_captures, ui_samples
 
 import attdec
 from attdec.analysis.table import Table
@@ -130,16 +130,7 @@ def test_pandas_recipe_of_the_docs_on_a_capture(cap):
     assert pd.DataFrame(h.table).shape == (h.table.nrows, len(h.table))
 
 
-def _samples() -> list:
-    """ui_output samples: the demo's (uisynth), then the real topk one where ../shared has it."""
-    params = [pytest.param(ROOT / "attdec" / "data" / "demo", id="demo")]
-    topk = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
-    if real_data(*topk):
-        params.append(pytest.param(SHARED.joinpath(*topk), id="topk"))
-    return params
-
-
-@pytest.mark.parametrize("sample", _samples())
+@pytest.mark.parametrize("sample", ui_samples("jhinpan__flydsl-kernel-profiling-lib/examples/topk_gating_softmax"))
 def test_why_compare_and_resource_analyses_on_a_sample(sample):
     """The API's analyses agree with the listing they come from (figures recomputed, not stored)."""
     (d,) = attdec.open(sample)

@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 
 import pytest
-from conftest import FIXTURES, ROOT, SHARED, captures, cli, invoke, one_line_error, real_data
+from conftest import FIXTURES, captures, cli, invoke, one_line_error, ui_samples
 
 import attdec
 from attdec.analysis.hotspots import hotspots
@@ -93,16 +93,7 @@ def test_demo_every_granularity(granularity):
     assert not s.notes and not doc["otherData"]["notes"]
 
 
-def _samples() -> list:
-    """ui_output samples with source lines: the demo's, then the real topk one where ../shared has it."""
-    params = [pytest.param(ROOT / "attdec" / "data" / "demo", id="demo")]
-    topk = ("ui_output_samples", "jhinpan__flydsl-kernel-profiling-lib", "examples", "topk_gating_softmax")
-    if real_data(*topk):
-        params.append(pytest.param(SHARED.joinpath(*topk), id="topk"))
-    return params
-
-
-@pytest.mark.parametrize("sample", _samples())
+@pytest.mark.parametrize("sample", ui_samples("jhinpan__flydsl-kernel-profiling-lib/examples/topk_gating_softmax"))
 def test_sample_instructions_carry_attdec_figures(sample):
     ds = attdec.open(sample)
     doc, _ = trace(ds, granularity="inst")
