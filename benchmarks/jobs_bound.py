@@ -24,9 +24,10 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-from bench import CAPTURES, ROOT  # (this folder is first on sys.path when a script here runs)
+from bench import CAPTURES, ROOT, cache_bytecode  # (this folder is first on sys.path when a script here runs)
 
 TARGET = 1.7
 
@@ -92,6 +93,7 @@ def main() -> None:
     a = ap.parse_args()
     if not os.path.isdir(a.captures):
         raise SystemExit(f"jobs_bound: no captures at {a.captures}")
+    cache_bytecode(tempfile.mkdtemp(prefix="attdec-jobs-"))  # as bench.py: compiled once, not in every process
     env = dict(os.environ, PYTHONPATH=os.path.abspath(a.root))
     py = sys.executable
     cases = {
