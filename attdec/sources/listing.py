@@ -257,11 +257,6 @@ def _sums_at_once(waves) -> tuple[np.ndarray, np.ndarray]:
     return totals_by(pc.compress(keep), (du, st, idle_before(t, du, begins, counts)))
 
 
-def _pc_sums(waves) -> tuple[np.ndarray, np.ndarray]:
-    """(PCs, their (hit, latency, stall, idle) rows) over all waves (pc 0 skipped), PCs ascending."""
-    return _sums_at_once(waves)
-
-
 class Folder:
     """What the listing needs of waves that are dropped once decoded (a big blob decoded in windows for
     `hotspots`/`waves`: attdec.decoders.rdna.windowed, gfx9.windowed): their totals per PC, kept as they come.
@@ -280,7 +275,7 @@ class Folder:
 
     def add(self, waves) -> None:
         """Add the waves' records to the totals."""
-        upc, sums = _pc_sums(waves)
+        upc, sums = _sums_at_once(waves)
         self.pcs.append(upc)
         self.sums.append(sums)
         if len(self.pcs) >= self.MERGE:
